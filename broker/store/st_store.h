@@ -1,0 +1,212 @@
+/* st_store.h: the message store facade: commit log, consume queues,
+ * dispatch, flush, checkpoint, recovery and retention behind one object.
+ * No networking. The event-loop thread is the single writer: appends,
+ * dispatch and reads happen there without locks. Disk syncs run on the
+ * store's flush thread; file pre-creation and deletion on its housekeeping
+ * thread. Results that another thread produces (durable offset, latched
+ * errors) are posted back to the loop through rmq_loop_post. */
+#ifndef ST_STORE_H
+#define ST_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "rmq_err.h"
+#include "rmq_loop.h"
+
+typedef struct st_store st_store_t;
+
+typedef enum st_flush_type { ST_ASYNC_FLUSH = 0, ST_SYNC_FLUSH = 1 } st_flush_type_t;
+
+typedef struct st_store_config {
+    const char *root_dir;            /* storePathRootDir */
+    const char *commitlog_dir;       /* storePathCommitLog; NULL: root/commitlog */
+    const char *consumequeue_dir;    /* NULL: root/consumequeue */
+    int64_t commitlog_file_size;     /* mapedFileSizeCommitLog (1 GiB) */
+    int64_t cq_entries_per_file;     /* mapedFileSizeConsumeQueue / 20 (300000) */
+    st_flush_type_t flush_type;      /* flushDiskType */
+    int flush_interval_ms;           /* flushIntervalCommitLog (500) */
+    int flush_least_pages;           /* flushCommitLogLeastPages (4) */
+    int flush_thorough_interval_ms;  /* flushCommitLogThoroughInterval (10000) */
+    int sync_flush_timeout_ms;       /* syncFlushTimeout (5000) */
+    int64_t max_message_size;        /* maxMessageSize, body bytes (4 MiB) */
+    int file_reserved_hours;         /* fileReservedTime (72) */
+    const char *delete_when;         /* deleteWhen, e.g. "04" or "04;16" */
+    int disk_max_used_ratio;         /* diskMaxUsedSpaceRatio percent (75) */
+    int disk_full_ratio;             /* refuse writes above this percent (90) */
+    int warm_mapped_files;           /* warmMapedFileEnable */
+    uint32_t store_host_ip;          /* IPv4, host byte order, for records and msg ids */
+    uint16_t store_host_port;        /* listenPort */
+    int read_only_role;              /* slave: refuse put(), accept append_raw() */
+} st_store_config_t;
+
+/* Store-level put outcome, mapped to a wire Status by the broker. */
+typedef enum st_put_status {
+    ST_PUT_OK = 0,
+    ST_PUT_MESSAGE_ILLEGAL,          /* size, topic or properties over a limit */
+    ST_PUT_DISK_FULL,                /* disk above disk_full_ratio, or ENOSPC */
+    ST_PUT_WRITE_ERROR,              /* latched read-only after a failed write or sync */
+    ST_PUT_NOT_WRITABLE_ROLE,        /* slave */
+    ST_PUT_SHUTDOWN,
+    ST_PUT_CREATE_FILE_FAILED,
+} st_put_status_t;
+
+/* One message to append. Pointers are borrowed for the call. */
+typedef struct st_msg {
+    const char *topic;
+    size_t topic_len;
+    int32_t queue_id;
+    int32_t flag;
+    int32_t sys_flag;
+    int64_t born_timestamp;
+    uint32_t born_ip;                /* IPv4, host byte order */
+    uint16_t born_port;
+    int32_t reconsume_times;
+    const void *body;
+    size_t body_len;
+    const char *properties;          /* name\x01value\x02..., may be NULL */
+    size_t properties_len;
+    int64_t tag_code;                /* hash of TAGS, 0 if none (st_tag_hash) */
+} st_msg_t;
+
+typedef struct st_put_result {
+    st_put_status_t status;
+    int64_t phys_offset;             /* first record */
+    int64_t end_offset;              /* end of the last record: wait for durability past it */
+    int64_t queue_offset;            /* first record's queue offset */
+    int32_t count;
+    int64_t store_timestamp;
+    char msg_id[33];                 /* first record: 32 hex chars + NUL */
+    const char *why;                 /* static text for non-OK */
+} st_put_result_t;
+
+/* Pull outcome (RocketMQ GetMessageStatus). */
+typedef enum st_get_status {
+    ST_GET_FOUND = 0,
+    ST_GET_NO_MATCHED_MESSAGE,       /* scanned, none matched the filter */
+    ST_GET_MESSAGE_WAS_REMOVING,     /* commit-log data already deleted */
+    ST_GET_OFFSET_FOUND_NULL,
+    ST_GET_OFFSET_OVERFLOW_BADLY,    /* offset > max */
+    ST_GET_OFFSET_OVERFLOW_ONE,      /* offset == max: long-poll candidate */
+    ST_GET_OFFSET_TOO_SMALL,         /* offset < min */
+    ST_GET_NO_MATCHED_LOGIC_QUEUE,   /* no such topic/queue */
+    ST_GET_NO_MESSAGE_IN_QUEUE,      /* queue exists but is empty */
+} st_get_status_t;
+
+/* Tag filter: match everything, or one of n tag hashes. */
+typedef struct st_tag_filter {
+    int match_all;
+    const int64_t *codes;
+    size_t n_codes;
+} st_tag_filter_t;
+
+typedef struct st_get_result {
+    st_get_status_t status;
+    int64_t next_begin_offset;
+    int64_t min_offset;
+    int64_t max_offset;
+    int32_t msg_count;
+    int64_t bytes;
+    int64_t max_phys_scanned;        /* for suggesting a slave to slow consumers */
+} st_get_result_t;
+
+typedef struct st_store_stats {
+    int64_t commitlog_min_offset;
+    int64_t commitlog_max_offset;    /* write position */
+    int64_t flushed_offset;          /* durable position */
+    int64_t dispatched_offset;       /* consume queues built up to here */
+    int64_t put_count;
+    int64_t put_bytes;
+    double disk_used_ratio;          /* 0..1 of the commit-log file system */
+    int writable;                    /* 0 when latched read-only or disk full */
+    int disk_full;
+    int write_error;                 /* latched */
+    int64_t earliest_store_time;
+    int64_t put_latency_max_us;
+} st_store_stats_t;
+
+/* Called on the loop thread for each dispatched message: the queue has new
+ * data up to max_offset (exclusive). Wakes long-polling pulls. */
+typedef void (*st_arrival_fn)(const char *topic, int32_t queue_id, int64_t max_offset,
+                              int64_t tag_code, void *arg);
+
+/* Called on the loop thread when a SYNC_FLUSH wait ends: RMQ_OK once durable,
+ * RMQ_ETIMEDOUT past the deadline, RMQ_EIO if the sync failed. */
+typedef void (*st_flush_fn)(rmq_err_t err, void *arg);
+
+/* Opens (creating directories as needed) and recovers the store: clean
+ * restart from the checkpoint, or after a crash (abort file present) scan
+ * from the last durable point verifying CRCs, truncate a torn tail, and trim
+ * or rebuild consume queues. Creates the abort file. On failure returns NULL
+ * and writes the reason into err. Loop thread (before the loop runs). */
+st_store_t *st_store_open(const st_store_config_t *cfg, char *err, size_t errlen);
+
+/* Starts the flush and housekeeping threads; results are posted through
+ * poster (owned by the caller, bound to the loop that owns the store). */
+rmq_err_t st_store_start(st_store_t *st, rmq_loop_poster_t *poster);
+
+/* Flushes everything, stops threads, writes the checkpoint, removes the abort
+ * file (only if all data reached disk), unmaps and frees. Loop thread. */
+void st_store_close(st_store_t *st);
+
+void st_store_set_arrival_cb(st_store_t *st, st_arrival_fn fn, void *arg);
+
+/* Appends one message and dispatches it to its consume queue. Never blocks
+ * on disk sync. Loop thread. */
+void st_store_put(st_store_t *st, const st_msg_t *msg, st_put_result_t *res);
+
+/* Appends n messages of one topic/queue atomically (one file, consecutive
+ * queue offsets). res->msg_id is the first id; ids of the others follow from
+ * their offsets (st_store_msg_id). Loop thread. */
+void st_store_put_batch(st_store_t *st, const st_msg_t *msgs, size_t n, st_put_result_t *res);
+
+/* SYNC_FLUSH group commit: cb runs once the durable offset reaches
+ * end_offset (often at once), or RMQ_ETIMEDOUT after sync_flush_timeout_ms.
+ * One disk sync releases every waiter it covers. Loop thread. */
+rmq_err_t st_store_wait_flush(st_store_t *st, int64_t end_offset, st_flush_fn cb, void *arg);
+
+/* Reads up to max_msgs / max_bytes messages of topic/queue from offset,
+ * filtered by tag hash, appending the raw records to out as references into
+ * the mapped commit log (no copy; the segment stays mapped until out drops
+ * them). Never crosses a consume-queue file. Loop thread. */
+void st_store_get(st_store_t *st, const char *topic, int32_t queue_id, int64_t offset,
+                  int32_t max_msgs, int64_t max_bytes, const st_tag_filter_t *filter,
+                  struct evbuffer *out, st_get_result_t *res);
+
+/* Queue offsets: next offset to be assigned (max), first available (min). */
+int64_t st_store_max_offset(st_store_t *st, const char *topic, int32_t queue_id);
+int64_t st_store_min_offset(st_store_t *st, const char *topic, int32_t queue_id);
+/* First queue offset whose store time >= ts (max offset if none). */
+int64_t st_store_offset_by_time(st_store_t *st, const char *topic, int32_t queue_id, int64_t ts);
+/* Store timestamp of the message at queue offset, or -1. */
+int64_t st_store_time_at(st_store_t *st, const char *topic, int32_t queue_id, int64_t offset);
+
+/* Copies the record at a physical offset (msg id) into out. RMQ_ENOTFOUND if
+ * there is no valid record there. Loop thread. */
+rmq_err_t st_store_read_record(st_store_t *st, int64_t phys_offset, struct evbuffer *out);
+
+/* Removes a topic's consume queues (commit-log data ages out normally). */
+void st_store_delete_topic(st_store_t *st, const char *topic);
+
+void st_store_stats(st_store_t *st, st_store_stats_t *out);
+
+/* Replication (slave side): appends raw commit-log bytes at offset, which
+ * must equal the current max offset (RMQ_EINVAL otherwise), then dispatches
+ * every complete record. Loop thread. */
+rmq_err_t st_store_append_raw(st_store_t *st, int64_t offset, const void *data, size_t len);
+
+/* Replication (master side): references up to max_len commit-log bytes from
+ * offset, never across a file, into out. Returns bytes added (0 if none yet),
+ * or RMQ_ENOTFOUND if offset is below the retained log. Loop thread. */
+int64_t st_store_read_raw(st_store_t *st, int64_t offset, size_t max_len, struct evbuffer *out);
+
+/* Formats "IIIIIIIIPPPPPPPPOOOOOOOOOOOOOOOO" (ip, port, phys offset; upper hex). */
+void st_store_msg_id(uint32_t ip, uint16_t port, int64_t phys_offset, char out[33]);
+/* Parses a msg id; RMQ_EINVAL if malformed. */
+rmq_err_t st_msg_id_parse(const char *id, uint32_t *ip, uint16_t *port, int64_t *phys_offset);
+/* Java String.hashCode of a tag, as RocketMQ's tag code. */
+int64_t st_tag_hash(const char *tag, size_t len);
+
+#endif

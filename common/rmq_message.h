@@ -1,0 +1,96 @@
+/* rmq_message.h: the stored message record codec, shared by the store (which
+ * writes and recovers records), the broker (batch bodies) and clients (which
+ * decode pulled records). All integers big-endian.
+ *
+ * Record:
+ *   u32 total_size | u32 magic | u32 crc32c (over every byte after this field)
+ *   | i32 queue_id | i32 flag | i64 queue_offset | i64 phys_offset | i32 sys_flag
+ *   | i64 born_ts | u32 born_ip | u32 born_port | i64 store_ts | u32 store_ip
+ *   | u32 store_port | i32 reconsume_times | i64 prepared_tx_offset
+ *   | u32 body_len | body | u8 topic_len | topic | u16 props_len | props
+ * End-of-file blank: u32 remaining | u32 RMQ_MAGIC_BLANK.
+ *
+ * Batch body (SEND_BATCH_MESSAGE), one entry per message:
+ *   u32 total_size | i32 flag | u32 body_len | body | u16 props_len | props */
+#ifndef RMQ_MESSAGE_H
+#define RMQ_MESSAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmq_err.h"
+
+#define RMQ_MAGIC_MESSAGE 0xDAA320A7u
+#define RMQ_MAGIC_BLANK 0xCBD43194u
+#define RMQ_RECORD_FIXED 88u        /* header bytes up to and including body_len */
+#define RMQ_TOPIC_MAX 127u
+#define RMQ_PROPS_MAX 32767u
+
+/* Property names (RocketMQ MessageConst). */
+#define RMQ_PROP_TAGS "TAGS"
+#define RMQ_PROP_KEYS "KEYS"
+#define RMQ_PROP_UNIQ_KEY "UNIQ_KEY"
+#define RMQ_PROP_WAIT "WAIT"
+#define RMQ_PROP_DELAY "DELAY"
+
+/* A decoded record: pointers into the caller's buffer. */
+typedef struct rmq_record {
+    uint32_t total_size;
+    uint32_t crc;
+    int32_t queue_id;
+    int32_t flag;
+    int64_t queue_offset;
+    int64_t phys_offset;
+    int32_t sys_flag;
+    int64_t born_timestamp;
+    uint32_t born_ip;
+    uint32_t born_port;
+    int64_t store_timestamp;
+    uint32_t store_ip;
+    uint32_t store_port;
+    int32_t reconsume_times;
+    int64_t prepared_tx_offset;
+    const uint8_t *body;
+    uint32_t body_len;
+    const char *topic;
+    uint8_t topic_len;
+    const char *properties;
+    uint16_t properties_len;
+} rmq_record_t;
+
+/* Size of the encoded record for these lengths. */
+size_t rmq_record_size(size_t body_len, size_t topic_len, size_t props_len);
+
+/* Encodes rec (its body/topic/properties pointers and lengths) into out,
+ * which must hold rmq_record_size() bytes; computes the CRC. Returns bytes written. */
+size_t rmq_record_encode(const rmq_record_t *rec, uint8_t *out);
+
+/* Patches queue offset, phys offset and store timestamp of an encoded
+ * record in place and recomputes its CRC. */
+void rmq_record_patch(uint8_t *rec, int64_t queue_offset, int64_t phys_offset, int64_t store_ts);
+
+/* Decodes the record at data[0..len). RMQ_OK: *rec filled. RMQ_EAGAIN: the
+ * record continues past len. RMQ_ENOTFOUND: a blank end-of-file marker
+ * (rec->total_size = its length). RMQ_ECORRUPT: bad magic, lengths or CRC
+ * (when verify_crc). Never reads outside data[0..len). */
+rmq_err_t rmq_record_decode(const uint8_t *data, size_t len, int verify_crc, rmq_record_t *rec);
+
+/* Looks up a property value in a properties string; NULL if absent. *vlen set. */
+const char *rmq_props_get(const char *props, size_t len, const char *name, size_t *vlen);
+
+/* One entry of a batch body. */
+typedef struct rmq_batch_entry {
+    int32_t flag;
+    const uint8_t *body;
+    uint32_t body_len;
+    const char *properties;
+    uint16_t properties_len;
+} rmq_batch_entry_t;
+
+/* Decodes the entry at data[0..len); *used = its size. RMQ_EPROTO if malformed. */
+rmq_err_t rmq_batch_decode(const uint8_t *data, size_t len, rmq_batch_entry_t *e, size_t *used);
+size_t rmq_batch_entry_size(size_t body_len, size_t props_len);
+/* Encodes e into out (rmq_batch_entry_size bytes); returns bytes written. */
+size_t rmq_batch_encode(const rmq_batch_entry_t *e, uint8_t *out);
+
+#endif

@@ -1,0 +1,28 @@
+#!/bin/bash
+# Installs what rmq needs to build and test on Debian 12, with apt-get.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+
+packages=(
+  gcc pkg-config meson ninja-build
+  libevent-dev protobuf-c-compiler libprotobuf-c-dev libssl-dev openssl check
+  clang libclang-rt-14-dev
+  procps iproute2
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "bootstrap: missing packages: ${missing[*]}; run as root or install them" >&2
+  exit 1
+fi
+echo "bootstrap: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

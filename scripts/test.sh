@@ -1,0 +1,72 @@
+#!/bin/bash
+# Installs what is missing, builds, and runs the whole test suite twice: a
+# normal build and an AddressSanitizer + UndefinedBehaviorSanitizer build;
+# then runs each libFuzzer target briefly (RMQ_FUZZ_SECONDS, default 30).
+# Ends with one line: "rmq: N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+./scripts/bootstrap.sh || exit 1
+
+passed=0
+failed=0
+
+# Adds meson's Ok/Fail counts for one build directory to the totals.
+count_meson() {
+  local log=$1/meson-logs/testlog.txt ok fail
+  ok=$(grep -E '^Ok: ' "$log" | awk '{print $2}')
+  fail=$(grep -E '^(Fail|Unexpected Pass|Timeout): ' "$log" | awk '{s+=$2} END {print s+0}')
+  passed=$((passed + ${ok:-0}))
+  failed=$((failed + ${fail:-0}))
+}
+
+run_suite() {
+  local dir=$1
+  shift
+  echo "== build $dir"
+  if ! ./scripts/build.sh "$dir" "$@"; then
+    echo "build of $dir failed" >&2
+    failed=$((failed + 1))
+    return
+  fi
+  echo "== test $dir"
+  # shellcheck disable=SC2086 # RMQ_TEST_ARGS holds several words
+  meson test -C "$dir" --print-errorlogs --num-processes 2 ${RMQ_TEST_ARGS:-}
+  count_meson "$dir"
+}
+
+run_fuzzers() {
+  local dir=build-fuzz seconds=${RMQ_FUZZ_SECONDS:-30} f name
+  command -v clang >/dev/null || { echo "== fuzz: clang not found, skipped"; return; }
+  echo "== build $dir"
+  if ! CC=clang ./scripts/build.sh "$dir" -Dfuzz=true -Dtests=false \
+      -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link; then
+    echo "build of $dir failed" >&2
+    failed=$((failed + 1))
+    return
+  fi
+  for f in "$dir"/tests/fuzz/fuzz_*; do
+    [ -x "$f" ] || continue
+    name=${f##*/fuzz_}
+    mkdir -p "tests/fuzz/corpus/$name" "$dir/corpus-$name"
+    echo "== fuzz $name for ${seconds}s"
+    if "$f" -max_total_time="$seconds" -print_final_stats=1 \
+        "$dir/corpus-$name" "tests/fuzz/corpus/$name" >"$dir/fuzz-$name.log" 2>&1; then
+      grep -E 'stat::number_of_executed_units' "$dir/fuzz-$name.log" || true
+      passed=$((passed + 1))
+    else
+      tail -40 "$dir/fuzz-$name.log"
+      failed=$((failed + 1))
+    fi
+  done
+}
+
+run_suite build
+run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+  -Dc_args=-fno-sanitize-recover=all
+if [ "${RMQ_SKIP_FUZZ:-0}" != 1 ]; then
+  run_fuzzers
+fi
+
+echo "rmq: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
