@@ -240,7 +240,9 @@ static int emit_pair(const strbuf_t *raw, int line, strbuf_t *key, strbuf_t *val
     if (rc == RMQ_ENOMEM)
         return rc;
     if (rc != RMQ_OK) {
-        sb_append(key, key_start, (size_t)(e - key_start));
+        key->len = 0;
+        if (sb_append(key, key_start, (size_t)(e - key_start)) != RMQ_OK)
+            return RMQ_ENOMEM;
         return fn(key->data, NULL, line, arg);
     }
     while (p < e && is_blank(*p))
@@ -366,11 +368,13 @@ static rmq_err_t store_value(const rmq_cfg_entry_t *ent, void *obj, const char *
         *(int64_t *)f = v;
         return RMQ_OK;
     }
-    case RMQ_CFG_BOOL:
-        if (strcasecmp(value, "true") != 0 && strcasecmp(value, "false") != 0)
+    case RMQ_CFG_BOOL: {
+        int is_true = strcasecmp(value, "true") == 0;
+        if (!is_true && strcasecmp(value, "false") != 0)
             return RMQ_EINVAL;
-        *(int *)f = strcasecmp(value, "true") == 0;
+        *(int *)f = is_true;
         return RMQ_OK;
+    }
     case RMQ_CFG_STR: {
         if (ent->max > 0 && strlen(value) > (uint64_t)ent->max)
             return RMQ_EINVAL;
@@ -443,13 +447,16 @@ rmq_err_t rmq_config_defaults(const rmq_cfg_table_t *t, void *obj)
     char err[1024];
     for (size_t i = 0; i < t->count; i++) {
         const rmq_cfg_entry_t *ent = &t->entries[i];
-        if (ent->type == RMQ_CFG_STR && !ent->def) {
+        if (!ent->def && ent->type == RMQ_CFG_STR) {
             free(*(char **)field_of(ent, obj));
             *(char **)field_of(ent, obj) = NULL;
             continue;
         }
-        rmq_err_t rc = rmq_config_set(t, obj, ent->key, ent->def ? ent->def : "(null)",
-                                      err, sizeof(err));
+        if (!ent->def) {
+            LOG_ERROR("config table: %s has no default", ent->key);
+            return RMQ_EINVAL;
+        }
+        rmq_err_t rc = rmq_config_set(t, obj, ent->key, ent->def, err, sizeof(err));
         if (rc != RMQ_OK) {
             LOG_ERROR("config table: bad default: %s", err);
             return rc;
@@ -496,53 +503,47 @@ rmq_err_t rmq_config_load_text(const rmq_cfg_table_t *t, void *obj, const char *
     return (rmq_err_t)rc;
 }
 
-/* Reads the whole file at path into a heap buffer the caller frees. */
-static rmq_err_t read_file(const char *path, char **out, size_t *outlen, char *err,
-                           size_t errlen)
+/* Reads the whole file at path into sb (NUL-terminated, caller frees). */
+static rmq_err_t read_file(const char *path, strbuf_t *sb, char *err, size_t errlen)
 {
     rmq_err_t rc = RMQ_OK;
-    char *buf = NULL;
-    size_t len = 0;
+    char chunk[4096];
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return errno == ENOENT ? RMQ_ENOTFOUND : RMQ_EIO;
+        int saved = errno;
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(saved));
+        return saved == ENOENT ? RMQ_ENOTFOUND : RMQ_EIO;
     }
-    buf = malloc(CONFIG_FILE_MAX + 1);
-    if (!buf) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        rc = RMQ_ENOMEM;
-        goto out;
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        if (sb->len + n > CONFIG_FILE_MAX) {
+            snprintf(err, errlen, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
+            rc = RMQ_ETOOBIG;
+            goto out;
+        }
+        if (sb_append(sb, chunk, n) != RMQ_OK) {
+            snprintf(err, errlen, "%s: out of memory", path);
+            rc = RMQ_ENOMEM;
+            goto out;
+        }
     }
-    len = fread(buf, 1, CONFIG_FILE_MAX + 1, f);
     if (ferror(f)) {
         snprintf(err, errlen, "%s: read failed: %s", path, strerror(errno));
         rc = RMQ_EIO;
-    } else if (len > CONFIG_FILE_MAX) {
-        snprintf(err, errlen, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
-        rc = RMQ_ETOOBIG;
     }
 out:
     fclose(f);
-    if (rc != RMQ_OK) {
-        free(buf);
-        return rc;
-    }
-    *out = buf;
-    *outlen = len;
-    return RMQ_OK;
+    return rc;
 }
 
 rmq_err_t rmq_config_load(const rmq_cfg_table_t *t, void *obj, const char *path,
                           char *err, size_t errlen)
 {
-    char *text;
-    size_t len;
-    rmq_err_t rc = read_file(path, &text, &len, err, errlen);
-    if (rc != RMQ_OK)
-        return rc;
-    rc = rmq_config_load_text(t, obj, text, len, path, err, errlen);
-    free(text);
+    strbuf_t text = { 0 };
+    rmq_err_t rc = read_file(path, &text, err, errlen);
+    if (rc == RMQ_OK)
+        rc = rmq_config_load_text(t, obj, text.data, text.len, path, err, errlen);
+    free(text.data);
     return rc;
 }
 

@@ -34,7 +34,8 @@ typedef struct rmq_cfg_table {
     const char *const *aliases;   /* pairs {old, new, ...}, NULL-terminated, may be NULL */
 } rmq_cfg_table_t;
 
-/* Sets every field to its default. Fails only on a bad default (a bug). */
+/* Sets every field to its default. Fails only on a bad default (a bug).
+ * STR fields must be NULL or owned by obj (zero a fresh struct first). */
 rmq_err_t rmq_config_defaults(const rmq_cfg_table_t *t, void *obj);
 
 /* Sets one key from text. On error writes "key=value: rule" into err. */
@@ -54,7 +55,8 @@ rmq_err_t rmq_config_load_text(const rmq_cfg_table_t *t, void *obj, const char *
 /* Prints every key=value in table order, .properties syntax. */
 void rmq_config_print(const rmq_cfg_table_t *t, const void *obj, FILE *out);
 
-/* Formats one key's current value into buf; returns RMQ_ENOTFOUND if unknown. */
+/* Formats one key's current value into buf; returns RMQ_ENOTFOUND if unknown,
+ * RMQ_ETOOBIG if buf was too small (the text is truncated). */
 rmq_err_t rmq_config_get(const rmq_cfg_table_t *t, const void *obj, const char *key,
                          char *buf, size_t buflen);
 
@@ -63,7 +65,11 @@ void rmq_config_deinit(const rmq_cfg_table_t *t, void *obj);
 
 /* Low-level .properties parser: calls fn for each key/value after handling
  * comments (#, !), separators (=, :, whitespace), line continuations and
- * \t \n \r \f \uXXXX escapes. Stops and returns fn's error if non-zero. */
+ * \t \n \r \f \uXXXX escapes (to UTF-8); unescaped trailing blanks of a
+ * value are dropped; line is where the logical line starts. A malformed
+ * \uXXXX escape calls fn with value NULL (key is then the raw line) so the
+ * caller can report the line. Stops and returns fn's error if non-zero, or
+ * RMQ_ENOMEM. */
 typedef int (*rmq_properties_fn)(const char *key, const char *value, int line, void *arg);
 int rmq_properties_parse(const char *text, size_t len, rmq_properties_fn fn, void *arg);
 
