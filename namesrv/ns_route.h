@@ -100,6 +100,11 @@ rmq_err_t ns_route_kv_put(ns_route_t *rt, const char *ns, const char *key, const
 const char *ns_route_kv_get(const ns_route_t *rt, const char *ns, const char *key);
 rmq_err_t ns_route_kv_delete(ns_route_t *rt, const char *ns, const char *key);
 
+/* Calls fn for every KV entry in (namespace, key) order; stops at and
+ * returns the first non-zero value fn returns. */
+typedef int (*ns_kv_fn)(const char *ns, const char *key, const char *value, void *arg);
+int ns_route_kv_foreach(const ns_route_t *rt, ns_kv_fn fn, void *arg);
+
 /* Table sizes, for logs and tests. */
 size_t ns_route_live_count(const ns_route_t *rt);
 size_t ns_route_broker_name_count(const ns_route_t *rt);

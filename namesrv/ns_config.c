@@ -1,0 +1,51 @@
+/* ns_config.c: the name server's configuration table. */
+#include "ns_config.h"
+
+#include <stddef.h>
+
+static const char *const log_levels[] = { "debug", "info", "warn", "error", "off", NULL };
+
+#define NS_CFG(key, type, field, def, min, max, choices, help) \
+    { key, type, offsetof(ns_config_t, field), def, min, max, choices, help }
+
+static const rmq_cfg_entry_t ns_config_entries[] = {
+    NS_CFG("listenPort", RMQ_CFG_INT, listen_port, "9876", 0, 65535, NULL,
+           "TCP port for brokers and clients; 0 picks a free port"),
+    NS_CFG("bindAddress", RMQ_CFG_STR, bind_address, "0.0.0.0", 0, 255, NULL,
+           "address to listen on"),
+    NS_CFG("brokerChannelExpiredTime", RMQ_CFG_INT, broker_channel_expired_ms, "120000", 100,
+           86400000, NULL, "ms without a registration after which a broker leaves the route"),
+    NS_CFG("scanNotActiveBrokerInterval", RMQ_CFG_INT, scan_interval_ms, "10000", 10, 3600000,
+           NULL, "longest ms between two expiry checks (expiries are also timed precisely)"),
+    NS_CFG("kvConfigPath", RMQ_CFG_STR, kv_config_path, "", 0, 4000, NULL,
+           "file the KV config is loaded from and saved to; empty: memory only"),
+    NS_CFG("logPath", RMQ_CFG_STR, log_path, "", 0, 4096, NULL,
+           "log file; empty: stderr only"),
+    NS_CFG("logLevel", RMQ_CFG_ENUM, log_level, "info", 0, 0, log_levels,
+           "lowest level logged"),
+    NS_CFG("maxFrameSize", RMQ_CFG_INT, max_frame_size, "16777216", 1024, 1073741824, NULL,
+           "largest frame accepted from a peer, bytes"),
+    NS_CFG("serverChannelMaxIdleTimeSeconds", RMQ_CFG_INT, idle_timeout_s, "120", 0, 86400,
+           NULL, "close a connection silent this long; 0: never"),
+};
+
+static const rmq_cfg_table_t ns_config_tab = {
+    ns_config_entries,
+    sizeof ns_config_entries / sizeof ns_config_entries[0],
+    NULL,
+};
+
+const rmq_cfg_table_t *ns_config_table(void)
+{
+    return &ns_config_tab;
+}
+
+rmq_err_t ns_config_defaults(ns_config_t *cfg)
+{
+    return rmq_config_defaults(&ns_config_tab, cfg);
+}
+
+void ns_config_deinit(ns_config_t *cfg)
+{
+    rmq_config_deinit(&ns_config_tab, cfg);
+}

@@ -1,0 +1,31 @@
+/* ns_config.h: the name server's configuration, one table (rmq_config)
+ * driving defaults, .properties parsing, validation and -p printing. */
+#ifndef NS_CONFIG_H
+#define NS_CONFIG_H
+
+#include <stdint.h>
+
+#include "rmq_config.h"
+
+typedef struct ns_config {
+    int64_t listen_port;                  /* listenPort; 0: ephemeral */
+    char *bind_address;                   /* bindAddress */
+    int64_t broker_channel_expired_ms;    /* brokerChannelExpiredTime */
+    int64_t scan_interval_ms;             /* scanNotActiveBrokerInterval: longest gap between checks */
+    char *kv_config_path;                 /* kvConfigPath; empty: KV config kept in memory only */
+    char *log_path;                       /* logPath; empty: stderr only */
+    int log_level;                        /* logLevel: rmq_log_level_t */
+    int64_t max_frame_size;               /* maxFrameSize */
+    int64_t idle_timeout_s;               /* serverChannelMaxIdleTimeSeconds; 0: never */
+} ns_config_t;
+
+/* The table describing ns_config_t. Static, any thread. */
+const rmq_cfg_table_t *ns_config_table(void);
+
+/* Fills cfg with the defaults (cfg zeroed by the caller first). */
+rmq_err_t ns_config_defaults(ns_config_t *cfg);
+
+/* Frees cfg's strings. */
+void ns_config_deinit(ns_config_t *cfg);
+
+#endif
