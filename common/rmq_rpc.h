@@ -65,7 +65,9 @@ void rmq_server_handle(rmq_server_t *srv, int code, rmq_handler_fn fn, void *arg
 /* Called once per connection as it closes (before it is freed). */
 void rmq_server_on_close(rmq_server_t *srv, rmq_conn_fn fn, void *arg);
 size_t rmq_server_conn_count(const rmq_server_t *srv);
-/* Stops listening and closes every connection. */
+/* Stops listening and closes every connection. Run the base once more
+ * (EVLOOP_NONBLOCK) before freeing it: libevent finishes freeing a
+ * bufferevent with a deferred callback queued on the next loop pass. */
 void rmq_server_free(rmq_server_t *srv);
 
 /* ---- connections (server side) --------------------------------------- */
@@ -131,7 +133,8 @@ rmq_client_t *rmq_client_new(struct event_base *base, const char *addr,
 void rmq_client_free(rmq_client_t *cli);
 const char *rmq_client_addr(const rmq_client_t *cli);
 int rmq_client_is_connected(const rmq_client_t *cli);
-/* Requests the peer sends to this client (server push) go to fn. */
+/* Requests the peer sends to this client (server push) go to fn, with conn
+ * NULL: pushes are oneway, so there is nothing to answer. */
 void rmq_client_on_request(rmq_client_t *cli, rmq_handler_fn fn, void *arg);
 /* Called when an established connection closes. */
 void rmq_client_on_close(rmq_client_t *cli, void (*fn)(rmq_client_t *cli, void *arg), void *arg);
