@@ -1,0 +1,626 @@
+/* ha_master.c: the master side of the HA channel. One listener; per slave a
+ * connection that reads the handshake, then streams commit-log chunks read
+ * with st_store_read_raw (references into the mapped files, moved into the
+ * socket's output without a copy) and reads the slave's acks. Appends are
+ * pushed at the end of the loop pass that made them (ha_master_notify_append);
+ * each slave's output holds at most max_out_batches chunks, refilled as the
+ * socket drains. One periodic tick sends heartbeats to idle slaves and drops
+ * silent ones. Closed connections are freed on the next loop pass, never
+ * inside their own callbacks. */
+#include "ha_master.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+
+#include "ha_codec.h"
+#include "ha_tail.h"
+#include "rmq_log.h"
+#include "rmq_time.h"
+
+#define HA_NAME_CAP 256
+
+typedef enum ha_conn_state {
+    CONN_HANDSHAKE = 0,              /* waiting for the slave's handshake */
+    CONN_STREAMING,                  /* accepted: pushing chunks, reading acks */
+    CONN_REFUSING,                   /* refusal queued; close once it is sent */
+    CONN_CLOSED,                     /* on the zombie list, freed next pass */
+} ha_conn_state_t;
+
+typedef struct ha_conn {
+    ha_master_t *master;
+    struct bufferevent *bev;
+    struct evbuffer *chunk;          /* scratch: the chunk being moved to output */
+    ha_conn_state_t state;
+    char addr[64];
+    int64_t broker_id;
+    int64_t next_send;               /* offset of the next byte to push */
+    int64_t acked;                   /* slave's last reported end */
+    int64_t connected_since_ms;
+    int64_t last_read_ms;
+    int64_t last_write_ms;
+    struct ha_conn *prev, *next;
+} ha_conn_t;
+
+struct ha_master {
+    struct event_base *base;
+    st_store_t *st;
+    ha_config_t cfg;
+    char cluster_name[HA_NAME_CAP];
+    char broker_name[HA_NAME_CAP];
+    struct evconnlistener *listener;
+    int port;
+    ha_conn_t *conns;                /* live connections */
+    ha_conn_t *zombies;              /* closed, freed by reap_ev */
+    struct event *push_ev;           /* made active by notify_append */
+    struct event *reap_ev;
+    struct event *tick_ev;
+    ha_sync_t *sync;
+};
+
+static void conn_pump(ha_conn_t *conn);
+
+static void list_unlink(ha_conn_t **head, ha_conn_t *conn)
+{
+    if (conn->prev)
+        conn->prev->next = conn->next;
+    else
+        *head = conn->next;
+    if (conn->next)
+        conn->next->prev = conn->prev;
+    conn->prev = conn->next = NULL;
+}
+
+static void list_push(ha_conn_t **head, ha_conn_t *conn)
+{
+    conn->prev = NULL;
+    conn->next = *head;
+    if (*head)
+        (*head)->prev = conn;
+    *head = conn;
+}
+
+/* Tells the waiter set how many slaves stream and the best ack among them. */
+static void master_update_sync(ha_master_t *master)
+{
+    int n = 0;
+    int64_t best = -1;
+
+    for (ha_conn_t *c = master->conns; c; c = c->next) {
+        if (c->state != CONN_STREAMING)
+            continue;
+        n++;
+        if (c->acked > best)
+            best = c->acked;
+    }
+    ha_sync_update(master->sync, n, best);
+}
+
+/* Closes conn now (socket freed, struct freed on the next pass). Safe inside
+ * conn's own callbacks; callers must not touch conn->bev afterwards. */
+static void conn_close(ha_conn_t *conn, const char *reason)
+{
+    ha_master_t *master = conn->master;
+    int was_streaming = conn->state == CONN_STREAMING;
+
+    if (conn->state == CONN_CLOSED)
+        return;
+    if (was_streaming)
+        LOG_WARN("HA: slave %s (broker id %" PRId64 ") dropped at acked offset %" PRId64 ": %s",
+                 conn->addr, conn->broker_id, conn->acked, reason);
+    else
+        LOG_INFO("HA: connection from %s closed: %s", conn->addr, reason);
+    conn->state = CONN_CLOSED;
+    bufferevent_free(conn->bev);
+    conn->bev = NULL;
+    list_unlink(&master->conns, conn);
+    list_push(&master->zombies, conn);
+    event_active(master->reap_ev, EV_READ, 0);
+    if (was_streaming)
+        master_update_sync(master);
+}
+
+static void conn_free(ha_conn_t *conn)
+{
+    if (conn->bev)
+        bufferevent_free(conn->bev);
+    evbuffer_free(conn->chunk);
+    free(conn);
+}
+
+/* Frees the connections closed since the last pass. Loop thread. */
+static void master_on_reap(evutil_socket_t fd, short what, void *arg)
+{
+    ha_master_t *master = arg;
+
+    while (master->zombies) {
+        ha_conn_t *conn = master->zombies;
+
+        list_unlink(&master->zombies, conn);
+        conn_free(conn);
+    }
+}
+
+/* Queues a refusal, logs it, and closes once it has been written. */
+static void conn_refuse(ha_conn_t *conn, const char *reason)
+{
+    Rmq__HaHandshakeResponse resp = RMQ__HA_HANDSHAKE_RESPONSE__INIT;
+
+    LOG_WARN_RL("HA: refusing slave %s: %s", conn->addr, reason);
+    resp.accepted = 0;
+    resp.reason = (char *)reason;
+    if (ha_frame_add(bufferevent_get_output(conn->bev), &resp.base) != RMQ_OK) {
+        conn_close(conn, "out of memory answering a handshake");
+        return;
+    }
+    conn->state = CONN_REFUSING;
+    bufferevent_disable(conn->bev, EV_READ);
+    bufferevent_setwatermark(conn->bev, EV_WRITE, 0, 0);
+}
+
+/* Checks names, ids and offsets of a handshake against this master. On
+ * acceptance returns 1 with *start set; else 0 with the reason in why. */
+static int master_check_handshake(ha_master_t *master, const Rmq__HaHandshake *hs,
+                                  const st_store_stats_t *stats, int64_t *start, char *why,
+                                  size_t whylen)
+{
+    uint32_t crc;
+
+    if (strcmp(hs->cluster_name, master->cluster_name) != 0 ||
+        strcmp(hs->broker_name, master->broker_name) != 0) {
+        snprintf(why, whylen, "slave belongs to %s/%s, this master is %s/%s", hs->cluster_name,
+                 hs->broker_name, master->cluster_name, master->broker_name);
+        return 0;
+    }
+    if (hs->broker_id <= 0) {
+        snprintf(why, whylen, "slave says broker id %" PRId64 "; slaves need an id > 0",
+                 hs->broker_id);
+        return 0;
+    }
+    if (hs->max_offset > stats->commitlog_max_offset) {
+        snprintf(why, whylen, "slave log is ahead of the master (slave max offset %" PRId64
+                 " > master max offset %" PRId64 "); wipe the slave store or check roles",
+                 hs->max_offset, stats->commitlog_max_offset);
+        return 0;
+    }
+    if (hs->max_offset == 0) {
+        *start = stats->commitlog_min_offset;
+        return 1;
+    }
+    if (hs->max_offset < stats->commitlog_min_offset) {
+        snprintf(why, whylen, "slave log ends at %" PRId64 ", below the master's retained log "
+                 "(min offset %" PRId64 "); wipe the slave store to copy the whole log",
+                 hs->max_offset, stats->commitlog_min_offset);
+        return 0;
+    }
+    if (hs->tail_len > 0 && hs->tail_offset >= stats->commitlog_min_offset) {
+        rmq_err_t rc = ha_tail_crc(master->st, hs->tail_offset, hs->tail_len, &crc);
+
+        if (rc != RMQ_OK || crc != hs->tail_crc) {
+            snprintf(why, whylen, "slave log diverged from the master's: bytes [%" PRId64
+                     ", %" PRId64 ") differ (%s); wipe the slave store",
+                     hs->tail_offset, hs->tail_offset + (int64_t)hs->tail_len,
+                     rc != RMQ_OK ? rmq_strerror(rc) : "checksum mismatch");
+            return 0;
+        }
+    }
+    *start = hs->max_offset;
+    return 1;
+}
+
+/* Drops older connections of the same slave (it reconnected before we saw
+ * the old link die). */
+static void master_drop_duplicates(ha_master_t *master, ha_conn_t *keep)
+{
+    ha_conn_t *c = master->conns, *next;
+
+    for (; c; c = next) {
+        next = c->next;
+        if (c != keep && c->state == CONN_STREAMING && c->broker_id == keep->broker_id)
+            conn_close(c, "replaced by a newer connection of the same slave");
+    }
+}
+
+/* Answers an accepted handshake and starts streaming from start. */
+static void conn_accept(ha_conn_t *conn, const Rmq__HaHandshake *hs,
+                        const st_store_stats_t *stats, int64_t start)
+{
+    Rmq__HaHandshakeResponse resp = RMQ__HA_HANDSHAKE_RESPONSE__INIT;
+
+    resp.accepted = 1;
+    resp.start_offset = start;
+    resp.master_max_offset = stats->commitlog_max_offset;
+    resp.master_min_offset = stats->commitlog_min_offset;
+    if (ha_frame_add(bufferevent_get_output(conn->bev), &resp.base) != RMQ_OK) {
+        conn_close(conn, "out of memory answering a handshake");
+        return;
+    }
+    conn->state = CONN_STREAMING;
+    conn->broker_id = hs->broker_id;
+    conn->next_send = start;
+    conn->acked = start;
+    conn->connected_since_ms = rmq_wall_ms();
+    conn->last_write_ms = rmq_mono_ms();
+    LOG_INFO("HA: slave %s (broker id %" PRId64 ") accepted, streaming from offset %" PRId64
+             " (master min %" PRId64 ", max %" PRId64 ")", conn->addr, hs->broker_id, start,
+             stats->commitlog_min_offset, stats->commitlog_max_offset);
+    master_drop_duplicates(conn->master, conn);
+    master_update_sync(conn->master);
+    conn_pump(conn);
+}
+
+/* Reads the handshake frame if complete. Returns 0 if more bytes are needed
+ * or the handshake was handled, -1 if the connection was closed. */
+static int conn_read_handshake(ha_conn_t *conn, struct evbuffer *in)
+{
+    uint8_t hdr[HA_FRAME_HDR];
+    uint32_t n;
+    const uint8_t *body;
+    Rmq__HaHandshake *hs;
+    st_store_stats_t stats;
+    int64_t start = 0;
+    char why[1200];
+    rmq_err_t rc;
+
+    if (evbuffer_copyout(in, hdr, sizeof(hdr)) < (ev_ssize_t)sizeof(hdr))
+        return 0;
+    if (ha_frame_parse(hdr, sizeof(hdr), &n) != RMQ_OK) {
+        conn_close(conn, "bad handshake frame length");
+        return -1;
+    }
+    if (evbuffer_get_length(in) < HA_FRAME_HDR + (size_t)n)
+        return 0;
+    body = evbuffer_pullup(in, HA_FRAME_HDR + n);
+    rc = body ? ha_handshake_unpack(body + HA_FRAME_HDR, n, &hs) : RMQ_ENOMEM;
+    evbuffer_drain(in, HA_FRAME_HDR + n);
+    if (rc != RMQ_OK) {
+        conn_close(conn, "malformed handshake");
+        return -1;
+    }
+    st_store_stats(conn->master->st, &stats);
+    if (master_check_handshake(conn->master, hs, &stats, &start, why, sizeof(why)))
+        conn_accept(conn, hs, &stats, start);
+    else
+        conn_refuse(conn, why);
+    rmq__ha_handshake__free_unpacked(hs, NULL);
+    return conn->state == CONN_CLOSED ? -1 : 0;
+}
+
+/* Consumes every complete ack; returns -1 if the connection was closed. */
+static int conn_read_acks(ha_conn_t *conn, struct evbuffer *in)
+{
+    uint8_t buf[HA_ACK_LEN];
+    int64_t ack, before = conn->acked;
+    char why[160];
+
+    while (evbuffer_remove(in, buf, sizeof(buf)) == (int)sizeof(buf)) {
+        if (ha_ack_parse(buf, sizeof(buf), &ack) != RMQ_OK || ack < conn->acked ||
+            ack > conn->next_send) {
+            snprintf(why, sizeof(why), "bad ack %" PRId64 " (previous %" PRId64
+                     ", sent up to %" PRId64 ")", ack, conn->acked, conn->next_send);
+            conn_close(conn, why);
+            return -1;
+        }
+        conn->acked = ack;
+    }
+    if (conn->acked != before)
+        master_update_sync(conn->master);
+    return 0;
+}
+
+static void conn_on_read(struct bufferevent *bev, void *arg)
+{
+    ha_conn_t *conn = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+
+    conn->last_read_ms = rmq_mono_ms();
+    if (conn->state == CONN_HANDSHAKE && conn_read_handshake(conn, in) != 0)
+        return;
+    if (conn->state == CONN_STREAMING)
+        conn_read_acks(conn, in);
+    else if (conn->state == CONN_REFUSING)
+        evbuffer_drain(in, evbuffer_get_length(in));
+}
+
+static void conn_on_write(struct bufferevent *bev, void *arg)
+{
+    ha_conn_t *conn = arg;
+
+    if (conn->state == CONN_REFUSING && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+        conn_close(conn, "handshake refused");
+    else if (conn->state == CONN_STREAMING)
+        conn_pump(conn);
+}
+
+static void conn_on_event(struct bufferevent *bev, short what, void *arg)
+{
+    ha_conn_t *conn = arg;
+    char why[160];
+
+    if (what & BEV_EVENT_EOF)
+        snprintf(why, sizeof(why), "slave closed the connection");
+    else
+        snprintf(why, sizeof(why), "socket error: %s",
+                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    conn_close(conn, why);
+}
+
+/* Moves commit-log chunks into conn's output until it holds max_out_batches
+ * batches or the log has nothing more. Loop thread. */
+static void conn_pump(ha_conn_t *conn)
+{
+    ha_master_t *master = conn->master;
+    struct evbuffer *out = bufferevent_get_output(conn->bev);
+    size_t limit = (size_t)master->cfg.max_out_batches * master->cfg.transfer_batch_size;
+    uint8_t hdr[HA_CHUNK_HDR];
+    char why[160];
+
+    while (conn->state == CONN_STREAMING && evbuffer_get_length(out) < limit) {
+        int64_t n = st_store_read_raw(master->st, conn->next_send,
+                                      master->cfg.transfer_batch_size, conn->chunk);
+
+        if (n == 0)
+            break;
+        if (n < 0) {
+            snprintf(why, sizeof(why), "cannot read the log at offset %" PRId64 ": %s",
+                     conn->next_send, rmq_strerror((int)n));
+            conn_close(conn, why);
+            return;
+        }
+        ha_chunk_hdr_encode(hdr, conn->next_send, (uint32_t)n);
+        if (evbuffer_add(out, hdr, sizeof(hdr)) != 0 || evbuffer_add_buffer(out, conn->chunk) != 0) {
+            conn_close(conn, "out of memory queueing a chunk");
+            return;
+        }
+        conn->next_send += n;
+        conn->last_write_ms = rmq_mono_ms();
+    }
+}
+
+/* Pushes newly appended data to every streaming slave. Loop thread. */
+static void master_on_push(evutil_socket_t fd, short what, void *arg)
+{
+    ha_master_t *master = arg;
+    ha_conn_t *c = master->conns, *next;
+
+    for (; c; c = next) {
+        next = c->next;
+        if (c->state == CONN_STREAMING)
+            conn_pump(c);
+    }
+}
+
+/* Heartbeats slaves idle for heartbeat_interval_ms; drops ones silent for
+ * housekeeping_interval_ms. Loop thread. */
+static void master_on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    ha_master_t *master = arg;
+    int64_t now = rmq_mono_ms();
+    ha_conn_t *c = master->conns, *next;
+    uint8_t hdr[HA_CHUNK_HDR];
+    char why[96];
+
+    for (; c; c = next) {
+        next = c->next;
+        if (now - c->last_read_ms > master->cfg.housekeeping_interval_ms) {
+            snprintf(why, sizeof(why), "silent for %" PRId64 " ms", now - c->last_read_ms);
+            conn_close(c, why);
+        } else if (c->state == CONN_STREAMING &&
+                   now - c->last_write_ms >= master->cfg.heartbeat_interval_ms &&
+                   evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+            ha_chunk_hdr_encode(hdr, c->next_send, 0);
+            bufferevent_write(c->bev, hdr, sizeof(hdr));
+            c->last_write_ms = now;
+        }
+    }
+}
+
+static void format_peer(const struct sockaddr *sa, char *out, size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+        evutil_inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+        port = ntohs(in->sin_port);
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+        evutil_inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+        port = ntohs(in6->sin6_port);
+    }
+    snprintf(out, len, "%s:%d", ip, port);
+}
+
+static void master_on_accept(struct evconnlistener *lev, evutil_socket_t fd,
+                             struct sockaddr *sa, int salen, void *arg)
+{
+    ha_master_t *master = arg;
+    ha_conn_t *conn = calloc(1, sizeof(*conn));
+    int one = 1;
+
+    if (conn) {
+        conn->chunk = evbuffer_new();
+        conn->bev = bufferevent_socket_new(master->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    }
+    if (!conn || !conn->chunk || !conn->bev) {
+        LOG_ERROR_RL("HA: out of memory accepting a slave connection");
+        if (conn && conn->bev)
+            bufferevent_free(conn->bev);
+        else
+            evutil_closesocket(fd);
+        if (conn && conn->chunk)
+            evbuffer_free(conn->chunk);
+        free(conn);
+        return;
+    }
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    conn->master = master;
+    format_peer(sa, conn->addr, sizeof(conn->addr));
+    conn->last_read_ms = rmq_mono_ms();
+    conn->acked = -1;
+    list_push(&master->conns, conn);
+    bufferevent_setcb(conn->bev, conn_on_read, conn_on_write, conn_on_event, conn);
+    bufferevent_setwatermark(conn->bev, EV_WRITE, master->cfg.transfer_batch_size, 0);
+    bufferevent_set_max_single_write(conn->bev, HA_CHUNK_HDR + master->cfg.transfer_batch_size);
+    bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
+}
+
+/* Binds the listener; returns the bound port or -1 with err set. */
+static int master_listen(ha_master_t *master, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen = sizeof(ss);
+    int sslen_in = (int)sizeof(ss);
+    char spec[300];
+    const char *host = master->cfg.listen_host;
+
+    snprintf(spec, sizeof(spec), strchr(host, ':') ? "[%s]" : "%s", host);
+    memset(&ss, 0, sizeof(ss));
+    if (master->cfg.listen_port < 0 || master->cfg.listen_port > 65535 ||
+        evutil_parse_sockaddr_port(spec, (struct sockaddr *)&ss, &sslen_in) != 0) {
+        snprintf(err, errlen, "HA listen address %s:%d is not a numeric host and port", spec,
+                 master->cfg.listen_port);
+        return -1;
+    }
+    if (ss.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)master->cfg.listen_port);
+    else
+        ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)master->cfg.listen_port);
+    master->listener = evconnlistener_new_bind(master->base, master_on_accept, master,
+                                               LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+                                               LEV_OPT_CLOSE_ON_EXEC, 64,
+                                               (struct sockaddr *)&ss, sslen_in);
+    if (!master->listener) {
+        snprintf(err, errlen, "cannot listen on HA address %s: %s", spec, strerror(errno));
+        return -1;
+    }
+    if (getsockname(evconnlistener_get_fd(master->listener), (struct sockaddr *)&ss, &sslen) != 0) {
+        snprintf(err, errlen, "getsockname on HA listener: %s", strerror(errno));
+        return -1;
+    }
+    return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                          : ((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* Creates the events: push (active on append), reap, periodic tick. */
+static int master_events(ha_master_t *master)
+{
+    int period = master->cfg.heartbeat_interval_ms < master->cfg.housekeeping_interval_ms
+                     ? master->cfg.heartbeat_interval_ms : master->cfg.housekeeping_interval_ms;
+    struct timeval tv;
+
+    period = period / 4 > 10 ? period / 4 : 10;
+    tv.tv_sec = period / 1000;
+    tv.tv_usec = (period % 1000) * 1000;
+    master->push_ev = event_new(master->base, -1, 0, master_on_push, master);
+    master->reap_ev = event_new(master->base, -1, 0, master_on_reap, master);
+    master->tick_ev = event_new(master->base, -1, EV_PERSIST, master_on_tick, master);
+    if (!master->push_ev || !master->reap_ev || !master->tick_ev)
+        return -1;
+    return event_add(master->tick_ev, &tv);
+}
+
+ha_master_t *ha_master_new(struct event_base *base, st_store_t *st, const ha_config_t *cfg,
+                           char *err, size_t errlen)
+{
+    ha_master_t *master = calloc(1, sizeof(*master));
+
+    if (!master) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    master->base = base;
+    master->st = st;
+    ha_config_resolve(cfg, &master->cfg);
+    snprintf(master->cluster_name, sizeof(master->cluster_name), "%s",
+             cfg->cluster_name ? cfg->cluster_name : "");
+    snprintf(master->broker_name, sizeof(master->broker_name), "%s",
+             cfg->broker_name ? cfg->broker_name : "");
+    master->sync = ha_sync_new(base, master->cfg.slave_fallbehind_max);
+    if (!master->sync || master_events(master) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto err;
+    }
+    master->port = master_listen(master, err, errlen);
+    if (master->port < 0)
+        goto err;
+    LOG_INFO("HA: master %s/%s listening on %s:%d", master->cluster_name, master->broker_name,
+             master->cfg.listen_host, master->port);
+    return master;
+err:
+    ha_master_free(master);
+    return NULL;
+}
+
+void ha_master_free(ha_master_t *master)
+{
+    if (!master)
+        return;
+    if (master->listener)
+        evconnlistener_free(master->listener);
+    while (master->conns)
+        conn_close(master->conns, "master shutting down");
+    if (master->reap_ev)
+        master_on_reap(-1, 0, master);
+    ha_sync_free(master->sync);
+    if (master->push_ev)
+        event_free(master->push_ev);
+    if (master->reap_ev)
+        event_free(master->reap_ev);
+    if (master->tick_ev)
+        event_free(master->tick_ev);
+    free(master);
+}
+
+int ha_master_port(const ha_master_t *master)
+{
+    return master->port;
+}
+
+void ha_master_notify_append(ha_master_t *master)
+{
+    if (master->conns)
+        event_active(master->push_ev, EV_READ, 0);
+}
+
+ha_sync_t *ha_master_sync(ha_master_t *master)
+{
+    return master->sync;
+}
+
+size_t ha_master_slaves(ha_master_t *master, ha_slave_info_t *out, size_t n)
+{
+    st_store_stats_t stats;
+    size_t count = 0;
+
+    st_store_stats(master->st, &stats);
+    for (ha_conn_t *c = master->conns; c; c = c->next) {
+        if (c->state != CONN_STREAMING)
+            continue;
+        if (count < n) {
+            ha_slave_info_t *info = &out[count];
+
+            snprintf(info->addr, sizeof(info->addr), "%s", c->addr);
+            info->broker_id = c->broker_id;
+            info->acked_offset = c->acked;
+            info->lag_bytes = stats.commitlog_max_offset - c->acked;
+            info->in_sync = info->lag_bytes <= master->cfg.slave_fallbehind_max;
+            info->connected_since_ms = c->connected_since_ms;
+        }
+        count++;
+    }
+    return count;
+}

@@ -1,0 +1,55 @@
+/* ha_master.h: the master side of the HA channel. Listens on the HA port,
+ * checks each slave's handshake (same cluster and broker name, log not ahead
+ * of or diverged from ours), then streams the commit log to it straight from
+ * the mapped files and collects its acks, which release SYNC_MASTER waiters
+ * (ha_sync.h). Everything on the broker's loop thread; no locks. */
+#ifndef HA_MASTER_H
+#define HA_MASTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "ha_config.h"
+#include "ha_sync.h"
+#include "st_store.h"
+
+typedef struct ha_master ha_master_t;
+
+/* One slave as shown by brokerStatus. */
+typedef struct ha_slave_info {
+    char addr[64];                   /* peer "ip:port" */
+    int64_t broker_id;
+    int64_t acked_offset;
+    int64_t lag_bytes;               /* master max offset - acked */
+    int in_sync;                     /* lag within haSlaveFallbehindMax */
+    int64_t connected_since_ms;      /* wall clock, handshake accepted */
+} ha_slave_info_t;
+
+/* Binds cfg->listen_host:listen_port and starts accepting slaves. The store
+ * is borrowed and must outlive the master. On failure returns NULL with the
+ * reason in err. Loop thread. */
+ha_master_t *ha_master_new(struct event_base *base, st_store_t *st, const ha_config_t *cfg,
+                           char *err, size_t errlen);
+
+/* Closes every slave connection, answers SYNC waiters HA_SYNC_SHUTDOWN,
+ * stops listening and frees. Loop thread. */
+void ha_master_free(ha_master_t *master);
+
+/* The bound HA port (useful with listen_port 0). */
+int ha_master_port(const ha_master_t *master);
+
+/* The broker calls this after each append (put, batch): streaming to every
+ * slave is scheduled for the end of this loop pass, so many appends in one
+ * pass go out as one chunk. Cheap; loop thread. */
+void ha_master_notify_append(ha_master_t *master);
+
+/* The SYNC_MASTER waiter set fed by this master's slaves. Borrowed. */
+ha_sync_t *ha_master_sync(ha_master_t *master);
+
+/* Slaves that passed the handshake. Fills up to n entries; returns how many
+ * there are. Loop thread. */
+size_t ha_master_slaves(ha_master_t *master, ha_slave_info_t *out, size_t n);
+
+#endif

@@ -1,0 +1,42 @@
+/* ha_slave.h: the slave side of the HA channel. Connects to the master's HA
+ * address (which may change at runtime: the broker learns it from the name
+ * server), handshakes with its commit-log end and tail checksum, appends each
+ * streamed chunk at exactly its own end (st_store_append_raw dispatches the
+ * consume queues), acks the new end, heartbeats when idle, and drops and
+ * reconnects a silent or misbehaving master. Loop thread only. */
+#ifndef HA_SLAVE_H
+#define HA_SLAVE_H
+
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "ha_config.h"
+#include "st_store.h"
+
+typedef struct ha_slave ha_slave_t;
+
+typedef struct ha_slave_state {
+    int connected;                   /* handshake accepted, streaming */
+    char master_addr[128];           /* "" when unknown */
+    int64_t acked_offset;            /* last offset reported to the master */
+    int64_t connects;                /* accepted handshakes since creation */
+    char last_error[256];            /* "" if none since the last accepted handshake */
+} ha_slave_state_t;
+
+/* Creates an idle slave (no master address yet). The store is borrowed and
+ * must outlive the slave. Owner: caller. Loop thread. */
+ha_slave_t *ha_slave_new(struct event_base *base, st_store_t *st, const ha_config_t *cfg);
+
+/* Closes the connection and frees. Loop thread. */
+void ha_slave_free(ha_slave_t *slave);
+
+/* Sets or changes the master's HA address "host:port" (NULL or "": stop).
+ * Same address: no-op. A new one drops the current link and connects now.
+ * Hostnames are resolved with a blocking lookup; give numeric addresses on
+ * a busy loop. Loop thread. */
+void ha_slave_set_master(ha_slave_t *slave, const char *addr);
+
+void ha_slave_state(const ha_slave_t *slave, ha_slave_state_t *out);
+
+#endif
