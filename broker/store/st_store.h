@@ -144,8 +144,10 @@ typedef void (*st_flush_fn)(rmq_err_t err, void *arg);
 st_store_t *st_store_open(const st_store_config_t *cfg, char *err, size_t errlen);
 
 /* Starts the flush and housekeeping threads; results are posted through
- * poster (owned by the caller, bound to the loop that owns the store). */
-rmq_err_t st_store_start(st_store_t *st, rmq_loop_poster_t *poster);
+ * poster (owned by the caller, bound to base, the loop that owns the store;
+ * both must outlive st_store_close). base also carries the SYNC_FLUSH
+ * timeout timer. Loop thread. */
+rmq_err_t st_store_start(st_store_t *st, struct event_base *base, rmq_loop_poster_t *poster);
 
 /* Flushes everything, stops threads, writes the checkpoint, removes the abort
  * file (only if all data reached disk), unmaps and frees. Loop thread. */
@@ -163,8 +165,11 @@ void st_store_put(st_store_t *st, const st_msg_t *msg, st_put_result_t *res);
 void st_store_put_batch(st_store_t *st, const st_msg_t *msgs, size_t n, st_put_result_t *res);
 
 /* SYNC_FLUSH group commit: cb runs once the durable offset reaches
- * end_offset (often at once), or RMQ_ETIMEDOUT after sync_flush_timeout_ms.
- * One disk sync releases every waiter it covers. Loop thread. */
+ * end_offset (often at once), or RMQ_ETIMEDOUT after sync_flush_timeout_ms,
+ * or RMQ_EIO if the store latched a write error (RMQ_ESHUTDOWN if it closes
+ * first). One disk sync releases every waiter it covers. cb may run before
+ * this returns (already durable, or already latched). Returns RMQ_OK, or
+ * RMQ_ENOMEM and cb never runs. Loop thread. */
 rmq_err_t st_store_wait_flush(st_store_t *st, int64_t end_offset, st_flush_fn cb, void *arg);
 
 /* Reads up to max_msgs / max_bytes messages of topic/queue from offset,
@@ -193,8 +198,11 @@ void st_store_delete_topic(st_store_t *st, const char *topic);
 void st_store_stats(st_store_t *st, st_store_stats_t *out);
 
 /* Replication (slave side): appends raw commit-log bytes at offset, which
- * must equal the current max offset (RMQ_EINVAL otherwise), then dispatches
- * every complete record. Loop thread. */
+ * must equal the current max offset (RMQ_EINVAL otherwise; an empty store
+ * accepts any multiple of the file size as its first offset), then
+ * dispatches every complete record (RMQ_ECORRUPT if one fails its checks;
+ * RMQ_EREADONLY after a write error; RMQ_ENOSPC/RMQ_EIO if a file cannot be
+ * created). Loop thread. */
 rmq_err_t st_store_append_raw(st_store_t *st, int64_t offset, const void *data, size_t len);
 
 /* Replication (master side): references up to max_len commit-log bytes from

@@ -1,0 +1,30 @@
+/* st_file.h: small whole-file helpers for metadata (topics, subscription
+ * groups, consumer offsets, the store checkpoint): atomic replacement and
+ * whole-file reads, plus directory helpers the store uses. Blocking I/O:
+ * call from threads that may block (start-up, worker threads, shutdown). */
+#ifndef ST_FILE_H
+#define ST_FILE_H
+
+#include <stddef.h>
+
+#include "rmq_err.h"
+
+/* Replaces path with data atomically and durably: writes path.tmp, fsyncs
+ * it, renames it over path and fsyncs the directory. Any thread. */
+rmq_err_t st_file_write_atomic(const char *path, const void *data, size_t len);
+
+/* Reads the whole file into a malloc'ed buffer (NUL-terminated for
+ * convenience; *len excludes the NUL); the caller frees *data.
+ * RMQ_ENOTFOUND if the file does not exist. Any thread. */
+rmq_err_t st_file_read_all(const char *path, char **data, size_t *len);
+
+/* Creates dir and its missing parents (mode 0755). Any thread. */
+rmq_err_t st_file_mkdirs(const char *dir);
+
+/* fsyncs a directory so entries created or removed in it are durable. */
+rmq_err_t st_file_sync_dir(const char *dir);
+
+/* fsyncs the directory that contains path. */
+rmq_err_t st_file_sync_parent(const char *path);
+
+#endif

@@ -1,0 +1,182 @@
+/* st_internal.h: the store object shared by the st_*.c modules, and the
+ * test hooks. Not for use outside broker/store and its unit tests.
+ *
+ * Threads and ownership:
+ * - loop thread: everything in st_store_t unless noted; it is the only
+ *   writer of the commit-log and consume-queue segment lists and of file
+ *   contents, and mutates those lists under maps_lock (rare: rolls, new
+ *   queues, deletions) so the other threads can take snapshots.
+ * - flush thread (st_flush.c): msyncs dirty segments found under maps_lock,
+ *   writes the checkpoint, publishes durable/write_error atomics and posts
+ *   them to the loop.
+ * - housekeeping thread (st_house.c): pre-creates the next commit-log file,
+ *   measures the disk, runs retention, unlinks deleted files. */
+#ifndef ST_INTERNAL_H
+#define ST_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "st_commitlog.h"
+#include "st_cq.h"
+#include "st_segment.h"
+#include "st_store.h"
+
+/* Fault and measurement hooks for tests. NULL members keep the defaults. */
+typedef struct st_hooks {
+    st_sync_fn sync;                                   /* msync */
+    void *sync_arg;
+    double (*disk_ratio)(const char *dir, void *arg);  /* statvfs used ratio */
+    void *disk_arg;
+} st_hooks_t;
+
+/* A handle the other threads post through; outlives the store while jobs
+ * that name it are queued (st stays NULL once the store is closed). */
+typedef struct st_link {
+    _Atomic int refs;
+    st_store_t *st;                  /* loop thread reads/clears */
+    rmq_loop_poster_t *poster;
+} st_link_t;
+
+typedef void (*st_job_fn)(st_store_t *st, void *arg);
+
+typedef struct st_waiter {
+    int64_t end;
+    int64_t deadline_ms;
+    st_flush_fn cb;
+    void *arg;
+    struct st_waiter *next;
+} st_waiter_t;
+
+typedef struct st_flush {
+    pthread_t thread;
+    int running;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;                        /* under mu */
+    _Atomic int requested;           /* a sync waiter wants a flush now */
+    _Atomic int64_t durable;         /* commit log durable up to here */
+    _Atomic int post_pending;
+    int64_t last_flush_ms;           /* flush thread */
+    int64_t last_thorough_ms;
+    int64_t last_checkpoint_ms;
+    int64_t checkpointed;            /* offset in the last checkpoint written */
+    st_waiter_t *head, *tail, *free_list;   /* loop: ordered by end */
+    struct event *timer;
+    int64_t timer_deadline_ms;
+} st_flush_t;
+
+typedef struct st_house_job {
+    st_job_fn fn;
+    void *arg;
+    struct st_house_job *next;
+} st_house_job_t;
+
+typedef struct st_house {
+    pthread_t thread;
+    int running;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+    st_house_job_t *head, *tail;
+    int64_t interval_ms;
+    int spare_pending;               /* loop: a pre-creation is in flight */
+    int hours[24];                   /* deleteWhen */
+} st_house_t;
+
+struct st_store {
+    st_store_config_t cfg;           /* strings below are owned copies */
+    char *root_dir, *cl_dir, *cq_dir, *delete_when;
+    char *checkpoint_path, *abort_path;
+    int lock_fd;
+    pthread_mutex_t maps_lock;
+    st_commitlog_t cl;
+    st_cq_table_t cqs;
+    _Atomic int64_t dispatched;      /* consume queues built up to here */
+    _Atomic int write_error;         /* latched */
+    _Atomic int disk_full;           /* above disk_full_ratio */
+    _Atomic int64_t disk_ratio_ppm;  /* last measured, parts per million */
+    int shutting_down;
+    st_arrival_fn arrival;
+    void *arrival_arg;
+    st_hooks_t hooks;
+    st_link_t *link;
+    struct event_base *base;
+    st_flush_t flush;
+    st_house_t house;
+    int64_t put_count, put_bytes, put_latency_max_us;
+    int64_t recovered_records;       /* records validated by the last open (tests) */
+};
+
+/* --- test hooks (st_store.c) --- */
+void st_store_set_hooks(st_store_t *st, const st_hooks_t *hooks);
+/* Flushes everything on the calling thread and releases waiters. Loop
+ * thread, only when st_store_start has not been called. */
+rmq_err_t st_store_flush_now(st_store_t *st);
+/* Runs one disk check and retention round synchronously. Loop thread, only
+ * when st_store_start has not been called. */
+void st_store_housekeep_now(st_store_t *st);
+
+/* --- cross-thread posting (st_store.c) --- */
+/* Runs fn(st, arg) on the loop; fn(NULL, arg) if the store closed first or
+ * the post failed (fn must then only release arg; RMQ_ENOMEM returned).
+ * Inline when no poster exists. Any thread. */
+rmq_err_t st_link_post(st_link_t *link, st_job_fn fn, void *arg);
+
+/* --- dispatch (st_dispatch.c), loop thread --- */
+/* Dispatches records [from, to) of the commit log to consume queues; stops
+ * at a partial record. Returns the offset reached or a negative error. */
+int64_t st_dispatch_range(st_store_t *st, int64_t from, int64_t to, int verify_crc, int notify);
+/* Writes one record's consume-queue entry (idempotent for a replayed record). */
+rmq_err_t st_dispatch_one(st_store_t *st, const char *topic, size_t topic_len, int32_t queue_id,
+                          int64_t queue_offset, int64_t phys, int32_t size, int64_t tag_code,
+                          int notify);
+/* Tag code of a properties string (hash of TAGS, 0 if none). */
+int64_t st_props_tag_code(const char *props, size_t len);
+
+/* --- flush (st_flush.c) --- */
+void st_flush_init(st_store_t *st);
+rmq_err_t st_flush_start(st_store_t *st);
+void st_flush_stop(st_store_t *st);
+void st_flush_deinit(st_store_t *st);
+/* Flushes commit log and consume queues on the calling thread and writes
+ * the checkpoint. Flush thread, or the loop when that thread is stopped. */
+rmq_err_t st_flush_all(st_store_t *st);
+/* Wakes the flush thread for a sync waiter. Loop thread. */
+void st_flush_request(st_store_t *st);
+/* Loop thread: completes waiters covered by the durable offset. */
+void st_flush_release(st_store_t *st);
+/* Loop thread: fails every waiter with err. */
+void st_flush_fail_all(st_store_t *st, rmq_err_t err);
+rmq_err_t st_flush_wait(st_store_t *st, int64_t end, st_flush_fn cb, void *arg);
+
+/* --- housekeeping (st_house.c) --- */
+/* Sets up the thread state and parses deleteWhen (RMQ_EINVAL if bad; the
+ * state is initialised either way). */
+rmq_err_t st_house_init(st_store_t *st, const char *delete_when);
+rmq_err_t st_house_start(st_store_t *st);
+void st_house_stop(st_store_t *st);
+void st_house_deinit(st_store_t *st);
+/* Runs fn(st, arg) on the housekeeping thread (inline if it is not
+ * running). Loop thread. */
+void st_house_submit(st_store_t *st, st_job_fn fn, void *arg);
+/* Asks for the commit-log file after the active one. Loop thread. */
+void st_house_want_spare(st_store_t *st);
+/* Unlinks and unrefs segments (array owned by the job). Loop thread. */
+void st_house_unlink_later(st_store_t *st, st_segment_t **segs, size_t n);
+/* Measures the disk and updates disk_full. Housekeeping thread. */
+double st_house_disk_check(st_store_t *st);
+
+/* --- retention (st_retention.c) --- */
+/* Decides how far the commit log may be deleted now (file age, deleteWhen,
+ * disk ratio), unlinks those files and posts the new minimum to the loop.
+ * Housekeeping thread. */
+void st_retention_run(st_store_t *st, double disk_ratio, int64_t now_ms);
+/* Loop thread: drops commit-log segments below new_min and the consume
+ * queue files that only point below it; corrects min offsets. */
+void st_retention_apply(st_store_t *st, int64_t new_min);
+
+/* --- recovery (st_recovery.c), loop thread at open --- */
+rmq_err_t st_recovery_run(st_store_t *st, int crashed, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,72 @@
+/* st_segment.h: one preallocated, memory-mapped file of a commit log or a
+ * consume queue, named by its 20-digit start offset. Reference counted:
+ * the owning list holds one reference, every reader that outlives a call
+ * (an evbuffer reference handed to a pull or HA send, a flush snapshot)
+ * holds another. The last unref unmaps, closes and frees; a deleted segment
+ * has its file unlinked by st_segment_unlink beforehand, so unmap
+ * never depends on which thread drops the last reference (munmap and close
+ * are thread-safe and nobody else can reach the memory by then). */
+#ifndef ST_SEGMENT_H
+#define ST_SEGMENT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmq_err.h"
+
+/* Makes addr[0..len) durable; 0 or -1 with errno, like msync. */
+typedef int (*st_sync_fn)(void *addr, size_t len, void *arg);
+
+typedef struct st_segment {
+    char *path;
+    int fd;
+    int64_t start;              /* offset of byte 0 in the log */
+    int64_t size;
+    uint8_t *base;              /* mapping of size bytes */
+    _Atomic int refs;
+    _Atomic int64_t wrote;      /* bytes written (relative), published by the writer */
+    _Atomic int64_t flushed;    /* bytes known durable (relative) */
+} st_segment_t;
+
+/* Writes "dir/%020lld" into out. */
+void st_segment_path(char *out, size_t outlen, const char *dir, int64_t start);
+
+/* Creates dir/<start> of size bytes: preallocates dir/<start>.<tmp_suffix>
+ * with posix_fallocate (RMQ_ENOSPC when the disk is full), fsyncs it, links
+ * it into place (RMQ_EEXIST if another thread got there first; that file is
+ * complete and can be opened) and fsyncs the directory; maps it and touches
+ * every page if warm. One reference, owned by the caller. Blocking: any
+ * thread, each with its own tmp_suffix. */
+rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int warm,
+                            const char *tmp_suffix, st_segment_t **out);
+
+/* Maps an existing file, which must be exactly size bytes. wrote/flushed
+ * start at size; recovery corrects them. One reference for the caller. */
+rmq_err_t st_segment_open(const char *path, int64_t start, int64_t size, st_segment_t **out);
+
+void st_segment_ref(st_segment_t *seg);
+/* Drops one reference; the last one unmaps and frees. Any thread. */
+void st_segment_unref(st_segment_t *seg);
+
+/* Removes the file from its directory; the mapping stays valid until the
+ * last unref. Blocking: housekeeping thread or shutdown. */
+void st_segment_unlink(st_segment_t *seg);
+
+/* Makes [flushed, wrote) durable through sync_fn (msync by default) and
+ * advances flushed. Flush thread (or the loop when no flush thread runs). */
+rmq_err_t st_segment_flush(st_segment_t *seg, st_sync_fn sync_fn, void *sync_arg);
+
+/* Zeroes [from, size) after a recovery truncation, keeping the blocks
+ * allocated. Loop thread at open. */
+rmq_err_t st_segment_zero_tail(st_segment_t *seg, int64_t from);
+
+/* Lists the 20-digit segment names in dir as sorted starts (caller frees
+ * *starts) and removes files left by interrupted creations. RMQ_OK with
+ * n = 0 if dir does not exist. */
+rmq_err_t st_segment_list(const char *dir, int64_t **starts, size_t *n);
+
+/* The default sync function: msync(MS_SYNC). */
+int st_segment_msync(void *addr, size_t len, void *arg);
+
+#endif

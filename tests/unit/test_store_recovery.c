@@ -1,0 +1,328 @@
+/* test_store_recovery.c: restart and crash recovery: a clean restart reads
+ * only what follows the checkpoint; kill-style crashes (a child process
+ * that exits without closing) recover every record; a torn tail (a record
+ * cut in half, a flipped byte in the middle of the last records) is cut off
+ * with the consume queues trimmed to match; lost consume queues are rebuilt
+ * from the log. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "rmq_loop.h"
+#include "rmq_time.h"
+#include "st_file.h"
+#include "st_internal.h"
+#include "test_store_util.h"
+
+#define N_BEFORE 30
+#define N_AFTER 10
+
+static ts_env_t env;
+
+static void setup(void)
+{
+    ts_env_init(&env);
+}
+
+static void teardown(void)
+{
+    ts_env_cleanup(&env);
+}
+
+/* Puts messages seq [from, to) alternating between queues 0 and 1 and
+ * appends their results to root/results. */
+static void put_range(st_store_t *st, uint32_t from, uint32_t to)
+{
+    char path[256];
+    int fd;
+
+    ts_path(&env, path, sizeof(path), "results");
+    fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    for (uint32_t i = from; i < to; i++) {
+        st_put_result_t res;
+
+        ts_put(st, "Rec", (int32_t)(i % 2), i, 1500 + (i * 101) % 2000, NULL, &res);
+        ck_assert_int_eq(res.status, ST_PUT_OK);
+        ck_assert_int_eq(write(fd, &res, sizeof(res)), (ssize_t)sizeof(res));
+    }
+    close(fd);
+}
+
+/* Reads back the results the child recorded. */
+static st_put_result_t *load_results(size_t *n)
+{
+    char path[256], *data;
+    size_t len;
+
+    ts_path(&env, path, sizeof(path), "results");
+    ck_assert_int_eq(st_file_read_all(path, &data, &len), RMQ_OK);
+    *n = len / sizeof(st_put_result_t);
+    return (st_put_result_t *)data;
+}
+
+/* Child: N_BEFORE messages, a checkpoint, N_AFTER more, then a crash. */
+static void child_checkpoint_then_more(ts_env_t *e)
+{
+    st_store_t *st = ts_open(e);
+
+    put_range(st, 0, N_BEFORE);
+    ck_assert_int_eq(st_store_flush_now(st), RMQ_OK);
+    put_range(st, N_BEFORE, N_BEFORE + N_AFTER);
+}
+
+/* Checks that queue q holds exactly the messages seq with seq % 2 == q and
+ * seq < upto, in order. */
+static void check_queues(st_store_t *st, uint32_t upto)
+{
+    for (int32_t q = 0; q < 2; q++) {
+        int64_t want = (int64_t)(upto / 2 + (q == 0 ? upto % 2 : 0));
+
+        ck_assert_int_eq(st_store_max_offset(st, "Rec", q), want);
+        for (int64_t k = 0; k < want; k++) {
+            struct evbuffer *buf = evbuffer_new();
+            st_get_result_t gr;
+            rmq_record_t rec;
+            uint8_t *flat;
+
+            st_store_get(st, "Rec", q, k, 1, 0, NULL, buf, &gr);
+            ck_assert_int_eq(gr.status, ST_GET_FOUND);
+            ck_assert_uint_eq(ts_records(buf, &rec, 1, &flat), 1);
+            ts_check_body(&rec, (uint32_t)(k * 2 + q));
+            free(flat);
+            evbuffer_free(buf);
+        }
+    }
+}
+
+/* Overwrites len bytes of the commit log at phys with a byte pattern. */
+static void poke_log(int64_t phys, size_t len, int xor_mode, uint8_t value)
+{
+    char path[256], name[64];
+    uint8_t *buf = malloc(len);
+    int fd;
+
+    snprintf(name, sizeof(name), "commitlog/%020lld", (long long)(phys / TS_FILE_SIZE * TS_FILE_SIZE));
+    ts_path(&env, path, sizeof(path), name);
+    fd = open(path, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pread(fd, buf, len, phys % TS_FILE_SIZE), (ssize_t)len);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = xor_mode ? (uint8_t)(buf[i] ^ value) : value;
+    ck_assert_int_eq(pwrite(fd, buf, len, phys % TS_FILE_SIZE), (ssize_t)len);
+    close(fd);
+    free(buf);
+}
+
+START_TEST(test_clean_restart_does_not_rescan)
+{
+    st_store_t *st = ts_open(&env);
+    st_store_stats_t stats;
+    char path[256];
+
+    put_range(st, 0, 100);
+    st_store_close(st);
+    ts_path(&env, path, sizeof(path), "abort");
+    ck_assert_int_ne(access(path, F_OK), 0);
+    st = ts_open(&env);
+    ck_assert_int_eq(st->recovered_records, 0);
+    check_queues(st, 100);
+    put_range(st, 100, 110);
+    st_store_close(st);
+    st = ts_open(&env);
+    ck_assert_int_eq(st->recovered_records, 0);
+    st_store_stats(st, &stats);
+    ck_assert_int_eq(stats.dispatched_offset, stats.commitlog_max_offset);
+    check_queues(st, 110);
+    st_store_close(st);
+}
+END_TEST
+
+START_TEST(test_crash_rescans_from_checkpoint)
+{
+    st_store_t *st;
+    char path[256];
+    size_t n;
+    st_put_result_t *res;
+
+    ts_crash_child(&env, child_checkpoint_then_more);
+    ts_path(&env, path, sizeof(path), "abort");
+    ck_assert_int_eq(access(path, F_OK), 0);
+    st = ts_open(&env);
+    ck_assert_int_eq(st->recovered_records, N_AFTER);
+    res = load_results(&n);
+    ck_assert_uint_eq(n, N_BEFORE + N_AFTER);
+    ck_assert_int_eq(st->cl.write_pos, res[n - 1].end_offset);
+    check_queues(st, N_BEFORE + N_AFTER);
+    free(res);
+    st_store_close(st);
+}
+END_TEST
+
+START_TEST(test_torn_tail_record_cut_in_half)
+{
+    st_store_t *st;
+    size_t n;
+    st_put_result_t *res, again;
+    int64_t size;
+    st_cq_t *cq;
+
+    ts_crash_child(&env, child_checkpoint_then_more);
+    res = load_results(&n);
+    size = res[n - 1].end_offset - res[n - 1].phys_offset;
+    poke_log(res[n - 1].phys_offset + size / 2, (size_t)(size - size / 2), 0, 0);
+    st = ts_open(&env);
+    ck_assert_int_eq(st->cl.write_pos, res[n - 1].phys_offset);
+    ck_assert_int_eq(atomic_load(&st->dispatched), res[n - 1].phys_offset);
+    check_queues(st, (uint32_t)n - 1);
+    cq = st_cq_table_find(&st->cqs, "Rec", 3, (int32_t)((n - 1) % 2));
+    ck_assert_int_eq(cq->max_offset, (int64_t)(n - 1) / 2);
+    /* the log continues where the torn record was */
+    ts_put(st, "Rec", (int32_t)((n - 1) % 2), (uint32_t)n - 1, 700, NULL, &again);
+    ck_assert_int_eq(again.status, ST_PUT_OK);
+    ck_assert_int_eq(again.phys_offset, res[n - 1].phys_offset);
+    ck_assert_int_eq(again.queue_offset, (int64_t)(n - 1) / 2);
+    check_queues(st, (uint32_t)n);
+    st_store_close(st);
+    st = ts_open(&env);
+    ck_assert_int_eq(st->recovered_records, 0);
+    check_queues(st, (uint32_t)n);
+    st_store_close(st);
+    free(res);
+}
+END_TEST
+
+START_TEST(test_flipped_byte_in_last_records)
+{
+    st_store_t *st;
+    size_t n, bad = N_BEFORE + 3;
+    st_put_result_t *res;
+    st_segment_t *seg;
+    int64_t end;
+
+    ts_crash_child(&env, child_checkpoint_then_more);
+    res = load_results(&n);
+    poke_log(res[bad].phys_offset + (res[bad].end_offset - res[bad].phys_offset) / 2, 1, 1, 0x5A);
+    st = ts_open(&env);
+    ck_assert_int_eq(st->recovered_records, (int64_t)(bad - N_BEFORE));
+    end = res[bad].phys_offset;
+    ck_assert_int_eq(st->cl.write_pos, end);
+    check_queues(st, (uint32_t)bad);
+    /* everything after the bad record is gone from the file */
+    seg = st_commitlog_find(&st->cl, end);
+    for (int64_t i = end - seg->start; i < seg->size; i++)
+        ck_assert_uint_eq(seg->base[i], 0);
+    ck_assert_ptr_null(st_commitlog_find(&st->cl, seg->start + seg->size));
+    st_store_close(st);
+    free(res);
+}
+END_TEST
+
+/* Child: 40 messages and a crash, without any checkpoint after open. */
+static void child_no_checkpoint(ts_env_t *e)
+{
+    st_store_t *st = ts_open(e);
+
+    put_range(st, 0, 40);
+}
+
+START_TEST(test_lost_consume_queues_rebuilt)
+{
+    st_store_t *st;
+    char path[256], cmd[300];
+
+    ts_crash_child(&env, child_no_checkpoint);
+    ts_path(&env, path, sizeof(path), "consumequeue/Rec");
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+    ck_assert_int_eq(system(cmd), 0);
+    st = ts_open(&env);
+    ck_assert_int_eq(st->recovered_records, 40);
+    check_queues(st, 40);
+    st_store_close(st);
+}
+END_TEST
+
+/* Child: the store running with its threads under a loop; crash mid-way. */
+static void child_threads(ts_env_t *e)
+{
+    struct event_base *base;
+    rmq_loop_poster_t *poster;
+    st_store_t *st = ts_open(e);
+
+    rmq_loop_global_init();
+    base = event_base_new();
+    poster = rmq_loop_poster_new(base);
+    ck_assert_int_eq(st_store_start(st, base, poster), RMQ_OK);
+    put_range(st, 0, 120);
+    for (int i = 0; i < 30; i++) {
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        rmq_sleep_ms(50);
+    }
+    put_range(st, 120, 150);
+}
+
+START_TEST(test_kill_with_threads_running)
+{
+    st_store_t *st;
+
+    ts_crash_child(&env, child_threads);
+    st = ts_open(&env);
+    ck_assert_int_lt(st->recovered_records, 150);
+    check_queues(st, 150);
+    st_store_close(st);
+}
+END_TEST
+
+START_TEST(test_half_created_file_removed)
+{
+    st_store_t *st = ts_open(&env);
+    char path[256];
+    int fd;
+
+    put_range(st, 0, 5);
+    st_store_close(st);
+    ts_path(&env, path, sizeof(path), "commitlog/00000000000000065536");
+    fd = open(path, O_WRONLY | O_CREAT, 0644);
+    ck_assert_int_eq(ftruncate(fd, 1000), 0);
+    close(fd);
+    ts_path(&env, path, sizeof(path), "commitlog/00000000000000131072.house");
+    close(open(path, O_WRONLY | O_CREAT, 0644));
+    st = ts_open(&env);
+    check_queues(st, 5);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    st_store_close(st);
+}
+END_TEST
+
+static Suite *recovery_suite(void)
+{
+    Suite *s = suite_create("store_recovery");
+    TCase *tc = tcase_create("recovery");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_clean_restart_does_not_rescan);
+    tcase_add_test(tc, test_crash_rescans_from_checkpoint);
+    tcase_add_test(tc, test_torn_tail_record_cut_in_half);
+    tcase_add_test(tc, test_flipped_byte_in_last_records);
+    tcase_add_test(tc, test_lost_consume_queues_rebuilt);
+    tcase_add_test(tc, test_kill_with_threads_running);
+    tcase_add_test(tc, test_half_created_file_removed);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(recovery_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
