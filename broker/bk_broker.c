@@ -1,0 +1,245 @@
+/* bk_broker.c: the broker object: opens everything in order (listener,
+ * metadata, store, handlers, registration), runs the one-second
+ * housekeeping tick (rate samples, client expiry, offset persistence), and
+ * tears everything down in reverse order on a clean stop. */
+#include "bk_broker.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_register.h"
+#include "rmq_log.h"
+#include "rmq_time.h"
+#include "st_file.h"
+
+#define CLIENT_EXPIRY_CHECK_MS 10000
+#define UNREGISTER_WAIT_MS 3000
+#define DRAIN_POLL_MS 20
+
+int bk_need_header(rmq_conn_t *conn, const rmq_frame_t *req, int want, const char *header_name)
+{
+    if ((int)req->cmd->header_case == want)
+        return 1;
+    rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "%s needs a %s header",
+                    rmq_request_name(req->cmd->code), header_name);
+    return 0;
+}
+
+bk_broker_t *bk_broker_new(bk_config_t *cfg, struct event_base *base)
+{
+    bk_broker_t *bk = calloc(1, sizeof(*bk));
+    if (!bk)
+        return NULL;
+    bk->cfg = cfg;
+    bk->base = base;
+    return bk;
+}
+
+int bk_broker_port(const bk_broker_t *bk)
+{
+    return bk->port;
+}
+
+int bk_broker_ha_port(const bk_broker_t *bk)
+{
+    return 0;
+}
+
+void bk_broker_topics_changed(void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (bk->reg)
+        bk_register_soon(bk->reg);
+}
+
+/* Housekeeping, once a second on the loop thread. */
+static void broker_tick(evutil_socket_t fd, short what, void *arg)
+{
+    bk_broker_t *bk = arg;
+    int64_t now = rmq_mono_ms();
+    bk_stats_sample(&bk->stats);
+    if (++bk->ticks % (CLIENT_EXPIRY_CHECK_MS / 1000) == 0)
+        bk_clients_expire(bk->clients, now);
+    if (now - bk->last_offsets_ms >= bk->cfg->flush_consumer_offset_interval) {
+        bk_offsets_persist(bk->offsets);
+        bk->last_offsets_ms = now;
+    }
+}
+
+/* Server close hook: forget what a closing connection held. */
+static void broker_conn_closed(rmq_conn_t *conn, void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (bk->clients)
+        bk_clients_conn_closed(bk->clients, conn);
+    if (bk->pull)
+        bk_pull_conn_closed(bk->pull, conn);
+}
+
+/* Creates the server and listens on listenPort (0: ephemeral). */
+static rmq_err_t broker_listen(bk_broker_t *bk, char *err, size_t errlen)
+{
+    rmq_server_opts_t opts = {
+        .max_frame = (uint32_t)bk->cfg->max_frame_size,
+        .idle_timeout_ms = (int)bk->cfg->client_idle_timeout,
+        .name = "broker",
+    };
+    if (!(bk->srv = rmq_server_new(bk->base, &opts))) {
+        snprintf(err, errlen, "cannot create the server");
+        return RMQ_ENOMEM;
+    }
+    rmq_err_t rc = rmq_server_listen(bk->srv, "0.0.0.0", (int)bk->cfg->listen_port);
+    if (rc != RMQ_OK) {
+        snprintf(err, errlen, "listenPort=%lld: cannot listen: %s", (long long)bk->cfg->listen_port,
+                 rmq_strerror(rc));
+        return rc;
+    }
+    bk->port = rmq_server_port(bk->srv);
+    snprintf(bk->addr, sizeof(bk->addr), "%s:%d", bk->cfg->broker_ip1, bk->port);
+    rmq_server_on_close(bk->srv, broker_conn_closed, bk);
+    return RMQ_OK;
+}
+
+/* Loads topics, subscription groups and consumer offsets from ROOT/config. */
+static rmq_err_t broker_load_metadata(bk_broker_t *bk, char *err, size_t errlen)
+{
+    snprintf(bk->config_dir, sizeof(bk->config_dir), "%s/config", bk->cfg->store_path_root_dir);
+    rmq_err_t rc = st_file_mkdirs(bk->config_dir);
+    if (rc != RMQ_OK) {
+        snprintf(err, errlen, "storePathRootDir=%s: cannot create %s: %s", bk->cfg->store_path_root_dir,
+                 bk->config_dir, rmq_strerror(rc));
+        return rc;
+    }
+    if (!(bk->persist = bk_persist_new())) {
+        snprintf(err, errlen, "cannot start the metadata writer thread");
+        return RMQ_ENOMEM;
+    }
+    bk->topics = bk_topics_new(bk->config_dir, bk->persist, bk->cfg->auto_create_topic_enable,
+                               (int32_t)bk->cfg->default_topic_queue_nums, err, errlen);
+    if (!bk->topics)
+        return RMQ_ECORRUPT;
+    bk_topics_on_change(bk->topics, bk_broker_topics_changed, bk);
+    bk->groups = bk_groups_new(bk->config_dir, bk->persist, bk->cfg->auto_create_subscription_group, err, errlen);
+    if (!bk->groups)
+        return RMQ_ECORRUPT;
+    bk->offsets = bk_offsets_new(bk->config_dir, bk->persist, err, errlen);
+    return bk->offsets ? RMQ_OK : RMQ_ECORRUPT;
+}
+
+/* Opens, recovers and starts the store. */
+static rmq_err_t broker_open_store(bk_broker_t *bk, char *err, size_t errlen)
+{
+    st_store_config_t sc;
+    bk_config_to_store(bk->cfg, &sc);
+    sc.store_host_port = (uint16_t)bk->port;
+    bk->ip = sc.store_host_ip;
+    if (!(bk->poster = rmq_loop_poster_new(bk->base))) {
+        snprintf(err, errlen, "cannot create the loop poster");
+        return RMQ_ENOMEM;
+    }
+    if (!(bk->store = st_store_open(&sc, err, errlen)))
+        return RMQ_EIO;
+    rmq_err_t rc = st_store_start(bk->store, bk->base, bk->poster);
+    if (rc != RMQ_OK) {
+        snprintf(err, errlen, "cannot start the store threads: %s", rmq_strerror(rc));
+        return rc;
+    }
+    return RMQ_OK;
+}
+
+/* Stop step: waits (bounded) for sends still queued or waiting for the
+ * disk to be answered, then unregisters from the name servers. */
+static void broker_drain(evutil_socket_t fd, short what, void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (bk_send_waiting(bk->send) > 0 && rmq_mono_ms() < bk->drain_deadline_ms) {
+        struct timeval tv = {0, DRAIN_POLL_MS * 1000};
+        evtimer_add(bk->drain, &tv);
+        return;
+    }
+    if (bk_send_waiting(bk->send) > 0)
+        LOG_WARN("stopping with %zu sends unanswered", bk_send_waiting(bk->send));
+    bk_register_stop(bk->reg, UNREGISTER_WAIT_MS, bk->stopped, bk->stopped_arg);
+}
+
+rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
+{
+    bk->boot_ms = rmq_wall_ms();
+    rmq_err_t rc = broker_listen(bk, err, errlen);
+    if (rc == RMQ_OK)
+        rc = broker_load_metadata(bk, err, errlen);
+    if (rc == RMQ_OK)
+        rc = broker_open_store(bk, err, errlen);
+    if (rc != RMQ_OK)
+        return rc;
+    bk->clients = bk_clients_new(bk->cfg->channel_expired_timeout);
+    bk->send = bk_send_new(bk);
+    bk->pull = bk_pull_new(bk);
+    bk->tick = event_new(bk->base, -1, EV_PERSIST, broker_tick, bk);
+    bk->drain = evtimer_new(bk->base, broker_drain, bk);
+    if (!bk->clients || !bk->send || !bk->pull || !bk->tick || !bk->drain) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
+    if (!(bk->reg = bk_register_new(bk, bk->cfg->namesrv_addr, err, errlen)))
+        return RMQ_EINVAL;
+    st_store_set_arrival_cb(bk->store, bk_pull_arrived, bk->pull);
+    bk_send_install(bk);
+    bk_pull_install(bk);
+    bk_admin_install(bk);
+    bk_clients_install(bk);
+    struct timeval sec = {1, 0};
+    event_add(bk->tick, &sec);
+    bk->last_offsets_ms = rmq_mono_ms();
+    bk_register_start(bk->reg);
+    LOG_INFO("broker %s (%s, cluster %s, %s) listening on %s", bk->cfg->broker_name,
+             bk->cfg->broker_role == BK_SLAVE ? "slave" : "master", bk->cfg->broker_cluster_name,
+             bk->cfg->flush_disk_type == ST_SYNC_FLUSH ? "SYNC_FLUSH" : "ASYNC_FLUSH", bk->addr);
+    return RMQ_OK;
+}
+
+void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
+{
+    if (bk->stopping)
+        return;
+    bk->stopping = 1;
+    bk->stopped = done;
+    bk->stopped_arg = arg;
+    LOG_INFO("broker %s stopping", bk->addr);
+    bk_pull_release_all(bk->pull);
+    bk_offsets_persist(bk->offsets);
+    bk->drain_deadline_ms = rmq_mono_ms() + bk->cfg->sync_flush_timeout + 1000;
+    broker_drain(-1, 0, bk);
+}
+
+void bk_broker_free(bk_broker_t *bk)
+{
+    if (!bk)
+        return;
+    if (bk->tick)
+        event_free(bk->tick);
+    if (bk->drain)
+        event_free(bk->drain);
+    if (bk->offsets)
+        bk_offsets_persist(bk->offsets);
+    if (bk->store)
+        st_store_close(bk->store);
+    bk->store = NULL;
+    if (bk->poster)
+        rmq_loop_poster_free(bk->poster);
+    bk_send_free(bk->send);
+    bk_pull_free(bk->pull);
+    bk->pull = NULL;
+    bk_clients_free(bk->clients);
+    bk->clients = NULL;
+    bk_register_free(bk->reg);
+    if (bk->srv)
+        rmq_server_free(bk->srv);
+    bk_persist_free(bk->persist);
+    bk_offsets_free(bk->offsets);
+    bk_groups_free(bk->groups);
+    bk_topics_free(bk->topics);
+    free(bk);
+}

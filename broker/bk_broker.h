@@ -1,0 +1,105 @@
+/* bk_broker.h: the one broker object: configuration, store, server,
+ * metadata tables, request handlers and name-server registration. No
+ * globals: a test may run two brokers in one process. Everything here runs
+ * on the loop thread of base. */
+#ifndef BK_BROKER_H
+#define BK_BROKER_H
+
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "bk_clients.h"
+#include "bk_config.h"
+#include "bk_groups.h"
+#include "bk_offsets.h"
+#include "bk_persist.h"
+#include "bk_stats.h"
+#include "bk_topics.h"
+#include "rmq_loop.h"
+#include "rmq_rpc.h"
+#include "st_store.h"
+
+typedef struct bk_send bk_send_t;
+typedef struct bk_pull bk_pull_t;
+typedef struct bk_register bk_register_t;
+
+typedef struct bk_broker {
+    bk_config_t *cfg;             /* borrowed; outlives the broker */
+    struct event_base *base;      /* borrowed */
+    rmq_loop_poster_t *poster;
+    rmq_server_t *srv;
+    st_store_t *store;
+    bk_persist_t *persist;
+    bk_topics_t *topics;
+    bk_groups_t *groups;
+    bk_offsets_t *offsets;
+    bk_clients_t *clients;
+    bk_send_t *send;
+    bk_pull_t *pull;
+    bk_register_t *reg;
+    bk_stats_t stats;
+    struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */
+    struct event *drain;          /* clean stop: waits for unanswered sends */
+    int64_t drain_deadline_ms;
+    int64_t boot_ms;              /* wall clock at start: the registration epoch */
+    int64_t last_offsets_ms;
+    uint64_t ticks;
+    uint32_t ip;                  /* brokerIP1, host byte order */
+    int port;                     /* bound client port */
+    int stopping;
+    char addr[80];                /* brokerIP1:port */
+    char config_dir[4096];
+    void (*stopped)(void *arg);
+    void *stopped_arg;
+} bk_broker_t;
+
+/* Creates a broker over cfg (borrowed) on base. Nothing is opened yet. */
+bk_broker_t *bk_broker_new(bk_config_t *cfg, struct event_base *base);
+
+/* Listens, opens and recovers the store, loads metadata, installs handlers
+ * and starts registration. On failure writes the reason into err. */
+rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen);
+
+/* Starts a clean stop (only after a successful bk_broker_start): refuses
+ * new sends, answers held pulls, waits (bounded) for sends in flight to be
+ * answered, unregisters from name servers (bounded), then calls done(arg). */
+void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg);
+
+/* Persists offsets and metadata, closes the store (flushing it) and frees
+ * everything. */
+void bk_broker_free(bk_broker_t *bk);
+
+int bk_broker_port(const bk_broker_t *bk);
+int bk_broker_ha_port(const bk_broker_t *bk);
+
+/* Called when the topic table changed (re-register at once). */
+void bk_broker_topics_changed(void *arg);
+
+/* ---- handler modules: each installs its request codes on bk->srv ---- */
+
+bk_send_t *bk_send_new(bk_broker_t *bk);
+void bk_send_free(bk_send_t *s);
+void bk_send_install(bk_broker_t *bk);
+/* Sends waiting for the disk or queued for processing (runtime info). */
+size_t bk_send_waiting(const bk_send_t *s);
+
+bk_pull_t *bk_pull_new(bk_broker_t *bk);
+void bk_pull_free(bk_pull_t *p);
+void bk_pull_install(bk_broker_t *bk);
+/* Store arrival callback: wakes held pulls of topic/queue. */
+void bk_pull_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg);
+/* Drops held pulls of a closing connection. */
+void bk_pull_conn_closed(bk_pull_t *p, rmq_conn_t *conn);
+size_t bk_pull_held(const bk_pull_t *p);
+/* Answers every held pull now (clean stop). */
+void bk_pull_release_all(bk_pull_t *p);
+
+void bk_admin_install(bk_broker_t *bk);
+void bk_clients_install(bk_broker_t *bk);
+
+/* Replies BAD_REQUEST naming the command and the header it needs; returns 0.
+ * Returns 1 if req carries header case want. */
+int bk_need_header(rmq_conn_t *conn, const rmq_frame_t *req, int want, const char *header_name);
+
+#endif

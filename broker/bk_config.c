@@ -1,0 +1,174 @@
+/* bk_config.c: the broker's configuration table: every key, its default,
+ * bounds and one-line help, plus the few rules that span keys. */
+#include "bk_config.h"
+
+#include <arpa/inet.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "rmq_log.h"
+#include "rmq_rpc.h"
+
+#define KB 1024ll
+#define MB (1024ll * 1024)
+#define GB (1024ll * 1024 * 1024)
+
+static const char *const roles[] = {"ASYNC_MASTER", "SYNC_MASTER", "SLAVE", NULL};
+static const char *const flush_types[] = {"ASYNC_FLUSH", "SYNC_FLUSH", NULL};
+
+#define F(field) offsetof(bk_config_t, field)
+#define INT(key, field, def, lo, hi, help) {key, RMQ_CFG_INT, F(field), def, lo, hi, NULL, help}
+#define BOOL(key, field, def, help) {key, RMQ_CFG_BOOL, F(field), def, 0, 0, NULL, help}
+#define STR(key, field, def, max, help) {key, RMQ_CFG_STR, F(field), def, 0, max, NULL, help}
+#define ENUM(key, field, def, ch, help) {key, RMQ_CFG_ENUM, F(field), def, 0, 0, ch, help}
+
+static const rmq_cfg_entry_t entries[] = {
+    STR("brokerClusterName", broker_cluster_name, "DefaultCluster", 127, "cluster this broker belongs to"),
+    STR("brokerName", broker_name, "broker-a", 127, "broker set name shared by a master and its slaves"),
+    INT("brokerId", broker_id, "0", 0, 1024, "0 for the master, >= 1 for slaves"),
+    ENUM("brokerRole", broker_role, "ASYNC_MASTER", roles, "ASYNC_MASTER, SYNC_MASTER or SLAVE"),
+    ENUM("flushDiskType", flush_disk_type, "ASYNC_FLUSH", flush_types, "ASYNC_FLUSH or SYNC_FLUSH (group commit)"),
+    INT("listenPort", listen_port, "10911", 0, 65535, "client port; 0 picks an ephemeral port"),
+    STR("brokerIP1", broker_ip1, "127.0.0.1", 64, "IPv4 address clients and name servers use"),
+    STR("namesrvAddr", namesrv_addr, "", 4096, "name servers, host:port;host:port"),
+    STR("storePathRootDir", store_path_root_dir, "store", 4096, "store root directory"),
+    STR("storePathCommitLog", store_path_commit_log, "", 4096, "commit log directory; empty: ROOT/commitlog"),
+    INT("mapedFileSizeCommitLog", maped_file_size_commit_log, "1073741824", 64 * KB, 16 * GB, "commit-log file size in bytes"),
+    INT("mapedFileSizeConsumeQueue", maped_file_size_consume_queue, "6000000", 20 * 16, GB, "consume-queue file size (20-byte units)"),
+    INT("flushIntervalCommitLog", flush_interval_commit_log, "500", 1, 60000, "ASYNC_FLUSH interval, ms"),
+    INT("flushCommitLogLeastPages", flush_commit_log_least_pages, "4", 0, 1 << 20, "ASYNC_FLUSH: pages needed before a sync"),
+    INT("flushCommitLogThoroughInterval", flush_commit_log_thorough_interval, "10000", 1, 3600000, "ASYNC_FLUSH: sync at least this often, ms"),
+    INT("syncFlushTimeout", sync_flush_timeout, "5000", 1, 600000, "SYNC_FLUSH: answer FLUSH_DISK_TIMEOUT after this, ms"),
+    INT("maxMessageSize", max_message_size, "4194304", 1, 64 * MB, "largest message body (and batch body), bytes"),
+    STR("deleteWhen", delete_when, "04", 64, "hours of day to delete expired files, e.g. 04;16"),
+    INT("fileReservedTime", file_reserved_time, "72", 1, 24 * 365, "keep commit-log files this many hours"),
+    INT("diskMaxUsedSpaceRatio", disk_max_used_space_ratio, "75", 10, 95, "delete early above this disk use, percent"),
+    INT("diskFullRatio", disk_full_ratio, "90", 10, 99, "refuse writes above this disk use, percent"),
+    BOOL("warmMapedFileEnable", warm_maped_file_enable, "false", "touch new commit-log files' pages ahead of use"),
+    BOOL("autoCreateTopicEnable", auto_create_topic_enable, "true", "create unknown topics on send (via TBW102)"),
+    BOOL("autoCreateSubscriptionGroup", auto_create_subscription_group, "true", "create unknown consumer groups on use"),
+    INT("defaultTopicQueueNums", default_topic_queue_nums, "8", 1, 1024, "queues of TBW102, the auto-create template"),
+    INT("registerNameServerPeriod", register_name_server_period, "30000", 1000, 60000, "register with name servers this often, ms"),
+    INT("flushConsumerOffsetInterval", flush_consumer_offset_interval, "5000", 100, 600000, "persist consumer offsets this often, ms"),
+    BOOL("longPollingEnable", long_polling_enable, "true", "hold empty pulls up to their suspend time"),
+    INT("shortPollingTimeMills", short_polling_time_mills, "1000", 1, 60000, "hold time of empty pulls without long polling, ms"),
+    INT("sendQueueCapacity", send_queue_capacity, "10000", 1, 1000000, "sends queued or waiting for disk before SYSTEM_BUSY"),
+    INT("waitTimeMillsInSendQueue", wait_time_mills_in_send_queue, "200", 1, 60000, "answer SYSTEM_BUSY to sends queued longer, ms"),
+    INT("maxTransferCountOnMessageInMemory", max_transfer_count_on_message_in_memory, "32", 1, 65536, "messages per pull at most"),
+    INT("maxTransferBytesOnMessageInMemory", max_transfer_bytes_on_message_in_memory, "262144", 1024, 64 * MB, "bytes per pull at most"),
+    INT("channelExpiredTimeout", channel_expired_timeout, "120000", 1000, 3600000, "drop clients without a heartbeat this long, ms"),
+    INT("haListenPort", ha_listen_port, "10912", 0, 65535, "HA port; 0 picks an ephemeral port"),
+    INT("haTransferBatchSize", ha_transfer_batch_size, "32768", 1024, 64 * MB, "HA: bytes per transfer at most"),
+    INT("haHousekeepingInterval", ha_housekeeping_interval, "20000", 1000, 600000, "HA: drop a silent slave after this, ms"),
+    INT("haSlaveFallbehindMax", ha_slave_fallbehind_max, "268435456", 0, 64 * GB, "SYNC_MASTER: slave in sync range, bytes"),
+    STR("haMasterAddress", ha_master_address, "", 256, "slave: master HA address (else from the name server)"),
+    BOOL("slaveReadEnable", slave_read_enable, "false", "suggest slaves to consumers that fall behind"),
+    INT("brokerPermission", broker_permission, "6", 0, 7, "broker perm bits: 2 write, 4 read"),
+    STR("logPath", log_path, "", 4096, "log file; empty: stderr only"),
+    STR("logLevel", log_level, "info", 16, "debug, info, warn or error"),
+    INT("maxFrameSize", max_frame_size, "16777216", 4096, 256 * MB, "largest request frame, bytes"),
+    INT("clientIdleTimeout", client_idle_timeout, "120000", 0, 3600000, "close silent connections after this, ms; 0 never"),
+};
+
+static const char *const aliases[] = {
+    "mappedFileSizeCommitLog", "mapedFileSizeCommitLog",
+    "mappedFileSizeConsumeQueue", "mapedFileSizeConsumeQueue",
+    "warmMappedFileEnable", "warmMapedFileEnable",
+    NULL, NULL,
+};
+
+static const rmq_cfg_table_t table = {entries, sizeof(entries) / sizeof(entries[0]), aliases};
+
+const rmq_cfg_table_t *bk_config_table(void)
+{
+    return &table;
+}
+
+rmq_err_t bk_config_init(bk_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    return rmq_config_defaults(&table, cfg);
+}
+
+void bk_config_deinit(bk_config_t *cfg)
+{
+    rmq_config_deinit(&table, cfg);
+}
+
+/* Checks every "host:port" of namesrvAddr ("a:p;b:p"). */
+static rmq_err_t check_namesrv(const char *addrs, char *err, size_t errlen)
+{
+    for (const char *p = addrs; *p;) {
+        size_t len = strcspn(p, ";");
+        char one[256], host[256];
+        int port = 0;
+        snprintf(one, sizeof(one), "%.*s", (int)len, p);
+        if (len > 0 && (len >= sizeof(one) || rmq_addr_split(one, host, sizeof(host), &port) != RMQ_OK ||
+                        port <= 0 || port > 65535)) {
+            snprintf(err, errlen, "namesrvAddr=%s: '%s' must be host:port (several separated by ;)", addrs, one);
+            return RMQ_EINVAL;
+        }
+        p += len;
+        if (*p == ';')
+            p++;
+    }
+    return RMQ_OK;
+}
+
+rmq_err_t bk_config_check(const bk_config_t *cfg, char *err, size_t errlen)
+{
+    struct in_addr a;
+    if (inet_pton(AF_INET, cfg->broker_ip1, &a) != 1) {
+        snprintf(err, errlen, "brokerIP1=%s: must be an IPv4 address", cfg->broker_ip1);
+        return RMQ_EINVAL;
+    }
+    if (cfg->broker_role == BK_SLAVE && cfg->broker_id == 0) {
+        snprintf(err, errlen, "brokerId=0: a SLAVE needs a brokerId >= 1");
+        return RMQ_EINVAL;
+    }
+    if (cfg->broker_role != BK_SLAVE && cfg->broker_id != 0) {
+        snprintf(err, errlen, "brokerId=%lld: a master (brokerRole=%s) must have brokerId 0",
+                 (long long)cfg->broker_id, roles[cfg->broker_role]);
+        return RMQ_EINVAL;
+    }
+    if (rmq_log_level_parse(cfg->log_level) < 0) {
+        snprintf(err, errlen, "logLevel=%s: must be one of debug, info, warn, error, off", cfg->log_level);
+        return RMQ_EINVAL;
+    }
+    if (cfg->disk_full_ratio < cfg->disk_max_used_space_ratio) {
+        snprintf(err, errlen, "diskFullRatio=%lld: must be >= diskMaxUsedSpaceRatio (%lld)",
+                 (long long)cfg->disk_full_ratio, (long long)cfg->disk_max_used_space_ratio);
+        return RMQ_EINVAL;
+    }
+    return check_namesrv(cfg->namesrv_addr, err, errlen);
+}
+
+void bk_config_print(const bk_config_t *cfg, FILE *out)
+{
+    rmq_config_print(&table, cfg, out);
+}
+
+void bk_config_to_store(const bk_config_t *cfg, st_store_config_t *sc)
+{
+    struct in_addr a = {0};
+    inet_pton(AF_INET, cfg->broker_ip1, &a);
+    memset(sc, 0, sizeof(*sc));
+    sc->root_dir = cfg->store_path_root_dir;
+    sc->commitlog_dir = cfg->store_path_commit_log[0] ? cfg->store_path_commit_log : NULL;
+    sc->commitlog_file_size = cfg->maped_file_size_commit_log;
+    sc->cq_entries_per_file = cfg->maped_file_size_consume_queue / 20;
+    sc->flush_type = cfg->flush_disk_type == 1 ? ST_SYNC_FLUSH : ST_ASYNC_FLUSH;
+    sc->flush_interval_ms = (int)cfg->flush_interval_commit_log;
+    sc->flush_least_pages = (int)cfg->flush_commit_log_least_pages;
+    sc->flush_thorough_interval_ms = (int)cfg->flush_commit_log_thorough_interval;
+    sc->sync_flush_timeout_ms = (int)cfg->sync_flush_timeout;
+    sc->max_message_size = cfg->max_message_size;
+    sc->file_reserved_hours = (int)cfg->file_reserved_time;
+    sc->delete_when = cfg->delete_when;
+    sc->disk_max_used_ratio = (int)cfg->disk_max_used_space_ratio;
+    sc->disk_full_ratio = (int)cfg->disk_full_ratio;
+    sc->warm_mapped_files = cfg->warm_maped_file_enable;
+    sc->store_host_ip = ntohl(a.s_addr);
+    sc->store_host_port = (uint16_t)cfg->listen_port;
+    sc->read_only_role = cfg->broker_role == BK_SLAVE;
+}

@@ -1,0 +1,78 @@
+/* bk_config.h: the broker's configuration (RocketMQ property names), one
+ * table driving defaults, parsing, validation and printing. */
+#ifndef BK_CONFIG_H
+#define BK_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rmq_config.h"
+#include "st_store.h"
+
+typedef enum bk_role { BK_ASYNC_MASTER = 0, BK_SYNC_MASTER = 1, BK_SLAVE = 2 } bk_role_t;
+
+typedef struct bk_config {
+    char *broker_cluster_name;
+    char *broker_name;
+    int64_t broker_id;
+    int broker_role;                    /* bk_role_t */
+    int flush_disk_type;                /* st_flush_type_t */
+    int64_t listen_port;
+    char *broker_ip1;
+    char *namesrv_addr;
+    char *store_path_root_dir;
+    char *store_path_commit_log;
+    int64_t maped_file_size_commit_log;
+    int64_t maped_file_size_consume_queue;
+    int64_t flush_interval_commit_log;
+    int64_t flush_commit_log_least_pages;
+    int64_t flush_commit_log_thorough_interval;
+    int64_t sync_flush_timeout;
+    int64_t max_message_size;
+    char *delete_when;
+    int64_t file_reserved_time;
+    int64_t disk_max_used_space_ratio;
+    int64_t disk_full_ratio;
+    int warm_maped_file_enable;
+    int auto_create_topic_enable;
+    int auto_create_subscription_group;
+    int64_t default_topic_queue_nums;
+    int64_t register_name_server_period;
+    int64_t flush_consumer_offset_interval;
+    int long_polling_enable;
+    int64_t short_polling_time_mills;
+    int64_t send_queue_capacity;
+    int64_t wait_time_mills_in_send_queue;
+    int64_t max_transfer_count_on_message_in_memory;
+    int64_t max_transfer_bytes_on_message_in_memory;
+    int64_t channel_expired_timeout;
+    int64_t ha_listen_port;
+    int64_t ha_transfer_batch_size;
+    int64_t ha_housekeeping_interval;
+    int64_t ha_slave_fallbehind_max;
+    char *ha_master_address;
+    int slave_read_enable;
+    int64_t broker_permission;
+    char *log_path;
+    char *log_level;
+    int64_t max_frame_size;
+    int64_t client_idle_timeout;
+} bk_config_t;
+
+/* The table (static, read-only). */
+const rmq_cfg_table_t *bk_config_table(void);
+
+/* Sets every key to its default. Owner of the strings: cfg (bk_config_deinit). */
+rmq_err_t bk_config_init(bk_config_t *cfg);
+void bk_config_deinit(bk_config_t *cfg);
+
+/* Cross-key checks (e.g. brokerId 0 iff not SLAVE). On error writes one
+ * line naming the key, the value and the rule into err. */
+rmq_err_t bk_config_check(const bk_config_t *cfg, char *err, size_t errlen);
+
+void bk_config_print(const bk_config_t *cfg, FILE *out);
+
+/* Fills the store's configuration from cfg; strings are borrowed from cfg. */
+void bk_config_to_store(const bk_config_t *cfg, st_store_config_t *sc);
+
+#endif

@@ -1,0 +1,42 @@
+/* bk_groups.h: subscription groups (consumer group settings), persisted as
+ * a packed SubscriptionGroupTable in config/subscriptionGroup.pb, created on
+ * first use when autoCreateSubscriptionGroup is on. Loop thread only. */
+#ifndef BK_GROUPS_H
+#define BK_GROUPS_H
+
+#include <stdint.h>
+
+#include "bk_persist.h"
+#include "rmq.pb-c.h"
+
+typedef struct bk_group {
+    char name[128];
+    int consume_enable;
+    int consume_broadcast_enable;
+    int32_t retry_queue_nums;
+    int32_t retry_max_times;
+    int64_t broker_id;
+    int64_t which_broker_when_consume_slowly;
+} bk_group_t;
+
+typedef struct bk_groups bk_groups_t;
+
+/* Loads dir/subscriptionGroup.pb (missing: empty). persist is borrowed. */
+bk_groups_t *bk_groups_new(const char *dir, bk_persist_t *persist, int auto_create,
+                           char *err, size_t errlen);
+void bk_groups_free(bk_groups_t *g);
+
+/* The group, created with RocketMQ's defaults if absent and auto-create is
+ * on; NULL otherwise. Valid until the group is deleted. */
+const bk_group_t *bk_groups_use(bk_groups_t *g, const char *name, size_t len);
+const bk_group_t *bk_groups_get(const bk_groups_t *g, const char *name, size_t len);
+
+/* Creates or replaces a group from its wire form; persists. */
+rmq_err_t bk_groups_update(bk_groups_t *g, const Rmq__SubscriptionGroupConfig *pb);
+rmq_err_t bk_groups_delete(bk_groups_t *g, const char *name);
+
+/* A heap SubscriptionGroupTable snapshot; free with bk_groups_table_free. */
+Rmq__SubscriptionGroupTable *bk_groups_table_new(const bk_groups_t *g);
+void bk_groups_table_free(Rmq__SubscriptionGroupTable *tab);
+
+#endif

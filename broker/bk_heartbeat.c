@@ -1,0 +1,83 @@
+/* bk_heartbeat.c: the client-facing requests over bk_clients: HEART_BEAT
+ * (registers consumer groups and auto-creates their subscription groups),
+ * UNREGISTER_CLIENT and GET_CONSUMER_LIST_BY_GROUP. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_broker.h"
+#include "bk_names.h"
+#include "rmq_log.h"
+
+/* HEART_BEAT: records the client's consumer groups (creating subscription groups). */
+static void h_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_HEARTBEAT, "HeartbeatData (heartbeat)"))
+        return;
+    const Rmq__HeartbeatData *hb = req->cmd->heartbeat;
+    const char *why;
+    for (size_t i = 0; i < hb->n_consumers; i++) {
+        const char *g = hb->consumers[i]->group_name;
+        if (!bk_name_is_valid(g, strlen(g), &why)) {
+            rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__NAME_ILLEGAL,
+                            "HEART_BEAT: consumer group '%.200s' %s", g, why);
+            return;
+        }
+        bk_groups_use(bk->groups, g, strlen(g));
+    }
+    if (!hb->client_id[0]) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "HEART_BEAT: empty client_id");
+        return;
+    }
+    bk_clients_heartbeat(bk->clients, conn, hb);
+    rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+}
+
+/* UNREGISTER_CLIENT: removes the client from its consumer group(s). */
+static void h_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_UNREGISTER_CLIENT,
+                        "UnregisterClientRequest (unregister_client)"))
+        return;
+    const Rmq__UnregisterClientRequest *h = req->cmd->unregister_client;
+    if (h->consumer_group[0] || !h->producer_group[0])
+        bk_clients_unregister(bk->clients, h->client_id, h->consumer_group);
+    rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+}
+
+/* GET_CONSUMER_LIST_BY_GROUP: client ids, or CONSUMER_NOT_ONLINE. */
+static void h_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)"))
+        return;
+    const char *group = req->cmd->group->consumer_group;
+    size_t n = bk_clients_ids(bk->clients, group, NULL, 0);
+    if (n == 0) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__CONSUMER_NOT_ONLINE,
+                        "no consumer of group %.200s is connected to broker %s", group, bk->addr);
+        return;
+    }
+    const char **ids = calloc(n, sizeof(*ids));
+    if (!ids) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
+        return;
+    }
+    bk_clients_ids(bk->clients, group, ids, n);
+    Rmq__Command resp = RMQ__COMMAND__INIT;
+    Rmq__ConsumerList cl = RMQ__CONSUMER_LIST__INIT;
+    cl.client_ids = (char **)ids;
+    cl.n_client_ids = n;
+    resp.header_case = RMQ__COMMAND__HEADER_CONSUMER_LIST;
+    resp.consumer_list = &cl;
+    rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
+    free(ids);
+}
+
+void bk_clients_install(bk_broker_t *bk)
+{
+    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__HEART_BEAT, h_heartbeat, bk);
+    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__UNREGISTER_CLIENT, h_unregister_client, bk);
+    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__GET_CONSUMER_LIST_BY_GROUP, h_consumer_list, bk);
+}

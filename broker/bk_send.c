@@ -1,0 +1,550 @@
+/* bk_send.c: SEND_MESSAGE and SEND_BATCH_MESSAGE. Requests enter a bounded
+ * ring (sendQueueCapacity, shared with sends waiting for the disk) and are
+ * processed by a drain event in arrival order, at most SEND_DRAIN_MAX per
+ * pass so pulls and timers interleave. A request that finds the queue full,
+ * or that waited longer than waitTimeMillsInSendQueue, is answered
+ * SYSTEM_BUSY: nothing hangs and nothing is dropped silently. Under
+ * SYNC_FLUSH the answer waits for the store's group commit (a pooled waiter
+ * holds the connection and its reply address). Scratch buffers for batch
+ * bodies are reused across requests, so the steady-state path does not
+ * allocate per message. */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_broker.h"
+#include "bk_names.h"
+#include "rmq_log.h"
+#include "rmq_message.h"
+#include "rmq_time.h"
+
+#define SEND_DRAIN_MAX 512
+
+typedef struct send_item {
+    rmq_conn_t *conn;              /* referenced while queued */
+    rmq_frame_t frame;             /* taken from the server */
+    int64_t enq_us;
+} send_item_t;
+
+typedef struct flush_waiter {
+    struct flush_waiter *prev, *next;
+    bk_send_t *s;
+    rmq_conn_t *conn;              /* referenced while waiting */
+    rmq_reply_to_t to;
+    int32_t queue_id;
+    int64_t queue_offset;
+    int32_t count;
+    char id[33];
+    char *ids;                     /* batch: heap comma-joined ids, else NULL */
+} flush_waiter_t;
+
+struct bk_send {
+    bk_broker_t *bk;
+    send_item_t *ring;
+    size_t cap, head, len;
+    struct event *drain;
+    flush_waiter_t *waiting;       /* waiters with a pending flush */
+    flush_waiter_t *spare;         /* reusable waiters (singly linked by next) */
+    size_t n_waiting;
+    uint32_t rr;                   /* round-robin queue choice for queue_id < 0 */
+    st_msg_t *msgs;                /* batch scratch */
+    size_t msgs_cap;
+    char *props;                   /* batch: merged properties */
+    size_t props_cap;
+    char *ids;                     /* batch: comma-joined ids */
+    size_t ids_cap;
+    uint8_t *body;                 /* a request body that was not contiguous */
+    size_t body_cap;
+};
+
+/* The request's parsed fields shared by the single and batch paths. */
+typedef struct send_ctx {
+    rmq_conn_t *conn;
+    rmq_reply_to_t to;
+    const Rmq__SendMessageRequest *hdr;
+    const bk_topic_t *topic;
+    int32_t queue_id;
+    uint32_t born_ip;
+    uint16_t born_port;
+    const uint8_t *body;
+    size_t body_len;
+} send_ctx_t;
+
+/* Grows *buf to at least need bytes (kept for reuse). */
+static int scratch_reserve(void **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*buf, n);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+size_t bk_send_waiting(const bk_send_t *s)
+{
+    return s->len + s->n_waiting;
+}
+
+/* ---- replies ---------------------------------------------------------- */
+
+static void send_reply_ok(rmq_conn_t *conn, rmq_reply_to_t to, const char *ids, int32_t queue_id,
+                          int64_t queue_offset, int32_t count)
+{
+    Rmq__Command resp = RMQ__COMMAND__INIT;
+    Rmq__SendMessageResponse sr = RMQ__SEND_MESSAGE_RESPONSE__INIT;
+    sr.msg_id = (char *)ids;
+    sr.queue_id = queue_id;
+    sr.queue_offset = queue_offset;
+    sr.count = count;
+    resp.header_case = RMQ__COMMAND__HEADER_SEND_RESP;
+    resp.send_resp = &sr;
+    rmq_conn_reply(conn, to, &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
+}
+
+/* Maps a store put failure to its wire status and answers. */
+static void send_reply_put_error(rmq_conn_t *conn, rmq_reply_to_t to, const st_put_result_t *res)
+{
+    int status;
+    switch (res->status) {
+    case ST_PUT_MESSAGE_ILLEGAL: status = RMQ__STATUS__MESSAGE_ILLEGAL; break;
+    case ST_PUT_DISK_FULL: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_DISK_FULL; break;
+    case ST_PUT_NOT_WRITABLE_ROLE: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE; break;
+    case ST_PUT_SHUTDOWN: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN; break;
+    case ST_PUT_WRITE_ERROR:
+    case ST_PUT_CREATE_FILE_FAILED:
+    default: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR; break;
+    }
+    rmq_conn_replyf(conn, to, status, "store refused the message: %s", res->why ? res->why : "unknown");
+}
+
+/* ---- SYNC_FLUSH waiters ------------------------------------------------- */
+
+static flush_waiter_t *waiter_get(bk_send_t *s)
+{
+    flush_waiter_t *w = s->spare;
+    if (w)
+        s->spare = w->next;
+    else if (!(w = malloc(sizeof(*w))))
+        return NULL;
+    memset(w, 0, sizeof(*w));
+    w->s = s;
+    w->next = s->waiting;
+    if (s->waiting)
+        s->waiting->prev = w;
+    s->waiting = w;
+    s->n_waiting++;
+    return w;
+}
+
+/* Unlinks w, drops its connection and returns it to the spare list. */
+static void waiter_put(bk_send_t *s, flush_waiter_t *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        s->waiting = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    s->n_waiting--;
+    rmq_conn_unref(w->conn);
+    free(w->ids);
+    w->next = s->spare;
+    s->spare = w;
+}
+
+/* Store callback (loop thread): the flush this send waited for ended. */
+static void send_flushed(rmq_err_t err, void *arg)
+{
+    flush_waiter_t *w = arg;
+    if (err == RMQ_OK)
+        send_reply_ok(w->conn, w->to, w->ids ? w->ids : w->id, w->queue_id, w->queue_offset, w->count);
+    else if (err == RMQ_ETIMEDOUT)
+        rmq_conn_replyf(w->conn, w->to, RMQ__STATUS__FLUSH_DISK_TIMEOUT,
+                        "disk sync did not finish within syncFlushTimeout");
+    else if (err == RMQ_ESHUTDOWN)
+        rmq_conn_replyf(w->conn, w->to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN,
+                        "broker stopped before the disk sync finished");
+    else
+        rmq_conn_replyf(w->conn, w->to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR,
+                        "disk sync failed: %s", rmq_strerror(err));
+    waiter_put(w->s, w);
+}
+
+/* Answers a stored send now (ASYNC_FLUSH) or once durable (SYNC_FLUSH). */
+static void send_finish(bk_send_t *s, send_ctx_t *c, const st_put_result_t *res, const char *ids)
+{
+    bk_stats_add(&s->bk->stats, BK_STAT_PUT, res->count);
+    if (s->bk->cfg->flush_disk_type != ST_SYNC_FLUSH) {
+        send_reply_ok(c->conn, c->to, ids, c->queue_id, res->queue_offset, res->count);
+        return;
+    }
+    flush_waiter_t *w = waiter_get(s);
+    if (!w) {
+        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the disk");
+        return;
+    }
+    rmq_conn_ref(c->conn);
+    w->conn = c->conn;
+    if (ids != res->msg_id && !(w->ids = strdup(ids))) {
+        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the disk");
+        waiter_put(s, w);
+        return;
+    }
+    w->to = c->to;
+    w->queue_id = c->queue_id;
+    w->queue_offset = res->queue_offset;
+    w->count = res->count;
+    memcpy(w->id, res->msg_id, sizeof(w->id));
+    rmq_err_t rc = st_store_wait_flush(s->bk->store, res->end_offset, send_flushed, w);
+    if (rc != RMQ_OK)
+        send_flushed(rc, w);
+}
+
+/* ---- checks ------------------------------------------------------------- */
+
+/* Parses "ip:port" of the peer into host-order IPv4 and port (0 if not IPv4). */
+static void peer_addr(rmq_conn_t *conn, uint32_t *ip, uint16_t *port)
+{
+    char host[64];
+    int p = 0;
+    struct in_addr a;
+    *ip = 0;
+    *port = 0;
+    if (rmq_addr_split(rmq_conn_peer(conn), host, sizeof(host), &p) == RMQ_OK &&
+        inet_pton(AF_INET, host, &a) == 1) {
+        *ip = ntohl(a.s_addr);
+        *port = (uint16_t)p;
+    }
+}
+
+/* Validates the request and resolves its topic and queue; on failure
+ * answers and returns -1. */
+static int send_check(bk_send_t *s, send_ctx_t *c, int batch)
+{
+    bk_broker_t *bk = s->bk;
+    const Rmq__SendMessageRequest *h = c->hdr;
+    const char *why = NULL;
+    const char *cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE";
+    if (bk->stopping)
+        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN,
+                               "broker is shutting down"), -1;
+    if (bk->cfg->broker_role == BK_SLAVE)
+        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE,
+                               "broker %s is a slave; send to its master", bk->addr), -1;
+    if (!(bk->cfg->broker_permission & RMQ__PERM__PERM_WRITE))
+        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NO_PERMISSION,
+                               "broker %s is not writable (brokerPermission=%lld)", bk->addr,
+                               (long long)bk->cfg->broker_permission), -1;
+    size_t tlen = strlen(h->topic);
+    if (!bk_name_is_valid(h->topic, tlen, &why))
+        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NAME_ILLEGAL, "%s: topic '%.200s' %s",
+                               cmd, h->topic, why), -1;
+    if (h->producer_group[0] && !bk_name_is_valid(h->producer_group, strlen(h->producer_group), &why))
+        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NAME_ILLEGAL, "%s: producer group '%.200s' %s",
+                               cmd, h->producer_group, why), -1;
+    if ((int64_t)c->body_len > bk->cfg->max_message_size)
+        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__MESSAGE_ILLEGAL,
+                               "%s: body of %zu bytes is over maxMessageSize %lld", cmd, c->body_len,
+                               (long long)bk->cfg->max_message_size), -1;
+    c->topic = bk_topics_get(bk->topics, h->topic, tlen);
+    if (!c->topic && bk->cfg->auto_create_topic_enable)
+        c->topic = bk_topics_auto_create(bk->topics, h->topic, tlen, h->default_topic,
+                                         h->default_topic_queue_nums);
+    if (!c->topic)
+        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__TOPIC_NOT_EXIST,
+                               "topic %s does not exist on broker %s%s", h->topic, bk->addr,
+                               bk->cfg->auto_create_topic_enable ? "" : " (autoCreateTopicEnable=false)"), -1;
+    if (!(c->topic->perm & RMQ__PERM__PERM_WRITE))
+        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NO_PERMISSION,
+                               "topic %s is not writable (perm %d)", h->topic, c->topic->perm), -1;
+    c->queue_id = h->queue_id;
+    if (c->queue_id < 0 && c->topic->write_queues > 0)
+        c->queue_id = (int32_t)(s->rr++ % (uint32_t)c->topic->write_queues);
+    if (c->queue_id < 0 || c->queue_id >= c->topic->write_queues)
+        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__BAD_REQUEST,
+                               "%s: queueId %d out of range: topic %s has %d write queues", cmd,
+                               h->queue_id, h->topic, c->topic->write_queues), -1;
+    peer_addr(c->conn, &c->born_ip, &c->born_port);
+    return 0;
+}
+
+/* Tag code of a properties string (0 without TAGS). */
+static int64_t props_tag_code(const char *props, size_t len)
+{
+    size_t vlen = 0;
+    const char *tag = props ? rmq_props_get(props, len, RMQ_PROP_TAGS, &vlen) : NULL;
+    return tag ? st_tag_hash(tag, vlen) : 0;
+}
+
+static void msg_common(const send_ctx_t *c, st_msg_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->topic = c->topic->name;
+    m->topic_len = strlen(c->topic->name);
+    m->queue_id = c->queue_id;
+    m->sys_flag = c->hdr->sys_flag;
+    m->born_timestamp = c->hdr->born_timestamp;
+    m->born_ip = c->born_ip;
+    m->born_port = c->born_port;
+    m->reconsume_times = c->hdr->reconsume_times;
+}
+
+/* ---- single message --------------------------------------------------- */
+
+static void send_single(bk_send_t *s, send_ctx_t *c)
+{
+    st_msg_t m;
+    msg_common(c, &m);
+    m.flag = c->hdr->flag;
+    m.body = c->body;
+    m.body_len = c->body_len;
+    m.properties = c->hdr->properties;
+    m.properties_len = strlen(c->hdr->properties);
+    m.tag_code = props_tag_code(m.properties, m.properties_len);
+    st_put_result_t res;
+    st_store_put(s->bk->store, &m, &res);
+    if (res.status != ST_PUT_OK) {
+        send_reply_put_error(c->conn, c->to, &res);
+        return;
+    }
+    send_finish(s, c, &res, res.msg_id);
+}
+
+/* ---- batch -------------------------------------------------------------- */
+
+/* Counts the entries of a batch body and the merged properties size; -1 if malformed. */
+static int batch_scan(const send_ctx_t *c, size_t extra_props, size_t *n, size_t *props_total)
+{
+    size_t off = 0;
+    *n = *props_total = 0;
+    while (off < c->body_len) {
+        rmq_batch_entry_t e;
+        size_t used = 0;
+        if (rmq_batch_decode(c->body + off, c->body_len - off, &e, &used) != RMQ_OK || used == 0)
+            return -1;
+        off += used;
+        (*n)++;
+        *props_total += e.properties_len + 1 + extra_props;
+    }
+    return *n ? 0 : -1;
+}
+
+/* Joins the ids of a stored batch, each record following the previous one. */
+static const char *batch_ids(bk_send_t *s, const st_put_result_t *res, size_t n)
+{
+    if (scratch_reserve((void **)&s->ids, &s->ids_cap, n * 33 + 1) != 0)
+        return NULL;
+    int64_t phys = res->phys_offset;
+    char *p = s->ids;
+    for (size_t i = 0; i < n; i++) {
+        st_store_msg_id(s->bk->ip, (uint16_t)s->bk->port, phys, p);
+        p += 32;
+        *p++ = i + 1 < n ? ',' : '\0';
+        phys += (int64_t)rmq_record_size(s->msgs[i].body_len, s->msgs[i].topic_len, s->msgs[i].properties_len);
+    }
+    return s->ids;
+}
+
+/* Appends batch-level properties to an entry's; returns the merged length. */
+static size_t props_merge(char *out, const char *own, size_t own_len, const char *extra, size_t extra_len)
+{
+    size_t n = 0;
+    memcpy(out, own, own_len);
+    n = own_len;
+    if (extra_len) {
+        if (n && out[n - 1] != '\x02')
+            out[n++] = '\x02';
+        memcpy(out + n, extra, extra_len);
+        n += extra_len;
+    }
+    return n;
+}
+
+static void send_batch(bk_send_t *s, send_ctx_t *c)
+{
+    size_t n, props_total, extra_len = strlen(c->hdr->properties);
+    if (batch_scan(c, extra_len, &n, &props_total) != 0) {
+        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__MESSAGE_ILLEGAL,
+                        "SEND_BATCH_MESSAGE: malformed or empty batch body (%zu bytes)", c->body_len);
+        return;
+    }
+    if (scratch_reserve((void **)&s->msgs, &s->msgs_cap, n * sizeof(st_msg_t)) != 0 ||
+        scratch_reserve((void **)&s->props, &s->props_cap, props_total + 1) != 0) {
+        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory for a batch of %zu", n);
+        return;
+    }
+    size_t off = 0, poff = 0;
+    for (size_t i = 0; i < n; i++) {
+        rmq_batch_entry_t e;
+        size_t used = 0;
+        rmq_batch_decode(c->body + off, c->body_len - off, &e, &used);
+        off += used;
+        st_msg_t *m = &s->msgs[i];
+        msg_common(c, m);
+        m->flag = e.flag;
+        m->body = e.body;
+        m->body_len = e.body_len;
+        m->properties = s->props + poff;
+        m->properties_len = props_merge(s->props + poff, e.properties, e.properties_len,
+                                        c->hdr->properties, extra_len);
+        m->tag_code = props_tag_code(m->properties, m->properties_len);
+        poff += m->properties_len;
+    }
+    st_put_result_t res;
+    st_store_put_batch(s->bk->store, s->msgs, n, &res);
+    if (res.status != ST_PUT_OK) {
+        send_reply_put_error(c->conn, c->to, &res);
+        return;
+    }
+    const char *ids = batch_ids(s, &res, n);
+    send_finish(s, c, &res, ids ? ids : res.msg_id);
+}
+
+/* ---- queue and dispatch ------------------------------------------------- */
+
+/* Points c->body at the request body, contiguous (copied into scratch only
+ * if the frame arrived in pieces). -1 when out of memory. */
+static int send_body(bk_send_t *s, send_ctx_t *c, struct evbuffer *body)
+{
+    size_t len = evbuffer_get_length(body);
+    c->body_len = len;
+    if (len == 0) {
+        c->body = (const uint8_t *)"";
+        return 0;
+    }
+    if (evbuffer_get_contiguous_space(body) >= len) {
+        c->body = evbuffer_pullup(body, (ssize_t)len);
+        return c->body ? 0 : -1;
+    }
+    if (scratch_reserve((void **)&s->body, &s->body_cap, len) != 0)
+        return -1;
+    evbuffer_copyout(body, s->body, len);
+    c->body = s->body;
+    return 0;
+}
+
+/* Processes one queued request. */
+static void send_process(bk_send_t *s, send_item_t *it, int64_t now_us)
+{
+    const Rmq__Command *cmd = it->frame.cmd;
+    int batch = cmd->code == RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE;
+    send_ctx_t c = {.conn = it->conn, .to = rmq_reply_to(cmd)};
+    int64_t waited_ms = (now_us - it->enq_us) / 1000;
+    if (!rmq_conn_is_open(it->conn))
+        return;
+    if (waited_ms > s->bk->cfg->wait_time_mills_in_send_queue) {
+        bk_stats_add(&s->bk->stats, BK_STAT_BUSY, 1);
+        rmq_conn_replyf(c.conn, c.to, RMQ__STATUS__SYSTEM_BUSY,
+                        "broker busy: request waited %lld ms in the send queue (waitTimeMillsInSendQueue=%lld)",
+                        (long long)waited_ms, (long long)s->bk->cfg->wait_time_mills_in_send_queue);
+        return;
+    }
+    if (!bk_need_header(c.conn, &it->frame, RMQ__COMMAND__HEADER_SEND, "SendMessageRequest (send)"))
+        return;
+    c.hdr = cmd->send;
+    if (send_body(s, &c, it->frame.body) != 0) {
+        rmq_conn_replyf(c.conn, c.to, RMQ__STATUS__SYSTEM_ERROR, "out of memory reading the body");
+        return;
+    }
+    if (send_check(s, &c, batch || c.hdr->batch) != 0)
+        return;
+    if (batch || c.hdr->batch)
+        send_batch(s, &c);
+    else
+        send_single(s, &c);
+}
+
+/* Drain event: processes up to SEND_DRAIN_MAX queued requests, then yields. */
+static void send_drain(evutil_socket_t fd, short what, void *arg)
+{
+    bk_send_t *s = arg;
+    int64_t now_us = rmq_mono_us();
+    for (int i = 0; i < SEND_DRAIN_MAX && s->len > 0; i++) {
+        send_item_t *it = &s->ring[s->head];
+        s->head = (s->head + 1) % s->cap;
+        s->len--;
+        send_process(s, it, now_us);
+        rmq_conn_unref(it->conn);
+        rmq_frame_clear(&it->frame);
+    }
+    if (s->len > 0)
+        event_active(s->drain, EV_TIMEOUT, 0);
+}
+
+/* Handler for both send codes: queue the request or answer SYSTEM_BUSY. */
+static void send_handle(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_send_t *s = arg;
+    if (bk_send_waiting(s) >= s->cap) {
+        bk_stats_add(&s->bk->stats, BK_STAT_BUSY, 1);
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_BUSY,
+                        "broker busy: %zu sends queued or waiting for the disk (sendQueueCapacity=%zu)",
+                        bk_send_waiting(s), s->cap);
+        return;
+    }
+    send_item_t *it = &s->ring[(s->head + s->len) % s->cap];
+    it->conn = conn;
+    rmq_conn_ref(conn);
+    it->frame = *req;
+    req->cmd = NULL;
+    req->body = NULL;
+    it->enq_us = rmq_mono_us();
+    if (s->len++ == 0)
+        event_active(s->drain, EV_TIMEOUT, 0);
+}
+
+bk_send_t *bk_send_new(bk_broker_t *bk)
+{
+    bk_send_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->bk = bk;
+    s->cap = (size_t)bk->cfg->send_queue_capacity;
+    s->ring = calloc(s->cap, sizeof(*s->ring));
+    s->drain = event_new(bk->base, -1, 0, send_drain, s);
+    if (!s->ring || !s->drain) {
+        bk_send_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void bk_send_free(bk_send_t *s)
+{
+    if (!s)
+        return;
+    while (s->len > 0) {
+        send_item_t *it = &s->ring[s->head];
+        s->head = (s->head + 1) % s->cap;
+        s->len--;
+        rmq_conn_unref(it->conn);
+        rmq_frame_clear(&it->frame);
+    }
+    while (s->waiting)
+        waiter_put(s, s->waiting);
+    while (s->spare) {
+        flush_waiter_t *w = s->spare;
+        s->spare = w->next;
+        free(w);
+    }
+    if (s->drain)
+        event_free(s->drain);
+    free(s->ring);
+    free(s->msgs);
+    free(s->props);
+    free(s->ids);
+    free(s->body);
+    free(s);
+}
+
+void bk_send_install(bk_broker_t *bk)
+{
+    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__SEND_MESSAGE, send_handle, bk->send);
+    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE, send_handle, bk->send);
+}

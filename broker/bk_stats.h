@@ -1,0 +1,33 @@
+/* bk_stats.h: request counters and their rates over 10 s, 1 min and 10 min
+ * windows (RocketMQ's "putTps" style: three space-separated numbers),
+ * sampled once a second by the broker's housekeeping timer. Loop thread. */
+#ifndef BK_STATS_H
+#define BK_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum bk_stat { BK_STAT_PUT, BK_STAT_GET_FOUND, BK_STAT_GET_MISS, BK_STAT_GET_TRANSFERRED, BK_STAT_BUSY, BK_STAT_N };
+
+#define BK_STATS_SAMPLES 601
+
+typedef struct bk_stats {
+    int64_t total[BK_STAT_N];
+    int64_t ring[BK_STATS_SAMPLES][BK_STAT_N];   /* totals, one sample per second */
+    size_t head;                                 /* index of the newest sample */
+    size_t filled;
+} bk_stats_t;
+
+static inline void bk_stats_add(bk_stats_t *s, enum bk_stat which, int64_t n)
+{
+    s->total[which] += n;
+}
+
+/* Records the current totals as the newest one-second sample. */
+void bk_stats_sample(bk_stats_t *s);
+/* Writes "tps10s tps1m tps10m" of which into buf. */
+void bk_stats_tps(const bk_stats_t *s, enum bk_stat which, char *buf, size_t len);
+/* Same for the sum of two counters. */
+void bk_stats_tps2(const bk_stats_t *s, enum bk_stat a, enum bk_stat b, char *buf, size_t len);
+
+#endif

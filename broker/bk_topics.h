@@ -1,0 +1,67 @@
+/* bk_topics.h: the broker's topic configuration table (name -> queues and
+ * permissions), persisted as a packed TopicConfigTable in config/topics.pb,
+ * with a data version that name servers use to order registrations. Loop
+ * thread only. */
+#ifndef BK_TOPICS_H
+#define BK_TOPICS_H
+
+#include <stdint.h>
+
+#include "bk_persist.h"
+#include "rmq.pb-c.h"
+
+#define BK_DEFAULT_TOPIC "TBW102"
+
+typedef struct bk_topic {
+    char name[128];
+    int32_t read_queues;
+    int32_t write_queues;
+    int32_t perm;          /* RMQ__PERM__* bits */
+    int order;
+    int32_t sys_flag;
+} bk_topic_t;
+
+typedef struct bk_topics bk_topics_t;
+typedef void (*bk_topics_changed_fn)(void *arg);
+
+/* Loads dir/topics.pb (missing: empty table) and adds TBW102 with
+ * default_queues queues when auto_create (removes it otherwise). persist is
+ * borrowed. NULL with err filled on a corrupt file. */
+bk_topics_t *bk_topics_new(const char *dir, bk_persist_t *persist, int auto_create,
+                           int32_t default_queues, char *err, size_t errlen);
+void bk_topics_free(bk_topics_t *t);
+
+/* fn runs after every change (to re-register with name servers). */
+void bk_topics_on_change(bk_topics_t *t, bk_topics_changed_fn fn, void *arg);
+
+/* The topic, or NULL. The pointer is valid until the next change. */
+const bk_topic_t *bk_topics_get(const bk_topics_t *t, const char *name, size_t len);
+
+/* Creates or replaces a topic; bumps the data version, persists, notifies. */
+rmq_err_t bk_topics_update(bk_topics_t *t, const bk_topic_t *topic);
+
+/* Creates name from the template default_topic (which must carry PERM_INHERIT)
+ * with min(queue_nums, template write queues) queues. NULL if the template is
+ * missing or not inheritable. */
+const bk_topic_t *bk_topics_auto_create(bk_topics_t *t, const char *name, size_t len,
+                                        const char *default_topic, int32_t queue_nums);
+
+/* Removes a topic; RMQ_ENOTFOUND if absent. */
+rmq_err_t bk_topics_delete(bk_topics_t *t, const char *name);
+
+size_t bk_topics_count(const bk_topics_t *t);
+/* Iteration like bk_map_next; the table must not change meanwhile. */
+int bk_topics_next(const bk_topics_t *t, size_t *cursor, const bk_topic_t **topic);
+
+/* A heap TopicConfigTable snapshot (with the data version); free with
+ * bk_topics_table_free. NULL when out of memory. */
+Rmq__TopicConfigTable *bk_topics_table_new(const bk_topics_t *t);
+void bk_topics_table_free(Rmq__TopicConfigTable *tab);
+
+/* Copies the current data version into dv. */
+void bk_topics_version(const bk_topics_t *t, Rmq__DataVersion *dv);
+
+/* Fills a TopicConfig message from a topic (strings borrowed from topic). */
+void bk_topic_to_pb(const bk_topic_t *topic, Rmq__TopicConfig *pb);
+
+#endif
