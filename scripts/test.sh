@@ -46,7 +46,7 @@ run_fuzzers() {
     return
   fi
   for f in "$dir"/tests/fuzz/fuzz_*; do
-    [ -x "$f" ] || continue
+    if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
     name=${f##*/fuzz_}
     mkdir -p "tests/fuzz/corpus/$name" "$dir/corpus-$name"
     echo "== fuzz $name for ${seconds}s"
