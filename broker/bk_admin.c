@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bk_broker.h"
+#include "bk_ha.h"
 #include "bk_names.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -122,14 +123,17 @@ static void h_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 
 /* ---- runtime info ------------------------------------------------------- */
 
+#define KV_MAX 80
+
 typedef struct kv_table {
-    Rmq__ConfigEntry items[40];
-    Rmq__ConfigEntry *ptrs[40];
-    char vals[40][64];
+    Rmq__ConfigEntry items[KV_MAX];
+    Rmq__ConfigEntry *ptrs[KV_MAX];
+    char keys[KV_MAX][48];
+    char vals[KV_MAX][144];
     size_t n;
 } kv_table_t;
 
-/* Appends key = printf(fmt) to t (silently full at 40 entries). */
+/* Appends key = printf(fmt) to t (silently full at KV_MAX entries). */
 static void kv_add(kv_table_t *t, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void kv_add(kv_table_t *t, const char *key, const char *fmt, ...)
@@ -141,10 +145,17 @@ static void kv_add(kv_table_t *t, const char *key, const char *fmt, ...)
     vsnprintf(t->vals[t->n], sizeof(t->vals[0]), fmt, ap);
     va_end(ap);
     rmq__config_entry__init(&t->items[t->n]);
-    t->items[t->n].key = (char *)key;
+    snprintf(t->keys[t->n], sizeof(t->keys[0]), "%s", key);
+    t->items[t->n].key = t->keys[t->n];
     t->items[t->n].value = t->vals[t->n];
     t->ptrs[t->n] = &t->items[t->n];
     t->n++;
+}
+
+/* bk_ha_describe sink. */
+static void kv_add_ha(const char *key, const char *value, void *arg)
+{
+    kv_add(arg, key, "%s", value);
 }
 
 /* brokerRole as its property value. */
@@ -200,6 +211,7 @@ static void h_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     kv_add(t, "getTotalTps", "%s", tps);
     bk_stats_tps(&bk->stats, BK_STAT_GET_TRANSFERRED, tps, sizeof(tps));
     kv_add(t, "getTransferedTps", "%s", tps);
+    bk_ha_describe(bk->ha, kv_add_ha, t);
     Rmq__Command resp = RMQ__COMMAND__INIT;
     Rmq__ConfigTable ct = RMQ__CONFIG_TABLE__INIT;
     ct.entries = t->ptrs;

@@ -1,5 +1,5 @@
 /* bk_broker.c: the broker object: opens everything in order (listener,
- * metadata, store, handlers, registration), runs the one-second
+ * metadata, store, HA, handlers, registration), runs the one-second
  * housekeeping tick (rate samples, client expiry, offset persistence), and
  * tears everything down in reverse order on a clean stop. */
 #include "bk_broker.h"
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_ha.h"
 #include "bk_register.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -44,7 +45,7 @@ int bk_broker_port(const bk_broker_t *bk)
 
 int bk_broker_ha_port(const bk_broker_t *bk)
 {
-    return 0;
+    return bk_ha_port(bk->ha);
 }
 
 void bk_broker_topics_changed(void *arg)
@@ -174,6 +175,8 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         rc = broker_open_store(bk, err, errlen);
     if (rc != RMQ_OK)
         return rc;
+    if (!(bk->ha = bk_ha_new(bk, err, errlen)))
+        return RMQ_EIO;
     bk->clients = bk_clients_new(bk->cfg->channel_expired_timeout);
     bk->send = bk_send_new(bk);
     bk->pull = bk_pull_new(bk);
@@ -194,9 +197,11 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     event_add(bk->tick, &sec);
     bk->last_offsets_ms = rmq_mono_ms();
     bk_register_start(bk->reg);
-    LOG_INFO("broker %s (%s, cluster %s, %s) listening on %s", bk->cfg->broker_name,
-             bk->cfg->broker_role == BK_SLAVE ? "slave" : "master", bk->cfg->broker_cluster_name,
-             bk->cfg->flush_disk_type == ST_SYNC_FLUSH ? "SYNC_FLUSH" : "ASYNC_FLUSH", bk->addr);
+    int role = bk->cfg->broker_role;
+    LOG_INFO("broker %s (%s, cluster %s, %s) listening on %s, HA port %d", bk->cfg->broker_name,
+             role == BK_SLAVE ? "SLAVE" : role == BK_SYNC_MASTER ? "SYNC_MASTER" : "ASYNC_MASTER",
+             bk->cfg->broker_cluster_name, bk->cfg->flush_disk_type == ST_SYNC_FLUSH ? "SYNC_FLUSH" : "ASYNC_FLUSH",
+             bk->addr, bk_broker_ha_port(bk));
     return RMQ_OK;
 }
 
@@ -224,6 +229,8 @@ void bk_broker_free(bk_broker_t *bk)
         event_free(bk->drain);
     if (bk->offsets)
         bk_offsets_persist(bk->offsets);
+    bk_ha_free(bk->ha);
+    bk->ha = NULL;
     if (bk->store)
         st_store_close(bk->store);
     bk->store = NULL;

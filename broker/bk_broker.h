@@ -23,6 +23,7 @@
 typedef struct bk_send bk_send_t;
 typedef struct bk_pull bk_pull_t;
 typedef struct bk_register bk_register_t;
+typedef struct bk_ha bk_ha_t;
 
 typedef struct bk_broker {
     bk_config_t *cfg;             /* borrowed; outlives the broker */
@@ -38,6 +39,7 @@ typedef struct bk_broker {
     bk_send_t *send;
     bk_pull_t *pull;
     bk_register_t *reg;
+    bk_ha_t *ha;                  /* HA master or slave */
     bk_stats_t stats;
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */
     struct event *drain;          /* clean stop: waits for unanswered sends */

@@ -52,6 +52,8 @@ typedef struct bk_config {
     int64_t ha_slave_fallbehind_max;
     char *ha_master_address;
     int slave_read_enable;
+    int64_t slave_sync_interval;
+    int64_t access_message_in_memory_max_ratio;
     int64_t broker_permission;
     char *log_path;
     char *log_level;

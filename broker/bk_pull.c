@@ -2,9 +2,11 @@
  * an evbuffer of references into the mapped commit log (moved into the
  * reply without copying), maps the store's status to the wire status
  * (ROCKETMQ-NOTES 7.2), stores the commit offset the pull carries, and
- * parks pulls that found nothing in the long-polling hold (bk_hold). */
+ * parks pulls that found nothing in the long-polling hold (bk_hold), and
+ * suggests which broker of the set the consumer should pull from next. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bk_broker.h"
 #include "bk_hold.h"
@@ -17,6 +19,7 @@
 struct bk_pull {
     bk_broker_t *bk;
     bk_hold_t *hold;
+    int64_t in_memory_max;        /* accessMessageInMemoryMaxRatio of physical memory, bytes */
 };
 
 typedef struct pull_filter {
@@ -130,11 +133,30 @@ static const char *pull_expression(bk_pull_t *p, const Rmq__PullMessageRequest *
     return expr ? expr : "*";
 }
 
-static void pull_reply(bk_pull_t *p, rmq_conn_t *conn, rmq_reply_to_t to, const st_get_result_t *res,
-                       int status, struct evbuffer *body)
+/* suggestWhichBrokerId (RocketMQ): with slaveReadEnable, a pull whose data
+ * lies further behind the log end than in_memory_max goes to the group's
+ * whichBrokerWhenConsumeSlowly and any other to its brokerId; without it,
+ * always the master (0). */
+static int64_t pull_suggest(bk_pull_t *p, const char *group, const st_get_result_t *res)
+{
+    bk_broker_t *bk = p->bk;
+    const bk_group_t *grp = bk_groups_get(bk->groups, group, strlen(group));
+    if (!bk->cfg->slave_read_enable || !grp)
+        return 0;
+    if (res->msg_count <= 0)
+        return grp->broker_id;
+    st_store_stats_t st;
+    st_store_stats(bk->store, &st);
+    int slow = st.commitlog_max_offset - res->max_phys_scanned > p->in_memory_max;
+    return slow ? grp->which_broker_when_consume_slowly : grp->broker_id;
+}
+
+static void pull_reply(bk_pull_t *p, rmq_conn_t *conn, const Rmq__PullMessageRequest *h, rmq_reply_to_t to,
+                       const st_get_result_t *res, int status, struct evbuffer *body)
 {
     Rmq__Command resp = RMQ__COMMAND__INIT;
     Rmq__PullMessageResponse pr = RMQ__PULL_MESSAGE_RESPONSE__INIT;
+    pr.suggest_which_broker_id = pull_suggest(p, h->consumer_group, res);
     pr.next_begin_offset = res->next_begin_offset;
     pr.min_offset = res->min_offset;
     pr.max_offset = res->max_offset;
@@ -195,7 +217,7 @@ static void pull_execute(bk_pull_t *p, rmq_conn_t *conn, rmq_frame_t *req, int f
             return;
         }
     }
-    pull_reply(p, conn, to, &res, status, body);
+    pull_reply(p, conn, h, to, &res, status, body);
     evbuffer_free(body);
 }
 
@@ -237,6 +259,8 @@ bk_pull_t *bk_pull_new(bk_broker_t *bk)
     if (!p)
         return NULL;
     p->bk = bk;
+    p->in_memory_max = (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 100 *
+                       bk->cfg->access_message_in_memory_max_ratio;
     if (!(p->hold = bk_hold_new(bk->base, pull_released, p))) {
         free(p);
         return NULL;

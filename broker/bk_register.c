@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_ha.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
@@ -91,6 +92,7 @@ static void register_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
             snprintf(r->master_addr, sizeof(r->master_addr), "%s", rr->master_addr);
         if (rr->ha_server_addr[0])
             snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", rr->ha_server_addr);
+        bk_ha_master_seen(r->bk->ha, r->ha_addr);
     }
 }
 

@@ -4,15 +4,19 @@
  * pass so pulls and timers interleave. A request that finds the queue full,
  * or that waited longer than waitTimeMillsInSendQueue, is answered
  * SYSTEM_BUSY: nothing hangs and nothing is dropped silently. Under
- * SYNC_FLUSH the answer waits for the store's group commit (a pooled waiter
- * holds the connection and its reply address). Scratch buffers for batch
+ * SYNC_FLUSH the answer waits for the store's group commit, and under
+ * SYNC_MASTER for a slave's acknowledgement; with both, a pooled waiter
+ * holds the connection and its reply address until both ended, and a
+ * replication failure is the answer over a disk one. Scratch buffers for batch
  * bodies are reused across requests, so the steady-state path does not
  * allocate per message. */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bk_broker.h"
+#include "bk_ha.h"
 #include "bk_names.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
@@ -36,6 +40,9 @@ typedef struct flush_waiter {
     int32_t count;
     char id[33];
     char *ids;                     /* batch: heap comma-joined ids, else NULL */
+    int pending;                   /* waits (disk, slave) still running */
+    int status;                    /* RMQ__STATUS__* so far (SUCCESS until one fails) */
+    char why[96];                  /* remark of a failure status */
 } flush_waiter_t;
 
 struct bk_send {
@@ -123,7 +130,7 @@ static void send_reply_put_error(rmq_conn_t *conn, rmq_reply_to_t to, const st_p
     rmq_conn_replyf(conn, to, status, "store refused the message: %s", res->why ? res->why : "unknown");
 }
 
-/* ---- SYNC_FLUSH waiters ------------------------------------------------- */
+/* ---- SYNC_FLUSH / SYNC_MASTER waiters ------------------------------------ */
 
 static flush_waiter_t *waiter_get(bk_send_t *s)
 {
@@ -158,52 +165,122 @@ static void waiter_put(bk_send_t *s, flush_waiter_t *w)
     s->spare = w;
 }
 
+/* Answers once every wait has ended, then recycles w. */
+static void waiter_done(flush_waiter_t *w)
+{
+    if (--w->pending > 0)
+        return;
+    if (w->status == RMQ__STATUS__SUCCESS)
+        send_reply_ok(w->conn, w->to, w->ids ? w->ids : w->id, w->queue_id, w->queue_offset, w->count);
+    else
+        rmq_conn_replyf(w->conn, w->to, w->status, "%s", w->why);
+    waiter_put(w->s, w);
+}
+
+/* Records a failure; a replication failure (repl) wins over a disk one. */
+static void waiter_fail(flush_waiter_t *w, int status, int repl, const char *why)
+{
+    if (w->status != RMQ__STATUS__SUCCESS && !repl)
+        return;
+    w->status = status;
+    snprintf(w->why, sizeof(w->why), "%s", why);
+}
+
 /* Store callback (loop thread): the flush this send waited for ended. */
 static void send_flushed(rmq_err_t err, void *arg)
 {
     flush_waiter_t *w = arg;
-    if (err == RMQ_OK)
-        send_reply_ok(w->conn, w->to, w->ids ? w->ids : w->id, w->queue_id, w->queue_offset, w->count);
-    else if (err == RMQ_ETIMEDOUT)
-        rmq_conn_replyf(w->conn, w->to, RMQ__STATUS__FLUSH_DISK_TIMEOUT,
-                        "disk sync did not finish within syncFlushTimeout");
+    if (err == RMQ_ETIMEDOUT)
+        waiter_fail(w, RMQ__STATUS__FLUSH_DISK_TIMEOUT, 0, "disk sync did not finish within syncFlushTimeout");
     else if (err == RMQ_ESHUTDOWN)
-        rmq_conn_replyf(w->conn, w->to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN,
-                        "broker stopped before the disk sync finished");
-    else
-        rmq_conn_replyf(w->conn, w->to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR,
-                        "disk sync failed: %s", rmq_strerror(err));
-    waiter_put(w->s, w);
+        waiter_fail(w, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN, 0,
+                    "broker stopped before the disk sync finished");
+    else if (err != RMQ_OK) {
+        char why[96];
+        snprintf(why, sizeof(why), "disk sync failed: %s", rmq_strerror(err));
+        waiter_fail(w, RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR, 0, why);
+    }
+    waiter_done(w);
 }
 
-/* Answers a stored send now (ASYNC_FLUSH) or once durable (SYNC_FLUSH). */
-static void send_finish(bk_send_t *s, send_ctx_t *c, const st_put_result_t *res, const char *ids)
+/* Maps a final replication outcome onto w. */
+static void repl_fail(flush_waiter_t *w, ha_sync_status_t st)
 {
-    bk_stats_add(&s->bk->stats, BK_STAT_PUT, res->count);
-    if (s->bk->cfg->flush_disk_type != ST_SYNC_FLUSH) {
-        send_reply_ok(c->conn, c->to, ids, c->queue_id, res->queue_offset, res->count);
-        return;
-    }
+    if (st == HA_SYNC_SLAVE_NOT_AVAILABLE)
+        waiter_fail(w, RMQ__STATUS__SLAVE_NOT_AVAILABLE, 1,
+                    "no slave connected, or the slave is more than haSlaveFallbehindMax behind");
+    else if (st == HA_SYNC_FLUSH_SLAVE_TIMEOUT)
+        waiter_fail(w, RMQ__STATUS__FLUSH_SLAVE_TIMEOUT, 1, "no slave acknowledged within syncFlushTimeout");
+    else if (st == HA_SYNC_SHUTDOWN)
+        waiter_fail(w, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN, 1, "broker stopped before a slave acknowledged");
+    else if (st != HA_SYNC_OK)
+        waiter_fail(w, RMQ__STATUS__SYSTEM_ERROR, 1, "out of memory waiting for a slave");
+}
+
+/* HA callback (loop thread): the slave wait of this send ended. */
+static void send_replicated(ha_sync_status_t st, void *arg)
+{
+    flush_waiter_t *w = arg;
+    repl_fail(w, st);
+    waiter_done(w);
+}
+
+/* Fills a waiter for a stored send; NULL (answered) when out of memory. */
+static flush_waiter_t *waiter_for(bk_send_t *s, send_ctx_t *c, const st_put_result_t *res, const char *ids)
+{
     flush_waiter_t *w = waiter_get(s);
     if (!w) {
-        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the disk");
-        return;
+        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the send");
+        return NULL;
     }
     rmq_conn_ref(c->conn);
     w->conn = c->conn;
+    w->pending = 1;                /* released by send_finish itself */
+    w->status = RMQ__STATUS__SUCCESS;
     if (ids != res->msg_id && !(w->ids = strdup(ids))) {
-        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the disk");
+        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the send");
         waiter_put(s, w);
-        return;
+        return NULL;
     }
     w->to = c->to;
     w->queue_id = c->queue_id;
     w->queue_offset = res->queue_offset;
     w->count = res->count;
     memcpy(w->id, res->msg_id, sizeof(w->id));
-    rmq_err_t rc = st_store_wait_flush(s->bk->store, res->end_offset, send_flushed, w);
-    if (rc != RMQ_OK)
-        send_flushed(rc, w);
+    return w;
+}
+
+/* Answers a stored send now (ASYNC_FLUSH, ASYNC_MASTER), or once durable
+ * (SYNC_FLUSH) and acknowledged by a slave (SYNC_MASTER). A slave that is
+ * missing or too far behind is answered at once. */
+static void send_finish(bk_send_t *s, send_ctx_t *c, const st_put_result_t *res, const char *ids)
+{
+    bk_broker_t *bk = s->bk;
+    ha_sync_t *sync = bk_ha_sync(bk->ha);
+    int flush = bk->cfg->flush_disk_type == ST_SYNC_FLUSH;
+    bk_stats_add(&bk->stats, BK_STAT_PUT, res->count);
+    bk_ha_notify_append(bk->ha);
+    if (!flush && !sync) {
+        send_reply_ok(c->conn, c->to, ids, c->queue_id, res->queue_offset, res->count);
+        return;
+    }
+    flush_waiter_t *w = waiter_for(s, c, res, ids);
+    if (!w)
+        return;
+    if (sync) {
+        ha_sync_status_t st = ha_sync_wait(sync, res->end_offset, rmq_mono_ms() + bk->cfg->sync_flush_timeout,
+                                           send_replicated, w);
+        if (st == HA_SYNC_PENDING)
+            w->pending++;
+        repl_fail(w, st == HA_SYNC_PENDING ? HA_SYNC_OK : st);
+    }
+    if (flush && w->status == RMQ__STATUS__SUCCESS) {
+        w->pending++;
+        rmq_err_t rc = st_store_wait_flush(bk->store, res->end_offset, send_flushed, w);
+        if (rc != RMQ_OK)
+            send_flushed(rc, w);
+    }
+    waiter_done(w);
 }
 
 /* ---- checks ------------------------------------------------------------- */

@@ -1,0 +1,163 @@
+/* bk_ha.c: replication wiring. A master opens its HA listener right after
+ * the store (haListenPort, 0: ephemeral); a slave follows the master HA
+ * address from haMasterAddress or, failing that, the name server's register
+ * answer. Runtime info lists the role and each slave's (or the slave's own)
+ * replication state. */
+#include "bk_ha.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bk_metasync.h"
+#include "ha_master.h"
+#include "ha_slave.h"
+
+#define HA_INFO_MAX_SLAVES 8
+
+struct bk_ha {
+    bk_broker_t *bk;
+    ha_config_t cfg;
+    ha_master_t *master;
+    ha_slave_t *slave;
+    bk_metasync_t *metasync;      /* slave: metadata copy from the master */
+};
+
+/* haListenPort, else listenPort + 1 (0 stays ephemeral). */
+static int ha_port(const bk_config_t *c)
+{
+    if (c->ha_listen_port >= 0)
+        return (int)c->ha_listen_port;
+    return c->listen_port > 0 && c->listen_port < 65535 ? (int)c->listen_port + 1 : 0;
+}
+
+/* Fills the HA settings from the broker's properties. */
+static void ha_cfg_fill(const bk_config_t *c, ha_config_t *hc)
+{
+    *hc = (ha_config_t){
+        .cluster_name = c->broker_cluster_name,
+        .broker_name = c->broker_name,
+        .broker_id = c->broker_id,
+        .listen_port = ha_port(c),
+        .transfer_batch_size = (uint32_t)c->ha_transfer_batch_size,
+        .housekeeping_interval_ms = (int)c->ha_housekeeping_interval,
+        .slave_fallbehind_max = c->ha_slave_fallbehind_max,
+    };
+}
+
+bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
+{
+    bk_ha_t *ha = calloc(1, sizeof(*ha));
+    if (!ha) {
+        snprintf(err, errlen, "HA: out of memory");
+        return NULL;
+    }
+    ha->bk = bk;
+    ha_cfg_fill(bk->cfg, &ha->cfg);
+    if (bk->cfg->broker_role != BK_SLAVE) {
+        char why[256] = "";
+        if (!(ha->master = ha_master_new(bk->base, bk->store, &ha->cfg, why, sizeof(why)))) {
+            snprintf(err, errlen, "haListenPort=%d: %s", ha->cfg.listen_port, why);
+            free(ha);
+            return NULL;
+        }
+        return ha;
+    }
+    ha->slave = ha_slave_new(bk->base, bk->store, &ha->cfg);
+    ha->metasync = bk_metasync_new(bk);
+    if (!ha->slave || !ha->metasync) {
+        snprintf(err, errlen, "HA: cannot create the slave");
+        bk_ha_free(ha);
+        return NULL;
+    }
+    if (bk->cfg->ha_master_address[0])
+        ha_slave_set_master(ha->slave, bk->cfg->ha_master_address);
+    return ha;
+}
+
+void bk_ha_free(bk_ha_t *ha)
+{
+    if (!ha)
+        return;
+    if (ha->master)
+        ha_master_free(ha->master);
+    if (ha->slave)
+        ha_slave_free(ha->slave);
+    bk_metasync_free(ha->metasync);
+    free(ha);
+}
+
+int bk_ha_port(const bk_ha_t *ha)
+{
+    return ha && ha->master ? ha_master_port(ha->master) : 0;
+}
+
+void bk_ha_notify_append(bk_ha_t *ha)
+{
+    if (ha->master)
+        ha_master_notify_append(ha->master);
+}
+
+ha_sync_t *bk_ha_sync(bk_ha_t *ha)
+{
+    return ha->master && ha->bk->cfg->broker_role == BK_SYNC_MASTER ? ha_master_sync(ha->master) : NULL;
+}
+
+void bk_ha_master_seen(bk_ha_t *ha, const char *ha_addr)
+{
+    if (ha && ha->slave && !ha->bk->cfg->ha_master_address[0] && ha_addr[0])
+        ha_slave_set_master(ha->slave, ha_addr);
+}
+
+/* Master: slave count, then haSlaveN.{addr,brokerId,ackedOffset,lagBytes,inSync,connectedSince}. */
+static void describe_master(bk_ha_t *ha, void (*add)(const char *, const char *, void *), void *arg)
+{
+    ha_slave_info_t info[HA_INFO_MAX_SLAVES];
+    size_t n = ha_master_slaves(ha->master, info, HA_INFO_MAX_SLAVES);
+    char key[64], val[96];
+    snprintf(val, sizeof(val), "%zu", n);
+    add("haSlaveCount", val, arg);
+    for (size_t i = 0; i < n && i < HA_INFO_MAX_SLAVES; i++) {
+        snprintf(key, sizeof(key), "haSlave%zu.addr", i);
+        add(key, info[i].addr, arg);
+        snprintf(key, sizeof(key), "haSlave%zu.brokerId", i);
+        snprintf(val, sizeof(val), "%" PRId64, info[i].broker_id);
+        add(key, val, arg);
+        snprintf(key, sizeof(key), "haSlave%zu.ackedOffset", i);
+        snprintf(val, sizeof(val), "%" PRId64, info[i].acked_offset);
+        add(key, val, arg);
+        snprintf(key, sizeof(key), "haSlave%zu.lagBytes", i);
+        snprintf(val, sizeof(val), "%" PRId64, info[i].lag_bytes);
+        add(key, val, arg);
+        snprintf(key, sizeof(key), "haSlave%zu.inSync", i);
+        add(key, info[i].in_sync ? "true" : "false", arg);
+        snprintf(key, sizeof(key), "haSlave%zu.connectedSince", i);
+        snprintf(val, sizeof(val), "%" PRId64, info[i].connected_since_ms);
+        add(key, val, arg);
+    }
+}
+
+/* Slave: master HA address, link state, acknowledged offset, last error. */
+static void describe_slave(bk_ha_t *ha, void (*add)(const char *, const char *, void *), void *arg)
+{
+    ha_slave_state_t s;
+    char val[64];
+    ha_slave_state(ha->slave, &s);
+    add("haMasterAddr", s.master_addr, arg);
+    add("haConnected", s.connected ? "true" : "false", arg);
+    snprintf(val, sizeof(val), "%" PRId64, s.acked_offset);
+    add("haAckedOffset", val, arg);
+    snprintf(val, sizeof(val), "%" PRId64, s.connects);
+    add("haConnects", val, arg);
+    add("haLastError", s.last_error, arg);
+    snprintf(val, sizeof(val), "%lld", bk_metasync_count(ha->metasync));
+    add("slaveSyncCount", val, arg);
+}
+
+void bk_ha_describe(bk_ha_t *ha, void (*add)(const char *key, const char *value, void *arg), void *arg)
+{
+    if (ha->master)
+        describe_master(ha, add, arg);
+    else
+        describe_slave(ha, add, arg);
+}

@@ -1,0 +1,35 @@
+/* bk_ha.h: the broker's side of replication: owns the HA master (listener,
+ * SYNC_MASTER waiters) or the HA slave (link to the master's HA address),
+ * and describes either for runtime info. Loop thread only. */
+#ifndef BK_HA_H
+#define BK_HA_H
+
+#include <stddef.h>
+
+#include "bk_broker.h"
+#include "ha_sync.h"
+
+typedef struct bk_ha bk_ha_t;
+
+/* Starts the master listener or the idle slave over the opened store; a
+ * slave with haMasterAddress connects at once. NULL with err filled. */
+bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen);
+void bk_ha_free(bk_ha_t *ha);
+
+/* The bound HA port (0 on a slave). */
+int bk_ha_port(const bk_ha_t *ha);
+
+/* After each stored put or batch: schedules streaming to the slaves. */
+void bk_ha_notify_append(bk_ha_t *ha);
+
+/* SYNC_MASTER waiters; NULL unless brokerRole is SYNC_MASTER. */
+ha_sync_t *bk_ha_sync(bk_ha_t *ha);
+
+/* A name server named the master's HA address (slave only; ignored when
+ * haMasterAddress is set). */
+void bk_ha_master_seen(bk_ha_t *ha, const char *ha_addr);
+
+/* Calls add(key, value, arg) for each HA runtime-info entry. */
+void bk_ha_describe(bk_ha_t *ha, void (*add)(const char *key, const char *value, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,906 @@
+/* test_ha.c: replication with real mqbroker processes on loopback: a
+ * master and a slave (HA address from the name server or haMasterAddress),
+ * small commit-log files, pipelined sends whose bodies are regenerated from
+ * their index (KEYS) and checked byte for byte when pulled back from the
+ * slave; SYNC_MASTER statuses with the slave down or frozen; byte-equal
+ * commit logs under ASYNC_MASTER; an empty slave catching up. */
+#include <check.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "harness.h"
+#include "rmq_message.h"
+#include "rmq_rpc.h"
+
+#define RPC_TIMEOUT_MS 10000
+#define TOPIC "HaTopic"
+#define GROUP "ha_group"
+#define QUEUES 4
+#define BODY_MAX 4096
+#define CONNECT_WAIT_MS 15000
+#define FILE_SIZE 1048576
+
+static const char *case_dir;
+
+/* ---- message bodies -------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+/* Writes message i's body (1..BODY_MAX bytes) into buf; returns its size. */
+static size_t body_gen(int i, uint8_t *buf)
+{
+    size_t len = 1 + (size_t)(mix((uint64_t)i) % BODY_MAX);
+    uint64_t s = mix((uint64_t)i + 0x9e3779b97f4a7c15ull);
+    for (size_t k = 0; k < len; k++) {
+        if (k % 8 == 0)
+            s = mix(s + k);
+        buf[k] = (uint8_t)(s >> (8 * (k % 8)));
+    }
+    return len;
+}
+
+/* ---- daemons ------------------------------------------------------------------ */
+
+static void ns_start(hn_daemon_t *d, char *addr, size_t len)
+{
+    char path[PATH_MAX], bin[PATH_MAX];
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", "listenPort=0\nbindAddress=127.0.0.1\n",
+                                        path, sizeof path));
+    const char *args[] = { "-c", path, NULL };
+    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "ns", args,
+                                     HN_READY_TIMEOUT_MS), 0);
+    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+}
+
+/* Starts mqbroker `name` over case_dir/name with 1 MiB commit-log files. */
+static void broker_start(hn_daemon_t *d, const char *name, const char *extra, char *addr, size_t len)
+{
+    char props[2048], file[128], path[PATH_MAX], bin[PATH_MAX];
+    snprintf(props, sizeof props,
+             "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/%s\n"
+             "mapedFileSizeCommitLog=%d\nmaxMessageSize=262144\nsyncFlushTimeout=1500\n"
+             "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n%s",
+             case_dir, name, FILE_SIZE, extra ? extra : "");
+    snprintf(file, sizeof file, "%s.properties", name);
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, file, props, path, sizeof path));
+    const char *args[] = { "-c", path, NULL };
+    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("broker/mqbroker", bin, sizeof bin), name, args,
+                                     HN_READY_TIMEOUT_MS), 0);
+    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+}
+
+/* Starts a slave of the master d_master through haMasterAddress. */
+static void slave_start(hn_daemon_t *d, const hn_daemon_t *master, const char *extra, char *addr, size_t len)
+{
+    char props[512];
+    snprintf(props, sizeof props, "brokerRole=SLAVE\nbrokerId=1\nhaMasterAddress=127.0.0.1:%d\n%s",
+             hn_daemon_port(master, "haListenPort"), extra ? extra : "");
+    broker_start(d, "slave", props, addr, len);
+}
+
+/* ---- blocking requests ------------------------------------------------------- */
+
+/* Sends req (+ body) to addr and returns the status (-1 on a transport error). */
+static int call(const char *addr, Rmq__Command *req, const void *body, size_t len, rmq_frame_t *keep)
+{
+    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "test" };
+    rmq_sync_t *s = rmq_sync_new(&opts);
+    rmq_frame_t resp = { 0 };
+    ck_assert_ptr_nonnull(s);
+    if (rmq_sync_call(s, addr, req, body, len, RPC_TIMEOUT_MS, &resp) != RMQ_OK) {
+        rmq_sync_free(s);
+        return -1;
+    }
+    int status = resp.cmd->status;
+    if (keep)
+        *keep = resp;
+    else
+        rmq_frame_clear(&resp);
+    rmq_sync_free(s);
+    return status;
+}
+
+static int create_topic(const char *addr, const char *topic, int queues)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
+    tc.topic_name = (char *)topic;
+    tc.read_queue_nums = queues;
+    tc.write_queue_nums = queues;
+    tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
+    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
+    req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
+    req.topic_config = &tc;
+    return call(addr, &req, NULL, 0, NULL);
+}
+
+static void send_hdr(Rmq__Command *req, Rmq__SendMessageRequest *h, int queue_id, char *props)
+{
+    rmq__command__init(req);
+    rmq__send_message_request__init(h);
+    h->producer_group = (char *)"ha_producer";
+    h->topic = (char *)TOPIC;
+    h->default_topic = (char *)"TBW102";
+    h->default_topic_queue_nums = QUEUES;
+    h->queue_id = queue_id;
+    h->properties = props;
+    req->code = RMQ__REQUEST_CODE__SEND_MESSAGE;
+    req->header_case = RMQ__COMMAND__HEADER_SEND;
+    req->send = h;
+}
+
+static int send_sync(const char *addr, const char *body)
+{
+    Rmq__Command req;
+    Rmq__SendMessageRequest h;
+    send_hdr(&req, &h, 0, (char *)"");
+    return call(addr, &req, body, strlen(body), NULL);
+}
+
+/* The runtime-info value of key into out ("" if absent); 0, or -1 if the call failed. */
+static int runtime_get(const char *addr, const char *key, char *out, size_t len)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    rmq_frame_t resp = { 0 };
+    out[0] = '\0';
+    req.code = RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO;
+    if (call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
+        return -1;
+    for (size_t i = 0; i < resp.cmd->config->n_entries; i++)
+        if (strcmp(resp.cmd->config->entries[i]->key, key) == 0)
+            snprintf(out, len, "%s", resp.cmd->config->entries[i]->value);
+    rmq_frame_clear(&resp);
+    return 0;
+}
+
+static long long runtime_ll(const char *addr, const char *key)
+{
+    char v[160];
+    return runtime_get(addr, key, v, sizeof v) == 0 && v[0] ? atoll(v) : -1;
+}
+
+typedef struct kv_want {
+    const char *addr, *key, *value;
+} kv_want_t;
+
+static int runtime_is(void *arg)
+{
+    kv_want_t *w = arg;
+    char v[160];
+    return runtime_get(w->addr, w->key, v, sizeof v) == 0 && strcmp(v, w->value) == 0;
+}
+
+/* Waits until the slave at slave_addr streams from its master. */
+static void wait_connected(const char *slave_addr)
+{
+    kv_want_t w = { slave_addr, "haConnected", "true" };
+    ck_assert_msg(hn_wait_until(runtime_is, &w, CONNECT_WAIT_MS), "slave %s never connected", slave_addr);
+}
+
+typedef struct caught_up {
+    const char *master, *slave;
+} caught_up_t;
+
+static int is_caught_up(void *arg)
+{
+    caught_up_t *c = arg;
+    long long m = runtime_ll(c->master, "commitLogMaxOffset");
+    return m > 0 && m == runtime_ll(c->slave, "commitLogMaxOffset") && runtime_ll(c->slave, "dispatchBehindBytes") == 0;
+}
+
+/* Waits until the slave holds (and has dispatched) the master's whole log. */
+static void wait_caught_up(const char *master, const char *slave, int timeout_ms)
+{
+    caught_up_t c = { master, slave };
+    ck_assert_msg(hn_wait_until(is_caught_up, &c, timeout_ms), "slave at %lld of master's %lld",
+                  runtime_ll(slave, "commitLogMaxOffset"), runtime_ll(master, "commitLogMaxOffset"));
+}
+
+/* ---- pipelined sender --------------------------------------------------------- */
+
+typedef struct sender sender_t;
+typedef struct send_slot {
+    sender_t *sd;
+    int idx;
+} send_slot_t;
+
+struct sender {
+    struct event_base *base;
+    rmq_client_t *cli;
+    int total, next, inflight, window;
+    int acked, failed, first_fail;
+    int stop;
+    uint8_t *acked_map;
+    send_slot_t *slots;
+    uint8_t body[BODY_MAX];
+};
+
+static void send_pump(sender_t *sd);
+
+static void send_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
+{
+    send_slot_t *slot = arg;
+    sender_t *sd = slot->sd;
+    sd->inflight--;
+    if (err == RMQ_OK && resp->cmd->status == RMQ__STATUS__SUCCESS) {
+        sd->acked_map[slot->idx] = 1;
+        sd->acked++;
+    } else {
+        if (!sd->failed)
+            sd->first_fail = err != RMQ_OK ? -(int)err : resp->cmd->status;
+        sd->failed++;
+    }
+    send_pump(sd);
+}
+
+/* Issues sends until the window is full; breaks the loop once all have answered. */
+static void send_pump(sender_t *sd)
+{
+    char props[64];
+    while (!sd->stop && sd->next < sd->total && sd->inflight < sd->window) {
+        int i = sd->next++;
+        size_t len = body_gen(i, sd->body);
+        Rmq__Command req;
+        Rmq__SendMessageRequest h;
+        snprintf(props, sizeof props, "KEYS\001%d\002", i);
+        send_hdr(&req, &h, i % QUEUES, props);
+        sd->slots[i].sd = sd;
+        sd->slots[i].idx = i;
+        if (rmq_client_call(sd->cli, &req, sd->body, len, RPC_TIMEOUT_MS, send_done, &sd->slots[i]) != RMQ_OK) {
+            sd->failed++;
+            continue;
+        }
+        sd->inflight++;
+    }
+    if (sd->inflight == 0 && (sd->stop || sd->next >= sd->total))
+        event_base_loopbreak(sd->base);
+}
+
+static void sender_init(sender_t *sd, struct event_base *base, rmq_client_t *cli, int total, int window)
+{
+    memset(sd, 0, sizeof(*sd));
+    sd->base = base;
+    sd->cli = cli;
+    sd->total = total;
+    sd->window = window;
+    sd->acked_map = calloc((size_t)total, 1);
+    sd->slots = calloc((size_t)total, sizeof(*sd->slots));
+    ck_assert_ptr_nonnull(sd->acked_map);
+    ck_assert_ptr_nonnull(sd->slots);
+}
+
+static void sender_deinit(sender_t *sd)
+{
+    free(sd->acked_map);
+    free(sd->slots);
+}
+
+/* Sends total messages with window requests in flight. */
+static void send_all(const char *addr, sender_t *sd, int total, int window)
+{
+    struct event_base *base = event_base_new();
+    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "sender" };
+    rmq_client_t *cli = rmq_client_new(base, addr, &opts);
+    sender_init(sd, base, cli, total, window);
+    send_pump(sd);
+    event_base_dispatch(base);
+    rmq_client_free(cli);
+    event_base_free(base);
+}
+
+/* ---- puller --------------------------------------------------------------------- */
+
+typedef struct puller puller_t;
+typedef struct pull_slot {
+    puller_t *pl;
+    int q;
+} pull_slot_t;
+
+struct puller {
+    struct event_base *base;
+    rmq_client_t *cli;
+    int total;
+    int64_t next[QUEUES];
+    pull_slot_t slots[QUEUES];
+    int ndone;
+    uint8_t *seen;
+    int count, dup, bad, errors, first_error;
+    uint8_t body[BODY_MAX];
+};
+
+static void pull_one(puller_t *pl, int q);
+
+/* Checks every record of a pull response body against its regenerated body. */
+static void pull_check_body(puller_t *pl, struct evbuffer *body, int q)
+{
+    size_t len = evbuffer_get_length(body);
+    const uint8_t *data = evbuffer_pullup(body, (ssize_t)len);
+    size_t off = 0;
+    while (off < len) {
+        rmq_record_t rec;
+        if (rmq_record_decode(data + off, len - off, 1, &rec) != RMQ_OK) {
+            pl->bad++;
+            return;
+        }
+        off += rec.total_size;
+        size_t vlen = 0;
+        const char *key = rmq_props_get(rec.properties, rec.properties_len, RMQ_PROP_KEYS, &vlen);
+        int idx = key ? atoi(key) : -1;
+        if (idx < 0 || idx >= pl->total || rec.queue_id != q) {
+            pl->bad++;
+            continue;
+        }
+        size_t want = body_gen(idx, pl->body);
+        if (want != rec.body_len || memcmp(pl->body, rec.body, want) != 0)
+            pl->bad++;
+        if (pl->seen[idx]++)
+            pl->dup++;
+        pl->count++;
+    }
+}
+
+static void pull_finish_queue(puller_t *pl)
+{
+    if (++pl->ndone == QUEUES)
+        event_base_loopbreak(pl->base);
+}
+
+static void pull_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
+{
+    pull_slot_t *slot = arg;
+    puller_t *pl = slot->pl;
+    int status = err == RMQ_OK ? resp->cmd->status : -1;
+    if (status == RMQ__STATUS__SUCCESS) {
+        pull_check_body(pl, resp->body, slot->q);
+        pl->next[slot->q] = resp->cmd->pull_resp->next_begin_offset;
+        pull_one(pl, slot->q);
+        return;
+    }
+    if (status == RMQ__STATUS__PULL_RETRY_IMMEDIATELY) {
+        pull_one(pl, slot->q);
+        return;
+    }
+    if (status != RMQ__STATUS__PULL_NOT_FOUND && !pl->errors++)
+        pl->first_error = status;
+    pull_finish_queue(pl);
+}
+
+static void pull_one(puller_t *pl, int q)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__PullMessageRequest h = RMQ__PULL_MESSAGE_REQUEST__INIT;
+    h.consumer_group = (char *)GROUP;
+    h.topic = (char *)TOPIC;
+    h.queue_id = q;
+    h.queue_offset = pl->next[q];
+    h.max_msg_nums = 1024;
+    h.subscription = (char *)"*";
+    req.code = RMQ__REQUEST_CODE__PULL_MESSAGE;
+    req.header_case = RMQ__COMMAND__HEADER_PULL;
+    req.pull = &h;
+    pl->slots[q].pl = pl;
+    pl->slots[q].q = q;
+    if (rmq_client_call(pl->cli, &req, NULL, 0, RPC_TIMEOUT_MS, pull_done, &pl->slots[q]) != RMQ_OK) {
+        pl->errors++;
+        pull_finish_queue(pl);
+    }
+}
+
+/* Pulls every queue of TOPIC from addr, from offset 0 to its end. */
+static void pull_all(const char *addr, puller_t *pl, int total)
+{
+    struct event_base *base = event_base_new();
+    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "puller" };
+    memset(pl, 0, sizeof(*pl));
+    pl->base = base;
+    pl->cli = rmq_client_new(base, addr, &opts);
+    pl->total = total;
+    pl->seen = calloc((size_t)total, 1);
+    ck_assert_ptr_nonnull(pl->seen);
+    for (int q = 0; q < QUEUES; q++)
+        pull_one(pl, q);
+    event_base_dispatch(base);
+    rmq_client_free(pl->cli);
+    event_base_free(base);
+}
+
+/* Every message of acked_map (total entries) is pulled back intact from addr;
+ * returns how many messages the pull found. */
+static int assert_acked_on(const char *addr, const uint8_t *acked_map, int total)
+{
+    puller_t pl;
+    pull_all(addr, &pl, total);
+    ck_assert_msg(pl.errors == 0, "%d pull errors, first status %d", pl.errors, pl.first_error);
+    ck_assert_int_eq(pl.bad, 0);
+    ck_assert_int_eq(pl.dup, 0);
+    int missing = 0, acked = 0;
+    for (int i = 0; i < total; i++) {
+        acked += acked_map[i];
+        missing += acked_map[i] && !pl.seen[i];
+    }
+    ck_assert_msg(missing == 0, "%d of %d acknowledged messages missing on %s", missing, acked, addr);
+    free(pl.seen);
+    return pl.count;
+}
+
+/* ---- commit-log files ------------------------------------------------------------- */
+
+/* Reads up to len bytes of f into buf, zero-filling past its end (or when
+ * f is NULL); returns how many real bytes were read. */
+static size_t read_padded(FILE *f, char *buf, size_t len)
+{
+    size_t n = f ? fread(buf, 1, len, f) : 0;
+    memset(buf + n, 0, len - n);
+    return n;
+}
+
+/* 1 if both files hold the same bytes, a missing file or a shorter tail
+ * counting as zeros (a preallocated empty file is not data). */
+static int same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    static char ba[65536], bb[65536];
+    int same = 1;
+    for (;;) {
+        size_t na = read_padded(fa, ba, sizeof ba), nb = read_padded(fb, bb, sizeof bb);
+        if (na == 0 && nb == 0)
+            break;
+        if (memcmp(ba, bb, sizeof ba) != 0) {
+            same = 0;
+            break;
+        }
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+/* Adds dir's file names not yet in names (n of them, up to max); returns the new count. */
+static int add_names(const char *dir, char **names, int n, int max)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)) && n < max) {
+        int seen = e->d_name[0] == '.';
+        for (int i = 0; i < n && !seen; i++)
+            seen = strcmp(names[i], e->d_name) == 0;
+        if (!seen)
+            names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+/* The commit logs of case_dir/a and case_dir/b hold the same bytes at the
+ * same offsets; returns how many files were compared. */
+static int assert_same_commitlog(const char *a, const char *b)
+{
+    char da[PATH_MAX], db[PATH_MAX], fa[PATH_MAX + 256], fb[PATH_MAX + 256];
+    char *names[1024];
+    snprintf(da, sizeof da, "%s/%s/commitlog", case_dir, a);
+    snprintf(db, sizeof db, "%s/%s/commitlog", case_dir, b);
+    int n = add_names(db, names, add_names(da, names, 0, 1024), 1024);
+    for (int i = 0; i < n; i++) {
+        snprintf(fa, sizeof fa, "%s/%s", da, names[i]);
+        snprintf(fb, sizeof fb, "%s/%s", db, names[i]);
+        ck_assert_msg(same_file(fa, fb), "commit-log file %s differs", names[i]);
+        free(names[i]);
+    }
+    return n;
+}
+
+/* ---- fixtures --------------------------------------------------------------------- */
+
+static void setup(void)
+{
+    case_dir = hn_case_begin("ha");
+    ck_assert_ptr_nonnull(case_dir);
+}
+
+static void teardown(void)
+{
+    hn_case_end();
+}
+
+/* ---- cases ------------------------------------------------------------------------ */
+
+typedef struct killer {
+    hn_daemon_t *bk;
+    sender_t *sd;
+} killer_t;
+
+static void kill_timer(evutil_socket_t fd, short what, void *arg)
+{
+    killer_t *k = arg;
+    hn_daemon_kill9(k->bk);
+    k->sd->stop = 1;
+}
+
+/* SYNC_MASTER (slave found through the name server): kill -9 the master
+ * under load; every message answered SUCCESS is on the slave. */
+START_TEST(test_sync_master_kill9_slave_has_acked)
+{
+    hn_daemon_t ns, master, slave;
+    char ns_addr[64], maddr[64], saddr[64], extra[256];
+    ns_start(&ns, ns_addr, sizeof ns_addr);
+    snprintf(extra, sizeof extra, "brokerRole=SYNC_MASTER\nnamesrvAddr=%s\n", ns_addr);
+    broker_start(&master, "master", extra, maddr, sizeof maddr);
+    snprintf(extra, sizeof extra, "brokerRole=SLAVE\nbrokerId=1\nnamesrvAddr=%s\nregisterNameServerPeriod=1000\n",
+             ns_addr);
+    broker_start(&slave, "slave", extra, saddr, sizeof saddr);
+    wait_connected(saddr);
+    ck_assert_int_eq(create_topic(maddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(create_topic(saddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+
+    sender_t sd;
+    struct event_base *base = event_base_new();
+    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "sender" };
+    rmq_client_t *cli = rmq_client_new(base, maddr, &opts);
+    sender_init(&sd, base, cli, 1000000, 128);
+    killer_t k = { &master, &sd };
+    struct event *t = evtimer_new(base, kill_timer, &k);
+    struct timeval tv = { 1, 500 * 1000 };
+    evtimer_add(t, &tv);
+    send_pump(&sd);
+    event_base_dispatch(base);
+    event_free(t);
+    rmq_client_free(cli);
+    event_base_free(base);
+    fprintf(stderr, "# SYNC_MASTER kill -9: %d answered SUCCESS in 1.5 s (window 128), %d failed\n", sd.acked,
+            sd.failed);
+    ck_assert_int_gt(sd.acked, 100);
+    sd.total = sd.next;
+    kv_want_t w = { saddr, "dispatchBehindBytes", "0" };
+    ck_assert(hn_wait_until(runtime_is, &w, 5000));
+    assert_acked_on(saddr, sd.acked_map, sd.total);
+    sender_deinit(&sd);
+    ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&ns, HN_STOP_TIMEOUT_MS), 0);
+    hn_case_passed();
+}
+END_TEST
+
+/* ASYNC_MASTER: once the load stops, the slave's commit log equals the master's. */
+START_TEST(test_async_master_logs_equal)
+{
+    hn_daemon_t master, slave;
+    char maddr[64], saddr[64];
+    broker_start(&master, "master", "haTransferBatchSize=65536\n", maddr, sizeof maddr);
+    ck_assert_int_eq(hn_daemon_port(&master, "haListenPort") > 0, 1);
+    slave_start(&slave, &master, NULL, saddr, sizeof saddr);
+    wait_connected(saddr);
+    ck_assert_int_eq(create_topic(maddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(create_topic(saddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(send_sync(saddr, "to a slave"), RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE);
+    sender_t sd;
+    send_all(maddr, &sd, 20000, 256);
+    ck_assert_msg(sd.failed == 0, "%d sends failed, first status %d", sd.failed, sd.first_fail);
+    wait_caught_up(maddr, saddr, 30000);
+    char v[160];
+    ck_assert_int_eq(runtime_get(maddr, "haSlaveCount", v, sizeof v), 0);
+    ck_assert_str_eq(v, "1");
+    ck_assert_int_eq(runtime_get(maddr, "haSlave0.lagBytes", v, sizeof v), 0);
+    ck_assert_str_eq(v, "0");
+    ck_assert_int_eq(runtime_get(maddr, "haSlave0.inSync", v, sizeof v), 0);
+    ck_assert_str_eq(v, "true");
+    ck_assert_int_eq(runtime_ll(maddr, "haSlave0.ackedOffset"), runtime_ll(maddr, "commitLogMaxOffset"));
+    ck_assert_int_eq(assert_acked_on(saddr, sd.acked_map, sd.total), sd.total);
+    sender_deinit(&sd);
+    ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&master, HN_STOP_TIMEOUT_MS), 0);
+    int files = assert_same_commitlog("master", "slave");
+    fprintf(stderr, "# ASYNC_MASTER: %d commit-log files equal byte for byte\n", files);
+    ck_assert_int_gt(files, 3);
+    hn_case_passed();
+}
+END_TEST
+
+typedef struct status_want {
+    const char *addr;
+    int status;
+} status_want_t;
+
+static int send_gets(void *arg)
+{
+    status_want_t *w = arg;
+    return send_sync(w->addr, "probe") == w->status;
+}
+
+/* Sends until one is answered status (bounded); returns the ms it took. */
+static long long expect_status(const char *addr, int status, int timeout_ms)
+{
+    status_want_t w = { addr, status };
+    long long t0 = hn_now_ms();
+    ck_assert_msg(hn_wait_until(send_gets, &w, timeout_ms), "never answered status %d", status);
+    return hn_now_ms() - t0;
+}
+
+/* SYNC_MASTER + SYNC_FLUSH: SLAVE_NOT_AVAILABLE at once without a slave,
+ * SUCCESS with one, FLUSH_SLAVE_TIMEOUT while it is frozen, SUCCESS after
+ * SIGCONT, SLAVE_NOT_AVAILABLE again once it stopped. */
+START_TEST(test_sync_master_statuses)
+{
+    hn_daemon_t master, slave;
+    char maddr[64], saddr[64];
+    broker_start(&master, "master", "brokerRole=SYNC_MASTER\nflushDiskType=SYNC_FLUSH\n", maddr, sizeof maddr);
+    ck_assert_int_eq(create_topic(maddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    long long t0 = hn_now_ms();
+    ck_assert_int_eq(send_sync(maddr, "lonely"), RMQ__STATUS__SLAVE_NOT_AVAILABLE);
+    ck_assert_int_lt(hn_now_ms() - t0, 1000);
+
+    slave_start(&slave, &master, NULL, saddr, sizeof saddr);
+    wait_connected(saddr);
+    ck_assert_int_eq(send_sync(maddr, "replicated"), RMQ__STATUS__SUCCESS);
+
+    ck_assert_int_eq(kill(slave.pid, SIGSTOP), 0);
+    t0 = hn_now_ms();
+    ck_assert_int_eq(send_sync(maddr, "frozen"), RMQ__STATUS__FLUSH_SLAVE_TIMEOUT);
+    long long waited = hn_now_ms() - t0;
+    fprintf(stderr, "# FLUSH_SLAVE_TIMEOUT after %lld ms (syncFlushTimeout=1500)\n", waited);
+    ck_assert_int_ge(waited, 1300);
+    ck_assert_int_lt(waited, 5000);
+    ck_assert_int_eq(kill(slave.pid, SIGCONT), 0);
+    expect_status(maddr, RMQ__STATUS__SUCCESS, 10000);
+    char v[160];
+    ck_assert_int_eq(runtime_get(maddr, "haSlave0.inSync", v, sizeof v), 0);
+    ck_assert_str_eq(v, "true");
+
+    ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
+    long long ms = expect_status(maddr, RMQ__STATUS__SLAVE_NOT_AVAILABLE, 10000);
+    fprintf(stderr, "# SLAVE_NOT_AVAILABLE %lld ms after the slave stopped\n", ms);
+    ck_assert_int_eq(hn_daemon_stop(&master, HN_STOP_TIMEOUT_MS), 0);
+    hn_case_passed();
+}
+END_TEST
+
+/* A slave started empty after the master wrote more than three commit-log
+ * files copies the whole retained log and serves every message. */
+START_TEST(test_empty_slave_catches_up)
+{
+    hn_daemon_t master, slave;
+    char maddr[64], saddr[64];
+    broker_start(&master, "master", NULL, maddr, sizeof maddr);
+    ck_assert_int_eq(create_topic(maddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    sender_t sd;
+    send_all(maddr, &sd, 3000, 128);
+    ck_assert_int_eq(sd.acked, 3000);
+    ck_assert_int_gt(runtime_ll(maddr, "commitLogMaxOffset"), 3LL * FILE_SIZE);
+    slave_start(&slave, &master, NULL, saddr, sizeof saddr);
+    ck_assert_int_eq(create_topic(saddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    wait_caught_up(maddr, saddr, 30000);
+    ck_assert_int_eq(runtime_ll(saddr, "commitLogMinOffset"), 0);
+    ck_assert_int_eq(assert_acked_on(saddr, sd.acked_map, sd.total), sd.total);
+    sender_deinit(&sd);
+    ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&master, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_gt(assert_same_commitlog("master", "slave"), 3);
+    hn_case_passed();
+}
+END_TEST
+
+/* ---- metadata sync ------------------------------------------------------------------ */
+
+static int offset_call(const char *addr, int code, int q, int64_t commit, int64_t *out)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__ConsumerOffsetRequest h = RMQ__CONSUMER_OFFSET_REQUEST__INIT;
+    rmq_frame_t resp = { 0 };
+    h.consumer_group = (char *)GROUP;
+    h.topic = (char *)TOPIC;
+    h.queue_id = q;
+    h.commit_offset = commit;
+    req.code = code;
+    req.header_case = RMQ__COMMAND__HEADER_CONSUMER_OFFSET;
+    req.consumer_offset = &h;
+    int status = call(addr, &req, NULL, 0, &resp);
+    if (status == RMQ__STATUS__SUCCESS && out)
+        *out = resp.cmd->offset_resp->offset;
+    if (status >= 0)
+        rmq_frame_clear(&resp);
+    return status;
+}
+
+static void commit_offset(const char *addr, int q, int64_t off)
+{
+    ck_assert_int_eq(offset_call(addr, RMQ__REQUEST_CODE__UPDATE_CONSUMER_OFFSET, q, off, NULL),
+                     RMQ__STATUS__SUCCESS);
+}
+
+typedef struct offset_want {
+    const char *addr;
+    int q;
+    int64_t offset;
+} offset_want_t;
+
+static int offset_is(void *arg)
+{
+    offset_want_t *w = arg;
+    int64_t off = -1;
+    return offset_call(w->addr, RMQ__REQUEST_CODE__QUERY_CONSUMER_OFFSET, w->q, 0, &off) == RMQ__STATUS__SUCCESS &&
+           off == w->offset;
+}
+
+/* Waits until addr reports offset for queue q. */
+static void wait_offset(const char *addr, int q, int64_t offset)
+{
+    offset_want_t w = { addr, q, offset };
+    ck_assert_msg(hn_wait_until(offset_is, &w, 15000), "%s queue %d never reached offset %lld", addr, q,
+                  (long long)offset);
+}
+
+static int group_create(const char *addr, const char *group)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__SubscriptionGroupConfig g = RMQ__SUBSCRIPTION_GROUP_CONFIG__INIT;
+    g.group_name = (char *)group;
+    g.consume_enable = 1;
+    g.retry_queue_nums = 1;
+    g.retry_max_times = 7;
+    g.which_broker_when_consume_slowly = 1;
+    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_SUBSCRIPTIONGROUP;
+    req.header_case = RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP;
+    req.subscription_group = &g;
+    return call(addr, &req, NULL, 0, NULL);
+}
+
+/* 1 if addr's subscription groups include "SyncedGroup" with retry_max_times 7. */
+static int has_synced_group(void *arg)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    rmq_frame_t resp = { 0 };
+    int found = 0;
+    req.code = RMQ__REQUEST_CODE__GET_ALL_SUBSCRIPTIONGROUP_CONFIG;
+    if (call(arg, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
+        return 0;
+    const Rmq__SubscriptionGroupTable *t = resp.cmd->subscription_group_table;
+    for (size_t i = 0; i < t->n_groups; i++)
+        found |= strcmp(t->groups[i]->group_name, "SyncedGroup") == 0 && t->groups[i]->retry_max_times == 7;
+    rmq_frame_clear(&resp);
+    return found;
+}
+
+/* A slave copies topics, groups and offsets from its master; offsets never
+ * go back, and offsets committed to the slave while the master was down
+ * reach the master once it returns. */
+START_TEST(test_slave_syncs_metadata)
+{
+    hn_daemon_t ns, master, slave;
+    char ns_addr[64], maddr[64], saddr[64], extra[256];
+    ns_start(&ns, ns_addr, sizeof ns_addr);
+    snprintf(extra, sizeof extra, "namesrvAddr=%s\n", ns_addr);
+    broker_start(&master, "master", extra, maddr, sizeof maddr);
+    ck_assert_int_eq(create_topic(maddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(group_create(maddr, "SyncedGroup"), RMQ__STATUS__SUCCESS);
+    commit_offset(maddr, 0, 10);
+    commit_offset(maddr, 1, 5);
+    snprintf(extra, sizeof extra, "brokerRole=SLAVE\nbrokerId=1\nnamesrvAddr=%s\nregisterNameServerPeriod=1000\n"
+             "slaveSyncInterval=300\n", ns_addr);
+    broker_start(&slave, "slave", extra, saddr, sizeof saddr);
+    wait_connected(saddr);
+    wait_offset(saddr, 0, 10);
+    wait_offset(saddr, 1, 5);
+    ck_assert(hn_wait_until(has_synced_group, saddr, 5000));
+    ck_assert_int_gt(runtime_ll(saddr, "slaveSyncCount"), 0);
+    char v[160];
+    ck_assert_int_eq(runtime_get(saddr, "haMasterAddr", v, sizeof v), 0);
+    ck_assert_int_eq(atoi(strchr(v, ':') + 1), hn_daemon_port(&master, "haListenPort"));
+    sender_t sd;
+    send_all(maddr, &sd, 1, 1);
+    wait_caught_up(maddr, saddr, 10000);
+    ck_assert_int_eq(assert_acked_on(saddr, sd.acked_map, sd.total), 1);
+    sender_deinit(&sd);
+
+    /* an older offset on the slave is raised, a newer one reaches the master */
+    commit_offset(saddr, 0, 3);
+    commit_offset(saddr, 1, 7);
+    wait_offset(saddr, 0, 10);
+    wait_offset(maddr, 1, 7);
+
+    /* committed to the slave while the master is away, handed over on return */
+    ck_assert_int_eq(hn_daemon_stop(&master, HN_STOP_TIMEOUT_MS), 0);
+    commit_offset(saddr, 2, 42);
+    snprintf(extra, sizeof extra, "namesrvAddr=%s\n", ns_addr);
+    broker_start(&master, "master", extra, maddr, sizeof maddr);
+    wait_offset(maddr, 2, 42);
+    wait_offset(maddr, 0, 10);
+    wait_connected(saddr);
+    ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&master, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&ns, HN_STOP_TIMEOUT_MS), 0);
+    hn_case_passed();
+}
+END_TEST
+
+/* ---- slave reads ------------------------------------------------------------------- */
+
+/* Pulls max messages of queue 0 from offset; returns suggest_which_broker_id (-1 if not found). */
+static long long pull_suggest(const char *addr, int64_t offset, int max)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__PullMessageRequest h = RMQ__PULL_MESSAGE_REQUEST__INIT;
+    rmq_frame_t resp = { 0 };
+    h.consumer_group = (char *)GROUP;
+    h.topic = (char *)TOPIC;
+    h.queue_offset = offset;
+    h.max_msg_nums = max;
+    h.subscription = (char *)"*";
+    req.code = RMQ__REQUEST_CODE__PULL_MESSAGE;
+    req.header_case = RMQ__COMMAND__HEADER_PULL;
+    req.pull = &h;
+    if (call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
+        return -1;
+    long long id = resp.cmd->pull_resp->suggest_which_broker_id;
+    rmq_frame_clear(&resp);
+    return id;
+}
+
+/* suggestWhichBrokerId: with slaveReadEnable a pull far behind the log end
+ * (accessMessageInMemoryMaxRatio=0: anything behind) is sent to the group's
+ * whichBrokerWhenConsumeSlowly, one at the end to its brokerId; without
+ * slaveReadEnable always to the master. */
+START_TEST(test_pull_suggests_slave)
+{
+    hn_daemon_t bk;
+    char addr[64];
+    broker_start(&bk, "master", "slaveReadEnable=true\naccessMessageInMemoryMaxRatio=0\n", addr, sizeof addr);
+    ck_assert_int_eq(create_topic(addr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(group_create(addr, GROUP), RMQ__STATUS__SUCCESS);
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(send_sync(addr, "m"), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(pull_suggest(addr, 0, 1), 1);
+    ck_assert_int_eq(pull_suggest(addr, 9, 1), 0);
+    ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
+
+    broker_start(&bk, "master", "slaveReadEnable=true\n", addr, sizeof addr);
+    ck_assert_int_eq(pull_suggest(addr, 0, 1), 0);
+    ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
+    broker_start(&bk, "master", "accessMessageInMemoryMaxRatio=0\n", addr, sizeof addr);
+    ck_assert_int_eq(pull_suggest(addr, 0, 1), 0);
+    ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
+    hn_case_passed();
+}
+END_TEST
+
+static Suite *ha_suite(void)
+{
+    Suite *s = suite_create("ha");
+    TCase *tc = tcase_create("process");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_sync_master_statuses);
+    tcase_add_test(tc, test_empty_slave_catches_up);
+    tcase_add_test(tc, test_async_master_logs_equal);
+    tcase_add_test(tc, test_sync_master_kill9_slave_has_acked);
+    tcase_add_test(tc, test_slave_syncs_metadata);
+    tcase_add_test(tc, test_pull_suggests_slave);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(ha_suite());
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    hn_cleanup();
+    return failed ? 1 : 0;
+}
