@@ -314,11 +314,14 @@ static void job_finish(send_job_t *job)
     }
 }
 
-/* 1 for statuses after which another broker may succeed. */
+/* 1 for statuses after which another broker may succeed. Each means the
+ * message was not stored, so a retry cannot duplicate it (unlike RocketMQ,
+ * SYSTEM_BUSY is retried too: the broker shed load before storing). */
 static int status_retryable(int status)
 {
     switch (status) {
     case RMQ__STATUS__SYSTEM_ERROR:
+    case RMQ__STATUS__SYSTEM_BUSY:
     case RMQ__STATUS__SERVICE_NOT_AVAILABLE:
     case RMQ__STATUS__SERVICE_NOT_AVAILABLE_DISK_FULL:
     case RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR:
