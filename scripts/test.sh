@@ -1,7 +1,8 @@
 #!/bin/bash
 # Installs what is missing, builds, and runs the whole test suite twice: a
 # normal build and an AddressSanitizer + UndefinedBehaviorSanitizer build;
-# then runs each libFuzzer target briefly (RMQ_FUZZ_SECONDS, default 30).
+# runs a smoke of the benchmark (stage 1 of scripts/bench.sh, a few seconds)
+# and each libFuzzer target briefly (RMQ_FUZZ_SECONDS, default 30).
 # Ends with one line: "rmq: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -61,7 +62,21 @@ run_fuzzers() {
   done
 }
 
+# Stage 1 of scripts/bench.sh for a few seconds: the benchmark still runs.
+run_bench_smoke() {
+  echo "== bench smoke (scripts/bench.sh --smoke)"
+  if RMQ_BUILD=build RMQ_BENCH_NO_INSTALL=1 ./scripts/bench.sh --smoke --out build/bench-smoke \
+      >build/bench-smoke.log 2>&1; then
+    grep -E 'Send TPS|Consume' build/bench-smoke.log | tail -3 || true
+    passed=$((passed + 1))
+  else
+    tail -40 build/bench-smoke.log
+    failed=$((failed + 1))
+  fi
+}
+
 run_suite build
+run_bench_smoke
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all
 if [ "${RMQ_SKIP_FUZZ:-0}" != 1 ]; then

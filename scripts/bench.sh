@@ -1,0 +1,139 @@
+#!/bin/bash
+# scripts/bench.sh: the RocketMQ benchmark plan (issue 7), reproducible on one
+# machine. Starts and stops its own name server, brokers and Redis peers on
+# loopback, and writes bench-results/<timestamp>/report.md plus results.json.
+#
+#   scripts/bench.sh [--quick | --smoke] [--stage N[,M...]] [--minutes M] [--out DIR]
+#
+# Stages:
+#   1 base test: one master ASYNC_MASTER + ASYNC_FLUSH, 64 threads, 128 B, then
+#     a consumer draining it; extras (not with --smoke): async sends, batched
+#     sends, a SYNC_FLUSH master, and this disk's single-writer fdatasync rate
+#   2 capacity: the 2m-2s cluster, SYNC (SYNC_MASTER + SYNC_FLUSH) and ASYNC,
+#     a thread gradient at 128 B and 1 KiB (plus 64 threads at 128 B), 512 KiB
+#     at 5 threads
+#   3 consumer path: send and consume at once (one master): consume TPS vs send
+#     TPS, B2C/S2C latency, backlog over time
+#   4 latency: send percentiles at 64 and 256 threads (one master)
+#   5 stability: the 2m-2s ASYNC cluster, 64 threads sending and a consumer for
+#     M minutes: failures, each broker's RSS and TPS once a minute
+#   6 exception: the 2m-2s SYNC cluster, 20 threads; kill -9 broker-a half-way:
+#     TPS dip, time until TPS is back, acknowledged messages consumed
+#   7 peers: redis-benchmark PING_INLINE -c 64 (request/response ceiling) and a
+#     Redis stream peer (XADD, appendonly everysec, one replica) at 64 clients
+#
+# --quick runs every stage briefly (about 4 minutes); --smoke is stage 1's
+# base test only with 3 s runs (CI); the default run takes about 25 minutes.
+#
+# Environment:
+#   RMQ_BUILD                  meson build directory (default build/)
+#   RMQ_BENCH_PORT_BASE        first port (default 20000): name server BASE,
+#                              brokers BASE+11/21/31/41 (HA +1), Redis from BASE+60
+#   RMQ_BENCH_THREADS          stage 2 gradient (default "5 10 15 20 25 30 35 40")
+#   RMQ_BENCH_EXTRA_THREADS    stage 2 extra 128 B columns (default 64)
+#   RMQ_BENCH_STEP_SECONDS     stage 2 seconds per step (default 15; quick 3)
+#   RMQ_BENCH_MINUTES          stage 5 minutes (default 5), same as --minutes
+#   RMQ_BENCH_CP_THREADS       stage 3 producer threads (default 32)
+#   RMQ_BENCH_MAPPED_SIZE      commit-log file size (default 1 GiB)
+#   RMQ_BENCH_PIN_HA           1 (default): slaves get haMasterAddress; 0: they
+#                              learn it from the name server
+#   RMQ_BENCH_PERF             1: perf-record broker-a during the runs named in
+#                              RMQ_BENCH_PERF_RUNS (default "base syncflush
+#                              sync-s128-w64 async-s128-w64"); top symbols in the report
+#   RMQ_BENCH_NO_INSTALL       1: do not apt-get install redis/fio when missing
+#   TMPDIR                     where the stores go (a mktemp directory in it)
+set -euo pipefail
+
+BK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=SCRIPTDIR/bench/lib.sh
+. "$BK_ROOT/scripts/bench/lib.sh"
+# shellcheck source=SCRIPTDIR/bench/stages.sh
+. "$BK_ROOT/scripts/bench/stages.sh"
+
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+  exit 2
+}
+
+ARGS="$*"
+MODE=full STAGES='' MINUTES=${RMQ_BENCH_MINUTES:-5} OUT_DIR=''
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) MODE=quick; shift ;;
+    --smoke) MODE=smoke; shift ;;
+    --stage | --stages) [ $# -ge 2 ] || usage; STAGES=$2; shift 2 ;;
+    --stage=*) STAGES=${1#*=}; shift ;;
+    --minutes) [ $# -ge 2 ] || usage; MINUTES=$2; shift 2 ;;
+    --out) [ $# -ge 2 ] || usage; OUT_DIR=$2; shift 2 ;;
+    -h | --help) usage ;;
+    *) echo "bench.sh: unknown argument $1" >&2; usage ;;
+  esac
+done
+if [ -z "$STAGES" ]; then
+  STAGES=1,2,3,4,5,6,7
+  [ "$MODE" != smoke ] || STAGES=1
+fi
+[[ $STAGES =~ ^[1-7](,[1-7])*$ ]] || { echo "bench.sh: --stage takes N[,M...] with N in 1..7" >&2; exit 2; }
+[[ $MINUTES =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench.sh: --minutes takes a number" >&2; exit 2; }
+
+# Durations (seconds) and sizes per mode.
+case $MODE in
+  full)
+    D_BASE=20 D_EXTRA=15 D_STEP=${RMQ_BENCH_STEP_SECONDS:-15}
+    THREADS=${RMQ_BENCH_THREADS:-5 10 15 20 25 30 35 40}
+    D_CP=60 D_LAT=20 D_STAB=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }') STAB_EVERY=60
+    D_EXC=60 N_PING=2000000 N_XADD=500000 N_XADD_BIG=2000
+    ;;
+  quick)
+    D_BASE=5 D_EXTRA=3 D_STEP=${RMQ_BENCH_STEP_SECONDS:-3}
+    THREADS=${RMQ_BENCH_THREADS:-5 20 40}
+    D_CP=10 D_LAT=4 D_STAB=30 STAB_EVERY=10
+    D_EXC=16 N_PING=300000 N_XADD=100000 N_XADD_BIG=200
+    ;;
+  smoke)
+    D_BASE=3 D_EXTRA=0 D_STEP=3 THREADS="5" D_CP=3 D_LAT=3 D_STAB=10 STAB_EVERY=5
+    D_EXC=10 N_PING=100000 N_XADD=50000 N_XADD_BIG=100
+    ;;
+esac
+EXTRA_THREADS=${RMQ_BENCH_EXTRA_THREADS:-64}
+[ "$D_STAB" -ge 10 ] || D_STAB=10
+
+BK_BUILD=${RMQ_BUILD:-$BK_ROOT/build}
+[[ $BK_BUILD = /* ]] || BK_BUILD=$PWD/$BK_BUILD
+BK_PORT_BASE=${RMQ_BENCH_PORT_BASE:-20000}
+bk_init_bins
+
+stamp=$(date +%Y%m%d-%H%M%S)
+BK_OUT=${OUT_DIR:-$BK_ROOT/bench-results/$stamp}
+mkdir -p "$BK_OUT"
+BK_OUT=$(cd "$BK_OUT" && pwd)
+BK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rmq-bench.XXXXXX")
+trap bk_cleanup EXIT
+trap 'bk_log "interrupted"; exit 130' INT TERM
+
+# meta.json: what the report needs to know about the run.
+{
+  printf '{"timestamp": "%s", "mode": "%s", "stages": "%s", "build": "%s",\n' \
+    "$stamp" "$MODE" "$STAGES" "$BK_BUILD"
+  printf ' "git": "%s", "host": "%s", "cpus": %s, "mem_kb": %s,\n' \
+    "$(git -C "$BK_ROOT" describe --always --dirty 2>/dev/null || echo unknown)" \
+    "$(uname -srm)" "$(nproc)" "$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)"
+  printf ' "cpu_model": "%s", "command": "%s",\n' \
+    "$(awk -F': ' '$1 ~ /^model name/ { print $2; exit }' /proc/cpuinfo | tr -d '"')" \
+    "scripts/bench.sh${ARGS:+ $ARGS}"
+  printf ' "durations": {"base": %s, "extra": %s, "step": %s, "consumer_path": %s, "latency": %s, "stability": %s, "stability_every": %s, "exception": %s},\n' \
+    "$D_BASE" "$D_EXTRA" "$D_STEP" "$D_CP" "$D_LAT" "$D_STAB" "$STAB_EVERY" "$D_EXC"
+  printf ' "threads": "%s", "extra_threads": "%s", "port_base": %s}\n' \
+    "$THREADS" "$EXTRA_THREADS" "$BK_PORT_BASE"
+} >"$BK_OUT/meta.json"
+
+bk_log "results in $BK_OUT (mode $MODE, stages $STAGES, build $BK_BUILD)"
+IFS=, read -r -a stage_list <<<"$STAGES"
+for s in "${stage_list[@]}"; do
+  "stage$s"
+  bk_down
+  bk_stage_end
+done
+
+/usr/bin/env python3 "$BK_ROOT/scripts/bench/report.py" "$BK_OUT"
+bk_log "report: $BK_OUT/report.md"
