@@ -173,9 +173,24 @@ field() {
   echo -
 }
 
-# max_offset ADDR: the broker's commitLogMaxOffset from mqadmin brokerStatus (or nothing).
+# max_offset ADDR [HOST]: the broker's commitLogMaxOffset from mqadmin
+# brokerStatus (or nothing). With -H, mqadmin runs on HOST (the slave's host,
+# which reaches its master and itself), not here: this machine may not reach
+# the brokers' addresses (e.g. network namespaces).
 max_offset() {
-  local admin
+  local admin cmd
+  if [ -n "$hosts_file" ] && [ -n "${2:-}" ]; then
+    cmd="cd $(printf %q "$RMQ_REMOTE_HOME") &&"
+    if [ -n "${RMQ_BIN:-}" ]; then
+      cmd+=" export RMQ_BIN=$(printf %q "$RMQ_BIN") &&"
+    fi
+    # shellcheck disable=SC2016 # expands on the remote host
+    cmd+=' b=${RMQ_BIN:-build}; a=$b/tools/mqadmin; [ -x "$a" ] || a=$b/mqadmin;'
+    cmd+=" timeout 10 \"\$a\" brokerStatus -n $(printf %q "$NSADDR") -b $(printf %q "$1") 2>/dev/null"
+    # shellcheck disable=SC2086 # RMQ_SSH is a command and its options
+    $RMQ_SSH "$2" bash -s <<<"$cmd" 2>/dev/null | awk '$1 == "commitLogMaxOffset" { print $2 }' || true
+    return 0
+  fi
   admin=$(RMQ_PROG=cluster.sh rmq_find_bin mqadmin tools 2>/dev/null) || return 0
   timeout 10 "$admin" brokerStatus -n "$NSADDR" -b "$1" 2>/dev/null |
     awk '$1 == "commitLogMaxOffset" { print $2 }' || true
@@ -203,8 +218,8 @@ cluster_status() {
     case $piece in
       *-s)
         if [ "$state" = running ] && [ "$(field "${LINE[${piece%-s}]}" port)" != - ]; then
-          m=$(max_offset "${IP[${piece%-s}]}:$(field "${LINE[${piece%-s}]}" port)")
-          s=$(max_offset "${IP[$piece]}:$(field "$line" port)")
+          m=$(max_offset "${IP[${piece%-s}]}:$(field "${LINE[${piece%-s}]}" port)" "${SSH[$piece]}")
+          s=$(max_offset "${IP[$piece]}:$(field "$line" port)" "${SSH[$piece]}")
           if [[ $m =~ ^[0-9]+$ ]] && [[ $s =~ ^[0-9]+$ ]]; then
             lag=$((m - s))
           fi

@@ -1,104 +1,323 @@
 #!/bin/bash
-# The README's first command: installs what is missing, builds, starts a
-# local cluster on loopback (a name server and a broker master), runs the
-# main job (mqadmin against the cluster, mqbench producer and consumer),
-# prints a summary and stops everything it started.
+# The README's first command: installs what is missing, builds the four
+# programs, starts the 2-master/2-slave cluster (deploy/cluster.sh up sync)
+# on loopback, runs an mqbench producer and consumer, kills broker-a's master
+# with SIGKILL half-way, shows the producer carrying on through broker-b and
+# the consumer draining broker-a's queues from its slave, restarts the
+# master, checks that every acknowledged message was consumed at least once
+# (mqbench --ids-file), stops the cluster and prints a summary table.
+#
+#   scripts/quickstart.sh            the demo (about 1.5 minutes once built)
+#   scripts/quickstart.sh --check    the same as a test: no bootstrap or build
+#                                    (binaries from $RMQ_BUILD_ROOT or
+#                                    $RMQ_BIN), shorter phases, exit 1 when an
+#                                    assertion fails (meson test quickstart)
+#
+# Environment: RMQ_BUILD_DIR (build directory, default build), RMQ_PORT_OFFSET
+# (added to every port; by default 0, or the first free offset of 1000, 2000,
+# ... when the default ports are busy), RMQ_QS_BEFORE / RMQ_QS_OUTAGE /
+# RMQ_QS_AFTER (seconds of load before the kill, while broker-a's master is
+# down, after it is back; 20 / 12 / 6), RMQ_QS_THREADS (producer threads, 16).
+# Everything it starts is stopped on exit, whatever happens (trap).
+# Single-quoted $ expressions are for an inner bash or eval, on purpose:
+# shellcheck disable=SC2016
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/bootstrap.sh
-./scripts/build.sh build
+CHECK=0
+case ${1:-} in
+  --check) CHECK=1 ;;
+  '') ;;
+  *) echo "usage: scripts/quickstart.sh [--check]" >&2; exit 2 ;;
+esac
 
-NS_PORT=${RMQ_NAMESRV_PORT:-9876}
-BROKER_PORT=${RMQ_BROKER_PORT:-10911}
-BENCH_SECONDS=${RMQ_BENCH_SECONDS:-10}
+t_start=$(date +%s)
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+note() { printf '   %s\n' "$*"; }
+die() { echo "quickstart: $*" >&2; exit 1; }
+
+if [ $CHECK = 1 ]; then
+  BIN=${RMQ_BIN:-${RMQ_BUILD_ROOT:-build}}
+  BEFORE=${RMQ_QS_BEFORE:-10} OUTAGE=${RMQ_QS_OUTAGE:-10} AFTER=${RMQ_QS_AFTER:-5}
+else
+  BIN=${RMQ_BUILD_DIR:-build}
+  BEFORE=${RMQ_QS_BEFORE:-20} OUTAGE=${RMQ_QS_OUTAGE:-12} AFTER=${RMQ_QS_AFTER:-6}
+  step "bootstrap and build ($BIN)"
+  ./scripts/bootstrap.sh
+  if [ ! -f "$BIN/build.ninja" ]; then
+    meson setup "$BIN" >/dev/null
+  fi
+  ninja -C "$BIN" namesrv/mqnamesrv broker/mqbroker tools/mqadmin tools/mqbench >/dev/null
+  note "built mqnamesrv, mqbroker, mqadmin, mqbench in $BIN/"
+fi
+THREADS=${RMQ_QS_THREADS:-16}
+BIN=$(cd "$BIN" && pwd)
+for b in namesrv/mqnamesrv broker/mqbroker tools/mqadmin tools/mqbench; do
+  [ -x "$BIN/$b" ] || die "$BIN/$b is missing (build first)"
+done
+ADMIN=$BIN/tools/mqadmin
+BENCH=$BIN/tools/mqbench
+
 work=$(mktemp -d /tmp/rmq-quickstart.XXXXXX)
+export RMQ_BIN=$BIN RMQ_RUN_DIR=$work/run
+unset RMQ_PORT_BASE
 pids=()
+cluster_started=0
 
 cleanup() {
-  local p
+  local rc=$? p
+  trap - EXIT INT TERM
   for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null || true
+    kill -INT "$p" 2>/dev/null || true
   done
   for p in "${pids[@]}"; do
     wait "$p" 2>/dev/null || true
   done
-  rm -rf "$work"
+  if [ $cluster_started = 1 ]; then
+    deploy/cluster.sh down >"$work/down.log" 2>&1 || cat "$work/down.log" >&2
+  fi
+  if [ $rc -ne 0 ] && [ "${RMQ_QS_KEEP:-0}" = 1 ]; then
+    echo "quickstart: failed; files kept in $work" >&2
+  else
+    rm -rf "$work"
+  fi
+  exit $rc
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-# wait_ready FILE NAME LOG: waits up to 15 s for a daemon's ready file.
-wait_ready() {
-  local _
-  for _ in $(seq 150); do
-    [ -f "$1" ] && return 0
-    sleep 0.1
-  done
-  echo "quickstart: $2 did not start; last lines of $3:" >&2
-  tail -20 "$3" >&2
-  exit 1
+# port_busy PORT: true if something accepts TCP connections on 127.0.0.1:PORT.
+port_busy() {
+  timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null
 }
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# ports_free OFFSET: true if none of the cluster's ports (+OFFSET) is in use.
+ports_free() {
+  local p
+  for p in 9876 10911 10912 10921 10922 10931 10932 10941 10942; do
+    if port_busy $((p + $1)); then
+      return 1
+    fi
+  done
+}
 
-step "name server on 127.0.0.1:$NS_PORT"
-cat >"$work/namesrv.properties" <<PROPS
-listenPort=$NS_PORT
-bindAddress=127.0.0.1
-PROPS
-build/namesrv/mqnamesrv -c "$work/namesrv.properties" --ready-file "$work/ns.ready" \
-  >"$work/namesrv.log" 2>&1 &
-pids+=($!)
-wait_ready "$work/ns.ready" mqnamesrv "$work/namesrv.log"
-NS="127.0.0.1:$NS_PORT"
+# ---- cluster ------------------------------------------------------------------------
 
-step "broker master broker-a on 127.0.0.1:$BROKER_PORT"
-cat >"$work/broker-a.properties" <<PROPS
-brokerClusterName=DefaultCluster
-brokerName=broker-a
-brokerId=0
-brokerRole=ASYNC_MASTER
-flushDiskType=ASYNC_FLUSH
-listenPort=$BROKER_PORT
-brokerIP1=127.0.0.1
-storePathRootDir=$work/store-a
-mapedFileSizeCommitLog=67108864
-autoCreateTopicEnable=true
-PROPS
-build/broker/mqbroker -c "$work/broker-a.properties" -n "$NS" --ready-file "$work/broker-a.ready" \
-  >"$work/broker-a.log" 2>&1 &
-pids+=($!)
-wait_ready "$work/broker-a.ready" mqbroker "$work/broker-a.log"
-sleep 1
-
-step "mqadmin clusterList -n $NS"
-build/tools/mqadmin clusterList -n "$NS"
-
-step "mqadmin updateTopic -t QuickStart -c DefaultCluster"
-build/tools/mqadmin updateTopic -n "$NS" -t QuickStart -c DefaultCluster -r 4 -w 4
-
-step "mqadmin topicRoute -t QuickStart"
-build/tools/mqadmin topicRoute -n "$NS" -t QuickStart
-
-step "mqbench producer: 16 threads, 128 B, ${BENCH_SECONDS}s"
-build/tools/mqbench producer -n "$NS" -t QuickStart -w 16 -s 128 -d "$BENCH_SECONDS" \
-  --json "$work/producer.json" | tee "$work/producer.out"
-
-step "mqbench consumer: drain QuickStart from the first offset"
-build/tools/mqbench consumer -n "$NS" -t QuickStart -g QuickStartGroup -f first \
-  -d "$BENCH_SECONDS" --json "$work/consumer.json" | tee "$work/consumer.out"
-
-step "mqadmin topicStatus -t QuickStart"
-build/tools/mqadmin topicStatus -n "$NS" -t QuickStart
-
-sent=$(grep -o 'Send Total: [0-9]*' "$work/producer.out" | tail -1 | awk '{print $3}')
-got=$(grep -o 'Consume Total: [0-9]*' "$work/consumer.out" | tail -1 | awk '{print $3}')
-step "summary"
-printf '%-28s %s\n' "name server" "$NS" "broker-a (master)" "127.0.0.1:$BROKER_PORT" \
-  "messages acknowledged" "${sent:-?}" "messages consumed" "${got:-?}"
-if [ -n "${sent:-}" ] && [ -n "${got:-}" ] && [ "$got" -ge "$sent" ]; then
-  echo "every acknowledged message was consumed"
+step "cluster up: deploy/cluster.sh up sync (name server, broker-a, broker-b, their slaves)"
+offsets=()
+if [ -n "${RMQ_PORT_OFFSET:-}" ]; then
+  offsets=("$RMQ_PORT_OFFSET")
+elif [ $CHECK = 1 ]; then
+  offsets=($((20000 + RANDOM % 200 * 100)) $((20000 + RANDOM % 200 * 100)) $((20000 + RANDOM % 200 * 100)))
 else
-  echo "quickstart: consumed fewer messages than were acknowledged" >&2
-  exit 1
+  offsets=(0 1000 2000 3000 4000 5000)
+fi
+OFF=''
+for o in "${offsets[@]}"; do
+  if ! ports_free "$o"; then
+    note "ports of offset $o are in use; trying another"
+    continue
+  fi
+  export RMQ_PORT_OFFSET=$o
+  cluster_started=1
+  if deploy/cluster.sh up sync >"$work/up.log" 2>&1; then
+    OFF=$o
+    break
+  fi
+  note "cluster.sh up failed with port offset $o:"
+  sed 's/^/     /' "$work/up.log" | tail -n 8
+  deploy/cluster.sh down >/dev/null 2>&1 || true
+done
+[ -n "$OFF" ] || die "could not start the cluster on any port offset (${offsets[*]})"
+sed 's/^/   /' "$work/up.log"
+NS=127.0.0.1:$((9876 + OFF))
+BROKER_A=127.0.0.1:$((10911 + OFF))
+BROKER_A_S=127.0.0.1:$((10921 + OFF))
+BROKER_B=127.0.0.1:$((10931 + OFF))
+BROKER_B_S=127.0.0.1:$((10941 + OFF))
+[ "$OFF" = 0 ] || note "(default ports busy: every port moved by RMQ_PORT_OFFSET=$OFF)"
+deploy/cluster.sh status | sed 's/^/   /' || true
+
+# sync_rounds ADDR: a slave's completed metadata sync rounds (slaveSyncCount).
+sync_rounds() {
+  "$ADMIN" brokerStatus -n "$NS" -b "$1" 2>/dev/null | awk '$1 == "slaveSyncCount" { print $2 }'
+}
+sync_a0=$(sync_rounds "$BROKER_A_S")
+sync_b0=$(sync_rounds "$BROKER_B_S")
+step "mqadmin updateTopic -t QuickStart -c DefaultCluster (4 queues on each master)"
+"$ADMIN" updateTopic -n "$NS" -t QuickStart -c DefaultCluster -r 4 -w 4 | sed 's/^/   /'
+
+# wait_for SECONDS CMD...: runs CMD every half second until it succeeds.
+wait_for() {
+  local n=$(($1 * 2))
+  shift
+  while ! "$@" >/dev/null 2>&1; do
+    n=$((n - 1))
+    [ $n -gt 0 ] || return 1
+    sleep 0.5
+  done
+}
+route_has_both() {
+  local out
+  out=$("$ADMIN" topicRoute -n "$NS" -t QuickStart 2>/dev/null) || return 1
+  grep -q broker-a <<<"$out" && grep -q broker-b <<<"$out"
+}
+wait_for 30 route_has_both || die "QuickStart never appeared on both masters"
+# The slaves copy topic configs from their masters every slaveSyncInterval
+# (10 s); a consumer can read QuickStart from a slave once it has.
+slaves_know_topic() {
+  local a b
+  a=$(sync_rounds "$BROKER_A_S") b=$(sync_rounds "$BROKER_B_S")
+  [ -n "$a" ] && [ -n "$b" ] && [ "$a" -ge $((${sync_a0:-0} + 2)) ] && [ "$b" -ge $((${sync_b0:-0} + 2)) ]
+}
+
+# ---- load ---------------------------------------------------------------------------
+
+# bg NAME CMD...: runs CMD in the background, its output to $work/NAME.out and,
+# prefixed with NAME, to the terminal; the pid of CMD itself goes to pids.
+bg() {
+  local name=$1
+  shift
+  "$@" > >(tee "$work/$name.out" | sed -u "s/^/   $name | /") 2>&1 &
+  pids+=($!)
+  eval "${name}_pid=$!"
+}
+
+step "mqbench consumer (group QuickStartGroup) and producer ($THREADS threads, 128 B)"
+consumer_pid='' producer_pid=''
+bg consumer "$BENCH" consumer -n "$NS" -t QuickStart -g QuickStartGroup -f first -w 8 \
+  --ids-file "$work/consumed.ids" --json "$work/consumer.json"
+sleep 2
+t_load=$(date +%s)
+bg producer "$BENCH" producer -n "$NS" -t QuickStart -w "$THREADS" -s 128 \
+  --ids-file "$work/acked.ids" --json "$work/producer.json"
+sleep "$BEFORE"
+wait_for 20 slaves_know_topic || note "the slaves have not copied QuickStart's config yet"
+
+step "kill -9 broker-a's master (pid $(cat "$RMQ_RUN_DIR/pid/broker-a.pid"))"
+kill -9 "$(cat "$RMQ_RUN_DIR/pid/broker-a.pid")"
+t_kill=$(date +%s)
+lines_before_kill=$(grep -c '^Send TPS' "$work/producer.out" || true)
+sleep 1
+step "while broker-a's master is down"
+note "a second consumer group, QuickStartReplay, reads the topic from the first offset:"
+note "broker-a's queues come from its slave $BROKER_A_S, broker-b's from broker-b"
+replay_pid=''
+bg replay "$BENCH" consumer -n "$NS" -t QuickStart -g QuickStartReplay -f first -w 8 \
+  -d $((OUTAGE > 6 ? OUTAGE - 3 : 3))
+sleep 2
+note "mqadmin clusterList: broker-a has only its slave (BID 1)"
+"$ADMIN" clusterList -n "$NS" | sed 's/^/   /'
+note "mqadmin topicStatus -t QuickStart: broker-a's queues read from its slave $BROKER_A_S"
+"$ADMIN" topicStatus -n "$NS" -t QuickStart | sed 's/^/   /'
+sleep $((OUTAGE > 6 ? OUTAGE - 6 : 1))
+note "mqadmin consumerProgress -g QuickStartGroup: broker-a's queues consumed from the slave"
+"$ADMIN" consumerProgress -n "$NS" -g QuickStartGroup | sed 's/^/   /' || true
+wait "$replay_pid" || die "the replay consumer failed"
+replay_total=$(sed -n 's/^\[Complete\] Consume Total: \([0-9]*\).*/\1/p' "$work/replay.out")
+a_s_get=$("$ADMIN" brokerStatus -n "$NS" -b "$BROKER_A_S" 2>/dev/null | awk '$1 == "msgGetTotalTodayNow" { print $2 }')
+b_put=$("$ADMIN" brokerStatus -n "$NS" -b "$BROKER_B" 2>/dev/null | awk '$1 == "putTps" { print $2 }')
+note "broker-a-s served ${a_s_get:-?} messages to consumers; broker-b putTps now ${b_put:-?}/s"
+lines_outage_end=$(grep -c '^Send TPS' "$work/producer.out" || true)
+
+step "restart broker-a's master: deploy/mqbroker.sh -c deploy/2m-2s-sync/broker-a.properties start"
+deploy/mqbroker.sh -c deploy/2m-2s-sync/broker-a.properties start | sed 's/^/   /'
+t_back=$(date +%s)
+caught_up() {
+  "$ADMIN" brokerStatus -n "$NS" -b "$BROKER_A" 2>/dev/null | grep -E '^Slaves of this .*: [1-9]' >/dev/null
+}
+wait_for 20 caught_up || note "broker-a's slave has not reconnected yet"
+"$ADMIN" brokerStatus -n "$NS" -b "$BROKER_A" | sed -n '/^Slaves/,$p' | sed 's/^/   /'
+lines_at_restart=$(grep -c '^Send TPS' "$work/producer.out" || true)
+sleep "$AFTER"
+
+kill -INT "$producer_pid"
+wait "$producer_pid" || die "the producer failed"
+t_prod_end=$(date +%s)
+step "producer stopped; waiting for the consumer to drain every queue"
+missing=-1
+for _ in $(seq 60); do
+  sort -u "$work/acked.ids" >"$work/acked.sorted"
+  sort -u "$work/consumed.ids" >"$work/consumed.sorted"
+  missing=$(comm -23 "$work/acked.sorted" "$work/consumed.sorted" | wc -l)
+  [ "$missing" -gt 0 ] || break
+  sleep 1
+done
+sleep 1
+kill -INT "$consumer_pid"
+wait "$consumer_pid" || die "the consumer failed"
+"$ADMIN" consumerProgress -n "$NS" -g QuickStartGroup | sed 's/^/   /' || true
+
+# ---- counting -------------------------------------------------------------------------
+
+sort -u "$work/consumed.ids" >"$work/consumed.sorted"
+acked=$(wc -l <"$work/acked.ids")
+acked_distinct=$(wc -l <"$work/acked.sorted")
+consumed=$(wc -l <"$work/consumed.ids")
+consumed_distinct=$(wc -l <"$work/consumed.sorted")
+missing=$(comm -23 "$work/acked.sorted" "$work/consumed.sorted" | wc -l)
+dups=$((consumed - consumed_distinct))
+
+# avg_tps FROM TO: mean of the producer's "Send TPS" lines FROM..TO (1-based).
+avg_tps() {
+  grep '^Send TPS' "$work/producer.out" | sed -n "$1,$2p" |
+    awk '{ s += $3; n++ } END { if (n) printf "%d", s / n; else print "-" }'
+}
+min_tps() {
+  grep '^Send TPS' "$work/producer.out" | sed -n "$1,$2p" |
+    awk 'NR == 1 || $3 < m { m = $3 } END { if (NR) print m; else print "-" }'
+}
+tps_before=$(avg_tps 2 "$lines_before_kill")
+tps_outage=$(avg_tps $((lines_before_kill + 1)) "$lines_outage_end")
+min_outage=$(min_tps $((lines_before_kill + 2)) "$lines_outage_end")
+tps_after=$(avg_tps $((lines_at_restart + 2)) 100000)
+complete=$(grep '^\[Complete\]' "$work/producer.out" || true)
+send_failed=$(sed -n 's/.*Send Failed: \([0-9]*\).*/\1/p' <<<"$complete")
+resp_failed=$(sed -n 's/.*Response Failed: \([0-9]*\).*/\1/p' <<<"$complete")
+p99=$(grep '^Latency' "$work/producer.out" | sed -n 's/.*P99: \([0-9.]*\).*/\1/p')
+cons_complete=$(grep '^\[Complete\]' "$work/consumer.out" || true)
+
+step "cluster down"
+deploy/cluster.sh down | sed 's/^/   /'
+cluster_started=0
+
+t_end=$(date +%s)
+step "summary"
+{
+  printf '%-44s %s\n' "cluster" "2 masters + 2 slaves, SYNC_MASTER + SYNC_FLUSH, name server $NS"
+  printf '%-44s %s\n' "producer ($THREADS threads, 128 B), $((t_prod_end - t_load))s" "acknowledged $acked (distinct ids $acked_distinct)"
+  printf '%-44s %s\n' "  send TPS before the kill (avg)" "$tps_before"
+  printf '%-44s %s\n' "  send TPS broker-a master down (avg / min)" "$tps_outage / $min_outage  (all through broker-b)"
+  printf '%-44s %s\n' "  send TPS after its restart (avg)" "$tps_after"
+  printf '%-44s %s\n' "  send failed / response failed" "${send_failed:-?} / ${resp_failed:-?}"
+  printf '%-44s %s\n' "  latency P99 (ms)" "${p99:-?}"
+  printf '%-44s %s\n' "consumer (8 threads, from first)" "consumed $consumed (distinct $consumed_distinct, duplicates $dups)"
+  printf '%-44s %s\n' "replay consumer (new group, during the outage)" "consumed ${replay_total:-?}"
+  printf '%-44s %s\n' "  broker-a-s served to consumers (outage)" "${a_s_get:-?} messages"
+  printf '%-44s %s\n' "broker-a master down" "$((t_back - t_kill)) s (kill -9, then mqbroker.sh start)"
+  printf '%-44s %s\n' "acknowledged but never consumed" "$missing"
+  printf '%-44s %s\n' "wall time" "$((t_end - t_start)) s (load $((t_end - t_load)) s)"
+} | tee "$work/summary.txt"
+if [ "$missing" -eq 0 ] && [ "$acked" -gt 0 ]; then
+  echo "every acknowledged message was consumed at least once"
+else
+  die "$missing acknowledged messages were never consumed"
+fi
+[ -n "$cons_complete" ] || die "the consumer did not finish cleanly"
+
+if [ $CHECK = 1 ]; then
+  fail=0
+  # check DESC CONDITION: CONDITION (single-quoted) is eval'd here
+  check() {
+    if eval "$2"; then echo "ok - $1"; else echo "not ok - $1 ($2)"; fail=1; fi
+  }
+  check "producer acknowledged messages before the kill" '[ "$tps_before" != - ] && [ "$tps_before" -gt 0 ]'
+  check "producer carried on through broker-b while broker-a's master was down" \
+    '[ "$tps_outage" != - ] && [ "$tps_outage" -gt 0 ] && [ "$min_outage" != - ] && [ "$min_outage" -gt 0 ]'
+  check "producer acknowledged messages after the restart" '[ "$tps_after" != - ] && [ "$tps_after" -gt 0 ]'
+  check "the slave served broker-a's queues during the outage" '[ -n "$a_s_get" ] && [ "$a_s_get" -gt 0 ]'
+  check "every acknowledged message consumed at least once" '[ "$missing" -eq 0 ]'
+  check "duplicates within an at-least-once window (<= 5%)" '[ $((dups * 20)) -le "$acked" ]'
+  check "no message consumed that was not sent" '[ "$consumed_distinct" -ge "$acked_distinct" ]'
+  [ $fail = 0 ] || exit 1
 fi

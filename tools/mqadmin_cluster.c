@@ -142,6 +142,47 @@ static void print_config_sorted(const Rmq__ConfigTable *ct)
     free(sorted);
 }
 
+/* Prints the replication view of a runtime info: a master's "Slaves" table
+ * (haSlaveCount, haSlaveN.*) or a slave's link to its master (haMasterAddr...). */
+static void print_ha(const Rmq__ConfigTable *ct)
+{
+    const char *role = config_value(ct, "brokerRole"), *count = config_value(ct, "haSlaveCount");
+    const char *maddr = config_value(ct, "haMasterAddr");
+    adm_table_t t;
+
+    if (count) {
+        long n = atol(count);
+        printf("\nSlaves of this %s: %ld connected\n", role ? role : "master", n);
+        if (n <= 0)
+            return;
+        adm_table_init(&t, 6);
+        adm_table_row(&t, "#", "SLAVE_ADDR", "BROKER_ID", "ACKED_OFFSET", "LAG_BYTES", "IN_SYNC");
+        for (long i = 0; i < n; i++) {
+            static const char *const fields[] = { "addr", "brokerId", "ackedOffset", "lagBytes", "inSync" };
+            const char *v[5];
+            char key[64], idx[24];
+            for (size_t f = 0; f < 5; f++) {
+                snprintf(key, sizeof key, "haSlave%ld.%s", i, fields[f]);
+                v[f] = config_value(ct, key);
+                if (!v[f])
+                    v[f] = "-";
+            }
+            snprintf(idx, sizeof idx, "%ld", i);
+            adm_table_row(&t, idx, v[0], v[1], v[2], v[3], v[4]);
+        }
+        adm_table_print(&t, stdout);
+        adm_table_free(&t);
+    } else if (maddr) {
+        const char *conn = config_value(ct, "haConnected"), *acked = config_value(ct, "haAckedOffset");
+        printf("\nMaster of this slave:\n");
+        adm_table_init(&t, 3);
+        adm_table_row(&t, "MASTER_HA_ADDR", "CONNECTED", "ACKED_OFFSET");
+        adm_table_row(&t, maddr[0] ? maddr : "-", conn ? conn : "-", acked ? acked : "-");
+        adm_table_print(&t, stdout);
+        adm_table_free(&t);
+    }
+}
+
 /* Prints one broker's runtime info (titled when title is not NULL). */
 static int broker_status_one(adm_ctx_t *ctx, const char *addr, const char *title)
 {
@@ -154,6 +195,7 @@ static int broker_status_one(adm_ctx_t *ctx, const char *addr, const char *title
     if (title)
         printf("============ %s\n", title);
     print_config_sorted(resp.cmd->config);
+    print_ha(resp.cmd->config);
     rmq_frame_clear(&resp);
     return 0;
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "rmq/rmq.h"
+#include "rmq_crc32c.h"
 #include "rmq_histogram.h"
 #include "rmq_time.h"
 
@@ -33,6 +34,8 @@ typedef struct bench_opts {
     int batch;
     int from_first;
     const char *json;
+    const char *ids_file;
+    int check_body;
 } bench_opts_t;
 
 /* One thread's counters; aligned so threads never share a cache line. */
@@ -52,6 +55,14 @@ static slot_t *g_slots;
 static _Atomic int g_nslots;
 static _Atomic int g_stop;
 static bench_opts_t g_o;
+/* --ids-file: one message id (UNIQ_KEY) a line, of each acknowledged send
+ * (producer) or each consumed message, duplicates included (consumer).
+ * stdio's own lock serialises the writers; only used when asked for. */
+static FILE *g_ids;
+/* --check-body (consumer): every body must hash (CRC32C) like the first one
+ * consumed; a producer process sends one body throughout. */
+static _Atomic int64_t g_body_crc = -1;
+static _Atomic uint64_t g_body_bad;
 
 static void on_signal(int sig)
 {
@@ -147,6 +158,8 @@ static void prod_async_done(const rmq_send_result_t *res, void *arg)
     slot_t *sl = g_cb_slot;
     uint64_t t0 = (uint64_t)(uintptr_t)arg;
     prod_record(sl, res->error.err, (uint64_t)rmq_mono_us() - t0, res->count > 0 ? res->count : 1);
+    if (g_ids && res->error.err == RMQ_OK)
+        fprintf(g_ids, "%s\n", res->msg_id);
 }
 
 /* Sends one unit (a message or a batch); sync records here, async in the callback. */
@@ -171,6 +184,8 @@ static void prod_send_one(prod_thread_t *t, rmq_message_t *msgs, int n)
         err = n > 1 ? rmq_producer_send_batch(t->p, msgs, (size_t)n, 0, &res)
                     : rmq_producer_send(t->p, msgs, 0, &res);
         prod_record(t->slot, err, (uint64_t)rmq_mono_us() - t0, n);
+        if (g_ids && err == RMQ_OK)
+            fprintf(g_ids, "%s\n", res.msg_id);
     }
     if (err != RMQ_OK && err != RMQ_EBUSY)
         rmq_sleep_ms(100);
@@ -233,6 +248,16 @@ static rmq_consume_result_t cons_on_message(const rmq_message_ext_t *msg, void *
     atomic_max(&sl->max_s2c, s2c);
     atomic_max(&sl->max_s2c_all, s2c);
     rmq_histogram_record(&sl->hist, b2c * 1000);
+    if (g_o.check_body) {
+        int64_t crc = (int64_t)rmq_crc32c(0, msg->body, msg->body_len), want = -1;
+        if (!atomic_compare_exchange_strong(&g_body_crc, &want, crc) && want != crc) {
+            atomic_fetch_add(&g_body_bad, 1);
+            fprintf(stderr, "mqbench: body of %s differs from the first body (crc32c %08x)\n",
+                    msg->msg_id, (unsigned)crc);
+        }
+    }
+    if (g_ids)
+        fprintf(g_ids, "%s\n", msg->msg_id);
     return RMQ_CONSUME_SUCCESS;
 }
 
@@ -269,6 +294,8 @@ static void report_loop(int64_t start_ms, int (*done)(void))
         int64_t now_ms = rmq_mono_ms();
         if (now_ms - prev_ms < 1000)
             continue;
+        if (g_ids)
+            fflush(g_ids);
         double secs = (double)(now_ms - prev_ms) / 1000.0;
         if (g_o.producer) {
             snap_t now = snap_take(0);
@@ -326,6 +353,8 @@ static int report_final(double secs)
                "AVG(S2C) RT(ms): %7.3f MAX(B2C) RT(ms): %llu MAX(S2C) RT(ms): %llu\n",
                (unsigned long long)s.ok, tps, (unsigned long long)s.resp_failed, avg, s2c,
                (unsigned long long)(p[4] + 0.5), (unsigned long long)s.max_s2c_all);
+    if (!g_o.producer && g_o.check_body)
+        printf("[Complete] Body Check: %llu differing\n", (unsigned long long)atomic_load(&g_body_bad));
     fflush(stdout);
     if (!g_o.json)
         return 0;
@@ -429,8 +458,12 @@ static void usage(void)
     fprintf(stderr,
             "usage: mqbench producer -n NS -t TOPIC [-w THREADS] [-s SIZE] [-k] [-q COUNT]\n"
             "                        [-d SECONDS] [--async] [-b BATCH] [--json FILE]\n"
+            "                        [--ids-file FILE]\n"
             "       mqbench consumer -n NS -t TOPIC [-g GROUP] [-w THREADS] [-d SECONDS]\n"
-            "                        [-f first|last] [--json FILE]\n");
+            "                        [-f first|last] [--json FILE] [--ids-file FILE]\n"
+            "  --ids-file FILE: write the id (UNIQ_KEY) of every acknowledged message\n"
+            "  (producer; not with -b > 1) or of every consumed one (consumer), one a line\n"
+            "  --check-body (consumer): count bodies whose CRC32C differs from the first one\n");
 }
 
 /* Parses an integer option; exits with a message naming it when invalid. */
@@ -453,7 +486,9 @@ static int parse_args(int argc, char **argv)
                          .group = "benchmark_consumer", .size = 128, .batch = 1};
     g_o.threads = g_o.producer ? 64 : 20;
     static const struct option longs[] = {
-        {"async", no_argument, NULL, 'A'}, {"json", required_argument, NULL, 'J'}, {0, 0, 0, 0}};
+        {"async", no_argument, NULL, 'A'}, {"json", required_argument, NULL, 'J'},
+        {"ids-file", required_argument, NULL, 'I'}, {"check-body", no_argument, NULL, 'B'},
+        {0, 0, 0, 0}};
     optind = 2;
     int ch;
     while ((ch = getopt_long(argc, argv, "n:t:w:s:kq:d:b:g:f:", longs, NULL)) != -1) {
@@ -469,6 +504,8 @@ static int parse_args(int argc, char **argv)
         case 'g': g_o.group = optarg; break;
         case 'A': g_o.async = 1; break;
         case 'J': g_o.json = optarg; break;
+        case 'I': g_o.ids_file = optarg; break;
+        case 'B': g_o.check_body = 1; break;
         case 'f':
             if (strcmp(optarg, "first") && strcmp(optarg, "last")) {
                 fprintf(stderr, "mqbench: option -f: \"%s\" must be first or last\n", optarg);
@@ -481,6 +518,10 @@ static int parse_args(int argc, char **argv)
     }
     if (!g_o.namesrv || optind != argc)
         return -1;
+    if (g_o.ids_file && g_o.producer && g_o.batch > 1) {
+        fprintf(stderr, "mqbench: --ids-file records one id per send: not with -b > 1\n");
+        return -1;
+    }
     if (g_o.threads > MAX_SLOTS - 2)
         g_o.threads = MAX_SLOTS - 2;
     return 0;
@@ -491,6 +532,10 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv) != 0) {
         usage();
         return 2;
+    }
+    if (g_o.ids_file && !(g_ids = fopen(g_o.ids_file, "w"))) {
+        fprintf(stderr, "mqbench: cannot write %s\n", g_o.ids_file);
+        return 1;
     }
     g_slots = aligned_alloc(64, sizeof(slot_t) * MAX_SLOTS);
     if (!g_slots)
@@ -503,5 +548,9 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     int rc = g_o.producer ? run_producer() : run_consumer();
     free(g_slots);
+    if (g_ids && fclose(g_ids) != 0) {
+        fprintf(stderr, "mqbench: writing %s failed\n", g_o.ids_file);
+        rc = rc ? rc : 1;
+    }
     return rc;
 }
