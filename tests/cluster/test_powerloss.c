@@ -1,0 +1,550 @@
+/* test_powerloss.c: power-loss images of a SYNC_FLUSH broker's store.
+ *
+ * Sender threads load a SYNC_FLUSH broker and record every acknowledged
+ * message (index, physical offset from its msg id; the body follows from
+ * the index). At random moments the test snapshots the acked set, then
+ * SIGSTOPs the broker, copies its store (cp -a: commit log, consume queues,
+ * checkpoint, the abort file of a running broker) and SIGCONTs it. With the
+ * broker stopped the copy is a consistent point-in-time image of its page
+ * cache, which holds everything a power cut could have kept and more; the
+ * variants then take away what a power cut may lose, i.e. bytes past the
+ * durable offset (SYNC_FLUSH acks only after the sync, so every message
+ * acked before the copy lies below it):
+ *   full   the image as copied;
+ *   cut    the last commit-log file with data truncated at a random byte
+ *          between the end of the last acked record and the end of the
+ *          written data, and the (pre-created, empty) files after it gone:
+ *          a copy cut mid-file, the file shorter than its size;
+ *   zeroed from a random byte past the last acked record to a page
+ *          boundary, plus up to three pages, zeroed (changes that never
+ *          reached the disk: the page with the acked end was synced whole).
+ * A fresh mqbroker is started on each (new ports): it must start, every
+ * record it serves must pass its CRC, and every message acked before the
+ * copy began must be served with an identical body. */
+#include <check.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "harness.h"
+#include "rmq_message.h"
+#include "rmq_rpc.h"
+
+#define TOPIC "PowerTopic"
+#define GROUP "power_group"
+#define QUEUES 4
+#define SENDERS 4
+#define MAX_MSGS 200000
+#define BODY_MAX 1024
+#define SEG_SIZE (1024 * 1024)
+#define SNAPSHOTS 3
+#define RPC_TIMEOUT_MS 10000
+
+static const char *case_dir;
+
+/* ---- messages ------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+static size_t body_gen(int i, uint8_t *buf)
+{
+    size_t len = 1 + mix((uint64_t)i) % BODY_MAX;
+
+    for (size_t k = 0; k < len; k++)
+        buf[k] = (uint8_t)mix((uint64_t)i * 7919u + k);
+    return len;
+}
+
+/* ---- daemons ----------------------------------------------------------------- */
+
+static void broker_start(hn_daemon_t *d, const char *name, const char *store, char *addr, size_t len)
+{
+    char props[2048], path[PATH_MAX], bin[PATH_MAX], file[128];
+    const char *args[] = { "-c", path, NULL };
+
+    snprintf(props, sizeof props,
+             "brokerName=broker-p\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s\n"
+             "flushDiskType=SYNC_FLUSH\nmapedFileSizeCommitLog=%d\nmapedFileSizeConsumeQueue=20000\n"
+             "maxMessageSize=65536\nmaxTransferCountOnMessageInMemory=1024\n"
+             "maxTransferBytesOnMessageInMemory=4194304\nlogLevel=info\n",
+             store, SEG_SIZE);
+    snprintf(file, sizeof file, "%s.properties", name);
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, file, props, path, sizeof path));
+    ck_assert_msg(hn_daemon_start(d, hn_build_path("broker/mqbroker", bin, sizeof bin), name, args,
+                                  HN_READY_TIMEOUT_MS) == 0,
+                  "mqbroker did not start on %s", store);
+    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+}
+
+static int create_topic(const char *addr)
+{
+    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "admin" };
+    rmq_sync_t *s = rmq_sync_new(&opts);
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
+    rmq_frame_t resp = { 0 };
+    int st = -1;
+
+    tc.topic_name = (char *)TOPIC;
+    tc.read_queue_nums = tc.write_queue_nums = QUEUES;
+    tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
+    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
+    req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
+    req.topic_config = &tc;
+    if (rmq_sync_call(s, addr, &req, NULL, 0, RPC_TIMEOUT_MS, &resp) == RMQ_OK)
+        st = resp.cmd->status;
+    rmq_frame_clear(&resp);
+    rmq_sync_free(s);
+    return st;
+}
+
+/* ---- load ---------------------------------------------------------------------- */
+
+typedef struct load {
+    const char *addr;
+    atomic_int stop;
+    atomic_int next;                 /* next index to send */
+    _Atomic int64_t phys[MAX_MSGS];  /* record offset + 1 once acked, 0 before */
+    atomic_int acked, failed;
+} load_t;
+
+static int64_t msg_id_offset(const char *id)
+{
+    return id && strlen(id) == 32 ? (int64_t)strtoull(id + 16, NULL, 16) : -1;
+}
+
+static void *sender_main(void *arg)
+{
+    load_t *ld = arg;
+    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "sender" };
+    rmq_sync_t *s = rmq_sync_new(&opts);
+    uint8_t body[BODY_MAX];
+    char props[64];
+
+    while (!atomic_load(&ld->stop)) {
+        int i = atomic_fetch_add(&ld->next, 1);
+        Rmq__Command req = RMQ__COMMAND__INIT;
+        Rmq__SendMessageRequest h = RMQ__SEND_MESSAGE_REQUEST__INIT;
+        rmq_frame_t resp = { 0 };
+        size_t len;
+
+        if (i >= MAX_MSGS)
+            break;
+        len = body_gen(i, body);
+        snprintf(props, sizeof props, "KEYS\001%d\002", i);
+        h.producer_group = (char *)"power_producer";
+        h.topic = (char *)TOPIC;
+        h.queue_id = i % QUEUES;
+        h.properties = props;
+        req.code = RMQ__REQUEST_CODE__SEND_MESSAGE;
+        req.header_case = RMQ__COMMAND__HEADER_SEND;
+        req.send = &h;
+        if (rmq_sync_call(s, ld->addr, &req, body, len, RPC_TIMEOUT_MS, &resp) == RMQ_OK &&
+            resp.cmd->status == RMQ__STATUS__SUCCESS && resp.cmd->header_case == RMQ__COMMAND__HEADER_SEND_RESP) {
+            int64_t phys = msg_id_offset(resp.cmd->send_resp->msg_id);
+
+            atomic_store(&ld->phys[i], phys + 1);
+            atomic_fetch_add(&ld->acked, 1);
+        } else {
+            atomic_fetch_add(&ld->failed, 1);
+        }
+        rmq_frame_clear(&resp);
+    }
+    rmq_sync_free(s);
+    return NULL;
+}
+
+/* ---- snapshots ------------------------------------------------------------------- */
+
+typedef struct snapshot {
+    char dir[PATH_MAX];
+    int nmsgs;                       /* indices below this were considered */
+    uint8_t *acked;                  /* acked before the copy began */
+    int64_t acked_phys;              /* offset of the last of them in the log */
+    int n_acked;
+} snapshot_t;
+
+static char proc_state(pid_t pid)
+{
+    char path[64], buf[512], *p;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return '?';
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p && p[1] ? p[2] : '?';
+}
+
+static void run_ok(const char *const *argv)
+{
+    hn_result_t res;
+
+    ck_assert_int_eq(hn_run(argv, 30000, &res), 0);
+    ck_assert_msg(res.status == 0, "%s failed: %s", argv[0], res.err ? res.err : "");
+    hn_result_free(&res);
+}
+
+/* Snapshots the acked set, then copies the stopped broker's store. */
+static void take_snapshot(load_t *ld, hn_daemon_t *bk, const char *store, int k, snapshot_t *sn)
+{
+    char dst[PATH_MAX];
+    long long deadline;
+
+    sn->nmsgs = atomic_load(&ld->next);
+    if (sn->nmsgs > MAX_MSGS)
+        sn->nmsgs = MAX_MSGS;
+    sn->acked = calloc((size_t)sn->nmsgs + 1, 1);
+    sn->acked_phys = -1;
+    sn->n_acked = 0;
+    for (int i = 0; i < sn->nmsgs; i++) {
+        int64_t phys = atomic_load(&ld->phys[i]) - 1;
+
+        if (phys >= 0) {
+            sn->acked[i] = 1;
+            sn->n_acked++;
+            if (phys > sn->acked_phys)
+                sn->acked_phys = phys;
+        }
+    }
+    ck_assert_int_eq(kill(bk->pid, SIGSTOP), 0);
+    deadline = hn_now_ms() + 5000;
+    while (proc_state(bk->pid) != 'T' && hn_now_ms() < deadline)
+        usleep(1000);
+    ck_assert_int_eq(proc_state(bk->pid), 'T');
+    snprintf(dst, sizeof dst, "%s/copy%d", case_dir, k);
+    {
+        const char *argv[] = { "/bin/cp", "-a", store, dst, NULL };
+
+        run_ok(argv);
+    }
+    ck_assert_int_eq(kill(bk->pid, SIGCONT), 0);
+    snprintf(sn->dir, sizeof sn->dir, "%s", dst);
+}
+
+/* Copies snapshot src into a new directory for one variant. */
+static void variant_dir(const snapshot_t *sn, const char *tag, char *out, size_t len)
+{
+    ck_assert_int_lt(snprintf(out, len, "%s-%s", sn->dir, tag), (int)len);
+    const char *argv[] = { "/bin/cp", "-a", sn->dir, out, NULL };
+
+    run_ok(argv);
+}
+
+/* The last commit-log file of store that holds records (the broker
+ * pre-creates an empty next file): its path and start offset. With
+ * drop_later, the files after it are removed, as from a copy cut there. */
+static int64_t last_log_file(const char *store, char *path, size_t len, int drop_later)
+{
+    char cmd[PATH_MAX + 64], line[PATH_MAX], names[16][64];
+    int n = 0, pick = -1;
+    int64_t start = -1;
+    FILE *p;
+
+    snprintf(cmd, sizeof cmd, "ls %s/commitlog | sort", store);
+    ck_assert_ptr_nonnull(p = popen(cmd, "r"));
+    while (n < 16 && fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(names[n++], sizeof names[0], "%.63s", line);
+    }
+    pclose(p);
+    for (int i = 0; i < n; i++) {
+        uint8_t head[8];
+        int fd;
+
+        ck_assert_int_lt(snprintf(path, len, "%s/commitlog/%s", store, names[i]), (int)len);
+        fd = open(path, O_RDONLY);
+        ck_assert_int_ge(fd, 0);
+        if (pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+            (head[0] | head[1] | head[2] | head[3]) != 0)
+            pick = i;
+        close(fd);
+    }
+    ck_assert_int_ge(pick, 0);
+    for (int i = pick + 1; drop_later && i < n; i++) {
+        ck_assert_int_lt(snprintf(path, len, "%s/commitlog/%s", store, names[i]), (int)len);
+        ck_assert_int_eq(unlink(path), 0);
+    }
+    ck_assert_int_lt(snprintf(path, len, "%s/commitlog/%s", store, names[pick]), (int)len);
+    start = strtoll(names[pick], NULL, 10);
+    return start;
+}
+
+/* End of the valid records of the file at path (from its start); *acked_end
+ * is set to the end of the record at acked_rel (0 if acked_rel < 0). */
+static int64_t written_end(const char *path, int64_t acked_rel, int64_t *acked_end)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat sb;
+    uint8_t *data;
+    size_t off = 0;
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(fstat(fd, &sb), 0);
+    data = malloc((size_t)sb.st_size);
+    ck_assert_int_eq(pread(fd, data, (size_t)sb.st_size, 0), sb.st_size);
+    close(fd);
+    *acked_end = 0;
+    for (;;) {
+        rmq_record_t rec;
+
+        if (rmq_record_decode(data + off, (size_t)sb.st_size - off, 1, &rec) != RMQ_OK)
+            break;
+        if ((int64_t)off == acked_rel)
+            *acked_end = (int64_t)(off + rec.total_size);
+        off += rec.total_size;
+    }
+    ck_assert_msg(acked_rel < 0 || *acked_end > 0, "%s: no record at the last acked offset %lld", path,
+                  (long long)acked_rel);
+    free(data);
+    return (int64_t)off;
+}
+
+static int64_t rand_between(unsigned *seed, int64_t lo, int64_t hi)
+{
+    if (hi <= lo)
+        return lo;
+    return lo + (int64_t)(((uint64_t)rand_r(seed) << 31 | (uint64_t)rand_r(seed)) % (uint64_t)(hi - lo + 1));
+}
+
+/* cut: truncates the last commit-log file inside [acked end, written end]. */
+static void make_cut(const snapshot_t *sn, unsigned *seed, char *dir, size_t len)
+{
+    char path[PATH_MAX];
+    int64_t start, wend, lo, cut;
+
+    variant_dir(sn, "cut", dir, len);
+    start = last_log_file(dir, path, sizeof path, 1);
+    ck_assert_int_ge(start, 0);
+    wend = written_end(path, sn->acked_phys >= start ? sn->acked_phys - start : -1, &lo);
+    cut = rand_between(seed, lo, wend);
+    fprintf(stderr, "# %s: last file %lld, acked end %lld, written end %lld, cut at %lld\n", dir,
+            (long long)start, (long long)lo, (long long)wend, (long long)cut);
+    ck_assert_int_eq(truncate(path, cut > 0 ? cut : 1), 0);
+}
+
+/* zeroed: zeroes from a random byte past the acked end to a page boundary
+ * and up to three more pages: the page holding the acked end was synced
+ * whole, later changes to it and later pages may never have been. */
+static void make_zeroed(const snapshot_t *sn, unsigned *seed, char *dir, size_t len)
+{
+    char path[PATH_MAX];
+    int64_t start, wend, lo, from, to;
+    int fd;
+    static uint8_t zero[4 * 4096 + 4096];
+
+    variant_dir(sn, "zeroed", dir, len);
+    start = last_log_file(dir, path, sizeof path, 0);
+    wend = written_end(path, sn->acked_phys >= start ? sn->acked_phys - start : -1, &lo);
+    from = rand_between(seed, lo, wend);
+    to = (from / 4096 + 1) * 4096 + 4096 * rand_between(seed, 0, 3);
+    if (to > SEG_SIZE)
+        to = SEG_SIZE;
+    fprintf(stderr, "# %s: zeroing [%lld, %lld) of file %lld (acked end %lld, written end %lld)\n", dir,
+            (long long)from, (long long)to, (long long)start, (long long)lo, (long long)wend);
+    fd = open(path, O_WRONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pwrite(fd, zero, (size_t)(to - from), from), to - from);
+    close(fd);
+}
+
+/* ---- verification --------------------------------------------------------------- */
+
+/* Starts a broker on store, pulls every queue, checks CRCs and the acked set. */
+static void verify_copy(const snapshot_t *sn, const char *store, const char *name)
+{
+    hn_daemon_t bk;
+    char addr[64];
+    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "verify" };
+    rmq_sync_t *s;
+    uint8_t *seen = calloc((size_t)MAX_MSGS, 1), want[BODY_MAX];
+    int served = 0, missing = 0, dups = 0;
+
+    broker_start(&bk, name, store, addr, sizeof addr);
+    s = rmq_sync_new(&opts);
+    for (int q = 0; q < QUEUES; q++) {
+        int64_t offset = 0;
+
+        for (;;) {
+            Rmq__Command req = RMQ__COMMAND__INIT;
+            Rmq__PullMessageRequest h = RMQ__PULL_MESSAGE_REQUEST__INIT;
+            rmq_frame_t resp = { 0 };
+            size_t len, off = 0;
+            const uint8_t *data;
+            int st;
+
+            h.consumer_group = (char *)GROUP;
+            h.topic = (char *)TOPIC;
+            h.queue_id = q;
+            h.queue_offset = offset;
+            h.max_msg_nums = 1024;
+            h.subscription = (char *)"*";
+            req.code = RMQ__REQUEST_CODE__PULL_MESSAGE;
+            req.header_case = RMQ__COMMAND__HEADER_PULL;
+            req.pull = &h;
+            ck_assert_int_eq(rmq_sync_call(s, addr, &req, NULL, 0, RPC_TIMEOUT_MS, &resp), RMQ_OK);
+            st = resp.cmd->status;
+            if (st != RMQ__STATUS__SUCCESS) {
+                ck_assert_msg(st == RMQ__STATUS__PULL_NOT_FOUND || st == RMQ__STATUS__PULL_OFFSET_MOVED ||
+                              st == RMQ__STATUS__PULL_RETRY_IMMEDIATELY,
+                              "%s: pull q%d at %lld: status %d %s", name, q, (long long)offset, st,
+                              resp.cmd->remark);
+                if (st == RMQ__STATUS__PULL_RETRY_IMMEDIATELY &&
+                    resp.cmd->header_case == RMQ__COMMAND__HEADER_PULL_RESP &&
+                    resp.cmd->pull_resp->next_begin_offset > offset) {
+                    offset = resp.cmd->pull_resp->next_begin_offset;
+                    rmq_frame_clear(&resp);
+                    continue;
+                }
+                rmq_frame_clear(&resp);
+                break;
+            }
+            len = evbuffer_get_length(resp.body);
+            data = evbuffer_pullup(resp.body, -1);
+            while (off < len) {
+                rmq_record_t rec;
+                size_t vlen, blen;
+                const char *key;
+                int idx;
+
+                ck_assert_msg(rmq_record_decode(data + off, len - off, 1, &rec) == RMQ_OK,
+                              "%s: a served record fails its checks (q%d, offset %lld)", name, q,
+                              (long long)offset);
+                key = rmq_props_get(rec.properties, rec.properties_len, RMQ_PROP_KEYS, &vlen);
+                ck_assert_ptr_nonnull(key);
+                idx = atoi(key);
+                ck_assert_int_ge(idx, 0);
+                ck_assert_int_lt(idx, MAX_MSGS);
+                blen = body_gen(idx, want);
+                ck_assert_msg(blen == rec.body_len && memcmp(want, rec.body, blen) == 0,
+                              "%s: message %d served with a different body", name, idx);
+                if (seen[idx]++)
+                    dups++;
+                served++;
+                off += rec.total_size;
+            }
+            ck_assert_int_gt(resp.cmd->pull_resp->next_begin_offset, offset);
+            offset = resp.cmd->pull_resp->next_begin_offset;
+            rmq_frame_clear(&resp);
+        }
+    }
+    for (int i = 0; i < sn->nmsgs; i++)
+        if (sn->acked[i] && !seen[i]) {
+            if (missing++ < 5)
+                fprintf(stderr, "# %s: acked message %d missing\n", name, i);
+        }
+    fprintf(stderr, "# %s: %d acked before the copy, %d served, %d missing, %d duplicates\n", name,
+            sn->n_acked, served, missing, dups);
+    ck_assert_int_eq(missing, 0);
+    ck_assert_int_eq(dups, 0);
+    rmq_sync_free(s);
+    free(seen);
+    ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
+}
+
+/* ---- case ------------------------------------------------------------------------ */
+
+static void setup(void)
+{
+    case_dir = hn_case_begin("powerloss");
+    ck_assert_ptr_nonnull(case_dir);
+}
+
+static void teardown(void)
+{
+    hn_case_end();
+}
+
+START_TEST(test_powerloss_copies_recover)
+{
+    static load_t ld;
+    hn_daemon_t bk;
+    char addr[64], store[PATH_MAX];
+    pthread_t th[SENDERS];
+    snapshot_t sn[SNAPSHOTS];
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+
+    fprintf(stderr, "# seed %u\n", seed);
+    snprintf(store, sizeof store, "%s/store", case_dir);
+    broker_start(&bk, "broker", store, addr, sizeof addr);
+    ck_assert_int_eq(create_topic(addr), RMQ__STATUS__SUCCESS);
+    memset(&ld, 0, sizeof ld);
+    ld.addr = addr;
+    for (int t = 0; t < SENDERS; t++)
+        ck_assert_int_eq(pthread_create(&th[t], NULL, sender_main, &ld), 0);
+    for (int k = 0; k < SNAPSHOTS; k++) {
+        usleep((useconds_t)(300 + rand_r(&seed) % 1200) * 1000);
+        take_snapshot(&ld, &bk, store, k, &sn[k]);
+        fprintf(stderr, "# snapshot %d: %d acked, last at %lld\n", k, sn[k].n_acked,
+                (long long)sn[k].acked_phys);
+    }
+    atomic_store(&ld.stop, 1);
+    for (int t = 0; t < SENDERS; t++)
+        pthread_join(th[t], NULL);
+    fprintf(stderr, "# load: %d acked, %d failed\n", atomic_load(&ld.acked), atomic_load(&ld.failed));
+    ck_assert_int_eq(atomic_load(&ld.failed), 0);
+    ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
+
+    for (int k = 0; k < SNAPSHOTS; k++) {
+        char dir[PATH_MAX], name[64];
+
+        ck_assert_int_gt(sn[k].n_acked, 0);
+        snprintf(name, sizeof name, "full%d", k);
+        variant_dir(&sn[k], "full", dir, sizeof dir);
+        verify_copy(&sn[k], dir, name);
+        snprintf(name, sizeof name, "cut%d", k);
+        make_cut(&sn[k], &seed, dir, sizeof dir);
+        verify_copy(&sn[k], dir, name);
+        snprintf(name, sizeof name, "zeroed%d", k);
+        make_zeroed(&sn[k], &seed, dir, sizeof dir);
+        verify_copy(&sn[k], dir, name);
+        free(sn[k].acked);
+    }
+    hn_case_passed();
+}
+END_TEST
+
+static Suite *powerloss_suite(void)
+{
+    Suite *s = suite_create("powerloss");
+    TCase *tc = tcase_create("process");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_powerloss_copies_recover);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(powerloss_suite());
+    int failed;
+
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    hn_cleanup();
+    return failed ? 1 : 0;
+}

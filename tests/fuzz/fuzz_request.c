@@ -1,0 +1,314 @@
+/* fuzz_request.c: libFuzzer target for requests as a server sees them.
+ * The input is a stream of frames (rmq_frame_decode_bytes, the server's
+ * decoder). For each frame: the code and status names resolve; the typed
+ * header (every oneof of Rmq__Command) re-packs to bytes that unpack and
+ * pack again to the same bytes; the broker's separable checks run on its
+ * fields (topic/group naming rule, property lookup, batch body walk, msg id
+ * parsing, tag hashing of subscription expressions); and the name server's
+ * requests are applied, in order, to a real route table (ns_route, the pure
+ * data behind mqnamesrv's handlers), whose answers must pack too. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_names.h"
+#include "ns_route.h"
+#include "rmq_frame.h"
+#include "rmq_log.h"
+#include "rmq_message.h"
+#include "st_store.h"
+
+#define FUZZ_MAX_FRAME (1u << 20)
+
+/* Packs msg, unpacks and packs again: both packings must match. A message
+ * unpacked from the wire may keep an unknown field that protobuf-c accepted
+ * but cannot read back once re-packed (field number 0 spelled as an
+ * over-long varint tag, 0x80 0x00); strict is 0 for those, 1 for messages
+ * the name server builds, which must always decode at the client. */
+static void check_repack(const ProtobufCMessage *msg, int strict)
+{
+    size_t n = protobuf_c_message_get_packed_size(msg);
+    uint8_t *a = malloc(n ? n : 1), *b;
+    ProtobufCMessage *again;
+    size_t m;
+
+    if (protobuf_c_message_pack(msg, a) != n)
+        abort();
+    again = protobuf_c_message_unpack(msg->descriptor, NULL, n, a);
+    if (!again && !strict) {
+        free(a);
+        return;
+    }
+    if (!again)
+        abort();
+    m = protobuf_c_message_get_packed_size(again);
+    b = malloc(m ? m : 1);
+    if (m != n || protobuf_c_message_pack(again, b) != m || memcmp(a, b, n) != 0)
+        abort();
+    protobuf_c_message_free_unpacked(again, NULL);
+    free(a);
+    free(b);
+}
+
+static void name_check(const char *s)
+{
+    const char *why = NULL;
+
+    if (s && !bk_name_is_valid(s, strlen(s), &why) && !why)
+        abort();
+}
+
+/* The broker's pull handler splits "TagA || TagB" and hashes each tag. */
+static void subscription_check(const char *expr)
+{
+    const char *p = expr;
+
+    while (p && *p) {
+        const char *bar = strstr(p, "||");
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+
+        (void)st_tag_hash(p, len);
+        p = bar ? bar + 2 : NULL;
+    }
+}
+
+static void props_check_len(const char *props, size_t len)
+{
+    static const char *const names[] = { RMQ_PROP_TAGS, RMQ_PROP_KEYS, RMQ_PROP_UNIQ_KEY,
+                                         RMQ_PROP_WAIT, RMQ_PROP_DELAY };
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        size_t vlen;
+        const char *v = rmq_props_get(props, len, names[i], &vlen);
+
+        if (v && (v < props || v + vlen > props + len))
+            abort();
+    }
+}
+
+static void props_check(const char *props)
+{
+    props_check_len(props, props ? strlen(props) : 0);
+}
+
+static void batch_check(struct evbuffer *body)
+{
+    size_t len = evbuffer_get_length(body), pos = 0;
+    const uint8_t *data = evbuffer_pullup(body, -1);
+
+    while (pos < len) {
+        rmq_batch_entry_t e;
+        size_t used;
+
+        if (rmq_batch_decode(data + pos, len - pos, &e, &used) != RMQ_OK)
+            break;
+        if (used == 0 || used > len - pos)
+            abort();
+        props_check_len(e.properties, e.properties_len);
+        pos += used;
+    }
+}
+
+static void msg_id_check(const char *id)
+{
+    uint32_t ip;
+    uint16_t port;
+    int64_t off;
+    char again[33];
+
+    if (id && st_msg_id_parse(id, &ip, &port, &off) == RMQ_OK) {
+        st_store_msg_id(ip, port, off, again);
+        if (strlen(again) != 32)
+            abort();
+    }
+}
+
+/* Broker-side checks over the typed header. */
+static void broker_checks(const Rmq__Command *cmd, struct evbuffer *body)
+{
+    switch (cmd->header_case) {
+    case RMQ__COMMAND__HEADER_SEND:
+        name_check(cmd->send->topic);
+        name_check(cmd->send->producer_group);
+        name_check(cmd->send->default_topic);
+        props_check(cmd->send->properties);
+        if (cmd->send->batch)
+            batch_check(body);
+        break;
+    case RMQ__COMMAND__HEADER_PULL:
+        name_check(cmd->pull->topic);
+        name_check(cmd->pull->consumer_group);
+        subscription_check(cmd->pull->subscription);
+        break;
+    case RMQ__COMMAND__HEADER_CONSUMER_OFFSET:
+        name_check(cmd->consumer_offset->topic);
+        name_check(cmd->consumer_offset->consumer_group);
+        break;
+    case RMQ__COMMAND__HEADER_QUEUE:
+        name_check(cmd->queue->topic);
+        break;
+    case RMQ__COMMAND__HEADER_TOPIC_CONFIG:
+        name_check(cmd->topic_config->topic_name);
+        break;
+    case RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP:
+        name_check(cmd->subscription_group->group_name);
+        break;
+    case RMQ__COMMAND__HEADER_HEARTBEAT:
+        for (size_t i = 0; i < cmd->heartbeat->n_consumers; i++) {
+            const Rmq__ConsumerData *cd = cmd->heartbeat->consumers[i];
+
+            name_check(cd->group_name);
+            for (size_t k = 0; k < cd->n_subscriptions; k++) {
+                name_check(cd->subscriptions[k]->topic);
+                subscription_check(cd->subscriptions[k]->sub_string);
+            }
+        }
+        for (size_t i = 0; i < cmd->heartbeat->n_producer_groups; i++)
+            name_check(cmd->heartbeat->producer_groups[i]);
+        break;
+    case RMQ__COMMAND__HEADER_SEND_BACK:
+        msg_id_check(cmd->send_back->origin_msg_id);
+        name_check(cmd->send_back->group);
+        name_check(cmd->send_back->origin_topic);
+        break;
+    case RMQ__COMMAND__HEADER_QUERY_MESSAGE:
+        name_check(cmd->query_message->topic);
+        break;
+    case RMQ__COMMAND__HEADER_LOCK_BATCH:
+        for (size_t i = 0; i < cmd->lock_batch->n_mqs; i++)
+            name_check(cmd->lock_batch->mqs[i]->topic);
+        break;
+    case RMQ__COMMAND__HEADER_CONSUME_STATS_REQ:
+        name_check(cmd->consume_stats_req->topic);
+        name_check(cmd->consume_stats_req->consumer_group);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Applies a name-server request to rt as ns_server's handlers do. */
+static void namesrv_apply(ns_route_t *rt, const Rmq__Command *cmd, uint64_t conn_id, int64_t now)
+{
+    char why[512];
+    rmq_err_t err;
+
+    switch (cmd->code) {
+    case RMQ__REQUEST_CODE__REGISTER_BROKER:
+        if (cmd->header_case == RMQ__COMMAND__HEADER_REGISTER_BROKER) {
+            ns_register_result_t res;
+
+            why[0] = '\0';
+            err = ns_route_register(rt, cmd->register_broker, conn_id, now, &res, why, sizeof why);
+            if (err == RMQ_OK && (!memchr(res.master_addr, 0, sizeof res.master_addr) ||
+                                  !memchr(res.master_ha_addr, 0, sizeof res.master_ha_addr)))
+                abort();
+        }
+        break;
+    case RMQ__REQUEST_CODE__UNREGISTER_BROKER:
+        if (cmd->header_case == RMQ__COMMAND__HEADER_UNREGISTER_BROKER)
+            (void)ns_route_unregister(rt, cmd->unregister_broker, why, sizeof why);
+        break;
+    case RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC:
+        if (cmd->header_case == RMQ__COMMAND__HEADER_TOPIC) {
+            Rmq__TopicRouteData *rd = ns_route_topic(rt, cmd->topic->topic, &err);
+
+            if (rd) {
+                check_repack(&rd->base, 1);
+                rmq__topic_route_data__free_unpacked(rd, NULL);
+            }
+        }
+        break;
+    case RMQ__REQUEST_CODE__DELETE_TOPIC_IN_NAMESRV:
+        if (cmd->header_case == RMQ__COMMAND__HEADER_TOPIC)
+            (void)ns_route_delete_topic(rt, cmd->topic->topic);
+        break;
+    case RMQ__REQUEST_CODE__GET_BROKER_CLUSTER_INFO: {
+        Rmq__ClusterInfo *ci = ns_route_cluster_info(rt, now, 1700000000000);
+
+        if (ci) {
+            check_repack(&ci->base, 1);
+            rmq__cluster_info__free_unpacked(ci, NULL);
+        }
+        break;
+    }
+    case RMQ__REQUEST_CODE__GET_ALL_TOPIC_LIST_FROM_NAMESERVER: {
+        Rmq__TopicList *tl = ns_route_topic_list(rt);
+
+        if (tl) {
+            check_repack(&tl->base, 1);
+            rmq__topic_list__free_unpacked(tl, NULL);
+        }
+        break;
+    }
+    case RMQ__REQUEST_CODE__WIPE_WRITE_PERM_OF_BROKER:
+    case RMQ__REQUEST_CODE__ADD_WRITE_PERM_OF_BROKER:
+        if (cmd->header_case == RMQ__COMMAND__HEADER_BROKER_PERM) {
+            if (cmd->code == RMQ__REQUEST_CODE__WIPE_WRITE_PERM_OF_BROKER)
+                (void)ns_route_wipe_write_perm(rt, cmd->broker_perm->broker_name);
+            else
+                (void)ns_route_add_write_perm(rt, cmd->broker_perm->broker_name);
+        }
+        break;
+    case RMQ__REQUEST_CODE__PUT_KV_CONFIG:
+    case RMQ__REQUEST_CODE__GET_KV_CONFIG:
+    case RMQ__REQUEST_CODE__DELETE_KV_CONFIG:
+        if (cmd->header_case == RMQ__COMMAND__HEADER_KV) {
+            const Rmq__KvConfig *kv = cmd->kv;
+
+            if (cmd->code == RMQ__REQUEST_CODE__PUT_KV_CONFIG)
+                (void)ns_route_kv_put(rt, kv->namespace_, kv->key, kv->value);
+            else if (cmd->code == RMQ__REQUEST_CODE__GET_KV_CONFIG)
+                (void)ns_route_kv_get(rt, kv->namespace_, kv->key);
+            else
+                (void)ns_route_kv_delete(rt, kv->namespace_, kv->key);
+        }
+        break;
+    default:
+        /* opaque selects the odd housekeeping event: expiry or a closed connection */
+        if (cmd->opaque % 7 == 1)
+            (void)ns_route_expire(rt, now, 1000);
+        else if (cmd->opaque % 7 == 2)
+            (void)ns_route_remove_conn(rt, conn_id);
+        break;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int quiet;
+    ns_route_t *rt;
+    size_t off = 0, used;
+    int64_t now = 1000;
+    uint64_t conn_id = 1;
+    rmq_frame_t f = { 0 };
+
+    if (!quiet) {
+        rmq_log_set_level(RMQ_LOG_OFF);
+        quiet = 1;
+    }
+    rt = ns_route_new();
+    if (!rt)
+        return 0;
+    while (off < size &&
+           rmq_frame_decode_bytes(data + off, size - off, FUZZ_MAX_FRAME, &f, &used, NULL) == RMQ_OK) {
+        const Rmq__Command *cmd = f.cmd;
+
+        off += used;
+        if (!rmq_request_name(cmd->code) || !rmq_status_name(cmd->status) ||
+            !rmq_status_name(cmd->code) || !rmq_request_name(cmd->status))
+            abort();
+        check_repack(&cmd->base, 0);
+        broker_checks(cmd, f.body);
+        now += cmd->version & 0xffff;
+        conn_id = 1 + cmd->flags % 4;
+        namesrv_apply(rt, cmd, conn_id, now);
+        rmq_frame_clear(&f);
+    }
+    rmq_frame_clear(&f);
+    (void)ns_route_live_count(rt);
+    ns_route_free(rt);
+    return 0;
+}
