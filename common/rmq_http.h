@@ -1,0 +1,63 @@
+/* rmq_http.h: a small HTTP server over libevent's evhttp for the daemons'
+ * metrics and console port. It runs on the daemon's own event base (no
+ * thread of its own): handlers run on the loop thread and must not block.
+ * GET and HEAD only; other methods get 405 from evhttp. Routes match the
+ * path exactly (query string excluded); everything else goes to the
+ * fallback handler (404 when none). A handler answers at once with
+ * rmq_http_reply, or keeps the request and answers later on the same
+ * thread (evhttp frees it once answered).
+ *
+ * Also the JSON string escaping the console API needs. */
+#ifndef RMQ_HTTP_H
+#define RMQ_HTTP_H
+
+#include <stddef.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "rmq_err.h"
+
+typedef struct rmq_http rmq_http_t;
+typedef void (*rmq_http_fn)(struct evhttp_request *req, void *arg);
+
+/* Creates a server on base, not listening yet; name is used in log lines.
+ * NULL on ENOMEM. Owner: caller (rmq_http_free). Loop thread. */
+rmq_http_t *rmq_http_new(struct event_base *base, const char *name);
+
+/* Binds and listens on host:port (port 0: ephemeral). On failure writes
+ * "cannot listen on host:port: <errno text>" into err. */
+rmq_err_t rmq_http_listen(rmq_http_t *h, const char *host, int port, char *err, size_t errlen);
+
+/* The bound port after rmq_http_listen, 0 before. */
+int rmq_http_port(const rmq_http_t *h);
+
+/* Routes GET path (exact, e.g. "/metrics") to fn. RMQ_EEXIST if taken. */
+rmq_err_t rmq_http_route(rmq_http_t *h, const char *path, rmq_http_fn fn, void *arg);
+
+/* Handler for every path without a route. */
+void rmq_http_fallback(rmq_http_t *h, rmq_http_fn fn, void *arg);
+
+/* Closes the listener and every connection; requests still kept by a
+ * handler are freed with their connections, so drop them first. */
+void rmq_http_free(rmq_http_t *h);
+
+/* Answers req with status code, Content-Type ctype and body (may be NULL;
+ * its contents are moved out). Loop thread. */
+void rmq_http_reply(struct evhttp_request *req, int code, const char *ctype, struct evbuffer *body);
+
+/* Answers req with a text/plain body formatted from fmt. */
+void rmq_http_replyf(struct evhttp_request *req, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The decoded value of query parameter key into buf (truncated to len-1).
+ * Returns 1 when present, 0 when absent (buf set to ""). */
+int rmq_http_query(struct evhttp_request *req, const char *key, char *buf, size_t len);
+
+/* Appends s[0..n) as a JSON string literal (quotes included). Bytes below
+ * 0x20, quote and backslash are escaped; invalid UTF-8 becomes U+FFFD. */
+void rmq_json_strn(struct evbuffer *out, const char *s, size_t n);
+void rmq_json_str(struct evbuffer *out, const char *s);
+
+#endif

@@ -1,0 +1,756 @@
+/* test_metrics.c: metrics and the web console against real processes.
+ *
+ * "metrics" (default): a name server and a broker with metricsPort set,
+ * mqbench producing and consuming; /metrics of both is scraped twice during
+ * the load, every page must pass a Prometheus text-format check (HELP/TYPE,
+ * names, labels, values, histogram buckets cumulative with +Inf == _count)
+ * and the counters must move; the console's JSON API must describe the
+ * broker, the topic's offsets and a TPS history.
+ *
+ * "browser" (argv[1]): the same cluster under load, the console opened in
+ * headless Chromium: the DOM must show the broker, the topic's queue offsets
+ * and a TPS chart whose data changes between two loads a few seconds apart.
+ * Screenshots are kept under the build directory (paths printed). Skipped
+ * (TAP "1..0 # SKIP") when chromium is not installed. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define TOPIC "MetricsTopic"
+#define GROUP "metrics_group"
+
+static const char *case_dir;
+static hn_daemon_t ns_d, bk_d;
+static int ns_http_port, bk_http_port;
+static char ns_addr[64];
+static pid_t load_pids[2];
+
+/* ---- small HTTP client ------------------------------------------------------ */
+
+/* GET http://127.0.0.1:port/path; returns the body (malloc'd, NUL-terminated)
+ * and the status in *status, or NULL if the exchange failed. */
+static char *http_get(int port, const char *path, int *status)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    char req[1024];
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+        goto fail;
+    int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+    if (write(fd, req, (size_t)n) != n)
+        goto fail;
+    for (;;) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (poll(&pfd, 1, 10000) <= 0)
+            goto fail;
+        if (len + 65536 + 1 > cap) {
+            cap = (cap ? cap * 2 : 131072) + 65536;
+            char *nb = realloc(buf, cap);
+            if (!nb)
+                goto fail;
+            buf = nb;
+        }
+        ssize_t r = read(fd, buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            goto fail;
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    char *body = strstr(buf, "\r\n\r\n");
+    if (!body || sscanf(buf, "HTTP/1.%*d %d", status) != 1)
+        goto fail_free;
+    body += 4;
+    memmove(buf, body, strlen(body) + 1);
+    return buf;
+fail:
+    if (fd >= 0)
+        close(fd);
+fail_free:
+    free(buf);
+    return NULL;
+}
+
+/* GET that must answer 200. */
+static char *http_get_ok(int port, const char *path)
+{
+    int status = 0;
+    char *body = http_get(port, path, &status);
+    ck_assert_msg(body != NULL, "GET :%d%s failed", port, path);
+    ck_assert_msg(status == 200, "GET :%d%s: HTTP %d: %.300s", port, path, status, body);
+    return body;
+}
+
+/* A port free on 127.0.0.1 right now. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t sl = sizeof(sa);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    close(fd);
+    return ntohs(sa.sin_port);
+}
+
+/* ---- Prometheus text-format check -------------------------------------------- */
+
+typedef struct prom_family {
+    char name[128];
+    char type[16];
+    int has_help;
+} prom_family_t;
+
+static int name_ok(const char *s, size_t n, int metric)
+{
+    if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_' || (metric && s[0] == ':')))
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || (metric && s[i] == ':')))
+            return 0;
+    return 1;
+}
+
+/* Parses a sample value ("+Inf", "-Inf", "NaN" or a float). */
+static int value_ok(const char *s, double *out)
+{
+    if (strcmp(s, "+Inf") == 0) {
+        *out = INFINITY;
+        return 1;
+    }
+    if (strcmp(s, "-Inf") == 0) {
+        *out = -INFINITY;
+        return 1;
+    }
+    if (strcmp(s, "NaN") == 0) {
+        *out = NAN;
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    *out = strtod(s, &end);
+    return end != s && *end == '\0' && errno == 0;
+}
+
+/* Checks a label set "{k="v",...}" starting at s; sets *end past '}' and
+ * copies the le value (if any) into le, the other labels into rest. */
+static int labels_ok(const char *s, const char **end, char *le, size_t lelen, char *rest, size_t restlen)
+{
+    const char *p = s + 1;
+    size_t rl = 0;
+    le[0] = rest[0] = '\0';
+    while (*p != '}') {
+        const char *k = p;
+        while (isalnum((unsigned char)*p) || *p == '_')
+            p++;
+        if (!name_ok(k, (size_t)(p - k), 0) || *p != '=' || p[1] != '"')
+            return 0;
+        size_t klen = (size_t)(p - k);
+        p += 2;
+        const char *v = p;
+        while (*p && *p != '"') {
+            if (*p == '\\') {
+                if (p[1] != '\\' && p[1] != '"' && p[1] != 'n')
+                    return 0;
+                p++;
+            }
+            if (*p == '\n')
+                return 0;
+            p++;
+        }
+        if (*p != '"')
+            return 0;
+        if (klen == 2 && strncmp(k, "le", 2) == 0)
+            snprintf(le, lelen, "%.*s", (int)(p - v), v);
+        else
+            rl += (size_t)snprintf(rest + rl, rl < restlen ? restlen - rl : 0, "%.*s;", (int)(p - k + 1), k);
+        p++;
+        if (*p == ',')
+            p++;
+        else if (*p != '}')
+            return 0;
+    }
+    *end = p + 1;
+    return 1;
+}
+
+/* Validates a whole exposition; on failure writes the line and why into
+ * why and returns 0. Histograms: buckets per label set are cumulative in
+ * ascending le, end with +Inf, and +Inf equals _count. */
+static int prom_validate(const char *text, char *why, size_t whylen)
+{
+    prom_family_t fams[256];
+    size_t nf = 0, lineno = 0;
+    char cur_hist[128] = "", hist_labels[512] = "";
+    double last_le = -INFINITY, last_cum = -1, inf_cum = -1;
+    const char *line = text;
+    if (!*text) {
+        snprintf(why, whylen, "empty exposition");
+        return 0;
+    }
+    while (*line) {
+        const char *nl = strchr(line, '\n');
+        if (!nl) {
+            snprintf(why, whylen, "last line has no newline");
+            return 0;
+        }
+        char l[2048];
+        snprintf(l, sizeof(l), "%.*s", (int)(nl - line), line);
+        line = nl + 1;
+        lineno++;
+        if (l[0] == '\0')
+            continue;
+        if (l[0] == '#') {
+            char kind[8], name[128], rest[256] = "";
+            if (sscanf(l, "# %7s %127s %255[^\n]", kind, name, rest) < 2) {
+                snprintf(why, whylen, "line %zu: bad comment: %s", lineno, l);
+                return 0;
+            }
+            if (!name_ok(name, strlen(name), 1)) {
+                snprintf(why, whylen, "line %zu: bad metric name in: %s", lineno, l);
+                return 0;
+            }
+            prom_family_t *f = NULL;
+            for (size_t i = 0; i < nf; i++)
+                if (strcmp(fams[i].name, name) == 0)
+                    f = &fams[i];
+            if (!f) {
+                if (nf == 256) {
+                    snprintf(why, whylen, "too many families");
+                    return 0;
+                }
+                f = &fams[nf++];
+                memset(f, 0, sizeof(*f));
+                snprintf(f->name, sizeof(f->name), "%s", name);
+            }
+            if (strcmp(kind, "HELP") == 0) {
+                f->has_help = 1;
+            } else if (strcmp(kind, "TYPE") == 0) {
+                if (f->type[0] || (strcmp(rest, "counter") && strcmp(rest, "gauge") && strcmp(rest, "histogram") &&
+                                   strcmp(rest, "summary") && strcmp(rest, "untyped"))) {
+                    snprintf(why, whylen, "line %zu: bad or repeated TYPE: %s", lineno, l);
+                    return 0;
+                }
+                snprintf(f->type, sizeof(f->type), "%s", rest);
+                if (strcmp(rest, "counter") == 0 && (strlen(name) < 6 || strcmp(name + strlen(name) - 6, "_total"))) {
+                    snprintf(why, whylen, "line %zu: counter %s does not end in _total", lineno, name);
+                    return 0;
+                }
+            }
+            continue;
+        }
+        /* sample: name[{labels}] value */
+        const char *p = l;
+        while (isalnum((unsigned char)*p) || *p == '_' || *p == ':')
+            p++;
+        char name[128];
+        snprintf(name, sizeof(name), "%.*s", (int)(p - l), l);
+        if (!name_ok(l, (size_t)(p - l), 1)) {
+            snprintf(why, whylen, "line %zu: bad metric name: %s", lineno, l);
+            return 0;
+        }
+        char le[64], rest[512];
+        le[0] = rest[0] = '\0';
+        if (*p == '{' && !labels_ok(p, &p, le, sizeof(le), rest, sizeof(rest))) {
+            snprintf(why, whylen, "line %zu: bad labels: %s", lineno, l);
+            return 0;
+        }
+        if (*p != ' ') {
+            snprintf(why, whylen, "line %zu: no space before the value: %s", lineno, l);
+            return 0;
+        }
+        double v;
+        char vtext[64];
+        if (sscanf(p + 1, "%63s", vtext) != 1 || !value_ok(vtext, &v)) {
+            snprintf(why, whylen, "line %zu: bad value: %s", lineno, l);
+            return 0;
+        }
+        /* which family: exact, or a histogram's _bucket/_sum/_count */
+        prom_family_t *f = NULL;
+        const char *suffix = "";
+        for (size_t i = 0; i < nf && !f; i++) {
+            size_t fl = strlen(fams[i].name);
+            if (strcmp(fams[i].name, name) == 0)
+                f = &fams[i];
+            else if (strncmp(fams[i].name, name, fl) == 0 && strcmp(fams[i].type, "histogram") == 0 &&
+                     (!strcmp(name + fl, "_bucket") || !strcmp(name + fl, "_sum") || !strcmp(name + fl, "_count"))) {
+                f = &fams[i];
+                suffix = name + fl;
+            }
+        }
+        if (!f || !f->type[0] || !f->has_help) {
+            snprintf(why, whylen, "line %zu: sample without HELP and TYPE: %s", lineno, l);
+            return 0;
+        }
+        if (strcmp(f->type, "counter") == 0 && !(v >= 0)) {
+            snprintf(why, whylen, "line %zu: negative or NaN counter: %s", lineno, l);
+            return 0;
+        }
+        if (strcmp(f->type, "histogram") != 0)
+            continue;
+        if (strcmp(suffix, "_bucket") == 0) {
+            double lev;
+            if (!le[0] || !value_ok(le, &lev)) {
+                snprintf(why, whylen, "line %zu: bucket without a numeric le: %s", lineno, l);
+                return 0;
+            }
+            if (strcmp(cur_hist, f->name) != 0 || strcmp(hist_labels, rest) != 0) {
+                snprintf(cur_hist, sizeof(cur_hist), "%s", f->name);
+                snprintf(hist_labels, sizeof(hist_labels), "%s", rest);
+                last_le = -INFINITY;
+                last_cum = -1;
+                inf_cum = -1;
+            }
+            if (!(lev > last_le) || v < last_cum) {
+                snprintf(why, whylen, "line %zu: buckets not ascending or not cumulative: %s", lineno, l);
+                return 0;
+            }
+            last_le = lev;
+            last_cum = v;
+            if (isinf(lev))
+                inf_cum = v;
+        } else if (strcmp(suffix, "_count") == 0) {
+            if (strcmp(cur_hist, f->name) != 0 || inf_cum < 0 || inf_cum != v) {
+                snprintf(why, whylen, "line %zu: _count %g differs from the +Inf bucket %g: %s", lineno, v, inf_cum, l);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* The value of the sample whose line starts with "series " (name plus its
+ * exact label text), or -1 if absent. */
+static double prom_value(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, series, n) == 0 && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+    return -1;
+}
+
+static void check_valid(const char *what, const char *text)
+{
+    char why[2600];
+    ck_assert_msg(prom_validate(text, why, sizeof(why)), "%s: %s", what, why);
+}
+
+/* ---- the validator on its own ------------------------------------------------------ */
+
+START_TEST(test_validator_rejects_bad_text)
+{
+    char why[512];
+    const char *good =
+        "# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"1\",y=\"q\\\"\"} 3\n"
+        "# HELP h_seconds H.\n# TYPE h_seconds histogram\n"
+        "h_seconds_bucket{le=\"0.1\"} 1\nh_seconds_bucket{le=\"1\"} 2\nh_seconds_bucket{le=\"+Inf\"} 2\n"
+        "h_seconds_sum 0.5\nh_seconds_count 2\n";
+    ck_assert_msg(prom_validate(good, why, sizeof(why)), "%s", why);
+    static const char *const bad[] = {
+        "a_total 1\n",                                                              /* no HELP/TYPE */
+        "# HELP a A.\n# TYPE a counter\na 1\n",                                     /* counter without _total */
+        "# HELP a A.\n# TYPE a gauge\na{x=1} 1\n",                                  /* unquoted label */
+        "# HELP a A.\n# TYPE a gauge\na one\n",                                     /* value */
+        "# HELP a A.\n# TYPE a gauge\n1a 1\n",                                      /* name */
+        "# HELP h H.\n# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n",
+        "# HELP h H.\n# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 2\nh_sum 1\nh_count 3\n",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(!prom_validate(bad[i], why, sizeof(why)), "accepted bad text %zu", i);
+}
+END_TEST
+
+/* ---- cluster and load ---------------------------------------------------------- */
+
+static void setup(void)
+{
+    case_dir = hn_case_begin("metrics");
+    load_pids[0] = load_pids[1] = 0;
+}
+
+static void load_stop(void)
+{
+    for (int i = 0; i < 2; i++) {
+        if (load_pids[i] <= 0)
+            continue;
+        kill(load_pids[i], SIGTERM);
+        int st;
+        for (int k = 0; k < 100 && waitpid(load_pids[i], &st, WNOHANG) == 0; k++)
+            usleep(50000);
+        if (waitpid(load_pids[i], &st, WNOHANG) == 0) {
+            kill(load_pids[i], SIGKILL);
+            waitpid(load_pids[i], &st, 0);
+        }
+        load_pids[i] = 0;
+    }
+}
+
+static void teardown(void)
+{
+    load_stop();
+    hn_case_end();
+}
+
+/* 1 when mqbroker -p lists metricsPort (the broker side is wired). */
+static int broker_has_metrics(void)
+{
+    char bin[PATH_MAX];
+    const char *argv[] = {hn_build_path("broker/mqbroker", bin, sizeof bin), "-p", NULL};
+    hn_result_t r;
+    if (hn_run(argv, 10000, &r) != 0)
+        return 0;
+    int yes = r.out && strstr(r.out, "metricsPort=") != NULL;
+    hn_result_free(&r);
+    return yes;
+}
+
+/* Starts mqbench producer and consumer in the background for up to secs. */
+static void load_start(int secs)
+{
+    char bin[PATH_MAX], d[16], log[PATH_MAX];
+    hn_build_path("tools/mqbench", bin, sizeof bin);
+    snprintf(d, sizeof d, "%d", secs);
+    for (int i = 0; i < 2; i++) {
+        const char *pargv[] = {bin, "producer", "-n", ns_addr, "-t", TOPIC, "-w", "2", "-s", "100", "-d", d, NULL};
+        const char *cargv[] = {bin, "consumer", "-n", ns_addr, "-t", TOPIC, "-g", GROUP, "-w", "2", "-d", d, NULL};
+        snprintf(log, sizeof log, "%s/%s.log", case_dir, i ? "consumer" : "producer");
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            FILE *f = freopen(log, "w", stdout);
+            if (f)
+                dup2(fileno(stdout), 2);
+            execv(bin, (char *const *)(i ? cargv : pargv));
+            _exit(127);
+        }
+        load_pids[i] = pid;
+    }
+}
+
+/* Starts the name server and one broker, both with metrics ports. */
+static void cluster_start(int with_broker_metrics)
+{
+    char path[PATH_MAX], bin[PATH_MAX], props[2048];
+    ns_http_port = free_port();
+    snprintf(props, sizeof props,
+             "listenPort=0\nbindAddress=127.0.0.1\nmetricsPort=%d\nlogPath=%s/ns-file.log\nlogMaxFileSize=20000\n"
+             "logMaxFiles=3\n",
+             ns_http_port, case_dir);
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", props, path, sizeof path));
+    const char *nargs[] = {"-c", path, NULL};
+    ck_assert_int_eq(hn_daemon_start(&ns_d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "namesrv", nargs,
+                                     HN_READY_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_port(&ns_d, "metricsPort"), ns_http_port);
+    snprintf(ns_addr, sizeof ns_addr, "127.0.0.1:%d", hn_daemon_port(&ns_d, "listenPort"));
+    bk_http_port = with_broker_metrics ? free_port() : 0;
+    snprintf(props, sizeof props,
+             "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/store-a\n"
+             "mapedFileSizeCommitLog=67108864\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\nregisterNameServerPeriod=1000\n"
+             "%s%.0d\n",
+             case_dir, ns_addr, with_broker_metrics ? "metricsPort=" : "", bk_http_port);
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, "broker-a.properties", props, path, sizeof path));
+    const char *bargs[] = {"-c", path, NULL};
+    ck_assert_int_eq(hn_daemon_start(&bk_d, hn_build_path("broker/mqbroker", bin, sizeof bin), "broker-a", bargs,
+                                     HN_READY_TIMEOUT_MS), 0);
+}
+
+static int broker_in_cluster(void *arg)
+{
+    int status = 0;
+    char *body = http_get(ns_http_port, "/api/cluster", &status);
+    int yes = body && status == 200 && strstr(body, "\"broker-a\"") && strstr(body, "\"ok\":true");
+    free(body);
+    return yes;
+}
+
+static int topic_has_messages(void *arg)
+{
+    int status = 0;
+    char *body = http_get(ns_http_port, "/api/topic?name=" TOPIC, &status);
+    int yes = body && status == 200 && strstr(body, "\"maxOffset\":") && !strstr(body, "\"maxOffset\":0,");
+    free(body);
+    return yes;
+}
+
+/* Sum of every sample of family name whose labels contain match (NULL: all). */
+static double prom_sum(const char *text, const char *name, const char *match)
+{
+    double sum = 0;
+    size_t n = strlen(name);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, name, n) != 0 || (p[n] != '{' && p[n] != ' '))
+            continue;
+        const char *eol = strchr(p, '\n');
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(eol ? eol - p : (long)strlen(p)), p);
+        if (match && !strstr(line, match))
+            continue;
+        sum += strtod(strrchr(line, ' ') + 1, NULL);
+    }
+    return sum;
+}
+
+START_TEST(test_metrics_move_under_load)
+{
+    int broker_side = broker_has_metrics();
+    cluster_start(broker_side);
+    ck_assert_msg(hn_wait_until(broker_in_cluster, NULL, 20000), "the console never saw broker-a");
+    load_start(60);
+    ck_assert_msg(hn_wait_until(topic_has_messages, NULL, 30000), "no messages reached %s", TOPIC);
+
+    char *ns1 = http_get_ok(ns_http_port, "/metrics");
+    char *bk1 = broker_side ? http_get_ok(bk_http_port, "/metrics") : NULL;
+    sleep(3);
+    char *ns2 = http_get_ok(ns_http_port, "/metrics");
+    char *bk2 = broker_side ? http_get_ok(bk_http_port, "/metrics") : NULL;
+    check_valid("namesrv /metrics (1)", ns1);
+    check_valid("namesrv /metrics (2)", ns2);
+
+    ck_assert_double_eq(prom_value(ns2, "rmq_namesrv_brokers_live"), 1);
+    ck_assert_double_gt(prom_value(ns2, "rmq_namesrv_route_queries_total{result=\"found\"}"), 0);
+    ck_assert_double_gt(prom_value(ns2, "rmq_namesrv_connections"), 0);
+    double reg1 = prom_value(ns1, "rmq_namesrv_registrations_total{result=\"accepted\"}");
+    double reg2 = prom_value(ns2, "rmq_namesrv_registrations_total{result=\"accepted\"}");
+    ck_assert_msg(reg2 > reg1 && reg1 >= 1, "registrations did not move: %g -> %g", reg1, reg2);
+
+    if (broker_side) {
+        check_valid("broker /metrics (1)", bk1);
+        check_valid("broker /metrics (2)", bk2);
+        const char *in = "rmq_broker_messages_in_total{topic=\"" TOPIC "\"}";
+        const char *out = "rmq_broker_messages_out_total{topic=\"" TOPIC "\"}";
+        ck_assert_msg(prom_value(bk2, in) > prom_value(bk1, in) && prom_value(bk1, in) > 0, "%s did not move", in);
+        ck_assert_msg(prom_value(bk2, out) > prom_value(bk1, out), "%s did not move", out);
+        const char *bin = "rmq_broker_bytes_in_total{topic=\"" TOPIC "\"}";
+        ck_assert_double_gt(prom_value(bk2, bin), prom_value(bk1, bin));
+        const char *ok = "rmq_broker_send_requests_total{status=\"SUCCESS\"}";
+        ck_assert_double_gt(prom_value(bk2, ok), prom_value(bk1, ok));
+        ck_assert_double_gt(prom_value(bk2, "rmq_broker_send_latency_seconds_count"),
+                            prom_value(bk1, "rmq_broker_send_latency_seconds_count"));
+        ck_assert_double_gt(prom_value(bk2, "rmq_broker_pull_latency_seconds_count"), 0);
+        ck_assert_double_gt(prom_value(bk2, "rmq_broker_send_queue_wait_seconds_count"), 0);
+        ck_assert_double_gt(prom_value(bk2, "rmq_broker_store_max_offset_bytes"),
+                            prom_value(bk1, "rmq_broker_store_max_offset_bytes"));
+        ck_assert_double_eq(prom_value(bk2, "rmq_broker_store_state{state=\"WRITABLE\"}"), 1);
+        double ratio = prom_value(bk2, "rmq_broker_store_disk_used_ratio");
+        ck_assert_msg(ratio > 0 && ratio <= 1, "disk ratio %g", ratio);
+        ck_assert_double_ge(prom_value(bk2, "rmq_broker_store_flush_behind_bytes"), 0);
+        ck_assert_double_ge(prom_value(bk2, "rmq_broker_store_dispatch_behind_bytes"), 0);
+        ck_assert_double_gt(prom_value(bk2, "rmq_broker_connections"), 0);
+        ck_assert_msg(prom_sum(bk2, "rmq_broker_consumer_lag_messages", "group=\"" GROUP "\"") >= 0 &&
+                          strstr(bk2, "rmq_broker_consumer_lag_messages{group=\"" GROUP "\",topic=\"" TOPIC "\",queue=\"0\"}"),
+                      "no consumer lag for %s", GROUP);
+        ck_assert_ptr_nonnull(strstr(bk2, "# TYPE rmq_broker_ha_slaves_connected gauge"));
+        ck_assert_ptr_nonnull(strstr(bk2, "# TYPE rmq_broker_sync_wait_seconds histogram"));
+    } else {
+        fprintf(stderr, "# mqbroker has no metricsPort yet: broker families not checked\n");
+    }
+
+    /* the console's API */
+    char *cl = http_get_ok(ns_http_port, "/api/cluster");
+    ck_assert_ptr_nonnull(strstr(cl, "\"name\":\"broker-a\""));
+    ck_assert_ptr_nonnull(strstr(cl, "\"brokerRole\":\"ASYNC_MASTER\""));
+    char *tp = http_get_ok(ns_http_port, "/api/topic?name=" TOPIC);
+    ck_assert_ptr_nonnull(strstr(tp, "\"queueId\":0,\"minOffset\":0,\"maxOffset\":"));
+    char *tps = http_get_ok(ns_http_port, "/api/tps");
+    ck_assert_msg(strstr(tps, "\"points\":[[") != NULL, "no TPS history: %s", tps);
+    char *topics = http_get_ok(ns_http_port, "/api/topics");
+    ck_assert_ptr_nonnull(strstr(topics, "\"name\":\"" TOPIC "\""));
+    char *groups = http_get_ok(ns_http_port, "/api/groups?group=" GROUP);
+    ck_assert_ptr_nonnull(strstr(groups, "\"lag\":"));
+    int status = 0;
+    char *bad = http_get(ns_http_port, "/api/message?id=nothex", &status);
+    ck_assert_int_eq(status, 400);
+    free(bad);
+    bad = http_get(ns_http_port, "/api/topic?name=NoSuchTopic", &status);
+    ck_assert_int_eq(status, 404);
+    free(bad);
+    char *page = http_get_ok(ns_http_port, "/");
+    ck_assert_ptr_nonnull(strstr(page, "<canvas id=\"tps-chart\""));
+    free(page);
+    page = http_get_ok(ns_http_port, "/app.js");
+    free(page);
+
+    /* the name server's log file rotated (logMaxFileSize=20000) without losing its start */
+    char rotated[PATH_MAX];
+    struct stat sb;
+    snprintf(rotated, sizeof rotated, "%s/ns-file.log", case_dir);
+    ck_assert_int_eq(stat(rotated, &sb), 0);
+    ck_assert_int_le(sb.st_size, 20000);
+
+    free(ns1);
+    free(ns2);
+    free(bk1);
+    free(bk2);
+    free(cl);
+    free(tp);
+    free(tps);
+    free(topics);
+    free(groups);
+    load_stop();
+    hn_case_passed();
+}
+END_TEST
+
+/* ---- headless Chromium ----------------------------------------------------------- */
+
+static const char *chromium_path(void)
+{
+    static const char *const cands[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", NULL};
+    const char *env = getenv("RMQ_CHROMIUM");
+    if (env && access(env, X_OK) == 0)
+        return env;
+    for (int i = 0; cands[i]; i++)
+        if (access(cands[i], X_OK) == 0)
+            return cands[i];
+    return NULL;
+}
+
+/* Runs chromium headless on url: --dump-dom (returned) and, if shot is
+ * given, a screenshot into that file. */
+static char *chromium_run(const char *url, const char *shot)
+{
+    char profile[PATH_MAX], shotarg[PATH_MAX + 16];
+    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium-%d", case_dir, rand());
+    snprintf(shotarg, sizeof shotarg, "--screenshot=%s", shot ? shot : "");
+    const char *argv[] = {chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                          "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                          "--disable-sync", "--disable-dev-shm-usage", profile, "--window-size=1280,900",
+                          "--virtual-time-budget=5000", shot ? shotarg : "--dump-dom", url, NULL};
+    hn_result_t r;
+    ck_assert_int_eq(hn_run(argv, 90000, &r), 0);
+    ck_assert_msg(r.status == 0, "chromium exited %d: %.2000s", r.status, r.err ? r.err : "");
+    char *out = r.out;
+    r.out = NULL;
+    hn_result_free(&r);
+    return out;
+}
+
+/* The value of attribute attr of the element with id, from a DOM dump. */
+static void dom_attr(const char *dom, const char *id, const char *attr, char *buf, size_t len)
+{
+    char key[128];
+    buf[0] = '\0';
+    snprintf(key, sizeof key, "id=\"%s\"", id);
+    const char *el = strstr(dom, key);
+    if (!el)
+        return;
+    const char *end = strchr(el, '>');
+    snprintf(key, sizeof key, "%s=\"", attr);
+    const char *a = strstr(el, key);
+    if (!a || (end && a > end))
+        return;
+    a += strlen(key);
+    const char *q = strchr(a, '"');
+    snprintf(buf, len, "%.*s", (int)(q ? q - a : 0), a);
+}
+
+START_TEST(test_console_in_browser)
+{
+    char url[256], dir[1024], shot[PATH_MAX], last1[4096], last2[4096], pts[32];
+    cluster_start(broker_has_metrics());
+    ck_assert_msg(hn_wait_until(broker_in_cluster, NULL, 20000), "the console never saw broker-a");
+    load_start(120);
+    ck_assert_msg(hn_wait_until(topic_has_messages, NULL, 30000), "no messages reached %s", TOPIC);
+    for (int i = 0; i < 4; i++) { /* a few seconds of TPS history */
+        free(http_get_ok(ns_http_port, "/api/tps"));
+        sleep(1);
+    }
+    hn_build_path("tests/cluster/console-screenshots", dir, sizeof dir);
+    mkdir(dir, 0755);
+
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", ns_http_port);
+    char *dom1 = chromium_run(url, NULL);
+    ck_assert_msg(strstr(dom1, "data-broker=\"broker-a\"") != NULL, "cluster page lacks broker-a: %.3000s", dom1);
+    ck_assert_ptr_nonnull(strstr(dom1, "ASYNC_MASTER"));
+    dom_attr(dom1, "tps-chart", "data-last", last1, sizeof last1);
+    dom_attr(dom1, "tps-chart", "data-points", pts, sizeof pts);
+    ck_assert_msg(atoi(pts) >= 2 && last1[0], "chart has no data: points=%s last=%s", pts, last1);
+    snprintf(shot, sizeof shot, "%s/cluster-1.png", dir);
+    free(chromium_run(url, shot));
+    printf("# screenshot: %s\n", shot);
+    sleep(3);
+    char *dom2 = chromium_run(url, NULL);
+    dom_attr(dom2, "tps-chart", "data-last", last2, sizeof last2);
+    ck_assert_msg(last2[0] && strcmp(last1, last2) != 0, "TPS chart did not move: %s vs %s", last1, last2);
+    snprintf(shot, sizeof shot, "%s/cluster-2.png", dir);
+    free(chromium_run(url, shot));
+    printf("# screenshot: %s\n", shot);
+
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/#view=topics&topic=%s", ns_http_port, TOPIC);
+    char *dom3 = chromium_run(url, NULL);
+    ck_assert_msg(strstr(dom3, "id=\"topic-title\">Topic " TOPIC) != NULL, "topic page lacks %s: %.3000s", TOPIC, dom3);
+    const char *cell = strstr(dom3, "class=\"num max-offset\">");
+    ck_assert_msg(cell != NULL, "topic page has no max offsets");
+    long max0 = strtol(cell + strlen("class=\"num max-offset\">"), NULL, 10);
+    ck_assert_msg(max0 > 0, "queue 0 max offset is %ld", max0);
+    snprintf(shot, sizeof shot, "%s/topic.png", dir);
+    free(chromium_run(url, shot));
+    printf("# screenshot: %s\n", shot);
+
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/#view=groups&group=%s", ns_http_port, GROUP);
+    snprintf(shot, sizeof shot, "%s/group.png", dir);
+    free(chromium_run(url, shot));
+    printf("# screenshot: %s\n", shot);
+
+    free(dom1);
+    free(dom2);
+    free(dom3);
+    load_stop();
+    hn_case_passed();
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    int browser = argc > 1 && strcmp(argv[1], "browser") == 0;
+    if (browser && !chromium_path()) {
+        printf("1..0 # SKIP chromium is not installed (scripts/install-browser.sh)\n");
+        return 0;
+    }
+    Suite *s = suite_create(browser ? "console_browser" : "metrics");
+    TCase *tc = tcase_create("process");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    if (browser) {
+        tcase_add_test(tc, test_console_in_browser);
+    } else {
+        tcase_add_test(tc, test_validator_rejects_bad_text);
+        tcase_add_test(tc, test_metrics_move_under_load);
+    }
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    signal(SIGPIPE, SIG_IGN);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    hn_cleanup();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
