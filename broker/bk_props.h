@@ -1,0 +1,41 @@
+/* bk_props.h: rewriting a message's properties string ("name\x01value"
+ * pairs joined by \x02, RocketMQ's MessageDecoder format) when the broker
+ * re-stores a message under another topic: the delay scheduler (REAL_TOPIC,
+ * REAL_QID) and the retry/dead-letter path (RETRY_TOPIC, ORIGIN_MESSAGE_ID).
+ * A growable buffer reused across calls, so the steady state does not
+ * allocate. Loop thread (the buffer belongs to its caller). */
+#ifndef BK_PROPS_H
+#define BK_PROPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmq_err.h"
+
+/* Properties the broker itself reads or writes (RocketMQ MessageConst names). */
+#define BK_PROP_REAL_TOPIC "REAL_TOPIC"
+#define BK_PROP_REAL_QID "REAL_QID"
+#define BK_PROP_RETRY_TOPIC "RETRY_TOPIC"
+#define BK_PROP_ORIGIN_MESSAGE_ID "ORIGIN_MESSAGE_ID"
+#define BK_PROP_DELIVER_AT "__STARTDELIVERTIME"   /* absolute wall ms (beyond RocketMQ 4) */
+#define BK_PROP_TRAN_MSG "TRAN_MSG"
+
+typedef struct bk_props_buf {
+    char *data;                   /* NUL-terminated; len excludes the NUL */
+    size_t len;
+    size_t cap;
+} bk_props_buf_t;
+
+/* Empties pb, then copies every well-formed pair of props[0..len) whose
+ * name is not in drop (a NULL-terminated list; may be NULL). */
+rmq_err_t bk_props_copy(bk_props_buf_t *pb, const char *props, size_t len, const char *const *drop);
+/* Appends name=value (no check for an existing name: drop it first). */
+rmq_err_t bk_props_put(bk_props_buf_t *pb, const char *name, const char *value);
+rmq_err_t bk_props_put_int(bk_props_buf_t *pb, const char *name, int64_t value);
+void bk_props_buf_free(bk_props_buf_t *pb);
+
+/* The integer value of name in props, or def when absent or not a decimal
+ * integer (*ok = 0 then if ok is given and the name is present). */
+int64_t bk_props_int(const char *props, size_t len, const char *name, int64_t def, int *ok);
+
+#endif

@@ -1,0 +1,707 @@
+/* bk_schedule.c: the delay scheduler (see bk_schedule.h for the design):
+ * divert on send, per-level cursors and timers, the timer queue's heap and
+ * cursor, delivery into the real topic, progress persistence and the
+ * GET_ALL_DELAY_OFFSET answer. */
+#include "bk_schedule.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_ha.h"
+#include "bk_props.h"
+#include "rmq_log.h"
+#include "rmq_message.h"
+#include "rmq_time.h"
+#include "st_file.h"
+
+#define DELAY_BATCH 256              /* deliveries per timer pass before yielding */
+#define DELAY_READ_BATCH 64          /* records per store read while rebuilding */
+#define DELAY_READ_BYTES (64ll << 20)
+#define DELAY_RETRY_MS 1000          /* after a failed put or read */
+#define DELAY_PERSIST_MS 100         /* progress written this soon after a change */
+
+typedef struct sched_level {
+    struct bk_schedule *s;
+    int level;                       /* 1..N */
+    int64_t delay_ms;
+    int64_t offset;                  /* next queue offset to deliver */
+    struct event *ev;
+} sched_level_t;
+
+typedef struct timer_ent {
+    int64_t due;
+    int64_t off;
+} timer_ent_t;
+
+struct bk_schedule {
+    bk_broker_t *bk;
+    int n;                           /* levels; the timer queue's id is n */
+    sched_level_t *levels;
+    int running;                     /* master, started */
+    int loaded;                      /* progress file read: may be written */
+    /* timer queue */
+    timer_ent_t *heap;
+    size_t hlen, hcap;
+    int64_t cur_due, cur_off;        /* cursor: (due, off) <= it were delivered */
+    int64_t low;                     /* loaded low-water offset */
+    int64_t scanned;                 /* entries below are in the heap or delivered */
+    struct event *timer_ev;
+    int64_t armed_due;               /* due timer_ev is armed for; INT64_MAX if not */
+    /* persistence */
+    struct event *persist_ev;
+    char path[4200];
+    /* scratch */
+    bk_props_buf_t pb;
+    struct evbuffer *rd;
+};
+
+static const char *const sched_drop[] = {RMQ_PROP_DELAY, BK_PROP_REAL_TOPIC, BK_PROP_REAL_QID,
+                                         BK_PROP_DELIVER_AT, NULL};
+
+/* ---- levels ------------------------------------------------------------- */
+
+int bk_schedule_parse_levels(const char *levels, int64_t *delays_ms, char *err, size_t errlen)
+{
+    int n = 0;
+    const char *p = levels;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        char *end = NULL;
+        long long v = strtoll(p, &end, 10);
+        int64_t unit = 0;
+        if (end != p && v > 0) {
+            switch (*end) {
+            case 's': unit = 1000; break;
+            case 'm': unit = 60 * 1000; break;
+            case 'h': unit = 3600 * 1000; break;
+            case 'd': unit = 86400 * 1000; break;
+            default: break;
+            }
+        }
+        if (!unit || (end[1] && end[1] != ' ' && end[1] != '\t' && end[1] != ',') || v > 365 * 86400) {
+            int tl = 0;
+            while (p[tl] && p[tl] != ' ' && tl < 32)
+                tl++;
+            snprintf(err, errlen, "messageDelayLevel=%s: bad level '%.*s' (want a positive number with unit s, m, h or d)",
+                     levels, tl, p);
+            return -1;
+        }
+        if (n == BK_SCHEDULE_LEVELS_MAX) {
+            snprintf(err, errlen, "messageDelayLevel=%s: more than %d levels", levels, BK_SCHEDULE_LEVELS_MAX);
+            return -1;
+        }
+        delays_ms[n++] = (int64_t)v * unit;
+        p = end + 1;
+    }
+    if (n == 0)
+        snprintf(err, errlen, "messageDelayLevel=%s: needs at least one level", levels);
+    return n ? n : -1;
+}
+
+int bk_schedule_levels(const bk_schedule_t *s)
+{
+    return s->n;
+}
+
+size_t bk_schedule_timer_pending(const bk_schedule_t *s)
+{
+    return s->hlen;
+}
+
+/* ---- timers ------------------------------------------------------------- */
+
+static void arm(struct event *ev, int64_t ms)
+{
+    if (ms < 0)
+        ms = 0;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    evtimer_add(ev, &tv);
+}
+
+/* ---- persistence -------------------------------------------------------- */
+
+/* Smallest queue offset of the timer queue that may still be pending. */
+static int64_t timer_low(const bk_schedule_t *s)
+{
+    int64_t low = s->scanned;
+    for (size_t i = 0; i < s->hlen; i++)
+        if (s->heap[i].off < low)
+            low = s->heap[i].off;
+    return low;
+}
+
+/* Packs the current progress; NULL when out of memory. *len set. */
+static uint8_t *progress_pack(const bk_schedule_t *s, size_t *len)
+{
+    Rmq__DelayOffsetTable tab = RMQ__DELAY_OFFSET_TABLE__INIT;
+    Rmq__QueueOffset qo[BK_SCHEDULE_LEVELS_MAX], *qop[BK_SCHEDULE_LEVELS_MAX];
+    for (int i = 0; i < s->n; i++) {
+        rmq__queue_offset__init(&qo[i]);
+        qo[i].queue_id = s->levels[i].level;
+        qo[i].offset = s->levels[i].offset;
+        qop[i] = &qo[i];
+    }
+    tab.n_levels = (size_t)s->n;
+    tab.levels = qop;
+    tab.timer_due = s->cur_due;
+    tab.timer_offset = s->cur_off;
+    tab.timer_low = s->running ? timer_low(s) : s->low;
+    tab.delay_levels = s->bk->cfg->message_delay_level;
+    *len = rmq__delay_offset_table__get_packed_size(&tab);
+    uint8_t *buf = malloc(*len ? *len : 1);
+    if (buf)
+        rmq__delay_offset_table__pack(&tab, buf);
+    return buf;
+}
+
+static void persist_now(bk_schedule_t *s)
+{
+    size_t len = 0;
+    uint8_t *buf = progress_pack(s, &len);
+    if (!buf || bk_persist_submit(s->bk->persist, s->path, buf, len) != RMQ_OK)
+        LOG_ERROR_RL("delay scheduler: cannot queue the write of %s (out of memory)", s->path);
+}
+
+static void persist_fire(evutil_socket_t fd, short what, void *arg)
+{
+    persist_now(arg);
+}
+
+/* Progress changed: write it soon (one write per DELAY_PERSIST_MS at most). */
+static void progress_changed(bk_schedule_t *s)
+{
+    if (!evtimer_pending(s->persist_ev, NULL))
+        arm(s->persist_ev, DELAY_PERSIST_MS);
+}
+
+/* Loads s->path (missing: start from zero). */
+static rmq_err_t progress_load(bk_schedule_t *s, char *err, size_t errlen)
+{
+    char *data = NULL;
+    size_t len = 0;
+    rmq_err_t rc = st_file_read_all(s->path, &data, &len);
+    if (rc == RMQ_ENOTFOUND)
+        return RMQ_OK;
+    if (rc != RMQ_OK) {
+        snprintf(err, errlen, "%s: %s", s->path, rmq_strerror(rc));
+        return rc;
+    }
+    Rmq__DelayOffsetTable *tab = rmq__delay_offset_table__unpack(NULL, len, (const uint8_t *)data);
+    free(data);
+    if (!tab) {
+        snprintf(err, errlen, "%s: not a valid DelayOffsetTable", s->path);
+        return RMQ_ECORRUPT;
+    }
+    for (size_t i = 0; i < tab->n_levels; i++) {
+        int lv = tab->levels[i]->queue_id;
+        if (lv >= 1 && lv <= s->n && tab->levels[i]->offset > 0)
+            s->levels[lv - 1].offset = tab->levels[i]->offset;
+    }
+    s->cur_due = tab->timer_due;
+    s->cur_off = tab->timer_offset;
+    s->low = tab->timer_low > 0 ? tab->timer_low : 0;
+    if (tab->delay_levels[0] && strcmp(tab->delay_levels, s->bk->cfg->message_delay_level) != 0)
+        LOG_WARN("delay scheduler: %s was written with messageDelayLevel=%s, now %s: pending messages keep "
+                 "their level number", s->path, tab->delay_levels, s->bk->cfg->message_delay_level);
+    rmq__delay_offset_table__free_unpacked(tab, NULL);
+    return RMQ_OK;
+}
+
+void bk_schedule_apply(bk_schedule_t *s, const Rmq__DelayOffsetTable *tab)
+{
+    int changed = 0;
+    if (!s)
+        return;
+    for (size_t i = 0; i < tab->n_levels; i++) {
+        int lv = tab->levels[i]->queue_id;
+        if (lv >= 1 && lv <= s->n && tab->levels[i]->offset > s->levels[lv - 1].offset) {
+            s->levels[lv - 1].offset = tab->levels[i]->offset;
+            changed = 1;
+        }
+    }
+    if (tab->timer_due > s->cur_due || (tab->timer_due == s->cur_due && tab->timer_offset > s->cur_off)) {
+        s->cur_due = tab->timer_due;
+        s->cur_off = tab->timer_offset;
+        changed = 1;
+    }
+    if (tab->timer_low > s->low) {
+        s->low = tab->timer_low;
+        changed = 1;
+    }
+    if (changed && !s->running)
+        progress_changed(s);
+}
+
+/* ---- reading and delivering ----------------------------------------------- */
+
+/* Reads up to max records of queue q from off into s->rd. Returns the
+ * store status; *next = next_begin_offset. */
+static st_get_status_t sched_read(bk_schedule_t *s, int32_t q, int64_t off, int32_t max, int64_t *next)
+{
+    static const st_tag_filter_t all = {.match_all = 1};
+    st_get_result_t res;
+    evbuffer_drain(s->rd, evbuffer_get_length(s->rd));
+    st_store_get(s->bk->store, BK_SCHEDULE_TOPIC, q, off, max, DELAY_READ_BYTES, &all, s->rd, &res);
+    *next = res.next_begin_offset;
+    return res.status;
+}
+
+/* Decodes the first record of s->rd. RMQ_OK or an error. */
+static rmq_err_t sched_first(bk_schedule_t *s, rmq_record_t *rec)
+{
+    size_t len = evbuffer_get_length(s->rd);
+    const uint8_t *data = len ? evbuffer_pullup(s->rd, -1) : NULL;
+    return data ? rmq_record_decode(data, len, 0, rec) : RMQ_ENOTFOUND;
+}
+
+/* Re-stores a due message in its real topic and queue. 0 on success, 1
+ * if it cannot ever be delivered (skip it), -1 to retry later. */
+static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec)
+{
+    bk_broker_t *bk = s->bk;
+    size_t tl = 0;
+    const char *topic = rmq_props_get(rec->properties, rec->properties_len, BK_PROP_REAL_TOPIC, &tl);
+    int ok = 0;
+    int64_t qid = bk_props_int(rec->properties, rec->properties_len, BK_PROP_REAL_QID, -1, &ok);
+    if (!topic || tl == 0 || tl > RMQ_TOPIC_MAX || qid < 0 || qid > INT32_MAX) {
+        LOG_WARN_RL("delay scheduler: %s queue %d offset %" PRId64 " has no valid REAL_TOPIC/REAL_QID; skipped",
+                    BK_SCHEDULE_TOPIC, rec->queue_id, rec->queue_offset);
+        return 1;
+    }
+    if (bk_props_copy(&s->pb, rec->properties, rec->properties_len, sched_drop) != RMQ_OK)
+        return -1;
+    size_t taglen = 0;
+    const char *tag = rmq_props_get(s->pb.data, s->pb.len, RMQ_PROP_TAGS, &taglen);
+    st_msg_t m = {
+        .topic = topic,
+        .topic_len = tl,
+        .queue_id = (int32_t)qid,
+        .flag = rec->flag,
+        .sys_flag = rec->sys_flag,
+        .born_timestamp = rec->born_timestamp,
+        .born_ip = rec->born_ip,
+        .born_port = (uint16_t)rec->born_port,
+        .reconsume_times = rec->reconsume_times,
+        .body = rec->body,
+        .body_len = rec->body_len,
+        .properties = s->pb.data,
+        .properties_len = s->pb.len,
+        .tag_code = tag ? st_tag_hash(tag, taglen) : 0,
+    };
+    st_put_result_t res;
+    st_store_put(bk->store, &m, &res);
+    if (res.status != ST_PUT_OK) {
+        LOG_WARN_RL("delay scheduler: cannot deliver to %.*s: %s; retrying", (int)tl, topic,
+                    res.why ? res.why : "store refused");
+        return res.status == ST_PUT_MESSAGE_ILLEGAL ? 1 : -1;
+    }
+    bk_stats_add(&bk->stats, BK_STAT_PUT, 1);
+    bk_ha_notify_append(bk->ha);
+    return 0;
+}
+
+/* ---- per-level queues ------------------------------------------------------- */
+
+/* Timer of one level: delivers every due entry from its cursor in order,
+ * then sleeps until the next one is due (or until an arrival). */
+static void level_run(evutil_socket_t fd, short what, void *arg)
+{
+    sched_level_t *lv = arg;
+    bk_schedule_t *s = lv->s;
+    int32_t q = lv->level - 1;
+    if (!s->running || s->bk->stopping)
+        return;
+    int64_t now = rmq_wall_ms();
+    for (int i = 0; i < DELAY_BATCH; i++) {
+        if (lv->offset >= st_store_max_offset(s->bk->store, BK_SCHEDULE_TOPIC, q))
+            return;                  /* idle: the arrival callback wakes us */
+        int64_t next = lv->offset;
+        rmq_record_t rec;
+        st_get_status_t st = sched_read(s, q, lv->offset, 1, &next);
+        if (st != ST_GET_FOUND || sched_first(s, &rec) != RMQ_OK) {
+            if (st != ST_GET_FOUND && next > lv->offset) {
+                LOG_WARN("delay scheduler: level %d offsets %" PRId64 "..%" PRId64 " are gone; skipped",
+                         lv->level, lv->offset, next);
+                lv->offset = next;
+                progress_changed(s);
+                continue;
+            }
+            arm(lv->ev, DELAY_RETRY_MS);
+            return;
+        }
+        int64_t due = rec.store_timestamp + lv->delay_ms;
+        /* A due time further than the level's delay means the clock went back: deliver now. */
+        if (due > now && due - now <= lv->delay_ms) {
+            arm(lv->ev, due - now);
+            return;
+        }
+        int r = sched_deliver(s, &rec);
+        if (r < 0) {
+            arm(lv->ev, DELAY_RETRY_MS);
+            return;
+        }
+        lv->offset++;
+        progress_changed(s);
+    }
+    arm(lv->ev, 0);                  /* yield to other events, then go on */
+}
+
+/* ---- the timer queue ---------------------------------------------------- */
+
+static int ent_less(const timer_ent_t *a, const timer_ent_t *b)
+{
+    return a->due < b->due || (a->due == b->due && a->off < b->off);
+}
+
+static int heap_push(bk_schedule_t *s, int64_t due, int64_t off)
+{
+    if (s->hlen == s->hcap) {
+        size_t cap = s->hcap ? s->hcap * 2 : 256;
+        timer_ent_t *h = realloc(s->heap, cap * sizeof(*h));
+        if (!h)
+            return -1;
+        s->heap = h;
+        s->hcap = cap;
+    }
+    size_t i = s->hlen++;
+    s->heap[i] = (timer_ent_t){due, off};
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ent_less(&s->heap[i], &s->heap[p]))
+            break;
+        timer_ent_t t = s->heap[i];
+        s->heap[i] = s->heap[p];
+        s->heap[p] = t;
+        i = p;
+    }
+    return 0;
+}
+
+static timer_ent_t heap_pop(bk_schedule_t *s)
+{
+    timer_ent_t top = s->heap[0];
+    s->heap[0] = s->heap[--s->hlen];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < s->hlen && ent_less(&s->heap[l], &s->heap[m]))
+            m = l;
+        if (r < s->hlen && ent_less(&s->heap[r], &s->heap[m]))
+            m = r;
+        if (m == i)
+            break;
+        timer_ent_t t = s->heap[i];
+        s->heap[i] = s->heap[m];
+        s->heap[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* 1 if (due, off) was delivered according to the cursor. */
+static int timer_done(const bk_schedule_t *s, int64_t due, int64_t off)
+{
+    return due < s->cur_due || (due == s->cur_due && off <= s->cur_off);
+}
+
+/* Arms the timer for the heap's earliest entry if that is sooner than armed. */
+static void timer_rearm(bk_schedule_t *s)
+{
+    if (!s->running || s->hlen == 0)
+        return;
+    int64_t due = s->heap[0].due;
+    if (evtimer_pending(s->timer_ev, NULL) && s->armed_due <= due)
+        return;
+    s->armed_due = due;
+    arm(s->timer_ev, due - rmq_wall_ms());
+}
+
+/* Reads timer-queue entries [s->scanned, max) into the heap (skipping the
+ * delivered ones). The due of an entry is its __STARTDELIVERTIME. */
+static void timer_scan(bk_schedule_t *s)
+{
+    int32_t q = s->n;
+    int64_t max = st_store_max_offset(s->bk->store, BK_SCHEDULE_TOPIC, q);
+    while (s->scanned < max) {
+        int64_t next = s->scanned;
+        st_get_status_t st = sched_read(s, q, s->scanned, DELAY_READ_BATCH, &next);
+        if (st != ST_GET_FOUND) {
+            if (next <= s->scanned) {
+                LOG_WARN_RL("delay scheduler: cannot read the timer queue at %" PRId64 "; will retry",
+                            s->scanned);
+                return;
+            }
+            s->scanned = next;
+            continue;
+        }
+        size_t len = evbuffer_get_length(s->rd), pos = 0;
+        const uint8_t *data = evbuffer_pullup(s->rd, -1);
+        while (pos < len) {
+            rmq_record_t rec;
+            if (rmq_record_decode(data + pos, len - pos, 0, &rec) != RMQ_OK)
+                break;
+            pos += rec.total_size;
+            int64_t due = bk_props_int(rec.properties, rec.properties_len, BK_PROP_DELIVER_AT,
+                                       rec.store_timestamp, NULL);
+            if (!timer_done(s, due, rec.queue_offset) && heap_push(s, due, rec.queue_offset) != 0) {
+                LOG_ERROR_RL("delay scheduler: out of memory for the timer heap");
+                return;
+            }
+        }
+        s->scanned = next;
+    }
+}
+
+/* Timer of the timer queue: delivers every due entry in (due, offset) order. */
+static void timer_run(evutil_socket_t fd, short what, void *arg)
+{
+    bk_schedule_t *s = arg;
+    s->armed_due = INT64_MAX;
+    if (!s->running || s->bk->stopping)
+        return;
+    timer_scan(s);
+    int64_t now = rmq_wall_ms();
+    for (int i = 0; i < DELAY_BATCH && s->hlen > 0; i++) {
+        if (s->heap[0].due > now)
+            break;
+        timer_ent_t e = s->heap[0];
+        int64_t next = e.off;
+        rmq_record_t rec;
+        st_get_status_t st = sched_read(s, s->n, e.off, 1, &next);
+        int r;
+        if (st == ST_GET_FOUND && sched_first(s, &rec) == RMQ_OK && rec.queue_offset == e.off)
+            r = sched_deliver(s, &rec);
+        else if (st == ST_GET_OFFSET_TOO_SMALL || st == ST_GET_MESSAGE_WAS_REMOVING) {
+            LOG_WARN("delay scheduler: timer queue offset %" PRId64 " is gone; skipped", e.off);
+            r = 1;
+        } else
+            r = -1;
+        if (r < 0) {
+            s->armed_due = now + DELAY_RETRY_MS;
+            arm(s->timer_ev, DELAY_RETRY_MS);
+            return;
+        }
+        heap_pop(s);
+        s->cur_due = e.due;
+        s->cur_off = e.off;
+        progress_changed(s);
+    }
+    if (s->hlen > 0 && s->heap[0].due <= now) {
+        s->armed_due = now;
+        arm(s->timer_ev, 0);
+    } else
+        timer_rearm(s);
+}
+
+/* ---- send-path hook ------------------------------------------------------- */
+
+rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
+{
+    *why = NULL;
+    if (!s || !m->properties || !m->properties_len)
+        return RMQ_OK;
+    if (m->topic_len == strlen(BK_SCHEDULE_TOPIC) && memcmp(m->topic, BK_SCHEDULE_TOPIC, m->topic_len) == 0)
+        return RMQ_OK;
+    size_t vl = 0;
+    const char *tx = rmq_props_get(m->properties, m->properties_len, BK_PROP_TRAN_MSG, &vl);
+    if (tx && vl == 4 && memcmp(tx, "true", 4) == 0)
+        return RMQ_OK;               /* half messages: delayed at commit, not here */
+    int ok_level = 1, ok_at = 1;
+    int64_t level = bk_props_int(m->properties, m->properties_len, RMQ_PROP_DELAY, 0, &ok_level);
+    int64_t at = bk_props_int(m->properties, m->properties_len, BK_PROP_DELIVER_AT, 0, &ok_at);
+    if (!ok_level || !ok_at) {
+        *why = !ok_level ? "property DELAY is not an integer" : "property " BK_PROP_DELIVER_AT " is not an integer (wall ms)";
+        return RMQ_EINVAL;
+    }
+    int64_t now = rmq_wall_ms();
+    int32_t q;
+    int64_t due;
+    if (at > now) {
+        int64_t horizon = s->bk->cfg->file_reserved_time * 3600 * 1000;
+        if (at - now > horizon) {
+            *why = "delivery time " BK_PROP_DELIVER_AT " is beyond fileReservedTime";
+            return RMQ_EINVAL;
+        }
+        /* Clamp so the entry sorts after the cursor even if the clock went back. */
+        due = at;
+        if (due < s->cur_due)
+            due = s->cur_due;
+        q = s->n;
+    } else if (level > 0) {
+        if (level > s->n)
+            level = s->n;
+        q = (int32_t)level - 1;
+        due = now + s->levels[q].delay_ms;
+    } else
+        return RMQ_OK;
+    char real_topic[RMQ_TOPIC_MAX + 1];
+    size_t tl = m->topic_len <= RMQ_TOPIC_MAX ? m->topic_len : RMQ_TOPIC_MAX;
+    memcpy(real_topic, m->topic, tl);
+    real_topic[tl] = '\0';
+    if (bk_props_copy(&s->pb, m->properties, m->properties_len, sched_drop + 1) != RMQ_OK ||
+        bk_props_put(&s->pb, BK_PROP_REAL_TOPIC, real_topic) != RMQ_OK ||
+        bk_props_put_int(&s->pb, BK_PROP_REAL_QID, m->queue_id) != RMQ_OK ||
+        (q == s->n && bk_props_put_int(&s->pb, BK_PROP_DELIVER_AT, due) != RMQ_OK))
+        return RMQ_ENOMEM;
+    if (s->pb.len > RMQ_PROPS_MAX) {
+        *why = "properties too long after adding the schedule properties";
+        return RMQ_EINVAL;
+    }
+    m->topic = BK_SCHEDULE_TOPIC;
+    m->topic_len = strlen(BK_SCHEDULE_TOPIC);
+    m->queue_id = q;
+    m->properties = s->pb.data;
+    m->properties_len = s->pb.len;
+    m->tag_code = due;
+    return RMQ_OK;
+}
+
+void bk_schedule_arrived(bk_schedule_t *s, const char *topic, int32_t queue_id, int64_t max_offset,
+                         int64_t tag_code)
+{
+    if (!s || !s->running || strcmp(topic, BK_SCHEDULE_TOPIC) != 0 || queue_id < 0 || queue_id > s->n)
+        return;
+    if (queue_id < s->n) {
+        sched_level_t *lv = &s->levels[queue_id];
+        if (!evtimer_pending(lv->ev, NULL))
+            arm(lv->ev, 0);
+        return;
+    }
+    if (max_offset - 1 == s->scanned && !timer_done(s, tag_code, s->scanned)) {
+        if (heap_push(s, tag_code, s->scanned) != 0) {
+            LOG_ERROR_RL("delay scheduler: out of memory for the timer heap");
+            return;
+        }
+        s->scanned = max_offset;
+    } else
+        timer_scan(s);
+    timer_rearm(s);
+}
+
+/* ---- life cycle ------------------------------------------------------------- */
+
+bk_schedule_t *bk_schedule_new(bk_broker_t *bk, char *err, size_t errlen)
+{
+    int64_t delays[BK_SCHEDULE_LEVELS_MAX];
+    int n = bk_schedule_parse_levels(bk->cfg->message_delay_level, delays, err, errlen);
+    if (n < 0)
+        return NULL;
+    bk_schedule_t *s = calloc(1, sizeof(*s));
+    if (!s || !(s->levels = calloc((size_t)n, sizeof(*s->levels))) || !(s->rd = evbuffer_new()) ||
+        !(s->timer_ev = evtimer_new(bk->base, timer_run, s)) ||
+        !(s->persist_ev = evtimer_new(bk->base, persist_fire, s)))
+        goto oom;
+    s->bk = bk;
+    s->n = n;
+    s->cur_off = -1;
+    s->armed_due = INT64_MAX;
+    for (int i = 0; i < n; i++) {
+        sched_level_t *lv = &s->levels[i];
+        lv->s = s;
+        lv->level = i + 1;
+        lv->delay_ms = delays[i];
+        if (!(lv->ev = evtimer_new(bk->base, level_run, lv)))
+            goto oom;
+    }
+    snprintf(s->path, sizeof(s->path), "%s/delayOffset.pb", bk->config_dir);
+    if (progress_load(s, err, errlen) != RMQ_OK) {
+        bk_schedule_free(s);
+        return NULL;
+    }
+    s->loaded = 1;
+    return s;
+oom:
+    snprintf(err, errlen, "out of memory for the delay scheduler");
+    bk_schedule_free(s);
+    return NULL;
+}
+
+void bk_schedule_start(bk_schedule_t *s)
+{
+    bk_broker_t *bk = s->bk;
+    if (bk->cfg->broker_role == BK_SLAVE)
+        return;
+    const bk_topic_t *t = bk_topics_get(bk->topics, BK_SCHEDULE_TOPIC, strlen(BK_SCHEDULE_TOPIC));
+    if (!t || t->read_queues < s->n + 1 || t->write_queues < s->n + 1) {
+        bk_topic_t nt = {.read_queues = s->n + 1, .write_queues = s->n + 1,
+                         .perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE};
+        snprintf(nt.name, sizeof(nt.name), "%s", BK_SCHEDULE_TOPIC);
+        if (bk_topics_update(bk->topics, &nt) != RMQ_OK)
+            LOG_ERROR("delay scheduler: cannot create topic %s", BK_SCHEDULE_TOPIC);
+    }
+    s->running = 1;
+    for (int i = 0; i < s->n; i++) {
+        sched_level_t *lv = &s->levels[i];
+        int64_t min = st_store_min_offset(bk->store, BK_SCHEDULE_TOPIC, i);
+        int64_t max = st_store_max_offset(bk->store, BK_SCHEDULE_TOPIC, i);
+        if (lv->offset > max) {
+            LOG_WARN("delay scheduler: level %d progress %" PRId64 " is past the queue end %" PRId64,
+                     lv->level, lv->offset, max);
+            lv->offset = max;
+        }
+        if (lv->offset < min)
+            lv->offset = min;
+        arm(lv->ev, 0);
+    }
+    int64_t max = st_store_max_offset(bk->store, BK_SCHEDULE_TOPIC, s->n);
+    s->scanned = s->low < max ? s->low : max;
+    int64_t t0 = rmq_mono_ms();
+    timer_scan(s);
+    if (s->hlen || max)
+        LOG_INFO("delay scheduler: %zu timed messages pending (timer queue %" PRId64 "..%" PRId64 " read in %lld ms)",
+                 s->hlen, s->low, max, (long long)(rmq_mono_ms() - t0));
+    timer_rearm(s);
+}
+
+void bk_schedule_free(bk_schedule_t *s)
+{
+    if (!s)
+        return;
+    if (s->loaded && s->bk->persist)
+        persist_now(s);
+    s->running = 0;
+    for (int i = 0; s->levels && i < s->n; i++)
+        if (s->levels[i].ev)
+            event_free(s->levels[i].ev);
+    free(s->levels);
+    if (s->timer_ev)
+        event_free(s->timer_ev);
+    if (s->persist_ev)
+        event_free(s->persist_ev);
+    if (s->rd)
+        evbuffer_free(s->rd);
+    bk_props_buf_free(&s->pb);
+    free(s->heap);
+    free(s);
+}
+
+/* ---- GET_ALL_DELAY_OFFSET -------------------------------------------------- */
+
+static void h_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    size_t len = 0;
+    uint8_t *buf = progress_pack(bk->schedule, &len);
+    Rmq__DelayOffsetTable *tab = buf ? rmq__delay_offset_table__unpack(NULL, len, buf) : NULL;
+    free(buf);
+    if (!tab) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
+        return;
+    }
+    Rmq__Command resp = RMQ__COMMAND__INIT;
+    resp.header_case = RMQ__COMMAND__HEADER_DELAY_OFFSET_TABLE;
+    resp.delay_offset_table = tab;
+    rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
+    rmq__delay_offset_table__free_unpacked(tab, NULL);
+}
+
+void bk_schedule_install(bk_broker_t *bk)
+{
+    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__GET_ALL_DELAY_OFFSET, h_get_all_delay_offset, bk);
+}
