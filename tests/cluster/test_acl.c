@@ -1,0 +1,395 @@
+/* test_acl.c: access control with real processes on loopback. Name server,
+ * SYNC_MASTER and slave run with aclEnable=true and one ACL file; the
+ * brokers sign their registration, slave sync and HA handshake as the admin
+ * account. Unsigned, wrongly signed, unknown-account, replayed (outside the
+ * window) and out-of-place requests get NO_PERMISSION with a remark naming
+ * the account and the resource; a SUB-only account cannot send; a non-admin
+ * cannot administer; SEND_OK from the SYNC_MASTER proves the slave
+ * replicates with ACL on; the client library signs from RMQ_ACCESS_KEY /
+ * RMQ_SECRET_KEY; an unsigned slave is refused on the HA port. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rmq/rmq.h>
+
+#include "harness.h"
+#include "rmq_acl.h"
+#include "rmq_rpc.h"
+#include "rmq_time.h"
+
+#define RPC_TIMEOUT_MS 5000
+#define TOPIC "AclTopic"
+#define GROUP "acl_group"
+
+static const char *case_dir;
+
+static const char acl_text[] =
+    "# test accounts\n"
+    "replayWindowMs=30000\n"
+    "account.admin.secretKey=admin-secret-1\n"
+    "account.admin.admin=true\n"
+    "account.producer.secretKey=producer-secret-1\n"
+    "account.producer.topicPerms=" TOPIC "=PUB\n"
+    "account.consumer.secretKey=consumer-secret-1\n"
+    "account.consumer.topicPerms=" TOPIC "=SUB\n"
+    "account.consumer.groupPerms=" GROUP "=SUB\n"
+    "account.remote.secretKey=remote-secret-1\n"
+    "account.remote.admin=true\n"
+    "account.remote.whiteRemoteAddress=10.1.2.*\n";
+
+static void setup(void)
+{
+    case_dir = hn_case_begin("acl");
+}
+
+static void teardown(void)
+{
+    hn_case_end();
+}
+
+/* ---- daemons ------------------------------------------------------------------ */
+
+static void acl_props(char *buf, size_t len, int signs)
+{
+    char path[PATH_MAX];
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, "acl.properties", acl_text, path, sizeof path));
+    snprintf(buf, len, "aclEnable=true\naclFile=%.300s\n%s", path,
+             signs ? "aclAccessKey=admin\naclSecretKey=admin-secret-1\n" : "");
+}
+
+static void ns_start(hn_daemon_t *d, char *addr, size_t len)
+{
+    char props[4096], acl[1024], path[PATH_MAX], bin[PATH_MAX];
+    acl_props(acl, sizeof acl, 0);
+    snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\n%s", acl);
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", props, path, sizeof path));
+    const char *args[] = { "-c", path, NULL };
+    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "ns", args,
+                                     HN_READY_TIMEOUT_MS), 0);
+    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+}
+
+static void broker_start(hn_daemon_t *d, const char *name, const char *ns_addr, const char *extra,
+                         char *addr, size_t len)
+{
+    char props[8192], file[128], path[PATH_MAX], bin[PATH_MAX];
+    snprintf(props, sizeof props,
+             "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/%s\n"
+             "namesrvAddr=%s\nmapedFileSizeCommitLog=1048576\nmaxMessageSize=262144\n"
+             "syncFlushTimeout=3000\nregisterNameServerPeriod=1000\nslaveSyncInterval=500\n%s",
+             case_dir, name, ns_addr, extra);
+    snprintf(file, sizeof file, "%s.properties", name);
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, file, props, path, sizeof path));
+    const char *args[] = { "-c", path, NULL };
+    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("broker/mqbroker", bin, sizeof bin), name, args,
+                                     HN_READY_TIMEOUT_MS), 0);
+    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+}
+
+/* ---- signed requests ---------------------------------------------------------------- */
+
+typedef struct signer {
+    const char *ak;
+    const char *sk;
+    int64_t skew_ms;              /* added to the wall clock: replay tests */
+} signer_t;
+
+static void test_sign(const Rmq__Command *cmd, rmq_signature_t *sig, void *arg)
+{
+    const signer_t *s = arg;
+    rmq_acl_sign(s->ak, s->sk, rmq_wall_ms() + s->skew_ms, cmd, sig);
+}
+
+/* Sends req (+ body) as signer (NULL: unsigned); returns the status (-1:
+ * transport failure) and the remark in remark. */
+static int call(const char *addr, signer_t *signer, Rmq__Command *req, const char *body,
+                char *remark, size_t remarklen, rmq_frame_t *keep)
+{
+    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "test" };
+    if (signer) {
+        opts.sign = test_sign;
+        opts.sign_arg = signer;
+    }
+    rmq_sync_t *s = rmq_sync_new(&opts);
+    rmq_frame_t resp = { 0 };
+    ck_assert_ptr_nonnull(s);
+    int status = -1;
+    if (remark)
+        remark[0] = '\0';
+    if (rmq_sync_call(s, addr, req, body, body ? strlen(body) : 0, RPC_TIMEOUT_MS, &resp) == RMQ_OK) {
+        status = resp.cmd->status;
+        if (remark)
+            snprintf(remark, remarklen, "%s", resp.cmd->remark ? resp.cmd->remark : "");
+        if (keep && status == RMQ__STATUS__SUCCESS)   /* callers keep only successes */
+            *keep = resp;
+        else
+            rmq_frame_clear(&resp);
+    }
+    rmq_sync_free(s);
+    return status;
+}
+
+static int cluster_info(const char *addr, signer_t *sg, char *remark, size_t len)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    req.code = RMQ__REQUEST_CODE__GET_BROKER_CLUSTER_INFO;
+    return call(addr, sg, &req, NULL, remark, len, NULL);
+}
+
+static int create_topic(const char *addr, signer_t *sg, char *remark, size_t len)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
+    tc.topic_name = (char *)TOPIC;
+    tc.read_queue_nums = 1;
+    tc.write_queue_nums = 1;
+    tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
+    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
+    req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
+    req.topic_config = &tc;
+    return call(addr, sg, &req, NULL, remark, len, NULL);
+}
+
+static int send_msg(const char *addr, signer_t *sg, const char *body, char *remark, size_t len)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__SendMessageRequest h = RMQ__SEND_MESSAGE_REQUEST__INIT;
+    h.producer_group = (char *)"acl_producer";
+    h.topic = (char *)TOPIC;
+    h.default_topic = (char *)"TBW102";
+    h.default_topic_queue_nums = 1;
+    h.queue_id = 0;
+    h.properties = (char *)"";
+    req.code = RMQ__REQUEST_CODE__SEND_MESSAGE;
+    req.header_case = RMQ__COMMAND__HEADER_SEND;
+    req.send = &h;
+    return call(addr, sg, &req, body, remark, len, NULL);
+}
+
+/* GET_MAX_OFFSET of queue 0: the status (remark set) and *off. */
+static int max_offset_call(const char *addr, signer_t *sg, long long *off, char *remark, size_t len)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__QueueRequest qr = RMQ__QUEUE_REQUEST__INIT;
+    rmq_frame_t resp = { 0 };
+    qr.topic = (char *)TOPIC;
+    qr.queue_id = 0;
+    req.code = RMQ__REQUEST_CODE__GET_MAX_OFFSET;
+    req.header_case = RMQ__COMMAND__HEADER_QUEUE;
+    req.queue = &qr;
+    *off = -1;
+    int status = call(addr, sg, &req, NULL, remark, len, &resp);
+    if (status != RMQ__STATUS__SUCCESS)
+        return status;
+    if (resp.cmd->header_case == RMQ__COMMAND__HEADER_OFFSET_RESP)
+        *off = resp.cmd->offset_resp->offset;
+    rmq_frame_clear(&resp);
+    return status;
+}
+
+static long long max_offset(const char *addr, signer_t *sg)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__QueueRequest qr = RMQ__QUEUE_REQUEST__INIT;
+    rmq_frame_t resp = { 0 };
+    qr.topic = (char *)TOPIC;
+    qr.queue_id = 0;
+    req.code = RMQ__REQUEST_CODE__GET_MAX_OFFSET;
+    req.header_case = RMQ__COMMAND__HEADER_QUEUE;
+    req.queue = &qr;
+    if (call(addr, sg, &req, NULL, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
+        return -1;
+    long long off = resp.cmd->header_case == RMQ__COMMAND__HEADER_OFFSET_RESP ? resp.cmd->offset_resp->offset : -1;
+    rmq_frame_clear(&resp);
+    return off;
+}
+
+#define EXPECT_REFUSED(status, remark, want)                                                     \
+    do {                                                                                          \
+        ck_assert_int_eq((status), RMQ__STATUS__NO_PERMISSION);                                  \
+        ck_assert_msg(strstr((remark), (want)) != NULL, "remark '%s' lacks '%s'", (remark), (want)); \
+    } while (0)
+
+typedef struct wait_arg {
+    const char *addr;
+    signer_t *sg;
+    long long want;
+} wait_arg_t;
+
+static int routed(void *arg)
+{
+    wait_arg_t *w = arg;
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__TopicRequest tr = RMQ__TOPIC_REQUEST__INIT;
+    tr.topic = (char *)TOPIC;
+    req.code = RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC;
+    req.header_case = RMQ__COMMAND__HEADER_TOPIC;
+    req.topic = &tr;
+    return call(w->addr, w->sg, &req, NULL, NULL, 0, NULL) == RMQ__STATUS__SUCCESS;
+}
+
+static int slave_at(void *arg)
+{
+    wait_arg_t *w = arg;
+    return max_offset(w->addr, w->sg) == w->want;
+}
+
+static int log_has(const char *name, const char *text)
+{
+    char cmd[PATH_MAX + 256];
+    snprintf(cmd, sizeof cmd, "grep -q -- '%s' %s/%s.log", text, case_dir, name);
+    return system(cmd) == 0;
+}
+
+typedef struct log_wait {
+    const char *name;
+    const char *text;
+} log_wait_t;
+
+static int log_wait(void *arg)
+{
+    log_wait_t *w = arg;
+    return log_has(w->name, w->text);
+}
+
+START_TEST(test_acl_cluster)
+{
+    hn_daemon_t ns, master, slave, rogue;
+    char acl[1024], extra[4096], ns_addr[64], m_addr[64], s_addr[64], r_addr[64], remark[512];
+    signer_t admin = { "admin", "admin-secret-1", 0 };
+    signer_t producer = { "producer", "producer-secret-1", 0 };
+    signer_t consumer = { "consumer", "consumer-secret-1", 0 };
+    signer_t wrong = { "producer", "not-the-secret", 0 };
+    signer_t nobody = { "nobody", "whatever-secret", 0 };
+    signer_t remote = { "remote", "remote-secret-1", 0 };
+    signer_t replayed = { "admin", "admin-secret-1", -120000 };
+
+    ns_start(&ns, ns_addr, sizeof ns_addr);
+    acl_props(acl, sizeof acl, 1);
+    snprintf(extra, sizeof extra, "brokerRole=SYNC_MASTER\nflushDiskType=SYNC_FLUSH\n%s", acl);
+    broker_start(&master, "master", ns_addr, extra, m_addr, sizeof m_addr);
+    snprintf(extra, sizeof extra, "brokerRole=SLAVE\nbrokerId=1\n%s", acl);
+    broker_start(&slave, "slave", ns_addr, extra, s_addr, sizeof s_addr);
+
+    /* identity */
+    EXPECT_REFUSED(cluster_info(ns_addr, NULL, remark, sizeof remark), remark, "is not signed");
+    EXPECT_REFUSED(cluster_info(m_addr, NULL, remark, sizeof remark), remark, "is not signed");
+    EXPECT_REFUSED(cluster_info(ns_addr, &wrong, remark, sizeof remark), remark,
+                   "account producer: signature of GET_BROKER_CLUSTER_INFO does not match");
+    EXPECT_REFUSED(cluster_info(ns_addr, &nobody, remark, sizeof remark), remark, "unknown accessKey nobody");
+    EXPECT_REFUSED(cluster_info(ns_addr, &replayed, remark, sizeof remark), remark, "outside the replay window");
+    EXPECT_REFUSED(cluster_info(ns_addr, &remote, remark, sizeof remark), remark,
+                   "account remote may not connect from 127.0.0.1");
+    ck_assert_int_eq(cluster_info(ns_addr, &admin, remark, sizeof remark), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(cluster_info(ns_addr, &producer, remark, sizeof remark), RMQ__STATUS__SUCCESS);
+
+    /* administration */
+    EXPECT_REFUSED(create_topic(m_addr, &producer, remark, sizeof remark), remark,
+                   "UPDATE_AND_CREATE_TOPIC is an admin operation and account producer is not an admin");
+    ck_assert_int_eq(create_topic(m_addr, &admin, remark, sizeof remark), RMQ__STATUS__SUCCESS);
+    wait_arg_t rw = { ns_addr, &admin, 0 };
+    ck_assert_msg(hn_wait_until(routed, &rw, 15000), "topic never routed: signed registration failed?");
+
+    /* permissions */
+    EXPECT_REFUSED(send_msg(m_addr, &consumer, "x", remark, sizeof remark), remark,
+                   "account consumer has SUB on topic " TOPIC ", SEND_MESSAGE needs PUB");
+    EXPECT_REFUSED(send_msg(m_addr, NULL, "x", remark, sizeof remark), remark, "is not signed");
+    signer_t replay_send = { "producer", "producer-secret-1", 60000 };
+    EXPECT_REFUSED(send_msg(m_addr, &replay_send, "x", remark, sizeof remark), remark, "replay window");
+    for (int i = 0; i < 20; i++)
+        ck_assert_msg(send_msg(m_addr, &producer, "acl-body", remark, sizeof remark) == RMQ__STATUS__SUCCESS,
+                      "send %d: %s", i, remark);    /* SYNC_MASTER: the slave acked with ACL on */
+    ck_assert_int_eq(max_offset(m_addr, &consumer), 20);
+    long long off;
+    EXPECT_REFUSED(max_offset_call(m_addr, &producer, &off, remark, sizeof remark), remark,
+                   "account producer has PUB on topic " TOPIC ", GET_MAX_OFFSET needs SUB");
+
+    /* the client library signs from the environment */
+    rmq_error_t e = { 0 };
+    rmq_producer_opts_t po = { .group = "acl_producer", .namesrv = ns_addr, .send_timeout_ms = 10000 };
+    rmq_producer_t *p = rmq_producer_new(&po, &e);
+    ck_assert_msg(p != NULL, "producer: %s", e.text);
+    ck_assert_int_eq(rmq_producer_start(p), RMQ_OK);
+    for (int i = 0; i < 10; i++) {
+        rmq_message_t m = { .topic = TOPIC, .body = "lib-body", .body_len = 8 };
+        rmq_send_result_t r;
+        ck_assert_msg(rmq_producer_send(p, &m, 10000, &r) == RMQ_OK, "library send %d: %s", i, r.error.text);
+        ck_assert_int_eq(r.status, RMQ_SEND_OK);
+    }
+    rmq_producer_free(p);
+
+    /* replication with ACL on: the slave holds every message */
+    wait_arg_t sw = { s_addr, &admin, 30 };
+    ck_assert_msg(hn_wait_until(slave_at, &sw, 15000), "slave at %lld, want 30", max_offset(s_addr, &admin));
+
+    /* a slave without credentials is refused on the HA port */
+    snprintf(extra, sizeof extra, "brokerRole=SLAVE\nbrokerId=2\nhaMasterAddress=127.0.0.1:%d\n",
+             hn_daemon_port(&master, "haListenPort"));
+    broker_start(&rogue, "rogue", "", extra, r_addr, sizeof r_addr);
+    log_wait_t lw = { "master", "HA handshake from 127.0.0.1 is not signed" };
+    ck_assert_msg(hn_wait_until(log_wait, &lw, 10000), "master did not refuse the unsigned slave");
+
+    ck_assert_int_eq(hn_daemon_stop(&rogue, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&master, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&ns, HN_STOP_TIMEOUT_MS), 0);
+    hn_case_passed();
+}
+END_TEST
+
+/* The ACL file parser: rules, and the error line for a bad file. */
+START_TEST(test_acl_file)
+{
+    char err[512];
+    rmq_acl_t *acl = rmq_acl_parse(acl_text, strlen(acl_text), "acl", err, sizeof err);
+    ck_assert_msg(acl != NULL, "%s", err);
+    ck_assert_uint_eq(rmq_acl_account_count(acl), 4);
+    rmq_acl_free(acl);
+    static const char bad[] = "account.x.secretKey=long-enough\naccount.x.topicPerms=A=WRITE\n";
+    ck_assert_ptr_null(rmq_acl_parse(bad, strlen(bad), "acl", err, sizeof err));
+    ck_assert_msg(strstr(err, "acl:2: account.x.topicPerms=A=WRITE:") != NULL, "%s", err);
+    static const char nosecret[] = "account.y.admin=true\n";
+    ck_assert_ptr_null(rmq_acl_parse(nosecret, strlen(nosecret), "acl", err, sizeof err));
+    ck_assert_msg(strstr(err, "account.y.secretKey: missing") != NULL, "%s", err);
+
+    char path[PATH_MAX], bin[PATH_MAX], props[1024];
+    snprintf(props, sizeof props, "listenPort=0\naclEnable=true\naclFile=%s/missing.acl\n", case_dir);
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", props, path, sizeof path));
+    const char *argv[] = { hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "-c", path, NULL };
+    hn_result_t res;
+    ck_assert_int_eq(hn_run(argv, 10000, &res), 0);
+    ck_assert_int_eq(res.status, 2);
+    ck_assert_msg(strstr(res.err, "aclFile=") != NULL, "%s", res.err);
+    hn_result_free(&res);
+    hn_case_passed();
+}
+END_TEST
+
+static Suite *acl_suite(void)
+{
+    Suite *s = suite_create("acl");
+    TCase *tc = tcase_create("process");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_acl_file);
+    tcase_add_test(tc, test_acl_cluster);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    /* the client library reads these once, at its first instance */
+    setenv("RMQ_ACCESS_KEY", "producer", 1);
+    setenv("RMQ_SECRET_KEY", "producer-secret-1", 1);
+    SRunner *sr = srunner_create(acl_suite());
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    hn_cleanup();
+    return failed ? 1 : 0;
+}

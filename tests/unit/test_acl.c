@@ -1,0 +1,194 @@
+/* test_acl.c: the access-control rules without sockets: signatures and
+ * their window, whitelists, per-topic and per-group permissions with
+ * defaults, retry topics as groups, heartbeats, admin codes, and the HA
+ * handshake check. */
+#include <check.h>
+#include <string.h>
+
+#include "rmq_acl.h"
+
+#define NOW 1700000000000LL
+
+static const char text[] =
+    "globalWhiteRemoteAddresses=10.9.*\n"
+    "replayWindowMs=5000\n"
+    "account.adm.secretKey=admin-secret\n"
+    "account.adm.admin=true\n"
+    "account.app.secretKey=app-secret-1\n"
+    "account.app.defaultTopicPerm=SUB\n"
+    "account.app.defaultGroupPerm=DENY\n"
+    "account.app.topicPerms=Out=PUB;Both=PUB|SUB;Closed=DENY\n"
+    "account.app.groupPerms=g1=SUB\n"
+    "account.app.whiteRemoteAddress=127.0.0.*;::1\n";
+
+static rmq_acl_t *acl;
+
+static void setup(void)
+{
+    char err[256];
+    acl = rmq_acl_parse(text, strlen(text), "t", err, sizeof err);
+    ck_assert_msg(acl != NULL, "%s", err);
+}
+
+static void teardown(void)
+{
+    rmq_acl_free(acl);
+}
+
+/* Signs cmd as ak/sk at ts and checks it from peer; returns the status. */
+static int check(Rmq__Command *cmd, const char *ak, const char *sk, int64_t ts, const char *peer,
+                 char *remark)
+{
+    rmq_signature_t sig;
+    cmd->auth = NULL;
+    if (ak) {
+        rmq_acl_sign(ak, sk, ts, cmd, &sig);
+        cmd->auth = &sig.auth;
+    }
+    int st = rmq_acl_check(acl, peer, cmd, NOW, remark, 512);
+    cmd->auth = NULL;
+    return st;
+}
+
+static void send_cmd(Rmq__Command *cmd, Rmq__SendMessageRequest *h, const char *topic)
+{
+    rmq__command__init(cmd);
+    rmq__send_message_request__init(h);
+    h->topic = (char *)topic;
+    h->producer_group = (char *)"pg";
+    cmd->code = RMQ__REQUEST_CODE__SEND_MESSAGE;
+    cmd->opaque = 7;
+    cmd->header_case = RMQ__COMMAND__HEADER_SEND;
+    cmd->send = h;
+}
+
+START_TEST(test_signature_and_window)
+{
+    Rmq__Command cmd;
+    Rmq__SendMessageRequest h;
+    char remark[512];
+    send_cmd(&cmd, &h, "Out");
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:5", remark), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW - 4999, "127.0.0.1:5", remark), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW - 5001, "127.0.0.1:5", remark), RMQ__STATUS__NO_PERMISSION);
+    ck_assert_ptr_nonnull(strstr(remark, "replay window"));
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW + 5001, "127.0.0.1:5", remark), RMQ__STATUS__NO_PERMISSION);
+    ck_assert_int_eq(check(&cmd, "app", "wrong-secret", NOW, "127.0.0.1:5", remark), RMQ__STATUS__NO_PERMISSION);
+    ck_assert_ptr_nonnull(strstr(remark, "signature of SEND_MESSAGE does not match"));
+    ck_assert_int_eq(check(&cmd, NULL, NULL, 0, "127.0.0.1:5", remark), RMQ__STATUS__NO_PERMISSION);
+    ck_assert_ptr_nonnull(strstr(remark, "is not signed"));
+    ck_assert_int_eq(check(&cmd, "ghost", "ghost-secret", NOW, "127.0.0.1:5", remark), RMQ__STATUS__NO_PERMISSION);
+    ck_assert_ptr_nonnull(strstr(remark, "unknown accessKey ghost"));
+
+    /* a field changed after signing breaks the signature */
+    rmq_signature_t sig;
+    rmq_acl_sign("app", "app-secret-1", NOW, &cmd, &sig);
+    h.topic = (char *)"Both";
+    cmd.auth = &sig.auth;
+    ck_assert_int_eq(rmq_acl_check(acl, "127.0.0.1:5", &cmd, NOW, remark, sizeof remark), RMQ__STATUS__NO_PERMISSION);
+    cmd.auth = NULL;
+}
+END_TEST
+
+START_TEST(test_addresses)
+{
+    Rmq__Command cmd;
+    Rmq__SendMessageRequest h;
+    char remark[512];
+    send_cmd(&cmd, &h, "Closed");
+    ck_assert_int_eq(check(&cmd, NULL, NULL, 0, "10.9.1.2:40000", remark), RMQ__STATUS__SUCCESS);  /* global */
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "10.1.1.1:1", remark), RMQ__STATUS__NO_PERMISSION);
+    ck_assert_ptr_nonnull(strstr(remark, "account app may not connect from 10.1.1.1"));
+    send_cmd(&cmd, &h, "Out");
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "[::1]:9", remark), RMQ__STATUS__SUCCESS);
+}
+END_TEST
+
+START_TEST(test_permissions)
+{
+    Rmq__Command cmd;
+    Rmq__SendMessageRequest h;
+    char remark[512];
+    send_cmd(&cmd, &h, "Other");   /* default topic perm SUB */
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__NO_PERMISSION);
+    ck_assert_ptr_nonnull(strstr(remark, "account app has SUB on topic Other, SEND_MESSAGE needs PUB"));
+    send_cmd(&cmd, &h, "Closed");
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__NO_PERMISSION);
+    send_cmd(&cmd, &h, "Both");
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__SUCCESS);
+    send_cmd(&cmd, &h, "%RETRY%g1");   /* retry topic: group g1 SUB */
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__SUCCESS);
+    send_cmd(&cmd, &h, "%RETRY%g2");
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__NO_PERMISSION);
+    ck_assert_ptr_nonnull(strstr(remark, "group g2"));
+
+    Rmq__PullMessageRequest pr = RMQ__PULL_MESSAGE_REQUEST__INIT;
+    rmq__command__init(&cmd);
+    cmd.code = RMQ__REQUEST_CODE__PULL_MESSAGE;
+    cmd.header_case = RMQ__COMMAND__HEADER_PULL;
+    cmd.pull = &pr;
+    pr.topic = (char *)"Other";
+    pr.consumer_group = (char *)"g1";
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__SUCCESS);
+    pr.topic = (char *)"Out";    /* PUB only */
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__NO_PERMISSION);
+    pr.topic = (char *)"Other";
+    pr.consumer_group = (char *)"g9";   /* default group perm DENY */
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__NO_PERMISSION);
+    ck_assert_ptr_nonnull(strstr(remark, "account app has DENY on group g9, PULL_MESSAGE needs SUB"));
+
+    Rmq__HeartbeatData hb = RMQ__HEARTBEAT_DATA__INIT;
+    Rmq__ConsumerData cd1 = RMQ__CONSUMER_DATA__INIT, cd2 = RMQ__CONSUMER_DATA__INIT;
+    Rmq__ConsumerData *cds[2] = { &cd1, &cd2 };
+    cd1.group_name = (char *)"g1";
+    cd2.group_name = (char *)"g9";
+    hb.consumers = cds;
+    hb.n_consumers = 1;
+    rmq__command__init(&cmd);
+    cmd.code = RMQ__REQUEST_CODE__HEART_BEAT;
+    cmd.header_case = RMQ__COMMAND__HEADER_HEARTBEAT;
+    cmd.heartbeat = &hb;
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__SUCCESS);
+    hb.n_consumers = 2;
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__NO_PERMISSION);
+}
+END_TEST
+
+START_TEST(test_admin_and_ha)
+{
+    Rmq__Command cmd = RMQ__COMMAND__INIT;
+    char remark[512], hex[65];
+    cmd.code = RMQ__REQUEST_CODE__DELETE_TOPIC_IN_BROKER;
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__NO_PERMISSION);
+    ck_assert_ptr_nonnull(strstr(remark, "admin operation"));
+    ck_assert_int_eq(check(&cmd, "adm", "admin-secret", NOW, "127.0.0.1:1", remark), RMQ__STATUS__SUCCESS);
+    cmd.code = RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC;   /* signature only */
+    ck_assert_int_eq(check(&cmd, "app", "app-secret-1", NOW, "127.0.0.1:1", remark), RMQ__STATUS__SUCCESS);
+
+    rmq_acl_sign_ha("admin-secret", "C", "b", 1, 100, NOW, hex);
+    ck_assert_int_eq(rmq_acl_check_ha(acl, "127.0.0.1:1", "adm", hex, "C", "b", 1, 100, NOW, NOW, remark, sizeof remark), 0);
+    ck_assert_int_eq(rmq_acl_check_ha(acl, "127.0.0.1:1", "adm", hex, "C", "b", 1, 101, NOW, NOW, remark, sizeof remark), -1);
+    rmq_acl_sign_ha("app-secret-1", "C", "b", 1, 100, NOW, hex);
+    ck_assert_int_eq(rmq_acl_check_ha(acl, "127.0.0.1:1", "app", hex, "C", "b", 1, 100, NOW, NOW, remark, sizeof remark), -1);
+    ck_assert_ptr_nonnull(strstr(remark, "not an admin"));
+    ck_assert_int_eq(rmq_acl_check_ha(acl, "127.0.0.1:1", "", "", "C", "b", 1, 100, 0, NOW, remark, sizeof remark), -1);
+    ck_assert_ptr_nonnull(strstr(remark, "HA handshake from 127.0.0.1 is not signed"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("acl");
+    TCase *tc = tcase_create("rules");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_signature_and_window);
+    tcase_add_test(tc, test_addresses);
+    tcase_add_test(tc, test_permissions);
+    tcase_add_test(tc, test_admin_and_ha);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
