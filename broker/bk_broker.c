@@ -10,7 +10,13 @@
 #include <string.h>
 
 #include "bk_ha.h"
+#include "bk_lock.h"
+#include "bk_metrics.h"
+#include "bk_query.h"
 #include "bk_register.h"
+#include "bk_tx.h"
+#include "bk_schedule.h"
+#include "bk_sendback.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 #include "st_file.h"
@@ -69,6 +75,14 @@ static void broker_tick(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* Store arrival: wakes held pulls and the delay scheduler. */
+static void broker_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
+{
+    bk_broker_t *bk = arg;
+    bk_pull_arrived(topic, queue_id, max_offset, tag_code, bk->pull);
+    bk_schedule_arrived(bk->schedule, topic, queue_id, max_offset, tag_code);
+}
+
 /* Server close hook: forget what a closing connection held. */
 static void broker_conn_closed(rmq_conn_t *conn, void *arg)
 {
@@ -77,6 +91,7 @@ static void broker_conn_closed(rmq_conn_t *conn, void *arg)
         bk_clients_conn_closed(bk->clients, conn);
     if (bk->pull)
         bk_pull_conn_closed(bk->pull, conn);
+    bk_tx_conn_closed(bk->tx, conn);
 }
 
 /* Creates the server and listens on listenPort (0: ephemeral). */
@@ -87,10 +102,12 @@ static rmq_err_t broker_listen(bk_broker_t *bk, char *err, size_t errlen)
         .idle_timeout_ms = (int)bk->cfg->client_idle_timeout,
         .name = "broker",
     };
+    rmq_security_server_opts(&bk->sec, &opts);
     if (!(bk->srv = rmq_server_new(bk->base, &opts))) {
         snprintf(err, errlen, "cannot create the server");
         return RMQ_ENOMEM;
     }
+    rmq_acl_attach(bk->srv, bk->sec.acl);
     rmq_err_t rc = rmq_server_listen(bk->srv, "0.0.0.0", (int)bk->cfg->listen_port);
     if (rc != RMQ_OK) {
         snprintf(err, errlen, "listenPort=%lld: cannot listen: %s", (long long)bk->cfg->listen_port,
@@ -168,7 +185,9 @@ static void broker_drain(evutil_socket_t fd, short what, void *arg)
 rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
 {
     bk->boot_ms = rmq_wall_ms();
-    rmq_err_t rc = broker_listen(bk, err, errlen);
+    rmq_err_t rc = rmq_security_init(&bk->sec, &bk->cfg->tls, &bk->cfg->acl, err, errlen);
+    if (rc == RMQ_OK)
+        rc = broker_listen(bk, err, errlen);
     if (rc == RMQ_OK)
         rc = broker_load_metadata(bk, err, errlen);
     if (rc == RMQ_OK)
@@ -186,13 +205,31 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
+    if (!(bk->metrics = bk_metrics_start(bk, err, errlen)))
+        return RMQ_EIO;
+    if (!(bk->schedule = bk_schedule_new(bk, err, errlen)))
+        return RMQ_EINVAL;
     if (!(bk->reg = bk_register_new(bk, bk->cfg->namesrv_addr, err, errlen)))
         return RMQ_EINVAL;
-    st_store_set_arrival_cb(bk->store, bk_pull_arrived, bk->pull);
+    st_store_set_arrival_cb(bk->store, broker_arrived, bk);
     bk_send_install(bk);
     bk_pull_install(bk);
     bk_admin_install(bk);
     bk_clients_install(bk);
+    if (!(bk->locks = bk_lock_new(bk->cfg->rebalance_lock_max_live_time))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
+    bk_lock_install(bk);
+    bk_query_install(bk);
+    if (!(bk->tx = bk_tx_new(bk))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
+    bk_tx_install(bk);
+    bk_schedule_install(bk);
+    bk_sendback_install(bk);
+    bk_schedule_start(bk->schedule);
     struct timeval sec = {1, 0};
     event_add(bk->tick, &sec);
     bk->last_offsets_ms = rmq_mono_ms();
@@ -227,8 +264,12 @@ void bk_broker_free(bk_broker_t *bk)
         event_free(bk->tick);
     if (bk->drain)
         event_free(bk->drain);
+    bk_metrics_free(bk->metrics);
+    bk->metrics = NULL;
     if (bk->offsets)
         bk_offsets_persist(bk->offsets);
+    bk_schedule_free(bk->schedule);
+    bk->schedule = NULL;
     bk_ha_free(bk->ha);
     bk->ha = NULL;
     if (bk->store)
@@ -241,9 +282,14 @@ void bk_broker_free(bk_broker_t *bk)
     bk->pull = NULL;
     bk_clients_free(bk->clients);
     bk->clients = NULL;
+    bk_lock_free(bk->locks);
+    bk->locks = NULL;
+    bk_tx_free(bk->tx);
+    bk->tx = NULL;
     bk_register_free(bk->reg);
     if (bk->srv)
         rmq_server_free(bk->srv);
+    rmq_security_deinit(&bk->sec);
     bk_persist_free(bk->persist);
     bk_offsets_free(bk->offsets);
     bk_groups_free(bk->groups);

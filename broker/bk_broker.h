@@ -18,12 +18,17 @@
 #include "bk_topics.h"
 #include "rmq_loop.h"
 #include "rmq_rpc.h"
+#include "rmq_security.h"
 #include "st_store.h"
 
 typedef struct bk_send bk_send_t;
 typedef struct bk_pull bk_pull_t;
 typedef struct bk_register bk_register_t;
 typedef struct bk_ha bk_ha_t;
+typedef struct bk_schedule bk_schedule_t;
+typedef struct bk_metrics bk_metrics_t;
+typedef struct bk_lock bk_lock_t;
+typedef struct bk_tx bk_tx_t;
 
 typedef struct bk_broker {
     bk_config_t *cfg;             /* borrowed; outlives the broker */
@@ -40,6 +45,11 @@ typedef struct bk_broker {
     bk_pull_t *pull;
     bk_register_t *reg;
     bk_ha_t *ha;                  /* HA master or slave */
+    rmq_security_t sec;           /* TLS contexts, ACL, own credentials (tls*, acl* keys) */
+    bk_schedule_t *schedule;      /* delayed messages (bk_schedule.c) */
+    bk_metrics_t *metrics;        /* counters and the metricsPort endpoint */
+    bk_lock_t *locks;             /* orderly queue locks (bk_lock.c) */
+    bk_tx_t *tx;                  /* transactions: half messages, check-back (bk_tx.c) */
     bk_stats_t stats;
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */
     struct event *drain;          /* clean stop: waits for unanswered sends */

@@ -68,8 +68,24 @@ static const rmq_cfg_entry_t entries[] = {
     INT("brokerPermission", broker_permission, "6", 0, 7, "broker perm bits: 2 write, 4 read"),
     STR("logPath", log_path, "", 4096, "log file; empty: stderr only"),
     STR("logLevel", log_level, "info", 16, "debug, info, warn or error"),
+    INT("logMaxFileSize", log_max_file_size, "1073741824", 0, INT64_MAX, "rotate the log file before it grows past this many bytes; 0 never"),
+    INT("logMaxFiles", log_max_files, "10", 1, 1000, "rotated log files kept (logPath.1 newest .. logPath.N oldest)"),
+    INT("metricsPort", metrics_port, "0", 0, 65535, "HTTP port serving Prometheus /metrics on all addresses; 0 off"),
     INT("maxFrameSize", max_frame_size, "16777216", 4096, 256 * MB, "largest request frame, bytes"),
+    BOOL("messageIndexEnable", message_index_enable, "true", "index messages by KEYS and UNIQ_KEY (QUERY_MESSAGE)"),
+    INT("maxHashSlotNum", max_hash_slot_num, "500000", 1, 50000000, "key index: hash slots per index file"),
+    INT("maxIndexNum", max_index_num, "2000000", 2, 200000000, "key index: entries per index file"),
+    INT("defaultQueryMaxNum", default_query_max_num, "32", 1, 1024, "QUERY_MESSAGE: records per answer at most"),
+    INT("rebalanceLockMaxLiveTime", rebalance_lock_max_live_time, "60000", 1000, 3600000, "orderly queue locks expire without renewal after this, ms"),
+    INT("transactionTimeOut", transaction_time_out, "6000", 100, 86400000, "check back half messages older than this, ms"),
+    INT("transactionCheckMax", transaction_check_max, "15", 1, 1000, "check a half message this many times, then roll it back"),
+    INT("transactionCheckInterval", transaction_check_interval, "60000", 100, 3600000, "scan for unresolved half messages this often, ms"),
     INT("clientIdleTimeout", client_idle_timeout, "120000", 0, 3600000, "close silent connections after this, ms; 0 never"),
+    STR("messageDelayLevel", message_delay_level, "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h", 1024,
+        "delay of each level 1..N, units s m h d (also the retry schedule)"),
+    RMQ_TLS_CFG_ENTRIES(bk_config_t, tls),
+    RMQ_ACL_CFG_SERVER_ENTRIES(bk_config_t, acl),
+    RMQ_ACL_CFG_CLIENT_ENTRIES(bk_config_t, acl),
 };
 
 static const char *const aliases[] = {
@@ -173,4 +189,7 @@ void bk_config_to_store(const bk_config_t *cfg, st_store_config_t *sc)
     sc->store_host_ip = ntohl(a.s_addr);
     sc->store_host_port = (uint16_t)cfg->listen_port;
     sc->read_only_role = cfg->broker_role == BK_SLAVE;
+    sc->message_index_disable = !cfg->message_index_enable;
+    sc->max_hash_slot_num = (int32_t)cfg->max_hash_slot_num;
+    sc->max_index_num = (int32_t)cfg->max_index_num;
 }

@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rmq_acl.h"
 #include "rmq_config.h"
+#include "rmq_tls_config.h"
 #include "st_store.h"
 
 typedef enum bk_role { BK_ASYNC_MASTER = 0, BK_SYNC_MASTER = 1, BK_SLAVE = 2 } bk_role_t;
@@ -57,8 +59,23 @@ typedef struct bk_config {
     int64_t broker_permission;
     char *log_path;
     char *log_level;
+    int64_t log_max_file_size;
+    int64_t log_max_files;
+    int64_t metrics_port;
     int64_t max_frame_size;
     int64_t client_idle_timeout;
+    /* key index, ordered-consumption locks, transactions (bk_query/bk_lock/bk_tx) */
+    int message_index_enable;
+    int64_t max_hash_slot_num;
+    int64_t max_index_num;
+    int64_t default_query_max_num;
+    int64_t rebalance_lock_max_live_time;
+    int64_t transaction_time_out;
+    int64_t transaction_check_max;
+    int64_t transaction_check_interval;
+    char *message_delay_level;          /* delay levels, "1s 5s ... 2h" (bk_schedule.c) */
+    rmq_tls_config_t tls;               /* tlsMode, tlsCertPath, ... (rmq_tls_config.h) */
+    rmq_acl_config_t acl;               /* aclEnable, aclFile, aclAccessKey, aclSecretKey */
 } bk_config_t;
 
 /* The table (static, read-only). */

@@ -54,6 +54,13 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
     }
     ha->bk = bk;
     ha_cfg_fill(bk->cfg, &ha->cfg);
+    ha->cfg.ssl_ctx = bk->cfg->broker_role != BK_SLAVE ? bk->sec.server_ctx : bk->sec.client_ctx;
+    ha->cfg.tls_mode = bk->sec.tls_mode;
+    ha->cfg.acl = bk->sec.acl;
+    if (bk->sec.signs) {
+        ha->cfg.access_key = bk->sec.cred.access_key;
+        ha->cfg.secret_key = bk->sec.cred.secret_key;
+    }
     if (bk->cfg->broker_role != BK_SLAVE) {
         char why[256] = "";
         if (!(ha->master = ha_master_new(bk->base, bk->store, &ha->cfg, why, sizeof(why)))) {

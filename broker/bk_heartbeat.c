@@ -6,6 +6,8 @@
 
 #include "bk_broker.h"
 #include "bk_names.h"
+#include "bk_sendback.h"
+#include "bk_tx.h"
 #include "rmq_log.h"
 
 /* HEART_BEAT: records the client's consumer groups (creating subscription groups). */
@@ -24,12 +26,15 @@ static void h_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
             return;
         }
         bk_groups_use(bk->groups, g, strlen(g));
+        if (hb->consumers[i]->message_model == RMQ__MESSAGE_MODEL__CLUSTERING)
+            bk_sendback_retry_topic(bk, g);   /* so the consumer can subscribe to %RETRY%g */
     }
     if (!hb->client_id[0]) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "HEART_BEAT: empty client_id");
         return;
     }
     bk_clients_heartbeat(bk->clients, conn, hb);
+    bk_tx_heartbeat(bk->tx, conn, hb);   /* producer groups: where transaction checks go */
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
 }
 

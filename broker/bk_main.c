@@ -9,7 +9,9 @@
 #include <event2/event.h>
 
 #include "bk_broker.h"
+#include "bk_metrics.h"
 #include "rmq_log.h"
+#include "rmq_security.h"
 #include "st_file.h"
 
 typedef struct main_opts {
@@ -76,6 +78,10 @@ static int load_config(const main_opts_t *o, bk_config_t *cfg)
         fprintf(stderr, "mqbroker: %s\n", err);
         return 2;
     }
+    if (!o->print && rmq_security_check(&cfg->tls, &cfg->acl, err, sizeof(err)) != RMQ_OK) {
+        fprintf(stderr, "mqbroker: %s\n", err);
+        return 2;
+    }
     return 0;
 }
 
@@ -103,7 +109,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 static int write_ready(const char *path, const bk_broker_t *bk)
 {
     char buf[128];
-    int n = snprintf(buf, sizeof(buf), "listenPort=%d\nhaListenPort=%d\n", bk_broker_port(bk), bk_broker_ha_port(bk));
+    int n = snprintf(buf, sizeof(buf), "listenPort=%d\nhaListenPort=%d\nmetricsPort=%d\n", bk_broker_port(bk),
+                     bk_broker_ha_port(bk), bk_metrics_port(bk->metrics));
     rmq_err_t rc = st_file_write_atomic(path, buf, (size_t)n);
     if (rc != RMQ_OK) {
         LOG_ERROR("--ready-file %s: %s", path, rmq_strerror(rc));
@@ -170,9 +177,12 @@ int main(int argc, char **argv)
         return 0;
     }
     signal(SIGPIPE, SIG_IGN);
-    if (rmq_log_open("mqbroker", cfg.log_path[0] ? cfg.log_path : NULL,
-                     (rmq_log_level_t)rmq_log_level_parse(cfg.log_level)) != 0)
-        LOG_WARN("logPath=%s: cannot open; logging to stderr only", cfg.log_path);
+    int lrc = rmq_log_open("mqbroker", cfg.log_path[0] ? cfg.log_path : NULL,
+                           (rmq_log_level_t)rmq_log_level_parse(cfg.log_level));
+    if (lrc != 0)
+        LOG_WARN("logPath=%s: cannot open: %s; logging to stderr only", cfg.log_path, strerror(-lrc));
+    rmq_log_set_rotation(cfg.log_max_file_size, (int)cfg.log_max_files);
+    rmq_config_log(bk_config_table(), &cfg, o.config);
     rc = run(&cfg, &o);
     rmq_log_close();
     bk_config_deinit(&cfg);

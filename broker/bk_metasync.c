@@ -1,5 +1,5 @@
 /* bk_metasync.c: slave metadata sync. Each tick sends GET_ALL_TOPIC_CONFIG,
- * GET_ALL_SUBSCRIPTIONGROUP_CONFIG and GET_ALL_CONSUMER_OFFSET to the master
+ * GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET and GET_ALL_DELAY_OFFSET to the master
  * (a new round only once the previous one answered) and applies each answer
  * as it arrives: topics mirror the master's table, groups are created or
  * replaced, offsets take the per-queue maximum. */
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bk_register.h"
+#include "bk_schedule.h"
 #include "rmq_log.h"
 
 #define SYNC_TIMEOUT_MS 5000
@@ -175,6 +176,7 @@ static int apply(bk_metasync_t *m, const Rmq__Command *cmd)
     case RMQ__COMMAND__HEADER_TOPIC_CONFIG_TABLE: apply_topics(m, cmd->topic_config_table); return 1;
     case RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP_TABLE: apply_groups(m, cmd->subscription_group_table); return 1;
     case RMQ__COMMAND__HEADER_CONSUMER_OFFSET_TABLE: apply_offsets(m, cmd->consumer_offset_table); return 1;
+    case RMQ__COMMAND__HEADER_DELAY_OFFSET_TABLE: bk_schedule_apply(m->bk->schedule, cmd->delay_offset_table); return 1;
     default: return 0;
     }
 }
@@ -190,7 +192,7 @@ static void answered(rmq_err_t err, rmq_frame_t *resp, void *arg)
                     err != RMQ_OK ? rmq_strerror(err) : resp->cmd->remark[0] ? resp->cmd->remark : "unexpected answer");
     else
         m->round_ok++;
-    if (m->inflight == 0 && m->round_ok == 3)
+    if (m->inflight == 0 && m->round_ok == 4)
         m->count++;
 }
 
@@ -199,7 +201,8 @@ static void metasync_tick(evutil_socket_t fd, short what, void *arg)
 {
     static const int codes[] = {RMQ__REQUEST_CODE__GET_ALL_TOPIC_CONFIG,
                                 RMQ__REQUEST_CODE__GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
-                                RMQ__REQUEST_CODE__GET_ALL_CONSUMER_OFFSET};
+                                RMQ__REQUEST_CODE__GET_ALL_CONSUMER_OFFSET,
+                                RMQ__REQUEST_CODE__GET_ALL_DELAY_OFFSET};
     bk_metasync_t *m = arg;
     const char *master = m->bk->reg ? bk_register_master_addr(m->bk->reg) : "";
     if (m->inflight || !master[0] || m->bk->stopping)
@@ -222,6 +225,7 @@ bk_metasync_t *bk_metasync_new(bk_broker_t *bk)
         return NULL;
     m->bk = bk;
     rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "slavesync"};
+    rmq_security_client_opts(&bk->sec, &opts);
     m->pool = rmq_client_pool_new(bk->base, &opts);
     m->tick = event_new(bk->base, -1, EV_PERSIST, metasync_tick, m);
     if (!m->pool || !m->tick) {

@@ -10,6 +10,7 @@
 
 #include "bk_broker.h"
 #include "bk_hold.h"
+#include "bk_metrics.h"
 #include "bk_names.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -166,6 +167,7 @@ static void pull_reply(bk_pull_t *p, rmq_conn_t *conn, const Rmq__PullMessageReq
     if (status == RMQ__STATUS__SUCCESS) {
         bk_stats_add(&p->bk->stats, BK_STAT_GET_FOUND, res->msg_count);
         bk_stats_add(&p->bk->stats, BK_STAT_GET_TRANSFERRED, res->bytes);
+        bk_metrics_messages_out(p->bk->metrics, h->topic, (uint64_t)res->msg_count, (uint64_t)res->bytes);
     } else {
         bk_stats_add(&p->bk->stats, BK_STAT_GET_MISS, 1);
     }

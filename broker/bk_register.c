@@ -150,6 +150,7 @@ bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, si
         return NULL;
     }
     rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "namesrv"};
+    rmq_security_client_opts(&bk->sec, &opts);
     r->pool = rmq_client_pool_new(bk->base, &opts);
     r->period = event_new(bk->base, -1, EV_PERSIST, register_tick, r);
     r->soon = event_new(bk->base, -1, 0, register_tick, r);

@@ -17,7 +17,10 @@
 
 #include "bk_broker.h"
 #include "bk_ha.h"
+#include "bk_metrics.h"
 #include "bk_names.h"
+#include "bk_schedule.h"
+#include "bk_tx.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
@@ -221,6 +224,7 @@ static void repl_fail(flush_waiter_t *w, ha_sync_status_t st)
 static void send_replicated(ha_sync_status_t st, void *arg)
 {
     flush_waiter_t *w = arg;
+    bk_metrics_sync_wait(w->s->bk->metrics, rmq_mono_us() - w->to.start_us, st == HA_SYNC_OK);
     repl_fail(w, st);
     waiter_done(w);
 }
@@ -259,6 +263,7 @@ static void send_finish(bk_send_t *s, send_ctx_t *c, const st_put_result_t *res,
     ha_sync_t *sync = bk_ha_sync(bk->ha);
     int flush = bk->cfg->flush_disk_type == ST_SYNC_FLUSH;
     bk_stats_add(&bk->stats, BK_STAT_PUT, res->count);
+    bk_metrics_messages_in(bk->metrics, c->topic->name, (uint64_t)res->count, c->body_len);
     bk_ha_notify_append(bk->ha);
     if (!flush && !sync) {
         send_reply_ok(c->conn, c->to, ids, c->queue_id, res->queue_offset, res->count);
@@ -384,6 +389,15 @@ static void send_single(bk_send_t *s, send_ctx_t *c)
     m.properties = c->hdr->properties;
     m.properties_len = strlen(c->hdr->properties);
     m.tag_code = props_tag_code(m.properties, m.properties_len);
+    const char *why = NULL;
+    rmq_err_t rc = bk_schedule_divert(s->bk->schedule, &m, &why);   /* DELAY / __STARTDELIVERTIME */
+    if (rc == RMQ_OK)
+        rc = bk_tx_divert(s->bk->tx, &m, &why);                      /* TRAN_MSG: half message */
+    if (rc != RMQ_OK) {
+        rmq_conn_replyf(c->conn, c->to, rc == RMQ_EINVAL ? RMQ__STATUS__MESSAGE_ILLEGAL : RMQ__STATUS__SYSTEM_ERROR,
+                        "SEND_MESSAGE: %s", why ? why : rmq_strerror(rc));
+        return;
+    }
     st_put_result_t res;
     st_store_put(s->bk->store, &m, &res);
     if (res.status != ST_PUT_OK) {
@@ -513,6 +527,7 @@ static void send_process(bk_send_t *s, send_item_t *it, int64_t now_us)
     int batch = cmd->code == RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE;
     send_ctx_t c = {.conn = it->conn, .to = rmq_reply_to(cmd)};
     int64_t waited_ms = (now_us - it->enq_us) / 1000;
+    bk_metrics_send_queue_wait(s->bk->metrics, now_us - it->enq_us);
     if (!rmq_conn_is_open(it->conn))
         return;
     if (waited_ms > s->bk->cfg->wait_time_mills_in_send_queue) {

@@ -11,6 +11,7 @@
 
 #include "rmq_client_int.h"
 #include "rmq_log.h"
+#include "rmq_security.h"
 
 struct rmq_instance {
     struct event_base *base;
@@ -91,6 +92,12 @@ rmq_instance_t *rmq_instance_new(const char *namesrv, const char *kind, const ch
     in->base = event_base_new();
     in->poster = in->base ? rmq_loop_poster_new(in->base) : NULL;
     rmq_client_opts_t copts = {.name = kind};
+    char why[512];
+    if (rmq_security_from_env(&copts, why, sizeof why) != RMQ_OK) {
+        rmq_error_set(e, RMQ_EINVAL, 0, "%s", why);
+        rmq_instance_free(in);
+        return NULL;
+    }
     in->pool = in->base ? rmq_client_pool_new(in->base, &copts) : NULL;
     if (!in->poster || !in->pool) {
         rmq_error_set(e, RMQ_ENOMEM, 0, "event base");

@@ -177,7 +177,7 @@ rmq_err_t rmq_msg_decode_pulled(const uint8_t *data, size_t len, const char *bro
     size_t pos = 0;
     while (pos < len) {
         rmq_record_t rec;
-        rmq_err_t err = rmq_record_decode(data + pos, len - pos, 0, &rec);
+        rmq_err_t err = rmq_record_decode(data + pos, len - pos, 1, &rec);   /* CRC checked */
         if (err != RMQ_OK)
             return err == RMQ_EAGAIN || err == RMQ_ENOTFOUND ? RMQ_EPROTO : err;
         pos += rec.total_size;

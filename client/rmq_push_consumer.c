@@ -15,7 +15,9 @@
 
 #include "rmq_client_int.h"
 #include "rmq_log.h"
+#include "rmq_orderly.h"
 #include "rmq_pq.h"
+#include "rmq_retry.h"
 #include "rmq_time.h"
 #include "rmq_workers.h"
 
@@ -24,6 +26,7 @@ enum { CONSUMER_NEW, CONSUMER_RUNNING, CONSUMER_STOPPED };
 #define PULL_RETRY_MS 1000
 #define FLOW_RETRY_MS 50
 #define REBALANCE_RETRY_MS 1000
+#define ORDERLY_LOCK_WAIT_MS 300
 
 typedef struct rmq_push_consumer consumer_t;
 
@@ -51,6 +54,7 @@ typedef struct qstate {
     int64_t committed;              /* last offset sent to the broker; loop thread */
     struct event *retry_ev;         /* delayed pull or offset query; loop thread */
     rmq_pq_t pq;
+    rmq_oq_t *oq;                   /* orderly mode (rmq_orderly.c); loop thread */
 } qstate_t;
 
 typedef struct work {
@@ -75,6 +79,7 @@ struct rmq_push_consumer {
     _Atomic int state;
     sub_t *subs;
     rmq_workers_t *workers;
+    rmq_orderly_t *ord;             /* orderly mode: its own consume threads and queue locks */
     /* loop thread */
     qstate_t *queues;
     work_t *delayed;
@@ -106,6 +111,8 @@ static void consumer_opts_defaults(rmq_push_consumer_opts_t *o)
     DEF(reconsume_delay_ms, 1000);
     DEF(suspend_ms, 15000);
     DEF(pull_timeout_ms, 30000);
+    DEF(max_reconsume_times, 16);
+    DEF(lock_renew_ms, 20000);
 #undef DEF
     if (o->consume_timestamp_ms <= 0)
         o->consume_timestamp_ms = rmq_wall_ms() - 30 * 60 * 1000;
@@ -287,6 +294,9 @@ static void qs_drop(qstate_t *qs)
     consumer_t *c = qs->c;
     qs_commit(qs);
     atomic_store(&qs->dropped, 1);
+    if (qs->oq)
+        rmq_oq_drop(qs->oq);         /* commits and unlocks after the message in flight */
+    qs->oq = NULL;
     for (qstate_t **pp = &c->queues; *pp; pp = &(*pp)->next)
         if (*pp == qs) {
             *pp = qs->next;
@@ -316,6 +326,12 @@ static void qs_create(consumer_t *c, sub_t *sub, const rmq_mq_t *mq)
     qs->committed = -1;
     rmq_pq_init(&qs->pq, 0);
     atomic_store(&qs->refs, 2);
+    if (c->ord && !(qs->oq = rmq_oq_new(c->ord, qs, sub->topic, mq->broker_name, mq->queue_id))) {
+        event_free(qs->retry_ev);
+        rmq_pq_deinit(&qs->pq);
+        free(qs);
+        return;
+    }
     qs->next = c->queues;
     c->queues = qs;
     qs_resolve(qs);
@@ -356,7 +372,7 @@ static void qs_edge_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
 static void qs_start_fresh(qstate_t *qs)
 {
     consumer_t *c = qs->c;
-    if (c->o.consume_from == RMQ_CONSUME_FROM_FIRST) {
+    if (c->o.consume_from == RMQ_CONSUME_FROM_FIRST || rmq_retry_is_retry_topic(qs->sub->topic)) {
         qs_begin(qs, 0);
         return;
     }
@@ -405,6 +421,10 @@ static void qs_resolve(qstate_t *qs)
     consumer_t *c = qs->c;
     if (qs_chain_ends(qs))
         return;
+    if (qs->oq && !rmq_oq_locked(qs->oq)) {
+        qs_retry(qs, ORDERLY_LOCK_WAIT_MS);   /* orderly: the start offset is read under the lock */
+        return;
+    }
     if (c->o.model == RMQ_BROADCASTING) {
         local_off_t *l = local_find(c, qs, 0);
         if (l && l->offset >= 0)
@@ -444,6 +464,10 @@ static void qs_dispatch(qstate_t *qs, rmq_message_ext_t **msgs, size_t n, int64_
         return;
     }
     free(offs);
+    if (qs->oq) {
+        rmq_oq_add(qs->oq, msgs, n);          /* orderly: one thread per queue, in order */
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         work_t *w = calloc(1, sizeof *w);
         if (!w) {
@@ -486,6 +510,8 @@ static int qs_found(qstate_t *qs, const rmq_frame_t *resp, int64_t next)
         free(msgs);
         return -1;
     }
+    for (size_t i = 0; i < n && rmq_retry_is_retry_topic(qs->sub->topic); i++)
+        msgs[i] = rmq_retry_restore_topic(msgs[i]);
     qs_dispatch(qs, msgs, n, next);
     free(msgs);
     return 0;
@@ -554,6 +580,10 @@ static void qs_pull(qstate_t *qs)
     consumer_t *c = qs->c;
     if (qs_chain_ends(qs))
         return;
+    if (qs->oq && !rmq_oq_locked(qs->oq)) {
+        qs_retry(qs, ORDERLY_LOCK_WAIT_MS);   /* orderly: pull only queues locked to us */
+        return;
+    }
     size_t count, bytes;
     rmq_pq_load(&qs->pq, &count, &bytes);
     if (count > (size_t)c->o.queue_max_cached ||
@@ -613,8 +643,44 @@ static void work_delay_on_loop(void *arg)
     evtimer_add(w->ev, &tv);
 }
 
+/* Answer of CONSUMER_SEND_MSG_BACK: the broker has the message now (its
+ * offset is done here), else it is redelivered locally. Loop thread. */
+static void work_sent_back(rmq_err_t err, rmq_frame_t *resp, void *arg)
+{
+    work_t *w = arg;
+    rmq_error_t e;
+    if (rmq_error_from_rpc(&e, err, resp, "CONSUMER_SEND_MSG_BACK") == RMQ_OK) {
+        rmq_pq_done(&w->qs->pq, w->msg->queue_offset, w->msg->body_len);
+        work_free(w);
+        return;
+    }
+    LOG_WARN_RL("consumer %s: sending message %s back failed (%s); redelivering it locally",
+                w->qs->c->group, w->msg->msg_id, e.text);
+    w->msg->reconsume_times++;
+    work_delay_on_loop(w);
+}
+
+/* Loop thread: sends a reconsume-later message back to the master of its
+ * broker (falls back to a local redelivery). */
+static void work_send_back_on_loop(void *arg)
+{
+    work_t *w = arg;
+    consumer_t *c = w->qs->c;
+    const char *addr = w->qs->sub->route ? rmq_route_master_addr(w->qs->sub->route, w->msg->broker_name) : NULL;
+    if (c->closing) {
+        work_free(w);
+        return;
+    }
+    if (!addr || rmq_retry_send_back(c->in, addr, c->group, w->msg, c->o.max_reconsume_times,
+                                     RMQ_CONTROL_TIMEOUT_MS, work_sent_back, w) != RMQ_OK) {
+        w->msg->reconsume_times++;
+        work_delay_on_loop(w);
+    }
+}
+
 /* Consume thread: runs the callback; success marks the offset done,
- * reconsume-later schedules a local redelivery. */
+ * reconsume-later sends the message back (clustering) or schedules a local
+ * redelivery (broadcasting). */
 static void work_run(rmq_work_t *item, int run, void *arg)
 {
     work_t *w = (work_t *)item;
@@ -625,9 +691,11 @@ static void work_run(rmq_work_t *item, int run, void *arg)
         return;
     }
     rmq_consume_result_t r = c->o.on_message(w->msg, c->o.arg);
-    if (r == RMQ_CONSUME_LATER && !atomic_load(&qs->dropped)) {
-        w->msg->reconsume_times++;
-        if (rmq_instance_post(c->in, work_delay_on_loop, w) != RMQ_OK)
+    if (r != RMQ_CONSUME_SUCCESS && !atomic_load(&qs->dropped)) {   /* any other value: a failure */
+        int back = c->o.model == RMQ_CLUSTERING;
+        if (!back)
+            w->msg->reconsume_times++;
+        if (rmq_instance_post(c->in, back ? work_send_back_on_loop : work_delay_on_loop, w) != RMQ_OK)
             work_free(w);
         return;
     }
@@ -855,18 +923,62 @@ static void consumer_start_on_loop(void *arg)
                                          consumer_heartbeat_tick, c);
     c->commit_ev = rmq_instance_timer(c->in, c->o.commit_interval_ms, consumer_commit_tick, c);
     c->retry_ev = evtimer_new(rmq_instance_base(c->in), consumer_rebalance_tick, c);
+    rmq_orderly_start(c->ord);
     consumer_rebalance_all(c);
 }
+
+/* ---- orderly mode: the queue operations rmq_orderly.c uses ------------------- */
+
+static void ord_ref(void *q)
+{
+    atomic_fetch_add(&((qstate_t *)q)->refs, 1);
+}
+
+static void ord_unref(void *q)
+{
+    qs_unref(q);
+}
+
+static void ord_done(void *q, int64_t offset, size_t bytes)
+{
+    rmq_pq_done(&((qstate_t *)q)->pq, offset, bytes);
+}
+
+static void ord_commit(void *q)
+{
+    qs_commit(q);
+}
+
+static const char *ord_master(void *q)
+{
+    qstate_t *qs = q;
+    return qs->sub->route ? rmq_route_master_addr(qs->sub->route, qs->mq.broker_name) : NULL;
+}
+
+static const rmq_orderly_ops_t ord_ops = {ord_ref, ord_unref, ord_done, ord_commit, ord_master};
 
 rmq_err_t rmq_push_consumer_start(rmq_push_consumer_t *c)
 {
     int expected = CONSUMER_NEW;
     if (!c->subs)
         return RMQ_EINVAL;
+    char retry[RMQ_TOPIC_MAX + 1];
+    int has_retry = 0;
+    for (sub_t *s = c->subs; s; s = s->next)
+        has_retry |= rmq_retry_is_retry_topic(s->topic);
+    if (c->o.model == RMQ_CLUSTERING && !has_retry && atomic_load(&c->state) == CONSUMER_NEW &&
+        rmq_retry_topic_name(c->group, retry, sizeof retry) == RMQ_OK)
+        rmq_push_consumer_subscribe(c, retry, "*");   /* failed messages come back here */
     if (!atomic_compare_exchange_strong(&c->state, &expected, CONSUMER_RUNNING))
         return expected == CONSUMER_RUNNING ? RMQ_OK : RMQ_ESHUTDOWN;
     rmq_instance_on_request(c->in, consumer_on_push, c);
     c->workers = rmq_workers_new(c->o.consume_threads, work_run, c);
+    if (c->o.orderly && c->workers &&
+        !(c->ord = rmq_orderly_new(c->in, c->group, c->o.on_message, c->o.arg, c->o.consume_threads,
+                                   c->o.reconsume_delay_ms, c->o.lock_renew_ms, &ord_ops))) {
+        rmq_workers_free(c->workers);
+        c->workers = NULL;
+    }
     rmq_err_t err = c->workers ? rmq_instance_start(c->in) : RMQ_ENOMEM;
     if (err == RMQ_OK)
         err = rmq_instance_post(c->in, consumer_start_on_loop, c);
@@ -1007,11 +1119,13 @@ void rmq_push_consumer_shutdown(rmq_push_consumer_t *c)
     final_ops_t f = {.c = c};
     rmq_instance_run(c->in, consumer_quiesce_on_loop, &f);
     rmq_workers_stop(c->workers);
+    rmq_orderly_stop(c->ord);        /* orderly: the message in flight finishes */
     rmq_instance_run(c->in, consumer_offsets_on_loop, &f);
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < f.n; i++)
             if ((f.ops[i].offset >= 0) == (pass == 0))
                 final_send(c, &f.ops[i]);
+    rmq_orderly_unlock_all(c->ord);  /* after the final offsets: the next owner starts there */
     free(f.ops);
     rmq_instance_stop(c->in, consumer_stop_on_loop, c);
 }
@@ -1023,6 +1137,7 @@ void rmq_push_consumer_free(rmq_push_consumer_t *c)
     rmq_push_consumer_shutdown(c);
     c->closing = 1;
     rmq_workers_free(c->workers);
+    rmq_orderly_free(c->ord);
     struct event *evs[] = {c->rebalance_ev, c->heartbeat_ev, c->commit_ev, c->retry_ev};
     for (size_t i = 0; i < 4; i++)
         if (evs[i])
@@ -1070,10 +1185,12 @@ typedef struct assigned_job {
 static void consumer_assigned_on_loop(void *arg)
 {
     assigned_job_t *j = arg;
-    for (qstate_t *qs = j->c->queues; qs; qs = qs->next, j->n++) {
-        if (j->n >= j->cap)
+    for (qstate_t *qs = j->c->queues; qs; qs = qs->next) {
+        if (rmq_retry_is_retry_topic(qs->sub->topic))
+            continue;                /* the automatic %RETRY% subscription is not reported */
+        if (j->n++ >= j->cap)
             continue;
-        rmq_queue_t *q = &j->out[j->n];
+        rmq_queue_t *q = &j->out[j->n - 1];
         snprintf(q->topic, sizeof q->topic, "%s", qs->sub->topic);
         snprintf(q->broker_name, sizeof q->broker_name, "%s", qs->mq.broker_name);
         q->queue_id = qs->mq.queue_id;

@@ -371,7 +371,8 @@ static void connect_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     rmq_client_t *cli = arg;
 
-    LOG_WARN_RL("%s: connect to %s timed out", cli->name, cli->addr);
+    LOG_WARN_RL("%s: connect to %s timed out; pending requests fail, next request reconnects", cli->name,
+                cli->addr);
     drop_connection(cli, RMQ_ECONNECT);
 }
 
@@ -417,7 +418,8 @@ static rmq_err_t ensure_connection(rmq_client_t *cli)
         ? bufferevent_socket_connect(cli->bev, (struct sockaddr *)&ss, sslen)
         : bufferevent_socket_connect_hostname(cli->bev, NULL, AF_UNSPEC, cli->host, cli->port);
     if (rc != 0) {
-        LOG_WARN_RL("%s: cannot start connecting to %s", cli->name, cli->addr);
+        LOG_WARN_RL("%s: cannot start connecting to %s: %s; the request fails, next one retries", cli->name,
+                    cli->addr, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
         bufferevent_free(cli->bev);
         cli->bev = NULL;
         return RMQ_ECONNECT;
@@ -543,8 +545,16 @@ static rmq_err_t send_frame(rmq_client_t *cli, Rmq__Command *req, const void *bo
     req->opaque = opaque;
     req->flags = cb != NULL ? RMQ__COMMAND_FLAG__FLAG_NONE : RMQ__COMMAND_FLAG__FLAG_ONEWAY;
     req->version = RMQ_PROTOCOL_VERSION;
+    rmq_signature_t sig;
+    if (cli->opts.sign != NULL) {
+        req->auth = NULL;
+        cli->opts.sign(req, &sig, cli->opts.sign_arg);
+        req->auth = &sig.auth;
+    }
     struct evbuffer *out = bufferevent_get_output(cli->bev);
     err = buf != NULL ? rmq_frame_encode_buf(out, req, buf) : rmq_frame_encode(out, req, body, len);
+    if (cli->opts.sign != NULL)
+        req->auth = NULL;
     if (err != RMQ_OK && cb != NULL) {
         free(pending_take(cli, opaque));
         arm_timer(cli);

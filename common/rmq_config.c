@@ -607,3 +607,14 @@ void rmq_config_deinit(const rmq_cfg_table_t *t, void *obj)
         *(char **)field_of(ent, obj) = NULL;
     }
 }
+
+void rmq_config_log(const rmq_cfg_table_t *t, const void *obj, const char *source)
+{
+    char num[32];
+    LOG_INFO("effective configuration (%zu keys, from %s):", t->count, source ? source : "defaults");
+    for (size_t i = 0; i < t->count; i++) {
+        const rmq_cfg_entry_t *ent = &t->entries[i];
+        const char *v = format_value(ent, obj, num, sizeof(num));
+        LOG_INFO("  %s=%s", ent->key, v[0] && strstr(ent->key, "SecretKey") ? "******" : v);
+    }
+}

@@ -55,6 +55,11 @@ rmq_err_t rmq_config_load_text(const rmq_cfg_table_t *t, void *obj, const char *
 /* Prints every key=value in table order, .properties syntax. */
 void rmq_config_print(const rmq_cfg_table_t *t, const void *obj, FILE *out);
 
+/* Logs the effective configuration once at INFO: a heading naming source
+ * (the file, or NULL for defaults only), then one "  key=value" line per
+ * key in table order. */
+void rmq_config_log(const rmq_cfg_table_t *t, const void *obj, const char *source);
+
 /* Formats one key's current value into buf; returns RMQ_ENOTFOUND if unknown,
  * RMQ_ETOOBIG if buf was too small (the text is truncated). */
 rmq_err_t rmq_config_get(const rmq_cfg_table_t *t, const void *obj, const char *key,

@@ -21,6 +21,13 @@ typedef enum rmq_log_level {
  * Returns 0, or -errno if the file cannot be opened (stderr still works). */
 int rmq_log_open(const char *name, const char *path, rmq_log_level_t level);
 
+/* Size-based rotation of the file opened by rmq_log_open: before a line
+ * would take the file past max_bytes, path.(N-1) becomes path.N, ...,
+ * path becomes path.1 and a fresh path is opened; max_files (N, at least
+ * 1) rotated files are kept, older ones are overwritten. max_bytes 0: never
+ * rotate. No line is lost or split. Any thread. */
+void rmq_log_set_rotation(int64_t max_bytes, int max_files);
+
 /* Closes the log file. Call at shutdown after threads are joined. */
 void rmq_log_close(void);
 

@@ -64,6 +64,10 @@ int rmq_server_port(const rmq_server_t *srv);
 void rmq_server_handle(rmq_server_t *srv, int code, rmq_handler_fn fn, void *arg);
 /* Called once per connection as it closes (before it is freed). */
 void rmq_server_on_close(rmq_server_t *srv, rmq_conn_fn fn, void *arg);
+/* Access check run before every request's handler (rmq_acl_attach): returns
+ * 1 to dispatch, or 0 after answering the request itself. Loop thread. */
+typedef int (*rmq_auth_fn)(rmq_conn_t *conn, rmq_frame_t *req, void *arg);
+void rmq_server_set_auth(rmq_server_t *srv, rmq_auth_fn fn, void *arg);
 size_t rmq_server_conn_count(const rmq_server_t *srv);
 /* Stops listening and closes every connection. Run the base once more
  * (EVLOOP_NONBLOCK) before freeing it: libevent finishes freeing a
@@ -95,7 +99,15 @@ typedef struct rmq_reply_to {
     int32_t code;
     uint32_t opaque;
     uint32_t flags;
+    int64_t start_us;          /* monotonic time rmq_reply_to() was taken; 0: unknown */
 } rmq_reply_to_t;
+
+/* Observes every answer a server gives (oneway requests included, though
+ * nothing is sent for them): request code, status, and microseconds since
+ * the rmq_reply_to() of the request (-1 if unknown). For metrics; must not
+ * reply or close. Loop thread. */
+typedef void (*rmq_reply_fn)(rmq_conn_t *conn, int32_t code, int status, int64_t elapsed_us, void *arg);
+void rmq_server_on_reply(rmq_server_t *srv, rmq_reply_fn fn, void *arg);
 
 rmq_reply_to_t rmq_reply_to(const Rmq__Command *req);
 
@@ -113,11 +125,22 @@ rmq_err_t rmq_conn_send_oneway(rmq_conn_t *conn, Rmq__Command *req, const void *
 
 /* ---- client ---------------------------------------------------------- */
 
+/* A request signature (access control, rmq_acl.h) built into the caller's
+ * storage: auth.signature points at hex. */
+typedef struct rmq_signature {
+    Rmq__Auth auth;
+    char hex[65];
+} rmq_signature_t;
+/* Signs req (auth unset; code, opaque, flags and header final) into sig. */
+typedef void (*rmq_sign_fn)(const Rmq__Command *req, rmq_signature_t *sig, void *arg);
+
 typedef struct rmq_client_opts {
     int connect_timeout_ms;    /* 0: 3000 */
     uint32_t max_frame;        /* 0: RMQ_FRAME_MAX_DEFAULT */
     SSL_CTX *ssl_ctx;          /* NULL: plaintext */
     const char *name;
+    rmq_sign_fn sign;          /* NULL: requests go unsigned */
+    void *sign_arg;            /* borrowed; outlives the clients */
 } rmq_client_opts_t;
 
 /* Called exactly once per request on the loop thread. err is RMQ_OK with resp

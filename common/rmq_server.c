@@ -25,6 +25,7 @@
 #include <openssl/err.h>
 
 #include "rmq_log.h"
+#include "rmq_time.h"
 
 #define SNIFF_TIMEOUT_MS 10000
 #define MAX_OUTPUT_DEFAULT ((size_t)64 << 20)
@@ -40,7 +41,7 @@ struct rmq_conn {
     TAILQ_ENTRY(rmq_conn) link;
     rmq_server_t *srv;            /* NULL once the conn has left the server */
     struct bufferevent *bev;      /* NULL while sniffing and after the reaper */
-    struct event *sniff_ev;       /* PERMISSIVE: waiting for the first byte */
+    struct event *sniff_ev;       /* TLS modes: waiting for the first byte */
     evutil_socket_t fd;
     uint64_t id;
     int refs;                     /* the server's own ref + deferred answers */
@@ -67,6 +68,10 @@ struct rmq_server {
     struct event *reaper;
     rmq_conn_fn on_close;
     void *on_close_arg;
+    rmq_reply_fn on_reply;        /* metrics observer; NULL: none */
+    void *on_reply_arg;
+    rmq_auth_fn auth;             /* access check before handlers; NULL: none */
+    void *auth_arg;
 };
 
 static _Atomic uint64_t next_conn_id = 1;
@@ -268,6 +273,8 @@ static void dispatch(rmq_conn_t *conn, rmq_frame_t *req)
                     cmd->code, cmd->opaque, conn->peer);
         return;
     }
+    if (srv->auth != NULL && !srv->auth(conn, req, srv->auth_arg))
+        return;
     const handler_t *h = find_handler(srv, cmd->code);
     if (h == NULL) {
         rmq_conn_replyf(conn, rmq_reply_to(cmd), RMQ__STATUS__REQUEST_CODE_NOT_SUPPORTED,
@@ -407,6 +414,12 @@ static void sniff_cb(evutil_socket_t fd, short what, void *arg)
     }
     event_free(conn->sniff_ev);
     conn->sniff_ev = NULL;
+    if (first != 0x16 && conn->srv->opts.tls_mode == RMQ_TLS_ENFORCING) {
+        LOG_WARN_RL("%s: refusing plaintext connection from %s (tlsMode=enforcing)",
+                    conn->srv->name, conn->peer);
+        rmq_conn_close(conn, "plaintext refused: tlsMode=enforcing");
+        return;
+    }
     if (conn_start(conn, first == 0x16) != RMQ_OK)
         rmq_conn_close(conn, "cannot start the connection");
 }
@@ -438,8 +451,8 @@ static rmq_err_t conn_begin(rmq_conn_t *conn)
 {
     rmq_server_t *srv = conn->srv;
 
-    if (srv->opts.tls_mode != RMQ_TLS_PERMISSIVE)
-        return conn_start(conn, srv->opts.tls_mode == RMQ_TLS_ENFORCING);
+    if (srv->opts.tls_mode == RMQ_TLS_DISABLED)
+        return conn_start(conn, 0);
     struct timeval tv = { SNIFF_TIMEOUT_MS / 1000, 0 };
     conn->sniff_ev = event_new(srv->base, conn->fd, EV_READ | EV_PERSIST, sniff_cb, conn);
     if (conn->sniff_ev == NULL || event_add(conn->sniff_ev, &tv) != 0)
@@ -462,7 +475,8 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     }
     rmq_conn_t *conn = conn_new(srv, fd, sa);
     if (conn == NULL) {
-        LOG_ERROR_RL("%s: out of memory accepting a connection", srv->name);
+        format_addr(sa, peer, sizeof(peer));
+        LOG_ERROR_RL("%s: out of memory accepting a connection from %s; closing it", srv->name, peer);
         evutil_closesocket(fd);
         return;
     }
@@ -474,7 +488,8 @@ static void accept_error_cb(struct evconnlistener *lis, void *arg)
 {
     rmq_server_t *srv = arg;
     int err = EVUTIL_SOCKET_ERROR();
-    LOG_ERROR_RL("%s: accept: %s", srv->name, evutil_socket_error_to_string(err));
+    LOG_ERROR_RL("%s: accept failed: %s; still listening, the next connection is tried", srv->name,
+                 evutil_socket_error_to_string(err));
 }
 
 /* ---- server ----------------------------------------------------------------- */
@@ -571,6 +586,12 @@ void rmq_server_handle(rmq_server_t *srv, int code, rmq_handler_fn fn, void *arg
     srv->nhandlers++;
 }
 
+void rmq_server_set_auth(rmq_server_t *srv, rmq_auth_fn fn, void *arg)
+{
+    srv->auth = fn;
+    srv->auth_arg = arg;
+}
+
 void rmq_server_on_close(rmq_server_t *srv, rmq_conn_fn fn, void *arg)
 {
     srv->on_close = fn;
@@ -607,7 +628,7 @@ void rmq_server_free(rmq_server_t *srv)
 
 rmq_reply_to_t rmq_reply_to(const Rmq__Command *req)
 {
-    return (rmq_reply_to_t){ req->code, req->opaque, req->flags };
+    return (rmq_reply_to_t){ req->code, req->opaque, req->flags, rmq_mono_us() };
 }
 
 /* Encodes a response to `to` into conn's output; see rmq_rpc.h. resp's remark
@@ -641,7 +662,16 @@ rmq_err_t rmq_conn_reply(rmq_conn_t *conn, rmq_reply_to_t to, Rmq__Command *resp
 out:
     if (body != NULL)
         evbuffer_drain(body, evbuffer_get_length(body));
+    if (conn->srv && conn->srv->on_reply)
+        conn->srv->on_reply(conn, to.code, status, to.start_us ? rmq_mono_us() - to.start_us : -1,
+                            conn->srv->on_reply_arg);
     return err;
+}
+
+void rmq_server_on_reply(rmq_server_t *srv, rmq_reply_fn fn, void *arg)
+{
+    srv->on_reply = fn;
+    srv->on_reply_arg = arg;
 }
 
 rmq_err_t rmq_conn_replyf(rmq_conn_t *conn, rmq_reply_to_t to, int status, const char *fmt, ...)

@@ -2,6 +2,7 @@
 #include "ns_config.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 static const char *const log_levels[] = { "debug", "info", "warn", "error", "off", NULL };
 
@@ -23,10 +24,18 @@ static const rmq_cfg_entry_t ns_config_entries[] = {
            "log file; empty: stderr only"),
     NS_CFG("logLevel", RMQ_CFG_ENUM, log_level, "info", 0, 0, log_levels,
            "lowest level logged"),
+    NS_CFG("logMaxFileSize", RMQ_CFG_INT, log_max_file_size, "1073741824", 0, INT64_MAX, NULL,
+           "rotate the log file before it grows past this many bytes; 0: never"),
+    NS_CFG("logMaxFiles", RMQ_CFG_INT, log_max_files, "10", 1, 1000, NULL,
+           "rotated log files kept (logPath.1 newest .. logPath.N oldest)"),
+    NS_CFG("metricsPort", RMQ_CFG_INT, metrics_port, "0", 0, 65535, NULL,
+           "HTTP port for Prometheus /metrics and the web console on bindAddress; 0: off"),
     NS_CFG("maxFrameSize", RMQ_CFG_INT, max_frame_size, "16777216", 1024, 1073741824, NULL,
            "largest frame accepted from a peer, bytes"),
     NS_CFG("serverChannelMaxIdleTimeSeconds", RMQ_CFG_INT, idle_timeout_s, "120", 0, 86400,
            NULL, "close a connection silent this long; 0: never"),
+    RMQ_TLS_CFG_ENTRIES(ns_config_t, tls),
+    RMQ_ACL_CFG_SERVER_ENTRIES(ns_config_t, acl),
 };
 
 static const rmq_cfg_table_t ns_config_tab = {

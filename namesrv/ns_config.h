@@ -5,7 +5,9 @@
 
 #include <stdint.h>
 
+#include "rmq_acl.h"
 #include "rmq_config.h"
+#include "rmq_tls_config.h"
 
 typedef struct ns_config {
     int64_t listen_port;                  /* listenPort; 0: ephemeral */
@@ -15,8 +17,13 @@ typedef struct ns_config {
     char *kv_config_path;                 /* kvConfigPath; empty: KV config kept in memory only */
     char *log_path;                       /* logPath; empty: stderr only */
     int log_level;                        /* logLevel: rmq_log_level_t */
+    int64_t log_max_file_size;            /* logMaxFileSize: rotate past this many bytes; 0: never */
+    int64_t log_max_files;                /* logMaxFiles: rotated files kept */
+    int64_t metrics_port;                 /* metricsPort: /metrics and the console; 0: off */
     int64_t max_frame_size;               /* maxFrameSize */
     int64_t idle_timeout_s;               /* serverChannelMaxIdleTimeSeconds; 0: never */
+    rmq_tls_config_t tls;                 /* tlsMode, tlsCertPath, ... (rmq_tls_config.h) */
+    rmq_acl_config_t acl;                 /* aclEnable, aclFile (rmq_acl.h) */
 } ns_config_t;
 
 /* The table describing ns_config_t. Static, any thread. */

@@ -13,6 +13,7 @@
 #include "ns_config.h"
 #include "ns_server.h"
 #include "rmq_log.h"
+#include "rmq_security.h"
 
 #define EXIT_USAGE 2
 
@@ -70,8 +71,8 @@ static int parse_args(int argc, char **argv, ns_opts_t *opts)
     return 0;
 }
 
-/* Writes "listenPort=<port>\n" to path atomically (temp file, rename). */
-static int write_ready_file(const char *path, int port)
+/* Writes "listenPort=<port>\nmetricsPort=<port>\n" to path atomically (temp file, rename). */
+static int write_ready_file(const char *path, int port, int metrics_port)
 {
     char tmp[4200];
     FILE *f;
@@ -80,7 +81,7 @@ static int write_ready_file(const char *path, int port)
     f = fopen(tmp, "w");
     if (!f)
         return -errno;
-    fprintf(f, "listenPort=%d\n", port);
+    fprintf(f, "listenPort=%d\nmetricsPort=%d\n", port, metrics_port);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
@@ -109,15 +110,16 @@ static int run(const ns_config_t *cfg, const ns_opts_t *opts)
     sigterm = evsignal_new(base, SIGTERM, on_signal, base);
     sigint = evsignal_new(base, SIGINT, on_signal, base);
     if (!ns || !sigterm || !sigint || evsignal_add(sigterm, NULL) || evsignal_add(sigint, NULL)) {
-        LOG_ERROR("start-up failed: out of memory or event set-up error");
+        LOG_ERROR("start-up failed: out of memory or event set-up error; exiting");
         goto out;
     }
     if (ns_server_start(ns) != RMQ_OK)
         goto out;
     if (opts->ready_file) {
-        int rc = write_ready_file(opts->ready_file, ns_server_port(ns));
+        int rc = write_ready_file(opts->ready_file, ns_server_port(ns),
+                                  ns_server_metrics_port(ns));
         if (rc) {
-            LOG_ERROR("cannot write ready file %s: %s", opts->ready_file, strerror(-rc));
+            LOG_ERROR("cannot write ready file %s: %s; stopping", opts->ready_file, strerror(-rc));
             goto out;
         }
     }
@@ -154,6 +156,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "mqnamesrv: %s\n", err);
         goto out;
     }
+    if (!opts.print_config && rmq_security_check(&cfg.tls, &cfg.acl, err, sizeof err) != RMQ_OK) {
+        fprintf(stderr, "mqnamesrv: %s\n", err);
+        goto out;
+    }
     if (opts.print_config) {
         rmq_config_print(ns_config_table(), &cfg, stdout);
         status = EXIT_SUCCESS;
@@ -165,6 +171,8 @@ int main(int argc, char **argv)
                 strerror(-rc));
         goto out;
     }
+    rmq_log_set_rotation(cfg.log_max_file_size, (int)cfg.log_max_files);
+    rmq_config_log(ns_config_table(), &cfg, opts.config_path);
     signal(SIGPIPE, SIG_IGN);
     status = run(&cfg, &opts);
     rmq_log_close();

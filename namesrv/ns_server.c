@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns_console.h"
 #include "ns_kvstore.h"
 #include "rmq_log.h"
 #include "rmq_rpc.h"
+#include "rmq_security.h"
 #include "rmq_time.h"
 
 #define NS_WHY_MAX 512
@@ -23,6 +25,9 @@ struct ns_server {
     rmq_server_t *srv;
     ns_route_t *route;
     struct event *expiry_timer;
+    ns_stats_t stats;
+    ns_console_t *console;        /* metrics and web console; NULL when metricsPort=0 */
+    rmq_security_t sec;           /* TLS contexts and ACL (tls*, acl* keys) */
 };
 
 /* ---- expiry ----------------------------------------------------------- */
@@ -49,6 +54,7 @@ static void on_expiry_timer(evutil_socket_t fd, short what, void *arg)
     ns_server_t *ns = arg;
     size_t n = ns_route_expire(ns->route, rmq_mono_ms(), ns->cfg->broker_channel_expired_ms);
 
+    ns->stats.expired_total += n;
     if (n)
         LOG_INFO("%zu silent broker(s) expired, %zu left", n, ns_route_live_count(ns->route));
     expiry_arm(ns);
@@ -58,6 +64,7 @@ static void on_conn_close(rmq_conn_t *conn, void *arg)
 {
     ns_server_t *ns = arg;
     size_t n = ns_route_remove_conn(ns->route, rmq_conn_id(conn));
+    ns->stats.conn_closed_removed_total += n;
 
     if (n)
         LOG_INFO("connection %s closed: %zu broker(s) left the route", rmq_conn_peer(conn), n);
@@ -108,10 +115,12 @@ static void handle_register(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         return;
     }
     if (err != RMQ_OK) {
+        ns->stats.registrations_refused_total++;
         LOG_WARN("REGISTER_BROKER from %s refused: %s", rmq_conn_peer(conn), why);
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "%s", why);
         return;
     }
+    ns->stats.registrations_total++;
     LOG_DEBUG("registered %s %s id %" PRId64 " at %s, %zu topics", rb->cluster_name,
               rb->broker_name, rb->broker_id, rb->broker_addr, rb->n_topics);
     rr.master_addr = res.master_addr;
@@ -150,7 +159,9 @@ static void handle_get_route(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         return;
     const char *topic = req->cmd->topic->topic;
     Rmq__TopicRouteData *rd = ns_route_topic(ns->route, topic, &err);
+    ns->stats.route_queries_total++;
     if (err == RMQ_ENOTFOUND) {
+        ns->stats.route_not_found_total++;
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__TOPIC_NOT_EXIST,
                         "no route for topic %s", topic);
         return;
@@ -243,7 +254,8 @@ static int kv_save(ns_server_t *ns, rmq_conn_t *conn, const rmq_frame_t *req)
     if (!ns->cfg->kv_config_path[0] ||
         ns_kvstore_save(ns->route, ns->cfg->kv_config_path, why, sizeof why) == RMQ_OK)
         return 0;
-    LOG_ERROR_RL("KV config not saved: %s", why);
+    LOG_ERROR_RL("KV config not saved to %s: %s; change undone, request answered SYSTEM_ERROR",
+                 ns->cfg->kv_config_path, why);
     rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR,
                     "KV config not saved, change undone: %s", why);
     return -1;
@@ -417,6 +429,13 @@ ns_server_t *ns_server_new(struct event_base *base, const ns_config_t *cfg)
     opts.max_frame = (uint32_t)cfg->max_frame_size;
     opts.idle_timeout_ms = (int)(cfg->idle_timeout_s * 1000);
     opts.name = "namesrv";
+    char why[NS_WHY_MAX];
+    if (rmq_security_init(&ns->sec, &cfg->tls, &cfg->acl, why, sizeof why) != RMQ_OK) {
+        LOG_ERROR("%s", why);
+        free(ns);
+        return NULL;
+    }
+    rmq_security_server_opts(&ns->sec, &opts);
     ns->route = ns_route_new();
     ns->srv = rmq_server_new(base, &opts);
     ns->expiry_timer = evtimer_new(base, on_expiry_timer, ns);
@@ -425,6 +444,7 @@ ns_server_t *ns_server_new(struct event_base *base, const ns_config_t *cfg)
         return NULL;
     }
     register_handlers(ns);
+    rmq_acl_attach(ns->srv, ns->sec.acl);
     return ns;
 }
 
@@ -436,18 +456,33 @@ rmq_err_t ns_server_start(ns_server_t *ns)
     if (ns->cfg->kv_config_path[0]) {
         err = ns_kvstore_load(ns->route, ns->cfg->kv_config_path, why, sizeof why);
         if (err != RMQ_OK) {
-            LOG_ERROR("kvConfigPath=%s: cannot load the KV config: %s", ns->cfg->kv_config_path,
-                      why);
+            LOG_ERROR("kvConfigPath=%s: cannot load the KV config: %s; not starting",
+                      ns->cfg->kv_config_path, why);
             return err;
         }
     }
     err = rmq_server_listen(ns->srv, ns->cfg->bind_address, (int)ns->cfg->listen_port);
     if (err != RMQ_OK) {
-        LOG_ERROR("cannot listen on %s:%" PRId64 ": %s", ns->cfg->bind_address,
-                  ns->cfg->listen_port, rmq_strerror(err));
+        LOG_ERROR("listenPort=%" PRId64 ": cannot listen on %s: %s; not starting", ns->cfg->listen_port,
+                  ns->cfg->bind_address, rmq_strerror(err));
         return err;
     }
     LOG_INFO("name server listening on %s:%d", ns->cfg->bind_address, ns_server_port(ns));
+    if (ns->cfg->metrics_port > 0) {
+        char cerr[256];
+        ns->console = ns_console_new(ns, ns->base);
+        if (!ns->console) {
+            LOG_ERROR("metricsPort=%" PRId64 ": out of memory creating the HTTP server; not starting",
+                      ns->cfg->metrics_port);
+            return RMQ_ENOMEM;
+        }
+        err = ns_console_start(ns->console, ns->cfg->bind_address, (int)ns->cfg->metrics_port, cerr,
+                               sizeof cerr);
+        if (err != RMQ_OK) {
+            LOG_ERROR("metricsPort=%" PRId64 ": %s; not starting", ns->cfg->metrics_port, cerr);
+            return err;
+        }
+    }
     return RMQ_OK;
 }
 
@@ -461,14 +496,36 @@ ns_route_t *ns_server_route(ns_server_t *ns)
     return ns->route;
 }
 
+int ns_server_metrics_port(const ns_server_t *ns)
+{
+    return ns->console ? ns_console_port(ns->console) : 0;
+}
+
+const ns_stats_t *ns_server_stats(const ns_server_t *ns)
+{
+    return &ns->stats;
+}
+
+size_t ns_server_conn_count(const ns_server_t *ns)
+{
+    return rmq_server_conn_count(ns->srv);
+}
+
+const ns_config_t *ns_server_config(const ns_server_t *ns)
+{
+    return ns->cfg;
+}
+
 void ns_server_free(ns_server_t *ns)
 {
     if (!ns)
         return;
+    ns_console_free(ns->console);
     if (ns->srv)
         rmq_server_free(ns->srv);
     if (ns->expiry_timer)
         event_free(ns->expiry_timer);
     ns_route_free(ns->route);
+    rmq_security_deinit(&ns->sec);
     free(ns);
 }

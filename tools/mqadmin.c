@@ -14,6 +14,7 @@
 
 #include "mqadmin.h"
 #include "rmq_log.h"
+#include "rmq_security.h"
 
 #define ADM_MAX_OPTS 8
 
@@ -57,8 +58,15 @@ static const adm_cmd_t adm_cmds[] = {
     { "consumerProgress", adm_cmd_consumer_progress, "per queue broker offset, consumer offset and diff of a group",
       { { 'g', "GROUP", "the consumer group", 1 }, { 't', "TOPIC", "only this topic", 0 } } },
     { "queryMsgById", adm_cmd_query_msg_by_id, "print a message by its id",
-      { { 'i', "MSGID", "the message id (32 hex digits)", 1 },
+      { { 'i', "MSGID", "the message id (32 hex digits), or with -t the producer's unique id", 1 },
+        { 't', "TOPIC", "look the id up as a unique id (UNIQ_KEY) in this topic first", 0 },
         { ADM_OPT_FULL, NULL, "print the whole body (default: the first 4 KiB)", 0 } } },
+    { "queryMsgByKey", adm_cmd_query_msg_by_key, "print the messages of a topic carrying a key (KEYS or UNIQ_KEY)",
+      { TOPIC_REQ,
+        { 'k', "KEY", "the key", 1 },
+        { 'b', "BEGIN_MS", "stored at or after this wall-clock ms (default 0)", 0 },
+        { 'e', "END_MS", "stored at or before this wall-clock ms (default: no limit)", 0 },
+        { 'm', "MAX", "at most this many messages per broker (default 64; the broker caps it)", 0 } } },
     { "sendMessage", adm_cmd_send_message, "send one message to a writable queue of the topic",
       { TOPIC_REQ,
         { 'p', "BODY", "the message body", 1 },
@@ -73,6 +81,12 @@ static const adm_cmd_t adm_cmds[] = {
         { 'o', "OFFSET", "start offset (default: each queue's min offset)", 0 },
         { 'c', "COUNT", "print at most this many messages (default 32)", 0 },
         { 'g', "GROUP", "consumer group to pull as (default " "TOOLS_CONSUMER)", 0 } } },
+    { "queryDlq", adm_cmd_query_dlq, "list a consumer group's dead letters (%DLQ%GROUP)",
+      { { 'g', "GROUP", "the consumer group", 1 },
+        { 'i', "MSGID", "only this message (id, original id or UNIQ_KEY)", 0 } } },
+    { "resendDlq", adm_cmd_resend_dlq, "send a group's dead letters back to their original topics",
+      { { 'g', "GROUP", "the consumer group", 1 },
+        { 'i', "MSGID", "only this message (id, original id or UNIQ_KEY)", 0 } } },
     { "getNamesrvConfig", adm_cmd_get_namesrv_config, "print each name server's configuration", { { 0 } } },
 };
 
@@ -274,8 +288,11 @@ int main(int argc, char **argv)
     if (rc == 0) {
         opts.connect_timeout_ms = 3000;
         opts.name = "mqadmin";
-        ctx.sync = rmq_sync_new(&opts);
-        if (!ctx.sync) {
+        char why[512];
+        if (rmq_security_from_env(&opts, why, sizeof why) != RMQ_OK) {
+            fprintf(stderr, "mqadmin: %s\n", why);
+            rc = 2;
+        } else if (!(ctx.sync = rmq_sync_new(&opts))) {
             fprintf(stderr, "mqadmin: out of memory\n");
             rc = 1;
         } else {

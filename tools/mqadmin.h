@@ -123,6 +123,13 @@ void adm_msg_id_format(uint32_t ip, uint32_t port, int64_t phys_offset, char out
 /* The record's property name as an escaped cell of at most max bytes, "-"
  * when absent. Returns a string the caller frees. */
 char *adm_prop_cell(const rmq_record_t *rec, const char *name, size_t max);
+/* Prints every field of rec, one "Name:  value" line each, then the body
+ * (cut at 4 KiB unless full). */
+void adm_print_record(const char *id, const rmq_record_t *rec, int full);
+/* Prints (adm_print_record) every message of topic whose UNIQ_KEY is id,
+ * asking each broker of the route (QUERY_MESSAGE). Returns how many, or -1
+ * after printing why nothing could be asked. */
+int adm_query_by_uniq(adm_ctx_t *ctx, const char *topic, const char *id, int full);
 
 /* ---- commands ----------------------------------------------------------- */
 
@@ -136,7 +143,10 @@ int adm_cmd_delete_topic(adm_ctx_t *ctx);
 int adm_cmd_topic_status(adm_ctx_t *ctx);
 int adm_cmd_consumer_progress(adm_ctx_t *ctx);
 int adm_cmd_query_msg_by_id(adm_ctx_t *ctx);
+int adm_cmd_query_msg_by_key(adm_ctx_t *ctx);
 int adm_cmd_send_message(adm_ctx_t *ctx);
 int adm_cmd_consume_message(adm_ctx_t *ctx);
+int adm_cmd_query_dlq(adm_ctx_t *ctx);
+int adm_cmd_resend_dlq(adm_ctx_t *ctx);
 
 #endif

@@ -150,8 +150,7 @@ static void time_cell(int64_t ms, char *buf, size_t len)
     snprintf(buf, len, "%s (%" PRId64 ")", human, ms);
 }
 
-/* Prints every field of rec, one "Name:  value" line each, then the body. */
-static void print_record(const char *id, const rmq_record_t *rec, int full)
+void adm_print_record(const char *id, const rmq_record_t *rec, int full)
 {
     char *tags = adm_prop_cell(rec, RMQ_PROP_TAGS, BODY_SHOWN_MAX);
     char *keys = adm_prop_cell(rec, RMQ_PROP_KEYS, BODY_SHOWN_MAX);
@@ -212,6 +211,16 @@ int adm_cmd_query_msg_by_id(adm_ctx_t *ctx)
     int64_t offset;
     rmq_err_t err;
 
+    if (adm_opt(ctx, 't')) {
+        /* with a topic, the id may be the producer's unique id (UNIQ_KEY): the key index first */
+        int found = adm_query_by_uniq(ctx, adm_opt(ctx, 't'), id, adm_opt(ctx, ADM_OPT_FULL) != NULL);
+        if (found > 0)
+            return 0;
+        if (msg_id_parse(id, addr, sizeof addr, &offset) != 0) {
+            fprintf(stderr, "mqadmin: %s: no message of topic %s has unique id %s\n", ctx->cmd, adm_opt(ctx, 't'), id);
+            return 1;
+        }
+    }
     if (msg_id_parse(id, addr, sizeof addr, &offset) != 0) {
         fprintf(stderr, "mqadmin: %s: '%s' is not a message id (32 hex digits: ip, port, offset)\n", ctx->cmd, id);
         return 1;
@@ -226,7 +235,7 @@ int adm_cmd_query_msg_by_id(adm_ctx_t *ctx)
     const uint8_t *data = evbuffer_pullup(resp.body, (ssize_t)len);
     err = rmq_record_decode(data, len, 1, &rec);
     if (err == RMQ_OK)
-        print_record(id, &rec, adm_opt(ctx, ADM_OPT_FULL) != NULL);
+        adm_print_record(id, &rec, adm_opt(ctx, ADM_OPT_FULL) != NULL);
     else
         fprintf(stderr, "mqadmin: %s: broker %s: the record at offset %" PRId64 " does not decode: %s\n", ctx->cmd,
                 addr, offset, rmq_strerror(err));

@@ -7,6 +7,10 @@
 
 #include <stdint.h>
 
+#include <openssl/ssl.h>
+
+#include "rmq_acl.h"
+
 #define HA_DEFAULT_TRANSFER_BATCH (256 * 1024)
 #define HA_DEFAULT_HEARTBEAT_MS 5000
 #define HA_DEFAULT_HOUSEKEEPING_MS 20000
@@ -26,6 +30,12 @@ typedef struct ha_config {
     int64_t slave_fallbehind_max;    /* haSlaveFallbehindMax: SLAVE_NOT_AVAILABLE beyond it */
     int reconnect_interval_ms;       /* slave: wait between connection attempts */
     int max_out_batches;             /* master: chunks queued per slave before waiting */
+    /* TLS and access control (borrowed; outlive the master / slave) */
+    SSL_CTX *ssl_ctx;                /* master: server context; slave: client context; NULL: plaintext */
+    int tls_mode;                    /* master: rmq_tls_mode_t; permissive takes TLS and plaintext */
+    const rmq_acl_t *acl;            /* master: handshakes must be signed by an admin; NULL: off */
+    const char *access_key;          /* slave: signs its handshake when set (aclAccessKey) */
+    const char *secret_key;          /* slave: aclSecretKey */
 } ha_config_t;
 
 /* Copies cfg into out, replacing zero numeric fields with defaults and

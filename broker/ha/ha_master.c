@@ -27,6 +27,7 @@
 #include "ha_tail.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
+#include "rmq_tls_config.h"
 
 #define HA_NAME_CAP 256
 
@@ -288,7 +289,12 @@ static int conn_read_handshake(ha_conn_t *conn, struct evbuffer *in)
         return -1;
     }
     st_store_stats(conn->master->st, &stats);
-    if (master_check_handshake(conn->master, hs, &stats, &start, why, sizeof(why)))
+    if (conn->master->cfg.acl &&
+        rmq_acl_check_ha(conn->master->cfg.acl, conn->addr, hs->access_key, hs->signature,
+                         hs->cluster_name, hs->broker_name, hs->broker_id, hs->max_offset,
+                         hs->auth_timestamp_ms, rmq_wall_ms(), why, sizeof(why)) != 0)
+        conn_refuse(conn, why);
+    else if (master_check_handshake(conn->master, hs, &stats, &start, why, sizeof(why)))
         conn_accept(conn, hs, &stats, start);
     else
         conn_refuse(conn, why);
@@ -347,8 +353,14 @@ static void conn_on_event(struct bufferevent *bev, short what, void *arg)
     ha_conn_t *conn = arg;
     char why[160];
 
+    char tls[256];
+
+    if (what == BEV_EVENT_CONNECTED)       /* TLS handshake done */
+        return;
     if (what & BEV_EVENT_EOF)
         snprintf(why, sizeof(why), "slave closed the connection");
+    else if (rmq_tls_bev_error(bev, tls, sizeof(tls))[0])
+        snprintf(why, sizeof(why), "TLS: %.150s", tls);
     else
         snprintf(why, sizeof(why), "socket error: %s",
                  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
@@ -444,16 +456,66 @@ static void format_peer(const struct sockaddr *sa, char *out, size_t len)
     snprintf(out, len, "%s:%d", ip, port);
 }
 
+/* A sniffed connection waiting for its first byte (tlsMode != disabled). */
+typedef struct ha_pending {
+    ha_master_t *master;
+    struct sockaddr_storage sa;
+} ha_pending_t;
+
+static void master_start_conn(ha_master_t *master, evutil_socket_t fd, struct sockaddr *sa,
+                              int tls);
+
+/* Sniff result: TLS or (permissive only) plaintext; enforcing refuses the rest. */
+static void master_on_sniffed(evutil_socket_t fd, int is_tls, void *arg)
+{
+    ha_pending_t *p = arg;
+    ha_master_t *master = p->master;
+    char peer[64];
+
+    format_peer((struct sockaddr *)&p->sa, peer, sizeof(peer));
+    if (is_tls < 0) {
+        LOG_INFO("HA: connection from %s closed before its first byte", peer);
+    } else if (!is_tls && master->cfg.tls_mode == RMQ_TLS_ENFORCING) {
+        LOG_WARN_RL("HA: refusing plaintext connection from %s (tlsMode=enforcing)", peer);
+        evutil_closesocket(fd);
+    } else {
+        master_start_conn(master, fd, (struct sockaddr *)&p->sa, is_tls);
+    }
+    free(p);
+}
+
 static void master_on_accept(struct evconnlistener *lev, evutil_socket_t fd,
                              struct sockaddr *sa, int salen, void *arg)
 {
     ha_master_t *master = arg;
+
+    if (master->cfg.ssl_ctx == NULL || master->cfg.tls_mode == RMQ_TLS_DISABLED) {
+        master_start_conn(master, fd, sa, 0);
+        return;
+    }
+    ha_pending_t *p = calloc(1, sizeof(*p));
+    if (p) {
+        p->master = master;
+        memcpy(&p->sa, sa, (size_t)salen < sizeof(p->sa) ? (size_t)salen : sizeof(p->sa));
+    }
+    if (!p || rmq_tls_sniff(master->base, fd, master->cfg.housekeeping_interval_ms,
+                            master_on_sniffed, p) != RMQ_OK) {
+        LOG_ERROR_RL("HA: out of memory accepting a slave connection");
+        evutil_closesocket(fd);
+        free(p);
+    }
+}
+
+/* Wraps an accepted socket (TLS if tls) and waits for the handshake. */
+static void master_start_conn(ha_master_t *master, evutil_socket_t fd, struct sockaddr *sa,
+                              int tls)
+{
     ha_conn_t *conn = calloc(1, sizeof(*conn));
     int one = 1;
 
     if (conn) {
         conn->chunk = evbuffer_new();
-        conn->bev = bufferevent_socket_new(master->base, fd, BEV_OPT_CLOSE_ON_FREE);
+        conn->bev = rmq_tls_bev_accept(master->base, fd, master->cfg.ssl_ctx, tls);
     }
     if (!conn || !conn->chunk || !conn->bev) {
         LOG_ERROR_RL("HA: out of memory accepting a slave connection");

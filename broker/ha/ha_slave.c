@@ -22,6 +22,7 @@
 #include "rmq_log.h"
 #include "rmq_rpc.h"
 #include "rmq_time.h"
+#include "rmq_tls_config.h"
 
 #define HA_NAME_CAP 256
 #define HA_IOV_MAX 16
@@ -126,6 +127,14 @@ static void slave_send_handshake(ha_slave_t *slave)
         return;
     }
     hs.tail_crc = crc;
+    char sig[65];
+    if (slave->cfg.access_key && slave->cfg.access_key[0]) {
+        hs.access_key = (char *)slave->cfg.access_key;
+        hs.auth_timestamp_ms = rmq_wall_ms();
+        rmq_acl_sign_ha(slave->cfg.secret_key, hs.cluster_name, hs.broker_name, hs.broker_id,
+                        hs.max_offset, hs.auth_timestamp_ms, sig);
+        hs.signature = sig;
+    }
     if (ha_frame_add(bufferevent_get_output(slave->bev), &hs.base) != RMQ_OK) {
         slave_drop(slave, "out of memory building the handshake");
         return;
@@ -269,7 +278,7 @@ static void slave_on_read(struct bufferevent *bev, void *arg)
 static void slave_on_event(struct bufferevent *bev, short what, void *arg)
 {
     ha_slave_t *slave = arg;
-    char why[200];
+    char why[300], tls[256];
     int one = 1;
 
     if (what & BEV_EVENT_CONNECTED) {
@@ -279,6 +288,8 @@ static void slave_on_event(struct bufferevent *bev, short what, void *arg)
     }
     if (what & BEV_EVENT_EOF)
         snprintf(why, sizeof(why), "master closed the connection");
+    else if (rmq_tls_bev_error(bev, tls, sizeof(tls))[0])
+        snprintf(why, sizeof(why), "TLS: %.250s", tls);
     else if (slave->phase == SLAVE_CONNECTING)
         snprintf(why, sizeof(why), "cannot connect: %s",
                  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
@@ -321,7 +332,7 @@ static void slave_connect(ha_slave_t *slave)
     slave_disconnect(slave);
     if (!slave->master_addr[0])
         return;
-    slave->bev = bufferevent_socket_new(slave->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    slave->bev = rmq_tls_bev_connect(slave->base, slave->cfg.ssl_ctx);
     if (!slave->bev) {
         slave_drop(slave, "out of memory creating the connection");
         return;

@@ -59,6 +59,22 @@ static rmq_err_t cl_push(st_commitlog_t *cl, st_segment_t *seg)
     return rc;
 }
 
+/* Zero-extends the last file when it is shorter than file_size but holds
+ * data: files are preallocated before they are linked, so a short one is a
+ * copy cut mid-file, and the records before the cut are still good (the
+ * CRC scan finds where they end). Returns 1 if it extended the file. */
+static int extend_short_last(const char *path, int64_t file_size)
+{
+    struct stat sb;
+
+    if (stat(path, &sb) != 0 || sb.st_size <= 0 || sb.st_size >= file_size ||
+        truncate(path, file_size) != 0)
+        return 0;
+    LOG_WARN("%s: %lld bytes, shorter than %" PRId64 " (a copy cut mid-file?): zero-extended",
+             path, (long long)sb.st_size, file_size);
+    return 1;
+}
+
 rmq_err_t st_commitlog_load(st_commitlog_t *cl)
 {
     int64_t *starts;
@@ -78,6 +94,8 @@ rmq_err_t st_commitlog_load(st_commitlog_t *cl)
             break;
         }
         rc = st_segment_open(path, starts[i], cl->file_size, &seg);
+        if (rc == RMQ_ECORRUPT && i == n - 1 && extend_short_last(path, cl->file_size))
+            rc = st_segment_open(path, starts[i], cl->file_size, &seg);
         if (rc == RMQ_ECORRUPT && i == n - 1) {
             LOG_WARN("%s: removing a commit-log file left half-created", path);
             unlink(path);

@@ -3,6 +3,7 @@
  * record by record (replicated bytes, recovery). Idempotent: a record whose
  * queue offset is already built is skipped. Loop thread. */
 #include <inttypes.h>
+#include <stdint.h>
 
 #include "rmq_log.h"
 #include "rmq_message.h"
@@ -25,18 +26,52 @@ static void fill_gap(st_store_t *st, st_cq_t *cq, int64_t upto)
         st_cq_write(&st->cqs, cq, cq->max_offset, 0, ST_CQ_DUMMY_SIZE, 0);
 }
 
+/* The store's topic rule (st_store.c, msg_illegal) for records that did
+ * not come through a put: replicated bytes or a recovered log. The topic
+ * names a directory, so anything else (a "../" from a bad peer) is refused. */
+static int dispatch_topic_ok(const char *topic, size_t len, int32_t queue_id)
+{
+    if (len == 0 || len > RMQ_TOPIC_MAX || queue_id < 0)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = topic[i];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '%' || c == '|' || c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
 rmq_err_t st_dispatch_one(st_store_t *st, const char *topic, size_t topic_len, int32_t queue_id,
                           int64_t queue_offset, int64_t phys, int32_t size, int64_t tag_code,
                           int notify)
 {
-    st_cq_t *cq = st_cq_table_get(&st->cqs, topic, topic_len, queue_id);
+    st_cq_t *cq;
     int64_t first;
     rmq_err_t rc;
 
+    if (!dispatch_topic_ok(topic, topic_len, queue_id)) {
+        LOG_ERROR_RL("record at %" PRId64 ": topic or queue id breaks the naming rule; not indexed",
+                     phys);
+        return RMQ_OK;
+    }
+    cq = st_cq_table_get(&st->cqs, topic, topic_len, queue_id);
     if (!cq)
         return RMQ_ENOMEM;
     if (cq->nseg > 0 && queue_offset < cq->max_offset)
         return RMQ_OK;
+    if (queue_offset < 0 || queue_offset > INT64_MAX / ST_CQ_UNIT - 2 * st->cqs.per_file ||
+        (cq->nseg > 0 && queue_offset - cq->max_offset > st->cqs.per_file)) {
+        /* a CRC-valid record with an impossible queue offset, or one far
+         * ahead of its queue (corruption, or a bad replication peer):
+         * filling the gap would create a file per per_file units without
+         * bound, so leave it out of the index */
+        LOG_ERROR_RL("consume queue %s/%d: record at %" PRId64 " jumps from queue offset %" PRId64
+                     " to %" PRId64 "; not indexed", cq->topic, (int)queue_id, phys,
+                     cq->max_offset, queue_offset);
+        return RMQ_OK;
+    }
     first = cq->nseg > 0 ? cq->max_offset : queue_offset;
     rc = st_cq_prepare(&st->cqs, cq, first, queue_offset - first + 1);
     if (rc != RMQ_OK)
@@ -58,6 +93,8 @@ static rmq_err_t dispatch_record(st_store_t *st, const rmq_record_t *rec, int64_
         LOG_ERROR("record at %" PRId64 " claims offset %" PRId64, pos, rec->phys_offset);
         return RMQ_ECORRUPT;
     }
+    st_index_add(st, rec->topic, rec->topic_len, rec->properties, rec->properties_len, pos,
+                 (int32_t)rec->total_size, rec->store_timestamp);
     return st_dispatch_one(st, rec->topic, rec->topic_len, rec->queue_id, rec->queue_offset, pos,
                            (int32_t)rec->total_size,
                            st_props_tag_code(rec->properties, rec->properties_len), notify);

@@ -150,6 +150,13 @@ static rmq_err_t checkpoint_pass(st_store_t *st)
     rc = st_checkpoint_write(st->checkpoint_path, &cp);
     if (rc == RMQ_OK)
         st->flush.checkpointed = dispatched;
+    else if (rc == RMQ_ENOSPC) {
+        /* the log and the queues are synced; only the recovery start point
+         * stays older (a rescan from it is safe). A full disk clears when
+         * space is freed, so it must not latch the store read-only. */
+        LOG_ERROR_RL("checkpoint %s not updated: disk full; retrying", st->checkpoint_path);
+        rc = RMQ_OK;
+    }
     return rc;
 }
 

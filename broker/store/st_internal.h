@@ -19,6 +19,7 @@
 
 #include "st_commitlog.h"
 #include "st_cq.h"
+#include "st_index.h"
 #include "st_segment.h"
 #include "st_store.h"
 
@@ -92,6 +93,7 @@ struct st_store {
     pthread_mutex_t maps_lock;
     st_commitlog_t cl;
     st_cq_table_t cqs;
+    st_index_t *index;               /* key index (st_index.c) */
     _Atomic int64_t dispatched;      /* consume queues built up to here */
     _Atomic int write_error;         /* latched */
     _Atomic int disk_full;           /* above disk_full_ratio */

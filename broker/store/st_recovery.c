@@ -124,6 +124,10 @@ rmq_err_t st_recovery_run(st_store_t *st, int crashed, char *err, size_t errlen)
     }
     mark_unflushed(st, start);
     st_cq_table_foreach(&st->cqs, trim_cq, st);
+    if ((rc = st_index_recover(st, crashed)) != RMQ_OK) {
+        snprintf(err, errlen, "recovering the key index: %s", rmq_strerror(rc));
+        return rc;
+    }
     reached = st_dispatch_range(st, start, end, 0, 0);
     if (reached != end) {
         snprintf(err, errlen, "rebuilding consume queues stopped at %" PRId64 ": %s", reached,

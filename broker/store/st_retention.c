@@ -113,4 +113,5 @@ void st_retention_apply(st_store_t *st, int64_t new_min)
     if (n)
         LOG_INFO("retention: commit log now starts at %" PRId64, sw.cl_min);
     st_cq_table_foreach(&st->cqs, sweep_cq, &sw);
+    st_index_retain(st, sw.cl_min);
 }

@@ -94,6 +94,10 @@ static void apply_defaults(st_store_config_t *c)
         c->disk_max_used_ratio = 75;
     if (c->disk_full_ratio <= 0)
         c->disk_full_ratio = 90;
+    if (c->max_hash_slot_num <= 0)
+        c->max_hash_slot_num = 500000;
+    if (c->max_index_num <= 1)
+        c->max_index_num = 2000000;
 }
 
 static char *path_join(const char *dir, const char *name)
@@ -161,6 +165,7 @@ static void store_free(st_store_t *st)
         link_unref(st->link);
     }
     st_flush_deinit(st);
+    st_index_free(st->index);
     st_cq_table_deinit(&st->cqs);
     st_commitlog_deinit(&st->cl);
     pthread_mutex_destroy(&st->maps_lock);
@@ -247,6 +252,14 @@ st_store_t *st_store_open(const st_store_config_t *cfg, char *err, size_t errlen
         return NULL;
     }
     atomic_init(&st->link->refs, 1);
+    char *index_dir = path_join(st->root_dir, "index");
+    st->index = index_dir ? st_index_new(index_dir, st->cfg.max_hash_slot_num, st->cfg.max_index_num,
+                                         st->cfg.message_index_disable) : NULL;
+    free(index_dir);
+    if (!st->index) {
+        store_free(st);
+        return NULL;
+    }
     st->link->st = st;
     st_commitlog_init(&st->cl, st->cl_dir, st->cfg.commitlog_file_size, &st->maps_lock);
     if (store_setup(st, when_ok, err, errlen) != RMQ_OK) {
@@ -280,6 +293,8 @@ void st_store_close(st_store_t *st)
     st_flush_stop(st);
     st_house_stop(st);
     rc = st_flush_all(st);
+    if (rc == RMQ_OK)
+        rc = st_index_sync_all(st);
     st_flush_release(st);
     st_flush_fail_all(st, rc == RMQ_OK ? RMQ_ESHUTDOWN : RMQ_EIO);
     if (rc == RMQ_OK && atomic_load(&st->dispatched) == st->cl.write_pos) {
@@ -401,6 +416,8 @@ static void put_write(st_store_t *st, st_cq_t *cq, st_segment_t *seg, const st_m
         size_t size = rmq_record_encode(&rec, seg->base + (pos - seg->start));
 
         st_cq_write(&st->cqs, cq, qoff, pos, (int32_t)size, m->tag_code);
+        st_index_add(st, m->topic, m->topic_len, m->properties, m->properties_len, pos, (int32_t)size,
+                     store_ts);
         pos += (int64_t)size;
     }
 }
@@ -554,6 +571,8 @@ static void get_scan(st_store_t *st, const st_cq_t *cq, int64_t offset, int32_t 
         if (!tag_matches(filter, tag))
             continue;
         seg = phys >= cl_min && phys + size <= st->cl.write_pos ? st_commitlog_find(&st->cl, phys) : NULL;
+        if (seg && (size < (int32_t)RMQ_RECORD_FIXED || phys + size > seg->start + seg->size))
+            seg = NULL;     /* a corrupt unit: never reference past its file */
         if (!seg || add_log_ref(seg, phys, (size_t)size, out) != RMQ_OK) {
             res->status = ST_GET_MESSAGE_WAS_REMOVING;
             continue;

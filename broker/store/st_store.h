@@ -40,6 +40,9 @@ typedef struct st_store_config {
     uint32_t store_host_ip;          /* IPv4, host byte order, for records and msg ids */
     uint16_t store_host_port;        /* listenPort */
     int read_only_role;              /* slave: refuse put(), accept append_raw() */
+    int message_index_disable;       /* !messageIndexEnable: no key index */
+    int32_t max_hash_slot_num;       /* key index slots per file (0: 500000) */
+    int32_t max_index_num;           /* key index entries per file (0: 2000000) */
 } st_store_config_t;
 
 /* Store-level put outcome, mapped to a wire Status by the broker. */
@@ -191,6 +194,13 @@ int64_t st_store_time_at(st_store_t *st, const char *topic, int32_t queue_id, in
 /* Copies the record at a physical offset (msg id) into out. RMQ_ENOTFOUND if
  * there is no valid record there. Loop thread. */
 rmq_err_t st_store_read_record(st_store_t *st, int64_t phys_offset, struct evbuffer *out);
+
+/* QUERY_MESSAGE: appends copies of up to max_num records of topic carrying
+ * key (a KEYS word or the UNIQ_KEY) stored within [begin_ms, end_ms],
+ * newest index files first; *count says how many. RMQ_ENOTFOUND if the
+ * index is disabled. Loop thread. */
+rmq_err_t st_store_query_key(st_store_t *st, const char *topic, const char *key, int64_t begin_ms,
+                             int64_t end_ms, int32_t max_num, struct evbuffer *out, int32_t *count);
 
 /* Removes a topic's consume queues (commit-log data ages out normally). */
 void st_store_delete_topic(st_store_t *st, const char *topic);

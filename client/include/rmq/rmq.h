@@ -79,7 +79,7 @@ typedef struct rmq_message_ext {
     int64_t commit_log_offset;
     int64_t born_timestamp;         /* wall ms when the producer built it */
     int64_t store_timestamp;        /* wall ms when the broker stored it */
-    int32_t reconsume_times;        /* local redeliveries after RECONSUME_LATER */
+    int32_t reconsume_times;        /* redeliveries so far (through %RETRY%<group>, or local) */
     const char *properties;         /* raw "name\x01value\x02..." string */
     size_t properties_len;
 } rmq_message_ext_t;
@@ -180,6 +180,59 @@ rmq_err_t rmq_producer_send_batch_async(rmq_producer_t *p, const rmq_message_t *
 /* Async sends awaiting an answer right now. Any thread. */
 int rmq_producer_in_flight(const rmq_producer_t *p);
 
+/* ---- transaction producer ---------------------------------------------- */
+
+/* Two-phase send: the message is stored as a half message (invisible to
+ * consumers), the local transaction runs, and its outcome commits the
+ * message (consumers see it once) or rolls it back (never seen). An
+ * outcome of RMQ_TX_UNKNOWN leaves the decision to the check callback: the
+ * broker asks this producer group about halves left open past its
+ * transactionTimeOut, up to transactionCheckMax times, then rolls back. */
+typedef struct rmq_tx_producer rmq_tx_producer_t;
+
+typedef enum rmq_tx_state {
+    RMQ_TX_UNKNOWN = 0,             /* not decided yet: the broker checks back later */
+    RMQ_TX_COMMIT = 1,
+    RMQ_TX_ROLLBACK = 2,
+} rmq_tx_state_t;
+
+/* Runs the local transaction for msg (the caller's message, as passed to
+ * rmq_tx_producer_send) on the thread calling rmq_tx_producer_send, after
+ * the half message was stored; ctx is that call's argument. May block. */
+typedef rmq_tx_state_t (*rmq_tx_execute_fn)(const rmq_message_t *msg, void *ctx);
+
+/* Decides a transaction the broker asks about (a half message stored
+ * earlier by any producer of the group, possibly before a restart). Runs
+ * on the transaction producer's check thread (never its loop thread); may
+ * block. msg is valid only during the call; msg->msg_id is the id the send
+ * returned (rmq_send_result_t.msg_id). */
+typedef rmq_tx_state_t (*rmq_tx_check_fn)(const rmq_message_ext_t *msg, void *arg);
+
+typedef struct rmq_tx_producer_opts {
+    rmq_producer_opts_t producer;   /* group (the producer group the broker checks), namesrv, ... */
+    rmq_tx_check_fn check;          /* required */
+    void *check_arg;
+    int check_threads;              /* 1 */
+    int heartbeat_interval_ms;      /* 30000: how often the brokers hear the group */
+} rmq_tx_producer_opts_t;
+
+/* Creates a transaction producer (copies opts). NULL with err if invalid.
+ * Owner: caller (rmq_tx_producer_free). */
+rmq_tx_producer_t *rmq_tx_producer_new(const rmq_tx_producer_opts_t *opts, rmq_error_t *err);
+rmq_err_t rmq_tx_producer_start(rmq_tx_producer_t *tp);
+/* Stops checks (one running finishes) and the producer. Idempotent; not from a callback. */
+void rmq_tx_producer_shutdown(rmq_tx_producer_t *tp);
+void rmq_tx_producer_free(rmq_tx_producer_t *tp);
+/* Sends msg as a half message, runs execute(msg, ctx), and reports the
+ * outcome to the broker (END_TRANSACTION). *state is the outcome;
+ * res describes the half message (res->msg_id identifies the transaction).
+ * An error before the half message was stored means execute did not run
+ * (*state = RMQ_TX_ROLLBACK); a failure to report the outcome is returned
+ * as the error with *state set: the broker's check-back then decides. Any
+ * user thread. */
+rmq_err_t rmq_tx_producer_send(rmq_tx_producer_t *tp, const rmq_message_t *msg, rmq_tx_execute_fn execute,
+                               void *ctx, rmq_tx_state_t *state, rmq_send_result_t *res);
+
 /* ---- push consumer ----------------------------------------------------- */
 
 typedef struct rmq_push_consumer rmq_push_consumer_t;
@@ -198,7 +251,11 @@ typedef enum rmq_consume_from {
 
 typedef enum rmq_consume_result {
     RMQ_CONSUME_SUCCESS = 0,
-    RMQ_CONSUME_LATER = 1,          /* redeliver after reconsume_delay_ms */
+    RMQ_CONSUME_LATER = 1,          /* clustering: sent back to the broker, redelivered through
+                                       %RETRY%<group> after the delay of its attempt, and moved to
+                                       %DLQ%<group> after max_reconsume_times; broadcasting, or
+                                       if the send-back fails: redelivered locally after
+                                       reconsume_delay_ms */
 } rmq_consume_result_t;
 
 /* Called for each message on one of the consume threads (never the loop
@@ -224,6 +281,15 @@ typedef struct rmq_push_consumer_opts {
     int suspend_ms;                 /* 15000: broker-side long-poll hold */
     int pull_timeout_ms;            /* 30000 */
     const char *instance_name;      /* client id = host@pid@consumer@NAME; default: a counter */
+    int max_reconsume_times;        /* 16: redeliveries before the dead-letter queue */
+    int orderly;                    /* 1: ordered consumption: each queue is consumed by one
+                                       thread at a time, in offset order, only while this
+                                       client holds the queue's broker lock (so no two group
+                                       members ever consume one queue at once); RMQ_CONSUME_LATER
+                                       suspends the queue for reconsume_delay_ms and retries the
+                                       same message (nothing is skipped or sent back) */
+    int lock_renew_ms;              /* orderly: 20000: renew queue locks this often (the broker
+                                       frees a lock not renewed for rebalanceLockMaxLiveTime) */
 } rmq_push_consumer_opts_t;
 
 /* Creates a push consumer (copies opts). NULL with err filled if invalid. */
@@ -240,7 +306,8 @@ void rmq_push_consumer_free(rmq_push_consumer_t *c);
 /* The id the group knows this consumer by. */
 const char *rmq_push_consumer_client_id(const rmq_push_consumer_t *c);
 /* Copies up to cap queues this consumer owns now into out; returns how many
- * it owns (may exceed cap). Any thread. */
+ * it owns (may exceed cap). Queues of the automatic %RETRY%<group>
+ * subscription are left out. Any thread. */
 size_t rmq_push_consumer_assigned(rmq_push_consumer_t *c, rmq_queue_t *out, size_t cap);
 
 /* ---- pull consumer ----------------------------------------------------- */
