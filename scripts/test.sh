@@ -67,7 +67,7 @@ run_bench_smoke() {
   echo "== bench smoke (scripts/bench.sh --smoke)"
   if RMQ_BUILD=build RMQ_BENCH_NO_INSTALL=1 ./scripts/bench.sh --smoke --out build/bench-smoke \
       >build/bench-smoke.log 2>&1; then
-    grep -E 'Send TPS|Consume' build/bench-smoke.log | tail -3 || true
+    grep -E '^\| (base: sync send|[0-9,]+ \| [0-9,]+ \|)' build/bench-smoke/report.md || true
     passed=$((passed + 1))
   else
     tail -40 build/bench-smoke.log

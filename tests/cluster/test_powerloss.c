@@ -46,6 +46,7 @@
 #define MAX_MSGS 200000
 #define BODY_MAX 1024
 #define SEG_SIZE (1024 * 1024)
+#define MAX_LOG_FILES 1024       /* MAX_MSGS * BODY_MAX / SEG_SIZE is about 200 */
 #define SNAPSHOTS 3
 #define RPC_TIMEOUT_MS 10000
 
@@ -256,14 +257,16 @@ static void variant_dir(const snapshot_t *sn, const char *tag, char *out, size_t
  * drop_later, the files after it are removed, as from a copy cut there. */
 static int64_t last_log_file(const char *store, char *path, size_t len, int drop_later)
 {
-    char cmd[PATH_MAX + 64], line[PATH_MAX], names[16][64];
+    static char names[MAX_LOG_FILES][64];
+    char cmd[PATH_MAX + 64], line[PATH_MAX];
     int n = 0, pick = -1;
     int64_t start = -1;
     FILE *p;
 
     snprintf(cmd, sizeof cmd, "ls %s/commitlog | sort", store);
     ck_assert_ptr_nonnull(p = popen(cmd, "r"));
-    while (n < 16 && fgets(line, sizeof line, p)) {
+    while (fgets(line, sizeof line, p)) {
+        ck_assert_msg(n < MAX_LOG_FILES, "%s: more than %d commit-log files", store, MAX_LOG_FILES);
         line[strcspn(line, "\n")] = '\0';
         snprintf(names[n++], sizeof names[0], "%.63s", line);
     }
