@@ -1,11 +1,11 @@
-/* test_orderly.c: ordered consumption with real processes: two orderly push
- * consumers of one group share a topic's queues; per key (one queue per
+/* test_orderly.c: ordered consumption with real processes: three orderly
+ * push consumers of one group share a topic's queues; per key (one queue per
  * key, chosen by the producer's selector) messages are first consumed in
  * send order, a reconsume-later retries the same message without anything
  * of its queue overtaking it, no queue is ever consumed by two callbacks at
  * once (every callback's (queue, consumer, start, end) is recorded and the
  * intervals of one queue must not overlap), and after one consumer leaves
- * the other takes over all queues. */
+ * the other two take over its queues (a rebalance) with order kept. */
 #include <check.h>
 #include <pthread.h>
 #include <signal.h>
@@ -167,11 +167,11 @@ static int cmp_start(const void *a, const void *b)
     return x->queue != y->queue ? x->queue - y->queue : (x->start_us > y->start_us) - (x->start_us < y->start_us);
 }
 
-START_TEST(test_two_consumers_order_and_exclusion)
+START_TEST(test_three_consumers_order_and_exclusion)
 {
     enum { PART1 = 30, PART2 = 60, PART3 = 90 };
     rmq_error_t e;
-    cons_arg_t a1 = {1}, a2 = {2};
+    cons_arg_t a1 = {1}, a2 = {2}, a3 = {3};
     int upto;
 
     cluster_start();
@@ -183,23 +183,27 @@ START_TEST(test_two_consumers_order_and_exclusion)
     rmq_push_consumer_t *c1 = consumer_start(&a1);
     usleep(500 * 1000);
     rmq_push_consumer_t *c2 = consumer_start(&a2);
+    rmq_push_consumer_t *c3 = consumer_start(&a3);
     send_range(p, PART1, PART2);
     upto = PART2;
     ck_assert_msg(hn_wait_until(all_seen, &upto, 30000), "not every message of part 2 was consumed");
     int64_t t_both = rmq_mono_us();
-    ck_assert_msg(consumer_busy_since(1, 0, -1) > 0 && consumer_busy_since(2, 0, -1) > 0,
-                  "both consumers should have consumed (c1 %d, c2 %d)", consumer_busy_since(1, 0, -1),
-                  consumer_busy_since(2, 0, -1));
-    /* c1 leaves: c2 takes every queue over */
+    ck_assert_msg(consumer_busy_since(1, 0, -1) > 0 && consumer_busy_since(2, 0, -1) > 0 &&
+                      consumer_busy_since(3, 0, -1) > 0,
+                  "every consumer should have consumed (c1 %d, c2 %d, c3 %d)", consumer_busy_since(1, 0, -1),
+                  consumer_busy_since(2, 0, -1), consumer_busy_since(3, 0, -1));
+    /* c1 leaves: c2 and c3 take every queue over */
     rmq_push_consumer_free(c1);
     int64_t t_left = rmq_mono_us();
     send_range(p, PART2, PART3);
     upto = PART3;
     ck_assert_msg(hn_wait_until(all_seen, &upto, 30000), "not every message of part 3 was consumed");
     for (int q = 0; q < NQUEUES; q++)
-        ck_assert_msg(consumer_busy_since(2, t_left, q) > 0, "c2 never took over queue %d", q);
+        ck_assert_msg(consumer_busy_since(2, t_left, q) + consumer_busy_since(3, t_left, q) > 0,
+                      "neither c2 nor c3 took over queue %d", q);
     ck_assert_int_eq(consumer_busy_since(1, t_left, -1), 0);
     rmq_push_consumer_free(c2);
+    rmq_push_consumer_free(c3);
     rmq_producer_free(p);
     (void)t_both;
 
@@ -253,7 +257,7 @@ static Suite *orderly_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_two_consumers_order_and_exclusion);
+    tcase_add_test(tc, test_three_consumers_order_and_exclusion);
     suite_add_tcase(s, tc);
     return s;
 }
