@@ -9,8 +9,9 @@
 #   1 base test: one master ASYNC_MASTER + ASYNC_FLUSH, 64 threads, 128 B, then
 #     a consumer draining it; extras (not with --smoke): async sends, batched
 #     sends, a SYNC_FLUSH master, and this disk's single-writer fdatasync rate
-#   2 capacity: the 2m-2s cluster, SYNC (SYNC_MASTER + SYNC_FLUSH) and ASYNC,
-#     a thread gradient at 128 B and 1 KiB (plus 64 threads at 128 B), 512 KiB
+#   2 capacity: the 2m-2s cluster, SYNC (SYNC_MASTER; ASYNC_FLUSH as in
+#     RocketMQ's 2m-2s-sync sample and like the Redis peer's appendonly
+#     everysec, see RMQ_BENCH_SYNC_FLUSH) and ASYNC, a thread gradient at 128 B and 1 KiB (plus 64 threads at 128 B), 512 KiB
 #     at 5 threads
 #   3 consumer path: send and consume at once (one master): consume TPS vs send
 #     TPS, B2C/S2C latency, backlog over time
@@ -34,6 +35,8 @@
 #   RMQ_BENCH_STEP_SECONDS     stage 2 seconds per step (default 15; quick 3)
 #   RMQ_BENCH_MINUTES          stage 5 minutes (default 5), same as --minutes
 #   RMQ_BENCH_CP_THREADS       stage 3 producer threads (default 32)
+#   RMQ_BENCH_SYNC_FLUSH       stage 2 SYNC masters' flushDiskType (default
+#                              ASYNC_FLUSH; SYNC_FLUSH as in deploy/2m-2s-sync)
 #   RMQ_BENCH_MAPPED_SIZE      commit-log file size (default 1 GiB)
 #   RMQ_BENCH_PIN_HA           1 (default): slaves get haMasterAddress; 0: they
 #                              learn it from the name server
@@ -96,6 +99,7 @@ case $MODE in
     ;;
 esac
 EXTRA_THREADS=${RMQ_BENCH_EXTRA_THREADS:-64}
+BK_SYNC_FLUSH=${RMQ_BENCH_SYNC_FLUSH:-ASYNC_FLUSH}
 [ "$D_STAB" -ge 10 ] || D_STAB=10
 
 BK_BUILD=${RMQ_BUILD:-$BK_ROOT/build}
@@ -123,8 +127,8 @@ trap 'bk_log "interrupted"; exit 130' INT TERM
     "scripts/bench.sh${ARGS:+ $ARGS}"
   printf ' "durations": {"base": %s, "extra": %s, "step": %s, "consumer_path": %s, "latency": %s, "stability": %s, "stability_every": %s, "exception": %s},\n' \
     "$D_BASE" "$D_EXTRA" "$D_STEP" "$D_CP" "$D_LAT" "$D_STAB" "$STAB_EVERY" "$D_EXC"
-  printf ' "threads": "%s", "extra_threads": "%s", "port_base": %s}\n' \
-    "$THREADS" "$EXTRA_THREADS" "$BK_PORT_BASE"
+  printf ' "threads": "%s", "extra_threads": "%s", "port_base": %s, "sync_flush": "%s"}\n' \
+    "$THREADS" "$EXTRA_THREADS" "$BK_PORT_BASE" "$BK_SYNC_FLUSH"
 } >"$BK_OUT/meta.json"
 
 bk_log "results in $BK_OUT (mode $MODE, stages $STAGES, build $BK_BUILD)"

@@ -48,7 +48,8 @@ typedef struct slot {
     _Atomic uint64_t max_rt;        /* producer: lifetime max RT ms; consumer: B2C max since print */
     _Atomic uint64_t max_s2c;
     _Atomic uint64_t max_s2c_all;   /* consumer: S2C max of the whole run */
-    rmq_histogram_t hist;           /* owner thread only until the end */
+    rmq_histogram_t hist;           /* producer: send RT; consumer: B2C (owner thread only) */
+    rmq_histogram_t s2c_hist;       /* consumer: S2C (owner thread only) */
 } slot_t;
 
 static slot_t *g_slots;
@@ -77,6 +78,7 @@ static slot_t *slot_take(void)
     if (i >= MAX_SLOTS)
         return NULL;
     rmq_histogram_init(&g_slots[i].hist);
+    rmq_histogram_init(&g_slots[i].s2c_hist);
     return &g_slots[i];
 }
 
@@ -114,14 +116,27 @@ static snap_t snap_take(int reset_max)
     return s;
 }
 
-/* Merges every slot's histogram (after all threads stopped). */
-static void hist_merged(rmq_histogram_t *h)
+/* Merges every slot's RT/B2C histogram into rt and its S2C one into s2c
+ * (after all threads stopped). */
+static void hist_merged(rmq_histogram_t *rt, rmq_histogram_t *s2c)
 {
-    rmq_histogram_init(h);
+    rmq_histogram_init(rt);
+    rmq_histogram_init(s2c);
     int n = atomic_load(&g_nslots);
     n = n > MAX_SLOTS ? MAX_SLOTS : n;
-    for (int i = 0; i < n; i++)
-        rmq_histogram_merge(h, &g_slots[i].hist);
+    for (int i = 0; i < n; i++) {
+        rmq_histogram_merge(rt, &g_slots[i].hist);
+        rmq_histogram_merge(s2c, &g_slots[i].s2c_hist);
+    }
+}
+
+/* P50, P90, P99, P999 and Max of h, in ms. */
+static void hist_points_ms(const rmq_histogram_t *h, double p[5])
+{
+    static const double q[4] = {0.50, 0.90, 0.99, 0.999};
+    for (int i = 0; i < 4; i++)
+        p[i] = (double)rmq_histogram_percentile(h, q[i]) / 1000.0;
+    p[4] = (double)h->max / 1000.0;
 }
 
 /* ---- producer ----------------------------------------------------------------- */
@@ -248,6 +263,7 @@ static rmq_consume_result_t cons_on_message(const rmq_message_ext_t *msg, void *
     atomic_max(&sl->max_s2c, s2c);
     atomic_max(&sl->max_s2c_all, s2c);
     rmq_histogram_record(&sl->hist, b2c * 1000);
+    rmq_histogram_record(&sl->s2c_hist, s2c * 1000);
     if (g_o.check_body) {
         int64_t crc = (int64_t)rmq_crc32c(0, msg->body, msg->body_len), want = -1;
         if (!atomic_compare_exchange_strong(&g_body_crc, &want, crc) && want != crc) {
@@ -325,17 +341,13 @@ static int prod_done(void)
 static int report_final(double secs)
 {
     snap_t s = snap_take(0);
-    rmq_histogram_t *h = malloc(sizeof *h);
+    rmq_histogram_t *h = malloc(2 * sizeof *h);
     if (!h)
         return 1;
-    hist_merged(h);
-    double p[5] = {
-        (double)rmq_histogram_percentile(h, 0.50) / 1000.0,
-        (double)rmq_histogram_percentile(h, 0.90) / 1000.0,
-        (double)rmq_histogram_percentile(h, 0.99) / 1000.0,
-        (double)rmq_histogram_percentile(h, 0.999) / 1000.0,
-        (double)h->max / 1000.0,
-    };
+    hist_merged(&h[0], &h[1]);
+    double p[5], ps[5];
+    hist_points_ms(&h[0], p);
+    hist_points_ms(&h[1], ps);
     free(h);
     unsigned long long tps = (unsigned long long)(secs > 0 ? (double)s.ok / secs + 0.5 : 0);
     double avg = s.ok ? (double)s.rt_sum / (double)s.ok / (g_o.producer ? 1000.0 : 1.0) : 0.0;
@@ -343,6 +355,9 @@ static int report_final(double secs)
     const char *what = g_o.producer ? "RT" : "B2C";
     printf("Latency %s(ms) P50: %.3f P90: %.3f P99: %.3f P999: %.3f Max: %.3f\n", what, p[0], p[1],
            p[2], p[3], p[4]);
+    if (!g_o.producer)
+        printf("Latency S2C(ms) P50: %.3f P90: %.3f P99: %.3f P999: %.3f Max: %.3f\n", ps[0], ps[1],
+               ps[2], ps[3], ps[4]);
     if (g_o.producer)
         printf("[Complete] Send Total: %llu Send TPS: %llu Max RT(ms): %llu Average RT(ms): %7.3f "
                "Send Failed: %llu Response Failed: %llu\n",
@@ -368,11 +383,12 @@ static int report_final(double secs)
             "\"async\": %s, \"seconds\": %.3f, \"total\": %llu, \"tps\": %llu, "
             "\"avg_ms\": %.3f, \"max_ms\": %.3f, \"send_failed\": %llu, \"response_failed\": %llu, "
             "\"avg_s2c_ms\": %.3f, \"p50_ms\": %.3f, \"p90_ms\": %.3f, \"p99_ms\": %.3f, "
-            "\"p999_ms\": %.3f}\n",
+            "\"p999_ms\": %.3f, \"p50_s2c_ms\": %.3f, \"p90_s2c_ms\": %.3f, "
+            "\"p99_s2c_ms\": %.3f, \"p999_s2c_ms\": %.3f}\n",
             g_o.producer ? "producer" : "consumer", g_o.topic, g_o.threads, g_o.size, g_o.batch,
             g_o.async ? "true" : "false", secs, (unsigned long long)s.ok, tps, avg, p[4],
             (unsigned long long)s.send_failed, (unsigned long long)s.resp_failed, s2c, p[0], p[1],
-            p[2], p[3]);
+            p[2], p[3], ps[0], ps[1], ps[2], ps[3]);
     fclose(f);
     return 0;
 }

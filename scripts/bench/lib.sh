@@ -216,13 +216,14 @@ bk_single_up() {
   sleep 1
 }
 
-# bk_cluster_up sync|async: name server, masters broker-a and broker-b, slaves
-# broker-a-s and broker-b-s (what deploy/2m-2s-VARIANT describes: sync is
-# SYNC_MASTER + SYNC_FLUSH, async ASYNC_MASTER + ASYNC_FLUSH, slaves ASYNC_FLUSH).
+# bk_cluster_up sync|async [FLUSH]: name server, masters broker-a and broker-b,
+# slaves broker-a-s and broker-b-s (what deploy/2m-2s-VARIANT describes: sync is
+# SYNC_MASTER + SYNC_FLUSH unless FLUSH says otherwise, async ASYNC_MASTER +
+# ASYNC_FLUSH, slaves ASYNC_FLUSH).
 bk_cluster_up() {
   local role=ASYNC_MASTER flush=ASYNC_FLUSH
   if [ "$1" = sync ]; then
-    role=SYNC_MASTER flush=SYNC_FLUSH
+    role=SYNC_MASTER flush=${2:-SYNC_FLUSH}
   fi
   bk_namesrv_up
   bk_broker_up broker-a broker-a 0 "$role" "$flush" 11

@@ -74,7 +74,7 @@ stage2() {
   bk_stage_begin 2 "Capacity: 2m-2s cluster, SYNC and ASYNC, thread gradient"
   d=$BK_STAGE_DIR
   for v in sync async; do
-    bk_cluster_up "$v"
+    bk_cluster_up "$v" "$BK_SYNC_FLUSH"
     bk_topic BenchCap
     for size in 128 1024; do
       for w in $THREADS; do
