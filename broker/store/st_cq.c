@@ -1,5 +1,13 @@
 /* st_cq.c: consume-queue files, the queue table, loading, trimming and
- * minimum-offset correction. */
+ * minimum-offset correction.
+ *
+ * Threads: the table, every st_cq_t (including spare, spare_pending and
+ * spare_failed_at) and the file contents belong to the loop thread; segs
+ * arrays and the bucket chains change under the maps_lock so the flush
+ * thread can collect dirty files (st_cq_table_collect_dirty, the only
+ * function here another thread calls). Spares are not in segs, so the
+ * flush thread never sees them. The housekeeping thread creates spares from
+ * copied paths (st_house.c) and never touches these structures. */
 #include "st_cq.h"
 
 #include <dirent.h>
@@ -63,6 +71,8 @@ static void cq_free(st_cq_t *cq)
 {
     for (size_t i = 0; i < cq->nseg; i++)
         st_segment_unref(cq->segs[i]);
+    if (cq->spare)                   /* the file stays: the loader handles it */
+        st_segment_unref(cq->spare);
     free(cq->segs);
     free(cq->topic);
     free(cq->dir);
@@ -140,6 +150,7 @@ st_cq_t *st_cq_table_get(st_cq_table_t *tab, const char *topic, size_t len, int3
     cq->topic[len] = '\0';
     cq->topic_len = len;
     cq->queue_id = qid;
+    cq->spare_failed_at = -1;
     pthread_mutex_lock(tab->lock);
     if (tab->count >= tab->nbuckets)
         table_grow(tab);
@@ -229,6 +240,9 @@ size_t st_cq_table_remove_topic(st_cq_table_t *tab, const char *topic, st_segmen
                     if (push_seg(out, &n, &cap, cq->segs[i]) != 0)
                         st_segment_unref(cq->segs[i]);
                 cq->nseg = 0;
+                if (cq->spare && push_seg(out, &n, &cap, cq->spare) != 0)
+                    st_segment_unref(cq->spare);
+                cq->spare = NULL;
                 cq_free(cq);
             }
             cq = next;
@@ -260,6 +274,66 @@ static rmq_err_t cq_push(st_cq_table_t *tab, st_cq_t *cq, st_segment_t *seg)
     return rc == 0 ? RMQ_OK : RMQ_ENOMEM;
 }
 
+/* True if every byte of seg is zero. */
+static int seg_all_zero(const st_segment_t *seg);
+
+/* Creates the file at start on the calling (loop) thread. A file already
+ * there is taken when it is all zero: the housekeeping thread linked it
+ * first while pre-creating it (that copy then arrives as a spare already
+ * in use and is only unreferenced). */
+static rmq_err_t cq_create(st_cq_table_t *tab, st_cq_t *cq, int64_t start, st_segment_t **out)
+{
+    int64_t fb = file_bytes(tab);
+    rmq_err_t rc = st_segment_create(cq->dir, start, fb, 0, "loop", out);
+
+    if (rc == RMQ_EEXIST) {
+        char path[PATH_MAX];
+
+        st_segment_path(path, sizeof(path), cq->dir, start);
+        rc = st_segment_open(path, start, fb, out);
+        if (rc == RMQ_OK && !seg_all_zero(*out)) {
+            LOG_ERROR_RL("%s exists and holds data; not reusing it", path);
+            st_segment_unref(*out);
+            rc = RMQ_EEXIST;
+        }
+        if (rc == RMQ_OK) {
+            atomic_store(&(*out)->wrote, 0);
+            atomic_store(&(*out)->flushed, 0);
+        }
+    }
+    if (rc == RMQ_OK)
+        tab->files_created_sync++;
+    return rc;
+}
+
+int64_t st_cq_next_file(const st_cq_table_t *tab, const st_cq_t *cq)
+{
+    return cq->nseg ? cq->segs[cq->nseg - 1]->start + file_bytes(tab) : -1;
+}
+
+int st_cq_wants_spare(const st_cq_table_t *tab, const st_cq_t *cq)
+{
+    const st_segment_t *last;
+
+    if (cq->nseg == 0 || cq->spare || cq->spare_pending)
+        return 0;
+    last = cq->segs[cq->nseg - 1];
+    return last->start + file_bytes(tab) != cq->spare_failed_at &&
+           (cq->max_offset * ST_CQ_UNIT - last->start) * 2 >= file_bytes(tab);
+}
+
+int st_cq_adopt_spare(const st_cq_table_t *tab, st_cq_t *cq, st_segment_t *seg)
+{
+    int64_t next = st_cq_next_file(tab, cq);
+
+    if (next < 0 || seg->start > next || seg->size != file_bytes(tab))
+        return -1;
+    if (seg->start < next || cq->spare)
+        return 0;
+    cq->spare = seg;
+    return 1;
+}
+
 rmq_err_t st_cq_prepare(st_cq_table_t *tab, st_cq_t *cq, int64_t first, int64_t n)
 {
     int64_t fb = file_bytes(tab);
@@ -272,11 +346,19 @@ rmq_err_t st_cq_prepare(st_cq_table_t *tab, st_cq_t *cq, int64_t first, int64_t 
         return rc;
     while (cq->nseg == 0 || cq->segs[cq->nseg - 1]->start + fb <= last_byte) {
         int64_t start = cq->nseg ? cq->segs[cq->nseg - 1]->start + fb : first * ST_CQ_UNIT / fb * fb;
-        st_segment_t *seg;
+        st_segment_t *seg = NULL;
 
-        rc = st_segment_create(cq->dir, start, fb, 0, "loop", &seg);
-        if (rc != RMQ_OK)
+        if (cq->spare && cq->spare->start == start) {
+            seg = cq->spare;
+            cq->spare = NULL;
+            tab->files_precreated++;
+        } else if ((rc = cq_create(tab, cq, start, &seg)) != RMQ_OK) {
             return rc;
+        }
+        if (cq->spare && cq->spare->start <= start) {   /* stale: never used */
+            st_segment_unref(cq->spare);
+            cq->spare = NULL;
+        }
         if ((rc = cq_push(tab, cq, seg)) != RMQ_OK) {
             st_segment_unlink(seg);
             st_segment_unref(seg);
@@ -351,6 +433,11 @@ static int seg_dirty_tail(const st_segment_t *seg, int64_t rel)
     return 0;
 }
 
+static int seg_all_zero(const st_segment_t *seg)
+{
+    return !seg_dirty_tail(seg, 0);
+}
+
 /* Makes every file of cq durable (recovery repairs only). */
 static void cq_sync_all(const st_cq_t *cq)
 {
@@ -373,11 +460,31 @@ static void cq_drop_from(st_cq_table_t *tab, st_cq_t *cq, size_t keep)
     }
 }
 
+/* Drops trailing all-zero files after a file that is not full: next files
+ * pre-created by the housekeeping thread and never used. They hold no unit;
+ * left in the list, the end would be taken as the start of the empty file,
+ * past the real end (after a clean stop too). */
+static void cq_drop_unused_spares(st_cq_table_t *tab, st_cq_t *cq)
+{
+    while (cq->nseg > 1) {
+        st_segment_t *last = cq->segs[cq->nseg - 1];
+
+        if (seg_count(tab, cq->segs[cq->nseg - 2]) >= tab->per_file || seg_count(tab, last) != 0 ||
+            !seg_all_zero(last))
+            break;
+        LOG_INFO("removing %s: pre-created, never used", last->path);
+        cq_drop_from(tab, cq, cq->nseg - 1);
+    }
+}
+
 /* Finds the end of a loaded queue; deep also repairs a crash's leftovers. */
 static void cq_find_end(st_cq_table_t *tab, st_cq_t *cq, int deep)
 {
-    size_t i = (deep && cq->nseg > 1) ? cq->nseg - 2 : cq->nseg - 1;
+    size_t i;
     int64_t count = 0;
+
+    cq_drop_unused_spares(tab, cq);
+    i = (deep && cq->nseg > 1) ? cq->nseg - 2 : cq->nseg - 1;
 
     for (; i < cq->nseg; i++) {
         count = seg_count(tab, cq->segs[i]);

@@ -1,8 +1,15 @@
 /* st_house.c: the housekeeping thread. Runs jobs the loop submits
- * (pre-creating the next commit-log file, unlinking deleted files) and,
- * every interval, measures the disk (disk_full above disk_full_ratio) and
- * runs retention. Results go back to the loop through st_link_post. When
- * the thread is not started (tests), jobs run inline on the caller. */
+ * (pre-creating the next commit-log file and the next file of consume
+ * queues, the key index's next file (st_index.c), sealing index files,
+ * unlinking deleted files) and, every interval, measures the disk
+ * (disk_full above disk_full_ratio) and runs retention. Results go back to
+ * the loop through st_link_post. When the thread is not started (tests),
+ * jobs run inline on the caller and nothing is pre-created.
+ *
+ * Threads: the job queue is shared under house.mu; spare_pending and the
+ * want functions are the loop's; the jobs themselves only use what their
+ * job struct carries (copied paths and sizes) plus the store's immutable
+ * configuration, and hand segments to the loop through st_link_post. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -21,6 +28,18 @@ typedef struct unlink_job {
     st_segment_t **segs;
     size_t n;
 } unlink_job_t;
+
+/* A consume queue's next file: request (loop) and result (house). */
+typedef struct cq_spare_job {
+    char *topic;
+    size_t topic_len;
+    int32_t queue_id;
+    char *dir;
+    int64_t start, size;
+    int warm;
+    rmq_err_t rc;
+    st_segment_t *seg;
+} cq_spare_job_t;
 
 /* Parses deleteWhen ("04" or "04;16") into the hours table. */
 static rmq_err_t parse_hours(int hours[24], const char *spec)
@@ -206,6 +225,87 @@ void st_house_want_spare(st_store_t *st)
                     : cl->write_pos - cl->write_pos % cl->file_size;
     st->house.spare_pending = 1;
     st_house_submit(st, job_create_spare, (void *)(intptr_t)next);
+}
+
+static void cq_spare_job_free(cq_spare_job_t *job)
+{
+    free(job->topic);
+    free(job->dir);
+    free(job);
+}
+
+/* Loop thread: a consume queue's pre-created next file (or a failure)
+ * arrived. The queue is looked up again: it may have rolled past the file
+ * already (the loop then created or took that file), or been deleted. */
+static void on_cq_spare(st_store_t *st, void *arg)
+{
+    cq_spare_job_t *job = arg;
+    st_segment_t *seg = job->seg;
+    st_cq_t *cq;
+    int kept;
+
+    if (!st) {                       /* closed: an unused file the loader drops */
+        if (seg)
+            st_segment_unref(seg);
+        cq_spare_job_free(job);
+        return;
+    }
+    cq = st_cq_table_find(&st->cqs, job->topic, job->topic_len, job->queue_id);
+    if (cq) {
+        cq->spare_pending = 0;
+        if (!seg)                    /* the loop creates that one (EEXIST: or takes it) */
+            cq->spare_failed_at = job->start;
+    }
+    kept = seg ? (cq ? st_cq_adopt_spare(&st->cqs, cq, seg) : -1) : 1;
+    if (kept == 0) {
+        st_segment_unref(seg);
+    } else if (kept < 0) {
+        /* past the queue's end (the queue was deleted or recreated): unlink
+         * it now, on the loop, so the queue cannot reach and reuse that
+         * file before a deferred unlink runs (rare) */
+        LOG_INFO("removing %s: pre-created for a queue that no longer needs it", seg->path);
+        st_segment_unlink(seg);
+        st_segment_unref(seg);
+    }
+    cq_spare_job_free(job);
+}
+
+/* Housekeeping thread: creates a consume queue's next file in place. */
+static void job_create_cq_spare(st_store_t *st, void *arg)
+{
+    cq_spare_job_t *job = arg;
+
+    job->rc = st_segment_create(job->dir, job->start, job->size, job->warm, "house", &job->seg);
+    if (job->rc != RMQ_OK) {
+        if (job->rc != RMQ_EEXIST)
+            LOG_WARN_RL("pre-creating consume-queue file %s/%020" PRId64 ": %s", job->dir, job->start,
+                        rmq_strerror(job->rc));
+        job->seg = NULL;
+    }
+    st_link_post(st->link, on_cq_spare, job);
+}
+
+void st_house_want_cq_spare(st_store_t *st, st_cq_t *cq)
+{
+    cq_spare_job_t *job;
+
+    if (!st->house.running || st->shutting_down || !st_cq_wants_spare(&st->cqs, cq))
+        return;
+    job = calloc(1, sizeof(*job));
+    if (!job || !(job->topic = malloc(cq->topic_len + 1)) || !(job->dir = strdup(cq->dir))) {
+        if (job)
+            free(job->topic);
+        free(job);
+        return;
+    }
+    memcpy(job->topic, cq->topic, cq->topic_len + 1);
+    job->topic_len = cq->topic_len;
+    job->queue_id = cq->queue_id;
+    job->start = st_cq_next_file(&st->cqs, cq);
+    job->size = st->cqs.per_file * ST_CQ_UNIT;
+    job->warm = st->cfg.warm_mapped_files;
+    cq->spare_pending = 1;
+    st_house_submit(st, job_create_cq_spare, job);
 }
 
 /* Unlinks and releases the segments of an unlink job. */

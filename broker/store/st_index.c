@@ -10,7 +10,28 @@
  * moves back. At open only files ending at or below the checkpoint and the
  * commit log's end are kept; the rest are deleted and the log re-indexed
  * from where the kept ones end (or from the checkpoint when none was
- * dropped), which is idempotent. */
+ * dropped), which is idempotent.
+ *
+ * Pre-created files: a file is named by the offset of the first record it
+ * indexes, unknown until the roll, so the housekeeping thread prepares the
+ * next file (preallocated, synced, mapped) under the neutral name
+ * SPARE_NAME, and the roll renames it into place (one rename, no
+ * fallocate/fsync on the loop). A file is created synchronously on the loop
+ * only when no spare is ready. A spare is asked for when the active file is
+ * half full (or at start when there is none yet), and not asked again for
+ * the same active file after a failed attempt (a full disk would otherwise
+ * retry on every add). A renamed file's directory entry is made durable by
+ * the seal job (directory fsync before index/checkpoint moves) or at a clean
+ * close; after a crash it is either under its final name (handled like any
+ * file not covered by the checkpoint: rebuilt) or still under SPARE_NAME,
+ * which st_segment_list removes as an interrupted creation, and the records
+ * it held are re-indexed because the checkpoint never covered them.
+ *
+ * Threads: everything in st_index_t belongs to the loop thread (including
+ * spare and spare_pending). The housekeeping thread runs job_seal (syncs a
+ * referenced segment, writes index/checkpoint) and job_spare (creates the
+ * spare from the copied directory path and size, then posts the segment to
+ * the loop with st_link_post); it never touches st_index_t. */
 #include "st_index.h"
 
 #include <inttypes.h>
@@ -34,13 +55,31 @@ struct st_index {
     int disabled;
     st_segment_t **files;            /* oldest first; the last one is active */
     size_t n, cap;
+    st_segment_t *spare;             /* next file, ready under SPARE_NAME, or NULL */
+    int spare_pending;               /* a job_spare is in flight */
+    int64_t spare_failed_at;         /* active start when one failed (SPARE_NONE: none) */
+    int64_t files_precreated;        /* files taken from a spare (stats) */
+    int64_t files_created_sync;      /* files created on the loop (stats) */
 };
+
+/* The spare's name: "<20 digits>.<suffix>", so a listing removes it. */
+#define SPARE_NAME "00000000000000000000.spare"
+#define SPARE_NONE INT64_MIN
 
 typedef struct seal_job {
     st_segment_t *seg;
     char *ckpt_path;
+    char *dir;
     int64_t end_phys;
 } seal_job_t;
+
+typedef struct spare_job {
+    char *dir;                       /* copy of the index directory */
+    int64_t size;
+    int warm;
+    int64_t active;                  /* start of the active file at the request, -1 if none */
+    st_segment_t *seg;               /* result (NULL on failure) */
+} spare_job_t;
 
 int64_t st_index_file_size(int32_t slot_num, int32_t index_num)
 {
@@ -124,6 +163,7 @@ st_index_t *st_index_new(const char *dir, int32_t slot_num, int32_t index_num, i
     ix->slot_num = slot_num > 0 ? slot_num : 1;
     ix->index_num = index_num > 1 ? index_num : 2;
     ix->disabled = disabled;
+    ix->spare_failed_at = SPARE_NONE;
     return ix;
 }
 
@@ -133,6 +173,10 @@ void st_index_free(st_index_t *ix)
         return;
     for (size_t i = 0; i < ix->n; i++)
         st_segment_unref(ix->files[i]);
+    if (ix->spare) {                 /* never used: no reason to keep its blocks */
+        st_segment_unlink(ix->spare);
+        st_segment_unref(ix->spare);
+    }
     free(ix->files);
     free(ix->dir);
     free(ix->ckpt_path);
@@ -157,6 +201,14 @@ static rmq_err_t files_push(st_index_t *ix, st_segment_t *seg)
 size_t st_index_file_count(const st_index_t *ix)
 {
     return ix ? ix->n : 0;
+}
+
+void st_index_file_stats(const st_index_t *ix, int64_t *precreated, int64_t *created_sync,
+                         int *spare_ready)
+{
+    *precreated = ix ? ix->files_precreated : 0;
+    *created_sync = ix ? ix->files_created_sync : 0;
+    *spare_ready = ix && ix->spare != NULL;
 }
 
 void st_index_file_header(const st_index_t *ix, size_t i, st_index_header_t *h)
@@ -196,6 +248,10 @@ static void job_seal(st_store_t *st, void *arg)
     st_sync_fn sync = st && st->hooks.sync ? st->hooks.sync : st_segment_msync;
     rmq_err_t rc = st_segment_flush(job->seg, sync, st ? st->hooks.sync_arg : NULL);
 
+    /* the file may have been renamed into place from a spare: its name
+     * must be durable before the checkpoint says it holds these records */
+    if (rc == RMQ_OK)
+        rc = st_file_sync_dir(job->dir);
     if (rc == RMQ_OK && job->end_phys > ckpt_read(job->ckpt_path))   /* never moves back */
         rc = ckpt_write(job->ckpt_path, job->end_phys);
     if (rc != RMQ_OK)
@@ -203,6 +259,7 @@ static void job_seal(st_store_t *st, void *arg)
                      job->seg->path, rmq_strerror(rc));
     st_segment_unref(job->seg);
     free(job->ckpt_path);
+    free(job->dir);
     free(job);
 }
 
@@ -214,7 +271,9 @@ static void seal_active(st_store_t *st, st_index_t *ix)
     st_index_header_t h;
 
     header_get(seg, &h);
-    if (!job || !(job->ckpt_path = strdup(ix->ckpt_path))) {
+    if (!job || !(job->ckpt_path = strdup(ix->ckpt_path)) || !(job->dir = strdup(ix->dir))) {
+        if (job)
+            free(job->ckpt_path);
         free(job);
         LOG_ERROR_RL("index: out of memory sealing %s", seg->path);
         return;
@@ -238,6 +297,8 @@ rmq_err_t st_index_sync_all(st_store_t *st)
         atomic_store(&ix->files[i]->wrote, ix->files[i]->size);
         rc = st_segment_flush(ix->files[i], sync, st->hooks.sync_arg);
     }
+    if (rc == RMQ_OK)                /* names of files renamed from spares */
+        rc = st_file_sync_dir(ix->dir);
     /* every record dispatched so far is indexed in a synced file */
     if (rc == RMQ_OK)
         rc = ckpt_write(ix->ckpt_path, atomic_load(&st->dispatched));
@@ -248,7 +309,93 @@ rmq_err_t st_index_sync_all(st_store_t *st)
 
 /* ---- building ---- */
 
-/* Creates a new active file for records from phys on. */
+/* Housekeeping thread: creates the spare file, then posts it to the loop. */
+static void job_spare(st_store_t *st, void *arg);
+
+/* Loop thread: a spare arrived (job->seg, or NULL after a failure). */
+static void on_spare(st_store_t *st, void *arg)
+{
+    spare_job_t *job = arg;
+    st_segment_t *seg = job->seg;
+    st_index_t *ix = st ? st->index : NULL;
+
+    if (ix) {
+        ix->spare_pending = 0;
+        if (!seg)
+            ix->spare_failed_at = job->active;
+    }
+    if (seg && ix && !ix->spare && !ix->disabled) {
+        ix->spare = seg;
+    } else if (seg) {                /* store closed, or not wanted: never placed */
+        st_segment_unlink(seg);
+        st_segment_unref(seg);
+    }
+    free(job->dir);
+    free(job);
+}
+
+static void job_spare(st_store_t *st, void *arg)
+{
+    spare_job_t *job = arg;
+    rmq_err_t rc = st_segment_create_spare(job->dir, SPARE_NAME, job->size, job->warm, &job->seg);
+
+    if (rc != RMQ_OK) {
+        LOG_WARN_RL("index: pre-creating the next file: %s", rmq_strerror(rc));
+        job->seg = NULL;
+    }
+    st_link_post(st->link, on_spare, job);
+}
+
+void st_index_want_spare(st_store_t *st)
+{
+    st_index_t *ix = st->index;
+    int64_t active;
+    spare_job_t *job;
+
+    if (!ix || ix->disabled || ix->spare || ix->spare_pending || !st->house.running ||
+        st->shutting_down)
+        return;
+    active = ix->n > 0 ? ix->files[ix->n - 1]->start : -1;
+    if (active == ix->spare_failed_at)
+        return;                      /* failed for this file already: wait for the roll */
+    if (ix->n > 0) {
+        st_index_header_t h;
+
+        header_get(ix->files[ix->n - 1], &h);
+        if ((int64_t)h.index_count * 2 < file_capacity(ix->files[ix->n - 1], &h))
+            return;                  /* less than half full */
+    }
+    if (!(job = calloc(1, sizeof(*job))) || !(job->dir = strdup(ix->dir))) {
+        free(job);
+        return;
+    }
+    job->size = st_index_file_size(ix->slot_num, ix->index_num);
+    job->warm = st->cfg.warm_mapped_files;
+    job->active = active;
+    ix->spare_pending = 1;
+    st_house_submit(st, job_spare, job);
+}
+
+/* Takes the spare as the file starting at phys, or NULL if there is none
+ * or it cannot be renamed (then it is dropped). */
+static st_segment_t *take_spare(st_index_t *ix, int64_t phys)
+{
+    st_segment_t *seg = ix->spare;
+
+    if (!seg)
+        return NULL;
+    ix->spare = NULL;
+    if (st_segment_place(seg, ix->dir, phys) != RMQ_OK) {
+        st_segment_unlink(seg);
+        st_segment_unref(seg);
+        return NULL;
+    }
+    ix->files_precreated++;
+    return seg;
+}
+
+/* Creates a new active file for records from phys on: the spare when one
+ * is ready, else synchronously (blocking the loop for the preallocation). */
 static rmq_err_t roll(st_store_t *st, st_index_t *ix, int64_t phys, int64_t store_ts)
 {
     int64_t size = st_index_file_size(ix->slot_num, ix->index_num);
@@ -259,12 +406,16 @@ static rmq_err_t roll(st_store_t *st, st_index_t *ix, int64_t phys, int64_t stor
 
     if (ix->n > 0)
         seal_active(st, ix);
-    st_segment_path(path, sizeof(path), ix->dir, phys);
-    unlink(path);                    /* a leftover of a file deleted at recovery */
-    rc = st_segment_create(ix->dir, phys, size, 0, "idx", &seg);
-    if (rc != RMQ_OK) {
-        LOG_ERROR_RL("index: cannot create a file at %" PRId64 ": %s", phys, rmq_strerror(rc));
-        return rc;
+    ix->spare_failed_at = SPARE_NONE;
+    if ((seg = take_spare(ix, phys)) == NULL) {
+        st_segment_path(path, sizeof(path), ix->dir, phys);
+        unlink(path);                /* a leftover of a file deleted at recovery */
+        rc = st_segment_create(ix->dir, phys, size, 0, "idx", &seg);
+        if (rc != RMQ_OK) {
+            LOG_ERROR_RL("index: cannot create a file at %" PRId64 ": %s", phys, rmq_strerror(rc));
+            return rc;
+        }
+        ix->files_created_sync++;
     }
     header_put(seg, &h);
     if ((rc = files_push(ix, seg)) != RMQ_OK) {
@@ -360,6 +511,8 @@ rmq_err_t st_index_add(st_store_t *st, const char *topic, size_t topic_len, cons
         h.end_ts = store_ts;
     h.end_phys = phys + size;
     header_put(seg, &h);
+    if (!ix->spare && !ix->spare_pending && (int64_t)h.index_count * 2 >= cap)
+        st_index_want_spare(st);
     return RMQ_OK;
 }
 

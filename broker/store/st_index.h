@@ -8,7 +8,8 @@
  * thread, then recorded in ROOT/index/checkpoint as durable) and a new one
  * begun. Built on dispatch, idempotent for replayed records, rebuilt from
  * the commit log after a crash, deleted with the commit log it points to.
- * Loop thread throughout, unless noted. */
+ * The next file is pre-created on the housekeeping thread and renamed into
+ * place at the roll (st_index.c). Loop thread throughout, unless noted. */
 #ifndef ST_INDEX_H
 #define ST_INDEX_H
 
@@ -68,6 +69,16 @@ void st_index_retain(struct st_store *st, int64_t cl_min);
 
 /* Syncs every file and records them all as durable. Loop thread at close. */
 rmq_err_t st_index_sync_all(struct st_store *st);
+
+/* Asks the housekeeping thread to pre-create the next file (see st_index.c)
+ * when none is ready or in flight and the active file is at least half full
+ * or there is none. No-op unless the housekeeping thread runs. Loop thread. */
+void st_index_want_spare(struct st_store *st);
+
+/* Files taken from a pre-created spare and files created on the loop since
+ * open, and whether a spare is ready now (stats, tests). */
+void st_index_file_stats(const st_index_t *ix, int64_t *precreated, int64_t *created_sync,
+                         int *spare_ready);
 
 /* Number of files (tests). */
 size_t st_index_file_count(const st_index_t *ix);

@@ -10,7 +10,11 @@
  *   writes the checkpoint, publishes durable/write_error atomics and posts
  *   them to the loop.
  * - housekeeping thread (st_house.c): pre-creates the next commit-log file,
- *   measures the disk, runs retention, unlinks deleted files. */
+ *   the next file of each active consume queue and the key index's next
+ *   file, seals index files, measures the disk, runs retention, unlinks
+ *   deleted files. Pre-created files reach the loop by st_link_post; the
+ *   loop keeps them as spares (cl.spare, cq->spare, the index's spare) and
+ *   takes one at a roll, creating a file itself only when none is ready. */
 #ifndef ST_INTERNAL_H
 #define ST_INTERNAL_H
 
@@ -164,6 +168,9 @@ void st_house_deinit(st_store_t *st);
 void st_house_submit(st_store_t *st, st_job_fn fn, void *arg);
 /* Asks for the commit-log file after the active one. Loop thread. */
 void st_house_want_spare(st_store_t *st);
+/* Asks for cq's next file when st_cq_wants_spare says so (cheap to call
+ * after every write). Loop thread; no-op when the thread is not running. */
+void st_house_want_cq_spare(st_store_t *st, st_cq_t *cq);
 /* Unlinks and unrefs segments (array owned by the job). Loop thread. */
 void st_house_unlink_later(st_store_t *st, st_segment_t **segs, size_t n);
 /* Measures the disk and updates disk_full. Housekeeping thread. */

@@ -115,6 +115,52 @@ rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int wa
     return RMQ_OK;
 }
 
+rmq_err_t st_segment_create_spare(const char *dir, const char *name, int64_t size, int warm,
+                                  st_segment_t **out)
+{
+    char path[PATH_MAX];
+    char *dup;
+    int fd;
+    rmq_err_t rc;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    fd = segment_prealloc(path, size);
+    if (fd < 0) {
+        LOG_ERROR_RL("preallocate %s (%" PRId64 " bytes): %s", path, size, strerror(-fd));
+        return fd == -ENOSPC ? RMQ_ENOSPC : RMQ_EIO;
+    }
+    dup = strdup(path);
+    rc = dup ? segment_wrap(dup, fd, -1, size, out) : RMQ_ENOMEM;
+    if (rc != RMQ_OK) {
+        free(dup);
+        close(fd);
+        unlink(path);
+        return rc;
+    }
+    if (warm)
+        segment_warm(*out);
+    return RMQ_OK;
+}
+
+rmq_err_t st_segment_place(st_segment_t *seg, const char *dir, int64_t start)
+{
+    char path[PATH_MAX];
+    char *dup;
+
+    st_segment_path(path, sizeof(path), dir, start);
+    if (!(dup = strdup(path)))
+        return RMQ_ENOMEM;
+    if (rename(seg->path, path) != 0) {
+        LOG_ERROR_RL("rename %s to %s: %s", seg->path, path, strerror(errno));
+        free(dup);
+        return RMQ_EIO;
+    }
+    free(seg->path);
+    seg->path = dup;
+    seg->start = start;
+    return RMQ_OK;
+}
+
 rmq_err_t st_segment_open(const char *path, int64_t start, int64_t size, st_segment_t **out)
 {
     struct stat sb;

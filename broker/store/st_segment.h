@@ -41,6 +41,21 @@ void st_segment_path(char *out, size_t outlen, const char *dir, int64_t start);
 rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int warm,
                             const char *tmp_suffix, st_segment_t **out);
 
+/* Creates dir/name (a name st_segment_list treats as a leftover, e.g.
+ * "<20 digits>.spare") of size bytes: preallocated, fsynced, mapped, pages
+ * touched if warm; start is -1 until st_segment_place. The directory is not
+ * synced: an unplaced spare is garbage after a crash and removed by the
+ * next listing. One reference, owned by the caller. Blocking: housekeeping
+ * thread. */
+rmq_err_t st_segment_create_spare(const char *dir, const char *name, int64_t size, int warm,
+                                  st_segment_t **out);
+
+/* Renames a spare's file to dir/<start> (replacing a leftover of that name)
+ * and sets start. The directory is not synced; the caller syncs it before it
+ * records the file as durable. Only while the caller is the segment's sole
+ * user (loop thread, before the segment is published). */
+rmq_err_t st_segment_place(st_segment_t *seg, const char *dir, int64_t start);
+
 /* Maps an existing file, which must be exactly size bytes. wrote/flushed
  * start at size; recovery corrects them. One reference for the caller. */
 rmq_err_t st_segment_open(const char *path, int64_t start, int64_t size, st_segment_t **out);

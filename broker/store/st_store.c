@@ -269,6 +269,11 @@ st_store_t *st_store_open(const st_store_config_t *cfg, char *err, size_t errlen
     return st;
 }
 
+static void want_cq_spare(st_cq_t *cq, void *arg)
+{
+    st_house_want_cq_spare(arg, cq);
+}
+
 rmq_err_t st_store_start(st_store_t *st, struct event_base *base, rmq_loop_poster_t *poster)
 {
     rmq_err_t rc;
@@ -280,6 +285,8 @@ rmq_err_t st_store_start(st_store_t *st, struct event_base *base, rmq_loop_poste
     if ((rc = st_flush_start(st)) != RMQ_OK || (rc = st_house_start(st)) != RMQ_OK)
         return rc;
     st_house_want_spare(st);
+    st_index_want_spare(st);         /* the first file too: producers set UNIQ_KEY */
+    st_cq_table_foreach(&st->cqs, want_cq_spare, st);
     return RMQ_OK;
 }
 
@@ -467,6 +474,7 @@ void st_store_put_batch(st_store_t *st, const st_msg_t *msgs, size_t n, st_put_r
     res->queue_offset = cq->max_offset;
     put_write(st, cq, seg, msgs, n, store_ts);
     st_commitlog_advance(&st->cl, seg, (int64_t)total);
+    st_house_want_cq_spare(st, cq);
     atomic_store(&st->dispatched, st->cl.write_pos);
     res->status = ST_PUT_OK;
     res->end_offset = st->cl.write_pos;
@@ -717,6 +725,7 @@ void st_store_delete_topic(st_store_t *st, const char *topic)
 void st_store_stats(st_store_t *st, st_store_stats_t *out)
 {
     int64_t min = st_commitlog_min(&st->cl);
+    int ready;
 
     memset(out, 0, sizeof(*out));
     out->commitlog_min_offset = min;
@@ -731,6 +740,10 @@ void st_store_stats(st_store_t *st, st_store_stats_t *out)
     out->writable = !out->write_error && !out->disk_full && !st->cfg.read_only_role;
     out->earliest_store_time = record_time(st, min);
     out->put_latency_max_us = st->put_latency_max_us;
+    st_index_file_stats(st->index, &out->index_files_precreated, &out->index_files_created_sync,
+                        &ready);
+    out->cq_files_precreated = st->cqs.files_precreated;
+    out->cq_files_created_sync = st->cqs.files_created_sync;
 }
 
 /* ---- replication ---- */

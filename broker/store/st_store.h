@@ -128,6 +128,10 @@ typedef struct st_store_stats {
     int write_error;                 /* latched */
     int64_t earliest_store_time;
     int64_t put_latency_max_us;
+    /* files rolled into: pre-created by the housekeeping thread vs created
+     * on the loop thread (the first file of a queue always is) */
+    int64_t index_files_precreated, index_files_created_sync;
+    int64_t cq_files_precreated, cq_files_created_sync;
 } st_store_stats_t;
 
 /* Called on the loop thread for each dispatched message: the queue has new

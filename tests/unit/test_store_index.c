@@ -3,13 +3,19 @@
  * filters; full files roll and queries span them; a clean restart keeps the
  * files; a crash (child exits without closing) rebuilds what was not
  * durable without duplicating entries; retention drops files that only
- * point below the commit log's minimum; the index can be disabled. */
+ * point below the commit log's minimum; the index can be disabled; with the
+ * store's threads running, every file is pre-created by the housekeeping
+ * thread (the spare exists before the roll) and renamed into place, and
+ * queries span the files before and after a clean restart. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
+#include "rmq_loop.h"
 #include "rmq_time.h"
 #include "st_file.h"
 #include "st_internal.h"
@@ -242,6 +248,102 @@ START_TEST(test_disabled)
 }
 END_TEST
 
+/* Runs base until the index has a spare ready (or 5 s pass). */
+static int wait_spare(st_store_t *st, struct event_base *base)
+{
+    int64_t deadline = rmq_mono_ms() + 5000, pre, sync;
+    int ready = 0;
+
+    for (;;) {
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        st_index_file_stats(st->index, &pre, &sync, &ready);
+        if (ready || rmq_mono_ms() > deadline)
+            return ready;
+        rmq_sleep_ms(2);
+    }
+}
+
+/* Entries the active file still has room for (0 without a file). */
+static int active_room(st_store_t *st)
+{
+    size_t n = st_index_file_count(st->index);
+    st_index_header_t h;
+
+    if (n == 0)
+        return 0;
+    st_index_file_header(st->index, n - 1, &h);
+    return 64 - h.index_count;
+}
+
+START_TEST(test_precreated_files_roll)
+{
+    struct event_base *base;
+    rmq_loop_poster_t *poster;
+    st_store_t *st = ts_open(&env);
+    st_store_stats_t stats;
+    char spare[256];
+    int64_t t_mid = 0;
+
+    rmq_loop_global_init();
+    base = event_base_new();
+    poster = rmq_loop_poster_new(base);
+    ck_assert_int_eq(st_store_start(st, base, poster), RMQ_OK);
+    ts_path(&env, spare, sizeof(spare), "index/00000000000000000000.spare");
+    /* the first file is pre-created at start, before any keyed message */
+    ck_assert(wait_spare(st, base));
+    ck_assert_int_eq(access(spare, F_OK), 0);
+    ck_assert_uint_eq(st_index_file_count(st->index), 0);
+    for (int i = 0; i < 120; i++) {        /* two entries each, 31 per file */
+        char keys[32];
+
+        if (active_room(st) < 2) {
+            /* the next add rolls: the spare must be waiting, on disk */
+            ck_assert(wait_spare(st, base));
+            ck_assert_int_eq(access(spare, F_OK), 0);
+        }
+        snprintf(keys, sizeof(keys), "k%d common", i);
+        put_keyed(st, "T", keys, NULL);
+        if (i == 60)
+            t_mid = rmq_wall_ms();
+        event_base_loop(base, EVLOOP_NONBLOCK);
+    }
+    st_store_stats(st, &stats);
+    ck_assert_uint_eq(st_index_file_count(st->index), 4);
+    ck_assert_int_eq(stats.index_files_precreated, 4);
+    ck_assert_int_eq(stats.index_files_created_sync, 0);
+    ck_assert_int_eq(total_entries(st), 240);
+    ck_assert_int_eq(query(st, "T", "common", ALL, 128), 120);
+    ck_assert_int_ge(query(st, "T", "common", t_mid, INT64_MAX, 128), 59);
+    for (int i = 0; i < 120; i += 7) {
+        char k[16];
+
+        snprintf(k, sizeof(k), "k%d", i);
+        ck_assert_int_eq(query(st, "T", k, ALL, 8), 1);
+    }
+    /* files carry their first record's offset as their name */
+    for (size_t f = 0; f < st_index_file_count(st->index); f++) {
+        st_index_header_t h;
+        char name[64], path[256];
+
+        st_index_file_header(st->index, f, &h);
+        snprintf(name, sizeof(name), "index/%020lld", (long long)h.begin_phys);
+        ts_path(&env, path, sizeof(path), name);
+        ck_assert_int_eq(access(path, F_OK), 0);
+    }
+    st_store_close(st);
+    rmq_loop_poster_free(poster);
+    event_base_free(base);
+    /* an unused spare does not outlive the store; the files do */
+    ck_assert_int_ne(access(spare, F_OK), 0);
+    st = ts_open(&env);
+    ck_assert_uint_eq(st_index_file_count(st->index), 4);
+    ck_assert_int_eq(total_entries(st), 240);
+    ck_assert_int_eq(query(st, "T", "common", ALL, 128), 120);
+    ck_assert_int_eq(query(st, "T", "k119", ALL, 8), 1);
+    st_store_close(st);
+}
+END_TEST
+
 static Suite *index_suite(void)
 {
     Suite *s = suite_create("store_index");
@@ -255,6 +357,7 @@ static Suite *index_suite(void)
     tcase_add_test(tc, test_crash_rebuild);
     tcase_add_test(tc, test_retention);
     tcase_add_test(tc, test_disabled);
+    tcase_add_test(tc, test_precreated_files_roll);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,7 +3,11 @@
  * that exits without closing) recover every record; a torn tail (a record
  * cut in half, a flipped byte in the middle of the last records) is cut off
  * with the consume queues trimmed to match; lost consume queues are rebuilt
- * from the log. */
+ * from the log. Pre-created files (housekeeping thread running): consume
+ * queues roll through several pre-created files with reads spanning the
+ * boundaries; an unused pre-created consume-queue file and index spare left
+ * by a crash, or a consume-queue spare left by a clean stop, change nothing
+ * that is served and are removed. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -298,6 +302,236 @@ START_TEST(test_half_created_file_removed)
 }
 END_TEST
 
+/* ---- pre-created files ---- */
+
+#define PRE_BODY 300
+
+/* Puts message seq on Pre/0 with keys "k<seq> common". */
+static void put_pre(st_store_t *st, uint32_t seq)
+{
+    uint8_t body[PRE_BODY];
+    char props[64];
+    st_msg_t m = {0};
+    st_put_result_t res;
+
+    ts_body(seq, body, sizeof(body));
+    m.properties_len = (size_t)snprintf(props, sizeof(props), "KEYS\x01k%u common", seq);
+    m.properties = props;
+    m.topic = "Pre";
+    m.topic_len = 3;
+    m.body = body;
+    m.body_len = sizeof(body);
+    st_store_put(st, &m, &res);
+    ck_assert_int_eq(res.status, ST_PUT_OK);
+    ck_assert_int_eq(res.queue_offset, seq);
+}
+
+/* Reads Pre/0 from 0 in pulls of up to 7 (a pull stops at a queue file's
+ * end, so several span each boundary) and checks n messages in order. */
+static void check_pre(st_store_t *st, uint32_t n)
+{
+    int64_t off = 0;
+
+    ck_assert_int_eq(st_store_max_offset(st, "Pre", 0), n);
+    while (off < n) {
+        struct evbuffer *buf = evbuffer_new();
+        st_get_result_t gr;
+        rmq_record_t recs[8];
+        uint8_t *flat;
+        size_t got;
+
+        st_store_get(st, "Pre", 0, off, 7, 0, NULL, buf, &gr);
+        ck_assert_int_eq(gr.status, ST_GET_FOUND);
+        got = ts_records(buf, recs, 8, &flat);
+        ck_assert_uint_ge(got, 1);
+        for (size_t i = 0; i < got; i++) {
+            ck_assert_int_eq(recs[i].queue_offset, off + (int64_t)i);
+            ts_check_body(&recs[i], (uint32_t)(off + (int64_t)i));
+        }
+        ck_assert_int_eq(gr.next_begin_offset, off + (int64_t)got);
+        off += (int64_t)got;
+        free(flat);
+        evbuffer_free(buf);
+    }
+}
+
+/* Number of records the key query finds for key on Pre. */
+static int32_t query_pre(st_store_t *st, const char *key)
+{
+    struct evbuffer *out = evbuffer_new();
+    int32_t count = -1;
+
+    ck_assert_int_eq(st_store_query_key(st, "Pre", key, 0, INT64_MAX, 1000, out, &count), RMQ_OK);
+    evbuffer_free(out);
+    return count;
+}
+
+static int cq_spare_ready(st_store_t *st)
+{
+    st_cq_t *cq = st_cq_table_find(&st->cqs, "Pre", 3, 0);
+
+    return cq && cq->spare;
+}
+
+static int index_spare_ready(st_store_t *st)
+{
+    int64_t pre, sync;
+    int ready;
+
+    st_index_file_stats(st->index, &pre, &sync, &ready);
+    return ready;
+}
+
+/* Runs base until pred(st) holds; fails after 5 s. */
+static void pump_until(struct event_base *base, st_store_t *st, int (*pred)(st_store_t *))
+{
+    int64_t deadline = rmq_mono_ms() + 5000;
+
+    while (!pred(st)) {
+        ck_assert_msg(rmq_mono_ms() < deadline, "pre-created file never arrived");
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        rmq_sleep_ms(2);
+    }
+}
+
+static int file_exists(const char *rel)
+{
+    char path[256];
+
+    ts_path(&env, path, sizeof(path), rel);
+    return access(path, F_OK) == 0;
+}
+
+#define CQ_FILE(n) "consumequeue/Pre/0/%020d", (n) * TS_CQ_PER_FILE * 20
+
+static int cq_file_exists(int n)
+{
+    char rel[64];
+
+    snprintf(rel, sizeof(rel), CQ_FILE(n));
+    return file_exists(rel);
+}
+
+START_TEST(test_cq_precreated_roll)
+{
+    struct event_base *base;
+    rmq_loop_poster_t *poster;
+    st_store_t *st = ts_open(&env);
+    st_store_stats_t stats;
+
+    rmq_loop_global_init();
+    base = event_base_new();
+    poster = rmq_loop_poster_new(base);
+    ck_assert_int_eq(st_store_start(st, base, poster), RMQ_OK);
+    for (uint32_t i = 0; i < 5 * TS_CQ_PER_FILE - 10; i++) {
+        if (i > 0 && i % TS_CQ_PER_FILE == 0) {
+            /* the next put rolls: the file exists before it is needed */
+            ck_assert(cq_spare_ready(st));
+            ck_assert(cq_file_exists((int)(i / TS_CQ_PER_FILE)));
+        }
+        put_pre(st, i);
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        if (i % TS_CQ_PER_FILE == TS_CQ_PER_FILE - 1)
+            pump_until(base, st, cq_spare_ready);
+    }
+    st_store_stats(st, &stats);
+    ck_assert_int_eq(stats.cq_files_created_sync, 1);        /* the queue's first */
+    ck_assert_int_eq(stats.cq_files_precreated, 4);
+    check_pre(st, 5 * TS_CQ_PER_FILE - 10);
+    ck_assert_int_eq(query_pre(st, "common"), 5 * TS_CQ_PER_FILE - 10);
+    st_store_close(st);
+    rmq_loop_poster_free(poster);
+    event_base_free(base);
+    st = ts_open(&env);
+    check_pre(st, 5 * TS_CQ_PER_FILE - 10);
+    st_store_close(st);
+}
+END_TEST
+
+#define SPARE_AT 50      /* past half of a 64-unit queue file and of a 31-message index file */
+
+/* Child: threads running; stops (without closing) once both the queue's
+ * next file and the index's next file are pre-created and unused. */
+static void child_spares(ts_env_t *e)
+{
+    struct event_base *base;
+    rmq_loop_poster_t *poster;
+    st_store_t *st = ts_open(e);
+
+    rmq_loop_global_init();
+    base = event_base_new();
+    poster = rmq_loop_poster_new(base);
+    ck_assert_int_eq(st_store_start(st, base, poster), RMQ_OK);
+    for (uint32_t i = 0; i < SPARE_AT; i++)
+        put_pre(st, i);
+    pump_until(base, st, cq_spare_ready);
+    pump_until(base, st, index_spare_ready);
+    ck_assert_uint_eq(st_index_file_count(st->index), 2);
+}
+
+START_TEST(test_crash_with_unused_spares)
+{
+    st_store_t *st;
+
+    env.cfg.max_hash_slot_num = 16;
+    env.cfg.max_index_num = 64;
+    ts_crash_child(&env, child_spares);
+    ck_assert(file_exists("abort"));
+    ck_assert(cq_file_exists(1));
+    ck_assert(file_exists("index/00000000000000000000.spare"));
+    st = ts_open(&env);
+    check_pre(st, SPARE_AT);
+    ck_assert_int_eq(query_pre(st, "common"), SPARE_AT);
+    ck_assert_int_eq(query_pre(st, "k49"), 1);
+    ck_assert_uint_eq(st_index_file_count(st->index), 2);
+    ck_assert(!file_exists("index/00000000000000000000.spare"));
+    ck_assert(!cq_file_exists(1));
+    /* and the store goes on across the boundary */
+    for (uint32_t i = SPARE_AT; i < SPARE_AT + 40; i++)
+        put_pre(st, i);
+    check_pre(st, SPARE_AT + 40);
+    st_store_close(st);
+    st = ts_open(&env);
+    check_pre(st, SPARE_AT + 40);
+    ck_assert_int_eq(query_pre(st, "common"), SPARE_AT + 40);
+    st_store_close(st);
+}
+END_TEST
+
+START_TEST(test_cq_spare_left_by_clean_stop)
+{
+    struct event_base *base;
+    rmq_loop_poster_t *poster;
+    st_store_t *st;
+
+    env.cfg.max_hash_slot_num = 16;
+    env.cfg.max_index_num = 64;
+    st = ts_open(&env);
+    rmq_loop_global_init();
+    base = event_base_new();
+    poster = rmq_loop_poster_new(base);
+    ck_assert_int_eq(st_store_start(st, base, poster), RMQ_OK);
+    for (uint32_t i = 0; i < 40; i++)
+        put_pre(st, i);
+    pump_until(base, st, cq_spare_ready);
+    st_store_close(st);
+    rmq_loop_poster_free(poster);
+    event_base_free(base);
+    ck_assert(!file_exists("abort"));
+    ck_assert(cq_file_exists(1));              /* linked in place, never used */
+    st = ts_open(&env);                        /* a clean open: no deep repair */
+    check_pre(st, 40);
+    ck_assert(!cq_file_exists(1));
+    for (uint32_t i = 40; i < 100; i++)
+        put_pre(st, i);
+    check_pre(st, 100);
+    st_store_close(st);
+    st = ts_open(&env);
+    check_pre(st, 100);
+    st_store_close(st);
+}
+END_TEST
+
 static Suite *recovery_suite(void)
 {
     Suite *s = suite_create("store_recovery");
@@ -312,6 +546,9 @@ static Suite *recovery_suite(void)
     tcase_add_test(tc, test_lost_consume_queues_rebuilt);
     tcase_add_test(tc, test_kill_with_threads_running);
     tcase_add_test(tc, test_half_created_file_removed);
+    tcase_add_test(tc, test_cq_precreated_roll);
+    tcase_add_test(tc, test_crash_with_unused_spares);
+    tcase_add_test(tc, test_cq_spare_left_by_clean_stop);
     suite_add_tcase(s, tc);
     return s;
 }
