@@ -397,7 +397,8 @@ static void consume_stat(bk_broker_t *bk, Rmq__QueueConsumeStats *q, const char 
         q->last_timestamp = st_store_time_at(bk->store, topic, queue_id, consumer_offset - 1);
 }
 
-/* GET_CONSUME_STATS: broker vs consumer offset per queue of a group. */
+/* GET_CONSUME_STATS: broker vs consumer offset per queue of a group, and
+ * the messages per second it pulled over the last minute. */
 static void h_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
@@ -428,6 +429,7 @@ static void h_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     Rmq__ConsumeStats cs = RMQ__CONSUME_STATS__INIT;
     cs.queues = ptrs;
     cs.n_queues = k;
+    cs.consume_tps = bk_groupstats_tps(bk->groupstats, h->consumer_group, h->topic);
     resp.header_case = RMQ__COMMAND__HEADER_CONSUME_STATS;
     resp.consume_stats = &cs;
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);

@@ -67,6 +67,7 @@ static void broker_tick(evutil_socket_t fd, short what, void *arg)
     bk_broker_t *bk = arg;
     int64_t now = rmq_mono_ms();
     bk_stats_sample(&bk->stats);
+    bk_groupstats_sample(bk->groupstats);
     if (++bk->ticks % (CLIENT_EXPIRY_CHECK_MS / 1000) == 0)
         bk_clients_expire(bk->clients, now);
     if (now - bk->last_offsets_ms >= bk->cfg->flush_consumer_offset_interval) {
@@ -199,9 +200,10 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     bk->clients = bk_clients_new(bk->cfg->channel_expired_timeout);
     bk->send = bk_send_new(bk);
     bk->pull = bk_pull_new(bk);
+    bk->groupstats = bk_groupstats_new();
     bk->tick = event_new(bk->base, -1, EV_PERSIST, broker_tick, bk);
     bk->drain = evtimer_new(bk->base, broker_drain, bk);
-    if (!bk->clients || !bk->send || !bk->pull || !bk->tick || !bk->drain) {
+    if (!bk->clients || !bk->send || !bk->pull || !bk->groupstats || !bk->tick || !bk->drain) {
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
@@ -280,6 +282,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk_send_free(bk->send);
     bk_pull_free(bk->pull);
     bk->pull = NULL;
+    bk_groupstats_free(bk->groupstats);
+    bk->groupstats = NULL;
     bk_clients_free(bk->clients);
     bk->clients = NULL;
     bk_lock_free(bk->locks);

@@ -12,6 +12,7 @@
 #include "bk_clients.h"
 #include "bk_config.h"
 #include "bk_groups.h"
+#include "bk_groupstats.h"
 #include "bk_offsets.h"
 #include "bk_persist.h"
 #include "bk_stats.h"
@@ -51,6 +52,7 @@ typedef struct bk_broker {
     bk_lock_t *locks;             /* orderly queue locks (bk_lock.c) */
     bk_tx_t *tx;                  /* transactions: half messages, check-back (bk_tx.c) */
     bk_stats_t stats;
+    bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */
     struct event *drain;          /* clean stop: waits for unanswered sends */
     int64_t drain_deadline_ms;

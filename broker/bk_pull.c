@@ -167,6 +167,7 @@ static void pull_reply(bk_pull_t *p, rmq_conn_t *conn, const Rmq__PullMessageReq
     if (status == RMQ__STATUS__SUCCESS) {
         bk_stats_add(&p->bk->stats, BK_STAT_GET_FOUND, res->msg_count);
         bk_stats_add(&p->bk->stats, BK_STAT_GET_TRANSFERRED, res->bytes);
+        bk_groupstats_add(p->bk->groupstats, h->consumer_group, h->topic, res->msg_count);
         bk_metrics_messages_out(p->bk->metrics, h->topic, (uint64_t)res->msg_count, (uint64_t)res->bytes);
     } else {
         bk_stats_add(&p->bk->stats, BK_STAT_GET_MISS, 1);

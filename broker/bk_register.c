@@ -107,8 +107,9 @@ static void register_all(bk_register_t *r)
         LOG_ERROR_RL("register: out of memory");
         return;
     }
-    char ha[96];
-    snprintf(ha, sizeof(ha), "%s:%d", bk->cfg->broker_ip1, bk_broker_ha_port(bk));
+    char ha[96] = "";                /* a slave has no HA listener: registers none */
+    if (bk_broker_ha_port(bk) > 0)
+        snprintf(ha, sizeof(ha), "%s:%d", bk->cfg->broker_ip1, bk_broker_ha_port(bk));
     Rmq__RegisterBrokerRequest rb = RMQ__REGISTER_BROKER_REQUEST__INIT;
     rb.cluster_name = bk->cfg->broker_cluster_name;
     rb.broker_name = bk->cfg->broker_name;

@@ -3,26 +3,38 @@
 
 #include <stdio.h>
 
+void bk_ring_advance(bk_ring_t *r, size_t cap)
+{
+    r->head = (r->head + 1) % cap;
+    if (r->filled < cap)
+        r->filled++;
+}
+
+size_t bk_ring_past(const bk_ring_t *r, size_t cap, size_t *secs)
+{
+    if (r->filled < 2)
+        *secs = 0;
+    else if (*secs > r->filled - 1)
+        *secs = r->filled - 1;
+    return (r->head + cap - *secs) % cap;
+}
+
 void bk_stats_sample(bk_stats_t *s)
 {
-    s->head = (s->head + 1) % BK_STATS_SAMPLES;
+    bk_ring_advance(&s->pos, BK_STATS_SAMPLES);
     for (int i = 0; i < BK_STAT_N; i++)
-        s->ring[s->head][i] = s->total[i];
-    if (s->filled < BK_STATS_SAMPLES)
-        s->filled++;
+        s->ring[s->pos.head][i] = s->total[i];
 }
 
 /* Rate per second of a+b over the last secs seconds (fewer if not sampled yet). */
 static double stats_rate(const bk_stats_t *s, int a, int b, size_t secs)
 {
-    if (s->filled < 2)
+    size_t old = bk_ring_past(&s->pos, BK_STATS_SAMPLES, &secs);
+    if (secs == 0)
         return 0;
-    if (secs > s->filled - 1)
-        secs = s->filled - 1;
-    size_t old = (s->head + BK_STATS_SAMPLES - secs) % BK_STATS_SAMPLES;
-    int64_t d = s->ring[s->head][a] - s->ring[old][a];
+    int64_t d = s->ring[s->pos.head][a] - s->ring[old][a];
     if (b >= 0)
-        d += s->ring[s->head][b] - s->ring[old][b];
+        d += s->ring[s->pos.head][b] - s->ring[old][b];
     return (double)d / (double)secs;
 }
 

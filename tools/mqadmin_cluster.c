@@ -61,6 +61,23 @@ static void tps_cell(const Rmq__ConfigTable *rt, const char *key, char *buf, siz
     snprintf(buf, len, "%.*s", v ? (int)strcspn(v, " ") : 1, v ? v : "-");
 }
 
+/* HA_ADDR: the HA listener the broker registered; a slave has none (it
+ * registers no address, older brokers port 0), so it shows the master HA
+ * address it follows from its own runtime info, "->ADDR", "(down)" while
+ * that link is down; else "-". */
+static void ha_cell(const Rmq__BrokerLive *bl, const Rmq__ConfigTable *rt, char *buf, size_t len)
+{
+    const char *colon = bl ? strrchr(bl->ha_server_addr, ':') : NULL;
+    const char *maddr = config_value(rt, "haMasterAddr"), *conn = config_value(rt, "haConnected");
+
+    if (colon && atoi(colon + 1) > 0)
+        snprintf(buf, len, "%s", bl->ha_server_addr);
+    else if (maddr && maddr[0])
+        snprintf(buf, len, "->%s%s", maddr, conn && strcmp(conn, "true") == 0 ? "" : "(down)");
+    else
+        snprintf(buf, len, "-");
+}
+
 /* Appends one row for broker address ba of bd (cluster ce) to t. */
 static void cluster_row(adm_ctx_t *ctx, adm_table_t *t, const Rmq__ClusterInfo *ci,
                         const Rmq__ClusterEntry *ce, const Rmq__BrokerData *bd, const Rmq__BrokerAddr *ba)
@@ -69,7 +86,7 @@ static void cluster_row(adm_ctx_t *ctx, adm_table_t *t, const Rmq__ClusterInfo *
     rmq_frame_t resp = { 0 };
     const Rmq__ConfigTable *rt = runtime_quiet(ctx, ba->addr, &resp);
     const char *version = config_value(rt, "brokerVersionDesc");
-    char bid[24], dv[48] = "", age[32] = "", in[32], out[32];
+    char bid[24], dv[48] = "", age[32] = "", in[32], out[32], ha[160];
 
     snprintf(bid, sizeof bid, "%" PRId64, ba->broker_id);
     if (bl && bl->data_version)
@@ -78,8 +95,9 @@ static void cluster_row(adm_ctx_t *ctx, adm_table_t *t, const Rmq__ClusterInfo *
         snprintf(age, sizeof age, "%.1fs ago", (double)(rmq_wall_ms() - bl->last_update_ms) / 1000);
     tps_cell(rt, "putTps", in, sizeof in);
     tps_cell(rt, "getTransferedTps", out, sizeof out);
+    ha_cell(bl, rt, ha, sizeof ha);
     adm_table_row(t, ce->cluster_name, bd->broker_name, bid, ba->addr, role_of(ba->broker_id, rt),
-                  version ? version : "-", in, out, bl ? bl->ha_server_addr : "", dv, age);
+                  version ? version : "-", in, out, ha, dv, age);
     rmq_frame_clear(&resp);
 }
 

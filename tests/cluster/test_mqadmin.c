@@ -2,7 +2,8 @@
  * (autoCreateTopicEnable=false) on ephemeral loopback ports. A topic is
  * created, written, read and deleted with mqadmin alone, and every output is
  * checked against what was sent; offsets are committed by the test over the
- * protocol. Errors must name what failed and exit 1. */
+ * protocol. Errors must name what failed and exit 1. consumerProgress shows
+ * the group's consume TPS, and clusterList a true HA address per role. */
 #include <check.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -131,6 +132,17 @@ static int64_t cell_int(const char *header, const char *row, const char *col)
     ck_assert_uint_gt(strlen(row), (size_t)(at - header));
     ck_assert(at == header || row[at - header - 1] == ' ');
     return strtoll(row + (at - header), NULL, 10);
+}
+
+/* The text of column col in row (up to the next space) into buf. */
+static const char *cell_str(const char *header, const char *row, const char *col, char *buf, size_t len)
+{
+    const char *at = strstr(header, col);
+    ck_assert_ptr_nonnull(at);
+    ck_assert_uint_gt(strlen(row), (size_t)(at - header));
+    const char *s = row + (at - header);
+    snprintf(buf, len, "%.*s", (int)strcspn(s, " "), s);
+    return buf;
 }
 
 /* The value after "key" at the start of a line of a KEY VALUE table, or -1. */
@@ -482,18 +494,54 @@ static int cluster_shows(void *arg)
     return ok;
 }
 
+/* 1 when clusterList's HA_ADDR cell in the row of broker address addr is want. */
+typedef struct ha_probe {
+    const char *ns;
+    const char *addr;
+    const char *want;
+} ha_probe_t;
+
+static int cluster_ha_is(void *arg)
+{
+    ha_probe_t *p = arg;
+    hn_result_t res;
+    char header[1024], row[1024], cell[160];
+    int ok = 0;
+
+    admin(&res, "clusterList", "-n", p->ns, NULL);
+    if (res.status == 0 && nth_line(res.out, 1, header, sizeof header))
+        for (int i = 2; !ok && nth_line(res.out, i, row, sizeof row); i++)
+            if (strcmp(cell_str(header, row, "ADDR", cell, sizeof cell), p->addr) == 0)
+                ok = strcmp(cell_str(header, row, "HA_ADDR", cell, sizeof cell), p->want) == 0;
+    hn_result_free(&res);
+    return ok;
+}
+
 START_TEST(test_slave_serves_status_while_master_is_down)
 {
     hn_daemon_t ns, ma, sl;
-    char ns_addr[64], ma_addr[64], sl_addr[64];
+    char ns_addr[64], ma_addr[64], sl_addr[64], ma_ha[64], follows[96], lost[112];
     hn_result_t res;
 
     ns_start(&ns, ns_addr, sizeof ns_addr);
     broker_start(&ma, "master", ns_addr, "", ma_addr, sizeof ma_addr);
-    broker_start(&sl, "slave", ns_addr, "brokerId=1\nbrokerRole=SLAVE\n", sl_addr, sizeof sl_addr);
+    broker_start(&sl, "slave", ns_addr, "brokerId=1\nbrokerRole=SLAVE\nregisterNameServerPeriod=1000\n", sl_addr,
+                 sizeof sl_addr);
     cluster_probe_t master_shown = { ns_addr, ma_addr, "MASTER" }, slave_shown = { ns_addr, sl_addr, "SLAVE" };
     ck_assert(hn_wait_until(cluster_shows, &master_shown, 10000));
     ck_assert(hn_wait_until(cluster_shows, &slave_shown, 10000));
+
+    /* HA_ADDR: the master's HA listener; the slave (it has none) the master HA address it follows */
+    snprintf(ma_ha, sizeof ma_ha, "127.0.0.1:%d", hn_daemon_port(&ma, "haListenPort"));
+    snprintf(follows, sizeof follows, "->%s", ma_ha);
+    snprintf(lost, sizeof lost, "->%s(down)", ma_ha);
+    ha_probe_t master_listens = { ns_addr, ma_addr, ma_ha }, slave_follows = { ns_addr, sl_addr, follows };
+    ck_assert(hn_wait_until(cluster_ha_is, &slave_follows, 15000));
+    ck_assert(cluster_ha_is(&master_listens));
+    admin_ok(&res, "clusterList", "-n", ns_addr, NULL);
+    ck_assert_ptr_null(strstr(res.out, ":0 "));
+    ck_assert_ptr_null(strstr(res.out, ":0\n"));
+    hn_result_free(&res);
 
     /* the topic on both (directly: topic config replication is not assumed) */
     admin_ok(&res, "updateTopic", "-n", ns_addr, "-b", ma_addr, "-t", TOPIC, NULL);
@@ -520,6 +568,8 @@ START_TEST(test_slave_serves_status_while_master_is_down)
     ck_assert(hn_wait_until(route_matches, &slave_only, 10000));
     cluster_probe_t master_gone = { ns_addr, "broker-a", "MASTER" };
     ck_assert(!cluster_shows(&master_gone));
+    ha_probe_t slave_lost = { ns_addr, sl_addr, lost };
+    ck_assert(hn_wait_until(cluster_ha_is, &slave_lost, 15000));
     admin_ok(&res, "topicStatus", "-n", ns_addr, "-t", TOPIC, NULL);
     ck_assert_int_eq(lines_with(res.out, sl_addr, "(slave)"), QUEUES);
     hn_result_free(&res);
@@ -541,6 +591,90 @@ START_TEST(test_slave_serves_status_while_master_is_down)
 }
 END_TEST
 
+/* The consume TPS consumerProgress prints for GROUP (on TOPIC, or on every
+ * topic when all_topics), or -1 if it printed none. */
+static double consume_tps(const char *ns, int all_topics)
+{
+    hn_result_t res;
+    double tps = -1;
+
+    if (all_topics)
+        admin(&res, "consumerProgress", "-n", ns, "-g", GROUP, NULL);
+    else
+        admin(&res, "consumerProgress", "-n", ns, "-g", GROUP, "-t", TOPIC, NULL);
+    const char *at = res.status == 0 ? strstr(res.out, "Consume TPS: ") : NULL;
+    if (at)
+        tps = strtod(at + strlen("Consume TPS: "), NULL);
+    hn_result_free(&res);
+    return tps;
+}
+
+typedef struct tps_probe {
+    const char *ns;
+    double below;                 /* tps_dropped: the rate to fall under */
+    double tps;                   /* the last rate read */
+} tps_probe_t;
+
+/* Consumes the whole topic once more as GROUP; 1 when consumerProgress
+ * shows a TPS above 0. */
+static int consuming_shows_tps(void *arg)
+{
+    tps_probe_t *p = arg;
+    hn_result_t res;
+
+    admin_ok(&res, "consumeMessage", "-n", p->ns, "-t", TOPIC, "-g", GROUP, "-c", "100", NULL);
+    ck_assert_int_eq(lines_with(res.out, "body-", NULL), SENT);
+    hn_result_free(&res);
+    p->tps = consume_tps(p->ns, 0);
+    return p->tps > 0;
+}
+
+/* 1 when consumerProgress shows a TPS below p->below. */
+static int tps_dropped(void *arg)
+{
+    tps_probe_t *p = arg;
+
+    p->tps = consume_tps(p->ns, 0);
+    return p->tps >= 0 && p->tps < p->below;
+}
+
+/* consumeTps is what the group pulled per second over the last minute (or
+ * the broker's age when younger): 0 before anything was pulled, above 0
+ * while consuming, falling once consumption stops. */
+START_TEST(test_consumer_progress_tps)
+{
+    hn_daemon_t ns, bk;
+    char ns_addr[64], bk_addr[64], id[33];
+    int queue;
+    hn_result_t res;
+
+    ns_start(&ns, ns_addr, sizeof ns_addr);
+    broker_start(&bk, "broker", ns_addr, "", bk_addr, sizeof bk_addr);
+    admin_ok(&res, "updateTopic", "-n", ns_addr, "-b", bk_addr, "-t", TOPIC, NULL);
+    hn_result_free(&res);
+    route_probe_t shown = { ns_addr, TOPIC, "RW-", NULL };
+    ck_assert(hn_wait_until(route_matches, &shown, 10000));
+    for (int i = 0; i < SENT; i++)
+        send_one(ns_addr, i, id, &queue);
+    ck_assert_int_eq(commit_offset(bk_addr, queue, 0), RMQ__STATUS__SUCCESS);
+    ck_assert(consume_tps(ns_addr, 0) == 0);
+
+    tps_probe_t p = { ns_addr, 0, 0 };
+    ck_assert(hn_wait_until(consuming_shows_tps, &p, 30000));
+    ck_assert(consume_tps(ns_addr, 1) > 0);
+
+    /* stopped: once the last pulls are sampled, the rate only falls */
+    rmq_sleep_ms(1500);
+    p.below = consume_tps(ns_addr, 0);
+    ck_assert(p.below > 0);
+    ck_assert(hn_wait_until(tps_dropped, &p, 75000));
+
+    ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&ns, HN_STOP_TIMEOUT_MS), 0);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *mqadmin_suite(void)
 {
     Suite *s = suite_create("mqadmin");
@@ -551,6 +685,11 @@ static Suite *mqadmin_suite(void)
     tcase_add_test(tc, test_errors_name_what_failed);
     tcase_add_test(tc, test_slave_serves_status_while_master_is_down);
     suite_add_tcase(s, tc);
+    TCase *tps = tcase_create("tps");
+    tcase_add_checked_fixture(tps, setup, teardown);
+    tcase_set_timeout(tps, 180);
+    tcase_add_test(tps, test_consumer_progress_tps);
+    suite_add_tcase(s, tps);
     return s;
 }
 
