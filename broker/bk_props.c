@@ -1,6 +1,5 @@
 /* bk_props.c: copy-with-edits of message properties strings (see
- * bk_props.h). Parsing follows RocketMQ: split on \x02, split each piece at
- * its first \x01, ignore pieces without one. */
+ * bk_props.h), over the shared reader and buffer in rmq_message.c. */
 #include "bk_props.h"
 
 #include <inttypes.h>
@@ -9,38 +8,6 @@
 #include <string.h>
 
 #include "rmq_message.h"
-
-/* Makes room for need more bytes plus a NUL. */
-static rmq_err_t pb_reserve(bk_props_buf_t *pb, size_t need)
-{
-    if (pb->len + need + 1 <= pb->cap)
-        return RMQ_OK;
-    size_t cap = pb->cap ? pb->cap : 256;
-    while (cap < pb->len + need + 1)
-        cap *= 2;
-    char *p = realloc(pb->data, cap);
-    if (!p)
-        return RMQ_ENOMEM;
-    pb->data = p;
-    pb->cap = cap;
-    return RMQ_OK;
-}
-
-/* Appends one pair given by lengths. */
-static rmq_err_t pb_append(bk_props_buf_t *pb, const char *name, size_t nl, const char *value, size_t vl)
-{
-    if (pb_reserve(pb, nl + vl + 2) != RMQ_OK)
-        return RMQ_ENOMEM;
-    if (pb->len)
-        pb->data[pb->len++] = '\x02';
-    memcpy(pb->data + pb->len, name, nl);
-    pb->len += nl;
-    pb->data[pb->len++] = '\x01';
-    memcpy(pb->data + pb->len, value, vl);
-    pb->len += vl;
-    pb->data[pb->len] = '\0';
-    return RMQ_OK;
-}
 
 static int name_dropped(const char *name, size_t nl, const char *const *drop)
 {
@@ -53,22 +20,15 @@ static int name_dropped(const char *name, size_t nl, const char *const *drop)
 rmq_err_t bk_props_copy(bk_props_buf_t *pb, const char *props, size_t len, const char *const *drop)
 {
     pb->len = 0;
-    if (pb_reserve(pb, len) != RMQ_OK)
+    if (rmq_props_buf_reserve(pb, len) != RMQ_OK)
         return RMQ_ENOMEM;
     pb->data[0] = '\0';
     size_t pos = 0;
-    while (props && pos < len) {
-        const char *piece = props + pos;
-        const char *end = memchr(piece, '\x02', len - pos);
-        size_t plen = end ? (size_t)(end - piece) : len - pos;
-        pos += plen + 1;
-        const char *sep = memchr(piece, '\x01', plen);
-        if (!sep || sep == piece)
+    rmq_prop_t p;
+    while (rmq_props_next(props, len, &pos, &p)) {
+        if (p.name_len == 0 || name_dropped(p.name, p.name_len, drop))
             continue;
-        size_t nl = (size_t)(sep - piece);
-        if (name_dropped(piece, nl, drop))
-            continue;
-        if (pb_append(pb, piece, nl, sep + 1, plen - nl - 1) != RMQ_OK)
+        if (rmq_props_buf_append(pb, p.name, p.name_len, p.value, p.value_len) != RMQ_OK)
             return RMQ_ENOMEM;
     }
     return RMQ_OK;
@@ -76,20 +36,19 @@ rmq_err_t bk_props_copy(bk_props_buf_t *pb, const char *props, size_t len, const
 
 rmq_err_t bk_props_put(bk_props_buf_t *pb, const char *name, const char *value)
 {
-    return pb_append(pb, name, strlen(name), value, strlen(value));
+    return rmq_props_buf_put(pb, name, value);
 }
 
 rmq_err_t bk_props_put_int(bk_props_buf_t *pb, const char *name, int64_t value)
 {
     char v[24];
     snprintf(v, sizeof(v), "%" PRId64, value);
-    return bk_props_put(pb, name, v);
+    return rmq_props_buf_put(pb, name, v);
 }
 
 void bk_props_buf_free(bk_props_buf_t *pb)
 {
-    free(pb->data);
-    memset(pb, 0, sizeof(*pb));
+    rmq_props_buf_free(pb);
 }
 
 int64_t bk_props_int(const char *props, size_t len, const char *name, int64_t def, int *ok)

@@ -35,13 +35,6 @@ rmq_err_t rmq_error_from_rpc(rmq_error_t *e, rmq_err_t err, const rmq_frame_t *r
 
 /* ---- message helpers (rmq_msgcodec.c) --------------------------------- */
 
-/* A growable string with the properties of one outgoing message. */
-typedef struct rmq_props_buf {
-    char *data;
-    size_t len;
-    size_t cap;
-} rmq_props_buf_t;
-
 /* Writes a fresh 32-hex-digit unique id into out[33]. Any thread. */
 void rmq_msg_uniq_id(char out[33]);
 /* Validates msg (topic, body, sizes, property bytes) against max_body. */

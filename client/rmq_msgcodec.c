@@ -80,52 +80,20 @@ rmq_err_t rmq_msg_validate(const rmq_message_t *msg, size_t max_body, rmq_error_
     return RMQ_OK;
 }
 
-/* Appends "name\x01value" (with a leading \x02 if pb is not empty). */
-static rmq_err_t props_put(rmq_props_buf_t *pb, const char *name, const char *value)
-{
-    size_t nl = strlen(name), vl = strlen(value);
-    size_t need = pb->len + nl + vl + 3;
-    if (need > pb->cap) {
-        size_t cap = pb->cap ? pb->cap * 2 : 128;
-        while (cap < need)
-            cap *= 2;
-        char *grown = realloc(pb->data, cap);
-        if (!grown)
-            return RMQ_ENOMEM;
-        pb->data = grown;
-        pb->cap = cap;
-    }
-    if (pb->len)
-        pb->data[pb->len++] = '\x02';
-    memcpy(pb->data + pb->len, name, nl);
-    pb->len += nl;
-    pb->data[pb->len++] = '\x01';
-    memcpy(pb->data + pb->len, value, vl);
-    pb->len += vl;
-    pb->data[pb->len] = '\0';
-    return RMQ_OK;
-}
-
 rmq_err_t rmq_msg_props_build(const rmq_message_t *msg, const char *uniq, rmq_props_buf_t *pb)
 {
     rmq_err_t err = RMQ_OK;
     if (msg->tags && msg->tags[0])
-        err = props_put(pb, RMQ_PROP_TAGS, msg->tags);
+        err = rmq_props_buf_put(pb, RMQ_PROP_TAGS, msg->tags);
     if (err == RMQ_OK && msg->keys && msg->keys[0])
-        err = props_put(pb, RMQ_PROP_KEYS, msg->keys);
+        err = rmq_props_buf_put(pb, RMQ_PROP_KEYS, msg->keys);
     if (err == RMQ_OK && uniq)
-        err = props_put(pb, RMQ_PROP_UNIQ_KEY, uniq);
+        err = rmq_props_buf_put(pb, RMQ_PROP_UNIQ_KEY, uniq);
     for (size_t i = 0; err == RMQ_OK && i < msg->nprops; i++)
-        err = props_put(pb, msg->props[i].name, msg->props[i].value);
+        err = rmq_props_buf_put(pb, msg->props[i].name, msg->props[i].value);
     if (err == RMQ_OK && pb->len > RMQ_PROPS_MAX)
         err = RMQ_ETOOBIG;
     return err;
-}
-
-void rmq_props_buf_free(rmq_props_buf_t *pb)
-{
-    free(pb->data);
-    memset(pb, 0, sizeof *pb);
 }
 
 /* Copies len bytes of s into *cursor as a NUL-terminated string; returns it. */

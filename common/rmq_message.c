@@ -1,8 +1,10 @@
 /* rmq_message.c: the stored record and batch-entry codecs (layouts in
- * rmq_message.h). Decoders take untrusted bytes (disk after a crash, peers)
+ * rmq_message.h) and the properties strings they carry: reading and
+ * building them. Decoders take untrusted bytes (disk after a crash, peers)
  * and never read outside the buffer they are given. */
 #include "rmq_message.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "rmq_crc32c.h"
@@ -179,25 +181,82 @@ rmq_err_t rmq_record_decode(const uint8_t *data, size_t len, int verify_crc, rmq
     return RMQ_OK;
 }
 
+int rmq_props_next(const char *props, size_t len, size_t *pos, rmq_prop_t *p)
+{
+    while (props && *pos < len) {
+        const char *piece = props + *pos;
+        const char *end = memchr(piece, '\x02', len - *pos);
+        size_t plen = end ? (size_t)(end - piece) : len - *pos;
+        const char *sep = memchr(piece, '\x01', plen);
+
+        *pos += plen + 1;
+        if (!sep)
+            continue;
+        p->name = piece;
+        p->name_len = (size_t)(sep - piece);
+        p->value = sep + 1;
+        p->value_len = plen - p->name_len - 1;
+        return 1;
+    }
+    return 0;
+}
+
 const char *rmq_props_get(const char *props, size_t len, const char *name, size_t *vlen)
 {
     size_t nlen = strlen(name);
     size_t pos = 0;
+    rmq_prop_t p;
 
-    while (pos < len) {
-        const char *piece = props + pos;
-        const char *end = memchr(piece, '\x02', len - pos);
-        size_t plen = end ? (size_t)(end - piece) : len - pos;
-        const char *sep = memchr(piece, '\x01', plen);
-
-        if (sep && (size_t)(sep - piece) == nlen && memcmp(piece, name, nlen) == 0) {
-            *vlen = plen - nlen - 1;
-            return sep + 1;
+    while (rmq_props_next(props, len, &pos, &p)) {
+        if (p.name_len == nlen && memcmp(p.name, name, nlen) == 0) {
+            *vlen = p.value_len;
+            return p.value;
         }
-        pos += plen + 1;
     }
     *vlen = 0;
     return NULL;
+}
+
+rmq_err_t rmq_props_buf_reserve(rmq_props_buf_t *pb, size_t need)
+{
+    if (pb->len + need + 1 <= pb->cap)
+        return RMQ_OK;
+    size_t cap = pb->cap ? pb->cap : 256;
+    while (cap < pb->len + need + 1)
+        cap *= 2;
+    char *grown = realloc(pb->data, cap);
+    if (!grown)
+        return RMQ_ENOMEM;
+    pb->data = grown;
+    pb->cap = cap;
+    return RMQ_OK;
+}
+
+rmq_err_t rmq_props_buf_append(rmq_props_buf_t *pb, const char *name, size_t name_len,
+                               const char *value, size_t value_len)
+{
+    if (rmq_props_buf_reserve(pb, name_len + value_len + 2) != RMQ_OK)
+        return RMQ_ENOMEM;
+    if (pb->len)
+        pb->data[pb->len++] = '\x02';
+    memcpy(pb->data + pb->len, name, name_len);
+    pb->len += name_len;
+    pb->data[pb->len++] = '\x01';
+    memcpy(pb->data + pb->len, value, value_len);
+    pb->len += value_len;
+    pb->data[pb->len] = '\0';
+    return RMQ_OK;
+}
+
+rmq_err_t rmq_props_buf_put(rmq_props_buf_t *pb, const char *name, const char *value)
+{
+    return rmq_props_buf_append(pb, name, strlen(name), value, strlen(value));
+}
+
+void rmq_props_buf_free(rmq_props_buf_t *pb)
+{
+    free(pb->data);
+    memset(pb, 0, sizeof(*pb));
 }
 
 size_t rmq_batch_entry_size(size_t body_len, size_t props_len)

@@ -1,6 +1,8 @@
 /* rmq_message.h: the stored message record codec, shared by the store (which
  * writes and recovers records), the broker (batch bodies) and clients (which
- * decode pulled records). All integers big-endian.
+ * decode pulled records), and the properties string inside a message, read
+ * by all of them and built by clients (outgoing messages) and the broker
+ * (re-stored messages). All integers big-endian.
  *
  * Record:
  *   u32 total_size | u32 magic | u32 crc32c (over every byte after this field)
@@ -75,8 +77,43 @@ void rmq_record_patch(uint8_t *rec, int64_t queue_offset, int64_t phys_offset, i
  * (when verify_crc). Never reads outside data[0..len). */
 rmq_err_t rmq_record_decode(const uint8_t *data, size_t len, int verify_crc, rmq_record_t *rec);
 
+/* Properties strings: "name\x01value" pairs joined by \x02 (RocketMQ's
+ * MessageDecoder format). Readers split on \x02, split each piece at its
+ * first \x01 and ignore pieces without one. */
+
+/* One pair of a properties string: pointers into it, not NUL-terminated. */
+typedef struct rmq_prop {
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+} rmq_prop_t;
+
+/* Fills *p with the next pair of props[0..len) at or after *pos and moves
+ * *pos past it; 0 when none is left. Start with *pos = 0. */
+int rmq_props_next(const char *props, size_t len, size_t *pos, rmq_prop_t *p);
+
 /* Looks up a property value in a properties string; NULL if absent. *vlen set. */
 const char *rmq_props_get(const char *props, size_t len, const char *name, size_t *vlen);
+
+/* A properties string being built. The caller owns it: zero-initialise it,
+ * release it with rmq_props_buf_free. Reusable across messages. */
+typedef struct rmq_props_buf {
+    char *data;                   /* NUL-terminated after an append; len excludes the NUL */
+    size_t len;
+    size_t cap;
+} rmq_props_buf_t;
+
+/* Makes room for need more bytes plus a NUL past len; data is non-NULL
+ * after RMQ_OK (the bytes past len are not written). */
+rmq_err_t rmq_props_buf_reserve(rmq_props_buf_t *pb, size_t need);
+/* Appends name=value given by lengths (a \x02 first unless pb is empty).
+ * No check for separators or an existing name: that is the caller's. */
+rmq_err_t rmq_props_buf_append(rmq_props_buf_t *pb, const char *name, size_t name_len,
+                               const char *value, size_t value_len);
+/* rmq_props_buf_append for NUL-terminated name and value. */
+rmq_err_t rmq_props_buf_put(rmq_props_buf_t *pb, const char *name, const char *value);
+void rmq_props_buf_free(rmq_props_buf_t *pb);
 
 /* One entry of a batch body. */
 typedef struct rmq_batch_entry {

@@ -1,9 +1,10 @@
 /* test_message.c: the record and batch codecs: round trips, every
- * truncation, corruption detection (magic, lengths, CRC), blanks, patching
- * and property lookup. */
+ * truncation, corruption detection (magic, lengths, CRC), blanks, patching,
+ * and properties strings: lookup, iteration and building. */
 #include "rmq_message.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +220,79 @@ START_TEST(test_batch_round_trip_and_errors)
 }
 END_TEST
 
+START_TEST(test_props_next_skips_pieces_without_separator)
+{
+    static const char props[] = "A\x01" "1\x02junk\x02\x01" "e\x02" "B\x01\x02" "C\x01x\x01y";
+    size_t pos = 0;
+    rmq_prop_t p;
+
+    ck_assert_int_eq(rmq_props_next(props, sizeof(props) - 1, &pos, &p), 1);
+    ck_assert_mem_eq(p.name, "A", 1);
+    ck_assert_uint_eq(p.name_len, 1);
+    ck_assert_mem_eq(p.value, "1", 1);
+    ck_assert_uint_eq(p.value_len, 1);
+    ck_assert_int_eq(rmq_props_next(props, sizeof(props) - 1, &pos, &p), 1);
+    ck_assert_uint_eq(p.name_len, 0);   /* empty names are the caller's call */
+    ck_assert_uint_eq(p.value_len, 1);
+    ck_assert_int_eq(rmq_props_next(props, sizeof(props) - 1, &pos, &p), 1);
+    ck_assert_mem_eq(p.name, "B", 1);
+    ck_assert_uint_eq(p.value_len, 0);
+    ck_assert_int_eq(rmq_props_next(props, sizeof(props) - 1, &pos, &p), 1);
+    ck_assert_mem_eq(p.name, "C", 1);
+    ck_assert_uint_eq(p.value_len, 3);   /* split at the first \x01 only */
+    ck_assert_mem_eq(p.value, "x\x01y", 3);
+    ck_assert_int_eq(rmq_props_next(props, sizeof(props) - 1, &pos, &p), 0);
+    pos = 0;
+    ck_assert_int_eq(rmq_props_next(NULL, 0, &pos, &p), 0);
+    ck_assert_int_eq(rmq_props_next("", 0, &pos, &p), 0);
+}
+END_TEST
+
+START_TEST(test_props_buf_builds_and_grows)
+{
+    rmq_props_buf_t pb = {0};
+    char name[16];
+
+    ck_assert_int_eq(rmq_props_buf_put(&pb, "TAGS", "tagA"), RMQ_OK);
+    ck_assert_str_eq(pb.data, "TAGS\x01tagA");
+    ck_assert_uint_eq(pb.len, 9);
+    ck_assert_int_eq(rmq_props_buf_append(&pb, "KEYSxx", 4, "k1 k2!", 5), RMQ_OK);
+    ck_assert_int_eq(rmq_props_buf_put(&pb, "UNIQ_KEY", "0A0B0C"), RMQ_OK);
+    ck_assert_uint_eq(pb.len, sizeof(PROPS) - 1);
+    ck_assert_mem_eq(pb.data, PROPS, sizeof(PROPS));
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof(name), "N%d", i);
+        ck_assert_int_eq(rmq_props_buf_put(&pb, name, "value"), RMQ_OK);
+    }
+    ck_assert_uint_lt(pb.len, pb.cap);
+    ck_assert_uint_eq(strlen(pb.data), pb.len);
+    size_t vlen;
+    const char *v = rmq_props_get(pb.data, pb.len, "N199", &vlen);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_mem_eq(v, "value", vlen);
+    rmq_props_buf_free(&pb);
+    ck_assert_ptr_null(pb.data);
+    ck_assert_uint_eq(pb.len + pb.cap, 0);
+}
+END_TEST
+
+START_TEST(test_props_buf_reserve_and_empty_values)
+{
+    rmq_props_buf_t pb = {0};
+
+    ck_assert_int_eq(rmq_props_buf_reserve(&pb, 0), RMQ_OK);
+    ck_assert_ptr_nonnull(pb.data);
+    ck_assert_uint_ge(pb.cap, 1);
+    ck_assert_int_eq(rmq_props_buf_reserve(&pb, 1000), RMQ_OK);
+    ck_assert_uint_ge(pb.cap, 1001);
+    ck_assert_int_eq(rmq_props_buf_put(&pb, "E", ""), RMQ_OK);
+    ck_assert_int_eq(rmq_props_buf_put(&pb, "F", "f"), RMQ_OK);
+    ck_assert_uint_eq(pb.len, 6);
+    ck_assert_mem_eq(pb.data, "E\x01\x02" "F\x01" "f", 7);
+    rmq_props_buf_free(&pb);
+}
+END_TEST
+
 static Suite *message_suite(void)
 {
     Suite *s = suite_create("message");
@@ -232,6 +306,9 @@ static Suite *message_suite(void)
     tcase_add_test(tc, test_record_blank_and_garbage);
     tcase_add_test(tc, test_record_size_claims_checked);
     tcase_add_test(tc, test_props_get);
+    tcase_add_test(tc, test_props_next_skips_pieces_without_separator);
+    tcase_add_test(tc, test_props_buf_builds_and_grows);
+    tcase_add_test(tc, test_props_buf_reserve_and_empty_values);
     tcase_add_test(tc, test_batch_round_trip_and_errors);
     suite_add_tcase(s, tc);
     return s;
