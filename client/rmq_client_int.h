@@ -40,9 +40,9 @@ void rmq_msg_uniq_id(char out[33]);
 /* Validates msg (topic, body, sizes, property bytes) against max_body. */
 rmq_err_t rmq_msg_validate(const rmq_message_t *msg, size_t max_body, rmq_error_t *e);
 /* Builds msg's properties (TAGS, KEYS, UNIQ_KEY = uniq, user ones) into pb
- * (initialised empty by the caller; rmq_props_buf_free releases it). */
+ * (rmq_message.h; initialised empty by the caller; rmq_props_buf_free
+ * releases it). */
 rmq_err_t rmq_msg_props_build(const rmq_message_t *msg, const char *uniq, rmq_props_buf_t *pb);
-void rmq_props_buf_free(rmq_props_buf_t *pb);
 /* Makes an owned, self-contained rmq_message_ext_t from a decoded record
  * (one allocation; free()). NULL on ENOMEM. */
 rmq_message_ext_t *rmq_msg_ext_from_record(const rmq_record_t *rec, const char *broker_name);
@@ -123,9 +123,11 @@ typedef struct rmq_instance rmq_instance_t;
 typedef rmq_response_fn rmq_instance_cb;
 
 /* Creates an instance for the name-server list "a:p;b:p" (not started).
- * kind names the owner in the client id. NULL with e filled on bad input. */
+ * kind names the owner in the client id. Its connections use TLS and sign
+ * as sec says (read now; the instance owns what it builds from it), or as
+ * the environment says when sec is NULL. NULL with e filled on bad input. */
 rmq_instance_t *rmq_instance_new(const char *namesrv, const char *kind, const char *instance_name,
-                                 rmq_error_t *e);
+                                 const rmq_security_opts_t *sec, rmq_error_t *e);
 /* Starts the loop thread. */
 rmq_err_t rmq_instance_start(rmq_instance_t *in);
 /* Runs fn(arg) on the loop thread, then stops it: connections close, pending

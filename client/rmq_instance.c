@@ -1,7 +1,8 @@
 /* rmq_instance.c: one client instance = one event-loop thread, the
  * connections to brokers and name servers (an rmq_client_pool), the
- * name-server list, and the client id. Producers and consumers each own
- * one. User threads reach the loop only through rmq_instance_post / _run /
+ * name-server list, the client id, and the TLS context and signing
+ * credentials its connections use. Producers and consumers each own one.
+ * User threads reach the loop only through rmq_instance_post / _run /
  * _call_sync; everything else here runs on the loop thread. */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,6 +27,8 @@ struct rmq_instance {
     char client_id[160];
     rmq_handler_fn on_req;
     void *on_req_arg;
+    rmq_security_t sec;             /* own TLS context and credentials (from opts); the pool
+                                       borrows them */
 };
 
 static _Atomic uint32_t instance_seq;
@@ -61,8 +64,42 @@ static rmq_err_t ns_parse(rmq_instance_t *in, const char *list)
     return err;
 }
 
+_Static_assert((int)RMQ_CLIENT_TLS_ENFORCING == (int)RMQ_TLS_ENFORCING, "tls modes differ");
+
+static const rmq_client_sec_names_t opts_names = {
+    "tls_mode", "tls_ca_path", "tls_cert_path", "tls_key_path", "access_key", "secret_key",
+};
+
+/* Points copts at the TLS context and signer built into in->sec from so,
+ * or (so NULL) at the process-wide ones from the environment. */
+static rmq_err_t instance_security(rmq_instance_t *in, const rmq_security_opts_t *so,
+                                   rmq_client_opts_t *copts, rmq_error_t *e)
+{
+    char why[512];
+    rmq_err_t err;
+
+    if (!so) {
+        err = rmq_security_from_env(copts, why, sizeof why);
+        return err == RMQ_OK ? RMQ_OK : rmq_error_set(e, err, 0, "%s", why);
+    }
+    if (so->tls_mode != RMQ_CLIENT_TLS_DISABLED && so->tls_mode != RMQ_CLIENT_TLS_ENFORCING)
+        return rmq_error_set(e, RMQ_EINVAL, 0, "security opts: tls_mode=%d: want "
+                             "RMQ_CLIENT_TLS_DISABLED or RMQ_CLIENT_TLS_ENFORCING", (int)so->tls_mode);
+    rmq_client_sec_config_t cfg = {
+        .tls = {.mode = (int)so->tls_mode, .ca_path = (char *)so->tls_ca_path,
+                .cert_path = (char *)so->tls_cert_path, .key_path = (char *)so->tls_key_path},
+        .access_key = (char *)so->access_key,
+        .secret_key = (char *)so->secret_key,
+    };
+    err = rmq_security_init_client(&in->sec, &cfg, &opts_names, why, sizeof why);
+    if (err != RMQ_OK)
+        return rmq_error_set(e, err, 0, "security opts: %s", why);
+    rmq_security_client_opts(&in->sec, copts);
+    return RMQ_OK;
+}
+
 rmq_instance_t *rmq_instance_new(const char *namesrv, const char *kind, const char *instance_name,
-                                 rmq_error_t *e)
+                                 const rmq_security_opts_t *sec, rmq_error_t *e)
 {
     if (!namesrv || !namesrv[0]) {
         rmq_error_set(e, RMQ_EINVAL, 0, "no name server address");
@@ -92,9 +129,7 @@ rmq_instance_t *rmq_instance_new(const char *namesrv, const char *kind, const ch
     in->base = event_base_new();
     in->poster = in->base ? rmq_loop_poster_new(in->base) : NULL;
     rmq_client_opts_t copts = {.name = kind};
-    char why[512];
-    if (rmq_security_from_env(&copts, why, sizeof why) != RMQ_OK) {
-        rmq_error_set(e, RMQ_EINVAL, 0, "%s", why);
+    if (instance_security(in, sec, &copts, e) != RMQ_OK) {
         rmq_instance_free(in);
         return NULL;
     }
@@ -167,6 +202,7 @@ void rmq_instance_free(rmq_instance_t *in)
         event_base_loop(in->base, EVLOOP_NONBLOCK);
         event_base_free(in->base);
     }
+    rmq_security_deinit(&in->sec);
     for (size_t i = 0; i < in->nns; i++)
         free(in->ns[i]);
     free(in->ns);

@@ -6,12 +6,20 @@
  * user's selector), sends, and on a network error, a timeout or a
  * retryable status tries another broker until its attempts or its deadline
  * run out. Sync sends wait on a condvar for their job; async sends are
- * pipelined on one connection per broker, bounded by max_in_flight. */
+ * pipelined on one connection per broker, bounded by max_in_flight. With
+ * auto-batching on, an async single message waits, once its queue is
+ * picked, in that queue's group (rmq_autobatch.c); a closed group goes as
+ * one batch job whose members are the messages' own jobs: it is sent and
+ * retried like any batch, and its outcome completes each member with its
+ * own offset and ids. Members keep their in-flight slots; the batch job
+ * takes none. */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rmq_autobatch.h"
 #include "rmq_client_int.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -49,6 +57,8 @@ struct rmq_producer {
     topic_entry_t *topics;
     fault_entry_t *faults;
     struct event *refresh_ev;
+    struct event *wake_ev;          /* wakes admission waiters once per loop pass */
+    rmq_autobatch_t *ab;            /* NULL without auto-batching, and once closing */
     int closing;
     /* any thread */
     _Atomic int in_flight;
@@ -78,6 +88,9 @@ struct send_job {
     void *cb_arg;
     char last_failed[64];
     rmq_send_result_t res;
+    int auto_batch;                 /* may wait in its queue's auto-batch group */
+    rmq_ab_item_t ab_item;          /* its place in that group */
+    send_job_t *members;            /* a group's batch: the messages' jobs, linked by next */
 };
 
 static void job_attempt(send_job_t *job);
@@ -101,7 +114,21 @@ static void producer_opts_defaults(rmq_producer_opts_t *o)
         o->max_in_flight = 20000;
     if (o->max_message_size <= 0)
         o->max_message_size = 4 << 20;
+    if (o->auto_batch_max_msgs < 2) {
+        o->auto_batch_max_msgs = 0;
+        return;
+    }
+    if (o->auto_batch_max_bytes <= 0)
+        o->auto_batch_max_bytes = 256 << 10;
+    if (o->auto_batch_max_bytes > o->max_message_size)
+        o->auto_batch_max_bytes = o->max_message_size;
+    if (o->auto_batch_linger_ms <= 0)
+        o->auto_batch_linger_ms = 10;
 }
+
+static void producer_group_send(const rmq_ab_key_t *key, rmq_ab_item_t *items, int n,
+                                size_t bytes, void *arg);
+static void producer_wake_cb(evutil_socket_t fd, short what, void *arg);
 
 rmq_producer_t *rmq_producer_new(const rmq_producer_opts_t *opts, rmq_error_t *err)
 {
@@ -117,7 +144,7 @@ rmq_producer_t *rmq_producer_new(const rmq_producer_opts_t *opts, rmq_error_t *e
     p->o = *opts;
     producer_opts_defaults(&p->o);
     p->group = strdup(opts->group);
-    p->in = rmq_instance_new(opts->namesrv, "producer", NULL, err);
+    p->in = rmq_instance_new(opts->namesrv, "producer", NULL, opts->security, err);
     if (!p->group || !p->in) {
         if (!p->group)
             rmq_error_set(err, RMQ_ENOMEM, 0, "producer");
@@ -128,6 +155,20 @@ rmq_producer_t *rmq_producer_new(const rmq_producer_opts_t *opts, rmq_error_t *e
     }
     p->o.group = p->group;
     p->o.namesrv = NULL;
+    p->o.security = NULL;
+    p->wake_ev = event_new(rmq_instance_base(p->in), -1, 0, producer_wake_cb, p);
+    if (!p->wake_ev || (p->o.auto_batch_max_msgs > 0 &&
+        !(p->ab = rmq_autobatch_new(rmq_instance_base(p->in), p->o.auto_batch_max_msgs,
+                                    (size_t)p->o.auto_batch_max_bytes, p->o.auto_batch_linger_ms,
+                                    producer_group_send, p)))) {
+        rmq_error_set(err, RMQ_ENOMEM, 0, "producer");
+        if (p->wake_ev)
+            event_free(p->wake_ev);
+        rmq_instance_free(p->in);
+        free(p->group);
+        free(p);
+        return NULL;
+    }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     return p;
@@ -299,19 +340,87 @@ static send_job_t *job_new(rmq_producer_t *p, const char *topic, const char *pro
     return job;
 }
 
-/* Delivers the job's outcome, releases its in-flight slot and frees it. */
-static void job_finish(send_job_t *job)
+static void batch_finish(send_job_t *bj, const char *ids);
+
+/* Delivers the job's outcome and frees it. */
+static void job_deliver(send_job_t *job)
 {
-    rmq_producer_t *p = job->p;
     if (job->cb)
         job->cb(&job->res, job->cb_arg);
     free(job);
-    atomic_fetch_sub(&p->in_flight, 1);
-    if (atomic_load(&p->waiters) > 0) {
-        pthread_mutex_lock(&p->mu);
-        pthread_cond_broadcast(&p->cv);
-        pthread_mutex_unlock(&p->mu);
+}
+
+/* Wakes every sender waiting for an in-flight slot. Any thread. */
+static void producer_wake(rmq_producer_t *p)
+{
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void producer_wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+    producer_wake(arg);
+}
+
+/* Gives back n in-flight slots; the senders waiting for one are woken at
+ * the end of the loop pass (at once off the loop), so the answers of one
+ * pass wake them once. */
+static void producer_release(rmq_producer_t *p, int n)
+{
+    atomic_fetch_sub(&p->in_flight, n);
+    if (atomic_load(&p->waiters) == 0)
+        return;
+    if (p->wake_ev && rmq_instance_on_loop(p->in))
+        event_active(p->wake_ev, EV_READ, 0);
+    else
+        producer_wake(p);
+}
+
+/* Delivers the job's outcome, releases its in-flight slot and frees it (a
+ * group's batch: completes each member instead, see batch_finish). */
+static void job_finish(send_job_t *job)
+{
+    rmq_producer_t *p = job->p;
+    if (job->members) {
+        batch_finish(job, NULL);
+        return;
     }
+    job_deliver(job);
+    producer_release(p, 1);
+}
+
+/* Completes every member of a group's batch from the batch's outcome (ids:
+ * the broker's comma-joined offset ids of a stored batch, else NULL): the
+ * i-th member was stored at the batch's first queue offset + i. The
+ * members' slots are released together, with one wake-up. Frees bj. */
+static void batch_finish(send_job_t *bj, const char *ids)
+{
+    rmq_producer_t *p = bj->p;
+    const rmq_send_result_t *br = &bj->res;
+    int64_t i = 0;
+    send_job_t *m = bj->members;
+    while (m) {
+        send_job_t *next = m->next;
+        rmq_send_result_t *r = &m->res;
+        r->error = br->error;
+        r->status = br->status;
+        memcpy(r->broker_name, br->broker_name, sizeof r->broker_name);
+        r->queue_id = br->queue_id;
+        r->attempts = br->attempts;
+        if (br->error.err == RMQ_OK) {
+            r->count = 1;
+            r->queue_offset = br->queue_offset + i;
+            size_t len = ids ? strcspn(ids, ",") : 0;
+            snprintf(r->offset_msg_id, sizeof r->offset_msg_id, "%.*s", (int)len, ids ? ids : "");
+            ids = ids && ids[len] ? ids + len + 1 : NULL;
+        }
+        job_deliver(m);
+        m = next;
+        i++;
+    }
+    free(bj);
+    producer_release(p, (int)i);
 }
 
 /* 1 for statuses after which another broker may succeed. Each means the
@@ -366,15 +475,29 @@ static void job_stored(send_job_t *job, const Rmq__Command *cmd, int stored)
     }
 }
 
+/* The broker's comma-joined offset ids of a stored batch, or NULL. */
+static const char *answer_ids(const Rmq__Command *cmd)
+{
+    return cmd->header_case == RMQ__COMMAND__HEADER_SEND_RESP && cmd->send_resp
+               ? cmd->send_resp->msg_id : NULL;
+}
+
 /* One attempt's answer: done, retry elsewhere, or fail. Loop thread. */
 static void job_sent(rmq_err_t err, rmq_frame_t *resp, void *arg)
 {
     send_job_t *job = arg;
     rmq_producer_t *p = job->p;
+    if (job->members && p->ab) {
+        rmq_ab_key_t key = {job->topic, job->res.broker_name, job->res.queue_id};
+        rmq_autobatch_done(p->ab, &key);
+    }
     int stored = err == RMQ_OK && resp->cmd ? status_stored(resp->cmd->status) : -1;
     if (stored >= 0) {
         job_stored(job, resp->cmd, stored);
-        job_finish(job);
+        if (job->members)
+            batch_finish(job, answer_ids(resp->cmd));
+        else
+            job_finish(job);
         return;
     }
     char what[160];
@@ -434,31 +557,39 @@ static void job_header(const send_job_t *job, int32_t queue_id, Rmq__SendMessage
     h->batch = job->batch;
 }
 
-/* Sends the job once more, to a queue chosen now. Loop thread. */
-static void job_attempt(send_job_t *job)
+/* Milliseconds the job has left; at 0 it is finished with a timeout. */
+static int64_t job_time_left(send_job_t *job)
+{
+    int64_t left = job->deadline_ms - rmq_mono_ms();
+    if (left > 0)
+        return left;
+    if (job->res.error.err == RMQ_OK)
+        rmq_error_set(&job->res.error, RMQ_ETIMEDOUT, 0, "send timeout before attempt %d",
+                      job->res.attempts + 1);
+    job_finish(job);
+    return 0;
+}
+
+/* Sends the job to queue (broker, queue_id) of route, with left ms to
+ * answer. A group's batch counts as in flight to that queue. Loop thread. */
+static void job_send(send_job_t *job, const rmq_route_t *route, const char *broker,
+                     int32_t queue_id, int64_t left)
 {
     rmq_producer_t *p = job->p;
-    topic_entry_t *t = topic_find(p, job->topic);
-    int64_t left = job->deadline_ms - rmq_mono_ms();
-    if (left <= 0) {
-        if (job->res.error.err == RMQ_OK)
-            rmq_error_set(&job->res.error, RMQ_ETIMEDOUT, 0, "send timeout before attempt %d",
-                          job->res.attempts + 1);
-        job_finish(job);
-        return;
-    }
-    int idx = job_pick(job, t->route, t);
-    if (idx < 0) {
-        job_finish(job);
-        return;
-    }
-    const rmq_mq_t *mq = &t->route->pub[idx];
-    const char *addr = rmq_route_master_addr(t->route, mq->broker_name);
-    snprintf(job->res.broker_name, sizeof job->res.broker_name, "%s", mq->broker_name);
-    job->res.queue_id = mq->queue_id;
+    const char *addr = rmq_route_master_addr(route, broker);
+    snprintf(job->res.broker_name, sizeof job->res.broker_name, "%s", broker);
+    job->res.queue_id = queue_id;
     job->res.attempts++;
+    if (job->members && p->ab) {
+        rmq_ab_key_t key = {job->topic, job->res.broker_name, queue_id};
+        rmq_autobatch_sent(p->ab, &key);
+    }
+    if (!addr) {
+        job_sent(RMQ_ECONNECT, NULL, job);
+        return;
+    }
     Rmq__SendMessageRequest h;
-    job_header(job, mq->queue_id, &h);
+    job_header(job, queue_id, &h);
     Rmq__Command req = RMQ__COMMAND__INIT;
     req.code = job->batch ? RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE : RMQ__REQUEST_CODE__SEND_MESSAGE;
     req.header_case = RMQ__COMMAND__HEADER_SEND;
@@ -474,6 +605,97 @@ static void job_attempt(send_job_t *job)
     err = rmq_instance_call(p->in, addr, &req, job->body, job->body_len, (int)left, job_sent, job);
     if (err != RMQ_OK)
         job_sent(err, NULL, job);
+}
+
+/* Puts an auto-batch message into the group of queue mq; 0 if it must go
+ * alone (no accumulator any more, or out of memory). */
+static int job_enqueue(send_job_t *job, const rmq_mq_t *mq)
+{
+    rmq_producer_t *p = job->p;
+    rmq_ab_key_t key = {job->topic, mq->broker_name, mq->queue_id};
+    return p->ab && rmq_autobatch_add(p->ab, &key, &job->ab_item) == RMQ_OK;
+}
+
+/* Sends the job once more, to a queue chosen now (an auto-batch message
+ * joins that queue's group instead). Loop thread. */
+static void job_attempt(send_job_t *job)
+{
+    topic_entry_t *t = topic_find(job->p, job->topic);
+    int64_t left = job_time_left(job);
+    if (left <= 0)
+        return;
+    int idx = job_pick(job, t->route, t);
+    if (idx < 0) {
+        job_finish(job);
+        return;
+    }
+    const rmq_mq_t *mq = &t->route->pub[idx];
+    if (job->auto_batch && job_enqueue(job, mq))
+        return;
+    job_send(job, t->route, mq->broker_name, mq->queue_id, left);
+}
+
+/* The send job of the member of a group that item is. */
+static send_job_t *job_of_item(rmq_ab_item_t *item)
+{
+    return (send_job_t *)((char *)item - offsetof(send_job_t, ab_item));
+}
+
+/* A batch job for a closed group: members linked in order, entries encoded
+ * into its body, the earliest member deadline. NULL on ENOMEM. */
+static send_job_t *batch_of_group(rmq_producer_t *p, const char *topic, rmq_ab_item_t *items,
+                                  int n, size_t bytes)
+{
+    send_job_t *bj = job_new(p, topic, "", 0, bytes, 0);
+    if (!bj)
+        return NULL;
+    bj->batch = 1;
+    bj->count = n;
+    bj->born_ms = job_of_item(items)->born_ms;
+    bj->deadline_ms = job_of_item(items)->deadline_ms;
+    send_job_t **tail = &bj->members;
+    uint8_t *out = (uint8_t *)bj->body;
+    for (rmq_ab_item_t *it = items; it; it = it->next) {
+        send_job_t *m = job_of_item(it);
+        rmq_batch_entry_t be = {.flag = m->flag, .body = m->body,
+                                .body_len = (uint32_t)m->body_len, .properties = m->props,
+                                .properties_len = (uint16_t)strlen(m->props)};
+        out += rmq_batch_encode(&be, out);
+        if (m->deadline_ms < bj->deadline_ms)
+            bj->deadline_ms = m->deadline_ms;
+        *tail = m;
+        tail = &m->next;
+    }
+    return bj;
+}
+
+/* rmq_autobatch's send function: the group goes to its queue as one batch
+ * (fails as a whole once the producer is closing or out of memory). */
+static void producer_group_send(const rmq_ab_key_t *key, rmq_ab_item_t *items, int n,
+                                size_t bytes, void *arg)
+{
+    rmq_producer_t *p = arg;
+    send_job_t *bj = batch_of_group(p, key->topic, items, n, bytes);
+    if (!bj) {
+        for (rmq_ab_item_t *it = items, *next; it; it = next) {
+            next = it->next;
+            send_job_t *m = job_of_item(it);
+            rmq_error_set(&m->res.error, RMQ_ENOMEM, 0, "auto-batch of %d messages", n);
+            job_finish(m);
+        }
+        return;
+    }
+    if (p->closing) {
+        rmq_error_set(&bj->res.error, RMQ_ESHUTDOWN, 0,
+                      "producer shut down before its auto-batch to %s queue %d was sent",
+                      key->broker_name, key->queue_id);
+        job_finish(bj);
+        return;
+    }
+    topic_entry_t *t = topic_find(p, key->topic);
+    int64_t left = job_time_left(bj);
+    if (left > 0)
+        job_send(bj, t->route, key->broker_name, key->queue_id, left);
 }
 
 /* Loop-thread entry of a posted job: route first, then the first attempt. */
@@ -583,6 +805,25 @@ static send_job_t *job_from_batch(rmq_producer_t *p, const rmq_message_t *msgs, 
     job->batch = 1;
     job->count = (int)n;
     return job;
+}
+
+/* Marks an async single message for auto-batching when the producer has it
+ * on and the broker's batch path stores the message as it is: not delayed
+ * (DELAY, __STARTDELIVERTIME), not a transaction half (TRAN_MSG), and no
+ * bigger than a group may be. */
+static void job_auto_batch(rmq_producer_t *p, send_job_t *job)
+{
+    static const char *const alone[] = {RMQ_PROP_DELAY, "__STARTDELIVERTIME", "TRAN_MSG"};
+    if (p->o.auto_batch_max_msgs == 0)
+        return;
+    size_t plen = strlen(job->props), vlen;
+    job->ab_item.bytes = rmq_batch_entry_size(job->body_len, plen);
+    if (job->ab_item.bytes > (size_t)p->o.auto_batch_max_bytes)
+        return;
+    for (size_t i = 0; i < sizeof alone / sizeof alone[0]; i++)
+        if (rmq_props_get(job->props, plen, alone[i], &vlen))
+            return;
+    job->auto_batch = 1;
 }
 
 /* ---- admission and waiting ---------------------------------------------- */
@@ -728,6 +969,7 @@ rmq_err_t rmq_producer_send_async(rmq_producer_t *p, const rmq_message_t *msg, i
         return e.err;
     job->cb = cb;
     job->cb_arg = arg;
+    job_auto_batch(p, job);
     return producer_submit(p, job, &e);
 }
 
@@ -766,7 +1008,8 @@ int rmq_producer_in_flight(const rmq_producer_t *p)
     return atomic_load(&((rmq_producer_t *)p)->in_flight);
 }
 
-/* Loop thread, last pass: no more timers or route queries. */
+/* Loop thread, last pass: no more timers or route queries; messages still
+ * waiting in auto-batch groups fail with RMQ_ESHUTDOWN. */
 static void producer_stop_on_loop(void *arg)
 {
     rmq_producer_t *p = arg;
@@ -774,6 +1017,11 @@ static void producer_stop_on_loop(void *arg)
     if (p->refresh_ev)
         event_free(p->refresh_ev);
     p->refresh_ev = NULL;
+    rmq_autobatch_t *ab = p->ab;
+    p->ab = NULL;
+    rmq_autobatch_free(ab);
+    event_free(p->wake_ev);
+    p->wake_ev = NULL;
 }
 
 void rmq_producer_shutdown(rmq_producer_t *p)
@@ -796,6 +1044,12 @@ void rmq_producer_free(rmq_producer_t *p)
     if (p->refresh_ev)
         event_free(p->refresh_ev);
     p->refresh_ev = NULL;
+    rmq_autobatch_t *ab = p->ab;
+    p->ab = NULL;
+    rmq_autobatch_free(ab);
+    if (p->wake_ev)
+        event_free(p->wake_ev);
+    p->wake_ev = NULL;
     rmq_instance_free(p->in);
     while (p->topics) {
         topic_entry_t *t = p->topics;

@@ -25,19 +25,20 @@ struct rmq_pull_consumer {
     cached_route_t *routes;         /* guarded by mu */
 };
 
-rmq_pull_consumer_t *rmq_pull_consumer_new(const char *group, const char *namesrv, rmq_error_t *err)
+rmq_pull_consumer_t *rmq_pull_consumer_new_opts(const rmq_pull_consumer_opts_t *opts,
+                                                rmq_error_t *err)
 {
-    if (!group || !group[0]) {
+    if (!opts || !opts->group || !opts->group[0]) {
         rmq_error_set(err, RMQ_EINVAL, 0, "consumer group is required");
         return NULL;
     }
     rmq_pull_consumer_t *c = calloc(1, sizeof *c);
-    if (!c || !(c->group = strdup(group))) {
+    if (!c || !(c->group = strdup(opts->group))) {
         free(c);
         rmq_error_set(err, RMQ_ENOMEM, 0, "pull consumer");
         return NULL;
     }
-    c->in = rmq_instance_new(namesrv, "pull", NULL, err);
+    c->in = rmq_instance_new(opts->namesrv, "pull", NULL, opts->security, err);
     if (!c->in) {
         free(c->group);
         free(c);
@@ -45,6 +46,12 @@ rmq_pull_consumer_t *rmq_pull_consumer_new(const char *group, const char *namesr
     }
     pthread_mutex_init(&c->mu, NULL);
     return c;
+}
+
+rmq_pull_consumer_t *rmq_pull_consumer_new(const char *group, const char *namesrv, rmq_error_t *err)
+{
+    rmq_pull_consumer_opts_t opts = {.group = group, .namesrv = namesrv};
+    return rmq_pull_consumer_new_opts(&opts, err);
 }
 
 rmq_err_t rmq_pull_consumer_start(rmq_pull_consumer_t *c)

@@ -132,7 +132,7 @@ rmq_push_consumer_t *rmq_push_consumer_new(const rmq_push_consumer_opts_t *opts,
     c->o = *opts;
     consumer_opts_defaults(&c->o);
     c->group = strdup(opts->group);
-    c->in = rmq_instance_new(opts->namesrv, "consumer", opts->instance_name, err);
+    c->in = rmq_instance_new(opts->namesrv, "consumer", opts->instance_name, opts->security, err);
     if (!c->group || !c->in) {
         if (!c->group)
             rmq_error_set(err, RMQ_ENOMEM, 0, "consumer");
@@ -144,6 +144,7 @@ rmq_push_consumer_t *rmq_push_consumer_new(const rmq_push_consumer_opts_t *opts,
     c->o.group = c->group;
     c->o.namesrv = NULL;
     c->o.instance_name = NULL;
+    c->o.security = NULL;
     return c;
 }
 

@@ -242,7 +242,8 @@ rmq_tx_producer_t *rmq_tx_producer_new(const rmq_tx_producer_opts_t *opts, rmq_e
     pthread_mutex_init(&tp->mu, NULL);
     tp->group = strdup(opts->producer.group);
     tp->p = rmq_producer_new(&opts->producer, err);
-    tp->in = tp->p ? rmq_instance_new(opts->producer.namesrv, "txproducer", NULL, err) : NULL;
+    tp->in = tp->p ? rmq_instance_new(opts->producer.namesrv, "txproducer", NULL,
+                                      opts->producer.security, err) : NULL;
     if (!tp->group || !tp->p || !tp->in) {
         if (!tp->group)
             rmq_error_set(err, RMQ_ENOMEM, 0, "transaction producer");
@@ -251,6 +252,7 @@ rmq_tx_producer_t *rmq_tx_producer_new(const rmq_tx_producer_opts_t *opts, rmq_e
     }
     tp->o.producer.group = tp->group;
     tp->o.producer.namesrv = NULL;
+    tp->o.producer.security = NULL;
     return tp;
 }
 

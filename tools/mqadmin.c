@@ -1,10 +1,13 @@
 /* mqadmin.c: the operator CLI. `mqadmin COMMAND -n "host:port[;host:port]"
- * [options]`. One table names every command with its options; it drives
- * option parsing, required-option checks and the help text. Queries ask the
- * name servers in order and use the first that answers; changes go to every
- * target. Results print as tables whose column widths follow their content.
- * Exit status: 0 done, 1 bad usage, nobody answered, or a request was
- * refused (the reason on stderr). The commands live in mqadmin_*.c. */
+ * [--client-config FILE] [options]`. One table names every command with its
+ * options; it drives option parsing, required-option checks and the help
+ * text. TLS and request signing come from --client-config (the servers'
+ * tls* keys plus accessKey/secretKey) or else from the RMQ_* environment.
+ * Queries ask the name servers in order and use the first that answers;
+ * changes go to every target. Results print as tables whose column widths
+ * follow their content. Exit status: 0 done, 1 bad usage, nobody answered,
+ * or a request was refused (the reason on stderr), 2 bad TLS or signing
+ * settings. The commands live in mqadmin_*.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -17,6 +20,7 @@
 #include "rmq_security.h"
 
 #define ADM_MAX_OPTS 8
+#define ADM_OPT_CLIENT_CONFIG 'C'  /* --client-config: no short form */
 
 /* One option of a command: letter (ADM_OPT_FULL for --full), the name of
  * its argument (NULL for a flag), help, and whether it must be given. */
@@ -92,12 +96,26 @@ static const adm_cmd_t adm_cmds[] = {
 
 #define ADM_NCMDS (sizeof adm_cmds / sizeof adm_cmds[0])
 
+/* The TLS / signing help every usage text ends with. */
+static void security_usage(FILE *out)
+{
+    fprintf(out, "  --client-config FILE\n"
+                 "  %-14s TLS and request signing: a properties file with the servers' keys\n"
+                 "  %-14s tlsMode (disabled, or permissive/enforcing: TLS), tlsCaPath, tlsCertPath,\n"
+                 "  %-14s tlsKeyPath, and the ACL account's accessKey and secretKey. Without it:\n"
+                 "  %-14s RMQ_TLS=1, RMQ_TLS_CA, RMQ_TLS_CERT, RMQ_TLS_KEY, RMQ_ACCESS_KEY,\n"
+                 "  %-14s RMQ_SECRET_KEY from the environment (deploy/SECURITY.md)\n",
+            "", "", "", "", "");
+}
+
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: mqadmin COMMAND -n \"host:port[;host:port]\" [options]\n"
+    fprintf(out, "usage: mqadmin COMMAND -n \"host:port[;host:port]\" [--client-config FILE] [options]\n"
                  "       mqadmin COMMAND -h\n\ncommands:\n");
     for (size_t i = 0; i < ADM_NCMDS; i++)
         fprintf(out, "  %-18s %s\n", adm_cmds[i].name, adm_cmds[i].help);
+    fprintf(out, "\noptions of every command:\n");
+    security_usage(out);
 }
 
 /* "-t TOPIC" or "--full" for an option, in buf. */
@@ -114,12 +132,13 @@ static void cmd_usage(const adm_cmd_t *cmd, FILE *out)
 {
     char syn[64];
 
-    fprintf(out, "usage: mqadmin %s -n \"host:port[;host:port]\"", cmd->name);
+    fprintf(out, "usage: mqadmin %s -n \"host:port[;host:port]\" [--client-config FILE]", cmd->name);
     for (const adm_opt_spec_t *o = cmd->opts; o->letter; o++)
         fprintf(out, o->required ? " %s" : " [%s]", opt_synopsis(o, syn, sizeof syn));
     fprintf(out, "\n  %s\n  %-14s name servers, separated by ';' (or NAMESRV_ADDR)\n", cmd->help, "-n ADDRS");
     for (const adm_opt_spec_t *o = cmd->opts; o->letter; o++)
         fprintf(out, "  %-14s %s\n", opt_synopsis(o, syn, sizeof syn), o->help);
+    security_usage(out);
     fprintf(out, "  %-14s this help\n", "-h");
 }
 
@@ -201,6 +220,7 @@ static int parse_cmd_args(const adm_cmd_t *cmd, int argc, char **argv, adm_ctx_t
 {
     static const struct option longopts[] = {
         { "full", no_argument, NULL, ADM_OPT_FULL },
+        { "client-config", required_argument, NULL, ADM_OPT_CLIENT_CONFIG },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -217,6 +237,8 @@ static int parse_cmd_args(const adm_cmd_t *cmd, int argc, char **argv, adm_ctx_t
         }
         if (c == 'n') {
             namesrv = optarg;
+        } else if (c == ADM_OPT_CLIENT_CONFIG) {
+            ctx->client_config = optarg;
         } else if (c != '?' && find_opt(cmd, c)) {
             ctx->opt[c & 127] = find_opt(cmd, c)->arg ? optarg : "1";
         } else {
@@ -266,10 +288,37 @@ int adm_opt_int(const adm_ctx_t *ctx, char c, int64_t def, int64_t min, int64_t 
     return 0;
 }
 
+/* Points opts at the TLS context and signer built into sec from
+ * --client-config, or else at the environment's. -1 after printing why. */
+static int client_security(const adm_ctx_t *ctx, rmq_security_t *sec, rmq_client_opts_t *opts)
+{
+    rmq_client_sec_config_t cfg = { 0 };
+    char why[512];
+    rmq_err_t rc;
+
+    if (!ctx->client_config) {
+        rc = rmq_security_from_env(opts, why, sizeof why);
+        if (rc != RMQ_OK)
+            fprintf(stderr, "mqadmin: %s\n", why);
+        return rc == RMQ_OK ? 0 : -1;
+    }
+    rc = rmq_client_sec_config_load(&cfg, ctx->client_config, why, sizeof why);
+    if (rc != RMQ_OK)
+        fprintf(stderr, "mqadmin: --client-config: %s\n", why);
+    else if ((rc = rmq_security_init_client(sec, &cfg, &rmq_client_sec_file_names, why, sizeof why)) != RMQ_OK)
+        fprintf(stderr, "mqadmin: --client-config %s: %s\n", ctx->client_config, why);
+    rmq_client_sec_config_deinit(&cfg);
+    if (rc != RMQ_OK)
+        return -1;
+    rmq_security_client_opts(sec, opts);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     adm_ctx_t ctx = { 0 };
     rmq_client_opts_t opts = { 0 };
+    rmq_security_t sec = { 0 };
     int rc;
 
     rmq_log_open("mqadmin", NULL, RMQ_LOG_ERROR);
@@ -288,9 +337,7 @@ int main(int argc, char **argv)
     if (rc == 0) {
         opts.connect_timeout_ms = 3000;
         opts.name = "mqadmin";
-        char why[512];
-        if (rmq_security_from_env(&opts, why, sizeof why) != RMQ_OK) {
-            fprintf(stderr, "mqadmin: %s\n", why);
+        if (client_security(&ctx, &sec, &opts) != 0) {
             rc = 2;
         } else if (!(ctx.sync = rmq_sync_new(&opts))) {
             fprintf(stderr, "mqadmin: out of memory\n");
@@ -302,6 +349,7 @@ int main(int argc, char **argv)
     } else {
         rc = rc > 0 ? 0 : 1;
     }
+    rmq_security_deinit(&sec);
     for (size_t i = 0; i < ctx.naddrs; i++)
         free(ctx.addrs[i]);
     return rc;

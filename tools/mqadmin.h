@@ -25,6 +25,7 @@ typedef struct adm_ctx {
     char *addrs[ADM_MAX_NAMESRV]; /* name servers, owned */
     size_t naddrs;
     const char *opt[128];         /* option letter -> its argument ("1" for flags) */
+    const char *client_config;    /* --client-config FILE (TLS, signing), NULL: environment */
     rmq_sync_t *sync;
 } adm_ctx_t;
 

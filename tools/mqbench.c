@@ -3,7 +3,9 @@
  * latency percentiles from per-thread histograms merged at the end, and
  * optionally the same as JSON. Counters are per thread (relaxed atomics,
  * read only by the once-a-second snapshot); nothing on the send or consume
- * path takes a shared lock. */
+ * path takes a shared lock. TLS and request signing come from
+ * --client-config (the servers' tls* keys plus accessKey/secretKey) or
+ * else from the RMQ_* environment, as for every librmq client. */
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include "rmq/rmq.h"
 #include "rmq_crc32c.h"
 #include "rmq_histogram.h"
+#include "rmq_security.h"
 #include "rmq_time.h"
 
 #define MAX_SLOTS 1024
@@ -31,11 +34,13 @@ typedef struct bench_opts {
     long long quantity;
     int duration_s;
     int async;
+    int auto_batch;
     int batch;
     int from_first;
     const char *json;
     const char *ids_file;
     int check_body;
+    const char *client_config;
 } bench_opts_t;
 
 /* One thread's counters; aligned so threads never share a cache line. */
@@ -64,6 +69,11 @@ static FILE *g_ids;
  * consumed; a producer process sends one body throughout. */
 static _Atomic int64_t g_body_crc = -1;
 static _Atomic uint64_t g_body_bad;
+/* --client-config: the file's settings (owning the strings) and the
+ * options pointing at them; g_security is NULL without the option. */
+static rmq_client_sec_config_t g_sec_cfg;
+static rmq_security_opts_t g_sec_opts;
+static const rmq_security_opts_t *g_security;
 
 static void on_signal(int sig)
 {
@@ -405,7 +415,8 @@ static int run_producer(void)
         body[i] = alnum[(unsigned)rand() % (sizeof alnum - 1)];
     rmq_error_t e;
     rmq_producer_opts_t po = {.group = "benchmark_producer", .namesrv = g_o.namesrv,
-                              .max_in_flight = 10000};
+                              .max_in_flight = 10000, .security = g_security,
+                              .auto_batch_max_msgs = g_o.auto_batch};
     rmq_producer_t *p = body ? rmq_producer_new(&po, &e) : NULL;
     if (!p || rmq_producer_start(p) != RMQ_OK) {
         fprintf(stderr, "mqbench: producer: %s\n", p ? "cannot start" : e.text);
@@ -450,6 +461,7 @@ static int run_consumer(void)
         .group = g_o.group, .namesrv = g_o.namesrv, .on_message = cons_on_message,
         .consume_threads = g_o.threads,
         .consume_from = g_o.from_first ? RMQ_CONSUME_FROM_FIRST : RMQ_CONSUME_FROM_LAST,
+        .security = g_security,
     };
     rmq_push_consumer_t *c = rmq_push_consumer_new(&co, &e);
     if (!c || rmq_push_consumer_subscribe(c, g_o.topic, "*") != RMQ_OK ||
@@ -474,12 +486,20 @@ static void usage(void)
     fprintf(stderr,
             "usage: mqbench producer -n NS -t TOPIC [-w THREADS] [-s SIZE] [-k] [-q COUNT]\n"
             "                        [-d SECONDS] [--async] [-b BATCH] [--json FILE]\n"
-            "                        [--ids-file FILE]\n"
+            "                        [--ids-file FILE] [--client-config FILE] [--auto-batch N]\n"
             "       mqbench consumer -n NS -t TOPIC [-g GROUP] [-w THREADS] [-d SECONDS]\n"
             "                        [-f first|last] [--json FILE] [--ids-file FILE]\n"
+            "                        [--client-config FILE]\n"
             "  --ids-file FILE: write the id (UNIQ_KEY) of every acknowledged message\n"
             "  (producer; not with -b > 1) or of every consumed one (consumer), one a line\n"
-            "  --check-body (consumer): count bodies whose CRC32C differs from the first one\n");
+            "  --check-body (consumer): count bodies whose CRC32C differs from the first one\n"
+            "  --auto-batch N (producer, --async): the library sends up to N messages for one\n"
+            "  queue as one batch request (rmq_producer_opts_t.auto_batch_max_msgs)\n"
+            "  --client-config FILE: TLS and request signing, a properties file with the\n"
+            "  servers' keys tlsMode (disabled, or permissive/enforcing: TLS), tlsCaPath,\n"
+            "  tlsCertPath, tlsKeyPath, and the ACL account's accessKey and secretKey;\n"
+            "  without it RMQ_TLS=1, RMQ_TLS_CA, RMQ_TLS_CERT, RMQ_TLS_KEY, RMQ_ACCESS_KEY and\n"
+            "  RMQ_SECRET_KEY from the environment (deploy/SECURITY.md)\n");
 }
 
 /* Parses an integer option; exits with a message naming it when invalid. */
@@ -504,7 +524,8 @@ static int parse_args(int argc, char **argv)
     static const struct option longs[] = {
         {"async", no_argument, NULL, 'A'}, {"json", required_argument, NULL, 'J'},
         {"ids-file", required_argument, NULL, 'I'}, {"check-body", no_argument, NULL, 'B'},
-        {0, 0, 0, 0}};
+        {"client-config", required_argument, NULL, 'C'},
+        {"auto-batch", required_argument, NULL, 'a'}, {0, 0, 0, 0}};
     optind = 2;
     int ch;
     while ((ch = getopt_long(argc, argv, "n:t:w:s:kq:d:b:g:f:", longs, NULL)) != -1) {
@@ -522,6 +543,8 @@ static int parse_args(int argc, char **argv)
         case 'J': g_o.json = optarg; break;
         case 'I': g_o.ids_file = optarg; break;
         case 'B': g_o.check_body = 1; break;
+        case 'C': g_o.client_config = optarg; break;
+        case 'a': g_o.auto_batch = (int)int_arg("--auto-batch", optarg, 0); break;
         case 'f':
             if (strcmp(optarg, "first") && strcmp(optarg, "last")) {
                 fprintf(stderr, "mqbench: option -f: \"%s\" must be first or last\n", optarg);
@@ -540,6 +563,36 @@ static int parse_args(int argc, char **argv)
     }
     if (g_o.threads > MAX_SLOTS - 2)
         g_o.threads = MAX_SLOTS - 2;
+    return 0;
+}
+
+/* Loads --client-config into g_security, checking it once (so errors name
+ * the file's keys); -1 after printing why. */
+static int load_client_config(void)
+{
+    rmq_security_t check;
+    char why[512];
+
+    if (rmq_client_sec_config_load(&g_sec_cfg, g_o.client_config, why, sizeof why) != RMQ_OK) {
+        fprintf(stderr, "mqbench: --client-config: %s\n", why);
+        return -1;
+    }
+    if (rmq_security_init_client(&check, &g_sec_cfg, &rmq_client_sec_file_names, why,
+                                 sizeof why) != RMQ_OK) {
+        fprintf(stderr, "mqbench: --client-config %s: %s\n", g_o.client_config, why);
+        return -1;
+    }
+    rmq_security_deinit(&check);
+    g_sec_opts = (rmq_security_opts_t){
+        .tls_mode = g_sec_cfg.tls.mode == RMQ_TLS_DISABLED ? RMQ_CLIENT_TLS_DISABLED
+                                                           : RMQ_CLIENT_TLS_ENFORCING,
+        .tls_ca_path = g_sec_cfg.tls.ca_path,
+        .tls_cert_path = g_sec_cfg.tls.cert_path,
+        .tls_key_path = g_sec_cfg.tls.key_path,
+        .access_key = g_sec_cfg.access_key,
+        .secret_key = g_sec_cfg.secret_key,
+    };
+    g_security = &g_sec_opts;
     return 0;
 }
 
@@ -562,7 +615,10 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    int rc = g_o.producer ? run_producer() : run_consumer();
+    int rc = 2;
+    if (!g_o.client_config || load_client_config() == 0)
+        rc = g_o.producer ? run_producer() : run_consumer();
+    rmq_client_sec_config_deinit(&g_sec_cfg);
     free(g_slots);
     if (g_ids && fclose(g_ids) != 0) {
         fprintf(stderr, "mqbench: writing %s failed\n", g_o.ids_file);

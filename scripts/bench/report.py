@@ -218,6 +218,7 @@ if has_stage(1):
     s1 = {}
     rows = []
     for key, name in (("base", "base: sync send"), ("async", "async send"),
+                      ("autobatch", "async send, auto-batch 32"),
                       ("batch", "batched send (-b 32)"), ("syncflush", "SYNC_FLUSH master")):
         run = load_run(os.path.join(d, key))
         if run:

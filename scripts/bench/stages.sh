@@ -21,6 +21,7 @@ stage1() {
   [ "$MODE" != smoke ] || return 0
 
   bk_producer "$d/async" "$D_EXTRA" -t BenchBase -w 64 -s 128 --async
+  bk_producer "$d/autobatch" "$D_EXTRA" -t BenchBase -w 64 -s 128 --async --auto-batch 32
   bk_producer "$d/batch" "$D_EXTRA" -t BenchBase -w 64 -s 128 -b 32
   bk_down
   bk_single_up ASYNC_MASTER SYNC_FLUSH

@@ -302,6 +302,24 @@ int hn_daemon_start(hn_daemon_t *d, const char *binary, const char *name,
     return -1;
 }
 
+int hn_daemon_start_conf(hn_daemon_t *d, const char *dir, const char *binary, const char *name,
+                         const char *props, char *addr, size_t len)
+{
+    char file[128], path[PATH_MAX], bin[PATH_MAX];
+    snprintf(file, sizeof file, "%s.properties", name);
+    if (!hn_write_file(dir, file, props, path, sizeof path))
+        return -1;
+    const char *args[] = { "-c", path, NULL };
+    if (hn_daemon_start(d, hn_build_path(binary, bin, sizeof bin), name, args, HN_READY_TIMEOUT_MS) != 0)
+        return -1;
+    int port = hn_daemon_port(d, "listenPort");
+    if (port <= 0)
+        return -1;
+    if (addr)
+        snprintf(addr, len, "127.0.0.1:%d", port);
+    return 0;
+}
+
 int hn_daemon_port(const hn_daemon_t *d, const char *key)
 {
     FILE *f = fopen(d->ready_path, "r");
@@ -428,4 +446,15 @@ void hn_result_free(hn_result_t *res)
     free(res->err);
     res->out = NULL;
     res->err = NULL;
+}
+
+int hn_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    hn_cleanup();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -9,10 +9,12 @@
  * with the test even when the test process is killed. Test cases call
  * hn_case_begin in setup, hn_case_passed as their last statement and
  * hn_case_end in teardown: a case that did not pass gets the log tails of
- * its daemons printed. Run Check with CK_NOFORK so teardown always runs. */
+ * its daemons printed. main runs its suite with hn_run_suite (CK_NOFORK,
+ * so teardown always runs). */
 #ifndef HARNESS_H
 #define HARNESS_H
 
+#include <check.h>
 #include <limits.h>
 #include <sys/types.h>
 
@@ -53,6 +55,13 @@ const char *hn_write_file(const char *dir, const char *name, const char *text, c
 int hn_daemon_start(hn_daemon_t *d, const char *binary, const char *name,
                     const char *const *args, int timeout_ms);
 
+/* Writes props to dir/NAME.properties and starts binary (a build output
+ * such as "broker/mqbroker") as NAME with "-c" that file, like
+ * hn_daemon_start with HN_READY_TIMEOUT_MS. addr (may be NULL) gets
+ * "127.0.0.1:<listenPort>". 0, or -1 (also when it reports no listenPort). */
+int hn_daemon_start_conf(hn_daemon_t *d, const char *dir, const char *binary, const char *name,
+                         const char *props, char *addr, size_t len);
+
 /* The integer value of key in the daemon's ready file, or -1. */
 int hn_daemon_port(const hn_daemon_t *d, const char *key);
 
@@ -79,5 +88,9 @@ void hn_cleanup(void);
  * non-zero or timeout_ms passes; returns the last cond value. */
 long long hn_now_ms(void);
 int hn_wait_until(int (*cond)(void *arg), void *arg, int timeout_ms);
+
+/* Runs s without forking (so teardown always runs), then hn_cleanup;
+ * returns the exit status for main. Takes s. */
+int hn_run_suite(Suite *s);
 
 #endif

@@ -19,6 +19,7 @@
 #include "rmq_acl.h"
 #include "rmq_rpc.h"
 #include "rmq_time.h"
+#include "wire.h"
 
 #define RPC_TIMEOUT_MS 5000
 #define TOPIC "AclTopic"
@@ -62,31 +63,22 @@ static void acl_props(char *buf, size_t len, int signs)
 
 static void ns_start(hn_daemon_t *d, char *addr, size_t len)
 {
-    char props[4096], acl[1024], path[PATH_MAX], bin[PATH_MAX];
+    char props[4096], acl[1024];
     acl_props(acl, sizeof acl, 0);
     snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\n%s", acl);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", props, path, sizeof path));
-    const char *args[] = { "-c", path, NULL };
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "ns", args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "namesrv/mqnamesrv", "ns", props, addr, len), 0);
 }
 
 static void broker_start(hn_daemon_t *d, const char *name, const char *ns_addr, const char *extra,
                          char *addr, size_t len)
 {
-    char props[8192], file[128], path[PATH_MAX], bin[PATH_MAX];
+    char props[8192];
     snprintf(props, sizeof props,
              "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/%s\n"
              "namesrvAddr=%s\nmapedFileSizeCommitLog=1048576\nmaxMessageSize=262144\n"
              "syncFlushTimeout=3000\nregisterNameServerPeriod=1000\nslaveSyncInterval=500\n%s",
              case_dir, name, ns_addr, extra);
-    snprintf(file, sizeof file, "%s.properties", name);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, file, props, path, sizeof path));
-    const char *args[] = { "-c", path, NULL };
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("broker/mqbroker", bin, sizeof bin), name, args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len), 0);
 }
 
 /* ---- signed requests ---------------------------------------------------------------- */
@@ -108,27 +100,21 @@ static void test_sign(const Rmq__Command *cmd, rmq_signature_t *sig, void *arg)
 static int call(const char *addr, signer_t *signer, Rmq__Command *req, const char *body,
                 char *remark, size_t remarklen, rmq_frame_t *keep)
 {
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "test" };
+    wire_link_t ln = { .opts = { .connect_timeout_ms = 3000, .name = "test" }, .timeout_ms = RPC_TIMEOUT_MS };
     if (signer) {
-        opts.sign = test_sign;
-        opts.sign_arg = signer;
+        ln.opts.sign = test_sign;
+        ln.opts.sign_arg = signer;
     }
-    rmq_sync_t *s = rmq_sync_new(&opts);
     rmq_frame_t resp = { 0 };
-    ck_assert_ptr_nonnull(s);
-    int status = -1;
     if (remark)
         remark[0] = '\0';
-    if (rmq_sync_call(s, addr, req, body, body ? strlen(body) : 0, RPC_TIMEOUT_MS, &resp) == RMQ_OK) {
-        status = resp.cmd->status;
-        if (remark)
-            snprintf(remark, remarklen, "%s", resp.cmd->remark ? resp.cmd->remark : "");
-        if (keep && status == RMQ__STATUS__SUCCESS)   /* callers keep only successes */
-            *keep = resp;
-        else
-            rmq_frame_clear(&resp);
-    }
-    rmq_sync_free(s);
+    int status = wire_call_with(&ln, addr, req, body, body ? strlen(body) : 0, &resp);
+    if (status >= 0 && remark)
+        snprintf(remark, remarklen, "%s", resp.cmd->remark ? resp.cmd->remark : "");
+    if (keep && status == RMQ__STATUS__SUCCESS)   /* callers keep only successes */
+        *keep = resp;
+    else
+        rmq_frame_clear(&resp);
     return status;
 }
 
@@ -141,70 +127,41 @@ static int cluster_info(const char *addr, signer_t *sg, char *remark, size_t len
 
 static int create_topic(const char *addr, signer_t *sg, char *remark, size_t len)
 {
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
-    tc.topic_name = (char *)TOPIC;
-    tc.read_queue_nums = 1;
-    tc.write_queue_nums = 1;
-    tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
-    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
-    req.topic_config = &tc;
+    Rmq__Command req;
+    Rmq__TopicConfig tc;
+    wire_topic_request(&req, &tc, TOPIC, 1);
     return call(addr, sg, &req, NULL, remark, len, NULL);
 }
 
 static int send_msg(const char *addr, signer_t *sg, const char *body, char *remark, size_t len)
 {
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__SendMessageRequest h = RMQ__SEND_MESSAGE_REQUEST__INIT;
-    h.producer_group = (char *)"acl_producer";
-    h.topic = (char *)TOPIC;
-    h.default_topic = (char *)"TBW102";
+    Rmq__Command req;
+    Rmq__SendMessageRequest h;
+    wire_send_hdr(&req, &h, "acl_producer", TOPIC, 0, (char *)"");
     h.default_topic_queue_nums = 1;
-    h.queue_id = 0;
-    h.properties = (char *)"";
-    req.code = RMQ__REQUEST_CODE__SEND_MESSAGE;
-    req.header_case = RMQ__COMMAND__HEADER_SEND;
-    req.send = &h;
     return call(addr, sg, &req, body, remark, len, NULL);
 }
 
 /* GET_MAX_OFFSET of queue 0: the status (remark set) and *off. */
 static int max_offset_call(const char *addr, signer_t *sg, long long *off, char *remark, size_t len)
 {
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__QueueRequest qr = RMQ__QUEUE_REQUEST__INIT;
+    Rmq__Command req;
+    Rmq__QueueRequest qr;
     rmq_frame_t resp = { 0 };
-    qr.topic = (char *)TOPIC;
-    qr.queue_id = 0;
-    req.code = RMQ__REQUEST_CODE__GET_MAX_OFFSET;
-    req.header_case = RMQ__COMMAND__HEADER_QUEUE;
-    req.queue = &qr;
+    wire_max_offset_request(&req, &qr, TOPIC, 0);
     *off = -1;
     int status = call(addr, sg, &req, NULL, remark, len, &resp);
     if (status != RMQ__STATUS__SUCCESS)
         return status;
-    if (resp.cmd->header_case == RMQ__COMMAND__HEADER_OFFSET_RESP)
-        *off = resp.cmd->offset_resp->offset;
+    *off = wire_resp_offset(&resp);
     rmq_frame_clear(&resp);
     return status;
 }
 
 static long long max_offset(const char *addr, signer_t *sg)
 {
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__QueueRequest qr = RMQ__QUEUE_REQUEST__INIT;
-    rmq_frame_t resp = { 0 };
-    qr.topic = (char *)TOPIC;
-    qr.queue_id = 0;
-    req.code = RMQ__REQUEST_CODE__GET_MAX_OFFSET;
-    req.header_case = RMQ__COMMAND__HEADER_QUEUE;
-    req.queue = &qr;
-    if (call(addr, sg, &req, NULL, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
-        return -1;
-    long long off = resp.cmd->header_case == RMQ__COMMAND__HEADER_OFFSET_RESP ? resp.cmd->offset_resp->offset : -1;
-    rmq_frame_clear(&resp);
-    return off;
+    long long off;
+    return max_offset_call(addr, sg, &off, NULL, 0) == RMQ__STATUS__SUCCESS ? off : -1;
 }
 
 #define EXPECT_REFUSED(status, remark, want)                                                     \
@@ -222,12 +179,9 @@ typedef struct wait_arg {
 static int routed(void *arg)
 {
     wait_arg_t *w = arg;
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicRequest tr = RMQ__TOPIC_REQUEST__INIT;
-    tr.topic = (char *)TOPIC;
-    req.code = RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC;
-    req.topic = &tr;
+    Rmq__Command req;
+    Rmq__TopicRequest tr;
+    wire_topic_query(&req, &tr, RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC, TOPIC);
     return call(w->addr, w->sg, &req, NULL, NULL, 0, NULL) == RMQ__STATUS__SUCCESS;
 }
 
@@ -385,11 +339,5 @@ int main(void)
     /* the client library reads these once, at its first instance */
     setenv("RMQ_ACCESS_KEY", "producer", 1);
     setenv("RMQ_SECRET_KEY", "producer-secret-1", 1);
-    SRunner *sr = srunner_create(acl_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? 1 : 0;
+    return hn_run_suite(acl_suite());
 }

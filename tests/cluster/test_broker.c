@@ -1,7 +1,7 @@
 /* test_broker.c: mqbroker as a real process (with mqnamesrv) on ephemeral
  * loopback ports and small commit-log files. Messages are sent with
  * pipelined asynchronous requests over one rmq_client and pulled back on
- * the same event loop; every body is regenerated from its index (carried
+ * the same event loop (wire.c); every body is regenerated from its index (carried
  * in the KEYS property) and compared byte for byte. Also measures send and
  * pull throughput (printed to stderr, not asserted). */
 #include <check.h>
@@ -17,69 +17,42 @@
 #include "harness.h"
 #include "rmq_message.h"
 #include "rmq_rpc.h"
+#include "wire.h"
 
-#define RPC_TIMEOUT_MS 10000
+#define RPC_TIMEOUT_MS WIRE_RPC_TIMEOUT_MS
 #define TOPIC "BenchTopic"
 #define GROUP "test_group"
-#define QUEUES 4
-#define BODY_MAX 4096
+#define PRODUCER "test_producer"
+#define QUEUES WIRE_QUEUES
+#define BODY_MAX WIRE_BODY_MAX
 #define BIG_TOTAL 100000
 #define BK_TBW "TBW102"
 
 static const char *case_dir;
-
-/* ---- message bodies ------------------------------------------------------ */
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
-/* Writes message i's body (1..BODY_MAX bytes) into buf; returns its size. */
-static size_t body_gen(int i, uint8_t *buf)
-{
-    size_t len = 1 + (size_t)(mix((uint64_t)i) % BODY_MAX);
-    uint64_t s = mix((uint64_t)i + 0x9e3779b97f4a7c15ull);
-    for (size_t k = 0; k < len; k++) {
-        if (k % 8 == 0)
-            s = mix(s + k);
-        buf[k] = (uint8_t)(s >> (8 * (k % 8)));
-    }
-    return len;
-}
+/* SYSTEM_BUSY answers are counted apart: the flow-control case expects them. */
+static const wire_flow_t FLOW = {
+    .topic = TOPIC, .producer_group = PRODUCER, .consumer_group = GROUP, .count_busy = 1,
+};
 
 /* ---- daemons --------------------------------------------------------------- */
 
 static void ns_start(hn_daemon_t *d, char *addr, size_t len)
 {
-    char path[PATH_MAX], bin[PATH_MAX];
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", "listenPort=0\nbindAddress=127.0.0.1\n",
-                                        path, sizeof path));
-    const char *args[] = { "-c", path, NULL };
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "ns", args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "namesrv/mqnamesrv", "ns",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", addr, len), 0);
 }
 
 /* Starts mqbroker over case_dir/store with 1 MiB commit-log files plus extra properties. */
 static void broker_start(hn_daemon_t *d, const char *ns, const char *extra, char *addr, size_t len)
 {
-    char props[2048], path[PATH_MAX], bin[PATH_MAX];
+    char props[2048];
     snprintf(props, sizeof props,
              "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/store\n"
              "mapedFileSizeCommitLog=1048576\nmapedFileSizeConsumeQueue=6000000\nmaxMessageSize=262144\n"
              "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n"
              "logLevel=info\nnamesrvAddr=%s\n%s",
              case_dir, ns ? ns : "", extra ? extra : "");
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "broker.properties", props, path, sizeof path));
-    const char *args[] = { "-c", path, NULL };
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("broker/mqbroker", bin, sizeof bin), "broker", args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", "broker", props, addr, len), 0);
 }
 
 /* ---- blocking requests ------------------------------------------------------ */
@@ -87,55 +60,24 @@ static void broker_start(hn_daemon_t *d, const char *ns, const char *extra, char
 /* Sends req (+ body) to addr and returns the status; resp kept if wanted. */
 static int call(const char *addr, Rmq__Command *req, const void *body, size_t len, rmq_frame_t *keep)
 {
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "test" };
-    rmq_sync_t *s = rmq_sync_new(&opts);
-    rmq_frame_t resp = { 0 };
-    ck_assert_ptr_nonnull(s);
-    ck_assert_int_eq(rmq_sync_call(s, addr, req, body, len, RPC_TIMEOUT_MS, &resp), RMQ_OK);
-    int status = resp.cmd->status;
-    if (keep)
-        *keep = resp;
-    else
-        rmq_frame_clear(&resp);
-    rmq_sync_free(s);
+    int status = wire_call(addr, req, body, len, keep);
+    ck_assert_msg(status >= 0, "no answer from %s", addr);
     return status;
 }
 
 static int create_topic(const char *addr, const char *topic, int queues)
 {
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
-    tc.topic_name = (char *)topic;
-    tc.read_queue_nums = queues;
-    tc.write_queue_nums = queues;
-    tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
-    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
-    req.topic_config = &tc;
+    Rmq__Command req;
+    Rmq__TopicConfig tc;
+    wire_topic_request(&req, &tc, topic, queues);
     return call(addr, &req, NULL, 0, NULL);
-}
-
-static void send_hdr(Rmq__Command *req, Rmq__SendMessageRequest *h, const char *topic, int queue_id,
-                     char *props)
-{
-    rmq__command__init(req);
-    rmq__send_message_request__init(h);
-    h->producer_group = (char *)"test_producer";
-    h->topic = (char *)topic;
-    h->default_topic = (char *)"TBW102";
-    h->default_topic_queue_nums = QUEUES;
-    h->queue_id = queue_id;
-    h->properties = props;
-    req->code = RMQ__REQUEST_CODE__SEND_MESSAGE;
-    req->header_case = RMQ__COMMAND__HEADER_SEND;
-    req->send = h;
 }
 
 static int send_sync(const char *addr, const char *topic, int queue_id, const void *body, size_t len)
 {
     Rmq__Command req;
     Rmq__SendMessageRequest h;
-    send_hdr(&req, &h, topic, queue_id, (char *)"");
+    wire_send_hdr(&req, &h, PRODUCER, topic, queue_id, (char *)"");
     return call(addr, &req, body, len, NULL);
 }
 
@@ -158,234 +100,6 @@ static int offset_call(const char *addr, int code, const char *topic, int q, int
     }
     rmq_frame_clear(&resp);
     return status;
-}
-
-/* ---- pipelined sender ---------------------------------------------------- */
-
-typedef struct sender sender_t;
-typedef struct send_slot {
-    sender_t *sd;
-    int idx;
-} send_slot_t;
-
-struct sender {
-    struct event_base *base;
-    rmq_client_t *cli;
-    const char *topic;
-    int total, next, inflight, window;
-    int acked, failed, first_fail, busy;
-    int stop;                  /* stop issuing (kill -9 test) */
-    uint8_t *acked_map;
-    send_slot_t *slots;
-    uint8_t body[BODY_MAX];
-    int64_t bytes;
-};
-
-static void send_pump(sender_t *sd);
-
-static void send_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
-{
-    send_slot_t *slot = arg;
-    sender_t *sd = slot->sd;
-    sd->inflight--;
-    if (err == RMQ_OK && resp->cmd->status == RMQ__STATUS__SUCCESS) {
-        sd->acked_map[slot->idx] = 1;
-        sd->acked++;
-    } else if (err == RMQ_OK && resp->cmd->status == RMQ__STATUS__SYSTEM_BUSY) {
-        sd->busy++;
-    } else {
-        if (!sd->failed)
-            sd->first_fail = err != RMQ_OK ? err : resp->cmd->status;
-        sd->failed++;
-    }
-    send_pump(sd);
-}
-
-/* Issues sends until the window is full; breaks the loop once all have answered. */
-static void send_pump(sender_t *sd)
-{
-    char props[64];
-    while (!sd->stop && sd->next < sd->total && sd->inflight < sd->window) {
-        int i = sd->next++;
-        size_t len = body_gen(i, sd->body);
-        Rmq__Command req;
-        Rmq__SendMessageRequest h;
-        snprintf(props, sizeof props, "KEYS\001%d\002", i);
-        send_hdr(&req, &h, sd->topic, i % QUEUES, props);
-        sd->slots[i].sd = sd;
-        sd->slots[i].idx = i;
-        if (rmq_client_call(sd->cli, &req, sd->body, len, RPC_TIMEOUT_MS, send_done, &sd->slots[i]) != RMQ_OK) {
-            sd->failed++;
-            continue;
-        }
-        sd->bytes += (int64_t)len;
-        sd->inflight++;
-    }
-    if (sd->inflight == 0 && (sd->stop || sd->next >= sd->total))
-        event_base_loopbreak(sd->base);
-}
-
-static void sender_init(sender_t *sd, struct event_base *base, rmq_client_t *cli, int total, int window)
-{
-    memset(sd, 0, sizeof(*sd));
-    sd->base = base;
-    sd->cli = cli;
-    sd->topic = TOPIC;
-    sd->total = total;
-    sd->window = window;
-    sd->acked_map = calloc((size_t)total, 1);
-    sd->slots = calloc((size_t)total, sizeof(*sd->slots));
-    ck_assert_ptr_nonnull(sd->acked_map);
-    ck_assert_ptr_nonnull(sd->slots);
-}
-
-static void sender_deinit(sender_t *sd)
-{
-    free(sd->acked_map);
-    free(sd->slots);
-}
-
-/* ---- puller ---------------------------------------------------------------- */
-
-typedef struct puller puller_t;
-typedef struct pull_slot {
-    puller_t *pl;
-    int q;
-} pull_slot_t;
-
-struct puller {
-    struct event_base *base;
-    rmq_client_t *cli;
-    int total;
-    int64_t next[QUEUES];
-    int done[QUEUES];
-    pull_slot_t slots[QUEUES];
-    int ndone;
-    uint8_t *seen;
-    int count, dup, bad, errors;
-    int64_t bytes;
-    uint8_t body[BODY_MAX];
-};
-
-static void pull_one(puller_t *pl, int q);
-
-/* Checks every record of a pull response body against its regenerated body. */
-static void pull_check_body(puller_t *pl, struct evbuffer *body, int q)
-{
-    size_t len = evbuffer_get_length(body);
-    const uint8_t *data = evbuffer_pullup(body, (ssize_t)len);
-    size_t off = 0;
-    while (off < len) {
-        rmq_record_t rec;
-        if (rmq_record_decode(data + off, len - off, 1, &rec) != RMQ_OK) {
-            pl->bad++;
-            return;
-        }
-        off += rec.total_size;
-        size_t vlen = 0;
-        const char *key = rmq_props_get(rec.properties, rec.properties_len, RMQ_PROP_KEYS, &vlen);
-        int idx = key ? atoi(key) : -1;
-        if (idx < 0 || idx >= pl->total || rec.queue_id != q) {
-            pl->bad++;
-            continue;
-        }
-        size_t want = body_gen(idx, pl->body);
-        if (want != rec.body_len || memcmp(pl->body, rec.body, want) != 0)
-            pl->bad++;
-        if (pl->seen[idx]++)
-            pl->dup++;
-        pl->count++;
-        pl->bytes += rec.body_len;
-    }
-}
-
-static void pull_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
-{
-    pull_slot_t *slot = arg;
-    puller_t *pl = slot->pl;
-    int status = err == RMQ_OK ? resp->cmd->status : -1;
-    if (status == RMQ__STATUS__SUCCESS) {
-        pull_check_body(pl, resp->body, slot->q);
-        pl->next[slot->q] = resp->cmd->pull_resp->next_begin_offset;
-        pull_one(pl, slot->q);
-        return;
-    }
-    if (status == RMQ__STATUS__PULL_RETRY_IMMEDIATELY) {
-        pull_one(pl, slot->q);
-        return;
-    }
-    if (status != RMQ__STATUS__PULL_NOT_FOUND)
-        pl->errors++;
-    pl->done[slot->q] = 1;
-    if (++pl->ndone == QUEUES)
-        event_base_loopbreak(pl->base);
-}
-
-static void pull_hdr(Rmq__Command *req, Rmq__PullMessageRequest *h, int q, int64_t offset)
-{
-    rmq__command__init(req);
-    rmq__pull_message_request__init(h);
-    h->consumer_group = (char *)GROUP;
-    h->topic = (char *)TOPIC;
-    h->queue_id = q;
-    h->queue_offset = offset;
-    h->max_msg_nums = 1024;
-    h->subscription = (char *)"*";
-    req->code = RMQ__REQUEST_CODE__PULL_MESSAGE;
-    req->header_case = RMQ__COMMAND__HEADER_PULL;
-    req->pull = h;
-}
-
-static void pull_one(puller_t *pl, int q)
-{
-    Rmq__Command req;
-    Rmq__PullMessageRequest h;
-    pull_hdr(&req, &h, q, pl->next[q]);
-    pl->slots[q].pl = pl;
-    pl->slots[q].q = q;
-    if (rmq_client_call(pl->cli, &req, NULL, 0, RPC_TIMEOUT_MS, pull_done, &pl->slots[q]) != RMQ_OK) {
-        pl->errors++;
-        pl->done[q] = 1;
-        if (++pl->ndone == QUEUES)
-            event_base_loopbreak(pl->base);
-    }
-}
-
-/* Pulls every queue of TOPIC from offset 0 to its end, checking each record. */
-static void pull_all(const char *addr, puller_t *pl, int total, double *secs)
-{
-    struct event_base *base = event_base_new();
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "puller" };
-    rmq_client_t *cli = rmq_client_new(base, addr, &opts);
-    memset(pl, 0, sizeof(*pl));
-    pl->base = base;
-    pl->cli = cli;
-    pl->total = total;
-    pl->seen = calloc((size_t)total, 1);
-    ck_assert_ptr_nonnull(pl->seen);
-    long long t0 = hn_now_ms();
-    for (int q = 0; q < QUEUES; q++)
-        pull_one(pl, q);
-    event_base_dispatch(base);
-    *secs = (double)(hn_now_ms() - t0) / 1000.0;
-    rmq_client_free(cli);
-    event_base_free(base);
-}
-
-/* Sends total messages with window requests in flight; returns seconds taken. */
-static double send_all(const char *addr, sender_t *sd, int total, int window)
-{
-    struct event_base *base = event_base_new();
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "sender" };
-    rmq_client_t *cli = rmq_client_new(base, addr, &opts);
-    sender_init(sd, base, cli, total, window);
-    long long t0 = hn_now_ms();
-    send_pump(sd);
-    event_base_dispatch(base);
-    double secs = (double)(hn_now_ms() - t0) / 1000.0;
-    rmq_client_free(cli);
-    event_base_free(base);
-    return secs;
 }
 
 /* ---- fixtures ---------------------------------------------------------------- */
@@ -413,12 +127,9 @@ START_TEST(test_send_pull_100k)
     ck_assert_int_eq(create_topic(addr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
 
     /* the new topic's route shows up at the name server */
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicRequest tr = RMQ__TOPIC_REQUEST__INIT;
-    tr.topic = (char *)TOPIC;
-    req.code = RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC;
-    req.topic = &tr;
+    Rmq__Command req;
+    Rmq__TopicRequest tr;
+    wire_topic_query(&req, &tr, RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC, TOPIC);
     int found = 0;
     for (int tries = 0; tries < 50 && !found; tries++) {
         rmq_frame_t resp = { 0 };
@@ -432,14 +143,13 @@ START_TEST(test_send_pull_100k)
     }
     ck_assert_msg(found, "route of %s does not name broker %s", TOPIC, addr);
 
-    sender_t sd;
-    double ssecs = send_all(addr, &sd, BIG_TOTAL, 256);
+    wire_sender_t sd;
+    double ssecs = wire_send_all(addr, &sd, &FLOW, BIG_TOTAL, 256);
     ck_assert_msg(sd.failed == 0, "%d sends failed, first status %d", sd.failed, sd.first_fail);
     ck_assert_int_eq(sd.acked, BIG_TOTAL);
 
-    puller_t pl;
-    double psecs;
-    pull_all(addr, &pl, BIG_TOTAL, &psecs);
+    wire_puller_t pl;
+    double psecs = wire_pull_all(addr, &pl, &FLOW, BIG_TOTAL);
     ck_assert_int_eq(pl.errors, 0);
     ck_assert_int_eq(pl.bad, 0);
     ck_assert_int_eq(pl.dup, 0);
@@ -450,7 +160,7 @@ START_TEST(test_send_pull_100k)
     fprintf(stderr, "# throughput: pull %d msgs (%.1f MiB) in %.2f s = %.0f msg/s, %.1f MiB/s (4 queues, 1024/pull)\n",
             pl.count, (double)pl.bytes / 1048576.0, psecs, pl.count / psecs, (double)pl.bytes / 1048576.0 / psecs);
     free(pl.seen);
-    sender_deinit(&sd);
+    wire_sender_deinit(&sd);
     ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
     /* a clean stop unregisters: the route is gone at once */
     ck_assert_int_eq(call(ns_addr, &req, NULL, 0, NULL), RMQ__STATUS__TOPIC_NOT_EXIST);
@@ -490,7 +200,7 @@ static void lp_send_timer(evutil_socket_t fd, short what, void *arg)
     lp_t *lp = arg;
     Rmq__Command req;
     Rmq__SendMessageRequest h;
-    send_hdr(&req, &h, TOPIC, 1, (char *)"TAGS\001TagA\002");
+    wire_send_hdr(&req, &h, PRODUCER, TOPIC, 1, (char *)"TAGS\001TagA\002");
     ck_assert_int_eq(rmq_client_call(lp->cli, &req, "wake", 4, RPC_TIMEOUT_MS, lp_sent, lp), RMQ_OK);
 }
 
@@ -506,7 +216,7 @@ START_TEST(test_long_polling_wakes)
     lp.cli = rmq_client_new(lp.base, addr, &opts);
     Rmq__Command req;
     Rmq__PullMessageRequest h;
-    pull_hdr(&req, &h, 1, 0);
+    wire_pull_hdr(&req, &h, GROUP, TOPIC, 1, 0);
     h.sys_flag = RMQ__PULL_FLAG__PULL_SUSPEND;
     h.suspend_timeout_millis = 10000;
     h.subscription = (char *)"TagA || TagB";
@@ -524,7 +234,7 @@ START_TEST(test_long_polling_wakes)
     ck_assert_int_lt(waited, 3000);
 
     /* an empty long poll answers PULL_NOT_FOUND at its deadline */
-    pull_hdr(&req, &h, 2, 0);
+    wire_pull_hdr(&req, &h, GROUP, TOPIC, 2, 0);
     h.sys_flag = RMQ__PULL_FLAG__PULL_SUSPEND;
     h.suspend_timeout_millis = 700;
     lp.t_pull = hn_now_ms();
@@ -544,61 +254,20 @@ END_TEST
 
 /* ---- durability --------------------------------------------------------------- */
 
-typedef struct killer {
-    hn_daemon_t *bk;
-    sender_t *sd;
-} killer_t;
-
-static void kill_timer(evutil_socket_t fd, short what, void *arg)
-{
-    killer_t *k = arg;
-    hn_daemon_kill9(k->bk);
-    k->sd->stop = 1;
-}
-
-/* Every acknowledged message (acked_map) is pulled back intact. */
-static void assert_all_acked_present(const char *addr, const sender_t *sd)
-{
-    puller_t pl;
-    double secs;
-    pull_all(addr, &pl, sd->total, &secs);
-    ck_assert_int_eq(pl.errors, 0);
-    ck_assert_int_eq(pl.bad, 0);
-    ck_assert_int_eq(pl.dup, 0);
-    int missing = 0;
-    for (int i = 0; i < sd->total; i++)
-        missing += sd->acked_map[i] && !pl.seen[i];
-    ck_assert_msg(missing == 0, "%d of %d acknowledged messages missing", missing, sd->acked);
-    free(pl.seen);
-}
-
 START_TEST(test_kill9_sync_flush_keeps_acked)
 {
     hn_daemon_t bk;
     char addr[64];
     broker_start(&bk, NULL, "flushDiskType=SYNC_FLUSH\n", addr, sizeof addr);
     ck_assert_int_eq(create_topic(addr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
-    sender_t sd;
-    struct event_base *base = event_base_new();
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "sender" };
-    rmq_client_t *cli = rmq_client_new(base, addr, &opts);
-    sender_init(&sd, base, cli, 1000000, 128);
-    killer_t k = { &bk, &sd };
-    struct event *t = evtimer_new(base, kill_timer, &k);
-    struct timeval tv = { 1, 500 * 1000 };
-    evtimer_add(t, &tv);
-    send_pump(&sd);
-    event_base_dispatch(base);
-    event_free(t);
-    rmq_client_free(cli);
-    event_base_free(base);
+    wire_sender_t sd;
+    wire_send_kill9(addr, &sd, &FLOW, 1000000, 128, &bk, 1500);
     fprintf(stderr, "# kill -9 under SYNC_FLUSH load: %d acked in 1.5 s (~%.0f msg/s, window 128), "
             "%d in flight failed with the connection\n", sd.acked, sd.acked / 1.5, sd.failed);
     ck_assert_int_gt(sd.acked, 100);
-    sd.total = sd.next;
     broker_start(&bk, NULL, "flushDiskType=SYNC_FLUSH\n", addr, sizeof addr);
-    assert_all_acked_present(addr, &sd);
-    sender_deinit(&sd);
+    wire_assert_acked_on(addr, &FLOW, sd.acked_map, sd.total);
+    wire_sender_deinit(&sd);
     ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
     hn_case_passed();
 }
@@ -610,8 +279,8 @@ START_TEST(test_clean_restart_async_flush)
     char addr[64];
     broker_start(&bk, NULL, NULL, addr, sizeof addr);
     ck_assert_int_eq(create_topic(addr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
-    sender_t sd;
-    send_all(addr, &sd, 20000, 256);
+    wire_sender_t sd;
+    wire_send_all(addr, &sd, &FLOW, 20000, 256);
     ck_assert_int_eq(sd.acked, 20000);
     int64_t off = -1;
     ck_assert_int_eq(offset_call(addr, RMQ__REQUEST_CODE__UPDATE_CONSUMER_OFFSET, TOPIC, 2, 4242, NULL),
@@ -624,12 +293,12 @@ START_TEST(test_clean_restart_async_flush)
     ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
 
     broker_start(&bk, NULL, NULL, addr, sizeof addr);
-    assert_all_acked_present(addr, &sd);
+    wire_assert_acked_on(addr, &FLOW, sd.acked_map, sd.total);
     off = -1;
     ck_assert_int_eq(offset_call(addr, RMQ__REQUEST_CODE__QUERY_CONSUMER_OFFSET, TOPIC, 2, 0, &off),
                      RMQ__STATUS__SUCCESS);
     ck_assert_int_eq(off, 4242);
-    sender_deinit(&sd);
+    wire_sender_deinit(&sd);
     ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
     hn_case_passed();
 }
@@ -728,7 +397,7 @@ START_TEST(test_batch_send_and_view)
     size_t lens[N], off = 0;
     char props[N][32];
     for (int i = 0; i < N; i++) {
-        lens[i] = body_gen(i, bodies[i]);
+        lens[i] = wire_body_gen(i, bodies[i]);
         snprintf(props[i], sizeof props[i], "KEYS\001%d\002", i);
         rmq_batch_entry_t e = { .flag = i, .body = bodies[i], .body_len = (uint32_t)lens[i],
                                 .properties = props[i], .properties_len = (uint16_t)strlen(props[i]) };
@@ -736,7 +405,7 @@ START_TEST(test_batch_send_and_view)
     }
     Rmq__Command req;
     Rmq__SendMessageRequest h;
-    send_hdr(&req, &h, TOPIC, 3, (char *)"TAGS\001TagB\002");
+    wire_send_hdr(&req, &h, PRODUCER, TOPIC, 3, (char *)"TAGS\001TagB\002");
     req.code = RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE;
     h.batch = 1;
     rmq_frame_t resp = { 0 };
@@ -785,8 +454,8 @@ START_TEST(test_flow_control_answers_busy)
     char addr[64];
     broker_start(&bk, NULL, "flushDiskType=SYNC_FLUSH\nsendQueueCapacity=8\n", addr, sizeof addr);
     ck_assert_int_eq(create_topic(addr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
-    sender_t sd;
-    send_all(addr, &sd, 5000, 256);
+    wire_sender_t sd;
+    wire_send_all(addr, &sd, &FLOW, 5000, 256);
     fprintf(stderr, "# flow control: %d acked, %d SYSTEM_BUSY of 5000 (sendQueueCapacity=8, window 256)\n",
             sd.acked, sd.busy);
     ck_assert_msg(sd.failed == 0, "%d sends failed, first status %d", sd.failed, sd.first_fail);
@@ -794,7 +463,7 @@ START_TEST(test_flow_control_answers_busy)
     ck_assert_int_gt(sd.busy, 0);
     ck_assert_int_gt(sd.acked, 0);
     ck_assert_int_eq(send_sync(addr, TOPIC, 0, "ok", 2), RMQ__STATUS__SUCCESS);
-    sender_deinit(&sd);
+    wire_sender_deinit(&sd);
     ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
     hn_case_passed();
 }
@@ -943,7 +612,7 @@ static int pull_sync(const char *addr, int q, int64_t offset, int max, const cha
     Rmq__Command req;
     Rmq__PullMessageRequest h;
     rmq_frame_t resp = { 0 };
-    pull_hdr(&req, &h, q, offset);
+    wire_pull_hdr(&req, &h, GROUP, TOPIC, q, offset);
     h.max_msg_nums = max;
     h.subscription = (char *)sub;
     h.sys_flag = flags;
@@ -970,7 +639,7 @@ START_TEST(test_pull_statuses_and_commit)
     for (int i = 0; i < 5; i++) {
         Rmq__Command req;
         Rmq__SendMessageRequest h;
-        send_hdr(&req, &h, TOPIC, 0, (char *)(i % 2 ? "TAGS\001TagB\002" : "TAGS\001TagA\002"));
+        wire_send_hdr(&req, &h, PRODUCER, TOPIC, 0, (char *)(i % 2 ? "TAGS\001TagB\002" : "TAGS\001TagA\002"));
         ck_assert_int_eq(call(addr, &req, "m", 1, NULL), RMQ__STATUS__SUCCESS);
     }
     ck_assert_int_eq(pull_sync(addr, 0, 0, 2, "*", 0, 0, &next, &count), RMQ__STATUS__SUCCESS);
@@ -1074,13 +743,10 @@ START_TEST(test_admin_requests)
                      RMQ__STATUS__SUCCESS);
 
     /* topic stats and consume stats */
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicRequest tr = RMQ__TOPIC_REQUEST__INIT;
+    Rmq__Command req;
+    Rmq__TopicRequest tr;
     rmq_frame_t resp = { 0 };
-    tr.topic = (char *)TOPIC;
-    req.code = RMQ__REQUEST_CODE__GET_TOPIC_STATS_INFO;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC;
-    req.topic = &tr;
+    wire_topic_query(&req, &tr, RMQ__REQUEST_CODE__GET_TOPIC_STATS_INFO, TOPIC);
     ck_assert_int_eq(call(addr, &req, NULL, 0, &resp), RMQ__STATUS__SUCCESS);
     ck_assert_uint_eq(resp.cmd->topic_stats->n_queues, QUEUES);
     ck_assert_int_eq(resp.cmd->topic_stats->queues[0]->max_offset, 5);
@@ -1125,7 +791,7 @@ START_TEST(test_admin_requests)
     rmq_frame_clear(&resp);
     Rmq__Command preq;
     Rmq__PullMessageRequest ph;
-    pull_hdr(&preq, &ph, 0, 0);
+    wire_pull_hdr(&preq, &ph, GROUP, TOPIC, 0, 0);
     ph.consumer_group = (char *)"admin_group";
     ck_assert_int_eq(call(addr, &preq, NULL, 0, NULL), RMQ__STATUS__NO_PERMISSION);
     Rmq__GroupRequest gr = RMQ__GROUP_REQUEST__INIT;
@@ -1178,11 +844,5 @@ static Suite *broker_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(broker_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? 1 : 0;
+    return hn_run_suite(broker_suite());
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "probe.h"
 #include "rmq/rmq.h"
 #include "rmq_time.h"
 
@@ -37,46 +38,24 @@ static void teardown(void)
     hn_case_end();
 }
 
-static size_t topic_queue_count(const char *topic);
-
-typedef struct until_queues {
-    const char *topic;
-    size_t n;
-} until_queues_t;
-
-static int topic_has_queues(void *arg)
-{
-    until_queues_t *u = arg;
-    return topic_queue_count(u->topic) == u->n;
-}
-
 /* Starts a name server and n brokers (broker-a, broker-b), and waits until
  * every broker is in the route of the auto-create template TBW102. */
 static void cluster_start(int n)
 {
-    char path[PATH_MAX], bin[PATH_MAX], props[2048], file[64];
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties",
-                                        "listenPort=0\nbindAddress=127.0.0.1\n", path, sizeof path));
-    const char *nargs[] = {"-c", path, NULL};
-    ck_assert_int_eq(hn_daemon_start(&ns_d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin),
-                                     "namesrv", nargs, HN_READY_TIMEOUT_MS), 0);
-    snprintf(ns_addr, sizeof ns_addr, "127.0.0.1:%d", hn_daemon_port(&ns_d, "listenPort"));
+    char props[2048];
+    ck_assert_int_eq(hn_daemon_start_conf(&ns_d, case_dir, "namesrv/mqnamesrv", "namesrv",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", ns_addr, sizeof ns_addr), 0);
     for (int i = 0; i < n; i++) {
         const char *name = i == 0 ? "broker-a" : "broker-b";
         snprintf(props, sizeof props,
                  "brokerName=%s\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/store-%s\n"
                  "mapedFileSizeCommitLog=67108864\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\n",
                  name, case_dir, name, ns_addr);
-        snprintf(file, sizeof file, "%s.properties", name);
-        ck_assert_ptr_nonnull(hn_write_file(case_dir, file, props, path, sizeof path));
-        const char *bargs[] = {"-c", path, NULL};
-        ck_assert_int_eq(hn_daemon_start(&brokers[i], hn_build_path("broker/mqbroker", bin, sizeof bin),
-                                         name, bargs, HN_READY_TIMEOUT_MS), 0);
-        snprintf(broker_addrs[i], sizeof broker_addrs[i], "127.0.0.1:%d",
-                 hn_daemon_port(&brokers[i], "listenPort"));
+        ck_assert_int_eq(hn_daemon_start_conf(&brokers[i], case_dir, "broker/mqbroker", name, props,
+                                              broker_addrs[i], sizeof broker_addrs[i]), 0);
     }
-    until_queues_t u = {"TBW102", 8 * (size_t)n};
-    ck_assert_msg(hn_wait_until(topic_has_queues, &u, 30000), "brokers never registered TBW102");
+    ck_assert_msg(probe_wait_route_queues(ns_addr, "TBW102", 8 * (size_t)n, 30000),
+                  "brokers never registered TBW102");
 }
 
 /* ---- message contents ---------------------------------------------------------- */
@@ -349,22 +328,6 @@ static int assigned_stable(void *arg)
     return 1;
 }
 
-/* Number of readable queues of topic, through a pull consumer. */
-static size_t topic_queue_count(const char *topic)
-{
-    rmq_error_t e;
-    rmq_pull_consumer_t *pc = rmq_pull_consumer_new("probe", ns_addr, &e);
-    ck_assert_ptr_nonnull(pc);
-    ck_assert_int_eq(rmq_pull_consumer_start(pc), RMQ_OK);
-    rmq_queue_t *qs = NULL;
-    size_t n = 0;
-    if (rmq_pull_consumer_queues(pc, topic, &qs, &n, &e) != RMQ_OK)
-        n = 0;
-    free(qs);
-    rmq_pull_consumer_free(pc);
-    return n;
-}
-
 /* Sends unindexed messages until both brokers have created topic (8 queues). */
 static void topic_create_on_both(rmq_producer_t *p, const char *topic)
 {
@@ -373,8 +336,7 @@ static void topic_create_on_both(rmq_producer_t *p, const char *topic)
         rmq_send_result_t res;
         ck_assert_msg(rmq_producer_send(p, &m, 0, &res) == RMQ_OK, "%s", res.error.text);
     }
-    until_queues_t u = {topic, 8};
-    ck_assert_msg(hn_wait_until(topic_has_queues, &u, 60000),
+    ck_assert_msg(probe_wait_route_queues(ns_addr, topic, 8, 60000),
                   "topic %s never got 8 queues on two brokers", topic);
 }
 
@@ -795,12 +757,6 @@ static Suite *client_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(client_suite());
     signal(SIGPIPE, SIG_IGN);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return hn_run_suite(client_suite());
 }

@@ -28,6 +28,7 @@
 #include "harness.h"
 #include "rmq_message.h"
 #include "rmq_rpc.h"
+#include "wire.h"
 
 #define TOPIC "FullTopic"
 #define GROUP "full_group"
@@ -136,21 +137,15 @@ static int pull_check(rmq_sync_t *s, const char *addr, const uint8_t *acked, int
 
     *served = 0;
     for (;;) {
-        Rmq__Command req = RMQ__COMMAND__INIT;
-        Rmq__PullMessageRequest h = RMQ__PULL_MESSAGE_REQUEST__INIT;
+        Rmq__Command req;
+        Rmq__PullMessageRequest h;
         rmq_frame_t resp = { 0 };
         size_t len, off = 0;
         const uint8_t *data;
         int st;
 
-        h.consumer_group = (char *)GROUP;
-        h.topic = (char *)TOPIC;
-        h.queue_offset = offset;
+        wire_pull_hdr(&req, &h, GROUP, TOPIC, 0, offset);
         h.max_msg_nums = 256;
-        h.subscription = (char *)"*";
-        req.code = RMQ__REQUEST_CODE__PULL_MESSAGE;
-        req.header_case = RMQ__COMMAND__HEADER_PULL;
-        req.pull = &h;
         st = call(s, addr, &req, NULL, 0, &resp);
         if (st != RMQ__STATUS__SUCCESS) {
             ck_assert_msg(st == RMQ__STATUS__PULL_NOT_FOUND, "pull at %lld: status %d", (long long)offset, st);
@@ -213,9 +208,8 @@ static void teardown(void)
 
 START_TEST(test_disk_full_refuses_then_resumes)
 {
-    char props[PATH_MAX + 512], path[PATH_MAX], bin[PATH_MAX], addr[64], filler[PATH_MAX + 16];
+    char props[PATH_MAX + 512], addr[64], filler[PATH_MAX + 16];
     char filler2[PATH_MAX + 16];
-    const char *args[] = { "-c", path, NULL };
     rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "full" };
     rmq_sync_t *s;
     hn_daemon_t bk;
@@ -234,22 +228,14 @@ START_TEST(test_disk_full_refuses_then_resumes)
              "diskMaxUsedSpaceRatio=95\ndiskFullRatio=99\nlogLevel=info\n"
              "maxHashSlotNum=1000\nmaxIndexNum=4000\n",   /* a small key index, where there is one */
              mnt, SEG_SIZE);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "broker.properties", props, path, sizeof path));
-    ck_assert_int_eq(hn_daemon_start(&bk, hn_build_path("broker/mqbroker", bin, sizeof bin), "broker", args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", hn_daemon_port(&bk, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(&bk, case_dir, "broker/mqbroker", "broker", props, addr, sizeof addr), 0);
     s = rmq_sync_new(&opts);
     {
-        Rmq__Command req = RMQ__COMMAND__INIT;
-        Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
+        Rmq__Command req;
+        Rmq__TopicConfig tc;
         rmq_frame_t resp = { 0 };
 
-        tc.topic_name = (char *)TOPIC;
-        tc.read_queue_nums = tc.write_queue_nums = 1;
-        tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
-        req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
-        req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
-        req.topic_config = &tc;
+        wire_topic_request(&req, &tc, TOPIC, 1);
         ck_assert_int_eq(call(s, addr, &req, NULL, 0, &resp), RMQ__STATUS__SUCCESS);
         rmq_frame_clear(&resp);
     }
@@ -345,19 +331,11 @@ static int can_mount(char *why, size_t len)
 
 int main(void)
 {
-    SRunner *sr;
     char why[512];
-    int failed;
 
     if (!can_mount(why, sizeof why)) {
         printf("1..0 # SKIP needs a tmpfs mount (root): %s\n", why);
         return 0;
     }
-    sr = srunner_create(diskfull_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? 1 : 0;
+    return hn_run_suite(diskfull_suite());
 }

@@ -23,13 +23,15 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "probe.h"
 #include "rmq/rmq.h"
 #include "rmq_rpc.h"
 #include "rmq_time.h"
+#include "wire.h"
 
 #define TOPIC "FailoverTopic"
 #define GROUP "failover_group"
-#define QUEUES 4
+#define QUEUES WIRE_QUEUES
 #define TOTAL 50000
 #define EXTRA 1000
 #define RPC_TIMEOUT_MS 5000
@@ -52,13 +54,8 @@ static void teardown(void)
 
 static void ns_start(hn_daemon_t *d)
 {
-    char path[PATH_MAX], bin[PATH_MAX];
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties",
-                                        "listenPort=0\nbindAddress=127.0.0.1\n", path, sizeof path));
-    const char *args[] = {"-c", path, NULL};
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "ns",
-                                     args, HN_READY_TIMEOUT_MS), 0);
-    snprintf(ns_addr, sizeof ns_addr, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "namesrv/mqnamesrv", "ns",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", ns_addr, sizeof ns_addr), 0);
 }
 
 /* A broker of broker set `set` (file and log named `name`) with ports port /
@@ -66,18 +63,13 @@ static void ns_start(hn_daemon_t *d)
 static void broker_start(hn_daemon_t *d, const char *name, const char *set, int port, int ha_port,
                          const char *extra, char *addr, size_t len)
 {
-    char props[2048], file[128], path[PATH_MAX], bin[PATH_MAX];
+    char props[2048];
     snprintf(props, sizeof props,
              "brokerClusterName=FailoverCluster\nbrokerName=%s\nlistenPort=%d\nhaListenPort=%d\n"
              "storePathRootDir=%s/store-%s\nmapedFileSizeCommitLog=67108864\nbrokerIP1=127.0.0.1\n"
              "namesrvAddr=%s\nflushConsumerOffsetInterval=1000\nslaveSyncInterval=1000\n%s",
              set, port, ha_port, case_dir, name, ns_addr, extra ? extra : "");
-    snprintf(file, sizeof file, "%s.properties", name);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, file, props, path, sizeof path));
-    const char *args[] = {"-c", path, NULL};
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("broker/mqbroker", bin, sizeof bin), name, args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len), 0);
 }
 
 /* ---- blocking requests ------------------------------------------------------- */
@@ -85,55 +77,34 @@ static void broker_start(hn_daemon_t *d, const char *name, const char *set, int 
 /* Sends req to addr; the status, or -1 on a transport error. keep: the answer. */
 static int call(const char *addr, Rmq__Command *req, rmq_frame_t *keep)
 {
-    rmq_client_opts_t opts = {.connect_timeout_ms = 2000, .name = "test"};
-    rmq_sync_t *s = rmq_sync_new(&opts);
-    rmq_frame_t resp = {0};
-    ck_assert_ptr_nonnull(s);
-    if (rmq_sync_call(s, addr, req, NULL, 0, RPC_TIMEOUT_MS, &resp) != RMQ_OK) {
-        rmq_sync_free(s);
-        return -1;
-    }
-    int status = resp.cmd->status;
-    if (keep)
-        *keep = resp;
-    else
-        rmq_frame_clear(&resp);
-    rmq_sync_free(s);
-    return status;
+    static const wire_link_t ln = {
+        .opts = { .connect_timeout_ms = 2000, .name = "test" },
+        .timeout_ms = RPC_TIMEOUT_MS,
+    };
+    return wire_call_with(&ln, addr, req, NULL, 0, keep);
 }
 
 static int create_topic(const char *addr, const char *topic)
 {
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
-    tc.topic_name = (char *)topic;
-    tc.read_queue_nums = QUEUES;
-    tc.write_queue_nums = QUEUES;
-    tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
-    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
-    req.topic_config = &tc;
+    Rmq__Command req;
+    Rmq__TopicConfig tc;
+    wire_topic_request(&req, &tc, topic, QUEUES);
     return call(addr, &req, NULL);
 }
 
 /* The queue's max offset at addr, or -1. */
 static long long max_offset(const char *addr, const char *topic, int q)
 {
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__QueueRequest h = RMQ__QUEUE_REQUEST__INIT;
+    Rmq__Command req;
+    Rmq__QueueRequest h;
     rmq_frame_t resp = {0};
-    h.topic = (char *)topic;
-    h.queue_id = q;
-    req.code = RMQ__REQUEST_CODE__GET_MAX_OFFSET;
-    req.header_case = RMQ__COMMAND__HEADER_QUEUE;
-    req.queue = &h;
+    wire_max_offset_request(&req, &h, topic, q);
     if (call(addr, &req, &resp) != RMQ__STATUS__SUCCESS) {
         if (resp.cmd)
             rmq_frame_clear(&resp);
         return -1;
     }
-    long long off = resp.cmd->header_case == RMQ__COMMAND__HEADER_OFFSET_RESP
-                        ? resp.cmd->offset_resp->offset : -1;
+    long long off = wire_resp_offset(&resp);
     rmq_frame_clear(&resp);
     return off;
 }
@@ -172,9 +143,7 @@ static void runtime_get(const char *addr, const char *key, char *out, size_t len
             rmq_frame_clear(&resp);
         return;
     }
-    for (size_t i = 0; resp.cmd->config && i < resp.cmd->config->n_entries; i++)
-        if (strcmp(resp.cmd->config->entries[i]->key, key) == 0)
-            snprintf(out, len, "%s", resp.cmd->config->entries[i]->value);
+    wire_runtime_value(&resp, key, out, len);
     rmq_frame_clear(&resp);
 }
 
@@ -207,33 +176,6 @@ static int caught_up(void *arg)
 static int has_topic(void *arg)
 {
     return max_offset(arg, TOPIC, 0) >= 0;
-}
-
-/* Queues of TOPIC in the name server's route for the client. */
-static size_t route_queues(const char *topic)
-{
-    rmq_error_t e;
-    rmq_pull_consumer_t *pc = rmq_pull_consumer_new("probe", ns_addr, &e);
-    ck_assert_ptr_nonnull(pc);
-    ck_assert_int_eq(rmq_pull_consumer_start(pc), RMQ_OK);
-    rmq_queue_t *qs = NULL;
-    size_t n = 0;
-    if (rmq_pull_consumer_queues(pc, topic, &qs, &n, &e) != RMQ_OK)
-        n = 0;
-    free(qs);
-    rmq_pull_consumer_free(pc);
-    return n;
-}
-
-typedef struct want_queues {
-    const char *topic;
-    size_t n;
-} want_queues_t;
-
-static int route_has(void *arg)
-{
-    want_queues_t *w = arg;
-    return route_queues(w->topic) == w->n;
 }
 
 /* ---- sending ------------------------------------------------------------------ */
@@ -384,8 +326,7 @@ START_TEST(test_consumer_failover)
     ck_assert_msg(hn_wait_until(slave_connected, saddr, 30000), "slave never connected");
     ck_assert_int_eq(create_topic(maddr, TOPIC), RMQ__STATUS__SUCCESS);
     ck_assert_msg(hn_wait_until(has_topic, saddr, 30000), "slave never got the topic");
-    want_queues_t wq = {TOPIC, QUEUES};
-    ck_assert_msg(hn_wait_until(route_has, &wq, 30000), "topic never in the route");
+    ck_assert_msg(probe_wait_route_queues(ns_addr, TOPIC, QUEUES, 30000), "topic never in the route");
 
     long long t0 = hn_now_ms();
     send_range(0, TOTAL);
@@ -455,8 +396,7 @@ START_TEST(test_consumer_failover)
             hn_now_ms() - t_back);
 
     /* New messages go to the master; the consumer reads them there. */
-    want_queues_t wq2 = {TOPIC, QUEUES};
-    ck_assert(hn_wait_until(route_has, &wq2, 30000));
+    ck_assert(probe_wait_route_queues(ns_addr, TOPIC, QUEUES, 30000));
     send_range(TOTAL, TOTAL + EXTRA);
     at_least_t more = {&seen.distinct, TOTAL + EXTRA};
     long long t_more = hn_now_ms();
@@ -567,8 +507,7 @@ START_TEST(test_producer_failover)
     ck_assert_int_eq(create_topic(aaddr, TOPIC), RMQ__STATUS__SUCCESS);
     ck_assert_int_eq(create_topic(baddr, TOPIC), RMQ__STATUS__SUCCESS);
     ck_assert_msg(hn_wait_until(has_topic, asaddr, 30000), "slave never got the topic");
-    want_queues_t wq = {TOPIC, 2 * QUEUES};
-    ck_assert_msg(hn_wait_until(route_has, &wq, 30000), "topic never on both brokers");
+    ck_assert_msg(probe_wait_route_queues(ns_addr, TOPIC, 2 * QUEUES, 30000), "topic never on both brokers");
 
     prun_t r = {0};
     pthread_mutex_init(&r.mu, NULL);
@@ -665,11 +604,5 @@ static Suite *failover_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(failover_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? 1 : 0;
+    return hn_run_suite(failover_suite());
 }

@@ -18,69 +18,37 @@
 #include "harness.h"
 #include "rmq_message.h"
 #include "rmq_rpc.h"
+#include "wire.h"
 
-#define RPC_TIMEOUT_MS 10000
 #define TOPIC "HaTopic"
 #define GROUP "ha_group"
-#define QUEUES 4
-#define BODY_MAX 4096
+#define PRODUCER "ha_producer"
+#define QUEUES WIRE_QUEUES
 #define CONNECT_WAIT_MS 15000
 #define FILE_SIZE 1048576
 
 static const char *case_dir;
-
-/* ---- message bodies -------------------------------------------------------- */
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
-/* Writes message i's body (1..BODY_MAX bytes) into buf; returns its size. */
-static size_t body_gen(int i, uint8_t *buf)
-{
-    size_t len = 1 + (size_t)(mix((uint64_t)i) % BODY_MAX);
-    uint64_t s = mix((uint64_t)i + 0x9e3779b97f4a7c15ull);
-    for (size_t k = 0; k < len; k++) {
-        if (k % 8 == 0)
-            s = mix(s + k);
-        buf[k] = (uint8_t)(s >> (8 * (k % 8)));
-    }
-    return len;
-}
+/* SYSTEM_BUSY answers count as failed sends. */
+static const wire_flow_t FLOW = { .topic = TOPIC, .producer_group = PRODUCER, .consumer_group = GROUP };
 
 /* ---- daemons ------------------------------------------------------------------ */
 
 static void ns_start(hn_daemon_t *d, char *addr, size_t len)
 {
-    char path[PATH_MAX], bin[PATH_MAX];
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", "listenPort=0\nbindAddress=127.0.0.1\n",
-                                        path, sizeof path));
-    const char *args[] = { "-c", path, NULL };
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "ns", args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "namesrv/mqnamesrv", "ns",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", addr, len), 0);
 }
 
 /* Starts mqbroker `name` over case_dir/name with 1 MiB commit-log files. */
 static void broker_start(hn_daemon_t *d, const char *name, const char *extra, char *addr, size_t len)
 {
-    char props[2048], file[128], path[PATH_MAX], bin[PATH_MAX];
+    char props[2048];
     snprintf(props, sizeof props,
              "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/%s\n"
              "mapedFileSizeCommitLog=%d\nmaxMessageSize=262144\nsyncFlushTimeout=1500\n"
              "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n%s",
              case_dir, name, FILE_SIZE, extra ? extra : "");
-    snprintf(file, sizeof file, "%s.properties", name);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, file, props, path, sizeof path));
-    const char *args[] = { "-c", path, NULL };
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("broker/mqbroker", bin, sizeof bin), name, args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len), 0);
 }
 
 /* Starts a slave of the master d_master through haMasterAddress. */
@@ -94,61 +62,20 @@ static void slave_start(hn_daemon_t *d, const hn_daemon_t *master, const char *e
 
 /* ---- blocking requests ------------------------------------------------------- */
 
-/* Sends req (+ body) to addr and returns the status (-1 on a transport error). */
-static int call(const char *addr, Rmq__Command *req, const void *body, size_t len, rmq_frame_t *keep)
-{
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "test" };
-    rmq_sync_t *s = rmq_sync_new(&opts);
-    rmq_frame_t resp = { 0 };
-    ck_assert_ptr_nonnull(s);
-    if (rmq_sync_call(s, addr, req, body, len, RPC_TIMEOUT_MS, &resp) != RMQ_OK) {
-        rmq_sync_free(s);
-        return -1;
-    }
-    int status = resp.cmd->status;
-    if (keep)
-        *keep = resp;
-    else
-        rmq_frame_clear(&resp);
-    rmq_sync_free(s);
-    return status;
-}
-
 static int create_topic(const char *addr, const char *topic, int queues)
 {
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
-    tc.topic_name = (char *)topic;
-    tc.read_queue_nums = queues;
-    tc.write_queue_nums = queues;
-    tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
-    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
-    req.topic_config = &tc;
-    return call(addr, &req, NULL, 0, NULL);
-}
-
-static void send_hdr(Rmq__Command *req, Rmq__SendMessageRequest *h, int queue_id, char *props)
-{
-    rmq__command__init(req);
-    rmq__send_message_request__init(h);
-    h->producer_group = (char *)"ha_producer";
-    h->topic = (char *)TOPIC;
-    h->default_topic = (char *)"TBW102";
-    h->default_topic_queue_nums = QUEUES;
-    h->queue_id = queue_id;
-    h->properties = props;
-    req->code = RMQ__REQUEST_CODE__SEND_MESSAGE;
-    req->header_case = RMQ__COMMAND__HEADER_SEND;
-    req->send = h;
+    Rmq__Command req;
+    Rmq__TopicConfig tc;
+    wire_topic_request(&req, &tc, topic, queues);
+    return wire_call(addr, &req, NULL, 0, NULL);
 }
 
 static int send_sync(const char *addr, const char *body)
 {
     Rmq__Command req;
     Rmq__SendMessageRequest h;
-    send_hdr(&req, &h, 0, (char *)"");
-    return call(addr, &req, body, strlen(body), NULL);
+    wire_send_hdr(&req, &h, PRODUCER, TOPIC, 0, (char *)"");
+    return wire_call(addr, &req, body, strlen(body), NULL);
 }
 
 /* The runtime-info value of key into out ("" if absent); 0, or -1 if the call failed. */
@@ -158,11 +85,9 @@ static int runtime_get(const char *addr, const char *key, char *out, size_t len)
     rmq_frame_t resp = { 0 };
     out[0] = '\0';
     req.code = RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO;
-    if (call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
+    if (wire_call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
         return -1;
-    for (size_t i = 0; i < resp.cmd->config->n_entries; i++)
-        if (strcmp(resp.cmd->config->entries[i]->key, key) == 0)
-            snprintf(out, len, "%s", resp.cmd->config->entries[i]->value);
+    wire_runtime_value(&resp, key, out, len);
     rmq_frame_clear(&resp);
     return 0;
 }
@@ -208,233 +133,6 @@ static void wait_caught_up(const char *master, const char *slave, int timeout_ms
     caught_up_t c = { master, slave };
     ck_assert_msg(hn_wait_until(is_caught_up, &c, timeout_ms), "slave at %lld of master's %lld",
                   runtime_ll(slave, "commitLogMaxOffset"), runtime_ll(master, "commitLogMaxOffset"));
-}
-
-/* ---- pipelined sender --------------------------------------------------------- */
-
-typedef struct sender sender_t;
-typedef struct send_slot {
-    sender_t *sd;
-    int idx;
-} send_slot_t;
-
-struct sender {
-    struct event_base *base;
-    rmq_client_t *cli;
-    int total, next, inflight, window;
-    int acked, failed, first_fail;
-    int stop;
-    uint8_t *acked_map;
-    send_slot_t *slots;
-    uint8_t body[BODY_MAX];
-};
-
-static void send_pump(sender_t *sd);
-
-static void send_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
-{
-    send_slot_t *slot = arg;
-    sender_t *sd = slot->sd;
-    sd->inflight--;
-    if (err == RMQ_OK && resp->cmd->status == RMQ__STATUS__SUCCESS) {
-        sd->acked_map[slot->idx] = 1;
-        sd->acked++;
-    } else {
-        if (!sd->failed)
-            sd->first_fail = err != RMQ_OK ? -(int)err : resp->cmd->status;
-        sd->failed++;
-    }
-    send_pump(sd);
-}
-
-/* Issues sends until the window is full; breaks the loop once all have answered. */
-static void send_pump(sender_t *sd)
-{
-    char props[64];
-    while (!sd->stop && sd->next < sd->total && sd->inflight < sd->window) {
-        int i = sd->next++;
-        size_t len = body_gen(i, sd->body);
-        Rmq__Command req;
-        Rmq__SendMessageRequest h;
-        snprintf(props, sizeof props, "KEYS\001%d\002", i);
-        send_hdr(&req, &h, i % QUEUES, props);
-        sd->slots[i].sd = sd;
-        sd->slots[i].idx = i;
-        if (rmq_client_call(sd->cli, &req, sd->body, len, RPC_TIMEOUT_MS, send_done, &sd->slots[i]) != RMQ_OK) {
-            sd->failed++;
-            continue;
-        }
-        sd->inflight++;
-    }
-    if (sd->inflight == 0 && (sd->stop || sd->next >= sd->total))
-        event_base_loopbreak(sd->base);
-}
-
-static void sender_init(sender_t *sd, struct event_base *base, rmq_client_t *cli, int total, int window)
-{
-    memset(sd, 0, sizeof(*sd));
-    sd->base = base;
-    sd->cli = cli;
-    sd->total = total;
-    sd->window = window;
-    sd->acked_map = calloc((size_t)total, 1);
-    sd->slots = calloc((size_t)total, sizeof(*sd->slots));
-    ck_assert_ptr_nonnull(sd->acked_map);
-    ck_assert_ptr_nonnull(sd->slots);
-}
-
-static void sender_deinit(sender_t *sd)
-{
-    free(sd->acked_map);
-    free(sd->slots);
-}
-
-/* Sends total messages with window requests in flight. */
-static void send_all(const char *addr, sender_t *sd, int total, int window)
-{
-    struct event_base *base = event_base_new();
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "sender" };
-    rmq_client_t *cli = rmq_client_new(base, addr, &opts);
-    sender_init(sd, base, cli, total, window);
-    send_pump(sd);
-    event_base_dispatch(base);
-    rmq_client_free(cli);
-    event_base_free(base);
-}
-
-/* ---- puller --------------------------------------------------------------------- */
-
-typedef struct puller puller_t;
-typedef struct pull_slot {
-    puller_t *pl;
-    int q;
-} pull_slot_t;
-
-struct puller {
-    struct event_base *base;
-    rmq_client_t *cli;
-    int total;
-    int64_t next[QUEUES];
-    pull_slot_t slots[QUEUES];
-    int ndone;
-    uint8_t *seen;
-    int count, dup, bad, errors, first_error;
-    uint8_t body[BODY_MAX];
-};
-
-static void pull_one(puller_t *pl, int q);
-
-/* Checks every record of a pull response body against its regenerated body. */
-static void pull_check_body(puller_t *pl, struct evbuffer *body, int q)
-{
-    size_t len = evbuffer_get_length(body);
-    const uint8_t *data = evbuffer_pullup(body, (ssize_t)len);
-    size_t off = 0;
-    while (off < len) {
-        rmq_record_t rec;
-        if (rmq_record_decode(data + off, len - off, 1, &rec) != RMQ_OK) {
-            pl->bad++;
-            return;
-        }
-        off += rec.total_size;
-        size_t vlen = 0;
-        const char *key = rmq_props_get(rec.properties, rec.properties_len, RMQ_PROP_KEYS, &vlen);
-        int idx = key ? atoi(key) : -1;
-        if (idx < 0 || idx >= pl->total || rec.queue_id != q) {
-            pl->bad++;
-            continue;
-        }
-        size_t want = body_gen(idx, pl->body);
-        if (want != rec.body_len || memcmp(pl->body, rec.body, want) != 0)
-            pl->bad++;
-        if (pl->seen[idx]++)
-            pl->dup++;
-        pl->count++;
-    }
-}
-
-static void pull_finish_queue(puller_t *pl)
-{
-    if (++pl->ndone == QUEUES)
-        event_base_loopbreak(pl->base);
-}
-
-static void pull_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
-{
-    pull_slot_t *slot = arg;
-    puller_t *pl = slot->pl;
-    int status = err == RMQ_OK ? resp->cmd->status : -1;
-    if (status == RMQ__STATUS__SUCCESS) {
-        pull_check_body(pl, resp->body, slot->q);
-        pl->next[slot->q] = resp->cmd->pull_resp->next_begin_offset;
-        pull_one(pl, slot->q);
-        return;
-    }
-    if (status == RMQ__STATUS__PULL_RETRY_IMMEDIATELY) {
-        pull_one(pl, slot->q);
-        return;
-    }
-    if (status != RMQ__STATUS__PULL_NOT_FOUND && !pl->errors++)
-        pl->first_error = status;
-    pull_finish_queue(pl);
-}
-
-static void pull_one(puller_t *pl, int q)
-{
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__PullMessageRequest h = RMQ__PULL_MESSAGE_REQUEST__INIT;
-    h.consumer_group = (char *)GROUP;
-    h.topic = (char *)TOPIC;
-    h.queue_id = q;
-    h.queue_offset = pl->next[q];
-    h.max_msg_nums = 1024;
-    h.subscription = (char *)"*";
-    req.code = RMQ__REQUEST_CODE__PULL_MESSAGE;
-    req.header_case = RMQ__COMMAND__HEADER_PULL;
-    req.pull = &h;
-    pl->slots[q].pl = pl;
-    pl->slots[q].q = q;
-    if (rmq_client_call(pl->cli, &req, NULL, 0, RPC_TIMEOUT_MS, pull_done, &pl->slots[q]) != RMQ_OK) {
-        pl->errors++;
-        pull_finish_queue(pl);
-    }
-}
-
-/* Pulls every queue of TOPIC from addr, from offset 0 to its end. */
-static void pull_all(const char *addr, puller_t *pl, int total)
-{
-    struct event_base *base = event_base_new();
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "puller" };
-    memset(pl, 0, sizeof(*pl));
-    pl->base = base;
-    pl->cli = rmq_client_new(base, addr, &opts);
-    pl->total = total;
-    pl->seen = calloc((size_t)total, 1);
-    ck_assert_ptr_nonnull(pl->seen);
-    for (int q = 0; q < QUEUES; q++)
-        pull_one(pl, q);
-    event_base_dispatch(base);
-    rmq_client_free(pl->cli);
-    event_base_free(base);
-}
-
-/* Every message of acked_map (total entries) is pulled back intact from addr;
- * returns how many messages the pull found. */
-static int assert_acked_on(const char *addr, const uint8_t *acked_map, int total)
-{
-    puller_t pl;
-    pull_all(addr, &pl, total);
-    ck_assert_msg(pl.errors == 0, "%d pull errors, first status %d", pl.errors, pl.first_error);
-    ck_assert_int_eq(pl.bad, 0);
-    ck_assert_int_eq(pl.dup, 0);
-    int missing = 0, acked = 0;
-    for (int i = 0; i < total; i++) {
-        acked += acked_map[i];
-        missing += acked_map[i] && !pl.seen[i];
-    }
-    ck_assert_msg(missing == 0, "%d of %d acknowledged messages missing on %s", missing, acked, addr);
-    free(pl.seen);
-    return pl.count;
 }
 
 /* ---- commit-log files ------------------------------------------------------------- */
@@ -521,18 +219,6 @@ static void teardown(void)
 
 /* ---- cases ------------------------------------------------------------------------ */
 
-typedef struct killer {
-    hn_daemon_t *bk;
-    sender_t *sd;
-} killer_t;
-
-static void kill_timer(evutil_socket_t fd, short what, void *arg)
-{
-    killer_t *k = arg;
-    hn_daemon_kill9(k->bk);
-    k->sd->stop = 1;
-}
-
 /* SYNC_MASTER (slave found through the name server): kill -9 the master
  * under load; every message answered SUCCESS is on the slave. */
 START_TEST(test_sync_master_kill9_slave_has_acked)
@@ -549,28 +235,15 @@ START_TEST(test_sync_master_kill9_slave_has_acked)
     ck_assert_int_eq(create_topic(maddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
     ck_assert_int_eq(create_topic(saddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
 
-    sender_t sd;
-    struct event_base *base = event_base_new();
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "sender" };
-    rmq_client_t *cli = rmq_client_new(base, maddr, &opts);
-    sender_init(&sd, base, cli, 1000000, 128);
-    killer_t k = { &master, &sd };
-    struct event *t = evtimer_new(base, kill_timer, &k);
-    struct timeval tv = { 1, 500 * 1000 };
-    evtimer_add(t, &tv);
-    send_pump(&sd);
-    event_base_dispatch(base);
-    event_free(t);
-    rmq_client_free(cli);
-    event_base_free(base);
+    wire_sender_t sd;
+    wire_send_kill9(maddr, &sd, &FLOW, 1000000, 128, &master, 1500);
     fprintf(stderr, "# SYNC_MASTER kill -9: %d answered SUCCESS in 1.5 s (window 128), %d failed\n", sd.acked,
             sd.failed);
     ck_assert_int_gt(sd.acked, 100);
-    sd.total = sd.next;
     kv_want_t w = { saddr, "dispatchBehindBytes", "0" };
     ck_assert(hn_wait_until(runtime_is, &w, 5000));
-    assert_acked_on(saddr, sd.acked_map, sd.total);
-    sender_deinit(&sd);
+    wire_assert_acked_on(saddr, &FLOW, sd.acked_map, sd.total);
+    wire_sender_deinit(&sd);
     ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
     ck_assert_int_eq(hn_daemon_stop(&ns, HN_STOP_TIMEOUT_MS), 0);
     hn_case_passed();
@@ -589,8 +262,8 @@ START_TEST(test_async_master_logs_equal)
     ck_assert_int_eq(create_topic(maddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
     ck_assert_int_eq(create_topic(saddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
     ck_assert_int_eq(send_sync(saddr, "to a slave"), RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE);
-    sender_t sd;
-    send_all(maddr, &sd, 20000, 256);
+    wire_sender_t sd;
+    wire_send_all(maddr, &sd, &FLOW, 20000, 256);
     ck_assert_msg(sd.failed == 0, "%d sends failed, first status %d", sd.failed, sd.first_fail);
     wait_caught_up(maddr, saddr, 30000);
     char v[160];
@@ -601,8 +274,8 @@ START_TEST(test_async_master_logs_equal)
     ck_assert_int_eq(runtime_get(maddr, "haSlave0.inSync", v, sizeof v), 0);
     ck_assert_str_eq(v, "true");
     ck_assert_int_eq(runtime_ll(maddr, "haSlave0.ackedOffset"), runtime_ll(maddr, "commitLogMaxOffset"));
-    ck_assert_int_eq(assert_acked_on(saddr, sd.acked_map, sd.total), sd.total);
-    sender_deinit(&sd);
+    ck_assert_int_eq(wire_assert_acked_on(saddr, &FLOW, sd.acked_map, sd.total), sd.total);
+    wire_sender_deinit(&sd);
     ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
     ck_assert_int_eq(hn_daemon_stop(&master, HN_STOP_TIMEOUT_MS), 0);
     int files = assert_same_commitlog("master", "slave");
@@ -678,16 +351,16 @@ START_TEST(test_empty_slave_catches_up)
     char maddr[64], saddr[64];
     broker_start(&master, "master", NULL, maddr, sizeof maddr);
     ck_assert_int_eq(create_topic(maddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
-    sender_t sd;
-    send_all(maddr, &sd, 3000, 128);
+    wire_sender_t sd;
+    wire_send_all(maddr, &sd, &FLOW, 3000, 128);
     ck_assert_int_eq(sd.acked, 3000);
     ck_assert_int_gt(runtime_ll(maddr, "commitLogMaxOffset"), 3LL * FILE_SIZE);
     slave_start(&slave, &master, NULL, saddr, sizeof saddr);
     ck_assert_int_eq(create_topic(saddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
     wait_caught_up(maddr, saddr, 30000);
     ck_assert_int_eq(runtime_ll(saddr, "commitLogMinOffset"), 0);
-    ck_assert_int_eq(assert_acked_on(saddr, sd.acked_map, sd.total), sd.total);
-    sender_deinit(&sd);
+    ck_assert_int_eq(wire_assert_acked_on(saddr, &FLOW, sd.acked_map, sd.total), sd.total);
+    wire_sender_deinit(&sd);
     ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
     ck_assert_int_eq(hn_daemon_stop(&master, HN_STOP_TIMEOUT_MS), 0);
     ck_assert_int_gt(assert_same_commitlog("master", "slave"), 3);
@@ -709,7 +382,7 @@ static int offset_call(const char *addr, int code, int q, int64_t commit, int64_
     req.code = code;
     req.header_case = RMQ__COMMAND__HEADER_CONSUMER_OFFSET;
     req.consumer_offset = &h;
-    int status = call(addr, &req, NULL, 0, &resp);
+    int status = wire_call(addr, &req, NULL, 0, &resp);
     if (status == RMQ__STATUS__SUCCESS && out)
         *out = resp.cmd->offset_resp->offset;
     if (status >= 0)
@@ -757,7 +430,7 @@ static int group_create(const char *addr, const char *group)
     req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_SUBSCRIPTIONGROUP;
     req.header_case = RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP;
     req.subscription_group = &g;
-    return call(addr, &req, NULL, 0, NULL);
+    return wire_call(addr, &req, NULL, 0, NULL);
 }
 
 /* 1 if addr's subscription groups include "SyncedGroup" with retry_max_times 7. */
@@ -767,7 +440,7 @@ static int has_synced_group(void *arg)
     rmq_frame_t resp = { 0 };
     int found = 0;
     req.code = RMQ__REQUEST_CODE__GET_ALL_SUBSCRIPTIONGROUP_CONFIG;
-    if (call(arg, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
+    if (wire_call(arg, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
         return 0;
     const Rmq__SubscriptionGroupTable *t = resp.cmd->subscription_group_table;
     for (size_t i = 0; i < t->n_groups; i++)
@@ -801,11 +474,11 @@ START_TEST(test_slave_syncs_metadata)
     char v[160];
     ck_assert_int_eq(runtime_get(saddr, "haMasterAddr", v, sizeof v), 0);
     ck_assert_int_eq(atoi(strchr(v, ':') + 1), hn_daemon_port(&master, "haListenPort"));
-    sender_t sd;
-    send_all(maddr, &sd, 1, 1);
+    wire_sender_t sd;
+    wire_send_all(maddr, &sd, &FLOW, 1, 1);
     wait_caught_up(maddr, saddr, 10000);
-    ck_assert_int_eq(assert_acked_on(saddr, sd.acked_map, sd.total), 1);
-    sender_deinit(&sd);
+    ck_assert_int_eq(wire_assert_acked_on(saddr, &FLOW, sd.acked_map, sd.total), 1);
+    wire_sender_deinit(&sd);
 
     /* an older offset on the slave is raised, a newer one reaches the master */
     commit_offset(saddr, 0, 3);
@@ -844,7 +517,7 @@ static long long pull_suggest(const char *addr, int64_t offset, int max)
     req.code = RMQ__REQUEST_CODE__PULL_MESSAGE;
     req.header_case = RMQ__COMMAND__HEADER_PULL;
     req.pull = &h;
-    if (call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
+    if (wire_call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
         return -1;
     long long id = resp.cmd->pull_resp->suggest_which_broker_id;
     rmq_frame_clear(&resp);
@@ -896,11 +569,5 @@ static Suite *ha_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(ha_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? 1 : 0;
+    return hn_run_suite(ha_suite());
 }

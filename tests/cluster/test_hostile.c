@@ -32,6 +32,7 @@
 #include "harness.h"
 #include "rmq_message.h"
 #include "rmq_rpc.h"
+#include "wire.h"
 
 #define TOPIC "HostileTopic"
 #define GROUP "hostile_group"
@@ -46,30 +47,20 @@ static const char *case_dir;
 
 static void ns_start(hn_daemon_t *d, char *addr, size_t len)
 {
-    char path[PATH_MAX], bin[PATH_MAX];
-    const char *args[] = { "-c", path, NULL };
-
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", "listenPort=0\nbindAddress=127.0.0.1\n",
-                                        path, sizeof path));
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "ns", args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "namesrv/mqnamesrv", "ns",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", addr, len), 0);
 }
 
 static void broker_start(hn_daemon_t *d, const char *ns, char *addr, size_t len)
 {
-    char props[2048], path[PATH_MAX], bin[PATH_MAX];
-    const char *args[] = { "-c", path, NULL };
+    char props[2048];
 
     snprintf(props, sizeof props,
              "brokerName=broker-h\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/store\n"
              "mapedFileSizeCommitLog=4194304\nmapedFileSizeConsumeQueue=600000\n"
              "maxMessageSize=65536\nlogLevel=warn\nnamesrvAddr=%s\n",
              case_dir, ns);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "broker.properties", props, path, sizeof path));
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("broker/mqbroker", bin, sizeof bin), "broker", args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", "broker", props, addr, len), 0);
 }
 
 /* VmRSS (or VmHWM) of pid in KiB, -1 if unreadable. */
@@ -114,23 +105,14 @@ static int alive(const hn_daemon_t *d)
 
 /* ---- messages ------------------------------------------------------------ */
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 /* Body of message i: "i:" then bytes derived from i. */
 static size_t body_gen(int i, uint8_t *buf)
 {
     int n = snprintf((char *)buf, BODY_MAX, "%d:", i);
-    size_t len = (size_t)n + 1 + mix((uint64_t)i) % (BODY_MAX - 32);
+    size_t len = (size_t)n + 1 + wire_mix((uint64_t)i) % (BODY_MAX - 32);
 
     for (size_t k = (size_t)n; k < len; k++)
-        buf[k] = (uint8_t)mix((uint64_t)i * 1000003u + k);
+        buf[k] = (uint8_t)wire_mix((uint64_t)i * 1000003u + k);
     return len;
 }
 
@@ -144,23 +126,15 @@ static int sync_call(rmq_sync_t *s, const char *addr, Rmq__Command *req, const v
 
 static int create_topic(const char *addr)
 {
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "admin" };
-    rmq_sync_t *s = rmq_sync_new(&opts);
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
-    rmq_frame_t resp = { 0 };
-    int st;
+    static const wire_link_t ln = {
+        .opts = { .connect_timeout_ms = 3000, .name = "admin" },
+        .timeout_ms = RPC_TIMEOUT_MS,
+    };
+    Rmq__Command req;
+    Rmq__TopicConfig tc;
 
-    tc.topic_name = (char *)TOPIC;
-    tc.read_queue_nums = tc.write_queue_nums = 1;
-    tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
-    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
-    req.topic_config = &tc;
-    st = sync_call(s, addr, &req, NULL, 0, &resp);
-    rmq_frame_clear(&resp);
-    rmq_sync_free(s);
-    return st;
+    wire_topic_request(&req, &tc, TOPIC, 1);
+    return wire_call_with(&ln, addr, &req, NULL, 0, NULL);
 }
 
 /* ---- the well-behaved client (its own thread) ---------------------------- */
@@ -254,18 +228,11 @@ static void *good_main(void *arg)
         i++;
         usleep(1000);   /* a steady trickle, not a benchmark: keeps the store small */
         if (i % 8 == 0) {
-            Rmq__Command preq = RMQ__COMMAND__INIT;
-            Rmq__PullMessageRequest ph = RMQ__PULL_MESSAGE_REQUEST__INIT;
+            Rmq__Command preq;
+            Rmq__PullMessageRequest ph;
 
-            ph.consumer_group = (char *)GROUP;
-            ph.topic = (char *)TOPIC;
-            ph.queue_id = 0;
-            ph.queue_offset = pull_offset;
+            wire_pull_hdr(&preq, &ph, GROUP, TOPIC, 0, pull_offset);
             ph.max_msg_nums = 64;
-            ph.subscription = (char *)"*";
-            preq.code = RMQ__REQUEST_CODE__PULL_MESSAGE;
-            preq.header_case = RMQ__COMMAND__HEADER_PULL;
-            preq.pull = &ph;
             t0 = hn_now_ms();
             st = sync_call(s, gc->addr, &preq, NULL, 0, &resp);
             note_latency(gc, t0);
@@ -773,14 +740,6 @@ static Suite *hostile_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(hostile_suite());
-    int failed;
-
     signal(SIGPIPE, SIG_IGN);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? 1 : 0;
+    return hn_run_suite(hostile_suite());
 }

@@ -44,14 +44,10 @@ static void broker_start(int i)
 
 static void cluster_start(void)
 {
-    char path[PATH_MAX], bin[PATH_MAX], props[2048], file[64];
+    char props[2048], file[64];
 
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", "listenPort=0\nbindAddress=127.0.0.1\n",
-                                        path, sizeof path));
-    const char *nargs[] = {"-c", path, NULL};
-    ck_assert_int_eq(hn_daemon_start(&ns_d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "namesrv",
-                                     nargs, HN_READY_TIMEOUT_MS), 0);
-    snprintf(ns_addr, sizeof ns_addr, "127.0.0.1:%d", hn_daemon_port(&ns_d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(&ns_d, case_dir, "namesrv/mqnamesrv", "namesrv",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", ns_addr, sizeof ns_addr), 0);
     for (int i = 0; i < 2; i++) {
         const char *name = i == 0 ? "broker-a" : "broker-b";
         snprintf(props, sizeof props,
@@ -203,13 +199,6 @@ static Suite *index_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(index_suite());
-
     signal(SIGPIPE, SIG_IGN);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return hn_run_suite(index_suite());
 }

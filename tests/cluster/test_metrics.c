@@ -457,28 +457,22 @@ static void load_start(int secs)
 /* Starts the name server and one broker, both with metrics ports. */
 static void cluster_start(int with_broker_metrics)
 {
-    char path[PATH_MAX], bin[PATH_MAX], props[2048];
+    char props[2048];
     ns_http_port = free_port();
     snprintf(props, sizeof props,
              "listenPort=0\nbindAddress=127.0.0.1\nmetricsPort=%d\nlogPath=%s/ns-file.log\nlogMaxFileSize=20000\n"
              "logMaxFiles=3\n",
              ns_http_port, case_dir);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", props, path, sizeof path));
-    const char *nargs[] = {"-c", path, NULL};
-    ck_assert_int_eq(hn_daemon_start(&ns_d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "namesrv", nargs,
-                                     HN_READY_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_start_conf(&ns_d, case_dir, "namesrv/mqnamesrv", "namesrv", props, ns_addr,
+                                          sizeof ns_addr), 0);
     ck_assert_int_eq(hn_daemon_port(&ns_d, "metricsPort"), ns_http_port);
-    snprintf(ns_addr, sizeof ns_addr, "127.0.0.1:%d", hn_daemon_port(&ns_d, "listenPort"));
     bk_http_port = with_broker_metrics ? free_port() : 0;
     snprintf(props, sizeof props,
              "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/store-a\n"
              "mapedFileSizeCommitLog=67108864\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\nregisterNameServerPeriod=1000\n"
              "%s%.0d\n",
              case_dir, ns_addr, with_broker_metrics ? "metricsPort=" : "", bk_http_port);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "broker-a.properties", props, path, sizeof path));
-    const char *bargs[] = {"-c", path, NULL};
-    ck_assert_int_eq(hn_daemon_start(&bk_d, hn_build_path("broker/mqbroker", bin, sizeof bin), "broker-a", bargs,
-                                     HN_READY_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_start_conf(&bk_d, case_dir, "broker/mqbroker", "broker-a", props, NULL, 0), 0);
 }
 
 static int broker_in_cluster(void *arg)
@@ -745,12 +739,6 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_metrics_move_under_load);
     }
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
     signal(SIGPIPE, SIG_IGN);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return hn_run_suite(s);
 }

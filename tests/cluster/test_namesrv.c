@@ -143,18 +143,11 @@ static fake_broker_t master_b(void)
 /* Starts mqnamesrv on an ephemeral port with extra properties; fills addr. */
 static void ns_start(hn_daemon_t *d, const char *name, const char *extra, char *addr, size_t len)
 {
-    char props[1024], path[PATH_MAX], file[128], bin[PATH_MAX];
+    char props[1024];
 
     snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\nlogLevel=debug\n%s",
              extra ? extra : "");
-    snprintf(file, sizeof file, "%s.properties", name);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, file, props, path, sizeof path));
-    const char *args[] = { "-c", path, NULL };
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), name,
-                                     args, HN_READY_TIMEOUT_MS), 0);
-    int port = hn_daemon_port(d, "listenPort");
-    ck_assert_int_gt(port, 0);
-    snprintf(addr, len, "127.0.0.1:%d", port);
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "namesrv/mqnamesrv", name, props, addr, len), 0);
 }
 
 static void ns_stop_ok(hn_daemon_t *d)
@@ -743,14 +736,6 @@ static Suite *namesrv_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(namesrv_suite());
-    int failed;
-
     signal(SIGPIPE, SIG_IGN);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return hn_run_suite(namesrv_suite());
 }

@@ -54,23 +54,16 @@ static void teardown(void)
 
 static void cluster_start(void)
 {
-    char path[PATH_MAX], bin[PATH_MAX], props[2048];
+    char props[2048];
 
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", "listenPort=0\nbindAddress=127.0.0.1\n",
-                                        path, sizeof path));
-    const char *nargs[] = {"-c", path, NULL};
-    ck_assert_int_eq(hn_daemon_start(&ns_d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "namesrv",
-                                     nargs, HN_READY_TIMEOUT_MS), 0);
-    snprintf(ns_addr, sizeof ns_addr, "127.0.0.1:%d", hn_daemon_port(&ns_d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(&ns_d, case_dir, "namesrv/mqnamesrv", "namesrv",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", ns_addr, sizeof ns_addr), 0);
     snprintf(props, sizeof props,
              "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/store\n"
              "mapedFileSizeCommitLog=16777216\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\n"
              "defaultTopicQueueNums=%d\nregisterNameServerPeriod=1000\n",
              case_dir, ns_addr, NQUEUES);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "broker.properties", props, path, sizeof path));
-    const char *bargs[] = {"-c", path, NULL};
-    ck_assert_int_eq(hn_daemon_start(&broker_d, hn_build_path("broker/mqbroker", bin, sizeof bin), "broker",
-                                     bargs, HN_READY_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_start_conf(&broker_d, case_dir, "broker/mqbroker", "broker", props, NULL, 0), 0);
 }
 
 typedef struct cons_arg {
@@ -264,13 +257,6 @@ static Suite *orderly_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(orderly_suite());
-
     signal(SIGPIPE, SIG_IGN);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return hn_run_suite(orderly_suite());
 }

@@ -38,6 +38,7 @@
 #include "harness.h"
 #include "rmq_message.h"
 #include "rmq_rpc.h"
+#include "wire.h"
 
 #define TOPIC "PowerTopic"
 #define GROUP "power_group"
@@ -54,21 +55,12 @@ static const char *case_dir;
 
 /* ---- messages ------------------------------------------------------------- */
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 static size_t body_gen(int i, uint8_t *buf)
 {
-    size_t len = 1 + mix((uint64_t)i) % BODY_MAX;
+    size_t len = 1 + wire_mix((uint64_t)i) % BODY_MAX;
 
     for (size_t k = 0; k < len; k++)
-        buf[k] = (uint8_t)mix((uint64_t)i * 7919u + k);
+        buf[k] = (uint8_t)wire_mix((uint64_t)i * 7919u + k);
     return len;
 }
 
@@ -76,8 +68,7 @@ static size_t body_gen(int i, uint8_t *buf)
 
 static void broker_start(hn_daemon_t *d, const char *name, const char *store, char *addr, size_t len)
 {
-    char props[2048], path[PATH_MAX], bin[PATH_MAX], file[128];
-    const char *args[] = { "-c", path, NULL };
+    char props[2048];
 
     snprintf(props, sizeof props,
              "brokerName=broker-p\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s\n"
@@ -85,34 +76,21 @@ static void broker_start(hn_daemon_t *d, const char *name, const char *store, ch
              "maxMessageSize=65536\nmaxTransferCountOnMessageInMemory=1024\n"
              "maxTransferBytesOnMessageInMemory=4194304\nlogLevel=info\n",
              store, SEG_SIZE);
-    snprintf(file, sizeof file, "%s.properties", name);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, file, props, path, sizeof path));
-    ck_assert_msg(hn_daemon_start(d, hn_build_path("broker/mqbroker", bin, sizeof bin), name, args,
-                                  HN_READY_TIMEOUT_MS) == 0,
+    ck_assert_msg(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len) == 0,
                   "mqbroker did not start on %s", store);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
 }
 
 static int create_topic(const char *addr)
 {
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "admin" };
-    rmq_sync_t *s = rmq_sync_new(&opts);
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
-    rmq_frame_t resp = { 0 };
-    int st = -1;
+    static const wire_link_t ln = {
+        .opts = { .connect_timeout_ms = 3000, .name = "admin" },
+        .timeout_ms = RPC_TIMEOUT_MS,
+    };
+    Rmq__Command req;
+    Rmq__TopicConfig tc;
 
-    tc.topic_name = (char *)TOPIC;
-    tc.read_queue_nums = tc.write_queue_nums = QUEUES;
-    tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
-    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
-    req.topic_config = &tc;
-    if (rmq_sync_call(s, addr, &req, NULL, 0, RPC_TIMEOUT_MS, &resp) == RMQ_OK)
-        st = resp.cmd->status;
-    rmq_frame_clear(&resp);
-    rmq_sync_free(s);
-    return st;
+    wire_topic_request(&req, &tc, TOPIC, QUEUES);
+    return wire_call_with(&ln, addr, &req, NULL, 0, NULL);
 }
 
 /* ---- load ---------------------------------------------------------------------- */
@@ -389,22 +367,14 @@ static void verify_copy(const snapshot_t *sn, const char *store, const char *nam
         int64_t offset = 0;
 
         for (;;) {
-            Rmq__Command req = RMQ__COMMAND__INIT;
-            Rmq__PullMessageRequest h = RMQ__PULL_MESSAGE_REQUEST__INIT;
+            Rmq__Command req;
+            Rmq__PullMessageRequest h;
             rmq_frame_t resp = { 0 };
             size_t len, off = 0;
             const uint8_t *data;
             int st;
 
-            h.consumer_group = (char *)GROUP;
-            h.topic = (char *)TOPIC;
-            h.queue_id = q;
-            h.queue_offset = offset;
-            h.max_msg_nums = 1024;
-            h.subscription = (char *)"*";
-            req.code = RMQ__REQUEST_CODE__PULL_MESSAGE;
-            req.header_case = RMQ__COMMAND__HEADER_PULL;
-            req.pull = &h;
+            wire_pull_hdr(&req, &h, GROUP, TOPIC, q, offset);
             ck_assert_int_eq(rmq_sync_call(s, addr, &req, NULL, 0, RPC_TIMEOUT_MS, &resp), RMQ_OK);
             st = resp.cmd->status;
             if (st != RMQ__STATUS__SUCCESS) {
@@ -541,13 +511,5 @@ static Suite *powerloss_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(powerloss_suite());
-    int failed;
-
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? 1 : 0;
+    return hn_run_suite(powerloss_suite());
 }

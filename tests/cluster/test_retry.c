@@ -63,13 +63,9 @@ static void broker_start(void)
 /* A name server and one broker (fixed client port after the first start). */
 static void cluster_start(void)
 {
-    char path[PATH_MAX], bin[PATH_MAX], props[2048];
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", "listenPort=0\nbindAddress=127.0.0.1\n", path,
-                                        sizeof path));
-    const char *nargs[] = {"-c", path, NULL};
-    ck_assert_int_eq(hn_daemon_start(&ns_d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "namesrv", nargs,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(ns_addr, sizeof ns_addr, "127.0.0.1:%d", hn_daemon_port(&ns_d, "listenPort"));
+    char props[2048];
+    ck_assert_int_eq(hn_daemon_start_conf(&ns_d, case_dir, "namesrv/mqnamesrv", "namesrv",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", ns_addr, sizeof ns_addr), 0);
     snprintf(props, sizeof props,
              "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/store\n"
              "mapedFileSizeCommitLog=67108864\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\nmessageDelayLevel=" LEVELS "\n",
@@ -409,12 +405,6 @@ static Suite *retry_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(retry_suite());
     signal(SIGPIPE, SIG_IGN);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return hn_run_suite(retry_suite());
 }

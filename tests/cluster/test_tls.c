@@ -19,6 +19,7 @@
 
 #include "harness.h"
 #include "rmq_rpc.h"
+#include "wire.h"
 
 #define RPC_TIMEOUT_MS 5000
 #define TOPIC "TlsTopic"
@@ -56,13 +57,9 @@ static void tls_props(char *buf, size_t len, const char *mode, int verify)
 
 static void ns_start(hn_daemon_t *d, const char *tls, char *addr, size_t len)
 {
-    char props[4096], path[PATH_MAX], bin[PATH_MAX];
+    char props[4096];
     snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\n%s", tls);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, "ns.properties", props, path, sizeof path));
-    const char *args[] = { "-c", path, NULL };
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "ns", args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "namesrv/mqnamesrv", "ns", props, addr, len), 0);
 }
 
 static void broker_props(char *props, size_t len, const char *name, const char *ns_addr,
@@ -78,14 +75,9 @@ static void broker_props(char *props, size_t len, const char *name, const char *
 static void broker_start(hn_daemon_t *d, const char *name, const char *ns_addr, const char *extra,
                          char *addr, size_t len)
 {
-    char props[8192], file[128], path[PATH_MAX], bin[PATH_MAX];
+    char props[8192];
     broker_props(props, sizeof props, name, ns_addr, extra);
-    snprintf(file, sizeof file, "%s.properties", name);
-    ck_assert_ptr_nonnull(hn_write_file(case_dir, file, props, path, sizeof path));
-    const char *args[] = { "-c", path, NULL };
-    ck_assert_int_eq(hn_daemon_start(d, hn_build_path("broker/mqbroker", bin, sizeof bin), name, args,
-                                     HN_READY_TIMEOUT_MS), 0);
-    snprintf(addr, len, "127.0.0.1:%d", hn_daemon_port(d, "listenPort"));
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len), 0);
 }
 
 /* ---- raw requests ------------------------------------------------------------------ */
@@ -105,20 +97,12 @@ static SSL_CTX *client_ctx(const char *ca, const char *cert, const char *key)
  * transport failure (refused handshake, closed connection). */
 static int call(const char *addr, SSL_CTX *ctx, Rmq__Command *req, rmq_frame_t *keep)
 {
-    rmq_client_opts_t opts = { .connect_timeout_ms = 3000, .name = "test", .ssl_ctx = ctx };
-    rmq_sync_t *s = rmq_sync_new(&opts);
-    rmq_frame_t resp = { 0 };
-    ck_assert_ptr_nonnull(s);
-    int status = -1;
-    if (rmq_sync_call(s, addr, req, NULL, 0, RPC_TIMEOUT_MS, &resp) == RMQ_OK) {
-        status = resp.cmd->status;
-        if (keep && status == RMQ__STATUS__SUCCESS)   /* callers keep only successes */
-            *keep = resp;
-        else
-            rmq_frame_clear(&resp);
-    }
-    rmq_sync_free(s);
-    return status;
+    wire_link_t ln = {
+        .opts = { .connect_timeout_ms = 3000, .name = "test", .ssl_ctx = ctx },
+        .timeout_ms = RPC_TIMEOUT_MS,
+        .keep_successes = 1,
+    };
+    return wire_call_with(&ln, addr, req, NULL, 0, keep);
 }
 
 static int cluster_info(const char *addr, SSL_CTX *ctx)
@@ -130,32 +114,22 @@ static int cluster_info(const char *addr, SSL_CTX *ctx)
 
 static int create_topic(const char *addr, SSL_CTX *ctx)
 {
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
-    tc.topic_name = (char *)TOPIC;
-    tc.read_queue_nums = 2;
-    tc.write_queue_nums = 2;
-    tc.perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
-    req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
-    req.topic_config = &tc;
+    Rmq__Command req;
+    Rmq__TopicConfig tc;
+    wire_topic_request(&req, &tc, TOPIC, 2);
     return call(addr, ctx, &req, NULL);
 }
 
 /* Max offset of queue q of TOPIC on addr, -1 on failure. */
 static long long max_offset(const char *addr, SSL_CTX *ctx, int q)
 {
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__QueueRequest qr = RMQ__QUEUE_REQUEST__INIT;
+    Rmq__Command req;
+    Rmq__QueueRequest qr;
     rmq_frame_t resp = { 0 };
-    qr.topic = (char *)TOPIC;
-    qr.queue_id = q;
-    req.code = RMQ__REQUEST_CODE__GET_MAX_OFFSET;
-    req.header_case = RMQ__COMMAND__HEADER_QUEUE;
-    req.queue = &qr;
+    wire_max_offset_request(&req, &qr, TOPIC, q);
     if (call(addr, ctx, &req, &resp) != RMQ__STATUS__SUCCESS)
         return -1;
-    long long off = resp.cmd->header_case == RMQ__COMMAND__HEADER_OFFSET_RESP ? resp.cmd->offset_resp->offset : -1;
+    long long off = wire_resp_offset(&resp);
     rmq_frame_clear(&resp);
     return off;
 }
@@ -170,12 +144,9 @@ typedef struct route_wait {
 static int topic_routed(void *arg)
 {
     route_wait_t *w = arg;
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__TopicRequest tr = RMQ__TOPIC_REQUEST__INIT;
-    tr.topic = (char *)TOPIC;
-    req.code = RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC;
-    req.header_case = RMQ__COMMAND__HEADER_TOPIC;
-    req.topic = &tr;
+    Rmq__Command req;
+    Rmq__TopicRequest tr;
+    wire_topic_query(&req, &tr, RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC, TOPIC);
     return call(w->ns, w->ctx, &req, NULL) == RMQ__STATUS__SUCCESS;
 }
 
@@ -393,14 +364,9 @@ int main(int argc, char **argv)
     setenv("RMQ_TLS_CERT", pki_path("client.pem", c, sizeof c), 1);
     setenv("RMQ_TLS_KEY", pki_path("client.key", k, sizeof k), 1);
 
-    SRunner *sr = srunner_create(tls_suite());
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    hn_cleanup();
+    int status = hn_run_suite(tls_suite());
     const char *rm[] = { "/bin/rm", "-rf", pki, NULL };
     if (hn_run(rm, 10000, &res) == 0)
         hn_result_free(&res);
-    return failed ? 1 : 0;
+    return status;
 }

@@ -96,6 +96,38 @@ typedef struct rmq_queue {
     int32_t queue_id;
 } rmq_queue_t;
 
+/* ---- security ---------------------------------------------------------- */
+
+/* How a client dials name servers and brokers. */
+typedef enum rmq_client_tls_mode {
+    RMQ_CLIENT_TLS_DISABLED = 0,    /* plaintext */
+    RMQ_CLIENT_TLS_ENFORCING = 2,   /* TLS on every connection */
+} rmq_client_tls_mode_t;
+
+/* TLS and request signing of one client object: the settings a server
+ * takes as tlsMode, tlsCaPath, tlsCertPath, tlsKeyPath, and an ACL
+ * account's accessKey / secretKey (request signing, HMAC-SHA256). Given to
+ * a constructor through its opts (security = NULL: the RMQ_TLS, RMQ_TLS_CA,
+ * RMQ_TLS_CERT, RMQ_TLS_KEY, RMQ_ACCESS_KEY and RMQ_SECRET_KEY environment
+ * variables, see deploy/SECURITY.md). Read only during that _new call: the
+ * files are loaded and the keys copied then, so it may live on the
+ * caller's stack. Strings: NULL or "" is unset. A bad setting (unreadable
+ * or invalid file, key without certificate, access key without secret)
+ * makes _new return NULL with an rmq_error_t naming the field, e.g.
+ * "security opts: tls_ca_path=/x.pem: cannot load the CA bundle: ...".
+ * Each client object owns its own TLS context and credentials; they are
+ * freed with it. */
+typedef struct rmq_security_opts {
+    rmq_client_tls_mode_t tls_mode;
+    const char *tls_ca_path;        /* PEM CA bundle verifying servers; unset: encrypted, servers
+                                       not verified. TLS paths are ignored when tls_mode is
+                                       RMQ_CLIENT_TLS_DISABLED */
+    const char *tls_cert_path;      /* PEM client certificate chain (servers with tlsVerifyClient) */
+    const char *tls_key_path;       /* its private key; set both or neither */
+    const char *access_key;         /* sign every request as this account; unset: unsigned */
+    const char *secret_key;         /* the account's secret key; set both or neither */
+} rmq_security_opts_t;
+
 /* ---- producer ---------------------------------------------------------- */
 
 typedef struct rmq_producer rmq_producer_t;
@@ -110,6 +142,24 @@ typedef struct rmq_producer_opts {
     int fault_avoid_ms;             /* 10000: how long a failed broker is avoided */
     int max_in_flight;              /* 20000: async sends awaiting an answer */
     int max_message_size;           /* 4 MiB: body (or batch) limit */
+    const rmq_security_opts_t *security; /* NULL: from the environment */
+    /* Auto-batching of rmq_producer_send_async (0, the default: off). When
+     * on, each async single message (not one with DELAY, __STARTDELIVERTIME
+     * or TRAN_MSG, and no bigger than auto_batch_max_bytes) still gets its
+     * own queue pick, callback and result (msg_id, queue_offset,
+     * offset_msg_id), but messages for the same queue travel together as
+     * one SEND_BATCH_MESSAGE: a queue's group goes when it holds
+     * auto_batch_max_msgs messages or auto_batch_max_bytes, at once when no
+     * batch to its queue is in flight (an idle producer adds no latency),
+     * else after auto_batch_linger_ms at the latest. A failed group is
+     * retried as a whole like any send (retry_times, fault avoidance) and
+     * never outlives its earliest message's timeout; max_in_flight still
+     * counts messages. Messages still waiting when the producer shuts down
+     * complete with RMQ_ESHUTDOWN. Sync, oneway and batch sends are never
+     * auto-batched. */
+    int auto_batch_max_msgs;        /* 0 (or 1): off; else messages per batch, e.g. 32 */
+    int auto_batch_max_bytes;       /* 256 KiB (at most max_message_size): batch body bytes */
+    int auto_batch_linger_ms;       /* 10: longest a message waits for its queue's batch */
 } rmq_producer_opts_t;
 
 /* How a stored message was stored: the broker's status. Not failures. */
@@ -209,7 +259,8 @@ typedef rmq_tx_state_t (*rmq_tx_execute_fn)(const rmq_message_t *msg, void *ctx)
 typedef rmq_tx_state_t (*rmq_tx_check_fn)(const rmq_message_ext_t *msg, void *arg);
 
 typedef struct rmq_tx_producer_opts {
-    rmq_producer_opts_t producer;   /* group (the producer group the broker checks), namesrv, ... */
+    rmq_producer_opts_t producer;   /* group (the producer group the broker checks), namesrv,
+                                       security, ... */
     rmq_tx_check_fn check;          /* required */
     void *check_arg;
     int check_threads;              /* 1 */
@@ -290,6 +341,7 @@ typedef struct rmq_push_consumer_opts {
                                        same message (nothing is skipped or sent back) */
     int lock_renew_ms;              /* orderly: 20000: renew queue locks this often (the broker
                                        frees a lock not renewed for rebalanceLockMaxLiveTime) */
+    const rmq_security_opts_t *security; /* NULL: from the environment */
 } rmq_push_consumer_opts_t;
 
 /* Creates a push consumer (copies opts). NULL with err filled if invalid. */
@@ -330,7 +382,16 @@ typedef struct rmq_pull_result {
     size_t count;
 } rmq_pull_result_t;
 
-/* Creates a pull consumer for group (copied). NULL with err if invalid. */
+typedef struct rmq_pull_consumer_opts {
+    const char *group;              /* required */
+    const char *namesrv;            /* required */
+    const rmq_security_opts_t *security; /* NULL: from the environment */
+} rmq_pull_consumer_opts_t;
+
+/* Creates a pull consumer (copies opts). NULL with err if invalid. */
+rmq_pull_consumer_t *rmq_pull_consumer_new_opts(const rmq_pull_consumer_opts_t *opts,
+                                                rmq_error_t *err);
+/* Same, with only a group (copied) and name servers: security from the environment. */
 rmq_pull_consumer_t *rmq_pull_consumer_new(const char *group, const char *namesrv, rmq_error_t *err);
 rmq_err_t rmq_pull_consumer_start(rmq_pull_consumer_t *c);
 void rmq_pull_consumer_shutdown(rmq_pull_consumer_t *c);
