@@ -93,7 +93,7 @@ haListenPort=$((BASE + 22))
 storePathRootDir=$work/store-slave"
   for _ in $(seq 100); do
     "$BUILD/tools/mqadmin" brokerStatus -n "$ns" -b "127.0.0.1:$((BASE + 21))" 2>/dev/null |
-      grep -q '^haConnected *true' && break
+      grep '^haConnected *true' >/dev/null && break
     sleep 0.2
   done
   "$BUILD/tools/mqadmin" updateTopic -n "$ns" -b "127.0.0.1:$((BASE + 11))" -t BenchHa -r 8 -w 8 >/dev/null

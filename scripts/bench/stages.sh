@@ -174,8 +174,9 @@ stage6() {
   d=$BK_STAGE_DIR
   bk_cluster_up sync
   bk_topic BenchExc
-  local ids=0
-  if "$MQBENCH" -h 2>&1 | grep -q -- '--ids-file'; then
+  local ids=0 usage
+  usage=$("$MQBENCH" -h 2>&1 || true)       # usage exits 2
+  if grep -q -- '--ids-file' <<<"$usage"; then
     ids=1
   fi
   bk_note "mqbench --ids-file" "$([ $ids = 1 ] && echo available || echo missing)"
@@ -261,7 +262,7 @@ stage7() {
   p2=$(bk_free_port $((p1 + 1)))
   redis_up redis-replica "$p2" --appendonly yes --appendfsync everysec --replicaof 127.0.0.1 "$p1"
   for i in $(seq 100); do
-    redis-cli -p "$p2" info replication 2>/dev/null | grep -q 'master_link_status:up' && break
+    redis-cli -p "$p2" info replication 2>/dev/null | grep 'master_link_status:up' >/dev/null && break
     sleep 0.1
   done
   bk_note "replica link" "$(redis-cli -p "$p2" info replication | awk -F: '/master_link_status/ { print $2 }' | tr -d '\r')"
