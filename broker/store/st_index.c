@@ -113,6 +113,26 @@ static void header_put(st_segment_t *seg, const st_index_header_t *h)
 }
 
 /* Entries the file can hold (entry 0 unused), from its own header. */
+/* a - b and a + b saturated to the int64 range: store timestamps come from
+ * records and headers on disk and can hold anything. */
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+    int64_t d;
+
+    if (__builtin_sub_overflow(a, b, &d))
+        return a < b ? INT64_MIN : INT64_MAX;
+    return d;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t d;
+
+    if (__builtin_add_overflow(a, b, &d))
+        return b < 0 ? INT64_MIN : INT64_MAX;
+    return d;
+}
+
 static int32_t file_capacity(const st_segment_t *seg, const st_index_header_t *h)
 {
     int64_t room = seg->size - ST_INDEX_HEADER - (int64_t)h->slot_num * ST_INDEX_SLOT;
@@ -455,7 +475,7 @@ static void put_entry(st_segment_t *seg, st_index_header_t *h, int32_t hash, int
                       int64_t store_ts)
 {
     int32_t slot = hash % h->slot_num, prev, diff;
-    int64_t d = (store_ts - h->begin_ts) / 1000;
+    int64_t d = sat_sub(store_ts, h->begin_ts) / 1000;
     uint8_t *e = entry_at(seg, h->slot_num, h->index_count);
 
     memcpy(&prev, slot_at(seg, slot), 4);
@@ -493,7 +513,7 @@ rmq_err_t st_index_add(st_store_t *st, const char *topic, size_t topic_len, cons
     if (ix->n > 0) {
         seg = ix->files[ix->n - 1];
         cap = file_capacity(seg, &h);
-        if (h.index_count + (int64_t)nkeys > cap || store_ts - h.begin_ts > (int64_t)INT32_MAX * 1000)
+        if (h.index_count + (int64_t)nkeys > cap || sat_sub(store_ts, h.begin_ts) > (int64_t)INT32_MAX * 1000)
             seg = NULL;
     } else {
         seg = NULL;
@@ -662,7 +682,7 @@ size_t st_index_lookup(st_index_t *ix, const char *topic, const char *key, int64
 
         header_get(seg, &h);
         cap = file_capacity(seg, &h);
-        if (h.index_count <= 1 || h.end_ts < begin_ms || h.begin_ts - 1000 > end_ms ||
+        if (h.index_count <= 1 || h.end_ts < begin_ms || sat_sub(h.begin_ts, 1000) > end_ms ||
             h.slot_num <= 0 || h.index_count > cap)
             continue;
         memcpy(&idx, slot_at(seg, hash % h.slot_num), 4);
@@ -675,8 +695,8 @@ size_t st_index_lookup(st_index_t *ix, const char *topic, const char *key, int64
             memcpy(&p, e + 4, 8);
             memcpy(&diff, e + 12, 4);
             memcpy(&prev, e + 16, 4);
-            approx = h.begin_ts + (int64_t)diff * 1000;
-            if (ehash == hash && approx + 1000 > begin_ms && approx <= end_ms) {
+            approx = sat_add(h.begin_ts, (int64_t)diff * 1000);
+            if (ehash == hash && sat_add(approx, 1000) > begin_ms && approx <= end_ms) {
                 int dup = 0;
 
                 for (size_t k = 0; k < found && !dup; k++)
