@@ -41,7 +41,7 @@ run_fuzzers() {
   command -v clang >/dev/null || { echo "== fuzz: clang not found, skipped"; return; }
   echo "== build $dir"
   if ! CC=clang ./scripts/build.sh "$dir" -Dfuzz=true -Dtests=false \
-      -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link; then
+      -Db_sanitize=address,undefined -Db_lundef=false "-Dc_args=['-fsanitize=fuzzer-no-link','-fno-sanitize-recover=all']"; then
     echo "build of $dir failed" >&2
     failed=$((failed + 1))
     return
