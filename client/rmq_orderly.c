@@ -410,6 +410,20 @@ void rmq_oq_add(rmq_oq_t *oq, rmq_message_ext_t **msgs, size_t n)
     kick(oq);
 }
 
+/* Frees oq (already unlinked): its unconsumed messages, timer, lock and
+ * its reference to the consumer's queue. */
+static void oq_free(rmq_orderly_t *ord, rmq_oq_t *oq)
+{
+    for (size_t i = oq->head; i < oq->n; i++)
+        free(oq->msgs[i]);
+    free(oq->msgs);
+    if (oq->suspend_ev)
+        event_free(oq->suspend_ev);
+    pthread_mutex_destroy(&oq->mu);
+    ord->ops.unref(oq->q);
+    free(oq);
+}
+
 /* Loop thread: the dropped queue is idle: commit, unlock, free. */
 static void finish_on_loop(void *arg)
 {
@@ -442,14 +456,7 @@ static void finish_on_loop(void *arg)
             *pp = oq->next;
             break;
         }
-    for (size_t i = oq->head; i < oq->n; i++)
-        free(oq->msgs[i]);
-    free(oq->msgs);
-    if (oq->suspend_ev)
-        event_free(oq->suspend_ev);
-    pthread_mutex_destroy(&oq->mu);
-    ord->ops.unref(oq->q);
-    free(oq);
+    oq_free(ord, oq);
 }
 
 void rmq_oq_drop(rmq_oq_t *oq)
@@ -565,14 +572,7 @@ void rmq_orderly_free(rmq_orderly_t *ord)
         rmq_oq_t *oq = ord->queues;
 
         ord->queues = oq->next;
-        for (size_t i = oq->head; i < oq->n; i++)
-            free(oq->msgs[i]);
-        free(oq->msgs);
-        if (oq->suspend_ev)
-            event_free(oq->suspend_ev);
-        pthread_mutex_destroy(&oq->mu);
-        ord->ops.unref(oq->q);
-        free(oq);
+        oq_free(ord, oq);
     }
     free(ord->group);
     free(ord);
