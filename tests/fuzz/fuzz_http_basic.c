@@ -11,6 +11,8 @@
 
 #include "rmq_http.h"
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *value = malloc(size + 1);
