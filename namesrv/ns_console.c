@@ -120,21 +120,22 @@ struct ns_console {
     struct event *timer;
     int closing;
     const rmq_security_t *sec;       /* the name server's TLS and ACL (borrowed) */
-    rmq_acl_credentials_t signer;    /* the account the next broker call is signed as */
+    rmq_acl_credentials_t signer;    /* the account of the broker call being sent */
     rmq_acl_credentials_t snap_cred; /* the last API caller's, for snapshot refreshes */
     ns_metrics_extra_t extra;
 };
 
 /* ---- jobs --------------------------------------------------------------- */
 
-/* Sets the account the next broker call is signed as (the pool's signer
- * reads con->signer while rmq_client_call runs); NULL: none. */
-static void signer_set(ns_console_t *con, const rmq_acl_credentials_t *cred)
+/* rmq_client_call signed as cred when access control is on: the pool's
+ * signer reads con->signer while the call is encoded, then it is wiped. */
+static rmq_err_t signed_call(ns_console_t *con, rmq_client_t *cli, Rmq__Command *req,
+                             const rmq_acl_credentials_t *cred, rmq_response_fn cb, void *arg)
 {
-    if (cred)
-        con->signer = *cred;
-    else
-        OPENSSL_cleanse(&con->signer, sizeof(con->signer));
+    con->signer = *cred;
+    rmq_err_t err = rmq_client_call(cli, req, NULL, 0, CON_RPC_TIMEOUT_MS, cb, arg);
+    OPENSSL_cleanse(&con->signer, sizeof(con->signer));
+    return err;
 }
 
 static void on_http_close(struct evhttp_connection *evcon, void *arg)
@@ -334,8 +335,7 @@ static void snapshot_call(ns_console_t *con, const char *addr)
     snprintf(call->addr, sizeof(call->addr), "%s", addr);
     req.code = RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO;
     con->extra.broker_calls_total++;
-    signer_set(con, &con->snap_cred);
-    rmq_err_t err = rmq_client_call(cli, &req, NULL, 0, CON_RPC_TIMEOUT_MS, on_runtime_info, call);
+    rmq_err_t err = signed_call(con, cli, &req, &con->snap_cred, on_runtime_info, call);
     if (err != RMQ_OK) {
         con_broker_t *b = broker_find(con, addr);
         if (b) {
@@ -737,8 +737,7 @@ static void job_call(con_job_t *j, const char *addr, const char *broker_name, Rm
         snprintf(call->broker_name, sizeof(call->broker_name), "%s", broker_name);
     }
     j->con->extra.broker_calls_total++;
-    signer_set(j->con, &j->cred);
-    rmq_err_t err = call && cli ? rmq_client_call(cli, req, NULL, 0, CON_RPC_TIMEOUT_MS, cb, call) : RMQ_ENOMEM;
+    rmq_err_t err = call && cli ? signed_call(j->con, cli, req, &j->cred, cb, call) : RMQ_ENOMEM;
     if (err != RMQ_OK) {
         if (call)
             job_call_error(j, call, rmq_request_name(req->code), err, NULL);
