@@ -61,12 +61,10 @@ int rmq_http_basic_parse(const char *value, rmq_acl_credentials_t *cred)
     if (n == 0 || n % 4 != 0 || n / 4 * 3 > sizeof(dec) - 1 || value[n + strspn(value + n, " \t")])
         return -1;
     int len = EVP_DecodeBlock(dec, (const unsigned char *)value, (int)n);
-    if (len < 0)
-        return -1;
-    for (size_t pad = n; pad > 0 && value[pad - 1] == '='; pad--)
+    for (size_t pad = n; len >= 0 && pad > 0 && value[pad - 1] == '='; pad--)
         len--; /* EVP_DecodeBlock counts padding as zero bytes */
     if (len < 0 || memchr(dec, '\0', (size_t)len))
-        return -1;
+        goto bad;
     const unsigned char *colon = memchr(dec, ':', (size_t)len);
     size_t aklen = colon ? (size_t)(colon - dec) : 0;
     size_t sklen = colon ? (size_t)len - aklen - 1 : 0;
@@ -96,9 +94,8 @@ static void peer_of(struct evhttp_request *req, char *buf, size_t len)
     ev_uint16_t port = 0;
     if (evcon)
         evhttp_connection_get_peer(evcon, &host, &port);
-    if (!host)
-        host = "";
-    snprintf(buf, len, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, (unsigned)port);
+    const char *ip = host ? host : "";
+    snprintf(buf, len, strchr(ip, ':') ? "[%s]:%u" : "%s:%u", ip, (unsigned)port);
 }
 
 /* Asks the ACL whether cred (NULL: none) may send a request of code from
