@@ -70,7 +70,7 @@ static const rmq_cfg_entry_t entries[] = {
     STR("logLevel", log_level, "info", 16, "debug, info, warn or error"),
     INT("logMaxFileSize", log_max_file_size, "1073741824", 0, INT64_MAX, "rotate the log file before it grows past this many bytes; 0 never"),
     INT("logMaxFiles", log_max_files, "10", 1, 1000, "rotated log files kept (logPath.1 newest .. logPath.N oldest)"),
-    INT("metricsPort", metrics_port, "0", 0, 65535, "HTTP port serving Prometheus /metrics on all addresses; 0 off"),
+    INT("metricsPort", metrics_port, "0", 0, 65535, "HTTP port serving Prometheus /metrics on all addresses (HTTPS when tlsMode is on; an account when aclEnable, which needs TLS); 0 off"),
     INT("maxFrameSize", max_frame_size, "16777216", 4096, 256 * MB, "largest request frame, bytes"),
     BOOL("messageIndexEnable", message_index_enable, "true", "index messages by KEYS and UNIQ_KEY (QUERY_MESSAGE)"),
     INT("maxHashSlotNum", max_hash_slot_num, "500000", 1, 50000000, "key index: hash slots per index file"),

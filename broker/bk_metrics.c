@@ -5,7 +5,8 @@
  * through the rmq_server reply observer, every send result by status with
  * its latency and every pull's latency (long-polling holds included).
  * Read at scrape time: store offsets and state, HA links, consumer lag per
- * group/topic/queue, connections, queue depths. */
+ * group/topic/queue, connections, queue depths. With aclEnable=true a scrape
+ * needs a valid account (HTTP Basic, over HTTPS: rmq_http.h). */
 #include "bk_metrics.h"
 
 #include <inttypes.h>
@@ -411,7 +412,11 @@ bk_metrics_t *bk_metrics_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "metricsPort=%lld: out of memory for the HTTP server", (long long)bk->cfg->metrics_port);
         goto fail;
     }
-    rmq_http_route(m->http, "/metrics", h_metrics, m);
+    if (rmq_http_secure(m->http, &bk->sec, why, sizeof(why)) != RMQ_OK) {
+        snprintf(err, errlen, "metricsPort=%lld: %s", (long long)bk->cfg->metrics_port, why);
+        goto fail;
+    }
+    rmq_http_route(m->http, "/metrics", RMQ_HTTP_ACCOUNT, h_metrics, m);
     if (rmq_http_listen(m->http, "0.0.0.0", (int)bk->cfg->metrics_port, why, sizeof(why)) != RMQ_OK) {
         snprintf(err, errlen, "metricsPort=%lld: %s", (long long)bk->cfg->metrics_port, why);
         goto fail;

@@ -1,4 +1,6 @@
-/* rmq_http.c: the evhttp wrapper behind the metrics and console port. */
+/* rmq_http.c: the evhttp wrapper behind the metrics and console port: routes
+ * with their access level, HTTPS, and HTTP Basic accounts checked against
+ * the daemon's ACL (see rmq_http.h). */
 #include "rmq_http.h"
 
 #include <errno.h>
@@ -6,34 +8,189 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 
+#include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include "rmq_log.h"
+#include "rmq_time.h"
 
 #define HTTP_MAX_HEADERS 16384
 #define HTTP_MAX_BODY 16384
 #define HTTP_TIMEOUT_S 30
 
+#define HTTP_REALM "Basic realm=\"rmq\", charset=\"UTF-8\""
+
+typedef struct http_route {
+    rmq_http_t *h;
+    rmq_http_access_t access;
+    rmq_http_fn fn;
+    void *arg;
+} http_route_t;
+
 struct rmq_http {
     struct event_base *base;
     struct evhttp *http;
     int port;
-    rmq_http_fn fallback;
-    void *fallback_arg;
+    SSL_CTX *ssl_ctx;                /* borrowed; NULL: plain HTTP */
+    const rmq_acl_t *acl;            /* borrowed; NULL: every route public */
+    uint32_t probe_seq;              /* makes every probe signature unique */
+    http_route_t routes[RMQ_HTTP_MAX_ROUTES];
+    size_t n_routes;
+    http_route_t fallback;
     char name[32];
 };
+
+/* ---- accounts ------------------------------------------------------------ */
+
+int rmq_http_basic_parse(const char *value, rmq_acl_credentials_t *cred)
+{
+    unsigned char dec[sizeof(cred->access_key) + sizeof(cred->secret_key) + 4];
+    memset(cred, 0, sizeof(*cred));
+    if (!value || strncasecmp(value, "Basic ", 6) != 0)
+        return -1;
+    value += 6;
+    while (*value == ' ')
+        value++;
+    size_t n = strcspn(value, " \t\r\n");
+    if (n == 0 || n % 4 != 0 || n / 4 * 3 > sizeof(dec) - 1 || value[n + strspn(value + n, " \t")])
+        return -1;
+    int len = EVP_DecodeBlock(dec, (const unsigned char *)value, (int)n);
+    for (size_t pad = n; len >= 0 && pad > 0 && value[pad - 1] == '='; pad--)
+        len--; /* EVP_DecodeBlock counts padding as zero bytes */
+    if (len < 0 || memchr(dec, '\0', (size_t)len))
+        goto bad;
+    const unsigned char *colon = memchr(dec, ':', (size_t)len);
+    size_t aklen = colon ? (size_t)(colon - dec) : 0;
+    size_t sklen = colon ? (size_t)len - aklen - 1 : 0;
+    if (!colon || aklen == 0 || aklen >= sizeof(cred->access_key) || sklen >= sizeof(cred->secret_key))
+        goto bad;
+    memcpy(cred->access_key, dec, aklen);
+    memcpy(cred->secret_key, colon + 1, sklen);
+    OPENSSL_cleanse(dec, sizeof(dec));
+    return 0;
+bad:
+    OPENSSL_cleanse(dec, sizeof(dec));
+    memset(cred, 0, sizeof(*cred));
+    return -1;
+}
+
+int rmq_http_account(struct evhttp_request *req, rmq_acl_credentials_t *cred)
+{
+    const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+    return v && rmq_http_basic_parse(v, cred) == 0;
+}
+
+/* "ip:port" (or "[v6]:port") of req's peer, as rmq_acl_check reads peers. */
+static void peer_of(struct evhttp_request *req, char *buf, size_t len)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    char *host = NULL;
+    ev_uint16_t port = 0;
+    if (evcon)
+        evhttp_connection_get_peer(evcon, &host, &port);
+    const char *ip = host ? host : "";
+    snprintf(buf, len, strchr(ip, ':') ? "[%s]:%u" : "%s:%u", ip, (unsigned)port);
+}
+
+/* Asks the ACL whether cred (NULL: none) may send a request of code from
+ * peer, with a probe signed by the presented secret: the ACL's own rules
+ * decide (whitelists, allowed addresses, the admin flag) and the secret is
+ * compared as an HMAC in constant time. 1 if allowed; else 0, why set. */
+static int acl_allows(rmq_http_t *h, const char *peer, const rmq_acl_credentials_t *cred,
+                      Rmq__RequestCode code, char *why, size_t whylen)
+{
+    Rmq__Command probe = RMQ__COMMAND__INIT;
+    rmq_signature_t sig;
+    int64_t now = rmq_wall_ms();
+    probe.code = code;
+    probe.opaque = ++h->probe_seq;
+    probe.version = RMQ_PROTOCOL_VERSION;
+    if (cred) {
+        rmq_acl_sign(cred->access_key, cred->secret_key, now, &probe, &sig);
+        probe.auth = &sig.auth;
+    }
+    return rmq_acl_check(h->acl, peer, &probe, now, why, whylen) == RMQ__STATUS__SUCCESS;
+}
+
+/* Answers 401 (asking for an account) or 403 with text; logs the ACL's reason. */
+static void deny(rmq_http_t *h, struct evhttp_request *req, const char *peer, int code, const char *text,
+                 const char *why)
+{
+    LOG_WARN_RL("%s: refused HTTP %s from %s (%d): %s", h->name, evhttp_request_get_uri(req), peer, code, why);
+    if (code == 401)
+        evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", HTTP_REALM);
+    rmq_http_replyf(req, code, "%s\n", text);
+}
+
+/* 1 when req may use a route of level access; else answers 401/403 and returns 0. */
+static int authorize(rmq_http_t *h, struct evhttp_request *req, rmq_http_access_t access)
+{
+    char peer[128], why[512];
+    rmq_acl_credentials_t cred;
+    if (!h->acl || access == RMQ_HTTP_PUBLIC)
+        return 1;
+    peer_of(req, peer, sizeof(peer));
+    int has = rmq_http_account(req, &cred);
+    int ok = acl_allows(h, peer, has ? &cred : NULL, RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC, why, sizeof(why));
+    if (!ok) {
+        deny(h, req, peer, 401,
+             has ? "access key or secret key refused (or the account may not connect from this address)"
+                 : "an account is needed: HTTP Basic with an access key and its secret key",
+             why);
+    } else if (access == RMQ_HTTP_ADMIN &&
+               !(ok = acl_allows(h, peer, has ? &cred : NULL, RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO, why,
+                                 sizeof(why)))) {
+        deny(h, req, peer, 403, "no permission: the console needs an admin account", why);
+    }
+    OPENSSL_cleanse(&cred, sizeof(cred));
+    return ok;
+}
+
+/* ---- routing -------------------------------------------------------------- */
+
+static void on_route(struct evhttp_request *req, void *arg)
+{
+    http_route_t *r = arg;
+    if (authorize(r->h, req, r->access))
+        r->fn(req, r->arg);
+}
 
 static void on_unrouted(struct evhttp_request *req, void *arg)
 {
     rmq_http_t *h = arg;
-    if (h->fallback) {
-        h->fallback(req, h->fallback_arg);
+    if (h->fallback.fn) {
+        on_route(req, &h->fallback);
         return;
     }
     rmq_http_replyf(req, 404, "not found: %s\n", evhttp_request_get_uri(req));
+}
+
+/* evhttp's bufferevent factory on an HTTPS port: TLS, accepting (evhttp sets the fd). */
+static struct bufferevent *tls_bev(struct event_base *base, void *arg)
+{
+    rmq_http_t *h = arg;
+    return rmq_tls_bev_accept(base, -1, h->ssl_ctx, 1);
+}
+
+rmq_err_t rmq_http_secure(rmq_http_t *h, const rmq_security_t *sec, char *err, size_t errlen)
+{
+    if (sec->acl && !sec->server_ctx) {
+        snprintf(err, errlen, "with aclEnable=true this port takes HTTP Basic passwords, which must not "
+                 "travel in plaintext: set tlsMode=permissive or enforcing (the port then speaks HTTPS) "
+                 "or turn the port off");
+        return RMQ_EINVAL;
+    }
+    h->acl = sec->acl;
+    h->ssl_ctx = sec->server_ctx;
+    if (h->ssl_ctx)
+        evhttp_set_bevcb(h->http, tls_bev, h);
+    return RMQ_OK;
 }
 
 rmq_http_t *rmq_http_new(struct event_base *base, const char *name)
@@ -73,7 +230,8 @@ rmq_err_t rmq_http_listen(rmq_http_t *h, const char *host, int port, char *err, 
         else if (ss.ss_family == AF_INET6)
             h->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
     }
-    LOG_INFO("%s: HTTP listening on %s:%d", h->name, host, h->port);
+    LOG_INFO("%s: %s listening on %s:%d%s", h->name, h->ssl_ctx ? "HTTPS" : "HTTP", host, h->port,
+             h->acl ? " (accounts required)" : "");
     return RMQ_OK;
 }
 
@@ -82,16 +240,22 @@ int rmq_http_port(const rmq_http_t *h)
     return h->port;
 }
 
-rmq_err_t rmq_http_route(rmq_http_t *h, const char *path, rmq_http_fn fn, void *arg)
+rmq_err_t rmq_http_route(rmq_http_t *h, const char *path, rmq_http_access_t access,
+                         rmq_http_fn fn, void *arg)
 {
-    int rc = evhttp_set_cb(h->http, path, fn, arg);
+    if (h->n_routes == RMQ_HTTP_MAX_ROUTES)
+        return RMQ_ENOMEM;
+    http_route_t *r = &h->routes[h->n_routes];
+    *r = (http_route_t){h, access, fn, arg};
+    int rc = evhttp_set_cb(h->http, path, on_route, r);
+    if (rc == 0)
+        h->n_routes++;
     return rc == 0 ? RMQ_OK : rc == -1 ? RMQ_EEXIST : RMQ_ENOMEM;
 }
 
-void rmq_http_fallback(rmq_http_t *h, rmq_http_fn fn, void *arg)
+void rmq_http_fallback(rmq_http_t *h, rmq_http_access_t access, rmq_http_fn fn, void *arg)
 {
-    h->fallback = fn;
-    h->fallback_arg = arg;
+    h->fallback = (http_route_t){h, access, fn, arg};
 }
 
 void rmq_http_free(rmq_http_t *h)
@@ -109,8 +273,9 @@ void rmq_http_reply(struct evhttp_request *req, int code, const char *ctype, str
     if (ctype)
         evhttp_add_header(hdr, "Content-Type", ctype);
     evhttp_add_header(hdr, "Cache-Control", "no-store");
-    const char *reason = code == 200 ? "OK" : code == 400 ? "Bad Request" : code == 404 ? "Not Found"
-                       : code == 502 ? "Bad Gateway" : code == 503 ? "Service Unavailable" : "Error";
+    const char *reason = code == 200 ? "OK" : code == 400 ? "Bad Request" : code == 401 ? "Unauthorized"
+                       : code == 403 ? "Forbidden" : code == 404 ? "Not Found" : code == 502 ? "Bad Gateway"
+                       : code == 503 ? "Service Unavailable" : "Error";
     evhttp_send_reply(req, code, reason, body);
 }
 

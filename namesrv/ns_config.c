@@ -29,7 +29,8 @@ static const rmq_cfg_entry_t ns_config_entries[] = {
     NS_CFG("logMaxFiles", RMQ_CFG_INT, log_max_files, "10", 1, 1000, NULL,
            "rotated log files kept (logPath.1 newest .. logPath.N oldest)"),
     NS_CFG("metricsPort", RMQ_CFG_INT, metrics_port, "0", 0, 65535, NULL,
-           "HTTP port for Prometheus /metrics and the web console on bindAddress; 0: off"),
+           "HTTP port for Prometheus /metrics and the web console on bindAddress (HTTPS when "
+           "tlsMode is on; accounts when aclEnable, which needs TLS); 0: off"),
     NS_CFG("maxFrameSize", RMQ_CFG_INT, max_frame_size, "16777216", 1024, 1073741824, NULL,
            "largest frame accepted from a peer, bytes"),
     NS_CFG("serverChannelMaxIdleTimeSeconds", RMQ_CFG_INT, idle_timeout_s, "120", 0, 86400,

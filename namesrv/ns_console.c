@@ -17,7 +17,14 @@
  * second while the console is in use, so TPS history keeps growing while a
  * browser watches. The other API calls fan out to the brokers they need
  * (a "job") and answer when every call returned or timed out. HTTP requests
- * waiting for broker answers are dropped if their connection closes. */
+ * waiting for broker answers are dropped if their connection closes.
+ *
+ * With aclEnable=true the port speaks HTTPS (rmq_http.h) and asks for an
+ * account: /metrics any valid one, the console (its files and its API) an
+ * admin, since what it shows comes from admin requests (runtime info, every
+ * group's offsets, message bodies of any topic). Its broker calls are then
+ * signed as the account of the HTTP request that caused them; the snapshot,
+ * refreshed by a timer, as the last account that used the API. */
 #include "ns_console.h"
 
 #include <inttypes.h>
@@ -26,6 +33,7 @@
 #include <string.h>
 
 #include <event2/http.h>
+#include <openssl/crypto.h>
 
 #include "ns_metrics.h"
 #include "ns_route.h"
@@ -34,6 +42,7 @@
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_rpc.h"
+#include "rmq_security.h"
 #include "rmq_time.h"
 
 /* Appends a string literal (length from sizeof, so it cannot be miscounted). */
@@ -85,6 +94,7 @@ typedef struct con_job {
     int waits_snapshot;
     int first;                       /* no array element written yet */
     struct evbuffer *out;            /* JSON under construction */
+    rmq_acl_credentials_t cred;      /* the caller's account; empty: none */
     char arg[NS_NAME_MAX + 1];
 } con_job_t;
 
@@ -109,10 +119,24 @@ struct ns_console {
     con_job_t *jobs;
     struct event *timer;
     int closing;
+    const rmq_security_t *sec;       /* the name server's TLS and ACL (borrowed) */
+    rmq_acl_credentials_t signer;    /* the account of the broker call being sent */
+    rmq_acl_credentials_t snap_cred; /* the last API caller's, for snapshot refreshes */
     ns_metrics_extra_t extra;
 };
 
 /* ---- jobs --------------------------------------------------------------- */
+
+/* rmq_client_call signed as cred when access control is on: the pool's
+ * signer reads con->signer while the call is encoded, then it is wiped. */
+static rmq_err_t signed_call(ns_console_t *con, rmq_client_t *cli, Rmq__Command *req,
+                             const rmq_acl_credentials_t *cred, rmq_response_fn cb, void *arg)
+{
+    con->signer = *cred;
+    rmq_err_t err = rmq_client_call(cli, req, NULL, 0, CON_RPC_TIMEOUT_MS, cb, arg);
+    OPENSSL_cleanse(&con->signer, sizeof(con->signer));
+    return err;
+}
 
 static void on_http_close(struct evhttp_connection *evcon, void *arg)
 {
@@ -137,6 +161,7 @@ static con_job_t *job_new(ns_console_t *con, struct evhttp_request *req, enum co
     j->req = req;
     j->kind = kind;
     j->first = 1;
+    rmq_http_account(req, &j->cred);
     j->evcon = evhttp_request_get_connection(req);
     if (j->evcon)
         evhttp_connection_set_closecb(j->evcon, on_http_close, con);
@@ -161,6 +186,7 @@ static void job_finish(con_job_t *j, int code)
     if (j->next)
         j->next->prev = j->prev;
     evbuffer_free(j->out);
+    OPENSSL_cleanse(&j->cred, sizeof(j->cred));
     free(j);
 }
 
@@ -309,7 +335,7 @@ static void snapshot_call(ns_console_t *con, const char *addr)
     snprintf(call->addr, sizeof(call->addr), "%s", addr);
     req.code = RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO;
     con->extra.broker_calls_total++;
-    rmq_err_t err = rmq_client_call(cli, &req, NULL, 0, CON_RPC_TIMEOUT_MS, on_runtime_info, call);
+    rmq_err_t err = signed_call(con, cli, &req, &con->snap_cred, on_runtime_info, call);
     if (err != RMQ_OK) {
         con_broker_t *b = broker_find(con, addr);
         if (b) {
@@ -382,8 +408,10 @@ static void snapshot_refresh(ns_console_t *con)
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     ns_console_t *con = arg;
-    if (rmq_mono_ms() - con->last_api_ms > CON_ACTIVE_MS)
+    if (rmq_mono_ms() - con->last_api_ms > CON_ACTIVE_MS) {
+        OPENSSL_cleanse(&con->snap_cred, sizeof(con->snap_cred)); /* idle: keep no secret */
         return;
+    }
     snapshot_refresh(con);
     struct timeval tv = {1, 0};
     evtimer_add(con->timer, &tv);
@@ -709,7 +737,7 @@ static void job_call(con_job_t *j, const char *addr, const char *broker_name, Rm
         snprintf(call->broker_name, sizeof(call->broker_name), "%s", broker_name);
     }
     j->con->extra.broker_calls_total++;
-    rmq_err_t err = call && cli ? rmq_client_call(cli, req, NULL, 0, CON_RPC_TIMEOUT_MS, cb, call) : RMQ_ENOMEM;
+    rmq_err_t err = call && cli ? signed_call(j->con, cli, req, &j->cred, cb, call) : RMQ_ENOMEM;
     if (err != RMQ_OK) {
         if (call)
             job_call_error(j, call, rmq_request_name(req->code), err, NULL);
@@ -935,8 +963,13 @@ static void h_api(struct evhttp_request *req, void *arg)
 {
     ns_console_t *con = arg;
     const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+    rmq_acl_credentials_t cred;
     con->extra.http_requests_total++;
     console_touch(con);
+    if (rmq_http_account(req, &cred)) {
+        con->snap_cred = cred;
+        OPENSSL_cleanse(&cred, sizeof(cred));
+    }
     if (strcmp(path, "/api/cluster") == 0)
         h_snapshot(req, con, CON_CLUSTER);
     else if (strcmp(path, "/api/tps") == 0)
@@ -982,12 +1015,17 @@ static void h_static(struct evhttp_request *req, void *arg)
 static const char *const api_paths[] = {"/api/cluster", "/api/tps", "/api/topics", "/api/topic",
                                         "/api/groups", "/api/message"};
 
-ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base)
+ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base, const rmq_security_t *sec)
 {
     ns_console_t *con = calloc(1, sizeof(*con));
     rmq_client_opts_t copts = {0};
     if (!con)
         return NULL;
+    copts.ssl_ctx = sec->client_ctx;
+    if (sec->acl) {
+        copts.sign = rmq_acl_signer;
+        copts.sign_arg = &con->signer;
+    }
     con->ns = ns;
     con->base = base;
     con->extra.start_wall_ms = rmq_wall_ms();
@@ -1001,16 +1039,18 @@ ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base)
         ns_console_free(con);
         return NULL;
     }
-    rmq_http_route(con->http, "/metrics", h_metrics, con);
+    con->sec = sec;
+    rmq_http_route(con->http, "/metrics", RMQ_HTTP_ACCOUNT, h_metrics, con);
     for (size_t i = 0; i < sizeof(api_paths) / sizeof(api_paths[0]); i++)
-        rmq_http_route(con->http, api_paths[i], h_api, con);
-    rmq_http_fallback(con->http, h_static, con);
+        rmq_http_route(con->http, api_paths[i], RMQ_HTTP_ADMIN, h_api, con);
+    rmq_http_fallback(con->http, RMQ_HTTP_ADMIN, h_static, con);
     return con;
 }
 
 rmq_err_t ns_console_start(ns_console_t *con, const char *host, int port, char *err, size_t errlen)
 {
-    return rmq_http_listen(con->http, host, port, err, errlen);
+    rmq_err_t rc = rmq_http_secure(con->http, con->sec, err, errlen);
+    return rc == RMQ_OK ? rmq_http_listen(con->http, host, port, err, errlen) : rc;
 }
 
 int ns_console_port(const ns_console_t *con)
@@ -1033,5 +1073,6 @@ void ns_console_free(ns_console_t *con)
     for (size_t i = 0; con->brokers && i < con->n_brokers; i++)
         broker_clear(&con->brokers[i]);
     free(con->brokers);
+    OPENSSL_cleanse(con, sizeof(*con));
     free(con);
 }

@@ -11,15 +11,21 @@
 #include <event2/event.h>
 
 #include "rmq_err.h"
+#include "rmq_security.h"
 
 typedef struct ns_server ns_server_t;
 typedef struct ns_console ns_console_t;
 
-/* Creates the console for ns (borrowed, must outlive it) on base. Not
- * listening yet. NULL on ENOMEM. Owner: caller. */
-ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base);
+/* Creates the console for ns on base, with the name server's TLS contexts
+ * and ACL (ns and sec borrowed, must outlive it): its broker calls use
+ * sec's client context and, with the ACL on, are signed as the account of
+ * the HTTP request behind them. Not listening yet. NULL on ENOMEM. Owner:
+ * caller. */
+ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base, const rmq_security_t *sec);
 
-/* Listens on host:port (0: ephemeral). On failure err names what failed. */
+/* Listens on host:port (0: ephemeral): HTTPS with accounts when sec says
+ * so (rmq_http_secure). On failure err says what failed (e.g. access
+ * control without TLS); the caller names the key. */
 rmq_err_t ns_console_start(ns_console_t *con, const char *host, int port, char *err, size_t errlen);
 
 /* The bound port. */

@@ -470,7 +470,7 @@ rmq_err_t ns_server_start(ns_server_t *ns)
     LOG_INFO("name server listening on %s:%d", ns->cfg->bind_address, ns_server_port(ns));
     if (ns->cfg->metrics_port > 0) {
         char cerr[256];
-        ns->console = ns_console_new(ns, ns->base);
+        ns->console = ns_console_new(ns, ns->base, &ns->sec);
         if (!ns->console) {
             LOG_ERROR("metricsPort=%" PRId64 ": out of memory creating the HTTP server; not starting",
                       ns->cfg->metrics_port);

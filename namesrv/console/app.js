@@ -55,7 +55,11 @@ async function getJSON(url) {
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), 8000);
   try {
-    const r = await fetch(url, { signal: ctl.signal, cache: 'no-store' });
+    /* from the origin: a page opened as https://user:pass@host/ has a base
+       URL with credentials, which fetch refuses; the browser still sends
+       the account it logged in with (same origin, same realm) */
+    const r = await fetch(location.origin + url, { signal: ctl.signal, cache: 'no-store',
+                                                   credentials: 'same-origin' });
     const text = await r.text();
     if (!r.ok) throw new Error(url + ': HTTP ' + r.status + ' ' + text.trim());
     return JSON.parse(text);

@@ -11,7 +11,21 @@
  * headless Chromium: the DOM must show the broker, the topic's queue offsets
  * and a TPS chart whose data changes between two loads a few seconds apart.
  * Screenshots are kept under the build directory (paths printed). Skipped
- * (TAP "1..0 # SKIP") when chromium is not installed. */
+ * (TAP "1..0 # SKIP") when chromium is not installed, except with CI=true
+ * (.ci/run): there a missing browser fails the test. With the test PKI
+ * script as argv[2], the same page behind access control: Chromium logs in
+ * (credentials in the URL, HTTPS with the test CA's certificate) and must
+ * see the broker; without credentials it sees the refusal.
+ *
+ * "acl" (argv[1], the PKI script as argv[2]): name server and broker with
+ * aclEnable=true and tlsMode=enforcing, metrics ports on: no credentials,
+ * a wrong secret and an unknown account get 401 with WWW-Authenticate, a
+ * non-admin account reads /metrics but gets 403 from the console, the
+ * admin sees the console, whose broker calls (runtime info, topic stats,
+ * consumer offsets: admin and SUB requests, signed as the admin) succeed
+ * against the ACL-on broker; plaintext to the HTTPS port gets no page; and
+ * a name server with aclEnable=true, a metrics port and no TLS refuses to
+ * start. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <ctype.h>
@@ -30,6 +44,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
 #include "harness.h"
 
 #define TOPIC "MetricsTopic"
@@ -41,27 +62,96 @@ static int ns_http_port, bk_http_port;
 static char ns_addr[64];
 static pid_t load_pids[2];
 
+/* Access-control modes: the test PKI, and the accounts of acl_text. */
+static char pki[PATH_MAX];
+static int acl_on;                 /* cluster_start: aclEnable=true, tlsMode=enforcing */
+static SSL_CTX *tls_ctx;           /* http_get speaks HTTPS (verifying the test CA); NULL: HTTP */
+static const char *http_auth;      /* "accessKey:secretKey" sent as HTTP Basic; NULL: none */
+static char last_headers[4096];    /* response headers of the last http_get */
+
+#define ADMIN_AUTH "admin:admin-secret-1"
+static const char acl_text[] =
+    "account.admin.secretKey=admin-secret-1\n"
+    "account.admin.admin=true\n"
+    "account.viewer.secretKey=viewer-secret-1\n"
+    "account.viewer.defaultTopicPerm=SUB\n"
+    "account.viewer.defaultGroupPerm=SUB\n";
+
 /* ---- small HTTP client ------------------------------------------------------ */
 
-/* GET http://127.0.0.1:port/path; returns the body (malloc'd, NUL-terminated)
- * and the status in *status, or NULL if the exchange failed. */
+/* One connection, plain or TLS (tls_ctx). */
+typedef struct http_conn {
+    int fd;
+    SSL *ssl;
+} http_conn_t;
+
+static ssize_t conn_write(http_conn_t *c, const char *p, size_t n)
+{
+    return c->ssl ? SSL_write(c->ssl, p, (int)n) : write(c->fd, p, n);
+}
+
+static ssize_t conn_read(http_conn_t *c, char *p, size_t n)
+{
+    if (!c->ssl)
+        return read(c->fd, p, n);
+    int r = SSL_read(c->ssl, p, (int)n);
+    if (r > 0)
+        return r;
+    int e = SSL_get_error(c->ssl, r);
+    return e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL ? 0 : -1;
+}
+
+/* Connects to 127.0.0.1:port; with tls_ctx, a TLS handshake verifying the
+ * server's certificate for 127.0.0.1. 0 ok, -1 failed. */
+static int conn_open(http_conn_t *c, int port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    c->ssl = NULL;
+    c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+        return -1;
+    struct timeval tv = {10, 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (!tls_ctx)
+        return 0;
+    c->ssl = SSL_new(tls_ctx);
+    if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1 ||
+        !X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), "127.0.0.1") || SSL_connect(c->ssl) != 1)
+        return -1;
+    return 0;
+}
+
+static void conn_close(http_conn_t *c)
+{
+    if (c->ssl)
+        SSL_free(c->ssl);
+    if (c->fd >= 0)
+        close(c->fd);
+}
+
+/* GET http(s)://127.0.0.1:port/path (HTTP Basic with http_auth when set);
+ * returns the body (malloc'd, NUL-terminated) and the status in *status,
+ * or NULL if the exchange failed. Headers go to last_headers. */
 static char *http_get(int port, const char *path, int *status)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    char req[1024];
+    http_conn_t c;
+    char req[1024], auth[512] = "";
     char *buf = NULL;
     size_t len = 0, cap = 0;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+    last_headers[0] = '\0';
+    if (conn_open(&c, port) != 0)
         goto fail;
-    int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
-    if (write(fd, req, (size_t)n) != n)
+    if (http_auth) {
+        unsigned char enc[400];
+        EVP_EncodeBlock(enc, (const unsigned char *)http_auth, (int)strlen(http_auth));
+        snprintf(auth, sizeof(auth), "Authorization: Basic %s\r\n", enc);
+    }
+    int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sConnection: close\r\n\r\n", path,
+                     auth);
+    if (conn_write(&c, req, (size_t)n) != n)
         goto fail;
     for (;;) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        if (poll(&pfd, 1, 10000) <= 0)
-            goto fail;
         if (len + 65536 + 1 > cap) {
             cap = (cap ? cap * 2 : 131072) + 65536;
             char *nb = realloc(buf, cap);
@@ -69,7 +159,7 @@ static char *http_get(int port, const char *path, int *status)
                 goto fail;
             buf = nb;
         }
-        ssize_t r = read(fd, buf + len, cap - len - 1);
+        ssize_t r = conn_read(&c, buf + len, cap - len - 1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -78,18 +168,21 @@ static char *http_get(int port, const char *path, int *status)
             break;
         len += (size_t)r;
     }
-    close(fd);
+    conn_close(&c);
+    c.fd = -1;
+    c.ssl = NULL;
+    if (!buf)
+        goto fail;
     buf[len] = '\0';
     char *body = strstr(buf, "\r\n\r\n");
     if (!body || sscanf(buf, "HTTP/1.%*d %d", status) != 1)
-        goto fail_free;
+        goto fail;
+    snprintf(last_headers, sizeof(last_headers), "%.*s", (int)(body - buf), buf);
     body += 4;
     memmove(buf, body, strlen(body) + 1);
     return buf;
 fail:
-    if (fd >= 0)
-        close(fd);
-fail_free:
+    conn_close(&c);
     free(buf);
     return NULL;
 }
@@ -454,15 +547,38 @@ static void load_start(int secs)
     }
 }
 
-/* Starts the name server and one broker, both with metrics ports. */
+/* The path of file name in the test PKI into buf. */
+static const char *pki_path(const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.3000s/%.64s", pki, name);
+    return buf;
+}
+
+/* With acl_on: the ACL file and the security keys both daemons share
+ * (TLS enforcing with the test PKI, one ACL file); else "". */
+static void security_props(char *buf, size_t len)
+{
+    char acl[PATH_MAX], p[3][PATH_MAX];
+    buf[0] = '\0';
+    if (!acl_on)
+        return;
+    hn_write_file(case_dir, "acl.properties", acl_text, acl, sizeof acl);
+    snprintf(buf, len, "aclEnable=true\naclFile=%.300s\ntlsMode=enforcing\ntlsCertPath=%.300s\n"
+             "tlsKeyPath=%.300s\ntlsCaPath=%.300s\n", acl, pki_path("server.pem", p[0], sizeof p[0]),
+             pki_path("server.key", p[1], sizeof p[1]), pki_path("ca.pem", p[2], sizeof p[2]));
+}
+
+/* Starts the name server and one broker, both with metrics ports (with
+ * acl_on: access control and TLS; the broker signs as the admin). */
 static void cluster_start(int with_broker_metrics)
 {
-    char props[2048];
+    char props[4096], sec[2048];
+    security_props(sec, sizeof sec);
     ns_http_port = free_port();
     snprintf(props, sizeof props,
              "listenPort=0\nbindAddress=127.0.0.1\nmetricsPort=%d\nlogPath=%s/ns-file.log\nlogMaxFileSize=20000\n"
-             "logMaxFiles=3\n",
-             ns_http_port, case_dir);
+             "logMaxFiles=3\n%s",
+             ns_http_port, case_dir, sec);
     ck_assert_int_eq(hn_daemon_start_conf(&ns_d, case_dir, "namesrv/mqnamesrv", "namesrv", props, ns_addr,
                                           sizeof ns_addr), 0);
     ck_assert_int_eq(hn_daemon_port(&ns_d, "metricsPort"), ns_http_port);
@@ -470,14 +586,17 @@ static void cluster_start(int with_broker_metrics)
     snprintf(props, sizeof props,
              "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/store-a\n"
              "mapedFileSizeCommitLog=67108864\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\nregisterNameServerPeriod=1000\n"
-             "%s%.0d\n",
-             case_dir, ns_addr, with_broker_metrics ? "metricsPort=" : "", bk_http_port);
+             "%s%.0d\n%s%s",
+             case_dir, ns_addr, with_broker_metrics ? "metricsPort=" : "", bk_http_port, sec,
+             acl_on ? "aclAccessKey=admin\naclSecretKey=admin-secret-1\n" : "");
     ck_assert_int_eq(hn_daemon_start_conf(&bk_d, case_dir, "broker/mqbroker", "broker-a", props, NULL, 0), 0);
 }
 
 static int broker_in_cluster(void *arg)
 {
     int status = 0;
+    if (acl_on)
+        http_auth = ADMIN_AUTH;
     char *body = http_get(ns_http_port, "/api/cluster", &status);
     int yes = body && status == 200 && strstr(body, "\"broker-a\"") && strstr(body, "\"ok\":true");
     free(body);
@@ -487,6 +606,8 @@ static int broker_in_cluster(void *arg)
 static int topic_has_messages(void *arg)
 {
     int status = 0;
+    if (acl_on)
+        http_auth = ADMIN_AUTH;
     char *body = http_get(ns_http_port, "/api/topic?name=" TOPIC, &status);
     int yes = body && status == 200 && strstr(body, "\"maxOffset\":") && !strstr(body, "\"maxOffset\":0,");
     free(body);
@@ -612,6 +733,121 @@ START_TEST(test_metrics_move_under_load)
 }
 END_TEST
 
+/* ---- access control ------------------------------------------------------------ */
+
+/* Turns the case into an access-control case: the daemons get ACL and TLS
+ * (cluster_start), http_get speaks HTTPS verifying the test CA, and mqbench
+ * (load_start) dials with TLS signed as the admin. Check forks each case,
+ * so none of this leaks into the next. */
+static void acl_begin(void)
+{
+    char ca[PATH_MAX];
+    acl_on = 1;
+    tls_ctx = SSL_CTX_new(TLS_client_method());
+    ck_assert_ptr_nonnull(tls_ctx);
+    ck_assert_int_eq(SSL_CTX_load_verify_locations(tls_ctx, pki_path("ca.pem", ca, sizeof ca), NULL), 1);
+    SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_options(tls_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    setenv("RMQ_TLS", "1", 1);
+    setenv("RMQ_TLS_CA", ca, 1);
+    setenv("RMQ_ACCESS_KEY", "admin", 1);
+    setenv("RMQ_SECRET_KEY", "admin-secret-1", 1);
+}
+
+/* GET as account auth (NULL: none) that must answer want; returns the body. */
+static char *get_as(const char *auth, int port, const char *path, int want)
+{
+    int status = 0;
+    http_auth = auth;
+    char *body = http_get(port, path, &status);
+    ck_assert_msg(body != NULL, "GET :%d%s as %s failed", port, path, auth ? auth : "nobody");
+    ck_assert_msg(status == want, "GET :%d%s as %s: HTTP %d, want %d: %.300s", port, path, auth ? auth : "nobody",
+                  status, want, body);
+    if (want == 401)
+        ck_assert_msg(strstr(last_headers, "WWW-Authenticate: Basic realm=") != NULL,
+                      "401 without WWW-Authenticate: %s", last_headers);
+    return body;
+}
+
+START_TEST(test_console_needs_an_account)
+{
+    static const char *const refused[] = {NULL, "admin:wrong-secret-1", "nobody:nobody-secret-1", "admin:", "admin"};
+    static const char *const pages[] = {"/", "/app.js", "/api/cluster", "/api/topics", "/metrics"};
+    acl_begin();
+    cluster_start(1);
+    ck_assert_msg(hn_wait_until(broker_in_cluster, NULL, 20000),
+                  "the console's signed GET_BROKER_RUNTIME_INFO never succeeded against the ACL-on broker");
+    load_start(60);
+    ck_assert_msg(hn_wait_until(topic_has_messages, NULL, 30000), "no messages reached %s", TOPIC);
+
+    /* no account, a wrong secret, an unknown account, no colon: 401 everywhere */
+    for (size_t a = 0; a < sizeof refused / sizeof refused[0]; a++) {
+        for (size_t p = 0; p < sizeof pages / sizeof pages[0]; p++)
+            free(get_as(refused[a], ns_http_port, pages[p], 401));
+        free(get_as(refused[a], bk_http_port, "/metrics", 401));
+    }
+    /* a valid non-admin account: /metrics yes, the console no */
+    free(get_as("viewer:viewer-secret-1", ns_http_port, "/metrics", 200));
+    free(get_as("viewer:viewer-secret-1", bk_http_port, "/metrics", 200));
+    for (size_t p = 0; p < 4; p++)
+        free(get_as("viewer:viewer-secret-1", ns_http_port, pages[p], 403));
+
+    /* the admin sees everything; the console's broker calls pass the broker's ACL */
+    char *page = get_as(ADMIN_AUTH, ns_http_port, "/", 200);
+    ck_assert_ptr_nonnull(strstr(page, "<canvas id=\"tps-chart\""));
+    char *cl = get_as(ADMIN_AUTH, ns_http_port, "/api/cluster", 200);
+    ck_assert_msg(strstr(cl, "\"ok\":true") && strstr(cl, "\"brokerRole\":\"ASYNC_MASTER\""),
+                  "runtime info not read: %.2000s", cl);
+    char *tp = get_as(ADMIN_AUTH, ns_http_port, "/api/topic?name=" TOPIC, 200);
+    ck_assert_msg(strstr(tp, "\"ok\":true") && strstr(tp, "\"queueId\":0,\"minOffset\":0,\"maxOffset\":"),
+                  "topic stats not read: %.2000s", tp);
+    char *groups = get_as(ADMIN_AUTH, ns_http_port, "/api/groups", 200);
+    ck_assert_msg(strstr(groups, "\"ok\":true") != NULL, "consumer offsets not read: %.2000s", groups);
+    char *nsm = get_as(ADMIN_AUTH, ns_http_port, "/metrics", 200);
+    check_valid("namesrv /metrics over HTTPS", nsm);
+    char *bkm = get_as(ADMIN_AUTH, bk_http_port, "/metrics", 200);
+    check_valid("broker /metrics over HTTPS", bkm);
+
+    /* plaintext to the HTTPS port: no page, whatever the credentials */
+    SSL_CTX *saved = tls_ctx;
+    int status = 0;
+    tls_ctx = NULL;
+    http_auth = ADMIN_AUTH;
+    char *plain = http_get(ns_http_port, "/api/cluster", &status);
+    ck_assert_msg(plain == NULL, "plaintext request answered HTTP %d: %.300s", status, plain);
+    tls_ctx = saved;
+
+    free(page);
+    free(cl);
+    free(tp);
+    free(groups);
+    free(nsm);
+    free(bkm);
+    load_stop();
+    hn_case_passed();
+}
+END_TEST
+
+/* A name server with aclEnable=true, a metrics port and tlsMode=disabled
+ * would take passwords in plaintext: it must refuse to start, naming the key. */
+START_TEST(test_acl_without_tls_refused)
+{
+    char acl[PATH_MAX], conf[PATH_MAX], props[1024], bin[PATH_MAX];
+    hn_write_file(case_dir, "acl.properties", acl_text, acl, sizeof acl);
+    snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\nmetricsPort=%d\naclEnable=true\naclFile=%.300s\n",
+             free_port(), acl);
+    hn_write_file(case_dir, "ns.properties", props, conf, sizeof conf);
+    const char *argv[] = {hn_build_path("namesrv/mqnamesrv", bin, sizeof bin), "-c", conf, NULL};
+    hn_result_t r;
+    ck_assert_int_eq(hn_run(argv, 20000, &r), 0);
+    ck_assert_msg(r.status != 0, "mqnamesrv started with ACL on and a plaintext metrics port");
+    ck_assert_msg(r.err && strstr(r.err, "metricsPort=") && strstr(r.err, "must not travel in plaintext"),
+                  "no clear error: %.2000s", r.err ? r.err : "");
+    hn_result_free(&r);
+    hn_case_passed();
+}
+END_TEST
+
 /* ---- headless Chromium ----------------------------------------------------------- */
 
 static const char *chromium_path(void)
@@ -626,17 +862,42 @@ static const char *chromium_path(void)
     return NULL;
 }
 
+/* "--ignore-certificate-errors-spki-list=<base64 SHA-256 of the test
+ * server key>" once chromium_trust_test_server ran: Chromium then accepts
+ * exactly the daemons' test certificate (its own trust store lacks the test CA). */
+static char chromium_spki[128];
+
+static void chromium_trust_test_server(void)
+{
+    char path[PATH_MAX];
+    unsigned char *der = NULL, md[SHA256_DIGEST_LENGTH], b64[64];
+    FILE *f = fopen(pki_path("server.pem", path, sizeof path), "r");
+    ck_assert_ptr_nonnull(f);
+    X509 *x = PEM_read_X509(f, NULL, NULL, NULL);
+    fclose(f);
+    ck_assert_ptr_nonnull(x);
+    int n = i2d_PUBKEY(X509_get0_pubkey(x), &der);
+    ck_assert_int_gt(n, 0);
+    SHA256(der, (size_t)n, md);
+    EVP_EncodeBlock(b64, md, sizeof md);
+    snprintf(chromium_spki, sizeof chromium_spki, "--ignore-certificate-errors-spki-list=%s", b64);
+    OPENSSL_free(der);
+    X509_free(x);
+}
+
 /* Runs chromium headless on url: --dump-dom (returned) and, if shot is
  * given, a screenshot into that file. */
 static char *chromium_run(const char *url, const char *shot)
 {
+    static int runs;
     char profile[PATH_MAX], shotarg[PATH_MAX + 16];
-    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium-%d", case_dir, rand());
+    snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium-%d", case_dir, ++runs); /* fresh, empty */
     snprintf(shotarg, sizeof shotarg, "--screenshot=%s", shot ? shot : "");
     const char *argv[] = {chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                           "--no-first-run", "--disable-background-networking", "--disable-component-update",
                           "--disable-sync", "--disable-dev-shm-usage", profile, "--window-size=1280,900",
-                          "--virtual-time-budget=5000", shot ? shotarg : "--dump-dom", url, NULL};
+                          "--virtual-time-budget=5000", shot ? shotarg : "--dump-dom", url,
+                          chromium_spki[0] ? chromium_spki : NULL, NULL};
     hn_result_t r;
     ck_assert_int_eq(hn_run(argv, 90000, &r), 0);
     ck_assert_msg(r.status == 0, "chromium exited %d: %.2000s", r.status, r.err ? r.err : "");
@@ -721,24 +982,101 @@ START_TEST(test_console_in_browser)
 }
 END_TEST
 
+/* The console behind access control, as a user reaches it: HTTPS, logged
+ * in with the admin account in the URL (the browser answers the 401 with
+ * it, then sends it with every API call), the broker's row filled from
+ * its runtime info (a signed call the ACL-on broker accepted). Without
+ * credentials the page shows no cluster. */
+START_TEST(test_console_in_browser_with_login)
+{
+    char url[256], dir[1024], shot[PATH_MAX];
+    acl_begin();
+    chromium_trust_test_server();
+    cluster_start(1);
+    ck_assert_msg(hn_wait_until(broker_in_cluster, NULL, 20000), "the console never saw broker-a");
+    hn_build_path("tests/cluster/console-screenshots", dir, sizeof dir);
+    mkdir(dir, 0755);
+
+    snprintf(url, sizeof url, "https://" ADMIN_AUTH "@127.0.0.1:%d/", ns_http_port);
+    char *dom = chromium_run(url, NULL);
+    ck_assert_msg(strstr(dom, "data-broker=\"broker-a\"") != NULL, "logged-in page lacks broker-a: %.3000s", dom);
+    ck_assert_msg(strstr(dom, "ASYNC_MASTER") != NULL, "broker-a's role (runtime info) missing: %.3000s", dom);
+    ck_assert_msg(strstr(dom, "HTTP 40") == NULL, "an API call was refused: %.3000s", dom);
+    snprintf(shot, sizeof shot, "%s/cluster-login.png", dir);
+    free(chromium_run(url, shot));
+    printf("# screenshot: %s\n", shot);
+
+    snprintf(url, sizeof url, "https://127.0.0.1:%d/", ns_http_port);
+    char *anon = chromium_run(url, NULL);
+    ck_assert_msg(strstr(anon, "data-broker=") == NULL && strstr(anon, "tps-chart") == NULL,
+                  "the console showed without an account: %.3000s", anon);
+    free(dom);
+    free(anon);
+    hn_case_passed();
+}
+END_TEST
+
+/* Makes the test PKI with script (scripts/gen-test-certs.sh) under a
+ * temporary directory (pki); 0 or -1. */
+static int pki_make(const char *script)
+{
+    snprintf(pki, sizeof pki, "/tmp/rmq-metrics-pki-XXXXXX");
+    if (!mkdtemp(pki))
+        return -1;
+    const char *gen[] = {"/bin/sh", script, pki, NULL};
+    hn_result_t res;
+    int ok = hn_run(gen, 30000, &res) == 0 && res.status == 0;
+    if (!ok)
+        fprintf(stderr, "%s failed: %s\n", script, res.err ? res.err : "");
+    hn_result_free(&res);
+    return ok ? 0 : -1;
+}
+
+static void pki_remove(void)
+{
+    const char *rm[] = {"/bin/rm", "-rf", pki, NULL};
+    hn_result_t res;
+    if (pki[0] && hn_run(rm, 10000, &res) == 0)
+        hn_result_free(&res);
+}
+
 int main(int argc, char **argv)
 {
     int browser = argc > 1 && strcmp(argv[1], "browser") == 0;
+    int acl = argc > 1 && strcmp(argv[1], "acl") == 0;
     if (browser && !chromium_path()) {
+        const char *ci = getenv("CI");
+        if (ci && strcmp(ci, "true") == 0) { /* CI must test the page users see */
+            printf("1..1\nnot ok 1 - chromium is not installed and CI=true: run scripts/install-browser.sh\n");
+            return 1;
+        }
         printf("1..0 # SKIP chromium is not installed (scripts/install-browser.sh)\n");
         return 0;
     }
-    Suite *s = suite_create(browser ? "console_browser" : "metrics");
+    if ((acl || browser) && argc > 2 && pki_make(argv[2]) != 0)
+        return 1;
+    if (acl && !pki[0]) {
+        fprintf(stderr, "usage: test_metrics acl PATH/gen-test-certs.sh\n");
+        return 1;
+    }
+    Suite *s = suite_create(browser ? "console_browser" : acl ? "console_acl" : "metrics");
     TCase *tc = tcase_create("process");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     if (browser) {
         tcase_add_test(tc, test_console_in_browser);
+        if (pki[0])
+            tcase_add_test(tc, test_console_in_browser_with_login);
+    } else if (acl) {
+        tcase_add_test(tc, test_console_needs_an_account);
+        tcase_add_test(tc, test_acl_without_tls_refused);
     } else {
         tcase_add_test(tc, test_validator_rejects_bad_text);
         tcase_add_test(tc, test_metrics_move_under_load);
     }
     suite_add_tcase(s, tc);
     signal(SIGPIPE, SIG_IGN);
-    return hn_run_suite(s);
+    int rc = hn_run_suite(s);
+    pki_remove();
+    return rc;
 }
