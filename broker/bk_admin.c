@@ -9,6 +9,7 @@
 
 #include "bk_broker.h"
 #include "bk_ha.h"
+#include "bk_meta.h"
 #include "bk_names.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -257,9 +258,7 @@ static void h_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     const char *name = req->cmd->topic->topic;
     if (!check_name(conn, req, "topic", name))
         return;
-    rmq_err_t rc = bk_topics_delete(bk->topics, name);
-    st_store_delete_topic(bk->store, name);
-    bk_offsets_delete_topic(bk->offsets, name);
+    rmq_err_t rc = bk_meta_delete_topic(bk, name);
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS,
                    rc == RMQ_ENOTFOUND ? "topic was not present" : NULL, NULL);
 }

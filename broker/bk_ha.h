@@ -1,6 +1,7 @@
 /* bk_ha.h: the broker's side of replication: owns the HA master (listener,
- * SYNC_MASTER waiters) or the HA slave (link to the master's HA address),
- * and describes either for runtime info. Loop thread only. */
+ * SYNC_MASTER waiters, topic and group changes streamed to the slaves) or
+ * the HA slave (link to the master's HA address, metadata copy), and
+ * describes either for runtime info. Loop thread only. */
 #ifndef BK_HA_H
 #define BK_HA_H
 

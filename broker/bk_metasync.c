@@ -1,8 +1,12 @@
-/* bk_metasync.c: slave metadata sync. Each tick sends GET_ALL_TOPIC_CONFIG,
- * GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET and GET_ALL_DELAY_OFFSET to the master
- * (a new round only once the previous one answered) and applies each answer
- * as it arrives: topics mirror the master's table, groups are created or
- * replaced, offsets take the per-queue maximum. */
+/* bk_metasync.c: slave metadata sync. Topic and group changes arrive in
+ * the HA stream as they happen (bk_metasync_apply, in log order). Each tick
+ * also sends GET_ALL_TOPIC_CONFIG, GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+ * GET_ALL_CONSUMER_OFFSET and GET_ALL_DELAY_OFFSET to the master (a new
+ * round only once the previous one answered) and applies each answer as it
+ * arrives: topics mirror the master's table (a topic it lacks is deleted
+ * with its queues and offsets), groups are created or replaced, offsets
+ * take the per-queue maximum. A table answer older than the last streamed
+ * change of that table is skipped: the stream is newer. */
 #include "bk_metasync.h"
 
 #include <inttypes.h>
@@ -10,11 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_meta.h"
+#include "bk_names.h"
 #include "bk_register.h"
 #include "bk_schedule.h"
 #include "rmq_log.h"
 
 #define SYNC_TIMEOUT_MS 5000
+
+/* A table's version as last streamed from the master. */
+typedef struct seen_version {
+    int have;
+    int64_t timestamp, counter;
+} seen_version_t;
 
 struct bk_metasync {
     bk_broker_t *bk;
@@ -24,9 +36,32 @@ struct bk_metasync {
     int inflight;
     int round_ok;                 /* answers of this round that applied */
     long long count;
+    seen_version_t topics_seen, groups_seen;
 };
 
+static void seen_note(seen_version_t *seen, const Rmq__DataVersion *dv)
+{
+    if (!dv)
+        return;
+    seen->have = 1;
+    seen->timestamp = dv->timestamp;
+    seen->counter = dv->counter;
+}
+
+/* 1 if a table answer of version dv predates the last streamed change. */
+static int snapshot_stale(const seen_version_t *seen, const Rmq__DataVersion *dv)
+{
+    return seen->have && dv && dv->counter < seen->counter && dv->timestamp <= seen->timestamp;
+}
+
 /* ---- topics ------------------------------------------------------------- */
+
+static void topic_from_pb(const Rmq__TopicConfig *pb, bk_topic_t *t)
+{
+    *t = (bk_topic_t){.read_queues = pb->read_queue_nums, .write_queues = pb->write_queue_nums,
+                      .perm = pb->perm, .order = pb->order, .sys_flag = pb->topic_sys_flag};
+    snprintf(t->name, sizeof(t->name), "%s", pb->topic_name);
+}
 
 static int topic_differs(const bk_topic_t *a, const bk_topic_t *b)
 {
@@ -43,9 +78,11 @@ static int master_has_topic(const Rmq__TopicConfigTable *tab, const char *name)
     return 0;
 }
 
-/* Deletes the slave's topics the master does not have. */
-static void topics_drop_missing(bk_topics_t *topics, const Rmq__TopicConfigTable *tab)
+/* Deletes the slave's topics the master does not have, with their queues
+ * and offsets. */
+static void topics_drop_missing(bk_metasync_t *m, const Rmq__TopicConfigTable *tab)
 {
+    bk_topics_t *topics = m->bk->topics;
     size_t n = bk_topics_count(topics), k = 0, cur = 0;
     char (*gone)[128] = calloc(n ? n : 1, sizeof(*gone));
     const bk_topic_t *t;
@@ -55,7 +92,7 @@ static void topics_drop_missing(bk_topics_t *topics, const Rmq__TopicConfigTable
         if (k < n && !master_has_topic(tab, t->name))
             snprintf(gone[k++], sizeof(gone[0]), "%s", t->name);
     for (size_t i = 0; i < k; i++)
-        bk_topics_delete(topics, gone[i]);
+        bk_meta_delete_topic(m->bk, gone[i]);
     free(gone);
 }
 
@@ -63,15 +100,15 @@ static void topics_drop_missing(bk_topics_t *topics, const Rmq__TopicConfigTable
 static void apply_topics(bk_metasync_t *m, const Rmq__TopicConfigTable *tab)
 {
     bk_topics_t *topics = m->bk->topics;
+    if (snapshot_stale(&m->topics_seen, tab->data_version))
+        return;
     for (size_t i = 0; i < tab->n_topics; i++) {
-        const Rmq__TopicConfig *pb = tab->topics[i];
-        bk_topic_t t = {.read_queues = pb->read_queue_nums, .write_queues = pb->write_queue_nums,
-                        .perm = pb->perm, .order = pb->order, .sys_flag = pb->topic_sys_flag};
-        snprintf(t.name, sizeof(t.name), "%s", pb->topic_name);
+        bk_topic_t t;
+        topic_from_pb(tab->topics[i], &t);
         if (topic_differs(bk_topics_get(topics, t.name, strlen(t.name)), &t))
             bk_topics_update(topics, &t);
     }
-    topics_drop_missing(topics, tab);
+    topics_drop_missing(m, tab);
 }
 
 /* ---- groups ------------------------------------------------------------- */
@@ -86,6 +123,8 @@ static int group_differs(const bk_group_t *g, const Rmq__SubscriptionGroupConfig
 
 static void apply_groups(bk_metasync_t *m, const Rmq__SubscriptionGroupTable *tab)
 {
+    if (snapshot_stale(&m->groups_seen, tab->data_version))
+        return;
     for (size_t i = 0; i < tab->n_groups; i++) {
         const Rmq__SubscriptionGroupConfig *pb = tab->groups[i];
         if (group_differs(bk_groups_get(m->bk->groups, pb->group_name, strlen(pb->group_name)), pb))
@@ -165,6 +204,70 @@ static void apply_offsets(bk_metasync_t *m, const Rmq__ConsumerOffsetTable *tab)
                 bk_offsets_commit(m->bk->offsets, e->topic, e->group, qo->queue_id, qo->offset);
         }
     }
+}
+
+/* ---- streamed changes --------------------------------------------------- */
+
+/* 0 if name follows the naming rule; else -1 with why. */
+static int stream_name_ok(const char *what, const char *name, char *why, size_t whylen)
+{
+    const char *rule;
+    if (bk_name_is_valid(name, strlen(name), &rule))
+        return 0;
+    snprintf(why, whylen, "master streamed %s '%.150s', which %s", what, name, rule);
+    return -1;
+}
+
+static int stream_topic(bk_metasync_t *m, const Rmq__TopicConfig *pb, char *why, size_t whylen)
+{
+    bk_topic_t t;
+    if (stream_name_ok("topic", pb->topic_name, why, whylen) != 0)
+        return -1;
+    topic_from_pb(pb, &t);
+    if (topic_differs(bk_topics_get(m->bk->topics, t.name, strlen(t.name)), &t) &&
+        bk_topics_update(m->bk->topics, &t) != RMQ_OK)
+        return snprintf(why, whylen, "out of memory applying topic %s", t.name), -1;
+    return 0;
+}
+
+static int stream_group(bk_metasync_t *m, const Rmq__SubscriptionGroupConfig *pb, char *why, size_t whylen)
+{
+    if (stream_name_ok("subscription group", pb->group_name, why, whylen) != 0)
+        return -1;
+    if (group_differs(bk_groups_get(m->bk->groups, pb->group_name, strlen(pb->group_name)), pb) &&
+        bk_groups_update(m->bk->groups, pb) != RMQ_OK)
+        return snprintf(why, whylen, "out of memory applying group %s", pb->group_name), -1;
+    return 0;
+}
+
+int bk_metasync_apply(bk_metasync_t *m, const Rmq__HaMeta *meta, char *why, size_t whylen)
+{
+    int rc = -1;
+    switch (meta->change_case) {
+    case RMQ__HA_META__CHANGE_TOPIC:
+        rc = stream_topic(m, meta->topic, why, whylen);
+        break;
+    case RMQ__HA_META__CHANGE_DELETED_TOPIC:
+        if ((rc = stream_name_ok("topic", meta->deleted_topic, why, whylen)) == 0)
+            bk_meta_delete_topic(m->bk, meta->deleted_topic);
+        break;
+    case RMQ__HA_META__CHANGE_GROUP:
+        rc = stream_group(m, meta->group, why, whylen);
+        break;
+    case RMQ__HA_META__CHANGE_DELETED_GROUP:
+        if ((rc = stream_name_ok("subscription group", meta->deleted_group, why, whylen)) == 0)
+            bk_groups_delete(m->bk->groups, meta->deleted_group);
+        break;
+    default:
+        snprintf(why, whylen, "master streamed a metadata change of kind %d this slave does not know",
+                 (int)meta->change_case);
+        return -1;
+    }
+    if (rc == 0)
+        seen_note(meta->change_case == RMQ__HA_META__CHANGE_TOPIC ||
+                  meta->change_case == RMQ__HA_META__CHANGE_DELETED_TOPIC ? &m->topics_seen : &m->groups_seen,
+                  meta->version);
+    return rc;
 }
 
 /* ---- rounds ------------------------------------------------------------- */
