@@ -76,6 +76,7 @@ static void h_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *a
                         "UPDATE_CONSUMER_OFFSET: bad queueId %d or offset %" PRId64, h->queue_id, h->commit_offset);
         return;
     }
+    bk_ha_offset_committed(bk->ha, h->topic, h->consumer_group, h->queue_id);
     reply_ok(conn, req);
 }
 

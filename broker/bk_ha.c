@@ -174,6 +174,12 @@ ha_sync_t *bk_ha_sync(bk_ha_t *ha)
     return ha->master && ha->bk->cfg->broker_role == BK_SYNC_MASTER ? ha_master_sync(ha->master) : NULL;
 }
 
+void bk_ha_offset_committed(bk_ha_t *ha, const char *topic, const char *group, int32_t queue_id)
+{
+    if (ha && ha->metasync)
+        bk_metasync_note_commit(ha->metasync, topic, group, queue_id);
+}
+
 void bk_ha_master_seen(bk_ha_t *ha, const char *ha_addr)
 {
     if (ha && ha->slave && !ha->bk->cfg->ha_master_address[0] && ha_addr[0])

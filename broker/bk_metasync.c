@@ -5,8 +5,9 @@
  * round only once the previous one answered) and applies each answer as it
  * arrives: topics mirror the master's table (a topic it lacks is deleted
  * with its queues and offsets), groups are created or replaced, offsets
- * take the per-queue maximum. A table answer older than the last streamed
- * change of that table is skipped: the stream is newer. */
+ * mirror the master's except those clients committed here, which go to
+ * the master while ahead of its own. A table answer older than the last
+ * streamed change of that table is skipped: the stream is newer. */
 #include "bk_metasync.h"
 
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_map.h"
 #include "bk_meta.h"
 #include "bk_names.h"
 #include "bk_register.h"
@@ -21,12 +23,20 @@
 #include "rmq_log.h"
 
 #define SYNC_TIMEOUT_MS 5000
+#define OWN_KEY_MAX 300
 
 /* A table's version as last streamed from the master. */
 typedef struct seen_version {
     int have;
     int64_t timestamp, counter;
 } seen_version_t;
+
+/* An offset a client committed on this slave, not yet taken by the master. */
+typedef struct own_commit {
+    char topic[BK_NAME_MAX + 1];
+    char group[BK_NAME_MAX + 1];
+    int32_t queue_id;
+} own_commit_t;
 
 struct bk_metasync {
     bk_broker_t *bk;
@@ -37,7 +47,15 @@ struct bk_metasync {
     int round_ok;                 /* answers of this round that applied */
     long long count;
     seen_version_t topics_seen, groups_seen;
+    bk_map_t *own;                /* "topic@group@queue" -> own_commit_t */
 };
+
+/* One push of an own commit in flight. */
+typedef struct own_push {
+    bk_metasync_t *m;
+    char key[OWN_KEY_MAX];
+    int64_t offset;
+} own_push_t;
 
 static void seen_note(seen_version_t *seen, const Rmq__DataVersion *dv)
 {
@@ -78,6 +96,8 @@ static int master_has_topic(const Rmq__TopicConfigTable *tab, const char *name)
     return 0;
 }
 
+static void own_drop_topic(bk_metasync_t *m, const char *topic);
+
 /* Deletes the slave's topics the master does not have, with their queues
  * and offsets. */
 static void topics_drop_missing(bk_metasync_t *m, const Rmq__TopicConfigTable *tab)
@@ -91,8 +111,10 @@ static void topics_drop_missing(bk_metasync_t *m, const Rmq__TopicConfigTable *t
     while (bk_topics_next(topics, &cur, &t))
         if (k < n && !master_has_topic(tab, t->name))
             snprintf(gone[k++], sizeof(gone[0]), "%s", t->name);
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
         bk_meta_delete_topic(m->bk, gone[i]);
+        own_drop_topic(m, gone[i]);
+    }
     free(gone);
 }
 
@@ -148,61 +170,126 @@ static int64_t master_offset(const Rmq__ConsumerOffsetTable *tab, const char *to
     return -1;
 }
 
+/* Formats the own-commit key of topic@group queue q; 0 if it does not fit. */
+static size_t own_key(char *buf, const char *topic, const char *group, int32_t q)
+{
+    int n = snprintf(buf, OWN_KEY_MAX, "%s@%s@%d", topic, group, q);
+    return n < 0 || n >= OWN_KEY_MAX ? 0 : (size_t)n;
+}
+
+static const own_commit_t *own_get(const bk_metasync_t *m, const char *topic, const char *group, int32_t q)
+{
+    char key[OWN_KEY_MAX];
+    size_t len = own_key(key, topic, group, q);
+    return len ? bk_map_get(m->own, key, len) : NULL;
+}
+
+/* Forgets the own commits of topic (deleted: nothing to hand back). */
+static void own_drop_topic(bk_metasync_t *m, const char *topic)
+{
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(m->own, &cursor, &key, &val))
+        if (strcmp(((own_commit_t *)val)->topic, topic) == 0)
+            free(bk_map_del_current(m->own, &cursor));
+}
+
+/* The master took (or refused) a pushed offset: forget the own commit if
+ * the slave's offset is still the one pushed. */
 static void pushed(rmq_err_t err, rmq_frame_t *resp, void *arg)
 {
+    own_push_t *p = arg;
+    bk_metasync_t *m = p->m;
     if (err != RMQ_OK && err != RMQ_ESHUTDOWN)
         LOG_WARN_RL("slave sync: handing an offset to the master failed: %s", rmq_strerror(err));
     else if (err == RMQ_OK && resp->cmd->status != RMQ__STATUS__SUCCESS)
         LOG_WARN_RL("slave sync: master refused an offset: %s", resp->cmd->remark);
+    else if (err == RMQ_OK) {
+        own_commit_t *own = bk_map_get(m->own, p->key, strlen(p->key));
+        if (own && bk_offsets_query(m->bk->offsets, own->topic, own->group, own->queue_id) == p->offset)
+            free(bk_map_del(m->own, p->key, strlen(p->key)));
+    }
+    free(p);
 }
 
-/* UPDATE_CONSUMER_OFFSET to the master for one queue. */
-static void push_offset(bk_metasync_t *m, const char *topic, const char *group, int32_t q, int64_t off)
+/* UPDATE_CONSUMER_OFFSET to the master for one own commit (key its map key). */
+static void push_offset(bk_metasync_t *m, const char *key, const own_commit_t *own, int64_t off)
 {
     Rmq__Command cmd = RMQ__COMMAND__INIT;
     Rmq__ConsumerOffsetRequest h = RMQ__CONSUMER_OFFSET_REQUEST__INIT;
     rmq_client_t *cli = rmq_client_pool_get(m->pool, m->master);
-    h.consumer_group = (char *)group;
-    h.topic = (char *)topic;
-    h.queue_id = q;
+    own_push_t *p = calloc(1, sizeof(*p));
+    if (!cli || !p) {
+        free(p);
+        return;
+    }
+    p->m = m;
+    p->offset = off;
+    snprintf(p->key, sizeof(p->key), "%s", key);
+    h.consumer_group = (char *)own->group;
+    h.topic = (char *)own->topic;
+    h.queue_id = own->queue_id;
     h.commit_offset = off;
     cmd.code = RMQ__REQUEST_CODE__UPDATE_CONSUMER_OFFSET;
     cmd.header_case = RMQ__COMMAND__HEADER_CONSUMER_OFFSET;
     cmd.consumer_offset = &h;
-    if (cli)
-        rmq_client_call(cli, &cmd, NULL, 0, SYNC_TIMEOUT_MS, pushed, m);
+    if (rmq_client_call(cli, &cmd, NULL, 0, SYNC_TIMEOUT_MS, pushed, p) != RMQ_OK)
+        free(p);
 }
 
-/* Hands the master every slave offset it lacks or has smaller. */
-static void push_newer(bk_metasync_t *m, const Rmq__ConsumerOffsetTable *tab)
+/* Hands the master each offset committed here that is ahead of its own;
+ * forgets the others (the master moved on: its offset is mirrored). */
+static void push_own(bk_metasync_t *m, const Rmq__ConsumerOffsetTable *tab)
 {
-    Rmq__ConsumerOffsetTable *mine = bk_offsets_table_new(m->bk->offsets, NULL);
-    if (!mine)
-        return;
-    for (size_t i = 0; i < mine->n_entries; i++) {
-        const Rmq__TopicGroupOffsets *e = mine->entries[i];
-        for (size_t k = 0; k < e->n_offsets; k++) {
-            const Rmq__QueueOffset *qo = e->offsets[k];
-            if (qo->offset > master_offset(tab, e->topic, e->group, qo->queue_id)) {
-                LOG_INFO("slave sync: handing %s@%s queue %d offset %" PRId64 " to the master", e->topic,
-                         e->group, qo->queue_id, qo->offset);
-                push_offset(m, e->topic, e->group, qo->queue_id, qo->offset);
-            }
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(m->own, &cursor, &key, &val)) {
+        const own_commit_t *own = val;
+        int64_t mine = bk_offsets_query(m->bk->offsets, own->topic, own->group, own->queue_id);
+        if (mine <= master_offset(tab, own->topic, own->group, own->queue_id)) {
+            free(bk_map_del_current(m->own, &cursor));
+            continue;
         }
+        LOG_INFO("slave sync: handing %s@%s queue %d offset %" PRId64 " (committed here) to the master",
+                 own->topic, own->group, own->queue_id, mine);
+        push_offset(m, key, own, mine);
     }
-    bk_offsets_table_free(mine);
 }
 
 static void apply_offsets(bk_metasync_t *m, const Rmq__ConsumerOffsetTable *tab)
 {
-    push_newer(m, tab);
+    push_own(m, tab);
     for (size_t i = 0; i < tab->n_entries; i++) {
         const Rmq__TopicGroupOffsets *e = tab->entries[i];
         for (size_t k = 0; k < e->n_offsets; k++) {
             const Rmq__QueueOffset *qo = e->offsets[k];
-            if (qo->offset > bk_offsets_query(m->bk->offsets, e->topic, e->group, qo->queue_id))
+            if (!own_get(m, e->topic, e->group, qo->queue_id) &&
+                qo->offset != bk_offsets_query(m->bk->offsets, e->topic, e->group, qo->queue_id))
                 bk_offsets_commit(m->bk->offsets, e->topic, e->group, qo->queue_id, qo->offset);
         }
+    }
+}
+
+void bk_metasync_note_commit(bk_metasync_t *m, const char *topic, const char *group, int32_t queue_id)
+{
+    char key[OWN_KEY_MAX];
+    size_t len = own_key(key, topic, group, queue_id);
+    own_commit_t *own;
+    if (!len || bk_map_get(m->own, key, len))
+        return;
+    if (!(own = calloc(1, sizeof(*own))) || strlen(topic) > BK_NAME_MAX || strlen(group) > BK_NAME_MAX) {
+        free(own);
+        return;
+    }
+    snprintf(own->topic, sizeof(own->topic), "%s", topic);
+    snprintf(own->group, sizeof(own->group), "%s", group);
+    own->queue_id = queue_id;
+    if (bk_map_put(m->own, key, len, own) != RMQ_OK) {
+        LOG_ERROR_RL("slave sync: out of memory tracking the offset of %s@%s queue %d", topic, group,
+                     queue_id);
+        free(own);
     }
 }
 
@@ -248,8 +335,10 @@ int bk_metasync_apply(bk_metasync_t *m, const Rmq__HaMeta *meta, char *why, size
         rc = stream_topic(m, meta->topic, why, whylen);
         break;
     case RMQ__HA_META__CHANGE_DELETED_TOPIC:
-        if ((rc = stream_name_ok("topic", meta->deleted_topic, why, whylen)) == 0)
+        if ((rc = stream_name_ok("topic", meta->deleted_topic, why, whylen)) == 0) {
             bk_meta_delete_topic(m->bk, meta->deleted_topic);
+            own_drop_topic(m, meta->deleted_topic);
+        }
         break;
     case RMQ__HA_META__CHANGE_GROUP:
         rc = stream_group(m, meta->group, why, whylen);
@@ -327,11 +416,12 @@ bk_metasync_t *bk_metasync_new(bk_broker_t *bk)
     if (!m)
         return NULL;
     m->bk = bk;
+    m->own = bk_map_new();
     rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "slavesync"};
     rmq_security_client_opts(&bk->sec, &opts);
     m->pool = rmq_client_pool_new(bk->base, &opts);
     m->tick = event_new(bk->base, -1, EV_PERSIST, metasync_tick, m);
-    if (!m->pool || !m->tick) {
+    if (!m->own || !m->pool || !m->tick) {
         bk_metasync_free(m);
         return NULL;
     }
@@ -349,6 +439,8 @@ void bk_metasync_free(bk_metasync_t *m)
         rmq_client_pool_free(m->pool);
     if (m->tick)
         event_free(m->tick);
+    if (m->own)
+        bk_map_free(m->own, free);
     free(m);
 }
 
