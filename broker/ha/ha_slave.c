@@ -239,7 +239,7 @@ static rmq_err_t slave_append(ha_slave_t *slave, struct evbuffer *in, size_t len
 static rmq_err_t slave_apply_meta(ha_slave_t *slave, struct evbuffer *in, uint32_t len, char *why,
                                   size_t whylen)
 {
-    const uint8_t *body = evbuffer_pullup(in, len);
+    const uint8_t *body = len ? evbuffer_pullup(in, len) : (const uint8_t *)"";
     Rmq__HaMeta *meta = NULL;
     rmq_err_t rc = body ? ha_meta_unpack(body, len, &meta) : RMQ_ENOMEM;
 
