@@ -3,8 +3,9 @@
  * catch-up from empty across several commit-log files, streaming while
  * appending, SYNC_MASTER waiters (released by acks, timed out by a frozen
  * slave, refused with no slave), handshake refusals, reconnects, heartbeats,
- * a silent master, metadata records in log order (and none to a slave that
- * did not ask), and the pure codec and waiter heap. */
+ * a silent master, metadata records in log order (none to a slave that did
+ * not ask; a type the slave does not know refused with a reason), and the
+ * pure codec and waiter heap. */
 #include "ha_codec.h"
 #include "ha_master.h"
 #include "ha_slave.h"
@@ -876,6 +877,76 @@ START_TEST(meta_not_to_old_slave)
 }
 END_TEST
 
+/* A fake master that accepts any handshake from an empty slave and then
+ * sends a typed record of type 9 (a newer master's) and a log chunk. */
+typedef struct fake_master {
+    struct evconnlistener *lev;
+    struct bufferevent *bev;
+} fake_master_t;
+
+static void fake_on_read(struct bufferevent *bev, void *arg)
+{
+    struct evbuffer *in = bufferevent_get_input(bev);
+    Rmq__HaHandshakeResponse resp = RMQ__HA_HANDSHAKE_RESPONSE__INIT;
+    uint8_t hdr[HA_CHUNK_HDR];
+    uint32_t n;
+
+    if (evbuffer_get_length(in) < HA_FRAME_HDR ||
+        ha_frame_parse(evbuffer_pullup(in, HA_FRAME_HDR), HA_FRAME_HDR, &n) != RMQ_OK ||
+        evbuffer_get_length(in) < HA_FRAME_HDR + n)
+        return;
+    evbuffer_drain(in, HA_FRAME_HDR + n);
+    resp.accepted = 1;
+    ck_assert_int_eq(ha_frame_add(bufferevent_get_output(bev), &resp.base), RMQ_OK);
+    ha_record_hdr_encode(hdr, 0, 9, 4);
+    bufferevent_write(bev, hdr, sizeof(hdr));
+    bufferevent_write(bev, "abcd", 4);
+    ha_chunk_hdr_encode(hdr, 0, 4);
+    bufferevent_write(bev, hdr, sizeof(hdr));
+    bufferevent_write(bev, "efgh", 4);
+}
+
+static void fake_on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
+                           int salen, void *arg)
+{
+    fake_master_t *fm = arg;
+
+    if (fm->bev)
+        bufferevent_free(fm->bev);
+    fm->bev = bufferevent_socket_new(F.base, fd, BEV_OPT_CLOSE_ON_FREE);
+    bufferevent_setcb(fm->bev, fake_on_read, NULL, NULL, fm);
+    bufferevent_enable(fm->bev, EV_READ | EV_WRITE);
+}
+
+START_TEST(meta_unknown_type_refused)
+{
+    fake_master_t fm = { 0 };
+    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(sin);
+    char addr[64];
+
+    memset(&MR, 0, sizeof(MR));
+    fm.lev = evconnlistener_new_bind(F.base, fake_on_accept, &fm, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
+                                     8, (struct sockaddr *)&sin, sizeof(sin));
+    ck_assert_ptr_nonnull(fm.lev);
+    getsockname(evconnlistener_get_fd(fm.lev), (struct sockaddr *)&sin, &len);
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sin.sin_port));
+    F.slave = ha_slave_new(F.base, F.sst, &F.scfg);
+    ck_assert_ptr_nonnull(F.slave);
+    ha_slave_on_meta(F.slave, on_meta, NULL);
+    ha_slave_set_master(F.slave, addr);
+    ck_assert(run_until(slave_has_error, 5000));
+    ck_assert_msg(strstr(slave_state().last_error, "type 9") != NULL, "%s", slave_state().last_error);
+    ck_assert_int_eq(max_of(F.sst), 0);          /* nothing after it was appended either */
+    ck_assert_int_eq(MR.n, 0);
+    ha_slave_free(F.slave);
+    F.slave = NULL;
+    if (fm.bev)
+        bufferevent_free(fm.bev);
+    evconnlistener_free(fm.lev);
+}
+END_TEST
+
 static Suite *ha_suite(void)
 {
     Suite *s = suite_create("ha");
@@ -905,6 +976,7 @@ static Suite *ha_suite(void)
     tcase_add_test(net, master_address_change);
     tcase_add_test(net, meta_in_log_order);
     tcase_add_test(net, meta_not_to_old_slave);
+    tcase_add_test(net, meta_unknown_type_refused);
     suite_add_tcase(s, net);
     return s;
 }
