@@ -13,7 +13,10 @@
  *
  * offsets_mirror: a consumer's rewind on the master stays (the slave does
  * not push its older, higher copy back); an offset committed on the slave
- * while the master was down reaches the master when it returns. */
+ * while the master was down reaches the master when it returns.
+ *
+ * pull_without_config: a slave that holds a topic's records but lost its
+ * config (and cannot reach the master) still serves pulls of them. */
 #include <check.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -440,6 +443,37 @@ START_TEST(test_offsets_mirror)
 }
 END_TEST
 
+START_TEST(test_pull_without_config)
+{
+    static const wire_flow_t flow = {.topic = "HeldTopic", .producer_group = "meta_producer",
+                                     .consumer_group = "meta_held_group"};
+    hn_daemon_t ns, master, slave;
+    char maddr[64], saddr[64], path[4096];
+    wire_sender_t sd;
+    ns_start(&ns);
+    pair_start(&master, maddr, &slave, saddr, 3600000);
+    ck_assert_int_eq(create_topic(maddr, flow.topic), RMQ__STATUS__SUCCESS);
+    wire_send_all(maddr, &sd, &flow, 200, 32);
+    ck_assert_int_eq(sd.acked, 200);
+    queue_probe_t held = {saddr, flow.topic, 200};
+    ck_assert_msg(hn_wait_until(queues_hold, &held, 30000), "slave never held the 200 messages");
+
+    /* The slave comes back without its topic table while the master is gone. */
+    ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
+    hn_daemon_kill9(&master);
+    snprintf(path, sizeof path, "%s/store-slave/config/topics.pb", case_dir);
+    ck_assert_int_eq(unlink(path), 0);
+    broker_start(&slave, "slave", 0, 0, "brokerId=1\nbrokerRole=SLAVE\nslaveSyncInterval=3600000\n", saddr,
+                 sizeof saddr);
+    ck_assert_int_eq(wire_assert_acked_on(saddr, &flow, sd.acked_map, 200), 200);
+    wire_sender_deinit(&sd);
+
+    ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&ns, HN_STOP_TIMEOUT_MS), 0);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *metasync_suite(void)
 {
     Suite *s = suite_create("metasync");
@@ -449,6 +483,7 @@ static Suite *metasync_suite(void)
     tcase_add_test(tc, test_new_topic_failover);
     tcase_add_test(tc, test_delete_recreate);
     tcase_add_test(tc, test_offsets_mirror);
+    tcase_add_test(tc, test_pull_without_config);
     suite_add_tcase(s, tc);
     return s;
 }
