@@ -36,7 +36,6 @@
 #include "rmq_tls_config.h"
 
 #define HA_NAME_CAP 256
-#define HA_META_KEEP 1024            /* metadata changes kept for slaves */
 
 typedef enum ha_conn_state {
     CONN_HANDSHAKE = 0,              /* waiting for the slave's handshake */
@@ -86,6 +85,7 @@ struct ha_master {
     ha_meta_ev_t meta[HA_META_KEEP]; /* ring: seq s at meta[s % HA_META_KEEP] */
     uint64_t meta_seq;               /* seq of the next change */
     size_t meta_count;               /* kept: seqs [meta_seq - meta_count, meta_seq) */
+    int64_t meta_dropped_at;         /* log offset of the newest dropped change; -1: none */
 };
 
 static void conn_pump(ha_conn_t *conn);
@@ -306,6 +306,9 @@ static void conn_accept(ha_conn_t *conn, const Rmq__HaHandshake *hs,
     conn->acked = start;
     conn->meta = hs->meta_version >= HA_META_VERSION;
     conn->meta_next = meta_first_at(conn->master, start);
+    if (conn->meta && start <= conn->master->meta_dropped_at)
+        LOG_WARN("HA: slave %s starts at offset %" PRId64 ", before the oldest metadata change kept "
+                 "(%d); it gets the older ones from the periodic sync", conn->addr, start, HA_META_KEEP);
     conn->connected_since_ms = rmq_wall_ms();
     conn->last_write_ms = rmq_mono_ms();
     LOG_INFO("HA: slave %s (broker id %" PRId64 ") accepted, streaming from offset %" PRId64
@@ -673,6 +676,7 @@ ha_master_t *ha_master_new(struct event_base *base, st_store_t *st, const ha_con
     }
     master->base = base;
     master->st = st;
+    master->meta_dropped_at = -1;
     ha_config_resolve(cfg, &master->cfg);
     snprintf(master->cluster_name, sizeof(master->cluster_name), "%s",
              cfg->cluster_name ? cfg->cluster_name : "");
@@ -769,6 +773,7 @@ static void meta_drop_oldest(ha_master_t *master)
                         "gets it from the periodic sync", c->addr, HA_META_KEEP);
             c->meta_next++;
         }
+    master->meta_dropped_at = ev->offset;
     free(ev->body);
     ev->body = NULL;
     master->meta_count--;

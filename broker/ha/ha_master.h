@@ -46,6 +46,8 @@ int ha_master_port(const ha_master_t *master);
  * pass go out as one chunk. Cheap; loop thread. */
 void ha_master_notify_append(ha_master_t *master);
 
+#define HA_META_KEEP 1024            /* metadata changes kept for slaves */
+
 /* Records a metadata change at the current log end and schedules it to
  * every slave that takes typed records, after the log bytes before it; the
  * last HA_META_KEEP changes are kept for slaves that reconnect. meta is

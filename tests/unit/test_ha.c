@@ -877,6 +877,30 @@ START_TEST(meta_not_to_old_slave)
 }
 END_TEST
 
+static int all_kept_metas(void)
+{
+    return MR.n >= HA_META_KEEP && slave_connected();
+}
+
+START_TEST(meta_history_bounded)
+{
+    char name[32];
+
+    memset(&MR, 0, sizeof(MR));
+    start_master();
+    for (int i = 0; i < HA_META_KEEP + 76; i++) {
+        snprintf(name, sizeof(name), "T%d", i);
+        push_topic(name, 0);
+    }
+    start_slave_with(on_meta);       /* gets the newest HA_META_KEEP, oldest first */
+    ck_assert(run_until(all_kept_metas, 10000));
+    run_for(200);
+    ck_assert_int_eq(MR.n, HA_META_KEEP);
+    ck_assert_str_eq(MR.name[0], "T76");
+    ck_assert_str_eq(MR.name[1], "T77");
+}
+END_TEST
+
 /* A fake master that accepts any handshake from an empty slave and then
  * sends a typed record of type 9 (a newer master's) and a log chunk. */
 typedef struct fake_master {
@@ -977,6 +1001,7 @@ static Suite *ha_suite(void)
     tcase_add_test(net, meta_in_log_order);
     tcase_add_test(net, meta_not_to_old_slave);
     tcase_add_test(net, meta_unknown_type_refused);
+    tcase_add_test(net, meta_history_bounded);
     suite_add_tcase(s, net);
     return s;
 }
