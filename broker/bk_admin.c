@@ -9,6 +9,7 @@
 
 #include "bk_broker.h"
 #include "bk_ha.h"
+#include "bk_meta.h"
 #include "bk_names.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -75,6 +76,7 @@ static void h_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *a
                         "UPDATE_CONSUMER_OFFSET: bad queueId %d or offset %" PRId64, h->queue_id, h->commit_offset);
         return;
     }
+    bk_ha_offset_committed(bk->ha, h->topic, h->consumer_group, h->queue_id);
     reply_ok(conn, req);
 }
 
@@ -257,9 +259,7 @@ static void h_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     const char *name = req->cmd->topic->topic;
     if (!check_name(conn, req, "topic", name))
         return;
-    rmq_err_t rc = bk_topics_delete(bk->topics, name);
-    st_store_delete_topic(bk->store, name);
-    bk_offsets_delete_topic(bk->offsets, name);
+    rmq_err_t rc = bk_meta_delete_topic(bk, name);
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS,
                    rc == RMQ_ENOTFOUND ? "topic was not present" : NULL, NULL);
 }

@@ -18,6 +18,8 @@ struct bk_groups {
     int auto_create;
     int64_t dv_timestamp;
     int64_t dv_counter;
+    bk_groups_item_fn item;
+    void *item_arg;
 };
 
 static void group_from_pb(bk_group_t *grp, const Rmq__SubscriptionGroupConfig *pb)
@@ -32,7 +34,7 @@ static void group_from_pb(bk_group_t *grp, const Rmq__SubscriptionGroupConfig *p
     grp->which_broker_when_consume_slowly = pb->which_broker_when_consume_slowly;
 }
 
-static void group_to_pb(const bk_group_t *grp, Rmq__SubscriptionGroupConfig *pb)
+void bk_group_to_pb(const bk_group_t *grp, Rmq__SubscriptionGroupConfig *pb)
 {
     rmq__subscription_group_config__init(pb);
     pb->group_name = (char *)grp->name;
@@ -96,8 +98,9 @@ static rmq_err_t groups_load(bk_groups_t *g, char *err, size_t errlen)
     return rc;
 }
 
-/* Bumps the version and queues a write of the table. */
-static void groups_changed(bk_groups_t *g)
+/* Bumps the version, queues a write of the table and tells the observer
+ * that group name became grp (NULL: deleted). */
+static void groups_changed(bk_groups_t *g, const char *name, const bk_group_t *grp)
 {
     g->dv_counter++;
     g->dv_timestamp = rmq_wall_ms();
@@ -114,6 +117,8 @@ static void groups_changed(bk_groups_t *g)
         bk_persist_submit(g->persist, g->path, buf, len);
     else
         LOG_ERROR_RL("groups: out of memory persisting %s", g->path);
+    if (g->item)
+        g->item(g->item_arg, name, grp);
 }
 
 bk_groups_t *bk_groups_new(const char *dir, bk_persist_t *persist, int auto_create,
@@ -151,6 +156,19 @@ void bk_groups_free(bk_groups_t *g)
     free(g);
 }
 
+void bk_groups_on_item(bk_groups_t *g, bk_groups_item_fn fn, void *arg)
+{
+    g->item = fn;
+    g->item_arg = arg;
+}
+
+void bk_groups_version(const bk_groups_t *g, Rmq__DataVersion *dv)
+{
+    rmq__data_version__init(dv);
+    dv->timestamp = g->dv_timestamp;
+    dv->counter = g->dv_counter;
+}
+
 const bk_group_t *bk_groups_get(const bk_groups_t *g, const char *name, size_t len)
 {
     return bk_map_get(g->map, name, len);
@@ -167,7 +185,7 @@ const bk_group_t *bk_groups_use(bk_groups_t *g, const char *name, size_t len)
     cur = groups_put(g, &grp);
     if (cur) {
         LOG_INFO("subscription group %s auto-created", cur->name);
-        groups_changed(g);
+        groups_changed(g, cur->name, cur);
     }
     return cur;
 }
@@ -175,10 +193,11 @@ const bk_group_t *bk_groups_use(bk_groups_t *g, const char *name, size_t len)
 rmq_err_t bk_groups_update(bk_groups_t *g, const Rmq__SubscriptionGroupConfig *pb)
 {
     bk_group_t grp;
+    const bk_group_t *cur;
     group_from_pb(&grp, pb);
-    if (!groups_put(g, &grp))
+    if (!(cur = groups_put(g, &grp)))
         return RMQ_ENOMEM;
-    groups_changed(g);
+    groups_changed(g, cur->name, cur);
     return RMQ_OK;
 }
 
@@ -188,7 +207,7 @@ rmq_err_t bk_groups_delete(bk_groups_t *g, const char *name)
     if (!cur)
         return RMQ_ENOTFOUND;
     free(cur);
-    groups_changed(g);
+    groups_changed(g, name, NULL);
     return RMQ_OK;
 }
 
@@ -210,15 +229,13 @@ Rmq__SubscriptionGroupTable *bk_groups_table_new(const bk_groups_t *g)
         return NULL;
     }
     rmq__subscription_group_table__init(&s->tab);
-    rmq__data_version__init(&s->dv);
-    s->dv.timestamp = g->dv_timestamp;
-    s->dv.counter = g->dv_counter;
+    bk_groups_version(g, &s->dv);
     s->ptrs = ptrs;
     size_t cursor = 0, i = 0;
     const char *key;
     void *val;
     while (i < n && bk_map_next(g->map, &cursor, &key, &val)) {
-        group_to_pb(val, &s->items[i]);
+        bk_group_to_pb(val, &s->items[i]);
         ptrs[i] = &s->items[i];
         i++;
     }

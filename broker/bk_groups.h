@@ -20,11 +20,20 @@ typedef struct bk_group {
 } bk_group_t;
 
 typedef struct bk_groups bk_groups_t;
+/* One group created or replaced (grp set) or deleted (grp NULL). */
+typedef void (*bk_groups_item_fn)(void *arg, const char *name, const bk_group_t *grp);
 
 /* Loads dir/subscriptionGroup.pb (missing: empty). persist is borrowed. */
 bk_groups_t *bk_groups_new(const char *dir, bk_persist_t *persist, int auto_create,
                            char *err, size_t errlen);
 void bk_groups_free(bk_groups_t *g);
+
+/* fn runs after each creation, update or delete of one group (an HA master
+ * streams it to its slaves). NULL fn: none. */
+void bk_groups_on_item(bk_groups_t *g, bk_groups_item_fn fn, void *arg);
+
+/* Copies the current data version into dv. */
+void bk_groups_version(const bk_groups_t *g, Rmq__DataVersion *dv);
 
 /* The group, created with RocketMQ's defaults if absent and auto-create is
  * on; NULL otherwise. Valid until the group is deleted. */
@@ -34,6 +43,9 @@ const bk_group_t *bk_groups_get(const bk_groups_t *g, const char *name, size_t l
 /* Creates or replaces a group from its wire form; persists. */
 rmq_err_t bk_groups_update(bk_groups_t *g, const Rmq__SubscriptionGroupConfig *pb);
 rmq_err_t bk_groups_delete(bk_groups_t *g, const char *name);
+
+/* Fills a SubscriptionGroupConfig from a group (name borrowed from grp). */
+void bk_group_to_pb(const bk_group_t *grp, Rmq__SubscriptionGroupConfig *pb);
 
 /* A heap SubscriptionGroupTable snapshot; free with bk_groups_table_free. */
 Rmq__SubscriptionGroupTable *bk_groups_table_new(const bk_groups_t *g);

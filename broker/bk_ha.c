@@ -1,8 +1,10 @@
 /* bk_ha.c: replication wiring. A master opens its HA listener right after
- * the store (haListenPort, 0: ephemeral); a slave follows the master HA
- * address from haMasterAddress or, failing that, the name server's register
- * answer. Runtime info lists the role and each slave's (or the slave's own)
- * replication state. */
+ * the store (haListenPort, 0: ephemeral) and streams every topic and group
+ * change to its slaves as it happens; a slave follows the master HA address
+ * from haMasterAddress or, failing that, the name server's register answer,
+ * and hands the streamed changes to its metadata copy (bk_metasync). Runtime
+ * info lists the role and each slave's (or the slave's own) replication
+ * state. */
 #include "bk_ha.h"
 
 #include <inttypes.h>
@@ -12,6 +14,7 @@
 #include "bk_metasync.h"
 #include "ha_master.h"
 #include "ha_slave.h"
+#include "rmq_log.h"
 
 #define HA_INFO_MAX_SLAVES 8
 
@@ -45,6 +48,61 @@ static void ha_cfg_fill(const bk_config_t *c, ha_config_t *hc)
     };
 }
 
+/* Streams one change to the slaves (logged if it cannot be). */
+static void ha_push_meta(bk_ha_t *ha, Rmq__HaMeta *meta, const char *what, const char *name)
+{
+    rmq_err_t rc = ha_master_push_meta(ha->master, meta);
+    if (rc != RMQ_OK)
+        LOG_WARN_RL("HA: cannot stream %s %s to the slaves (%s); they get it from the periodic sync",
+                    what, name, rmq_strerror(rc));
+}
+
+/* bk_topics item observer on a master. */
+static void ha_topic_changed(void *arg, const char *name, const bk_topic_t *topic)
+{
+    bk_ha_t *ha = arg;
+    Rmq__HaMeta meta = RMQ__HA_META__INIT;
+    Rmq__TopicConfig tc;
+    Rmq__DataVersion dv;
+    bk_topics_version(ha->bk->topics, &dv);
+    meta.version = &dv;
+    if (topic) {
+        bk_topic_to_pb(topic, &tc);
+        meta.change_case = RMQ__HA_META__CHANGE_TOPIC;
+        meta.topic = &tc;
+    } else {
+        meta.change_case = RMQ__HA_META__CHANGE_DELETED_TOPIC;
+        meta.deleted_topic = (char *)name;
+    }
+    ha_push_meta(ha, &meta, "topic", name);
+}
+
+/* bk_groups item observer on a master. */
+static void ha_group_changed(void *arg, const char *name, const bk_group_t *grp)
+{
+    bk_ha_t *ha = arg;
+    Rmq__HaMeta meta = RMQ__HA_META__INIT;
+    Rmq__SubscriptionGroupConfig gc;
+    Rmq__DataVersion dv;
+    bk_groups_version(ha->bk->groups, &dv);
+    meta.version = &dv;
+    if (grp) {
+        bk_group_to_pb(grp, &gc);
+        meta.change_case = RMQ__HA_META__CHANGE_GROUP;
+        meta.group = &gc;
+    } else {
+        meta.change_case = RMQ__HA_META__CHANGE_DELETED_GROUP;
+        meta.deleted_group = (char *)name;
+    }
+    ha_push_meta(ha, &meta, "subscription group", name);
+}
+
+/* ha_slave metadata callback: the slave's copy applies it. */
+static int ha_meta_arrived(const Rmq__HaMeta *meta, void *arg, char *why, size_t whylen)
+{
+    return bk_metasync_apply(arg, meta, why, whylen);
+}
+
 bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
 {
     bk_ha_t *ha = calloc(1, sizeof(*ha));
@@ -68,6 +126,8 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
             free(ha);
             return NULL;
         }
+        bk_topics_on_item(bk->topics, ha_topic_changed, ha);
+        bk_groups_on_item(bk->groups, ha_group_changed, ha);
         return ha;
     }
     ha->slave = ha_slave_new(bk->base, bk->store, &ha->cfg);
@@ -77,6 +137,7 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
         bk_ha_free(ha);
         return NULL;
     }
+    ha_slave_on_meta(ha->slave, ha_meta_arrived, ha->metasync);
     if (bk->cfg->ha_master_address[0])
         ha_slave_set_master(ha->slave, bk->cfg->ha_master_address);
     return ha;
@@ -86,8 +147,11 @@ void bk_ha_free(bk_ha_t *ha)
 {
     if (!ha)
         return;
-    if (ha->master)
+    if (ha->master) {
+        bk_topics_on_item(ha->bk->topics, NULL, NULL);
+        bk_groups_on_item(ha->bk->groups, NULL, NULL);
         ha_master_free(ha->master);
+    }
     if (ha->slave)
         ha_slave_free(ha->slave);
     bk_metasync_free(ha->metasync);
@@ -108,6 +172,12 @@ void bk_ha_notify_append(bk_ha_t *ha)
 ha_sync_t *bk_ha_sync(bk_ha_t *ha)
 {
     return ha->master && ha->bk->cfg->broker_role == BK_SYNC_MASTER ? ha_master_sync(ha->master) : NULL;
+}
+
+void bk_ha_offset_committed(bk_ha_t *ha, const char *topic, const char *group, int32_t queue_id)
+{
+    if (ha && ha->metasync)
+        bk_metasync_note_commit(ha->metasync, topic, group, queue_id);
 }
 
 void bk_ha_master_seen(bk_ha_t *ha, const char *ha_addr)

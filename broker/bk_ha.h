@@ -1,10 +1,12 @@
 /* bk_ha.h: the broker's side of replication: owns the HA master (listener,
- * SYNC_MASTER waiters) or the HA slave (link to the master's HA address),
- * and describes either for runtime info. Loop thread only. */
+ * SYNC_MASTER waiters, topic and group changes streamed to the slaves) or
+ * the HA slave (link to the master's HA address, metadata copy), and
+ * describes either for runtime info. Loop thread only. */
 #ifndef BK_HA_H
 #define BK_HA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bk_broker.h"
 #include "ha_sync.h"
@@ -24,6 +26,10 @@ void bk_ha_notify_append(bk_ha_t *ha);
 
 /* SYNC_MASTER waiters; NULL unless brokerRole is SYNC_MASTER. */
 ha_sync_t *bk_ha_sync(bk_ha_t *ha);
+
+/* A client committed an offset on this broker (UPDATE_CONSUMER_OFFSET): a
+ * slave hands it to its master once reachable; a master ignores it. */
+void bk_ha_offset_committed(bk_ha_t *ha, const char *topic, const char *group, int32_t queue_id);
 
 /* A name server named the master's HA address (slave only; ignored when
  * haMasterAddress is set). */

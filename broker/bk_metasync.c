@@ -1,8 +1,13 @@
-/* bk_metasync.c: slave metadata sync. Each tick sends GET_ALL_TOPIC_CONFIG,
- * GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET and GET_ALL_DELAY_OFFSET to the master
- * (a new round only once the previous one answered) and applies each answer
- * as it arrives: topics mirror the master's table, groups are created or
- * replaced, offsets take the per-queue maximum. */
+/* bk_metasync.c: slave metadata sync. Topic and group changes arrive in
+ * the HA stream as they happen (bk_metasync_apply, in log order). Each tick
+ * also sends GET_ALL_TOPIC_CONFIG, GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+ * GET_ALL_CONSUMER_OFFSET and GET_ALL_DELAY_OFFSET to the master (a new
+ * round only once the previous one answered) and applies each answer as it
+ * arrives: topics mirror the master's table (a topic it lacks is deleted
+ * with its queues and offsets), groups are created or replaced, offsets
+ * mirror the master's except those clients committed here, which go to
+ * the master while ahead of its own. A table answer older than the last
+ * streamed change of that table is skipped: the stream is newer. */
 #include "bk_metasync.h"
 
 #include <inttypes.h>
@@ -10,11 +15,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_map.h"
+#include "bk_meta.h"
+#include "bk_names.h"
 #include "bk_register.h"
 #include "bk_schedule.h"
 #include "rmq_log.h"
 
 #define SYNC_TIMEOUT_MS 5000
+#define OWN_KEY_MAX 300
+
+/* A table's version as last streamed from the master. */
+typedef struct seen_version {
+    int have;
+    int64_t timestamp, counter;
+} seen_version_t;
+
+/* An offset a client committed on this slave, not yet taken by the master. */
+typedef struct own_commit {
+    char topic[BK_NAME_MAX + 1];
+    char group[BK_NAME_MAX + 1];
+    int32_t queue_id;
+} own_commit_t;
 
 struct bk_metasync {
     bk_broker_t *bk;
@@ -24,9 +46,40 @@ struct bk_metasync {
     int inflight;
     int round_ok;                 /* answers of this round that applied */
     long long count;
+    seen_version_t topics_seen, groups_seen;
+    bk_map_t *own;                /* "topic@group@queue" -> own_commit_t */
 };
 
+/* One push of an own commit in flight. */
+typedef struct own_push {
+    bk_metasync_t *m;
+    char key[OWN_KEY_MAX];
+    int64_t offset;
+} own_push_t;
+
+static void seen_note(seen_version_t *seen, const Rmq__DataVersion *dv)
+{
+    if (!dv)
+        return;
+    seen->have = 1;
+    seen->timestamp = dv->timestamp;
+    seen->counter = dv->counter;
+}
+
+/* 1 if a table answer of version dv predates the last streamed change. */
+static int snapshot_stale(const seen_version_t *seen, const Rmq__DataVersion *dv)
+{
+    return seen->have && dv && dv->counter < seen->counter && dv->timestamp <= seen->timestamp;
+}
+
 /* ---- topics ------------------------------------------------------------- */
+
+static void topic_from_pb(const Rmq__TopicConfig *pb, bk_topic_t *t)
+{
+    *t = (bk_topic_t){.read_queues = pb->read_queue_nums, .write_queues = pb->write_queue_nums,
+                      .perm = pb->perm, .order = pb->order, .sys_flag = pb->topic_sys_flag};
+    snprintf(t->name, sizeof(t->name), "%s", pb->topic_name);
+}
 
 static int topic_differs(const bk_topic_t *a, const bk_topic_t *b)
 {
@@ -43,9 +96,13 @@ static int master_has_topic(const Rmq__TopicConfigTable *tab, const char *name)
     return 0;
 }
 
-/* Deletes the slave's topics the master does not have. */
-static void topics_drop_missing(bk_topics_t *topics, const Rmq__TopicConfigTable *tab)
+static void own_drop_topic(bk_metasync_t *m, const char *topic);
+
+/* Deletes the slave's topics the master does not have, with their queues
+ * and offsets. */
+static void topics_drop_missing(bk_metasync_t *m, const Rmq__TopicConfigTable *tab)
 {
+    bk_topics_t *topics = m->bk->topics;
     size_t n = bk_topics_count(topics), k = 0, cur = 0;
     char (*gone)[128] = calloc(n ? n : 1, sizeof(*gone));
     const bk_topic_t *t;
@@ -54,8 +111,10 @@ static void topics_drop_missing(bk_topics_t *topics, const Rmq__TopicConfigTable
     while (bk_topics_next(topics, &cur, &t))
         if (k < n && !master_has_topic(tab, t->name))
             snprintf(gone[k++], sizeof(gone[0]), "%s", t->name);
-    for (size_t i = 0; i < k; i++)
-        bk_topics_delete(topics, gone[i]);
+    for (size_t i = 0; i < k; i++) {
+        bk_meta_delete_topic(m->bk, gone[i]);
+        own_drop_topic(m, gone[i]);
+    }
     free(gone);
 }
 
@@ -63,15 +122,15 @@ static void topics_drop_missing(bk_topics_t *topics, const Rmq__TopicConfigTable
 static void apply_topics(bk_metasync_t *m, const Rmq__TopicConfigTable *tab)
 {
     bk_topics_t *topics = m->bk->topics;
+    if (snapshot_stale(&m->topics_seen, tab->data_version))
+        return;
     for (size_t i = 0; i < tab->n_topics; i++) {
-        const Rmq__TopicConfig *pb = tab->topics[i];
-        bk_topic_t t = {.read_queues = pb->read_queue_nums, .write_queues = pb->write_queue_nums,
-                        .perm = pb->perm, .order = pb->order, .sys_flag = pb->topic_sys_flag};
-        snprintf(t.name, sizeof(t.name), "%s", pb->topic_name);
+        bk_topic_t t;
+        topic_from_pb(tab->topics[i], &t);
         if (topic_differs(bk_topics_get(topics, t.name, strlen(t.name)), &t))
             bk_topics_update(topics, &t);
     }
-    topics_drop_missing(topics, tab);
+    topics_drop_missing(m, tab);
 }
 
 /* ---- groups ------------------------------------------------------------- */
@@ -86,6 +145,8 @@ static int group_differs(const bk_group_t *g, const Rmq__SubscriptionGroupConfig
 
 static void apply_groups(bk_metasync_t *m, const Rmq__SubscriptionGroupTable *tab)
 {
+    if (snapshot_stale(&m->groups_seen, tab->data_version))
+        return;
     for (size_t i = 0; i < tab->n_groups; i++) {
         const Rmq__SubscriptionGroupConfig *pb = tab->groups[i];
         if (group_differs(bk_groups_get(m->bk->groups, pb->group_name, strlen(pb->group_name)), pb))
@@ -109,62 +170,193 @@ static int64_t master_offset(const Rmq__ConsumerOffsetTable *tab, const char *to
     return -1;
 }
 
+/* Formats the own-commit key of topic@group queue q; 0 if it does not fit. */
+static size_t own_key(char *buf, const char *topic, const char *group, int32_t q)
+{
+    int n = snprintf(buf, OWN_KEY_MAX, "%s@%s@%d", topic, group, q);
+    return n < 0 || n >= OWN_KEY_MAX ? 0 : (size_t)n;
+}
+
+static const own_commit_t *own_get(const bk_metasync_t *m, const char *topic, const char *group, int32_t q)
+{
+    char key[OWN_KEY_MAX];
+    size_t len = own_key(key, topic, group, q);
+    return len ? bk_map_get(m->own, key, len) : NULL;
+}
+
+/* Forgets the own commits of topic (deleted: nothing to hand back). */
+static void own_drop_topic(bk_metasync_t *m, const char *topic)
+{
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(m->own, &cursor, &key, &val))
+        if (strcmp(((own_commit_t *)val)->topic, topic) == 0)
+            free(bk_map_del_current(m->own, &cursor));
+}
+
+/* The master took (or refused) a pushed offset: forget the own commit if
+ * the slave's offset is still the one pushed. */
 static void pushed(rmq_err_t err, rmq_frame_t *resp, void *arg)
 {
+    own_push_t *p = arg;
+    bk_metasync_t *m = p->m;
     if (err != RMQ_OK && err != RMQ_ESHUTDOWN)
         LOG_WARN_RL("slave sync: handing an offset to the master failed: %s", rmq_strerror(err));
     else if (err == RMQ_OK && resp->cmd->status != RMQ__STATUS__SUCCESS)
         LOG_WARN_RL("slave sync: master refused an offset: %s", resp->cmd->remark);
+    else if (err == RMQ_OK) {
+        own_commit_t *own = bk_map_get(m->own, p->key, strlen(p->key));
+        if (own && bk_offsets_query(m->bk->offsets, own->topic, own->group, own->queue_id) == p->offset)
+            free(bk_map_del(m->own, p->key, strlen(p->key)));
+    }
+    free(p);
 }
 
-/* UPDATE_CONSUMER_OFFSET to the master for one queue. */
-static void push_offset(bk_metasync_t *m, const char *topic, const char *group, int32_t q, int64_t off)
+/* UPDATE_CONSUMER_OFFSET to the master for one own commit (key its map key). */
+static void push_offset(bk_metasync_t *m, const char *key, const own_commit_t *own, int64_t off)
 {
     Rmq__Command cmd = RMQ__COMMAND__INIT;
     Rmq__ConsumerOffsetRequest h = RMQ__CONSUMER_OFFSET_REQUEST__INIT;
     rmq_client_t *cli = rmq_client_pool_get(m->pool, m->master);
-    h.consumer_group = (char *)group;
-    h.topic = (char *)topic;
-    h.queue_id = q;
+    own_push_t *p = calloc(1, sizeof(*p));
+    if (!cli || !p) {
+        free(p);
+        return;
+    }
+    p->m = m;
+    p->offset = off;
+    snprintf(p->key, sizeof(p->key), "%s", key);
+    h.consumer_group = (char *)own->group;
+    h.topic = (char *)own->topic;
+    h.queue_id = own->queue_id;
     h.commit_offset = off;
     cmd.code = RMQ__REQUEST_CODE__UPDATE_CONSUMER_OFFSET;
     cmd.header_case = RMQ__COMMAND__HEADER_CONSUMER_OFFSET;
     cmd.consumer_offset = &h;
-    if (cli)
-        rmq_client_call(cli, &cmd, NULL, 0, SYNC_TIMEOUT_MS, pushed, m);
+    if (rmq_client_call(cli, &cmd, NULL, 0, SYNC_TIMEOUT_MS, pushed, p) != RMQ_OK)
+        free(p);
 }
 
-/* Hands the master every slave offset it lacks or has smaller. */
-static void push_newer(bk_metasync_t *m, const Rmq__ConsumerOffsetTable *tab)
+/* Hands the master each offset committed here that is ahead of its own;
+ * forgets the others (the master moved on: its offset is mirrored). */
+static void push_own(bk_metasync_t *m, const Rmq__ConsumerOffsetTable *tab)
 {
-    Rmq__ConsumerOffsetTable *mine = bk_offsets_table_new(m->bk->offsets, NULL);
-    if (!mine)
-        return;
-    for (size_t i = 0; i < mine->n_entries; i++) {
-        const Rmq__TopicGroupOffsets *e = mine->entries[i];
-        for (size_t k = 0; k < e->n_offsets; k++) {
-            const Rmq__QueueOffset *qo = e->offsets[k];
-            if (qo->offset > master_offset(tab, e->topic, e->group, qo->queue_id)) {
-                LOG_INFO("slave sync: handing %s@%s queue %d offset %" PRId64 " to the master", e->topic,
-                         e->group, qo->queue_id, qo->offset);
-                push_offset(m, e->topic, e->group, qo->queue_id, qo->offset);
-            }
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(m->own, &cursor, &key, &val)) {
+        const own_commit_t *own = val;
+        int64_t mine = bk_offsets_query(m->bk->offsets, own->topic, own->group, own->queue_id);
+        if (mine <= master_offset(tab, own->topic, own->group, own->queue_id)) {
+            free(bk_map_del_current(m->own, &cursor));
+            continue;
         }
+        LOG_INFO("slave sync: handing %s@%s queue %d offset %" PRId64 " (committed here) to the master",
+                 own->topic, own->group, own->queue_id, mine);
+        push_offset(m, key, own, mine);
     }
-    bk_offsets_table_free(mine);
 }
 
 static void apply_offsets(bk_metasync_t *m, const Rmq__ConsumerOffsetTable *tab)
 {
-    push_newer(m, tab);
+    push_own(m, tab);
     for (size_t i = 0; i < tab->n_entries; i++) {
         const Rmq__TopicGroupOffsets *e = tab->entries[i];
         for (size_t k = 0; k < e->n_offsets; k++) {
             const Rmq__QueueOffset *qo = e->offsets[k];
-            if (qo->offset > bk_offsets_query(m->bk->offsets, e->topic, e->group, qo->queue_id))
+            if (!own_get(m, e->topic, e->group, qo->queue_id) &&
+                qo->offset != bk_offsets_query(m->bk->offsets, e->topic, e->group, qo->queue_id))
                 bk_offsets_commit(m->bk->offsets, e->topic, e->group, qo->queue_id, qo->offset);
         }
     }
+}
+
+void bk_metasync_note_commit(bk_metasync_t *m, const char *topic, const char *group, int32_t queue_id)
+{
+    char key[OWN_KEY_MAX];
+    size_t len = own_key(key, topic, group, queue_id);
+    own_commit_t *own;
+    if (!len || bk_map_get(m->own, key, len))
+        return;
+    if (!(own = calloc(1, sizeof(*own))) || strlen(topic) > BK_NAME_MAX || strlen(group) > BK_NAME_MAX) {
+        free(own);
+        return;
+    }
+    snprintf(own->topic, sizeof(own->topic), "%s", topic);
+    snprintf(own->group, sizeof(own->group), "%s", group);
+    own->queue_id = queue_id;
+    if (bk_map_put(m->own, key, len, own) != RMQ_OK) {
+        LOG_ERROR_RL("slave sync: out of memory tracking the offset of %s@%s queue %d", topic, group,
+                     queue_id);
+        free(own);
+    }
+}
+
+/* ---- streamed changes --------------------------------------------------- */
+
+/* 0 if name follows the naming rule; else -1 with why. */
+static int stream_name_ok(const char *what, const char *name, char *why, size_t whylen)
+{
+    const char *rule;
+    if (bk_name_is_valid(name, strlen(name), &rule))
+        return 0;
+    snprintf(why, whylen, "master streamed %s '%.150s', which %s", what, name, rule);
+    return -1;
+}
+
+static int stream_topic(bk_metasync_t *m, const Rmq__TopicConfig *pb, char *why, size_t whylen)
+{
+    bk_topic_t t;
+    if (stream_name_ok("topic", pb->topic_name, why, whylen) != 0)
+        return -1;
+    topic_from_pb(pb, &t);
+    if (topic_differs(bk_topics_get(m->bk->topics, t.name, strlen(t.name)), &t) &&
+        bk_topics_update(m->bk->topics, &t) != RMQ_OK)
+        return snprintf(why, whylen, "out of memory applying topic %s", t.name), -1;
+    return 0;
+}
+
+static int stream_group(bk_metasync_t *m, const Rmq__SubscriptionGroupConfig *pb, char *why, size_t whylen)
+{
+    if (stream_name_ok("subscription group", pb->group_name, why, whylen) != 0)
+        return -1;
+    if (group_differs(bk_groups_get(m->bk->groups, pb->group_name, strlen(pb->group_name)), pb) &&
+        bk_groups_update(m->bk->groups, pb) != RMQ_OK)
+        return snprintf(why, whylen, "out of memory applying group %s", pb->group_name), -1;
+    return 0;
+}
+
+int bk_metasync_apply(bk_metasync_t *m, const Rmq__HaMeta *meta, char *why, size_t whylen)
+{
+    int rc = -1;
+    switch (meta->change_case) {
+    case RMQ__HA_META__CHANGE_TOPIC:
+        rc = stream_topic(m, meta->topic, why, whylen);
+        break;
+    case RMQ__HA_META__CHANGE_DELETED_TOPIC:
+        if ((rc = stream_name_ok("topic", meta->deleted_topic, why, whylen)) == 0) {
+            bk_meta_delete_topic(m->bk, meta->deleted_topic);
+            own_drop_topic(m, meta->deleted_topic);
+        }
+        break;
+    case RMQ__HA_META__CHANGE_GROUP:
+        rc = stream_group(m, meta->group, why, whylen);
+        break;
+    case RMQ__HA_META__CHANGE_DELETED_GROUP:
+        if ((rc = stream_name_ok("subscription group", meta->deleted_group, why, whylen)) == 0)
+            bk_groups_delete(m->bk->groups, meta->deleted_group);
+        break;
+    default:
+        snprintf(why, whylen, "master streamed a metadata change of kind %d this slave does not know",
+                 (int)meta->change_case);
+        return -1;
+    }
+    if (rc == 0)
+        seen_note(meta->change_case == RMQ__HA_META__CHANGE_TOPIC ||
+                  meta->change_case == RMQ__HA_META__CHANGE_DELETED_TOPIC ? &m->topics_seen : &m->groups_seen,
+                  meta->version);
+    return rc;
 }
 
 /* ---- rounds ------------------------------------------------------------- */
@@ -224,11 +416,12 @@ bk_metasync_t *bk_metasync_new(bk_broker_t *bk)
     if (!m)
         return NULL;
     m->bk = bk;
+    m->own = bk_map_new();
     rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "slavesync"};
     rmq_security_client_opts(&bk->sec, &opts);
     m->pool = rmq_client_pool_new(bk->base, &opts);
     m->tick = event_new(bk->base, -1, EV_PERSIST, metasync_tick, m);
-    if (!m->pool || !m->tick) {
+    if (!m->own || !m->pool || !m->tick) {
         bk_metasync_free(m);
         return NULL;
     }
@@ -246,6 +439,8 @@ void bk_metasync_free(bk_metasync_t *m)
         rmq_client_pool_free(m->pool);
     if (m->tick)
         event_free(m->tick);
+    if (m->own)
+        bk_map_free(m->own, free);
     free(m);
 }
 

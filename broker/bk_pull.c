@@ -10,6 +10,7 @@
 
 #include "bk_broker.h"
 #include "bk_hold.h"
+#include "bk_meta.h"
 #include "bk_metrics.h"
 #include "bk_names.h"
 #include "rmq_log.h"
@@ -90,9 +91,10 @@ static int pull_status(const Rmq__PullMessageRequest *h, st_get_result_t *res)
     }
 }
 
-/* Checks names, group, topic and queue; answers and returns NULL on failure. */
+/* Checks names, group, topic and queue; answers and returns NULL on failure.
+ * scratch may receive a slave's stand-in for the topic (bk_meta.h). */
 static const bk_topic_t *pull_check(bk_pull_t *p, rmq_conn_t *conn, rmq_reply_to_t to,
-                                    const Rmq__PullMessageRequest *h)
+                                    const Rmq__PullMessageRequest *h, bk_topic_t *scratch)
 {
     bk_broker_t *bk = p->bk;
     const char *why;
@@ -111,7 +113,7 @@ static const bk_topic_t *pull_check(bk_pull_t *p, rmq_conn_t *conn, rmq_reply_to
     if (!grp->consume_enable)
         return rmq_conn_replyf(conn, to, RMQ__STATUS__NO_PERMISSION, "group %s may not consume",
                                h->consumer_group), NULL;
-    const bk_topic_t *topic = bk_topics_get(bk->topics, h->topic, strlen(h->topic));
+    const bk_topic_t *topic = bk_meta_readable_topic(bk, h->topic, h->queue_id, scratch);
     if (!topic)
         return rmq_conn_replyf(conn, to, RMQ__STATUS__TOPIC_NOT_EXIST, "topic %s does not exist on broker %s",
                                h->topic, bk->addr), NULL;
@@ -184,7 +186,8 @@ static void pull_execute(bk_pull_t *p, rmq_conn_t *conn, rmq_frame_t *req, int f
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_PULL, "PullMessageRequest (pull)"))
         return;
     const Rmq__PullMessageRequest *h = req->cmd->pull;
-    const bk_topic_t *topic = pull_check(p, conn, to, h);
+    bk_topic_t scratch;
+    const bk_topic_t *topic = pull_check(p, conn, to, h, &scratch);
     if (!topic)
         return;
     pull_filter_t pf;

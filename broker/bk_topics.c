@@ -19,6 +19,8 @@ struct bk_topics {
     int64_t dv_counter;
     bk_topics_changed_fn changed;
     void *changed_arg;
+    bk_topics_item_fn item;
+    void *item_arg;
 };
 
 void bk_topic_to_pb(const bk_topic_t *topic, Rmq__TopicConfig *pb)
@@ -154,6 +156,12 @@ void bk_topics_on_change(bk_topics_t *t, bk_topics_changed_fn fn, void *arg)
     t->changed_arg = arg;
 }
 
+void bk_topics_on_item(bk_topics_t *t, bk_topics_item_fn fn, void *arg)
+{
+    t->item = fn;
+    t->item_arg = arg;
+}
+
 const bk_topic_t *bk_topics_get(const bk_topics_t *t, const char *name, size_t len)
 {
     return bk_map_get(t->map, name, len);
@@ -166,6 +174,8 @@ rmq_err_t bk_topics_update(bk_topics_t *t, const bk_topic_t *topic)
         LOG_INFO("topic %s: read %d write %d perm %d", topic->name, topic->read_queues,
                  topic->write_queues, topic->perm);
         topics_changed(t);
+        if (t->item)
+            t->item(t->item_arg, topic->name, topic);
     }
     return rc;
 }
@@ -196,6 +206,8 @@ rmq_err_t bk_topics_delete(bk_topics_t *t, const char *name)
     free(cur);
     LOG_INFO("topic %s deleted", name);
     topics_changed(t);
+    if (t->item)
+        t->item(t->item_arg, name, NULL);
     return RMQ_OK;
 }
 

@@ -23,6 +23,8 @@ typedef struct bk_topic {
 
 typedef struct bk_topics bk_topics_t;
 typedef void (*bk_topics_changed_fn)(void *arg);
+/* One topic created or replaced (topic set) or deleted (topic NULL). */
+typedef void (*bk_topics_item_fn)(void *arg, const char *name, const bk_topic_t *topic);
 
 /* Loads dir/topics.pb (missing: empty table) and adds TBW102 with
  * default_queues queues when auto_create (removes it otherwise). persist is
@@ -33,6 +35,10 @@ void bk_topics_free(bk_topics_t *t);
 
 /* fn runs after every change (to re-register with name servers). */
 void bk_topics_on_change(bk_topics_t *t, bk_topics_changed_fn fn, void *arg);
+
+/* fn runs after each update or delete of one topic, with that topic (an
+ * HA master streams it to its slaves). NULL fn: none. */
+void bk_topics_on_item(bk_topics_t *t, bk_topics_item_fn fn, void *arg);
 
 /* The topic, or NULL. The pointer is valid until the next change. */
 const bk_topic_t *bk_topics_get(const bk_topics_t *t, const char *name, size_t len);

@@ -6,6 +6,11 @@
 #include <string.h>
 
 #define HA_NAME_MAX 255
+#define HA_META_NAME_MAX 127       /* topic and group names (bk_names.h) */
+#define HA_REC_FLAG 0x80000000u
+#define HA_REC_TYPE_SHIFT 24
+#define HA_REC_TYPE_MASK 0x7fu
+#define HA_REC_LEN_MASK 0x00ffffffu
 
 static uint64_t get_u64(const uint8_t *p)
 {
@@ -41,18 +46,34 @@ void ha_chunk_hdr_encode(uint8_t out[HA_CHUNK_HDR], int64_t offset, uint32_t len
     put_u32(out + 8, len);
 }
 
+void ha_record_hdr_encode(uint8_t out[HA_CHUNK_HDR], int64_t offset, uint32_t type, uint32_t len)
+{
+    put_u64(out, (uint64_t)offset);
+    put_u32(out + 8, HA_REC_FLAG | (type & HA_REC_TYPE_MASK) << HA_REC_TYPE_SHIFT |
+                         (len & HA_REC_LEN_MASK));
+}
+
 rmq_err_t ha_chunk_parse(const uint8_t *data, size_t len, uint32_t max_body, ha_chunk_t *c)
 {
     uint64_t off;
-    uint32_t body;
+    uint32_t word, body, type = HA_REC_LOG;
 
     if (len < HA_CHUNK_HDR)
         return RMQ_EAGAIN;
     off = get_u64(data);
-    body = get_u32(data + 8);
-    if (off > (uint64_t)INT64_MAX || body > max_body || off + body > (uint64_t)INT64_MAX)
+    word = body = get_u32(data + 8);
+    if (word & HA_REC_FLAG) {
+        type = (word >> HA_REC_TYPE_SHIFT) & HA_REC_TYPE_MASK;
+        body = word & HA_REC_LEN_MASK;
+        if (type == HA_REC_LOG || body > HA_RECORD_MAX)
+            return RMQ_EPROTO;
+    } else if (body > max_body) {
+        return RMQ_EPROTO;
+    }
+    if (off > (uint64_t)INT64_MAX || off + body > (uint64_t)INT64_MAX)
         return RMQ_EPROTO;
     c->offset = (int64_t)off;
+    c->type = type;
     c->len = body;
     c->frame_len = HA_CHUNK_HDR + (size_t)body;
     return RMQ_OK;
@@ -141,6 +162,38 @@ rmq_err_t ha_response_unpack(const uint8_t *body, size_t len, Rmq__HaHandshakeRe
         return RMQ_EPROTO;
     }
     *out = r;
+    return RMQ_OK;
+}
+
+/* 1 if s is a topic or group name of acceptable length. */
+static int meta_name_ok(const char *s)
+{
+    return s && s[0] && strlen(s) <= HA_META_NAME_MAX;
+}
+
+static int meta_ok(const Rmq__HaMeta *m)
+{
+    switch (m->change_case) {
+    case RMQ__HA_META__CHANGE_TOPIC: return m->topic && meta_name_ok(m->topic->topic_name);
+    case RMQ__HA_META__CHANGE_DELETED_TOPIC: return meta_name_ok(m->deleted_topic);
+    case RMQ__HA_META__CHANGE_GROUP: return m->group && meta_name_ok(m->group->group_name);
+    case RMQ__HA_META__CHANGE_DELETED_GROUP: return meta_name_ok(m->deleted_group);
+    default: return 0;
+    }
+}
+
+rmq_err_t ha_meta_unpack(const uint8_t *body, size_t len, Rmq__HaMeta **out)
+{
+    Rmq__HaMeta *m = rmq__ha_meta__unpack(NULL, len, body);
+
+    *out = NULL;
+    if (!m)
+        return RMQ_EPROTO;
+    if (!meta_ok(m)) {
+        rmq__ha_meta__free_unpacked(m, NULL);
+        return RMQ_EPROTO;
+    }
+    *out = m;
     return RMQ_OK;
 }
 

@@ -3,6 +3,8 @@
  *
  *   handshake / response:  u32 len | protobuf (HaHandshake, HaHandshakeResponse)
  *   master -> slave:       u64 offset | u32 length | bytes   (length 0: heartbeat)
+ *                          u64 offset | u32 1ttttttt llll... | body  (typed record:
+ *                          top bit set, 7-bit type, 24-bit length; see ha.proto)
  *   slave -> master:       u64 acked offset
  *
  * All integers big-endian; offsets are never negative. */
@@ -22,19 +24,33 @@
 #define HA_FRAME_HDR 4u
 #define HA_CHUNK_MAX (16u * 1024 * 1024)   /* largest chunk body a slave accepts */
 #define HA_HANDSHAKE_MAX (64u * 1024)      /* largest handshake frame body */
+#define HA_RECORD_MAX (64u * 1024)         /* largest typed record body */
+
+/* What a chunk carries: commit-log bytes, or a typed record (HA_REC_META and
+ * any type a newer master may define, which this side must refuse). */
+#define HA_REC_LOG 0u
+#define HA_REC_META 1u                     /* body: packed HaMeta */
+#define HA_META_VERSION 1u                 /* highest typed record this build applies */
 
 typedef struct ha_chunk {
     int64_t offset;                  /* commit-log offset of the first body byte */
+    uint32_t type;                   /* HA_REC_LOG, else the typed record's type */
     uint32_t len;                    /* body length; 0 for a heartbeat */
     size_t frame_len;                /* HA_CHUNK_HDR + len */
 } ha_chunk_t;
 
 void ha_chunk_hdr_encode(uint8_t out[HA_CHUNK_HDR], int64_t offset, uint32_t len);
 
+/* Header of a typed record of type (1..127) and len (<= HA_RECORD_MAX) body
+ * bytes belonging at log offset. */
+void ha_record_hdr_encode(uint8_t out[HA_CHUNK_HDR], int64_t offset, uint32_t type, uint32_t len);
+
 /* Parses the chunk header at data[0..len). RMQ_OK: *c filled (the body may
- * not be buffered yet: compare frame_len with what is). RMQ_EAGAIN: fewer
- * than HA_CHUNK_HDR bytes. RMQ_EPROTO: negative offset, or a body over
- * max_body or past INT64_MAX. Never reads outside data[0..len). */
+ * not be buffered yet: compare frame_len with what is); c->type may be a
+ * type the caller does not know. RMQ_EAGAIN: fewer than HA_CHUNK_HDR bytes.
+ * RMQ_EPROTO: negative offset, a log body over max_body or past INT64_MAX,
+ * a typed record of type 0 or over HA_RECORD_MAX. Never reads outside
+ * data[0..len). */
 rmq_err_t ha_chunk_parse(const uint8_t *data, size_t len, uint32_t max_body, ha_chunk_t *c);
 
 void ha_ack_encode(uint8_t out[HA_ACK_LEN], int64_t offset);
@@ -54,6 +70,11 @@ rmq_err_t ha_handshake_unpack(const uint8_t *body, size_t len, Rmq__HaHandshake 
 
 /* Unpacks and validates a response body; ownership as above. */
 rmq_err_t ha_response_unpack(const uint8_t *body, size_t len, Rmq__HaHandshakeResponse **out);
+
+/* Unpacks and validates an HA_REC_META body: exactly one change this build
+ * knows, with a name of 1..127 bytes. On RMQ_OK the caller owns *out
+ * (rmq__ha_meta__free_unpacked); RMQ_EPROTO otherwise, *out NULL. */
+rmq_err_t ha_meta_unpack(const uint8_t *body, size_t len, Rmq__HaMeta **out);
 
 /* Appends `u32 len | packed msg` to out. RMQ_ENOMEM on failure. */
 rmq_err_t ha_frame_add(struct evbuffer *out, const ProtobufCMessage *msg);

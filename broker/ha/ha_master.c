@@ -6,7 +6,13 @@
  * each slave's output holds at most max_out_batches chunks, refilled as the
  * socket drains. One periodic tick sends heartbeats to idle slaves and drops
  * silent ones. Closed connections are freed on the next loop pass, never
- * inside their own callbacks. */
+ * inside their own callbacks.
+ *
+ * Metadata changes (ha_master_push_meta) are kept in a bounded history,
+ * each with the log end at the time it happened; a slave that asked for
+ * them gets each one as a typed record right after the log bytes before
+ * it, so it applies them in order with the messages. A reconnecting slave
+ * gets the kept ones from its start offset on. */
 #include "ha_master.h"
 
 #include <arpa/inet.h>
@@ -50,8 +56,17 @@ typedef struct ha_conn {
     int64_t connected_since_ms;
     int64_t last_read_ms;
     int64_t last_write_ms;
+    int meta;                        /* slave takes HA_REC_META records */
+    uint64_t meta_next;              /* seq of the next change to send it */
     struct ha_conn *prev, *next;
 } ha_conn_t;
+
+/* One metadata change: a packed HaMeta and the log end when it happened. */
+typedef struct ha_meta_ev {
+    int64_t offset;
+    uint32_t len;
+    uint8_t *body;
+} ha_meta_ev_t;
 
 struct ha_master {
     struct event_base *base;
@@ -67,6 +82,10 @@ struct ha_master {
     struct event *reap_ev;
     struct event *tick_ev;
     ha_sync_t *sync;
+    ha_meta_ev_t meta[HA_META_KEEP]; /* ring: seq s at meta[s % HA_META_KEEP] */
+    uint64_t meta_seq;               /* seq of the next change */
+    size_t meta_count;               /* kept: seqs [meta_seq - meta_count, meta_seq) */
+    int64_t meta_dropped_at;         /* log offset of the newest dropped change; -1: none */
 };
 
 static void conn_pump(ha_conn_t *conn);
@@ -232,6 +251,41 @@ static void master_drop_duplicates(ha_master_t *master, ha_conn_t *keep)
     }
 }
 
+/* The seq of the first kept change at or after log offset start. */
+static uint64_t meta_first_at(const ha_master_t *master, int64_t start)
+{
+    uint64_t seq = master->meta_seq - master->meta_count;
+
+    while (seq < master->meta_seq && master->meta[seq % HA_META_KEEP].offset < start)
+        seq++;
+    return seq;
+}
+
+/* The change conn is to get next, or NULL if it has them all (or takes none). */
+static const ha_meta_ev_t *conn_meta_pending(const ha_conn_t *conn)
+{
+    const ha_master_t *master = conn->master;
+
+    if (!conn->meta || conn->meta_next >= master->meta_seq)
+        return NULL;
+    return &master->meta[conn->meta_next % HA_META_KEEP];
+}
+
+/* Queues the typed record of ev to conn. 0, or -1 if conn was closed. */
+static int conn_send_meta(ha_conn_t *conn, const ha_meta_ev_t *ev, struct evbuffer *out)
+{
+    uint8_t hdr[HA_CHUNK_HDR];
+
+    ha_record_hdr_encode(hdr, conn->next_send, HA_REC_META, ev->len);
+    if (evbuffer_add(out, hdr, sizeof(hdr)) != 0 || evbuffer_add(out, ev->body, ev->len) != 0) {
+        conn_close(conn, "out of memory queueing a metadata record");
+        return -1;
+    }
+    conn->meta_next++;
+    conn->last_write_ms = rmq_mono_ms();
+    return 0;
+}
+
 /* Answers an accepted handshake and starts streaming from start. */
 static void conn_accept(ha_conn_t *conn, const Rmq__HaHandshake *hs,
                         const st_store_stats_t *stats, int64_t start)
@@ -250,6 +304,11 @@ static void conn_accept(ha_conn_t *conn, const Rmq__HaHandshake *hs,
     conn->broker_id = hs->broker_id;
     conn->next_send = start;
     conn->acked = start;
+    conn->meta = hs->meta_version >= HA_META_VERSION;
+    conn->meta_next = meta_first_at(conn->master, start);
+    if (conn->meta && start <= conn->master->meta_dropped_at)
+        LOG_WARN("HA: slave %s starts at offset %" PRId64 ", before the oldest metadata change kept "
+                 "(%d); it gets the older ones from the periodic sync", conn->addr, start, HA_META_KEEP);
     conn->connected_since_ms = rmq_wall_ms();
     conn->last_write_ms = rmq_mono_ms();
     LOG_INFO("HA: slave %s (broker id %" PRId64 ") accepted, streaming from offset %" PRId64
@@ -367,8 +426,10 @@ static void conn_on_event(struct bufferevent *bev, short what, void *arg)
     conn_close(conn, why);
 }
 
-/* Moves commit-log chunks into conn's output until it holds max_out_batches
- * batches or the log has nothing more. Loop thread. */
+/* Moves commit-log chunks, and the metadata changes between them, into
+ * conn's output until it holds max_out_batches batches or the log has
+ * nothing more. A change goes out once the log bytes before it have, and a
+ * chunk never runs past the next change. Loop thread. */
 static void conn_pump(ha_conn_t *conn)
 {
     ha_master_t *master = conn->master;
@@ -378,8 +439,17 @@ static void conn_pump(ha_conn_t *conn)
     char why[160];
 
     while (conn->state == CONN_STREAMING && evbuffer_get_length(out) < limit) {
-        int64_t n = st_store_read_raw(master->st, conn->next_send,
-                                      master->cfg.transfer_batch_size, conn->chunk);
+        const ha_meta_ev_t *ev = conn_meta_pending(conn);
+        size_t max = master->cfg.transfer_batch_size;
+
+        if (ev && ev->offset <= conn->next_send) {
+            if (conn_send_meta(conn, ev, out) != 0)
+                return;
+            continue;
+        }
+        if (ev && ev->offset - conn->next_send < (int64_t)max)
+            max = (size_t)(ev->offset - conn->next_send);
+        int64_t n = st_store_read_raw(master->st, conn->next_send, max, conn->chunk);
 
         if (n == 0)
             break;
@@ -606,6 +676,7 @@ ha_master_t *ha_master_new(struct event_base *base, st_store_t *st, const ha_con
     }
     master->base = base;
     master->st = st;
+    master->meta_dropped_at = -1;
     ha_config_resolve(cfg, &master->cfg);
     snprintf(master->cluster_name, sizeof(master->cluster_name), "%s",
              cfg->cluster_name ? cfg->cluster_name : "");
@@ -631,6 +702,8 @@ void ha_master_free(ha_master_t *master)
 {
     if (!master)
         return;
+    for (size_t i = 0; i < HA_META_KEEP; i++)
+        free(master->meta[i].body);
     if (master->listener)
         evconnlistener_free(master->listener);
     while (master->conns)
@@ -685,4 +758,49 @@ size_t ha_master_slaves(ha_master_t *master, ha_slave_info_t *out, size_t n)
         count++;
     }
     return count;
+}
+
+/* Drops the oldest kept change; a streaming slave that had not got it yet
+ * skips it (the periodic metadata sync brings it the result). */
+static void meta_drop_oldest(ha_master_t *master)
+{
+    uint64_t oldest = master->meta_seq - master->meta_count;
+    ha_meta_ev_t *ev = &master->meta[oldest % HA_META_KEEP];
+
+    for (ha_conn_t *c = master->conns; c; c = c->next)
+        if (c->state == CONN_STREAMING && c->meta && c->meta_next == oldest) {
+            LOG_WARN_RL("HA: slave %s is %d metadata changes behind; it misses the oldest and "
+                        "gets it from the periodic sync", c->addr, HA_META_KEEP);
+            c->meta_next++;
+        }
+    master->meta_dropped_at = ev->offset;
+    free(ev->body);
+    ev->body = NULL;
+    master->meta_count--;
+}
+
+rmq_err_t ha_master_push_meta(ha_master_t *master, const Rmq__HaMeta *meta)
+{
+    size_t n = rmq__ha_meta__get_packed_size(meta);
+    st_store_stats_t stats;
+    ha_meta_ev_t *ev;
+    uint8_t *body;
+
+    if (n > HA_RECORD_MAX)
+        return RMQ_ETOOBIG;
+    if (!(body = malloc(n ? n : 1)))
+        return RMQ_ENOMEM;
+    rmq__ha_meta__pack(meta, body);
+    if (master->meta_count == HA_META_KEEP)
+        meta_drop_oldest(master);
+    st_store_stats(master->st, &stats);
+    ev = &master->meta[master->meta_seq % HA_META_KEEP];
+    ev->offset = stats.commitlog_max_offset;
+    ev->len = (uint32_t)n;
+    ev->body = body;
+    master->meta_seq++;
+    master->meta_count++;
+    if (master->conns)
+        event_active(master->push_ev, EV_READ, 0);
+    return RMQ_OK;
 }

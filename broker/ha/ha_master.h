@@ -11,6 +11,7 @@
 
 #include <event2/event.h>
 
+#include "ha.pb-c.h"
 #include "ha_config.h"
 #include "ha_sync.h"
 #include "st_store.h"
@@ -44,6 +45,15 @@ int ha_master_port(const ha_master_t *master);
  * slave is scheduled for the end of this loop pass, so many appends in one
  * pass go out as one chunk. Cheap; loop thread. */
 void ha_master_notify_append(ha_master_t *master);
+
+#define HA_META_KEEP 1024            /* metadata changes kept for slaves */
+
+/* Records a metadata change at the current log end and schedules it to
+ * every slave that takes typed records, after the log bytes before it; the
+ * last HA_META_KEEP changes are kept for slaves that reconnect. meta is
+ * packed (not kept). RMQ_ETOOBIG over HA_RECORD_MAX, RMQ_ENOMEM. Loop
+ * thread. */
+rmq_err_t ha_master_push_meta(ha_master_t *master, const Rmq__HaMeta *meta);
 
 /* The SYNC_MASTER waiter set fed by this master's slaves. Borrowed. */
 ha_sync_t *ha_master_sync(ha_master_t *master);

@@ -3,7 +3,10 @@
  * append each chunk at exactly the local end and ack the new end once per
  * read. A periodic tick heartbeats the end when idle and drops a silent
  * master; every drop is logged, kept as last_error, and followed by a
- * reconnect after reconnect_interval_ms. */
+ * reconnect after reconnect_interval_ms. With a metadata callback the
+ * handshake asks for typed records, and each HA_REC_META record is handed
+ * to it at its place between the chunks; a record type this build does not
+ * know drops the link with a reason (nothing of it reaches the log). */
 #include "ha_slave.h"
 
 #include <inttypes.h>
@@ -51,6 +54,8 @@ struct ha_slave {
     char last_error[256];
     struct event *retry_ev;
     struct event *tick_ev;
+    ha_meta_fn on_meta;              /* NULL: the handshake asks for log bytes only */
+    void *meta_arg;
 };
 
 static void slave_connect(ha_slave_t *slave);
@@ -127,6 +132,7 @@ static void slave_send_handshake(ha_slave_t *slave)
         return;
     }
     hs.tail_crc = crc;
+    hs.meta_version = slave->on_meta ? HA_META_VERSION : 0;
     char sig[65];
     if (slave->cfg.access_key && slave->cfg.access_key[0]) {
         hs.access_key = (char *)slave->cfg.access_key;
@@ -228,6 +234,27 @@ static rmq_err_t slave_append(ha_slave_t *slave, struct evbuffer *in, size_t len
     return RMQ_OK;
 }
 
+/* Hands the HA_REC_META record of len bytes at the front of in to on_meta
+ * and drains it. RMQ_OK, else the reason in why. */
+static rmq_err_t slave_apply_meta(ha_slave_t *slave, struct evbuffer *in, uint32_t len, char *why,
+                                  size_t whylen)
+{
+    const uint8_t *body = len ? evbuffer_pullup(in, len) : (const uint8_t *)"";
+    Rmq__HaMeta *meta = NULL;
+    rmq_err_t rc = body ? ha_meta_unpack(body, len, &meta) : RMQ_ENOMEM;
+
+    evbuffer_drain(in, len);
+    if (rc != RMQ_OK) {
+        snprintf(why, whylen, "malformed metadata record at offset %" PRId64 " (%s)", slave->next,
+                 rmq_strerror(rc));
+        return rc;
+    }
+    if (slave->on_meta(meta, slave->meta_arg, why, whylen) != 0)
+        rc = RMQ_EPROTO;
+    rmq__ha_meta__free_unpacked(meta, NULL);
+    return rc;
+}
+
 /* Applies every complete chunk in in. Returns -1 if the link was dropped. */
 static int slave_read_chunks(ha_slave_t *slave, struct evbuffer *in)
 {
@@ -247,9 +274,23 @@ static int slave_read_chunks(ha_slave_t *slave, struct evbuffer *in)
             slave_drop(slave, why);
             return -1;
         }
+        if (c.type != HA_REC_LOG && (c.type != HA_REC_META || !slave->on_meta)) {
+            snprintf(why, sizeof(why), "master sent a record of type %u at offset %" PRId64
+                     ", which this slave does not take (it handles typed records up to %u); "
+                     "upgrade the slave", c.type, c.offset, slave->on_meta ? HA_META_VERSION : 0);
+            slave_drop(slave, why);
+            return -1;
+        }
         if (evbuffer_get_length(in) < c.frame_len)
             break;
         evbuffer_drain(in, HA_CHUNK_HDR);
+        if (c.type == HA_REC_META) {
+            if (slave_apply_meta(slave, in, c.len, why, sizeof(why)) != RMQ_OK) {
+                slave_drop(slave, why);
+                return -1;
+            }
+            continue;
+        }
         rc = slave_append(slave, in, c.len);
         if (rc != RMQ_OK) {
             snprintf(why, sizeof(why), "appending at offset %" PRId64 " failed: %s", slave->next,
@@ -431,4 +472,10 @@ void ha_slave_state(const ha_slave_t *slave, ha_slave_state_t *out)
     out->acked_offset = slave->acked;
     out->connects = slave->connects;
     snprintf(out->last_error, sizeof(out->last_error), "%s", slave->last_error);
+}
+
+void ha_slave_on_meta(ha_slave_t *slave, ha_meta_fn fn, void *arg)
+{
+    slave->on_meta = fn;
+    slave->meta_arg = arg;
 }

@@ -7,10 +7,12 @@
 #ifndef HA_SLAVE_H
 #define HA_SLAVE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <event2/event.h>
 
+#include "ha.pb-c.h"
 #include "ha_config.h"
 #include "st_store.h"
 
@@ -38,5 +40,14 @@ void ha_slave_free(ha_slave_t *slave);
 void ha_slave_set_master(ha_slave_t *slave, const char *addr);
 
 void ha_slave_state(const ha_slave_t *slave, ha_slave_state_t *out);
+
+/* Applies one metadata change from the master, in log order. 0, or -1 with
+ * the reason in why (the link is dropped and retried). meta is borrowed for
+ * the call. */
+typedef int (*ha_meta_fn)(const Rmq__HaMeta *meta, void *arg, char *why, size_t whylen);
+
+/* Sets the metadata callback; from the next handshake on the slave asks the
+ * master for its metadata changes. Loop thread. */
+void ha_slave_on_meta(ha_slave_t *slave, ha_meta_fn fn, void *arg);
 
 #endif

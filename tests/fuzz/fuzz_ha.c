@@ -1,6 +1,7 @@
 /* fuzz_ha.c: libFuzzer target for the HA stream decoders: the input is read
  * as a handshake frame (both message types), then as a master -> slave chunk
- * stream and as a slave -> master ack stream, as the peers would. */
+ * stream (each typed metadata record's body through ha_meta_unpack, as the
+ * slave would), as one metadata body, and as a slave -> master ack stream. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,14 @@ static void fuzz_frames(const uint8_t *data, size_t size)
         rmq__ha_handshake_response__free_unpacked(resp, NULL);
 }
 
+static void fuzz_meta(const uint8_t *body, size_t len)
+{
+    Rmq__HaMeta *meta;
+
+    if (ha_meta_unpack(body, len, &meta) == RMQ_OK)
+        rmq__ha_meta__free_unpacked(meta, NULL);
+}
+
 static void fuzz_chunks(const uint8_t *data, size_t size)
 {
     size_t pos = 0;
@@ -30,7 +39,9 @@ static void fuzz_chunks(const uint8_t *data, size_t size)
 
     while (ha_chunk_parse(data + pos, size - pos, HA_CHUNK_MAX, &c) == RMQ_OK &&
            c.frame_len <= size - pos) {
-        if (c.len > 0)
+        if (c.type == HA_REC_META)
+            fuzz_meta(data + pos + HA_CHUNK_HDR, c.len);
+        else if (c.len > 0)
             sink ^= data[pos + c.frame_len - 1];
         pos += c.frame_len;
     }
@@ -49,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_frames(data, size);
     fuzz_chunks(data, size);
+    fuzz_meta(data, size);
     fuzz_acks(data, size);
     return 0;
 }

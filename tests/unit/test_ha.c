@@ -3,7 +3,9 @@
  * catch-up from empty across several commit-log files, streaming while
  * appending, SYNC_MASTER waiters (released by acks, timed out by a frozen
  * slave, refused with no slave), handshake refusals, reconnects, heartbeats,
- * a silent master, and the pure codec and waiter heap. */
+ * a silent master, metadata records in log order (none to a slave that did
+ * not ask; a type the slave does not know refused with a reason), and the
+ * pure codec and waiter heap. */
 #include "ha_codec.h"
 #include "ha_master.h"
 #include "ha_slave.h"
@@ -132,14 +134,22 @@ static void start_master(void)
     ck_assert_msg(F.master != NULL, "%s", err);
 }
 
-static void start_slave(void)
+/* Starts the slave with metadata callback fn (NULL: none, as an older slave). */
+static void start_slave_with(ha_meta_fn fn)
 {
     char addr[64];
 
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", ha_master_port(F.master));
     F.slave = ha_slave_new(F.base, F.sst, &F.scfg);
     ck_assert_ptr_nonnull(F.slave);
+    if (fn)
+        ha_slave_on_meta(F.slave, fn, NULL);
     ha_slave_set_master(F.slave, addr);
+}
+
+static void start_slave(void)
+{
+    start_slave_with(NULL);
 }
 
 /* Appends n messages of body_len bytes (byte seed) to st; returns the last end. */
@@ -620,6 +630,50 @@ START_TEST(codec_chunk_and_ack)
 }
 END_TEST
 
+START_TEST(codec_typed_records)
+{
+    uint8_t buf[HA_CHUNK_HDR], body[64];
+    Rmq__HaMeta meta = RMQ__HA_META__INIT, *out;
+    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
+    ha_chunk_t c;
+    size_t n;
+
+    ha_record_hdr_encode(buf, 4096, HA_REC_META, 20);
+    ck_assert_int_eq(ha_chunk_parse(buf, 12, 10, &c), RMQ_OK);   /* max_body is for log bytes */
+    ck_assert_int_eq(c.offset, 4096);
+    ck_assert_uint_eq(c.type, HA_REC_META);
+    ck_assert_uint_eq(c.len, 20);
+    ck_assert_uint_eq(c.frame_len, 32);
+    ha_record_hdr_encode(buf, 0, 9, 3);                           /* a type from a newer master */
+    ck_assert_int_eq(ha_chunk_parse(buf, 12, 1000, &c), RMQ_OK);
+    ck_assert_uint_eq(c.type, 9);
+    ha_record_hdr_encode(buf, 0, HA_REC_META, HA_RECORD_MAX + 1);
+    ck_assert_int_eq(ha_chunk_parse(buf, 12, UINT32_MAX, &c), RMQ_EPROTO);
+    ha_chunk_hdr_encode(buf, 0, 0x80000010u);                     /* flag with type 0 */
+    ck_assert_int_eq(ha_chunk_parse(buf, 12, UINT32_MAX, &c), RMQ_EPROTO);
+    ha_chunk_hdr_encode(buf, 8, 100);
+    ck_assert_int_eq(ha_chunk_parse(buf, 12, 1000, &c), RMQ_OK);
+    ck_assert_uint_eq(c.type, HA_REC_LOG);
+
+    tc.topic_name = (char *)"TopicA";
+    meta.change_case = RMQ__HA_META__CHANGE_TOPIC;
+    meta.topic = &tc;
+    n = rmq__ha_meta__pack(&meta, body);
+    ck_assert_int_eq(ha_meta_unpack(body, n, &out), RMQ_OK);
+    ck_assert_str_eq(out->topic->topic_name, "TopicA");
+    rmq__ha_meta__free_unpacked(out, NULL);
+    tc.topic_name = (char *)"";
+    n = rmq__ha_meta__pack(&meta, body);
+    ck_assert_int_eq(ha_meta_unpack(body, n, &out), RMQ_EPROTO);
+    ck_assert_ptr_null(out);
+    meta.change_case = RMQ__HA_META__CHANGE__NOT_SET;             /* a change this build lacks */
+    n = rmq__ha_meta__pack(&meta, body);
+    ck_assert_int_eq(ha_meta_unpack(body, n, &out), RMQ_EPROTO);
+    memset(body, 0xff, sizeof(body));
+    ck_assert_int_eq(ha_meta_unpack(body, sizeof(body), &out), RMQ_EPROTO);
+}
+END_TEST
+
 START_TEST(codec_handshake_frames)
 {
     Rmq__HaHandshake hs = RMQ__HA_HANDSHAKE__INIT, *out;
@@ -738,6 +792,185 @@ START_TEST(sync_heap_deadlines_and_shutdown)
 }
 END_TEST
 
+/* ---- metadata records ---- */
+
+#define META_MAX 8
+
+static struct {
+    int n;
+    char name[META_MAX][32];
+    int64_t at[META_MAX];            /* slave log end when each arrived */
+} MR;
+
+static int on_meta(const Rmq__HaMeta *meta, void *arg, char *why, size_t whylen)
+{
+    if (MR.n < META_MAX) {
+        snprintf(MR.name[MR.n], sizeof(MR.name[0]), "%s",
+                 meta->change_case == RMQ__HA_META__CHANGE_TOPIC ? meta->topic->topic_name
+                                                                 : meta->deleted_topic);
+        MR.at[MR.n] = max_of(F.sst);
+    }
+    MR.n++;
+    return 0;
+}
+
+/* Pushes a topic change (deleted: a delete) and returns the log end it belongs at. */
+static int64_t push_topic(const char *name, int deleted)
+{
+    Rmq__HaMeta meta = RMQ__HA_META__INIT;
+    Rmq__TopicConfig tc = RMQ__TOPIC_CONFIG__INIT;
+
+    if (deleted) {
+        meta.change_case = RMQ__HA_META__CHANGE_DELETED_TOPIC;
+        meta.deleted_topic = (char *)name;
+    } else {
+        tc.topic_name = (char *)name;
+        meta.change_case = RMQ__HA_META__CHANGE_TOPIC;
+        meta.topic = &tc;
+    }
+    ck_assert_int_eq(ha_master_push_meta(F.master, &meta), RMQ_OK);
+    return max_of(F.mst);
+}
+
+static int three_metas(void)
+{
+    return MR.n == 3 && caught_up();
+}
+
+START_TEST(meta_in_log_order)
+{
+    int64_t at[3];
+
+    memset(&MR, 0, sizeof(MR));
+    start_master();
+    put_n(F.mst, 200, 900, 'a');
+    at[0] = push_topic("TopicB", 0);
+    put_n(F.mst, 100, 900, 'b');
+    at[1] = push_topic("TopicB", 1);
+    put_n(F.mst, 10, 900, 'c');
+    start_slave_with(on_meta);       /* the kept changes replay from its start */
+    ck_assert(run_until(caught_up, 10000));
+    at[2] = push_topic("TopicC", 0);    /* while streaming */
+    put_n(F.mst, 50, 900, 'd');
+    ck_assert(run_until(three_metas, 10000));
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(MR.at[i], at[i]);
+    ck_assert_str_eq(MR.name[0], "TopicB");
+    ck_assert_str_eq(MR.name[2], "TopicC");
+    assert_replica_equal();
+}
+END_TEST
+
+START_TEST(meta_not_to_old_slave)
+{
+    memset(&MR, 0, sizeof(MR));
+    start_master();
+    start_slave();                   /* no metadata callback: an older slave */
+    ck_assert(run_until(slave_connected, 5000));
+    push_topic("TopicB", 0);
+    put_n(F.mst, 20, 500, 'a');
+    ck_assert(run_until(caught_up, 10000));
+    run_for(300);
+    ck_assert_str_eq(slave_state().last_error, "");
+    ck_assert_int_eq(slave_state().connects, 1);
+    assert_replica_equal();
+}
+END_TEST
+
+static int all_kept_metas(void)
+{
+    return MR.n >= HA_META_KEEP && slave_connected();
+}
+
+START_TEST(meta_history_bounded)
+{
+    char name[32];
+
+    memset(&MR, 0, sizeof(MR));
+    start_master();
+    for (int i = 0; i < HA_META_KEEP + 76; i++) {
+        snprintf(name, sizeof(name), "T%d", i);
+        push_topic(name, 0);
+    }
+    start_slave_with(on_meta);       /* gets the newest HA_META_KEEP, oldest first */
+    ck_assert(run_until(all_kept_metas, 10000));
+    run_for(200);
+    ck_assert_int_eq(MR.n, HA_META_KEEP);
+    ck_assert_str_eq(MR.name[0], "T76");
+    ck_assert_str_eq(MR.name[1], "T77");
+}
+END_TEST
+
+/* A fake master that accepts any handshake from an empty slave and then
+ * sends a typed record of type 9 (a newer master's) and a log chunk. */
+typedef struct fake_master {
+    struct evconnlistener *lev;
+    struct bufferevent *bev;
+} fake_master_t;
+
+static void fake_on_read(struct bufferevent *bev, void *arg)
+{
+    struct evbuffer *in = bufferevent_get_input(bev);
+    Rmq__HaHandshakeResponse resp = RMQ__HA_HANDSHAKE_RESPONSE__INIT;
+    uint8_t hdr[HA_CHUNK_HDR];
+    uint32_t n;
+
+    if (evbuffer_get_length(in) < HA_FRAME_HDR ||
+        ha_frame_parse(evbuffer_pullup(in, HA_FRAME_HDR), HA_FRAME_HDR, &n) != RMQ_OK ||
+        evbuffer_get_length(in) < HA_FRAME_HDR + n)
+        return;
+    evbuffer_drain(in, HA_FRAME_HDR + n);
+    resp.accepted = 1;
+    ck_assert_int_eq(ha_frame_add(bufferevent_get_output(bev), &resp.base), RMQ_OK);
+    ha_record_hdr_encode(hdr, 0, 9, 4);
+    bufferevent_write(bev, hdr, sizeof(hdr));
+    bufferevent_write(bev, "abcd", 4);
+    ha_chunk_hdr_encode(hdr, 0, 4);
+    bufferevent_write(bev, hdr, sizeof(hdr));
+    bufferevent_write(bev, "efgh", 4);
+}
+
+static void fake_on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
+                           int salen, void *arg)
+{
+    fake_master_t *fm = arg;
+
+    if (fm->bev)
+        bufferevent_free(fm->bev);
+    fm->bev = bufferevent_socket_new(F.base, fd, BEV_OPT_CLOSE_ON_FREE);
+    bufferevent_setcb(fm->bev, fake_on_read, NULL, NULL, fm);
+    bufferevent_enable(fm->bev, EV_READ | EV_WRITE);
+}
+
+START_TEST(meta_unknown_type_refused)
+{
+    fake_master_t fm = { 0 };
+    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(sin);
+    char addr[64];
+
+    memset(&MR, 0, sizeof(MR));
+    fm.lev = evconnlistener_new_bind(F.base, fake_on_accept, &fm, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
+                                     8, (struct sockaddr *)&sin, sizeof(sin));
+    ck_assert_ptr_nonnull(fm.lev);
+    getsockname(evconnlistener_get_fd(fm.lev), (struct sockaddr *)&sin, &len);
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sin.sin_port));
+    F.slave = ha_slave_new(F.base, F.sst, &F.scfg);
+    ck_assert_ptr_nonnull(F.slave);
+    ha_slave_on_meta(F.slave, on_meta, NULL);
+    ha_slave_set_master(F.slave, addr);
+    ck_assert(run_until(slave_has_error, 5000));
+    ck_assert_msg(strstr(slave_state().last_error, "type 9") != NULL, "%s", slave_state().last_error);
+    ck_assert_int_eq(max_of(F.sst), 0);          /* nothing after it was appended either */
+    ck_assert_int_eq(MR.n, 0);
+    ha_slave_free(F.slave);
+    F.slave = NULL;
+    if (fm.bev)
+        bufferevent_free(fm.bev);
+    evconnlistener_free(fm.lev);
+}
+END_TEST
+
 static Suite *ha_suite(void)
 {
     Suite *s = suite_create("ha");
@@ -746,6 +979,7 @@ static Suite *ha_suite(void)
 
     tcase_add_test(pure, codec_chunk_and_ack);
     tcase_add_test(pure, codec_handshake_frames);
+    tcase_add_test(pure, codec_typed_records);
     tcase_add_test(pure, sync_heap_one_ack_frees_many);
     tcase_add_test(pure, sync_heap_deadlines_and_shutdown);
     suite_add_tcase(s, pure);
@@ -764,6 +998,10 @@ static Suite *ha_suite(void)
     tcase_add_test(net, heartbeat_keeps_idle_link);
     tcase_add_test(net, silent_master_dropped);
     tcase_add_test(net, master_address_change);
+    tcase_add_test(net, meta_in_log_order);
+    tcase_add_test(net, meta_not_to_old_slave);
+    tcase_add_test(net, meta_unknown_type_refused);
+    tcase_add_test(net, meta_history_bounded);
     suite_add_tcase(s, net);
     return s;
 }
