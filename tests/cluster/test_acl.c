@@ -89,10 +89,11 @@ typedef struct signer {
     int64_t skew_ms;              /* added to the wall clock: replay tests */
 } signer_t;
 
-static void test_sign(const Rmq__Command *cmd, rmq_signature_t *sig, void *arg)
+static void test_sign(const Rmq__Command *cmd, const uint8_t body_sha256[32],
+                      rmq_signature_t *sig, void *arg)
 {
     const signer_t *s = arg;
-    rmq_acl_sign(s->ak, s->sk, rmq_wall_ms() + s->skew_ms, cmd, sig);
+    rmq_acl_sign(s->ak, s->sk, rmq_wall_ms() + s->skew_ms, cmd, body_sha256, sig);
 }
 
 /* Sends req (+ body) as signer (NULL: unsigned); returns the status (-1:
