@@ -36,17 +36,15 @@ typedef struct rmq_rpc {
  * 16 MiB) | protobuf Command, whose first byte is a field tag and never '{'
  * (field 15, group start: not in rmq.proto). A remoting frame differs in
  * both: serialize type 1 in byte 4, or a JSON header opening with '{'. A
- * prefix no frame may have (rmq_frame_check_prefix) is claimed too, so that
- * the decoder refuses it at once with its reason. */
+ * prefix no rmq frame may have (rmq_frame_check_prefix) is not rmq either
+ * (when no codec claims it, the default codec's decoder refuses it). */
 static rmq_codec_probe_t rmq_probe(const uint8_t *data, size_t len, uint32_t max_frame)
 {
     const char *why;
 
     if (len < RMQ_FRAME_PREFIX)
         return RMQ_CODEC_MORE;
-    if (rmq_frame_check_prefix(data, max_frame, &why) != RMQ_OK)
-        return RMQ_CODEC_YES;
-    if (data[4] != 0)
+    if (data[4] != 0 || rmq_frame_check_prefix(data, max_frame, &why) != RMQ_OK)
         return RMQ_CODEC_NO;
     if (data[5] == 0 && data[6] == 0 && data[7] == 0)
         return RMQ_CODEC_YES;

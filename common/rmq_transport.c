@@ -246,14 +246,16 @@ static void conn_check_output(rmq_conn_t *conn)
 
 /* ---- codec choice and input --------------------------------------------- */
 
-/* Shows the first bytes to each codec in registration order; the first that
- * does not answer NO decides (YES: it takes conn; MORE: wait). Returns 1 when
- * conn has a codec, 0 to wait, -1 after closing conn (no codec speaks it). */
+/* Shows the first bytes to every codec: the first to answer YES takes conn;
+ * else, while one answers MORE, wait; else the first registered codec (the
+ * default) takes it and refuses it with its own reason. Returns 1 when conn
+ * has a codec, 0 to wait. */
 static int conn_choose_codec(rmq_conn_t *conn, struct evbuffer *in)
 {
     rmq_server_t *srv = conn->srv;
     size_t len = evbuffer_get_length(in);
     uint8_t head[RMQ_CODEC_PROBE_MAX];
+    int more = 0;
 
     if (len > sizeof(head))
         len = sizeof(head);
@@ -262,23 +264,18 @@ static int conn_choose_codec(rmq_conn_t *conn, struct evbuffer *in)
     for (size_t i = 0; i < srv->ncodecs; i++) {
         rmq_codec_probe_t verdict = srv->codecs[i].codec->probe(head, len,
                                                                  rmq_server_max_frame(srv));
-        if (verdict == RMQ_CODEC_NO)
-            continue;
-        if (verdict == RMQ_CODEC_MORE && len < sizeof(head))
-            return 0;
-        conn->codec = srv->codecs[i].codec;
-        conn->codec_state = srv->codecs[i].state;
-        return 1;
+        if (verdict == RMQ_CODEC_YES) {
+            conn->codec = srv->codecs[i].codec;
+            conn->codec_state = srv->codecs[i].state;
+            return 1;
+        }
+        more |= verdict == RMQ_CODEC_MORE;
     }
-    char why[128];
-    snprintf(why, sizeof(why), "no codec speaks the protocol of the first bytes "
-             "%02x %02x %02x %02x %02x %02x %02x %02x %02x", len > 0 ? head[0] : 0,
-             len > 1 ? head[1] : 0, len > 2 ? head[2] : 0, len > 3 ? head[3] : 0,
-             len > 4 ? head[4] : 0, len > 5 ? head[5] : 0, len > 6 ? head[6] : 0,
-             len > 7 ? head[7] : 0, len > 8 ? head[8] : 0);
-    LOG_WARN_RL("%s: %s: %s", srv->name, conn->peer, why);
-    rmq_conn_close(conn, why);
-    return -1;
+    if (more && len < sizeof(head))
+        return 0;
+    conn->codec = srv->codecs[0].codec;
+    conn->codec_state = srv->codecs[0].state;
+    return 1;
 }
 
 /* Hands every whole request in the input to conn's codec (choosing it
@@ -289,7 +286,7 @@ static void conn_process_input(rmq_conn_t *conn)
     struct evbuffer *in = bufferevent_get_input(conn->bev);
 
     rmq_conn_ref(conn);
-    if (conn->codec == NULL && conn_choose_codec(conn, in) <= 0)
+    if (conn->codec == NULL && (conn->srv->ncodecs == 0 || !conn_choose_codec(conn, in)))
         goto out;
     while (!conn->closing && !conn->read_paused) {
         const char *why = "malformed request";

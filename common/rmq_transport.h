@@ -6,8 +6,12 @@
  * a connection's first byte, back-pressure and the deferred free. It knows
  * no wire format: the first bytes a connection sends (after TLS) choose its
  * codec among those registered on the server, so several protocols share one
- * port. From then on the transport hands the connection's input to that
- * codec, one request at a time.
+ * port: the first codec whose probe answers YES takes the connection; while
+ * one still answers MORE the transport waits for more bytes; when every
+ * probe answers NO, the first codec registered (the default: rmq on
+ * rmq_server_new's servers) takes it and refuses it with its own reason.
+ * From then on the transport hands the connection's input to that codec,
+ * one request at a time.
  *
  * A codec is one file: a static rmq_codec_t and whatever state it needs,
  * registered with rmq_server_add_codec by whoever builds the server. It
@@ -56,7 +60,7 @@ rmq_server_t *rmq_transport_new(struct event_base *base, const rmq_server_opts_t
 
 /* Registers codec (borrowed, static) with state (owned by the server from
  * now on: codec->free_state runs at rmq_server_free). Probes run in
- * registration order. RMQ_EINVAL if codec is already registered or the table
+ * registration order; the first is the default. RMQ_EINVAL if codec is already registered or the table
  * is full. Set-up time, before listen. */
 rmq_err_t rmq_server_add_codec(rmq_server_t *srv, const rmq_codec_t *codec, void *state);
 
