@@ -286,7 +286,7 @@ static void conn_process_input(rmq_conn_t *conn)
     struct evbuffer *in = bufferevent_get_input(conn->bev);
 
     rmq_conn_ref(conn);
-    if (conn->codec == NULL && (conn->srv->ncodecs == 0 || !conn_choose_codec(conn, in)))
+    if (conn->codec == NULL && !conn_choose_codec(conn, in))
         goto out;
     while (!conn->closing && !conn->read_paused) {
         const char *why = "malformed request";
@@ -295,8 +295,8 @@ static void conn_process_input(rmq_conn_t *conn)
         if (err == RMQ_EAGAIN)
             break;
         if (err != RMQ_OK) {
-            LOG_WARN_RL("%s: bad %s frame from %s: %s (%s)", conn->srv ? conn->srv->name : "?",
-                        conn->codec->name, conn->peer, why, rmq_strerror(err));
+            LOG_WARN_RL("%s: bad %s frame from %s: %s (%s)", conn->srv->name, conn->codec->name,
+                        conn->peer, why, rmq_strerror(err));
             rmq_conn_close(conn, why);
             break;
         }
@@ -516,7 +516,8 @@ rmq_server_t *rmq_transport_new(struct event_base *base, const rmq_server_opts_t
     return srv;
 }
 
-/* Binds host:port (NULL or "" host: all addresses; port 0: ephemeral).
+/* Binds host:port (NULL or "" host: all addresses; port 0: ephemeral);
+ * RMQ_EINVAL without a codec.
  * Start-up only: a host name is resolved with a blocking lookup. */
 rmq_err_t rmq_server_listen(rmq_server_t *srv, const char *host, int port)
 {
@@ -525,6 +526,10 @@ rmq_err_t rmq_server_listen(rmq_server_t *srv, const char *host, int port)
     struct sockaddr_storage bound;
     socklen_t boundlen = sizeof(bound);
 
+    if (srv->ncodecs == 0) {
+        LOG_ERROR("%s: no codec registered; not listening", srv->name);
+        return RMQ_EINVAL;
+    }
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;

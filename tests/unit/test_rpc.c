@@ -1054,12 +1054,15 @@ START_TEST(test_two_codecs_tls_permissive)
 }
 END_TEST
 
-/* A transport with only the line codec: an rmq frame goes to it (the
- * default) and it refuses it. */
+/* A transport does not listen without a codec; with only the line codec,
+ * an rmq frame goes to it (the default) and it refuses it. */
 START_TEST(test_transport_without_rmq)
 {
     rmq_server_opts_t o = { .name = "lineonly" };
 
+    rmq_server_t *none = rmq_transport_new(fx.base, &o);
+    ck_assert_int_eq(rmq_server_listen(none, "127.0.0.1", 0), RMQ_EINVAL);
+    rmq_server_free(none);
     fx.srv = rmq_transport_new(fx.base, &o);
     ck_assert_ptr_nonnull(fx.srv);
     line_state_t *st = add_line_codec();
