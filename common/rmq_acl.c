@@ -34,28 +34,24 @@ void rmq_acl_body_digest(const void *data, size_t len, uint8_t out[32])
 void rmq_acl_body_digest_buf(struct evbuffer *body, uint8_t out[32])
 {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    struct evbuffer_ptr pos;
-    struct evbuffer_iovec vec[8];
+    struct evbuffer_iovec stack[16], *vec = stack;
     unsigned int len = 32;
+    int n = body != NULL ? evbuffer_peek(body, -1, NULL, NULL, 0) : 0;
 
-    if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+    if (n > (int)(sizeof(stack) / sizeof(stack[0])))
+        vec = malloc((size_t)n * sizeof(*vec));
+    if (ctx == NULL || vec == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
         memset(out, 0, 32);
         goto out;
     }
-    if (body != NULL && evbuffer_ptr_set(body, &pos, 0, EVBUFFER_PTR_SET) == 0) {
-        for (;;) {
-            int n = evbuffer_peek(body, -1, &pos, vec, 8);
-            size_t done = 0;
-            for (int i = 0; i < n && i < 8; i++) {
-                EVP_DigestUpdate(ctx, vec[i].iov_base, vec[i].iov_len);
-                done += vec[i].iov_len;
-            }
-            if (n <= 8 || evbuffer_ptr_set(body, &pos, done, EVBUFFER_PTR_ADD) != 0)
-                break;
-        }
-    }
+    if (n > 0)
+        n = evbuffer_peek(body, -1, NULL, vec, n);
+    for (int i = 0; i < n; i++)
+        EVP_DigestUpdate(ctx, vec[i].iov_base, vec[i].iov_len);
     EVP_DigestFinal_ex(ctx, out, &len);
 out:
+    if (vec != stack)
+        free(vec);
     EVP_MD_CTX_free(ctx);
 }
 

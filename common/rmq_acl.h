@@ -22,7 +22,8 @@
 #include "rmq_rpc.h"
 
 /* SHA-256 of a request body: flat bytes (data may be NULL when len is 0) or
- * an evbuffer's contents (NULL: empty). Any thread. */
+ * an evbuffer's contents (NULL: empty), read in place. Out of memory gives
+ * 32 zero bytes, which no signature matches. Any thread. */
 void rmq_acl_body_digest(const void *data, size_t len, uint8_t out[32]);
 void rmq_acl_body_digest_buf(struct evbuffer *body, uint8_t out[32]);
 
