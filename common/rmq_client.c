@@ -4,6 +4,7 @@
  * min-heap by deadline under one timer for timeouts. Every callback runs
  * exactly once on the loop thread; a callback may free the client or issue
  * new calls (the client is refcounted across callbacks). Loop thread only. */
+#include "rmq_acl.h"
 #include "rmq_rpc.h"
 
 #include <netinet/in.h>
@@ -547,8 +548,13 @@ static rmq_err_t send_frame(rmq_client_t *cli, Rmq__Command *req, const void *bo
     req->version = RMQ_PROTOCOL_VERSION;
     rmq_signature_t sig;
     if (cli->opts.sign != NULL) {
+        uint8_t digest[32];
+        if (buf != NULL)
+            rmq_acl_body_digest_buf(buf, digest);
+        else
+            rmq_acl_body_digest(body, len, digest);
         req->auth = NULL;
-        cli->opts.sign(req, &sig, cli->opts.sign_arg);
+        cli->opts.sign(req, digest, &sig, cli->opts.sign_arg);
         req->auth = &sig.auth;
     }
     struct evbuffer *out = bufferevent_get_output(cli->bev);

@@ -45,6 +45,13 @@ static rmq_err_t check_prefix(const uint8_t prefix[RMQ_FRAME_PREFIX], uint32_t m
     return RMQ_OK;
 }
 
+rmq_err_t rmq_frame_check_prefix(const uint8_t *prefix, uint32_t max_frame, const char **why)
+{
+    uint32_t frame_len, header_len;
+
+    return check_prefix(prefix, max_frame, &frame_len, &header_len, why);
+}
+
 static rmq_err_t unpack_header(const uint8_t *data, uint32_t len, Rmq__Command **cmd,
                                const char **why)
 {

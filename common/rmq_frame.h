@@ -36,6 +36,10 @@ rmq_err_t rmq_frame_decode(struct evbuffer *in, uint32_t max_frame, rmq_frame_t 
 rmq_err_t rmq_frame_decode_bytes(const uint8_t *data, size_t len, uint32_t max_frame,
                                  rmq_frame_t *frame, size_t *used, const char **why);
 
+/* Checks a frame's 8-byte prefix alone (the lengths against each other and
+ * max_frame, 0: the default): RMQ_OK, or RMQ_ETOOBIG / RMQ_EPROTO with *why. */
+rmq_err_t rmq_frame_check_prefix(const uint8_t *prefix, uint32_t max_frame, const char **why);
+
 /* Frees cmd and body; safe on a zeroed or already-cleared frame. */
 void rmq_frame_clear(rmq_frame_t *frame);
 

@@ -1,7 +1,8 @@
 /* rmq_rpc.h: request/response over libevent bufferevents.
  *
- * Server: a listener, a table of connections, dispatch by request code.
- * Handlers run on the loop thread. A connection is freed outside its own
+ * Server: the native rmq codec over the transport (rmq_transport.h: the
+ * listener, the connections, codec choice by first bytes, TLS):
+ * dispatch by request code. Handlers run on the loop thread. A connection is freed outside its own
  * callbacks (marked closing, freed on the next loop pass), so a handler may
  * close it or keep a reference (rmq_conn_ref) to answer later (long polls,
  * group commit, SYNC_MASTER waits).
@@ -54,7 +55,8 @@ typedef struct rmq_server_opts {
 typedef void (*rmq_handler_fn)(rmq_conn_t *conn, rmq_frame_t *req, void *arg);
 typedef void (*rmq_conn_fn)(rmq_conn_t *conn, void *arg);
 
-/* Creates a server on base (not listening yet). Owner: caller. */
+/* Creates a server on base with the rmq codec registered (not listening
+ * yet); more codecs: rmq_server_add_codec. Owner: caller. */
 rmq_server_t *rmq_server_new(struct event_base *base, const rmq_server_opts_t *opts);
 /* Binds and listens on host:port (port 0: ephemeral). */
 rmq_err_t rmq_server_listen(rmq_server_t *srv, const char *host, int port);
@@ -131,8 +133,10 @@ typedef struct rmq_signature {
     Rmq__Auth auth;
     char hex[65];
 } rmq_signature_t;
-/* Signs req (auth unset; code, opaque, flags and header final) into sig. */
-typedef void (*rmq_sign_fn)(const Rmq__Command *req, rmq_signature_t *sig, void *arg);
+/* Signs req (auth unset; code, opaque, flags and header final) and the
+ * SHA-256 of its body (rmq_acl_body_digest) into sig. */
+typedef void (*rmq_sign_fn)(const Rmq__Command *req, const uint8_t body_sha256[32],
+                            rmq_signature_t *sig, void *arg);
 
 typedef struct rmq_client_opts {
     int connect_timeout_ms;    /* 0: 3000 */

@@ -48,6 +48,31 @@ const ns_stats_t *ns_server_stats(const ns_server_t *ns);
 size_t ns_server_conn_count(const ns_server_t *ns);
 const ns_config_t *ns_server_config(const ns_server_t *ns);
 
+/* ---- operations: what every protocol front-end calls (loop thread) ---- */
+
+/* Registers (or refreshes) a broker over connection conn_id from peer;
+ * counts it, logs a refusal, re-arms the expiry timer. ns_route_register's
+ * results and errors (why set on a refusal). */
+rmq_err_t ns_server_register(ns_server_t *ns, const Rmq__RegisterBrokerRequest *rb,
+                             uint64_t conn_id, const char *peer, ns_register_result_t *res,
+                             char *why, size_t whylen);
+/* A topic's route, counted (ns_route_topic's result; caller frees it). */
+Rmq__TopicRouteData *ns_server_route_query(ns_server_t *ns, const char *topic, rmq_err_t *err);
+/* Removes a topic from the route (RMQ_ENOTFOUND if absent), logged with peer. */
+rmq_err_t ns_server_delete_topic(ns_server_t *ns, const char *topic, const char *peer);
+/* Wipes (wipe 1) or adds the write permission of a broker name in every
+ * topic; returns how many topics changed, logged with peer. */
+size_t ns_server_write_perm(ns_server_t *ns, const char *broker_name, int wipe,
+                            const char *peer);
+/* Puts / deletes a KV config entry and saves the KV file (kvConfigPath);
+ * when the save fails the change is undone and RMQ_EIO returned. Also
+ * RMQ_EINVAL (bad namespace or key), RMQ_ENOTFOUND (delete of a missing
+ * entry), RMQ_ENOMEM; why names the reason for all but ENOMEM. */
+rmq_err_t ns_server_kv_put(ns_server_t *ns, const char *space, const char *key,
+                           const char *value, char *why, size_t whylen);
+rmq_err_t ns_server_kv_delete(ns_server_t *ns, const char *space, const char *key, char *why,
+                              size_t whylen);
+
 /* Closes every connection, stops the timer and frees the table. */
 void ns_server_free(ns_server_t *ns);
 

@@ -2,7 +2,8 @@
  * SYNC_MASTER and slave run with aclEnable=true and one ACL file; the
  * brokers sign their registration, slave sync and HA handshake as the admin
  * account. Unsigned, wrongly signed, unknown-account, replayed (outside the
- * window) and out-of-place requests get NO_PERMISSION with a remark naming
+ * window, or byte for byte inside it), body-altered and out-of-place
+ * requests get NO_PERMISSION with a remark naming
  * the account and the resource; a SUB-only account cannot send; a non-admin
  * cannot administer; SEND_OK from the SYNC_MASTER proves the slave
  * replicates with ACL on; the client library signs from RMQ_ACCESS_KEY /
@@ -83,16 +84,38 @@ static void broker_start(hn_daemon_t *d, const char *name, const char *ns_addr, 
 
 /* ---- signed requests ---------------------------------------------------------------- */
 
+enum { SIGN_NORMAL = 0, SIGN_REPLAY, SIGN_TAMPER };
+
 typedef struct signer {
     const char *ak;
     const char *sk;
     int64_t skew_ms;              /* added to the wall clock: replay tests */
+    int mode;                     /* SIGN_REPLAY: reuse the first signature;
+                                   * SIGN_TAMPER: sign another body */
+    int have;
+    rmq_signature_t saved;
 } signer_t;
 
-static void test_sign(const Rmq__Command *cmd, rmq_signature_t *sig, void *arg)
+static void test_sign(const Rmq__Command *cmd, const uint8_t body_sha256[32],
+                      rmq_signature_t *sig, void *arg)
 {
-    const signer_t *s = arg;
-    rmq_acl_sign(s->ak, s->sk, rmq_wall_ms() + s->skew_ms, cmd, sig);
+    signer_t *s = arg;
+    uint8_t other[32];
+
+    if (s->mode == SIGN_REPLAY && s->have) {
+        *sig = s->saved;
+        sig->auth.signature = sig->hex;
+        return;
+    }
+    if (s->mode == SIGN_TAMPER) {
+        rmq_acl_body_digest("not the body sent", 17, other);
+        body_sha256 = other;
+    }
+    rmq_acl_sign(s->ak, s->sk, rmq_wall_ms() + s->skew_ms, cmd, body_sha256, sig);
+    if (s->mode == SIGN_REPLAY) {
+        s->saved = *sig;
+        s->have = 1;
+    }
 }
 
 /* Sends req (+ body) as signer (NULL: unsigned); returns the status (-1:
@@ -260,6 +283,16 @@ START_TEST(test_acl_cluster)
     long long off;
     EXPECT_REFUSED(max_offset_call(m_addr, &producer, &off, remark, sizeof remark), remark,
                    "account producer has PUB on topic " TOPIC ", GET_MAX_OFFSET needs SUB");
+
+    /* the body is signed, and a request replayed byte for byte is refused */
+    signer_t tamper = { "producer", "producer-secret-1", 0, SIGN_TAMPER };
+    EXPECT_REFUSED(send_msg(m_addr, &tamper, "acl-body", remark, sizeof remark), remark,
+                   "signature of SEND_MESSAGE does not match its header and body");
+    signer_t again = { "consumer", "consumer-secret-1", 0, SIGN_REPLAY };
+    ck_assert_int_eq(max_offset_call(m_addr, &again, &off, remark, sizeof remark), RMQ__STATUS__SUCCESS);
+    EXPECT_REFUSED(max_offset_call(m_addr, &again, &off, remark, sizeof remark), remark,
+                   "GET_MAX_OFFSET replayed");
+    ck_assert_int_eq(max_offset(m_addr, &consumer), 20);
 
     /* the client library signs from the environment */
     rmq_error_t e = { 0 };

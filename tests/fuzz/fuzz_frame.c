@@ -1,8 +1,14 @@
 /* fuzz_frame.c: libFuzzer target for the frame and header decoder. Feeds
  * the input as a stream of frames to rmq_frame_decode_bytes, then again
  * through an evbuffer in two uneven pieces to rmq_frame_decode, checking
- * that both paths agree on every frame and on the final verdict. */
+ * that both paths agree on every frame and on the final verdict. The rmq
+ * codec's probe (which picks a connection's codec from its first bytes)
+ * sees every prefix of the input: it must decide by RMQ_CODEC_PROBE_MAX
+ * bytes, never take back a decision as bytes arrive, and claim any input
+ * whose first frame decodes (unless its header opens with '{', a remoting
+ * JSON header). */
 #include "rmq_frame.h"
+#include "rmq_transport.h"
 
 #include <stdlib.h>
 
@@ -51,6 +57,24 @@ static size_t decode_stream(const uint8_t *data, size_t size, rmq_err_t *last)
     return n;
 }
 
+/* Runs the probe over every prefix up to RMQ_CODEC_PROBE_MAX bytes. */
+static void probe_check(const uint8_t *data, size_t size, size_t frames)
+{
+    rmq_codec_probe_t first = RMQ_CODEC_MORE, v = RMQ_CODEC_MORE;
+
+    for (size_t len = 0; len <= size && len <= RMQ_CODEC_PROBE_MAX; len++) {
+        v = rmq_codec_rmq.probe(data, len, FUZZ_MAX_FRAME);
+        if (first != RMQ_CODEC_MORE && v != first)
+            abort();
+        if (first == RMQ_CODEC_MORE)
+            first = v;
+    }
+    if (size >= RMQ_CODEC_PROBE_MAX && v == RMQ_CODEC_MORE)
+        abort();
+    if (frames > 0 && v == RMQ_CODEC_NO && !(size > RMQ_FRAME_PREFIX && data[RMQ_FRAME_PREFIX] == '{'))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -61,5 +85,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (flat != stream || flat_err != stream_err)
         abort();
+    probe_check(data, size, flat);
     return 0;
 }

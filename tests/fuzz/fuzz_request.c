@@ -6,12 +6,16 @@
  * fields (topic/group naming rule, property lookup, batch body walk, msg id
  * parsing, tag hashing of subscription expressions); and the name server's
  * requests are applied, in order, to a real route table (ns_route, the pure
- * data behind mqnamesrv's handlers), whose answers must pack too. */
+ * data behind mqnamesrv's handlers), whose answers must pack too. Every
+ * frame also goes through the rmq codec's access check (signature over
+ * header and body digest, replay cache, needs per request code) against a
+ * small ACL whose replay cache is tiny, so eviction runs too. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bk_names.h"
+#include "rmq_acl.h"
 #include "ns_route.h"
 #include "rmq_frame.h"
 #include "rmq_log.h"
@@ -285,13 +289,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t conn_id = 1;
     rmq_frame_t f = { 0 };
 
+    static const char acl_text[] = "replayWindowMs=1000\nreplayCacheEntries=16\n"
+                                   "account.a.secretKey=secret-aa\n"
+                                   "account.a.defaultTopicPerm=PUB\n"
+                                   "account.a.groupPerms=g=SUB\n";
+    char err[256], remark[512];
+    rmq_acl_t *acl;
+
     if (!quiet) {
         rmq_log_set_level(RMQ_LOG_OFF);
         quiet = 1;
     }
+    acl = rmq_acl_parse(acl_text, sizeof(acl_text) - 1, "fuzz", err, sizeof err);
+    if (!acl)
+        abort();
     rt = ns_route_new();
-    if (!rt)
+    if (!rt) {
+        rmq_acl_free(acl);
         return 0;
+    }
     while (off < size &&
            rmq_frame_decode_bytes(data + off, size - off, FUZZ_MAX_FRAME, &f, &used, NULL) == RMQ_OK) {
         const Rmq__Command *cmd = f.cmd;
@@ -305,9 +321,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         now += cmd->version & 0xffff;
         conn_id = 1 + cmd->flags % 4;
         namesrv_apply(rt, cmd, conn_id, now);
+        int st = rmq_acl_check(acl, "127.0.0.1:1", cmd, f.body, now, remark, sizeof remark);
+        if (st != RMQ__STATUS__SUCCESS && (st != RMQ__STATUS__NO_PERMISSION || !remark[0]))
+            abort();
         rmq_frame_clear(&f);
     }
     rmq_frame_clear(&f);
+    rmq_acl_free(acl);
     (void)ns_route_live_count(rt);
     ns_route_free(rt);
     return 0;

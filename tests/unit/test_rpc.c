@@ -3,9 +3,10 @@
  * blocking wrapper): request/response, many in flight, oneway, unknown
  * codes, timeouts, connect failures, closes and reconnects, oversized
  * frames, deferred replies, back-pressure, idle timeout, server push,
- * reentrant callbacks, connection limits and TLS (certificate made at run
- * time). */
+ * reentrant callbacks, connection limits, TLS (certificate made at run
+ * time), and a second codec (a line protocol) sharing the port with rmq. */
 #include "rmq_rpc.h"
+#include "rmq_transport.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -902,6 +903,183 @@ START_TEST(test_tls_ctx_errors)
 }
 END_TEST
 
+/* ---- a second codec on the same port ------------------------------------------ */
+
+/* A minimal line protocol: "ECHO text\n" is answered "text\n". */
+typedef struct line_state {
+    int served;
+    rmq_err_t push_err;           /* an rmq push on a line connection */
+} line_state_t;
+
+static rmq_codec_probe_t line_probe(const uint8_t *data, size_t len, uint32_t max_frame)
+{
+    size_t n = len < 5 ? len : 5;
+
+    if (memcmp(data, "ECHO ", n) != 0)
+        return RMQ_CODEC_NO;
+    return n == 5 ? RMQ_CODEC_YES : RMQ_CODEC_MORE;
+}
+
+static rmq_err_t line_serve(rmq_conn_t *conn, struct evbuffer *in, void *state, const char **why)
+{
+    line_state_t *st = state;
+    size_t n = 0;
+    char *line = evbuffer_readln(in, &n, EVBUFFER_EOL_LF);
+
+    if (line == NULL) {
+        *why = "line too long";
+        return evbuffer_get_length(in) > 1024 ? RMQ_EPROTO : RMQ_EAGAIN;
+    }
+    if (strncmp(line, "ECHO ", 5) != 0) {
+        free(line);
+        *why = "not an ECHO line";
+        return RMQ_EPROTO;
+    }
+    Rmq__Command push = RMQ__COMMAND__INIT;
+    st->push_err = rmq_conn_send_oneway(conn, &push, NULL, 0);
+    evbuffer_add_printf(rmq_conn_output(conn), "%s\n", line + 5);
+    rmq_conn_output_done(conn);
+    st->served++;
+    free(line);
+    return RMQ_OK;
+}
+
+static const rmq_codec_t line_codec = {
+    .name = "line",
+    .probe = line_probe,
+    .serve = line_serve,
+    .free_state = free,
+};
+
+/* Adds the line codec to the fixture server; returns its state. */
+static line_state_t *add_line_codec(void)
+{
+    line_state_t *st = calloc(1, sizeof(*st));
+    ck_assert_int_eq(rmq_server_add_codec(fx.srv, &line_codec, st), RMQ_OK);
+    ck_assert_int_eq(rmq_server_add_codec(fx.srv, &line_codec, st), RMQ_EINVAL);
+    ck_assert_ptr_eq(rmq_server_codec_state(fx.srv, &line_codec), st);
+    return st;
+}
+
+/* Runs the loop until fd (nonblocking) has received want; 1 if it did. */
+static int run_until_text(int fd, const char *want, int ms)
+{
+    int64_t end = rmq_mono_ms() + ms;
+    char got[256];
+    size_t have = 0;
+
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    while (rmq_mono_ms() < end && have < sizeof(got) - 1) {
+        ssize_t n = recv(fd, got + have, sizeof(got) - 1 - have, 0);
+        if (n > 0) {
+            have += (size_t)n;
+            got[have] = '\0';
+            if (strcmp(got, want) == 0)
+                return 1;
+            continue;
+        }
+        if (n == 0)
+            return 0;
+        event_base_loop(fx.base, EVLOOP_ONCE);
+    }
+    return 0;
+}
+
+/* rmq requests and line requests on one port at once, each connection
+ * answered in its own protocol; a connection's codec is fixed by its first
+ * bytes (a line connection gets no rmq push); a short first line still
+ * reaches its codec. */
+START_TEST(test_two_codecs_one_port)
+{
+    result_t r1 = { 0 }, r2 = { 0 };
+
+    start_server(NULL);
+    line_state_t *st = add_line_codec();
+    rmq_client_t *cli = rmq_client_new(fx.base, fx.addr, NULL);
+    int line = raw_connect();
+    int slow = raw_connect();
+
+    ck_assert_int_eq(call(cli, CODE_ECHO, "native", 2000, &r1), RMQ_OK);
+    ck_assert_int_eq(send(line, "ECHO one\nECHO two\n", 18, 0), 18);
+    ck_assert_int_eq(send(slow, "ECH", 3, 0), 3);
+    ck_assert(run_until_text(line, "one\ntwo\n", 3000));
+    ck_assert(run_until(&r1.calls, 1, 3000));
+    ck_assert_int_eq(r1.err, RMQ_OK);
+    ck_assert_str_eq(r1.body, "native");
+    ck_assert_int_eq(st->push_err, RMQ_EPROTO);
+    ck_assert_int_eq(send(slow, "O x\n", 4, 0), 4);
+    ck_assert(run_until_text(slow, "x\n", 3000));
+    ck_assert_int_eq(st->served, 3);
+
+    /* the same connection stays rmq: a line on it is a bad rmq frame */
+    ck_assert_int_eq(call(cli, CODE_ECHO, "again", 2000, &r2), RMQ_OK);
+    ck_assert(run_until(&r2.calls, 1, 3000));
+    ck_assert_str_eq(r2.body, "again");
+    ck_assert_uint_eq(rmq_server_conn_count(fx.srv), 3);
+
+    /* bytes no codec claims go to the default codec (rmq), which refuses them */
+    int junk = raw_connect();
+    ck_assert_int_eq(send(junk, "GET / HTTP/1.0\r\n\r\n", 18, 0), 18);
+    ck_assert(run_until_eof(junk, 3000));
+    close(junk);
+    close(line);
+    close(slow);
+    rmq_client_free(cli);
+}
+END_TEST
+
+/* TLS permissive with two codecs: the TLS sniff runs first, then the codec
+ * is chosen from the plaintext: rmq over TLS, rmq in plaintext and the line
+ * protocol in plaintext all on one port. */
+START_TEST(test_two_codecs_tls_permissive)
+{
+    make_cert();
+    SSL_CTX *sctx = server_ctx(), *cctx = client_ctx();
+    rmq_server_opts_t opts = { .name = "tls2", .ssl_ctx = sctx, .tls_mode = RMQ_TLS_PERMISSIVE };
+
+    start_server(&opts);
+    line_state_t *st = add_line_codec();
+    int line = raw_connect();
+    ck_assert_int_eq(send(line, "ECHO plain\n", 11, 0), 11);
+    ck_assert_int_eq(echo_once(cctx), RMQ_OK);
+    ck_assert(run_until_text(line, "plain\n", 3000));
+    ck_assert_int_eq(echo_once(NULL), RMQ_OK);
+    ck_assert_int_eq(st->served, 1);
+    close(line);
+    rmq_server_free(fx.srv);
+    fx.srv = NULL;
+    SSL_CTX_free(sctx);
+    SSL_CTX_free(cctx);
+    remove_cert();
+}
+END_TEST
+
+/* A transport does not listen without a codec; with only the line codec,
+ * an rmq frame goes to it (the default) and it refuses it. */
+START_TEST(test_transport_without_rmq)
+{
+    rmq_server_opts_t o = { .name = "lineonly" };
+
+    rmq_server_t *none = rmq_transport_new(fx.base, &o);
+    ck_assert_int_eq(rmq_server_listen(none, "127.0.0.1", 0), RMQ_EINVAL);
+    rmq_server_free(none);
+    fx.srv = rmq_transport_new(fx.base, &o);
+    ck_assert_ptr_nonnull(fx.srv);
+    line_state_t *st = add_line_codec();
+    ck_assert_ptr_null(rmq_server_codec_state(fx.srv, &rmq_codec_rmq));
+    ck_assert_int_eq(rmq_server_listen(fx.srv, "127.0.0.1", 0), RMQ_OK);
+    int line = raw_connect();
+    ck_assert_int_eq(send(line, "ECHO solo\n", 10, 0), 10);
+    ck_assert(run_until_text(line, "solo\n", 3000));
+    int other = raw_connect();
+    ck_assert_int_eq(send(other, "\0\0\0\x06\0\0\0\x02\x08\n", 10, 0), 10);
+    ck_assert(run_until_eof(other, 3000));
+    ck_assert_int_eq(st->served, 1);
+    close(other);
+    close(line);
+}
+END_TEST
+
 static Suite *rpc_suite(void)
 {
     Suite *s = suite_create("rpc");
@@ -931,6 +1109,9 @@ static Suite *rpc_suite(void)
     tcase_add_test(tc, test_tls_permissive);
     tcase_add_test(tc, test_tls_client_plain_server);
     tcase_add_test(tc, test_tls_ctx_errors);
+    tcase_add_test(tc, test_two_codecs_one_port);
+    tcase_add_test(tc, test_two_codecs_tls_permissive);
+    tcase_add_test(tc, test_transport_without_rmq);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,16 +1,16 @@
-/* rmq_server.c: the RPC server. Owns the listener, the table of
- * connections, dispatch of decoded frames by request code, replies, and the
- * life of a connection: accepted (optionally sniffed for TLS), open, closing
- * (unlinked, on_close fired, callbacks cut), then freed by the reaper on the
- * next loop pass and released when the last reference drops. Back-pressure
- * stops reading from a peer whose unsent replies pile up. Loop thread only. */
-#include "rmq_rpc.h"
+/* rmq_transport.c: the transport under every codec. Owns the listener, the
+ * table of connections, the choice of a connection's codec from its first
+ * bytes, and the life of a connection: accepted (optionally sniffed for
+ * TLS), open, closing (unlinked, on_close fired, callbacks cut), then freed
+ * by the reaper on the next loop pass and released when the last reference
+ * drops. Back-pressure stops reading from a peer whose unsent output piles
+ * up. Wire formats live in the codecs (rmq_transport.h). Loop thread only. */
+#include "rmq_transport.h"
 
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +30,7 @@
 #define SNIFF_TIMEOUT_MS 10000
 #define MAX_OUTPUT_DEFAULT ((size_t)64 << 20)
 #define ADDR_MAX 64
-
-typedef struct handler {
-    int code;
-    rmq_handler_fn fn;
-    void *arg;
-} handler_t;
+#define RMQ_SERVER_CODECS_MAX 4
 
 struct rmq_conn {
     TAILQ_ENTRY(rmq_conn) link;
@@ -47,6 +42,8 @@ struct rmq_conn {
     int refs;                     /* the server's own ref + deferred answers */
     int closing;
     int read_paused;              /* back-pressure */
+    const rmq_codec_t *codec;     /* NULL until the first bytes chose it */
+    void *codec_state;            /* state registered with codec */
     void *data;
     char peer[ADDR_MAX];
     char local[ADDR_MAX];
@@ -54,24 +51,25 @@ struct rmq_conn {
 
 TAILQ_HEAD(conn_list, rmq_conn);
 
+typedef struct rmq_codec_slot {
+    const rmq_codec_t *codec;
+    void *state;
+} rmq_codec_slot_t;
+
 struct rmq_server {
     struct event_base *base;
     rmq_server_opts_t opts;
     char *name;
     struct evconnlistener *lis;
     int port;
-    handler_t *handlers;          /* sorted by code */
-    size_t nhandlers;
+    rmq_codec_slot_t codecs[RMQ_SERVER_CODECS_MAX];  /* probed in this order */
+    size_t ncodecs;
     struct conn_list conns;
     size_t nconns;
     struct conn_list closing;     /* waiting for the reaper */
     struct event *reaper;
     rmq_conn_fn on_close;
     void *on_close_arg;
-    rmq_reply_fn on_reply;        /* metrics observer; NULL: none */
-    void *on_reply_arg;
-    rmq_auth_fn auth;             /* access check before handlers; NULL: none */
-    void *auth_arg;
 };
 
 static _Atomic uint64_t next_conn_id = 1;
@@ -246,69 +244,64 @@ static void conn_check_output(rmq_conn_t *conn)
                 rmq_conn_output_len(conn));
 }
 
-/* ---- dispatch ------------------------------------------------------------- */
+/* ---- codec choice and input --------------------------------------------- */
 
-static int handler_cmp(const void *key, const void *elem)
-{
-    int code = *(const int *)key;
-    const handler_t *h = elem;
-    return (code > h->code) - (code < h->code);
-}
-
-static const handler_t *find_handler(const rmq_server_t *srv, int code)
-{
-    if (srv->nhandlers == 0)
-        return NULL;
-    return bsearch(&code, srv->handlers, srv->nhandlers, sizeof(handler_t), handler_cmp);
-}
-
-/* Runs the handler for one request frame; the frame is cleared after. */
-static void dispatch(rmq_conn_t *conn, rmq_frame_t *req)
+/* Shows the first bytes to every codec: the first to answer YES takes conn;
+ * else, while one answers MORE, wait; else the first registered codec (the
+ * default) takes it and refuses it with its own reason. Returns 1 when conn
+ * has a codec, 0 to wait. */
+static int conn_choose_codec(rmq_conn_t *conn, struct evbuffer *in)
 {
     rmq_server_t *srv = conn->srv;
-    const Rmq__Command *cmd = req->cmd;
+    size_t len = evbuffer_get_length(in);
+    uint8_t head[RMQ_CODEC_PROBE_MAX];
+    int more = 0;
 
-    if (cmd->flags & RMQ__COMMAND_FLAG__FLAG_RESPONSE) {
-        LOG_WARN_RL("%s: ignoring a response (code %d, opaque %u) from %s", srv->name,
-                    cmd->code, cmd->opaque, conn->peer);
-        return;
+    if (len > sizeof(head))
+        len = sizeof(head);
+    if (evbuffer_copyout(in, head, len) != (ev_ssize_t)len)
+        len = 0;
+    for (size_t i = 0; i < srv->ncodecs; i++) {
+        rmq_codec_probe_t verdict = srv->codecs[i].codec->probe(head, len,
+                                                                 rmq_server_max_frame(srv));
+        if (verdict == RMQ_CODEC_YES) {
+            conn->codec = srv->codecs[i].codec;
+            conn->codec_state = srv->codecs[i].state;
+            return 1;
+        }
+        more |= verdict == RMQ_CODEC_MORE;
     }
-    if (srv->auth != NULL && !srv->auth(conn, req, srv->auth_arg))
-        return;
-    const handler_t *h = find_handler(srv, cmd->code);
-    if (h == NULL) {
-        rmq_conn_replyf(conn, rmq_reply_to(cmd), RMQ__STATUS__REQUEST_CODE_NOT_SUPPORTED,
-                        "request code %d (%s) not supported by %s", cmd->code,
-                        rmq_request_name(cmd->code), srv->name);
-        return;
-    }
-    h->fn(conn, req, h->arg);
+    if (more && len < sizeof(head))
+        return 0;
+    conn->codec = srv->codecs[0].codec;
+    conn->codec_state = srv->codecs[0].state;
+    return 1;
 }
 
-/* Decodes and dispatches every whole frame in the input, stopping when the
- * connection starts closing or pauses for back-pressure. Loop thread. */
+/* Hands every whole request in the input to conn's codec (choosing it
+ * first), stopping when the connection starts closing or pauses for
+ * back-pressure. Loop thread. */
 static void conn_process_input(rmq_conn_t *conn)
 {
     struct evbuffer *in = bufferevent_get_input(conn->bev);
-    uint32_t max_frame = conn->srv->opts.max_frame;
 
     rmq_conn_ref(conn);
+    if (conn->codec == NULL && !conn_choose_codec(conn, in))
+        goto out;
     while (!conn->closing && !conn->read_paused) {
-        rmq_frame_t f = { 0 };
-        const char *why = NULL;
-        rmq_err_t err = rmq_frame_decode(in, max_frame, &f, &why);
+        const char *why = "malformed request";
+        rmq_err_t err = conn->codec->serve(conn, in, conn->codec_state, &why);
 
         if (err == RMQ_EAGAIN)
             break;
         if (err != RMQ_OK) {
-            LOG_WARN_RL("%s: bad frame from %s: %s (%s)", conn->srv->name, conn->peer, why,
-                        rmq_strerror(err));
+            LOG_WARN_RL("%s: bad %s frame from %s: %s (%s)", conn->srv->name, conn->codec->name,
+                        conn->peer, why, rmq_strerror(err));
             rmq_conn_close(conn, why);
             break;
         }
-        dispatch(conn, &f);
-        rmq_frame_clear(&f);
     }
+out:
     rmq_conn_unref(conn);
 }
 
@@ -394,8 +387,10 @@ static rmq_err_t conn_start(rmq_conn_t *conn, int tls)
     return RMQ_OK;
 }
 
-/* PERMISSIVE: peeks at the first byte; 0x16 (TLS handshake record) means TLS.
- * No valid frame starts with 0x16 since max_frame stays below 0x16000000. */
+/* TLS modes: peeks at the first byte; 0x16 (TLS handshake record) means
+ * TLS. A codec's first byte is never 0x16: rmq and remoting frames open with
+ * a big-endian length below 0x16000000 (the frame maximum). The codec is
+ * chosen afterwards, from the first plaintext bytes. */
 static void sniff_cb(evutil_socket_t fd, short what, void *arg)
 {
     rmq_conn_t *conn = arg;
@@ -494,8 +489,9 @@ static void accept_error_cb(struct evconnlistener *lis, void *arg)
 
 /* ---- server ----------------------------------------------------------------- */
 
-/* Creates a server on base; opts copied (name too). Owner: caller. Loop thread. */
-rmq_server_t *rmq_server_new(struct event_base *base, const rmq_server_opts_t *opts)
+/* Creates a transport on base with no codec; opts copied (name too).
+ * Owner: caller. Loop thread. */
+rmq_server_t *rmq_transport_new(struct event_base *base, const rmq_server_opts_t *opts)
 {
     rmq_server_t *srv = calloc(1, sizeof(*srv));
 
@@ -520,7 +516,8 @@ rmq_server_t *rmq_server_new(struct event_base *base, const rmq_server_opts_t *o
     return srv;
 }
 
-/* Binds host:port (NULL or "" host: all addresses; port 0: ephemeral).
+/* Binds host:port (NULL or "" host: all addresses; port 0: ephemeral);
+ * RMQ_EINVAL without a codec.
  * Start-up only: a host name is resolved with a blocking lookup. */
 rmq_err_t rmq_server_listen(rmq_server_t *srv, const char *host, int port)
 {
@@ -529,6 +526,10 @@ rmq_err_t rmq_server_listen(rmq_server_t *srv, const char *host, int port)
     struct sockaddr_storage bound;
     socklen_t boundlen = sizeof(bound);
 
+    if (srv->ncodecs == 0) {
+        LOG_ERROR("%s: no codec registered; not listening", srv->name);
+        return RMQ_EINVAL;
+    }
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
@@ -561,37 +562,6 @@ int rmq_server_port(const rmq_server_t *srv)
     return srv->port;
 }
 
-/* Routes code to fn (replacing an earlier route). Loop thread, set-up time. */
-void rmq_server_handle(rmq_server_t *srv, int code, rmq_handler_fn fn, void *arg)
-{
-    handler_t *h = (handler_t *)find_handler(srv, code);
-
-    if (h != NULL) {
-        h->fn = fn;
-        h->arg = arg;
-        return;
-    }
-    handler_t *grown = realloc(srv->handlers, (srv->nhandlers + 1) * sizeof(*grown));
-    if (grown == NULL) {
-        LOG_ERROR("%s: out of memory adding a handler for code %d", srv->name, code);
-        return;
-    }
-    srv->handlers = grown;
-    size_t i = srv->nhandlers;
-    while (i > 0 && srv->handlers[i - 1].code > code) {
-        srv->handlers[i] = srv->handlers[i - 1];
-        i--;
-    }
-    srv->handlers[i] = (handler_t){ code, fn, arg };
-    srv->nhandlers++;
-}
-
-void rmq_server_set_auth(rmq_server_t *srv, rmq_auth_fn fn, void *arg)
-{
-    srv->auth = fn;
-    srv->auth_arg = arg;
-}
-
 void rmq_server_on_close(rmq_server_t *srv, rmq_conn_fn fn, void *arg)
 {
     srv->on_close = fn;
@@ -619,81 +589,62 @@ void rmq_server_free(rmq_server_t *srv)
     reap(srv);
     if (srv->reaper != NULL)
         event_free(srv->reaper);
-    free(srv->handlers);
+    for (size_t i = 0; i < srv->ncodecs; i++)
+        if (srv->codecs[i].codec->free_state != NULL)
+            srv->codecs[i].codec->free_state(srv->codecs[i].state);
     free(srv->name);
     free(srv);
 }
 
-/* ---- replies ---------------------------------------------------------------- */
+/* ---- codecs ----------------------------------------------------------------- */
 
-rmq_reply_to_t rmq_reply_to(const Rmq__Command *req)
+rmq_err_t rmq_server_add_codec(rmq_server_t *srv, const rmq_codec_t *codec, void *state)
 {
-    return (rmq_reply_to_t){ req->code, req->opaque, req->flags, rmq_mono_us() };
-}
-
-/* Encodes a response to `to` into conn's output; see rmq_rpc.h. resp's remark
- * is only borrowed for the encode. Loop thread. */
-rmq_err_t rmq_conn_reply(rmq_conn_t *conn, rmq_reply_to_t to, Rmq__Command *resp,
-                         int status, const char *remark, struct evbuffer *body)
-{
-    Rmq__Command bare = RMQ__COMMAND__INIT;
-    rmq_err_t err = RMQ_OK;
-    char *saved_remark;
-
-    if (to.flags & RMQ__COMMAND_FLAG__FLAG_ONEWAY)
-        goto out;
-    if (!rmq_conn_is_open(conn) || conn->bev == NULL) {
-        err = RMQ_ECLOSED;
-        goto out;
+    if (srv->ncodecs == RMQ_SERVER_CODECS_MAX || rmq_server_codec_state(srv, codec) != NULL) {
+        LOG_ERROR("%s: cannot register codec %s (already there, or %d codecs)", srv->name,
+                  codec->name, RMQ_SERVER_CODECS_MAX);
+        return RMQ_EINVAL;
     }
-    if (resp == NULL)
-        resp = &bare;
-    saved_remark = resp->remark;
-    resp->code = to.code;
-    resp->opaque = to.opaque;
-    resp->flags = RMQ__COMMAND_FLAG__FLAG_RESPONSE;
-    resp->status = status;
-    resp->version = RMQ_PROTOCOL_VERSION;
-    if (remark != NULL)
-        resp->remark = (char *)remark;
-    err = rmq_frame_encode_buf(bufferevent_get_output(conn->bev), resp, body);
-    resp->remark = saved_remark;
-    conn_check_output(conn);
-out:
-    if (body != NULL)
-        evbuffer_drain(body, evbuffer_get_length(body));
-    if (conn->srv && conn->srv->on_reply)
-        conn->srv->on_reply(conn, to.code, status, to.start_us ? rmq_mono_us() - to.start_us : -1,
-                            conn->srv->on_reply_arg);
-    return err;
+    srv->codecs[srv->ncodecs++] = (rmq_codec_slot_t){ codec, state };
+    return RMQ_OK;
 }
 
-void rmq_server_on_reply(rmq_server_t *srv, rmq_reply_fn fn, void *arg)
+void *rmq_server_codec_state(const rmq_server_t *srv, const rmq_codec_t *codec)
 {
-    srv->on_reply = fn;
-    srv->on_reply_arg = arg;
+    for (size_t i = 0; i < srv->ncodecs; i++)
+        if (srv->codecs[i].codec == codec)
+            return srv->codecs[i].state;
+    return NULL;
 }
 
-rmq_err_t rmq_conn_replyf(rmq_conn_t *conn, rmq_reply_to_t to, int status, const char *fmt, ...)
+const char *rmq_server_name(const rmq_server_t *srv)
 {
-    char remark[512];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(remark, sizeof(remark), fmt, ap);
-    va_end(ap);
-    return rmq_conn_reply(conn, to, NULL, status, remark, NULL);
+    return srv->name;
 }
 
-/* Pushes a oneway request to the peer; req's opaque and flags are set here. */
-rmq_err_t rmq_conn_send_oneway(rmq_conn_t *conn, Rmq__Command *req, const void *body, size_t len)
+uint32_t rmq_server_max_frame(const rmq_server_t *srv)
+{
+    return srv->opts.max_frame ? srv->opts.max_frame : RMQ_FRAME_MAX_DEFAULT;
+}
+
+rmq_server_t *rmq_conn_server(const rmq_conn_t *conn)
+{
+    return conn->srv;
+}
+
+const rmq_codec_t *rmq_conn_codec(const rmq_conn_t *conn)
+{
+    return conn->codec;
+}
+
+struct evbuffer *rmq_conn_output(rmq_conn_t *conn)
 {
     if (!rmq_conn_is_open(conn) || conn->bev == NULL)
-        return RMQ_ECLOSED;
-    req->opaque = 0;
-    req->flags = RMQ__COMMAND_FLAG__FLAG_ONEWAY;
-    req->version = RMQ_PROTOCOL_VERSION;
-    rmq_err_t err = rmq_frame_encode(bufferevent_get_output(conn->bev), req, body, len);
+        return NULL;
+    return bufferevent_get_output(conn->bev);
+}
+
+void rmq_conn_output_done(rmq_conn_t *conn)
+{
     conn_check_output(conn);
-    return err;
 }

@@ -1,0 +1,141 @@
+/* rmq_acl_policy.h: the protocol-neutral half of access control: accounts
+ * (accessKey, secretKey, admin flag, address whitelist, permissions on topics
+ * and groups), the checks every codec's signature scheme shares (who signs,
+ * from where, when, and was this signature seen before), and the decision
+ * whether an account may do an operation described by what it needs
+ * (rmq_acl_need_t: admin, or PUB/SUB on a topic, or SUB on a group; a list
+ * when it needs several). No wire type appears here: each codec maps its
+ * requests to needs and checks its own signature (rmq_acl.h for the native
+ * protocol), then asks this policy.
+ *
+ * The ACL file is a .properties file (plain_acl.yml's content, flattened):
+ *
+ *   globalWhiteRemoteAddresses=10.10.*;192.168.0.7   # fnmatch patterns, ';'-separated
+ *   replayWindowMs=60000                             # |now - timestamp| allowed
+ *   replayCacheEntries=1048576                       # signatures remembered (rmq_replay.h)
+ *   account.<accessKey>.secretKey=...                # required, >= 8 chars
+ *   account.<accessKey>.admin=true                   # admin operations; all topics and groups
+ *   account.<accessKey>.whiteRemoteAddress=127.0.0.1 # account accepted only from these (IPv6: ::1, no brackets)
+ *   account.<accessKey>.defaultTopicPerm=DENY        # DENY (default), PUB, SUB, PUB|SUB
+ *   account.<accessKey>.defaultGroupPerm=SUB
+ *   account.<accessKey>.topicPerms=TopicA=PUB;TopicB=PUB|SUB
+ *   account.<accessKey>.groupPerms=GroupA=SUB;GroupB=DENY
+ *
+ * Threads: loading and rmq_acl_allows run anywhere; rmq_acl_replay_check
+ * mutates the ACL's replay cache and runs on the loop thread of the one
+ * daemon that owns the ACL. */
+#ifndef RMQ_ACL_POLICY_H
+#define RMQ_ACL_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmq_config.h"
+#include "rmq_err.h"
+
+#define RMQ_ACL_PERM_DENY 0
+#define RMQ_ACL_PERM_PUB 1
+#define RMQ_ACL_PERM_SUB 2
+
+typedef struct rmq_acl rmq_acl_t;
+typedef struct rmq_acl_account rmq_acl_account_t;
+
+/* Access-control keys of a daemon (aclEnable, aclFile; the broker also
+ * aclAccessKey, aclSecretKey for its own outgoing requests). */
+typedef struct rmq_acl_config {
+    int enable;            /* aclEnable */
+    char *file;            /* aclFile */
+    char *access_key;      /* aclAccessKey: this daemon's account when it dials others */
+    char *secret_key;      /* aclSecretKey */
+} rmq_acl_config_t;
+
+#define RMQ_ACL_CFG_SERVER_ENTRIES(type, member)                                               \
+    {"aclEnable", RMQ_CFG_BOOL, offsetof(type, member.enable), "false", 0, 0, NULL,            \
+     "check signatures and permissions of every request (accounts in aclFile)"},               \
+    {"aclFile", RMQ_CFG_STR, offsetof(type, member.file), "", 0, 4096, NULL,                   \
+     "access-control file (.properties: accounts, permissions, whitelists)"}
+
+#define RMQ_ACL_CFG_CLIENT_ENTRIES(type, member)                                               \
+    {"aclAccessKey", RMQ_CFG_STR, offsetof(type, member.access_key), "", 0, 255, NULL,         \
+     "account this daemon signs its own requests with (registration, slave sync, HA)"},        \
+    {"aclSecretKey", RMQ_CFG_STR, offsetof(type, member.secret_key), "", 0, 255, NULL,         \
+     "secret key of aclAccessKey"}
+
+/* Loads an ACL file. NULL with "FILE:LINE: key=value: rule" (or
+ * "aclFile=PATH: reason") in err on a bad file. Owner: caller. */
+rmq_acl_t *rmq_acl_load(const char *path, char *err, size_t errlen);
+/* Parses ACL text (same format); name is used in messages. */
+rmq_acl_t *rmq_acl_parse(const char *text, size_t len, const char *name, char *err,
+                         size_t errlen);
+void rmq_acl_free(rmq_acl_t *acl);
+size_t rmq_acl_account_count(const rmq_acl_t *acl);
+int64_t rmq_acl_window_ms(const rmq_acl_t *acl);
+
+/* Loads cfg->file when cfg->enable is set (*out NULL otherwise); one line
+ * naming the key on error. */
+rmq_err_t rmq_acl_config_load(const rmq_acl_config_t *cfg, rmq_acl_t **out, char *err,
+                              size_t errlen);
+
+/* ---- what an operation needs ------------------------------------------- */
+
+typedef enum rmq_acl_resource {
+    RMQ_ACL_ADMIN = 0,     /* an admin operation */
+    RMQ_ACL_TOPIC,         /* perm on a topic (%RETRY%G and %DLQ%G: SUB on group G) */
+    RMQ_ACL_GROUP,         /* SUB on a consumer group */
+} rmq_acl_resource_t;
+
+typedef struct rmq_acl_need {
+    rmq_acl_resource_t resource;
+    int perm;              /* RMQ_ACL_PERM_PUB or _SUB (TOPIC); ignored otherwise */
+    const char *name;      /* topic or group (NULL: ""); borrowed */
+} rmq_acl_need_t;
+
+/* 1 if account a may do op (a name for the remark), which needs every one
+ * of needs[0..n) (n 0: any valid account may); 0 with a remark naming the
+ * account, the resource and op otherwise. Admin accounts may do anything. */
+int rmq_acl_allows(const rmq_acl_account_t *a, const rmq_acl_need_t *needs, size_t n,
+                   const char *op, char *remark, size_t remarklen);
+
+/* ---- what every signature check shares ---------------------------------- */
+
+/* Vets a request's signer before its codec checks the signature: peer
+ * ("ip:port" or "[v6]:port") whitelisted, access_key a known account allowed
+ * from peer, ts_ms within the replay window of now_ms (wall clock). Returns
+ * 1 (whitelisted: no signature needed), 0 (*account set: check the
+ * signature with rmq_acl_account_secret) or -1 (refused, remark set). */
+int rmq_acl_authenticate(const rmq_acl_t *acl, const char *peer, const char *access_key,
+                         int64_t ts_ms, int64_t now_ms, const char *op,
+                         const rmq_acl_account_t **account, char *remark, size_t remarklen);
+
+const char *rmq_acl_account_key(const rmq_acl_account_t *a);
+const char *rmq_acl_account_secret(const rmq_acl_account_t *a);
+
+/* Refuses a verified signature seen before: mac (its first 16 bytes, at
+ * least that many) signed at ts_ms is looked up in the ACL's replay cache
+ * and recorded (rmq_replay.h for the bound and the eviction rule). 0 when it
+ * is new, -1 with a remark (replayed, or older than the cache can vouch for).
+ * Loop thread of the owning daemon. */
+int rmq_acl_replay_check(rmq_acl_t *acl, const rmq_acl_account_t *a, const uint8_t *mac,
+                         size_t maclen, int64_t ts_ms, int64_t now_ms, const char *op,
+                         char *remark, size_t remarklen);
+
+/* Constant-time equality of two signature strings (non-empty, same length). */
+int rmq_acl_sig_equal(const char *a, const char *b);
+/* Lowercase hex of n bytes into out[2n + 1]. */
+void rmq_acl_hex(const uint8_t *in, size_t n, char *out);
+
+/* ---- HA handshake (the broker's replication link) ----------------------- */
+
+/* HA handshake signature: hex HMAC over
+ * "HA\n<cluster>\n<broker>\n<id>\n<max_offset>\n<ts_ms>" into hex[65]. */
+void rmq_acl_sign_ha(const char *secret_key, const char *cluster, const char *broker,
+                     int64_t broker_id, int64_t max_offset, int64_t ts_ms, char hex[65]);
+
+/* Checks an HA handshake from peer: signed by an admin account within the
+ * replay window (or peer whitelisted). 0, or -1 with the reason in why. */
+int rmq_acl_check_ha(const rmq_acl_t *acl, const char *peer, const char *access_key,
+                     const char *signature, const char *cluster, const char *broker,
+                     int64_t broker_id, int64_t max_offset, int64_t ts_ms, int64_t now_ms,
+                     char *why, size_t whylen);
+
+#endif
