@@ -39,7 +39,6 @@ struct rmq_http {
     int port;
     SSL_CTX *ssl_ctx;                /* borrowed; NULL: plain HTTP */
     const rmq_acl_t *acl;            /* borrowed; NULL: every route public */
-    uint32_t probe_seq;              /* makes every probe signature unique */
     http_route_t routes[RMQ_HTTP_MAX_ROUTES];
     size_t n_routes;
     http_route_t fallback;
@@ -86,7 +85,7 @@ int rmq_http_account(struct evhttp_request *req, rmq_acl_credentials_t *cred)
     return v && rmq_http_basic_parse(v, cred) == 0;
 }
 
-/* "ip:port" (or "[v6]:port") of req's peer, as rmq_acl_check reads peers. */
+/* "ip:port" (or "[v6]:port") of req's peer, as the ACL reads peers. */
 static void peer_of(struct evhttp_request *req, char *buf, size_t len)
 {
     struct evhttp_connection *evcon = evhttp_request_get_connection(req);
@@ -98,24 +97,41 @@ static void peer_of(struct evhttp_request *req, char *buf, size_t len)
     snprintf(buf, len, strchr(ip, ':') ? "[%s]:%u" : "%s:%u", ip, (unsigned)port);
 }
 
-/* Asks the ACL whether cred (NULL: none) may send a request of code from
- * peer, with a probe signed by the presented secret: the ACL's own rules
- * decide (whitelists, allowed addresses, the admin flag) and the secret is
- * compared as an HMAC in constant time. 1 if allowed; else 0, why set. */
-static int acl_allows(rmq_http_t *h, const char *peer, const rmq_acl_credentials_t *cred,
-                      Rmq__RequestCode code, char *why, size_t whylen)
+/* 1 if the presented secret equals the account's, in time that depends on
+ * neither secret: both are hashed and the digests compared. */
+static int secret_matches(const char *want, const char *got)
 {
-    Rmq__Command probe = RMQ__COMMAND__INIT;
-    rmq_signature_t sig;
+    unsigned char dw[EVP_MAX_MD_SIZE], dg[EVP_MAX_MD_SIZE];
+    unsigned int lw = 0, lg = 0;
+    int ok = EVP_Digest(want, strlen(want), dw, &lw, EVP_sha256(), NULL) &&
+             EVP_Digest(got, strlen(got), dg, &lg, EVP_sha256(), NULL) && lw == lg &&
+             CRYPTO_memcmp(dw, dg, lw) == 0;
+    OPENSSL_cleanse(dw, sizeof(dw));
+    OPENSSL_cleanse(dg, sizeof(dg));
+    return ok && want[0] != '\0';
+}
+
+/* Asks the ACL's neutral policy whether cred (NULL: none) may use a route
+ * that needs admin (or any valid account) from peer: the ACL's own rules
+ * decide (whitelists, allowed addresses, the admin flag). 1 if allowed;
+ * else 0, why set. */
+static int acl_allows(rmq_http_t *h, const char *peer, const rmq_acl_credentials_t *cred,
+                      int need_admin, char *why, size_t whylen)
+{
+    const rmq_acl_account_t *account = NULL;
+    const rmq_acl_need_t admin = {.resource = RMQ_ACL_ADMIN};
     int64_t now = rmq_wall_ms();
-    probe.code = code;
-    probe.opaque = ++h->probe_seq;
-    probe.version = RMQ_PROTOCOL_VERSION;
-    if (cred) {
-        rmq_acl_sign(cred->access_key, cred->secret_key, now, &probe, &sig);
-        probe.auth = &sig.auth;
+    int rc = rmq_acl_authenticate(h->acl, peer, cred ? cred->access_key : "", now, now, "HTTP",
+                                  &account, why, whylen);
+    if (rc == 1)
+        return 1;
+    if (rc < 0)
+        return 0;
+    if (!cred || !secret_matches(rmq_acl_account_secret(account), cred->secret_key)) {
+        snprintf(why, whylen, "HTTP: wrong secret key for account %s", cred ? cred->access_key : "");
+        return 0;
     }
-    return rmq_acl_check(h->acl, peer, &probe, now, why, whylen) == RMQ__STATUS__SUCCESS;
+    return rmq_acl_allows(account, &admin, need_admin ? 1 : 0, "HTTP", why, whylen);
 }
 
 /* Answers 401 (asking for an account) or 403 with text; logs the ACL's reason. */
@@ -137,15 +153,14 @@ static int authorize(rmq_http_t *h, struct evhttp_request *req, rmq_http_access_
         return 1;
     peer_of(req, peer, sizeof(peer));
     int has = rmq_http_account(req, &cred);
-    int ok = acl_allows(h, peer, has ? &cred : NULL, RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC, why, sizeof(why));
+    int ok = acl_allows(h, peer, has ? &cred : NULL, 0, why, sizeof(why));
     if (!ok) {
         deny(h, req, peer, 401,
              has ? "access key or secret key refused (or the account may not connect from this address)"
                  : "an account is needed: HTTP Basic with an access key and its secret key",
              why);
     } else if (access == RMQ_HTTP_ADMIN &&
-               !(ok = acl_allows(h, peer, has ? &cred : NULL, RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO, why,
-                                 sizeof(why)))) {
+               !(ok = acl_allows(h, peer, has ? &cred : NULL, 1, why, sizeof(why)))) {
         deny(h, req, peer, 403, "no permission: the console needs an admin account", why);
     }
     OPENSSL_cleanse(&cred, sizeof(cred));
