@@ -53,7 +53,8 @@ bindir=$prefix/$(opt bindir)
 libdir=$prefix/$(opt libdir)
 incdir=$prefix/$(opt includedir)
 datadir=$prefix/$(opt datadir)
-unitdir=$prefix/lib/systemd/system
+unitdir=$(opt systemdunitdir)
+[ -n "$unitdir" ] || unitdir=$prefix/lib/systemd/system
 version=$(meson introspect --projectinfo "$build" | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
 soversion=${version%%.*}
 
