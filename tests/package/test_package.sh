@@ -118,7 +118,7 @@ versions_agree() {
 }
 
 build_packages() {
-  (cd "$tmp/src" && dpkg-buildpackage -us -uc -b) >"$tmp/build.log" 2>&1 || {
+  (cd "$tmp/src" && dpkg-buildpackage -us -uc -b -Jauto) >"$tmp/build.log" 2>&1 || {
     tail -40 "$tmp/build.log"
     return 1
   }
