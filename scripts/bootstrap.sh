@@ -8,6 +8,9 @@ packages=(
   libevent-dev protobuf-c-compiler libprotobuf-c-dev libssl-dev openssl check
   clang libclang-rt-14-dev
   procps iproute2
+  # static libraries pkg-config --static names for openssl on Debian 13
+  # (tests/package/test_install.sh links a -static program against librmq.a)
+  zlib1g-dev libzstd-dev
 )
 
 missing=()

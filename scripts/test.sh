@@ -1,8 +1,9 @@
 #!/bin/bash
 # Installs what is missing, builds, and runs the whole test suite twice: a
 # normal build and an AddressSanitizer + UndefinedBehaviorSanitizer build;
-# runs a smoke of the benchmark (stage 1 of scripts/bench.sh, a few seconds)
-# and each libFuzzer target briefly (RMQ_FUZZ_SECONDS, default 30).
+# runs a smoke of the benchmark (stage 1 of scripts/bench.sh, a few seconds),
+# the install and Debian package tests (tests/package/) and each libFuzzer
+# target briefly (RMQ_FUZZ_SECONDS, default 30).
 # Ends with one line: "rmq: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -76,8 +77,19 @@ run_bench_smoke() {
   fi
 }
 
+# A TAP script as one stage (tests/package/): passed when it exits 0.
+run_tap_stage() {
+  local name=$1 log=build/test-$1.log start=$SECONDS
+  shift
+  echo "== $name test ($1)"
+  if "$@" >"$log" 2>&1; then passed=$((passed + 1)); else grep -Ev '^ok ' "$log" | tail -40; failed=$((failed + 1)); fi
+  echo "== $name test: $(grep -c '^ok ' "$log") checks ok, $((SECONDS - start))s"
+}
+
 run_suite build
 run_bench_smoke
+run_tap_stage install tests/package/test_install.sh build
+run_tap_stage package tests/package/test_package.sh
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all
 if [ "${RMQ_SKIP_FUZZ:-0}" != 1 ]; then
