@@ -183,6 +183,13 @@ static void broker_drain(evutil_socket_t fd, short what, void *arg)
     bk_register_stop(bk->reg, UNREGISTER_WAIT_MS, bk->stopped, bk->stopped_arg);
 }
 
+/* Append hook: a stored append is streamed to the slaves. */
+static void broker_appended(void *arg)
+{
+    bk_broker_t *bk = arg;
+    bk_ha_notify_append(bk->ha);
+}
+
 rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
 {
     bk->boot_ms = rmq_wall_ms();
@@ -197,6 +204,21 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         return rc;
     if (!(bk->ha = bk_ha_new(bk, err, errlen)))
         return RMQ_EIO;
+    bk_append_config_t ac = {
+        .store = bk->store,
+        .sync = bk_ha_sync(bk->ha),
+        .sync_flush = bk->cfg->flush_disk_type == ST_SYNC_FLUSH,
+        .sync_flush_timeout_ms = bk->cfg->sync_flush_timeout,
+        .is_slave = bk->cfg->broker_role == BK_SLAVE,
+        .permission = bk->cfg->broker_permission,
+        .addr = bk->addr,
+        .appended = broker_appended,
+        .appended_arg = bk,
+    };
+    if (!(bk->append = bk_append_new(&ac))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
     bk->clients = bk_clients_new(bk->cfg->channel_expired_timeout);
     bk->send = bk_send_new(bk);
     bk->pull = bk_pull_new(bk);
@@ -249,6 +271,7 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     if (bk->stopping)
         return;
     bk->stopping = 1;
+    bk_append_stop(bk->append);
     bk->stopped = done;
     bk->stopped_arg = arg;
     LOG_INFO("broker %s stopping", bk->addr);
@@ -270,13 +293,15 @@ void bk_broker_free(bk_broker_t *bk)
     bk->metrics = NULL;
     if (bk->offsets)
         bk_offsets_persist(bk->offsets);
-    bk_schedule_free(bk->schedule);
-    bk->schedule = NULL;
     bk_ha_free(bk->ha);
     bk->ha = NULL;
     if (bk->store)
         st_store_close(bk->store);
     bk->store = NULL;
+    bk_append_free(bk->append);     /* the store and HA ended every wait */
+    bk->append = NULL;
+    bk_schedule_free(bk->schedule); /* after its deliveries' waits: persists what is durable */
+    bk->schedule = NULL;
     if (bk->poster)
         rmq_loop_poster_free(bk->poster);
     bk_send_free(bk->send);

@@ -9,6 +9,7 @@
 
 #include <event2/event.h>
 
+#include "bk_append.h"
 #include "bk_clients.h"
 #include "bk_config.h"
 #include "bk_groups.h"
@@ -42,6 +43,7 @@ typedef struct bk_broker {
     bk_groups_t *groups;
     bk_offsets_t *offsets;
     bk_clients_t *clients;
+    bk_append_t *append;          /* the one append path (core/bk_append.c) */
     bk_send_t *send;
     bk_pull_t *pull;
     bk_register_t *reg;

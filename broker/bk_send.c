@@ -3,11 +3,10 @@
  * processed by a drain event in arrival order, at most SEND_DRAIN_MAX per
  * pass so pulls and timers interleave. A request that finds the queue full,
  * or that waited longer than waitTimeMillsInSendQueue, is answered
- * SYSTEM_BUSY: nothing hangs and nothing is dropped silently. Under
- * SYNC_FLUSH the answer waits for the store's group commit, and under
- * SYNC_MASTER for a slave's acknowledgement; with both, a pooled waiter
- * holds the connection and its reply address until both ended, and a
- * replication failure is the answer over a disk one. Scratch buffers for batch
+ * SYSTEM_BUSY: nothing hangs and nothing is dropped silently. Messages are
+ * stored through the one append path (core/bk_append.c), which waits for
+ * the disk (SYNC_FLUSH) and a slave (SYNC_MASTER); meanwhile a pooled
+ * waiter holds the connection and its reply address. Scratch buffers for batch
  * bodies are reused across requests, so the steady-state path does not
  * allocate per message. */
 #include <arpa/inet.h>
@@ -16,7 +15,7 @@
 #include <string.h>
 
 #include "bk_broker.h"
-#include "bk_ha.h"
+#include "fr_status.h"
 #include "bk_metrics.h"
 #include "bk_names.h"
 #include "bk_schedule.h"
@@ -33,28 +32,24 @@ typedef struct send_item {
     int64_t enq_us;
 } send_item_t;
 
-typedef struct flush_waiter {
-    struct flush_waiter *prev, *next;
+/* A send whose answer waits for the append path (SYNC_FLUSH, SYNC_MASTER):
+ * holds the connection and its reply address until the append ends. */
+typedef struct send_waiter {
+    struct send_waiter *prev, *next;
     bk_send_t *s;
     rmq_conn_t *conn;              /* referenced while waiting */
     rmq_reply_to_t to;
     int32_t queue_id;
-    int64_t queue_offset;
-    int32_t count;
-    char id[33];
     char *ids;                     /* batch: heap comma-joined ids, else NULL */
-    int pending;                   /* waits (disk, slave) still running */
-    int status;                    /* RMQ__STATUS__* so far (SUCCESS until one fails) */
-    char why[96];                  /* remark of a failure status */
-} flush_waiter_t;
+} send_waiter_t;
 
 struct bk_send {
     bk_broker_t *bk;
     send_item_t *ring;
     size_t cap, head, len;
     struct event *drain;
-    flush_waiter_t *waiting;       /* waiters with a pending flush */
-    flush_waiter_t *spare;         /* reusable waiters (singly linked by next) */
+    send_waiter_t *waiting;        /* sends waiting for the append path */
+    send_waiter_t *spare;          /* reusable waiters (singly linked by next) */
     size_t n_waiting;
     uint32_t rr;                   /* round-robin queue choice for queue_id < 0 */
     st_msg_t *msgs;                /* batch scratch */
@@ -117,27 +112,11 @@ static void send_reply_ok(rmq_conn_t *conn, rmq_reply_to_t to, const char *ids, 
     rmq_conn_reply(conn, to, &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
 }
 
-/* Maps a store put failure to its wire status and answers. */
-static void send_reply_put_error(rmq_conn_t *conn, rmq_reply_to_t to, const st_put_result_t *res)
-{
-    int status;
-    switch (res->status) {
-    case ST_PUT_MESSAGE_ILLEGAL: status = RMQ__STATUS__MESSAGE_ILLEGAL; break;
-    case ST_PUT_DISK_FULL: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_DISK_FULL; break;
-    case ST_PUT_NOT_WRITABLE_ROLE: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE; break;
-    case ST_PUT_SHUTDOWN: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN; break;
-    case ST_PUT_WRITE_ERROR:
-    case ST_PUT_CREATE_FILE_FAILED:
-    default: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR; break;
-    }
-    rmq_conn_replyf(conn, to, status, "store refused the message: %s", res->why ? res->why : "unknown");
-}
+/* ---- waiting sends ------------------------------------------------------ */
 
-/* ---- SYNC_FLUSH / SYNC_MASTER waiters ------------------------------------ */
-
-static flush_waiter_t *waiter_get(bk_send_t *s)
+static send_waiter_t *waiter_get(bk_send_t *s)
 {
-    flush_waiter_t *w = s->spare;
+    send_waiter_t *w = s->spare;
     if (w)
         s->spare = w->next;
     else if (!(w = malloc(sizeof(*w))))
@@ -153,7 +132,7 @@ static flush_waiter_t *waiter_get(bk_send_t *s)
 }
 
 /* Unlinks w, drops its connection and returns it to the spare list. */
-static void waiter_put(bk_send_t *s, flush_waiter_t *w)
+static void waiter_put(bk_send_t *s, send_waiter_t *w)
 {
     if (w->prev)
         w->prev->next = w->next;
@@ -162,130 +141,31 @@ static void waiter_put(bk_send_t *s, flush_waiter_t *w)
     if (w->next)
         w->next->prev = w->prev;
     s->n_waiting--;
-    rmq_conn_unref(w->conn);
+    if (w->conn)
+        rmq_conn_unref(w->conn);
     free(w->ids);
     w->next = s->spare;
     s->spare = w;
 }
 
-/* Answers once every wait has ended, then recycles w. */
-static void waiter_done(flush_waiter_t *w)
+/* Answers a send with the append path's outcome. */
+static void send_answer(bk_send_t *s, rmq_conn_t *conn, rmq_reply_to_t to, const bk_append_out_t *out,
+                        const char *ids, int32_t queue_id)
 {
-    if (--w->pending > 0)
-        return;
-    if (w->status == RMQ__STATUS__SUCCESS)
-        send_reply_ok(w->conn, w->to, w->ids ? w->ids : w->id, w->queue_id, w->queue_offset, w->count);
+    if (out->repl_end_us)
+        bk_metrics_sync_wait(s->bk->metrics, out->repl_end_us - to.start_us, out->r.status == BK_OK);
+    if (out->r.status == BK_OK)
+        send_reply_ok(conn, to, ids ? ids : out->put.msg_id, queue_id, out->put.queue_offset, out->put.count);
     else
-        rmq_conn_replyf(w->conn, w->to, w->status, "%s", w->why);
+        fr_reply_result(conn, to, &out->r, NULL);
+}
+
+/* Append callback (loop thread): the send is durable as configured, or failed. */
+static void send_appended(const bk_append_out_t *out, void *arg)
+{
+    send_waiter_t *w = arg;
+    send_answer(w->s, w->conn, w->to, out, w->ids, w->queue_id);
     waiter_put(w->s, w);
-}
-
-/* Records a failure; a replication failure (repl) wins over a disk one. */
-static void waiter_fail(flush_waiter_t *w, int status, int repl, const char *why)
-{
-    if (w->status != RMQ__STATUS__SUCCESS && !repl)
-        return;
-    w->status = status;
-    snprintf(w->why, sizeof(w->why), "%s", why);
-}
-
-/* Store callback (loop thread): the flush this send waited for ended. */
-static void send_flushed(rmq_err_t err, void *arg)
-{
-    flush_waiter_t *w = arg;
-    if (err == RMQ_ETIMEDOUT)
-        waiter_fail(w, RMQ__STATUS__FLUSH_DISK_TIMEOUT, 0, "disk sync did not finish within syncFlushTimeout");
-    else if (err == RMQ_ESHUTDOWN)
-        waiter_fail(w, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN, 0,
-                    "broker stopped before the disk sync finished");
-    else if (err != RMQ_OK) {
-        char why[96];
-        snprintf(why, sizeof(why), "disk sync failed: %s", rmq_strerror(err));
-        waiter_fail(w, RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR, 0, why);
-    }
-    waiter_done(w);
-}
-
-/* Maps a final replication outcome onto w. */
-static void repl_fail(flush_waiter_t *w, ha_sync_status_t st)
-{
-    if (st == HA_SYNC_SLAVE_NOT_AVAILABLE)
-        waiter_fail(w, RMQ__STATUS__SLAVE_NOT_AVAILABLE, 1,
-                    "no slave connected, or the slave is more than haSlaveFallbehindMax behind");
-    else if (st == HA_SYNC_FLUSH_SLAVE_TIMEOUT)
-        waiter_fail(w, RMQ__STATUS__FLUSH_SLAVE_TIMEOUT, 1, "no slave acknowledged within syncFlushTimeout");
-    else if (st == HA_SYNC_SHUTDOWN)
-        waiter_fail(w, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN, 1, "broker stopped before a slave acknowledged");
-    else if (st != HA_SYNC_OK)
-        waiter_fail(w, RMQ__STATUS__SYSTEM_ERROR, 1, "out of memory waiting for a slave");
-}
-
-/* HA callback (loop thread): the slave wait of this send ended. */
-static void send_replicated(ha_sync_status_t st, void *arg)
-{
-    flush_waiter_t *w = arg;
-    bk_metrics_sync_wait(w->s->bk->metrics, rmq_mono_us() - w->to.start_us, st == HA_SYNC_OK);
-    repl_fail(w, st);
-    waiter_done(w);
-}
-
-/* Fills a waiter for a stored send; NULL (answered) when out of memory. */
-static flush_waiter_t *waiter_for(bk_send_t *s, send_ctx_t *c, const st_put_result_t *res, const char *ids)
-{
-    flush_waiter_t *w = waiter_get(s);
-    if (!w) {
-        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the send");
-        return NULL;
-    }
-    rmq_conn_ref(c->conn);
-    w->conn = c->conn;
-    w->pending = 1;                /* released by send_finish itself */
-    w->status = RMQ__STATUS__SUCCESS;
-    if (ids != res->msg_id && !(w->ids = strdup(ids))) {
-        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the send");
-        waiter_put(s, w);
-        return NULL;
-    }
-    w->to = c->to;
-    w->queue_id = c->queue_id;
-    w->queue_offset = res->queue_offset;
-    w->count = res->count;
-    memcpy(w->id, res->msg_id, sizeof(w->id));
-    return w;
-}
-
-/* Answers a stored send now (ASYNC_FLUSH, ASYNC_MASTER), or once durable
- * (SYNC_FLUSH) and acknowledged by a slave (SYNC_MASTER). A slave that is
- * missing or too far behind is answered at once. */
-static void send_finish(bk_send_t *s, send_ctx_t *c, const st_put_result_t *res, const char *ids)
-{
-    bk_broker_t *bk = s->bk;
-    ha_sync_t *sync = bk_ha_sync(bk->ha);
-    int flush = bk->cfg->flush_disk_type == ST_SYNC_FLUSH;
-    bk_stats_add(&bk->stats, BK_STAT_PUT, res->count);
-    bk_metrics_messages_in(bk->metrics, c->topic->name, (uint64_t)res->count, c->body_len);
-    bk_ha_notify_append(bk->ha);
-    if (!flush && !sync) {
-        send_reply_ok(c->conn, c->to, ids, c->queue_id, res->queue_offset, res->count);
-        return;
-    }
-    flush_waiter_t *w = waiter_for(s, c, res, ids);
-    if (!w)
-        return;
-    if (sync) {
-        ha_sync_status_t st = ha_sync_wait(sync, res->end_offset, rmq_mono_ms() + bk->cfg->sync_flush_timeout,
-                                           send_replicated, w);
-        if (st == HA_SYNC_PENDING)
-            w->pending++;
-        repl_fail(w, st == HA_SYNC_PENDING ? HA_SYNC_OK : st);
-    }
-    if (flush && w->status == RMQ__STATUS__SUCCESS) {
-        w->pending++;
-        rmq_err_t rc = st_store_wait_flush(bk->store, res->end_offset, send_flushed, w);
-        if (rc != RMQ_OK)
-            send_flushed(rc, w);
-    }
-    waiter_done(w);
 }
 
 /* ---- checks ------------------------------------------------------------- */
@@ -313,16 +193,9 @@ static int send_check(bk_send_t *s, send_ctx_t *c, int batch)
     const Rmq__SendMessageRequest *h = c->hdr;
     const char *why = NULL;
     const char *cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE";
-    if (bk->stopping)
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN,
-                               "broker is shutting down"), -1;
-    if (bk->cfg->broker_role == BK_SLAVE)
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE,
-                               "broker %s is a slave; send to its master", bk->addr), -1;
-    if (!(bk->cfg->broker_permission & RMQ__PERM__PERM_WRITE))
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NO_PERMISSION,
-                               "broker %s is not writable (brokerPermission=%lld)", bk->addr,
-                               (long long)bk->cfg->broker_permission), -1;
+    bk_result_t r;
+    if (!bk_append_writable(bk->append, &r))
+        return fr_reply_result(c->conn, c->to, &r, NULL), -1;
     size_t tlen = strlen(h->topic);
     if (!bk_name_is_valid(h->topic, tlen, &why))
         return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NAME_ILLEGAL, "%s: topic '%.200s' %s",
@@ -377,6 +250,40 @@ static void msg_common(const send_ctx_t *c, st_msg_t *m)
     m->reconsume_times = c->hdr->reconsume_times;
 }
 
+static const char *batch_ids(bk_send_t *s, const st_put_result_t *res, size_t n);
+
+/* Stores msgs (n > 1: a batch in s->msgs) through the append path and
+ * answers now, or once the append is durable as configured. */
+static void send_store(bk_send_t *s, send_ctx_t *c, const st_msg_t *msgs, size_t n)
+{
+    bk_broker_t *bk = s->bk;
+    bk_append_out_t out;
+    const char *ids = NULL;
+    send_waiter_t *w = waiter_get(s);
+    if (!w) {
+        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the send");
+        return;
+    }
+    int done = bk_append_put(bk->append, msgs, n, &out, send_appended, w);
+    if (out.stored) {
+        bk_stats_add(&bk->stats, BK_STAT_PUT, out.put.count);
+        bk_metrics_messages_in(bk->metrics, c->topic->name, (uint64_t)out.put.count, c->body_len);
+        if (n > 1)
+            ids = batch_ids(s, &out.put, n);
+    }
+    if (done) {
+        send_answer(s, c->conn, c->to, &out, ids, c->queue_id);
+        waiter_put(s, w);
+        return;
+    }
+    rmq_conn_ref(c->conn);
+    w->conn = c->conn;
+    w->to = c->to;
+    w->queue_id = c->queue_id;
+    if (ids && !(w->ids = strdup(ids)))
+        LOG_ERROR_RL("send: out of memory keeping the ids of a batch of %zu; its answer names the first", n);
+}
+
 /* ---- single message --------------------------------------------------- */
 
 static void send_single(bk_send_t *s, send_ctx_t *c)
@@ -398,13 +305,7 @@ static void send_single(bk_send_t *s, send_ctx_t *c)
                         "SEND_MESSAGE: %s", why ? why : rmq_strerror(rc));
         return;
     }
-    st_put_result_t res;
-    st_store_put(s->bk->store, &m, &res);
-    if (res.status != ST_PUT_OK) {
-        send_reply_put_error(c->conn, c->to, &res);
-        return;
-    }
-    send_finish(s, c, &res, res.msg_id);
+    send_store(s, c, &m, 1);
 }
 
 /* ---- batch -------------------------------------------------------------- */
@@ -487,14 +388,7 @@ static void send_batch(bk_send_t *s, send_ctx_t *c)
         m->tag_code = props_tag_code(m->properties, m->properties_len);
         poff += m->properties_len;
     }
-    st_put_result_t res;
-    st_store_put_batch(s->bk->store, s->msgs, n, &res);
-    if (res.status != ST_PUT_OK) {
-        send_reply_put_error(c->conn, c->to, &res);
-        return;
-    }
-    const char *ids = batch_ids(s, &res, n);
-    send_finish(s, c, &res, ids ? ids : res.msg_id);
+    send_store(s, c, s->msgs, n);
 }
 
 /* ---- queue and dispatch ------------------------------------------------- */
@@ -621,7 +515,7 @@ void bk_send_free(bk_send_t *s)
     while (s->waiting)
         waiter_put(s, s->waiting);
     while (s->spare) {
-        flush_waiter_t *w = s->spare;
+        send_waiter_t *w = s->spare;
         s->spare = w->next;
         free(w);
     }

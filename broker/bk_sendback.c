@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_ha.h"
+#include "fr_status.h"
 #include "bk_names.h"
 #include "bk_props.h"
 #include "bk_schedule.h"
@@ -43,18 +43,6 @@ const bk_topic_t *bk_sendback_retry_topic(bk_broker_t *bk, const char *group)
 {
     const bk_group_t *g = bk_groups_get(bk->groups, group, strlen(group));
     return g ? group_topic(bk, BK_RETRY_PREFIX, group, g->retry_queue_nums) : NULL;
-}
-
-/* Maps a store refusal to its wire status. */
-static int put_status(st_put_status_t st)
-{
-    switch (st) {
-    case ST_PUT_MESSAGE_ILLEGAL: return RMQ__STATUS__MESSAGE_ILLEGAL;
-    case ST_PUT_DISK_FULL: return RMQ__STATUS__SERVICE_NOT_AVAILABLE_DISK_FULL;
-    case ST_PUT_NOT_WRITABLE_ROLE: return RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE;
-    case ST_PUT_SHUTDOWN: return RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN;
-    default: return RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR;
-    }
 }
 
 /* Builds the retry (or dead-letter) copy's properties into pb. */
@@ -112,16 +100,8 @@ static void sendback_store(bk_broker_t *bk, rmq_conn_t *conn, rmq_reply_to_t to,
                         "CONSUMER_SEND_MSG_BACK: %s", why ? why : rmq_strerror(rc));
         return;
     }
-    st_put_result_t res;
-    st_store_put(bk->store, &m, &res);
-    if (res.status != ST_PUT_OK) {
-        rmq_conn_replyf(conn, to, put_status(res.status), "CONSUMER_SEND_MSG_BACK: store refused the message: %s",
-                        res.why ? res.why : "unknown");
-        return;
-    }
-    bk_stats_add(&bk->stats, BK_STAT_PUT, 1);
-    bk_ha_notify_append(bk->ha);
-    rmq_conn_reply(conn, to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+    if (fr_append_reply(bk->append, &m, 1, conn, to, "CONSUMER_SEND_MSG_BACK"))
+        bk_stats_add(&bk->stats, BK_STAT_PUT, 1);
 }
 
 /* CONSUMER_SEND_MSG_BACK: the message at offset failed in group; retry it
@@ -134,17 +114,9 @@ static void h_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_SEND_BACK, "ConsumerSendMsgBackRequest (send_back)"))
         return;
     const Rmq__ConsumerSendMsgBackRequest *h = req->cmd->send_back;
-    if (bk->stopping) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN, "broker is shutting down");
-        return;
-    }
-    if (bk->cfg->broker_role == BK_SLAVE) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE,
-                        "broker %s is a slave; send messages back to its master", bk->addr);
-        return;
-    }
-    if (!(bk->cfg->broker_permission & RMQ__PERM__PERM_WRITE)) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__NO_PERMISSION, "broker %s is not writable", bk->addr);
+    bk_result_t r;
+    if (!bk_append_writable(bk->append, &r)) {
+        fr_reply_result(conn, to, &r, "CONSUMER_SEND_MSG_BACK");
         return;
     }
     if (!bk_name_is_valid(h->group, strlen(h->group), &why)) {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_ha.h"
+#include "fr_status.h"
 #include "bk_props.h"
 #include "bk_schedule.h"
 #include "rmq_log.h"
@@ -99,35 +99,59 @@ static void mark_done(bk_tx_t *tx, int64_t phys)
 
 /* ---- stores ---------------------------------------------------------------- */
 
-/* Stores the op record of a resolved half message. */
-static st_put_status_t op_put(bk_tx_t *tx, int64_t half_phys)
+/* Append callback of an op record: logs a failed wait (the record is in
+ * the log; a check-back after a restart may ask again). */
+static void op_appended(const bk_append_out_t *out, void *arg)
 {
-    char body[24], props[] = "TAGS\x01" OP_TAG;
-    int len = snprintf(body, sizeof body, "%" PRId64, half_phys);
-    st_msg_t m = {0};
-    st_put_result_t res;
-
-    m.topic = BK_TX_OP_TOPIC;
-    m.topic_len = strlen(BK_TX_OP_TOPIC);
-    m.born_timestamp = rmq_wall_ms();
-    m.body = body;
-    m.body_len = (size_t)len;
-    m.properties = props;
-    m.properties_len = strlen(props);
-    m.tag_code = st_tag_hash(OP_TAG, 1);
-    st_store_put(tx->bk->store, &m, &res);
-    if (res.status == ST_PUT_OK) {
-        mark_done(tx, half_phys);
-        bk_ha_notify_append(tx->bk->ha);
-    } else {
-        LOG_ERROR_RL("transaction: cannot store the outcome of the half message at %" PRId64 ": %s", half_phys,
-                     res.why ? res.why : "put failed");
-    }
-    return res.status;
+    if (out->r.status != BK_OK)
+        LOG_WARN_RL("transaction: the outcome record of a half message is not durable: %s", out->r.why);
 }
 
-/* Stores the committed message under its real topic. *why on failure. */
-static st_put_status_t commit_put(bk_tx_t *tx, const rmq_record_t *rec, const char **why)
+/* Fills m with the op record of a resolved half message (body: its offset in buf). */
+static void op_msg(st_msg_t *m, int64_t half_phys, char *buf, size_t len)
+{
+    static const char props[] = "TAGS\x01" OP_TAG;
+    int n = snprintf(buf, len, "%" PRId64, half_phys);
+
+    memset(m, 0, sizeof(*m));
+    m->topic = BK_TX_OP_TOPIC;
+    m->topic_len = strlen(BK_TX_OP_TOPIC);
+    m->born_timestamp = rmq_wall_ms();
+    m->body = buf;
+    m->body_len = (size_t)n;
+    m->properties = props;
+    m->properties_len = strlen(props);
+    m->tag_code = st_tag_hash(OP_TAG, 1);
+}
+
+/* Stores the op record of a resolved half message; when conn is not NULL
+ * answers it once the record is durable. Returns 1 if stored. */
+static int op_put(bk_tx_t *tx, int64_t half_phys, rmq_conn_t *conn, rmq_reply_to_t to)
+{
+    char body[24];
+    st_msg_t m;
+    bk_append_out_t out;
+    int stored;
+
+    op_msg(&m, half_phys, body, sizeof body);
+    if (conn)
+        stored = fr_append_reply(tx->bk->append, &m, 1, conn, to, "END_TRANSACTION");
+    else {
+        if (bk_append_put(tx->bk->append, &m, 1, &out, op_appended, NULL))
+            op_appended(&out, NULL);
+        stored = out.stored;
+    }
+    if (stored)
+        mark_done(tx, half_phys);
+    else
+        LOG_ERROR_RL("transaction: cannot store the outcome of the half message at %" PRId64, half_phys);
+    return stored;
+}
+
+/* Fills m with the committed message of half record rec under its real
+ * topic (through the scheduler when it is delayed). RMQ_OK, or an error with
+ * *why. */
+static rmq_err_t commit_msg(bk_tx_t *tx, const rmq_record_t *rec, st_msg_t *m, const char **why)
 {
     static const char *const drop[] = {BK_PROP_REAL_TOPIC, BK_PROP_REAL_QID, BK_PROP_TRAN_MSG,
                                        "TRANSACTION_CHECK_TIMES", NULL};
@@ -135,41 +159,33 @@ static st_put_status_t commit_put(bk_tx_t *tx, const rmq_record_t *rec, const ch
     const char *topic = rmq_props_get(rec->properties, rec->properties_len, BK_PROP_REAL_TOPIC, &tlen);
     int64_t qid = bk_props_int(rec->properties, rec->properties_len, BK_PROP_REAL_QID, -1, NULL);
     const char *tag;
-    st_msg_t m = {0};
-    st_put_result_t res;
 
     *why = NULL;
+    memset(m, 0, sizeof(*m));
     if (!topic || tlen == 0 || tlen > RMQ_TOPIC_MAX || qid < 0) {
         *why = "the half message has no REAL_TOPIC / REAL_QID";
-        return ST_PUT_MESSAGE_ILLEGAL;
+        return RMQ_EINVAL;
     }
     if (bk_props_copy(&tx->cpb, rec->properties, rec->properties_len, drop) != RMQ_OK) {
         *why = "out of memory";
-        return ST_PUT_CREATE_FILE_FAILED;
+        return RMQ_ENOMEM;
     }
-    m.topic = topic;
-    m.topic_len = tlen;
-    m.queue_id = (int32_t)qid;
-    m.flag = rec->flag;
-    m.sys_flag = rec->sys_flag;
-    m.born_timestamp = rec->born_timestamp;
-    m.born_ip = rec->born_ip;
-    m.born_port = (uint16_t)rec->born_port;
-    m.reconsume_times = rec->reconsume_times;
-    m.body = rec->body;
-    m.body_len = rec->body_len;
-    m.properties = tx->cpb.data;
-    m.properties_len = tx->cpb.len;
-    tag = rmq_props_get(m.properties, m.properties_len, RMQ_PROP_TAGS, &vl);
-    m.tag_code = tag ? st_tag_hash(tag, vl) : 0;
-    if (bk_schedule_divert(tx->bk->schedule, &m, why) != RMQ_OK)   /* a delayed transactional message */
-        return ST_PUT_MESSAGE_ILLEGAL;
-    st_store_put(tx->bk->store, &m, &res);
-    if (res.status != ST_PUT_OK)
-        *why = res.why;
-    else
-        bk_ha_notify_append(tx->bk->ha);
-    return res.status;
+    m->topic = topic;
+    m->topic_len = tlen;
+    m->queue_id = (int32_t)qid;
+    m->flag = rec->flag;
+    m->sys_flag = rec->sys_flag;
+    m->born_timestamp = rec->born_timestamp;
+    m->born_ip = rec->born_ip;
+    m->born_port = (uint16_t)rec->born_port;
+    m->reconsume_times = rec->reconsume_times;
+    m->body = rec->body;
+    m->body_len = rec->body_len;
+    m->properties = tx->cpb.data;
+    m->properties_len = tx->cpb.len;
+    tag = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TAGS, &vl);
+    m->tag_code = tag ? st_tag_hash(tag, vl) : 0;
+    return bk_schedule_divert(tx->bk->schedule, m, why);   /* a delayed transactional message */
 }
 
 /* ---- send path -------------------------------------------------------------- */
@@ -413,7 +429,7 @@ static void scan_half(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff, void *
     if (s->val >= tx->bk->cfg->transaction_check_max) {
         LOG_WARN("transaction: half message at %" PRId64 " unresolved after %d checks: rolled back",
                  rec->phys_offset, s->val);
-        op_put(tx, rec->phys_offset);
+        op_put(tx, rec->phys_offset, NULL, (rmq_reply_to_t){0});
         return;
     }
     s->val++;
@@ -453,12 +469,13 @@ static void h_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     size_t glen = 0;
     const char *group, *why = NULL;
     rmq_reply_to_t to = rmq_reply_to(req->cmd);
+    bk_result_t r;
 
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_END_TRANSACTION, "EndTransactionRequest (end_transaction)"))
         return;
     h = req->cmd->end_transaction;
-    if (bk->cfg->broker_role == BK_SLAVE) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE, "END_TRANSACTION goes to the master");
+    if (!bk_append_writable(bk->append, &r)) {
+        fr_reply_result(conn, to, &r, "END_TRANSACTION");
         return;
     }
     if (!(buf = evbuffer_new()) || st_store_read_record(bk->store, h->commit_log_offset, buf) != RMQ_OK ||
@@ -480,23 +497,27 @@ static void h_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         goto out;
     }
     if (h->state == RMQ__TRANSACTION_STATE__TX_COMMIT) {
-        st_put_status_t st = commit_put(tx, &rec, &why);
+        st_msg_t m;
+        rmq_err_t rc = commit_msg(tx, &rec, &m, &why);
 
-        if (st != ST_PUT_OK) {
-            rmq_conn_replyf(conn, to, st == ST_PUT_MESSAGE_ILLEGAL ? RMQ__STATUS__MESSAGE_ILLEGAL
-                                                                     : RMQ__STATUS__SYSTEM_ERROR,
-                            "commit: %s", why ? why : "put failed");
+        if (rc != RMQ_OK) {
+            rmq_conn_replyf(conn, to, rc == RMQ_EINVAL ? RMQ__STATUS__MESSAGE_ILLEGAL : RMQ__STATUS__SYSTEM_ERROR,
+                            "commit: %s", why ? why : rmq_strerror(rc));
             goto out;
         }
-    } else if (h->state != RMQ__TRANSACTION_STATE__TX_ROLLBACK) {
+        if (!fr_append_reply(bk->append, &m, 1, conn, to, "commit"))   /* answered once durable */
+            goto out;
+        op_put(tx, h->commit_log_offset, NULL, to);
+    } else if (h->state == RMQ__TRANSACTION_STATE__TX_ROLLBACK) {
+        if (!op_put(tx, h->commit_log_offset, conn, to))                 /* answered once durable */
+            goto out;
+    } else {
         rmq_conn_replyf(conn, to, RMQ__STATUS__BAD_REQUEST, "END_TRANSACTION: unknown state %d", (int)h->state);
         goto out;
     }
-    op_put(tx, h->commit_log_offset);
     LOG_INFO("transaction: half message %s at %" PRId64 " %s%s", h->msg_id, h->commit_log_offset,
              h->state == RMQ__TRANSACTION_STATE__TX_COMMIT ? "committed" : "rolled back",
              h->from_transaction_check ? " (check-back)" : "");
-    rmq_conn_reply(conn, to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
 out:
     if (buf)
         evbuffer_free(buf);

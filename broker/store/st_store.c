@@ -348,7 +348,7 @@ static const char *msg_illegal(const st_store_t *st, const st_msg_t *m)
 }
 
 /* Returns the status that refuses every write now, or ST_PUT_OK. */
-static st_put_status_t put_refused(const st_store_t *st, const char **why)
+st_put_status_t st_store_write_refusal(const st_store_t *st, const char **why)
 {
     if (st->shutting_down) {
         *why = "store is shutting down";
@@ -454,7 +454,7 @@ void st_store_put_batch(st_store_t *st, const st_msg_t *msgs, size_t n, st_put_r
         res->why = "empty batch";
         return;
     }
-    if ((res->status = put_refused(st, &res->why)) != ST_PUT_OK)
+    if ((res->status = st_store_write_refusal(st, &res->why)) != ST_PUT_OK)
         return;
     if ((total = batch_check(st, msgs, n, res)) == 0)
         return;
