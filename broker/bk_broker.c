@@ -183,6 +183,15 @@ static void broker_drain(evutil_socket_t fd, short what, void *arg)
     bk_register_stop(bk->reg, UNREGISTER_WAIT_MS, bk->stopped, bk->stopped_arg);
 }
 
+/* Produce hook: a single message may be delayed (scheduler) or a
+ * transaction's half message. */
+static rmq_err_t broker_divert(void *arg, st_msg_t *m, const char **why)
+{
+    bk_broker_t *bk = arg;
+    rmq_err_t rc = bk_schedule_divert(bk->schedule, m, why);   /* DELAY / __STARTDELIVERTIME */
+    return rc == RMQ_OK ? bk_tx_divert(bk->tx, m, why) : rc;  /* TRAN_MSG: half message */
+}
+
 /* Append hook: a stored append is streamed to the slaves. */
 static void broker_appended(void *arg)
 {
@@ -216,6 +225,19 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .appended_arg = bk,
     };
     if (!(bk->append = bk_append_new(&ac))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
+    bk_produce_config_t pc = {
+        .append = bk->append,
+        .topics = bk->topics,
+        .auto_create_topic = bk->cfg->auto_create_topic_enable,
+        .max_message_size = bk->cfg->max_message_size,
+        .addr = bk->addr,
+        .divert = broker_divert,
+        .divert_arg = bk,
+    };
+    if (!(bk->produce = bk_produce_new(&pc))) {
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
@@ -298,6 +320,8 @@ void bk_broker_free(bk_broker_t *bk)
     if (bk->store)
         st_store_close(bk->store);
     bk->store = NULL;
+    bk_produce_free(bk->produce);
+    bk->produce = NULL;
     bk_append_free(bk->append);     /* the store and HA ended every wait */
     bk->append = NULL;
     bk_schedule_free(bk->schedule); /* after its deliveries' waits: persists what is durable */

@@ -96,7 +96,7 @@ static const bk_topic_t *pull_check(bk_pull_t *p, rmq_conn_t *conn, rmq_reply_to
 {
     bk_broker_t *bk = p->bk;
     const char *why;
-    if (!(bk->cfg->broker_permission & RMQ__PERM__PERM_READ))
+    if (!(bk->cfg->broker_permission & BK_PERM_READ))
         return rmq_conn_replyf(conn, to, RMQ__STATUS__NO_PERMISSION, "broker %s is not readable", bk->addr), NULL;
     if (!bk_name_is_valid(h->topic, strlen(h->topic), &why))
         return rmq_conn_replyf(conn, to, RMQ__STATUS__NAME_ILLEGAL, "PULL_MESSAGE: topic '%.200s' %s", h->topic, why), NULL;
@@ -115,7 +115,7 @@ static const bk_topic_t *pull_check(bk_pull_t *p, rmq_conn_t *conn, rmq_reply_to
     if (!topic)
         return rmq_conn_replyf(conn, to, RMQ__STATUS__TOPIC_NOT_EXIST, "topic %s does not exist on broker %s",
                                h->topic, bk->addr), NULL;
-    if (!(topic->perm & RMQ__PERM__PERM_READ))
+    if (!(topic->perm & BK_PERM_READ))
         return rmq_conn_replyf(conn, to, RMQ__STATUS__NO_PERMISSION, "topic %s is not readable (perm %d)",
                                h->topic, topic->perm), NULL;
     if (h->queue_id < 0 || h->queue_id >= topic->read_queues)

@@ -716,7 +716,7 @@ void bk_schedule_start(bk_schedule_t *s)
     const bk_topic_t *t = bk_topics_get(bk->topics, BK_SCHEDULE_TOPIC, strlen(BK_SCHEDULE_TOPIC));
     if (!t || t->read_queues < s->n + 1 || t->write_queues < s->n + 1) {
         bk_topic_t nt = {.read_queues = s->n + 1, .write_queues = s->n + 1,
-                         .perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE};
+                         .perm = BK_PERM_READ | BK_PERM_WRITE};
         snprintf(nt.name, sizeof(nt.name), "%s", BK_SCHEDULE_TOPIC);
         if (bk_topics_update(bk->topics, &nt) != RMQ_OK)
             LOG_ERROR("delay scheduler: cannot create topic %s", BK_SCHEDULE_TOPIC);

@@ -31,7 +31,7 @@ static const bk_topic_t *group_topic(bk_broker_t *bk, const char *prefix, const 
     if (t)
         return t;
     bk_topic_t nt = {.read_queues = queues, .write_queues = queues,
-                     .perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE};
+                     .perm = BK_PERM_READ | BK_PERM_WRITE};
     memcpy(nt.name, name, (size_t)n + 1);
     if (bk_topics_update(bk->topics, &nt) != RMQ_OK)
         return NULL;

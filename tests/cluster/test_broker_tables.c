@@ -14,7 +14,7 @@
 #include "bk_names.h"
 #include "bk_offsets.h"
 #include "bk_persist.h"
-#include "bk_topics.h"
+#include "bk_topics_pb.h"
 
 static char dir[256];
 

@@ -1,4 +1,6 @@
-/* bk_send.c: SEND_MESSAGE and SEND_BATCH_MESSAGE. Requests enter a bounded
+/* bk_send.c: the rmq front-end of SEND_MESSAGE and SEND_BATCH_MESSAGE:
+ * decodes a request (a batch split into messages), has the core check and
+ * store it (core/bk_produce.c) and encodes its result. Requests enter a bounded
  * ring (sendQueueCapacity, shared with sends waiting for the disk) and are
  * processed by a drain event in arrival order, at most SEND_DRAIN_MAX per
  * pass so pulls and timers interleave. A request that finds the queue full,
@@ -17,9 +19,6 @@
 #include "bk_broker.h"
 #include "fr_status.h"
 #include "bk_metrics.h"
-#include "bk_names.h"
-#include "bk_schedule.h"
-#include "bk_tx.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
@@ -51,7 +50,6 @@ struct bk_send {
     send_waiter_t *waiting;        /* sends waiting for the append path */
     send_waiter_t *spare;          /* reusable waiters (singly linked by next) */
     size_t n_waiting;
-    uint32_t rr;                   /* round-robin queue choice for queue_id < 0 */
     st_msg_t *msgs;                /* batch scratch */
     size_t msgs_cap;
     char *props;                   /* batch: merged properties */
@@ -67,8 +65,7 @@ typedef struct send_ctx {
     rmq_conn_t *conn;
     rmq_reply_to_t to;
     const Rmq__SendMessageRequest *hdr;
-    const bk_topic_t *topic;
-    int32_t queue_id;
+    bk_produce_target_t tgt;       /* topic and queue, as the core checked them */
     uint32_t born_ip;
     uint16_t born_port;
     const uint8_t *body;
@@ -185,46 +182,23 @@ static void peer_addr(rmq_conn_t *conn, uint32_t *ip, uint16_t *port)
     }
 }
 
-/* Validates the request and resolves its topic and queue; on failure
- * answers and returns -1. */
+/* Decodes the request into the core's neutral send and has it checked;
+ * on failure answers and returns -1. */
 static int send_check(bk_send_t *s, send_ctx_t *c, int batch)
 {
-    bk_broker_t *bk = s->bk;
     const Rmq__SendMessageRequest *h = c->hdr;
-    const char *why = NULL;
-    const char *cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE";
+    bk_produce_req_t req = {
+        .cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE",
+        .topic = h->topic,
+        .producer_group = h->producer_group,
+        .default_topic = h->default_topic,
+        .default_topic_queue_nums = h->default_topic_queue_nums,
+        .queue_id = h->queue_id,
+        .body_len = c->body_len,
+    };
     bk_result_t r;
-    if (!bk_append_writable(bk->append, &r))
+    if (!bk_produce_check(s->bk->produce, &req, &c->tgt, &r))
         return fr_reply_result(c->conn, c->to, &r, NULL), -1;
-    size_t tlen = strlen(h->topic);
-    if (!bk_name_is_valid(h->topic, tlen, &why))
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NAME_ILLEGAL, "%s: topic '%.200s' %s",
-                               cmd, h->topic, why), -1;
-    if (h->producer_group[0] && !bk_name_is_valid(h->producer_group, strlen(h->producer_group), &why))
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NAME_ILLEGAL, "%s: producer group '%.200s' %s",
-                               cmd, h->producer_group, why), -1;
-    if ((int64_t)c->body_len > bk->cfg->max_message_size)
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__MESSAGE_ILLEGAL,
-                               "%s: body of %zu bytes is over maxMessageSize %lld", cmd, c->body_len,
-                               (long long)bk->cfg->max_message_size), -1;
-    c->topic = bk_topics_get(bk->topics, h->topic, tlen);
-    if (!c->topic && bk->cfg->auto_create_topic_enable)
-        c->topic = bk_topics_auto_create(bk->topics, h->topic, tlen, h->default_topic,
-                                         h->default_topic_queue_nums);
-    if (!c->topic)
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__TOPIC_NOT_EXIST,
-                               "topic %s does not exist on broker %s%s", h->topic, bk->addr,
-                               bk->cfg->auto_create_topic_enable ? "" : " (autoCreateTopicEnable=false)"), -1;
-    if (!(c->topic->perm & RMQ__PERM__PERM_WRITE))
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NO_PERMISSION,
-                               "topic %s is not writable (perm %d)", h->topic, c->topic->perm), -1;
-    c->queue_id = h->queue_id;
-    if (c->queue_id < 0 && c->topic->write_queues > 0)
-        c->queue_id = (int32_t)(s->rr++ % (uint32_t)c->topic->write_queues);
-    if (c->queue_id < 0 || c->queue_id >= c->topic->write_queues)
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__BAD_REQUEST,
-                               "%s: queueId %d out of range: topic %s has %d write queues", cmd,
-                               h->queue_id, h->topic, c->topic->write_queues), -1;
     peer_addr(c->conn, &c->born_ip, &c->born_port);
     return 0;
 }
@@ -240,9 +214,6 @@ static int64_t props_tag_code(const char *props, size_t len)
 static void msg_common(const send_ctx_t *c, st_msg_t *m)
 {
     memset(m, 0, sizeof(*m));
-    m->topic = c->topic->name;
-    m->topic_len = strlen(c->topic->name);
-    m->queue_id = c->queue_id;
     m->sys_flag = c->hdr->sys_flag;
     m->born_timestamp = c->hdr->born_timestamp;
     m->born_ip = c->born_ip;
@@ -254,7 +225,7 @@ static const char *batch_ids(bk_send_t *s, const st_put_result_t *res, size_t n)
 
 /* Stores msgs (n > 1: a batch in s->msgs) through the append path and
  * answers now, or once the append is durable as configured. */
-static void send_store(bk_send_t *s, send_ctx_t *c, const st_msg_t *msgs, size_t n)
+static void send_store(bk_send_t *s, send_ctx_t *c, st_msg_t *msgs, size_t n)
 {
     bk_broker_t *bk = s->bk;
     bk_append_out_t out;
@@ -264,22 +235,22 @@ static void send_store(bk_send_t *s, send_ctx_t *c, const st_msg_t *msgs, size_t
         rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the send");
         return;
     }
-    int done = bk_append_put(bk->append, msgs, n, &out, send_appended, w);
+    int done = bk_produce_store(bk->produce, &c->tgt, msgs, n, &out, send_appended, w);
     if (out.stored) {
         bk_stats_add(&bk->stats, BK_STAT_PUT, out.put.count);
-        bk_metrics_messages_in(bk->metrics, c->topic->name, (uint64_t)out.put.count, c->body_len);
+        bk_metrics_messages_in(bk->metrics, c->tgt.topic->name, (uint64_t)out.put.count, c->body_len);
         if (n > 1)
             ids = batch_ids(s, &out.put, n);
     }
     if (done) {
-        send_answer(s, c->conn, c->to, &out, ids, c->queue_id);
+        send_answer(s, c->conn, c->to, &out, ids, c->tgt.queue_id);
         waiter_put(s, w);
         return;
     }
     rmq_conn_ref(c->conn);
     w->conn = c->conn;
     w->to = c->to;
-    w->queue_id = c->queue_id;
+    w->queue_id = c->tgt.queue_id;
     if (ids && !(w->ids = strdup(ids)))
         LOG_ERROR_RL("send: out of memory keeping the ids of a batch of %zu; its answer names the first", n);
 }
@@ -296,15 +267,6 @@ static void send_single(bk_send_t *s, send_ctx_t *c)
     m.properties = c->hdr->properties;
     m.properties_len = strlen(c->hdr->properties);
     m.tag_code = props_tag_code(m.properties, m.properties_len);
-    const char *why = NULL;
-    rmq_err_t rc = bk_schedule_divert(s->bk->schedule, &m, &why);   /* DELAY / __STARTDELIVERTIME */
-    if (rc == RMQ_OK)
-        rc = bk_tx_divert(s->bk->tx, &m, &why);                      /* TRAN_MSG: half message */
-    if (rc != RMQ_OK) {
-        rmq_conn_replyf(c->conn, c->to, rc == RMQ_EINVAL ? RMQ__STATUS__MESSAGE_ILLEGAL : RMQ__STATUS__SYSTEM_ERROR,
-                        "SEND_MESSAGE: %s", why ? why : rmq_strerror(rc));
-        return;
-    }
     send_store(s, c, &m, 1);
 }
 
