@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bk_ha.h"
+#include "fr_session.h"
 #include "bk_lock.h"
 #include "bk_metrics.h"
 #include "bk_query.h"
@@ -88,11 +89,14 @@ static void broker_arrived(const char *topic, int32_t queue_id, int64_t max_offs
 static void broker_conn_closed(rmq_conn_t *conn, void *arg)
 {
     bk_broker_t *bk = arg;
-    if (bk->clients)
-        bk_clients_conn_closed(bk->clients, conn);
+    bk_session_t *ss = fr_session_find(conn);
     if (bk->pull)
         bk_pull_conn_closed(bk->pull, conn);
-    bk_tx_conn_closed(bk->tx, conn);
+    if (ss && bk->clients)
+        bk_clients_session_closed(bk->clients, ss);
+    if (ss)
+        bk_tx_session_closed(bk->tx, ss);
+    fr_session_conn_closed(conn);
 }
 
 /* Creates the server and listens on listenPort (0: ephemeral). */

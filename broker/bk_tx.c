@@ -1,8 +1,9 @@
 /* bk_tx.c: half messages, END_TRANSACTION and the check-back (see
  * bk_tx.h). Outcomes are kept in a hash of half-message commit-log offsets
  * (resolved, or how often checked), rebuilt from the op queue at start;
- * producers of each group are the connections that named the group in a
- * HEART_BEAT (referenced while known). Loop thread. */
+ * producers of each group are the sessions that named the group in a
+ * HEART_BEAT (referenced while known); a check-back goes through the
+ * session (core/bk_session.h). Loop thread. */
 #include "bk_tx.h"
 
 #include <inttypes.h>
@@ -29,7 +30,7 @@ typedef struct tx_slot {
 
 typedef struct tx_producer {
     char *group;
-    rmq_conn_t *conn;                /* referenced */
+    bk_session_t *ss;                /* referenced */
     int64_t seen_ms;
 } tx_producer_t;
 
@@ -230,12 +231,12 @@ rmq_err_t bk_tx_divert(bk_tx_t *tx, st_msg_t *m, const char **why)
 
 static void prod_remove(bk_tx_t *tx, size_t i)
 {
-    rmq_conn_unref(tx->prods[i].conn);
+    bk_session_unref(tx->prods[i].ss);
     free(tx->prods[i].group);
     tx->prods[i] = tx->prods[--tx->nprods];
 }
 
-void bk_tx_heartbeat(bk_tx_t *tx, rmq_conn_t *conn, const Rmq__HeartbeatData *hb)
+void bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const Rmq__HeartbeatData *hb)
 {
     int64_t now = rmq_mono_ms();
 
@@ -246,7 +247,7 @@ void bk_tx_heartbeat(bk_tx_t *tx, rmq_conn_t *conn, const Rmq__HeartbeatData *hb
         size_t i;
 
         for (i = 0; i < tx->nprods; i++)
-            if (tx->prods[i].conn == conn && !strcmp(tx->prods[i].group, group))
+            if (tx->prods[i].ss == ss && !strcmp(tx->prods[i].group, group))
                 break;
         if (i < tx->nprods) {
             tx->prods[i].seen_ms = now;
@@ -263,32 +264,32 @@ void bk_tx_heartbeat(bk_tx_t *tx, rmq_conn_t *conn, const Rmq__HeartbeatData *hb
         }
         if (!(tx->prods[tx->nprods].group = strdup(group)))
             return;
-        rmq_conn_ref(conn);
-        tx->prods[tx->nprods].conn = conn;
+        bk_session_ref(ss);
+        tx->prods[tx->nprods].ss = ss;
         tx->prods[tx->nprods].seen_ms = now;
         tx->nprods++;
     }
 }
 
-void bk_tx_conn_closed(bk_tx_t *tx, rmq_conn_t *conn)
+void bk_tx_session_closed(bk_tx_t *tx, bk_session_t *ss)
 {
     for (size_t i = 0; tx && i < tx->nprods;)
-        if (tx->prods[i].conn == conn)
+        if (tx->prods[i].ss == ss)
             prod_remove(tx, i);
         else
             i++;
 }
 
-/* The freshest open connection of a producer of group, or NULL. */
-static rmq_conn_t *producer_of(bk_tx_t *tx, const char *group, size_t len)
+/* The freshest open session of a producer of group, or NULL. */
+static bk_session_t *producer_of(bk_tx_t *tx, const char *group, size_t len)
 {
     tx_producer_t *best = NULL;
 
     for (size_t i = 0; i < tx->nprods; i++)
         if (strlen(tx->prods[i].group) == len && !memcmp(tx->prods[i].group, group, len) &&
-            rmq_conn_is_open(tx->prods[i].conn) && (!best || tx->prods[i].seen_ms > best->seen_ms))
+            bk_session_is_open(tx->prods[i].ss) && (!best || tx->prods[i].seen_ms > best->seen_ms))
             best = &tx->prods[i];
-    return best ? best->conn : NULL;
+    return best ? best->ss : NULL;
 }
 
 /* ---- reading queues ---------------------------------------------------------------- */
@@ -367,17 +368,17 @@ typedef struct scan_ctx {
     int front;                       /* every half before this one is resolved */
 } scan_ctx_t;
 
-/* Sends CHECK_TRANSACTION_STATE for one half message to a producer of its group. */
+/* Asks a producer of its group for the state of one half message. */
 static void check_send(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff)
 {
     bk_broker_t *bk = tx->bk;
     size_t glen = 0, ulen = 0;
     const char *group = rmq_props_get(rec->properties, rec->properties_len, "PGROUP", &glen);
     const char *uniq = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_UNIQ_KEY, &ulen);
-    rmq_conn_t *conn = group ? producer_of(tx, group, glen) : NULL;
+    bk_session_t *ss = group ? producer_of(tx, group, glen) : NULL;
     char g[256], u[128], id[33];
 
-    if (!conn) {
+    if (!ss) {
         LOG_WARN_RL("transaction: no producer of group %.*s is connected to check the half message at %" PRId64,
                     (int)glen, group ? group : "", rec->phys_offset);
         return;
@@ -385,28 +386,27 @@ static void check_send(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff)
     snprintf(g, sizeof g, "%.*s", (int)glen, group);
     snprintf(u, sizeof u, "%.*s", (int)ulen, uniq ? uniq : "");
     st_store_msg_id(rec->store_ip, (uint16_t)rec->store_port, rec->phys_offset, id);
-    Rmq__CheckTransactionStateRequest h = RMQ__CHECK_TRANSACTION_STATE_REQUEST__INIT;
-    Rmq__Command req = RMQ__COMMAND__INIT;
-
-    h.tran_state_table_offset = qoff;
-    h.commit_log_offset = rec->phys_offset;
-    h.msg_id = u;
-    h.transaction_id = u;
-    h.offset_msg_id = id;
-    h.producer_group = g;
-    h.broker_addr = bk->addr;
-    req.code = RMQ__REQUEST_CODE__CHECK_TRANSACTION_STATE;
-    req.header_case = RMQ__COMMAND__HEADER_CHECK_TRANSACTION;
-    req.check_transaction = &h;
+    bk_tx_check_t chk = {
+        .tran_state_table_offset = qoff,
+        .commit_log_offset = rec->phys_offset,
+        .msg_id = u,
+        .transaction_id = u,
+        .offset_msg_id = id,
+        .producer_group = g,
+        .broker_addr = bk->addr,
+    };
     struct evbuffer *raw = evbuffer_new();
     rmq_err_t rc = raw ? st_store_read_record(bk->store, rec->phys_offset, raw) : RMQ_ENOMEM;
 
-    if (rc == RMQ_OK)
-        rc = rmq_conn_send_oneway(conn, &req, evbuffer_pullup(raw, -1), evbuffer_get_length(raw));
+    if (rc == RMQ_OK) {
+        chk.record_len = evbuffer_get_length(raw);
+        chk.record = evbuffer_pullup(raw, -1);
+        rc = bk_session_check_transaction(ss, &chk);
+    }
     if (raw)
         evbuffer_free(raw);
     if (rc != RMQ_OK)
-        LOG_WARN_RL("transaction: CHECK_TRANSACTION_STATE to %s failed", rmq_conn_peer(conn));
+        LOG_WARN_RL("transaction: the check-back to %s failed", bk_session_peer(ss));
 }
 
 static void scan_half(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff, void *arg, int *stop)
@@ -445,7 +445,7 @@ static void check_tick(evutil_socket_t fd, short what, void *arg)
     scan_ctx_t sc = {rmq_wall_ms(), 0, 1};
 
     for (size_t i = 0; i < tx->nprods;)
-        if (now - tx->prods[i].seen_ms > bk->cfg->channel_expired_timeout || !rmq_conn_is_open(tx->prods[i].conn))
+        if (now - tx->prods[i].seen_ms > bk->cfg->channel_expired_timeout || !bk_session_is_open(tx->prods[i].ss))
             prod_remove(tx, i);
         else
             i++;
