@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "bk_broker.h"
+#include "rmq_message.h"
 #include "bk_ha.h"
-#include "bk_names.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
@@ -20,7 +20,7 @@
 static int check_name(rmq_conn_t *conn, const rmq_frame_t *req, const char *what, const char *name)
 {
     const char *why;
-    if (bk_name_is_valid(name, strlen(name), &why))
+    if (rmq_name_is_valid(name, strlen(name), &why))
         return 1;
     rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__NAME_ILLEGAL, "%s: %s '%.200s' %s",
                     rmq_request_name(req->cmd->code), what, name, why);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bk_broker.h"
-#include "bk_names.h"
+#include "rmq_message.h"
 #include "bk_sendback.h"
 #include "bk_tx.h"
 #include "fr_session.h"
@@ -21,7 +21,7 @@ static void h_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     const char *why;
     for (size_t i = 0; i < hb->n_consumers; i++) {
         const char *g = hb->consumers[i]->group_name;
-        if (!bk_name_is_valid(g, strlen(g), &why)) {
+        if (!rmq_name_is_valid(g, strlen(g), &why)) {
             rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__NAME_ILLEGAL,
                             "HEART_BEAT: consumer group '%.200s' %s", g, why);
             return;

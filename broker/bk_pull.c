@@ -9,10 +9,11 @@
 #include <unistd.h>
 
 #include "bk_broker.h"
+#include "rmq_message.h"
 #include "bk_hold.h"
 #include "bk_metrics.h"
-#include "bk_names.h"
 #include "rmq_log.h"
+#include "rmq_subexpr.h"
 #include "rmq_time.h"
 
 #define PULL_MAX_TAGS 64
@@ -28,38 +29,23 @@ typedef struct pull_filter {
     int64_t codes[PULL_MAX_TAGS];
 } pull_filter_t;
 
-/* Parses "*" / "" or "TagA || TagB" into tag hashes; -1 if malformed. */
+/* rmq_subexpr_fn: adds a tag's hash to the filter (-1 past PULL_MAX_TAGS). */
+static rmq_err_t filter_add(const char *tag, size_t len, void *arg)
+{
+    pull_filter_t *pf = arg;
+    if (pf->f.n_codes == PULL_MAX_TAGS)
+        return RMQ_EINVAL;
+    pf->codes[pf->f.n_codes++] = st_tag_hash(tag, len);
+    return RMQ_OK;
+}
+
+/* Parses a subscription expression (rmq_subexpr.h) into tag hashes; -1 if
+ * malformed or naming more than PULL_MAX_TAGS tags. */
 static int filter_parse(const char *expr, pull_filter_t *pf)
 {
     memset(pf, 0, sizeof(*pf));
     pf->f.codes = pf->codes;
-    const char *p = expr;
-    while (*p == ' ')
-        p++;
-    if (*p == '\0' || strcmp(p, "*") == 0) {
-        pf->f.match_all = 1;
-        return 0;
-    }
-    while (*p) {
-        const char *end = strstr(p, "||");
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        const char *s = p, *e = p + len;
-        while (s < e && *s == ' ')
-            s++;
-        while (e > s && e[-1] == ' ')
-            e--;
-        if (e > s) {
-            if (pf->f.n_codes == PULL_MAX_TAGS)
-                return -1;
-            if (e - s == 1 && *s == '*') {
-                pf->f.match_all = 1;
-                return 0;
-            }
-            pf->codes[pf->f.n_codes++] = st_tag_hash(s, (size_t)(e - s));
-        }
-        p = end ? end + 2 : e + strlen(e);
-    }
-    return pf->f.n_codes ? 0 : -1;
+    return rmq_subexpr_parse(expr, &pf->f.match_all, filter_add, pf) == RMQ_OK ? 0 : -1;
 }
 
 /* Wire status for a store result; also corrects next_begin_offset per 7.2. */
@@ -98,9 +84,9 @@ static const bk_topic_t *pull_check(bk_pull_t *p, rmq_conn_t *conn, rmq_reply_to
     const char *why;
     if (!(bk->cfg->broker_permission & BK_PERM_READ))
         return rmq_conn_replyf(conn, to, RMQ__STATUS__NO_PERMISSION, "broker %s is not readable", bk->addr), NULL;
-    if (!bk_name_is_valid(h->topic, strlen(h->topic), &why))
+    if (!rmq_name_is_valid(h->topic, strlen(h->topic), &why))
         return rmq_conn_replyf(conn, to, RMQ__STATUS__NAME_ILLEGAL, "PULL_MESSAGE: topic '%.200s' %s", h->topic, why), NULL;
-    if (!bk_name_is_valid(h->consumer_group, strlen(h->consumer_group), &why))
+    if (!rmq_name_is_valid(h->consumer_group, strlen(h->consumer_group), &why))
         return rmq_conn_replyf(conn, to, RMQ__STATUS__NAME_ILLEGAL, "PULL_MESSAGE: consumer group '%.200s' %s",
                                h->consumer_group, why), NULL;
     const bk_group_t *grp = bk_groups_use(bk->groups, h->consumer_group, strlen(h->consumer_group));

@@ -73,8 +73,8 @@ struct bk_schedule {
     struct evbuffer *rd;
 };
 
-static const char *const sched_drop[] = {RMQ_PROP_DELAY, BK_PROP_REAL_TOPIC, BK_PROP_REAL_QID,
-                                         BK_PROP_DELIVER_AT, NULL};
+static const char *const sched_drop[] = {RMQ_PROP_DELAY, RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID,
+                                         RMQ_PROP_DELIVER_AT, NULL};
 
 /* ---- levels ------------------------------------------------------------- */
 
@@ -339,9 +339,9 @@ static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec, sched_level_
 {
     bk_broker_t *bk = s->bk;
     size_t tl = 0;
-    const char *topic = rmq_props_get(rec->properties, rec->properties_len, BK_PROP_REAL_TOPIC, &tl);
+    const char *topic = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &tl);
     int ok = 0;
-    int64_t qid = bk_props_int(rec->properties, rec->properties_len, BK_PROP_REAL_QID, -1, &ok);
+    int64_t qid = bk_props_int(rec->properties, rec->properties_len, RMQ_PROP_REAL_QID, -1, &ok);
     if (!topic || tl == 0 || tl > RMQ_TOPIC_MAX || qid < 0 || qid > INT32_MAX) {
         LOG_WARN_RL("delay scheduler: %s queue %d offset %" PRId64 " has no valid REAL_TOPIC/REAL_QID; skipped",
                     BK_SCHEDULE_TOPIC, rec->queue_id, rec->queue_offset);
@@ -531,7 +531,7 @@ static void timer_scan(bk_schedule_t *s)
             if (rmq_record_decode(data + pos, len - pos, 0, &rec) != RMQ_OK)
                 break;
             pos += rec.total_size;
-            int64_t due = bk_props_int(rec.properties, rec.properties_len, BK_PROP_DELIVER_AT,
+            int64_t due = bk_props_int(rec.properties, rec.properties_len, RMQ_PROP_DELIVER_AT,
                                        rec.store_timestamp, NULL);
             if (!timer_done(s, due, rec.queue_offset) && heap_push(s, due, rec.queue_offset) != 0) {
                 LOG_ERROR_RL("delay scheduler: out of memory for the timer heap");
@@ -594,14 +594,14 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     if (m->topic_len == strlen(BK_SCHEDULE_TOPIC) && memcmp(m->topic, BK_SCHEDULE_TOPIC, m->topic_len) == 0)
         return RMQ_OK;
     size_t vl = 0;
-    const char *tx = rmq_props_get(m->properties, m->properties_len, BK_PROP_TRAN_MSG, &vl);
+    const char *tx = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TRAN_MSG, &vl);
     if (tx && vl == 4 && memcmp(tx, "true", 4) == 0)
         return RMQ_OK;               /* half messages: delayed at commit, not here */
     int ok_level = 1, ok_at = 1;
     int64_t level = bk_props_int(m->properties, m->properties_len, RMQ_PROP_DELAY, 0, &ok_level);
-    int64_t at = bk_props_int(m->properties, m->properties_len, BK_PROP_DELIVER_AT, 0, &ok_at);
+    int64_t at = bk_props_int(m->properties, m->properties_len, RMQ_PROP_DELIVER_AT, 0, &ok_at);
     if (!ok_level || !ok_at) {
-        *why = !ok_level ? "property DELAY is not an integer" : "property " BK_PROP_DELIVER_AT " is not an integer (wall ms)";
+        *why = !ok_level ? "property DELAY is not an integer" : "property " RMQ_PROP_DELIVER_AT " is not an integer (wall ms)";
         return RMQ_EINVAL;
     }
     int64_t now = rmq_wall_ms();
@@ -610,7 +610,7 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     if (at > now) {
         int64_t horizon = s->bk->cfg->file_reserved_time * 3600 * 1000;
         if (at - now > horizon) {
-            *why = "delivery time " BK_PROP_DELIVER_AT " is beyond fileReservedTime";
+            *why = "delivery time " RMQ_PROP_DELIVER_AT " is beyond fileReservedTime";
             return RMQ_EINVAL;
         }
         /* Clamp so the entry sorts after the cursor even if the clock went back. */
@@ -630,9 +630,9 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     memcpy(real_topic, m->topic, tl);
     real_topic[tl] = '\0';
     if (bk_props_copy(&s->pb, m->properties, m->properties_len, sched_drop + 1) != RMQ_OK ||
-        bk_props_put(&s->pb, BK_PROP_REAL_TOPIC, real_topic) != RMQ_OK ||
-        bk_props_put_int(&s->pb, BK_PROP_REAL_QID, m->queue_id) != RMQ_OK ||
-        (q == s->n && bk_props_put_int(&s->pb, BK_PROP_DELIVER_AT, due) != RMQ_OK))
+        bk_props_put(&s->pb, RMQ_PROP_REAL_TOPIC, real_topic) != RMQ_OK ||
+        bk_props_put_int(&s->pb, RMQ_PROP_REAL_QID, m->queue_id) != RMQ_OK ||
+        (q == s->n && bk_props_put_int(&s->pb, RMQ_PROP_DELIVER_AT, due) != RMQ_OK))
         return RMQ_ENOMEM;
     if (s->pb.len > RMQ_PROPS_MAX) {
         *why = "properties too long after adding the schedule properties";

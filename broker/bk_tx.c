@@ -154,11 +154,11 @@ static int op_put(bk_tx_t *tx, int64_t half_phys, rmq_conn_t *conn, rmq_reply_to
  * *why. */
 static rmq_err_t commit_msg(bk_tx_t *tx, const rmq_record_t *rec, st_msg_t *m, const char **why)
 {
-    static const char *const drop[] = {BK_PROP_REAL_TOPIC, BK_PROP_REAL_QID, BK_PROP_TRAN_MSG,
-                                       "TRANSACTION_CHECK_TIMES", NULL};
+    static const char *const drop[] = {RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID, RMQ_PROP_TRAN_MSG,
+                                       RMQ_PROP_TX_CHECK_TIMES, NULL};
     size_t tlen = 0, vl = 0;
-    const char *topic = rmq_props_get(rec->properties, rec->properties_len, BK_PROP_REAL_TOPIC, &tlen);
-    int64_t qid = bk_props_int(rec->properties, rec->properties_len, BK_PROP_REAL_QID, -1, NULL);
+    const char *topic = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &tlen);
+    int64_t qid = bk_props_int(rec->properties, rec->properties_len, RMQ_PROP_REAL_QID, -1, NULL);
     const char *tag;
 
     *why = NULL;
@@ -200,19 +200,19 @@ rmq_err_t bk_tx_divert(bk_tx_t *tx, st_msg_t *m, const char **why)
     *why = NULL;
     if (!tx || !m->properties || !m->properties_len)
         return RMQ_OK;
-    v = rmq_props_get(m->properties, m->properties_len, BK_PROP_TRAN_MSG, &vl);
+    v = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TRAN_MSG, &vl);
     if (!v || vl != 4 || memcmp(v, "true", 4) != 0)
         return RMQ_OK;
     if (m->topic_len == strlen(BK_TX_HALF_TOPIC) && !memcmp(m->topic, BK_TX_HALF_TOPIC, m->topic_len))
         return RMQ_OK;
-    if (!rmq_props_get(m->properties, m->properties_len, "PGROUP", &vl) || vl == 0) {
+    if (!rmq_props_get(m->properties, m->properties_len, RMQ_PROP_PRODUCER_GROUP, &vl) || vl == 0) {
         *why = "a transactional message (TRAN_MSG=true) needs its producer group in PGROUP";
         return RMQ_EINVAL;
     }
     snprintf(real_topic, sizeof real_topic, "%.*s", (int)m->topic_len, m->topic);
     if (bk_props_copy(&tx->pb, m->properties, m->properties_len, NULL) != RMQ_OK ||
-        bk_props_put(&tx->pb, BK_PROP_REAL_TOPIC, real_topic) != RMQ_OK ||
-        bk_props_put_int(&tx->pb, BK_PROP_REAL_QID, m->queue_id) != RMQ_OK)
+        bk_props_put(&tx->pb, RMQ_PROP_REAL_TOPIC, real_topic) != RMQ_OK ||
+        bk_props_put_int(&tx->pb, RMQ_PROP_REAL_QID, m->queue_id) != RMQ_OK)
         return RMQ_ENOMEM;
     if (tx->pb.len > RMQ_PROPS_MAX) {
         *why = "properties too long after adding the transaction properties";
@@ -373,7 +373,7 @@ static void check_send(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff)
 {
     bk_broker_t *bk = tx->bk;
     size_t glen = 0, ulen = 0;
-    const char *group = rmq_props_get(rec->properties, rec->properties_len, "PGROUP", &glen);
+    const char *group = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_PRODUCER_GROUP, &glen);
     const char *uniq = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_UNIQ_KEY, &ulen);
     bk_session_t *ss = group ? producer_of(tx, group, glen) : NULL;
     char g[256], u[128], id[33];
@@ -484,7 +484,7 @@ static void h_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
                         h->commit_log_offset);
         goto out;
     }
-    group = rmq_props_get(rec.properties, rec.properties_len, "PGROUP", &glen);
+    group = rmq_props_get(rec.properties, rec.properties_len, RMQ_PROP_PRODUCER_GROUP, &glen);
     if (rec.topic_len != strlen(BK_TX_HALF_TOPIC) || memcmp(rec.topic, BK_TX_HALF_TOPIC, rec.topic_len) != 0 ||
         !group || glen != strlen(h->producer_group) || memcmp(group, h->producer_group, glen) != 0) {
         rmq_conn_replyf(conn, to, RMQ__STATUS__BAD_REQUEST,

@@ -1,10 +1,10 @@
 /* bk_produce.c: a producer's send on neutral requests (see bk_produce.h). */
 #include "bk_produce.h"
+#include "rmq_message.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_names.h"
 
 struct bk_produce {
     bk_produce_config_t cfg;
@@ -47,9 +47,9 @@ int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_ta
     size_t tlen = strlen(req->topic);
     if (!bk_append_writable(p->cfg.append, r))
         return 0;
-    if (!bk_name_is_valid(req->topic, tlen, &why))
+    if (!rmq_name_is_valid(req->topic, tlen, &why))
         return bk_result_set(r, BK_NAME_ILLEGAL, "%s: topic '%.200s' %s", req->cmd, req->topic, why), 0;
-    if (req->producer_group[0] && !bk_name_is_valid(req->producer_group, strlen(req->producer_group), &why))
+    if (req->producer_group[0] && !rmq_name_is_valid(req->producer_group, strlen(req->producer_group), &why))
         return bk_result_set(r, BK_NAME_ILLEGAL, "%s: producer group '%.200s' %s", req->cmd, req->producer_group,
                              why), 0;
     if ((int64_t)req->body_len > p->cfg.max_message_size)

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_names.h"
 #include "ns_route.h"
 #include "rmq_frame.h"
 #include "rmq_log.h"
@@ -54,7 +53,7 @@ static void name_check(const char *s)
 {
     const char *why = NULL;
 
-    if (s && !bk_name_is_valid(s, strlen(s), &why) && !why)
+    if (s && !rmq_name_is_valid(s, strlen(s), &why) && !why)
         abort();
 }
 
