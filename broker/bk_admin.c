@@ -8,9 +8,10 @@
 #include <string.h>
 
 #include "bk_broker.h"
-#include "rmq_message.h"
 #include "bk_ha.h"
+#include "bk_sendback.h"
 #include "rmq_log.h"
+#include "rmq_message.h"
 #include "rmq_time.h"
 
 #define NEED(conn, req, kase, name) \
@@ -335,6 +336,7 @@ static void h_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
     }
+    bk_sendback_retry_topic(bk, req->cmd->subscription_group->group_name);   /* the group's retry topic with it */
     reply_ok(conn, req);
 }
 

@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "bk_broker.h"
-#include "rmq_message.h"
 #include "bk_sendback.h"
 #include "bk_tx.h"
 #include "fr_session.h"
 #include "rmq_log.h"
+#include "rmq_message.h"
 
 /* HEART_BEAT: records the client's consumer groups (creating subscription groups). */
 static void h_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)

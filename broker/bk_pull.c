@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "bk_broker.h"
-#include "rmq_message.h"
 #include "bk_hold.h"
 #include "bk_metrics.h"
 #include "rmq_log.h"
+#include "rmq_message.h"
 #include "rmq_subexpr.h"
 #include "rmq_time.h"
 

@@ -1,10 +1,10 @@
 /* bk_produce.c: a producer's send on neutral requests (see bk_produce.h). */
 #include "bk_produce.h"
-#include "rmq_message.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "rmq_message.h"
 
 struct bk_produce {
     bk_produce_config_t cfg;
