@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "bk_config.h"
-#include "bk_groups.h"
+#include "bk_groups_pb.h"
 #include "bk_map.h"
-#include "bk_offsets.h"
+#include "bk_offsets_pb.h"
 #include "bk_persist.h"
 #include "bk_topics_pb.h"
 #include "rmq_message.h"
