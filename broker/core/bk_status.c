@@ -33,6 +33,7 @@ const char *bk_status_name(bk_status_t status)
         [BK_SLAVE_NOT_AVAILABLE] = "SLAVE_NOT_AVAILABLE",
         [BK_BUSY] = "BUSY",
         [BK_TRANSACTION_FAILED] = "TRANSACTION_FAILED",
+        [BK_SUBSCRIPTION_PARSE_FAILED] = "SUBSCRIPTION_PARSE_FAILED",
         [BK_SYSTEM_ERROR] = "SYSTEM_ERROR",
     };
     if ((unsigned)status < sizeof(names) / sizeof(names[0]) && names[status])

@@ -29,6 +29,7 @@ int fr_status_wire(bk_status_t status)
         [BK_SLAVE_NOT_AVAILABLE] = RMQ__STATUS__SLAVE_NOT_AVAILABLE,
         [BK_BUSY] = RMQ__STATUS__SYSTEM_BUSY,
         [BK_TRANSACTION_FAILED] = RMQ__STATUS__TRANSACTION_FAILED,
+        [BK_SUBSCRIPTION_PARSE_FAILED] = RMQ__STATUS__SUBSCRIPTION_PARSE_FAILED,
         [BK_SYSTEM_ERROR] = RMQ__STATUS__SYSTEM_ERROR,
     };
     if ((unsigned)status < sizeof(wire) / sizeof(wire[0]))
