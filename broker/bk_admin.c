@@ -10,8 +10,9 @@
 #include "bk_broker.h"
 #include "bk_ha.h"
 #include "bk_meta.h"
-#include "bk_names.h"
+#include "bk_sendback.h"
 #include "rmq_log.h"
+#include "rmq_message.h"
 #include "rmq_time.h"
 
 #define NEED(conn, req, kase, name) \
@@ -21,7 +22,7 @@
 static int check_name(rmq_conn_t *conn, const rmq_frame_t *req, const char *what, const char *name)
 {
     const char *why;
-    if (bk_name_is_valid(name, strlen(name), &why))
+    if (rmq_name_is_valid(name, strlen(name), &why))
         return 1;
     rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__NAME_ILLEGAL, "%s: %s '%.200s' %s",
                     rmq_request_name(req->cmd->code), what, name, why);
@@ -335,6 +336,7 @@ static void h_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
     }
+    bk_sendback_retry_topic(bk, req->cmd->subscription_group->group_name);   /* the group's retry topic with it */
     reply_ok(conn, req);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bk_ha.h"
+#include "fr_session.h"
 #include "bk_lock.h"
 #include "bk_metrics.h"
 #include "bk_query.h"
@@ -88,11 +89,14 @@ static void broker_arrived(const char *topic, int32_t queue_id, int64_t max_offs
 static void broker_conn_closed(rmq_conn_t *conn, void *arg)
 {
     bk_broker_t *bk = arg;
-    if (bk->clients)
-        bk_clients_conn_closed(bk->clients, conn);
+    bk_session_t *ss = fr_session_find(conn);
     if (bk->pull)
         bk_pull_conn_closed(bk->pull, conn);
-    bk_tx_conn_closed(bk->tx, conn);
+    if (ss && bk->clients)
+        bk_clients_session_closed(bk->clients, ss);
+    if (ss)
+        bk_tx_session_closed(bk->tx, ss);
+    fr_session_conn_closed(conn);
 }
 
 /* Creates the server and listens on listenPort (0: ephemeral). */
@@ -183,6 +187,22 @@ static void broker_drain(evutil_socket_t fd, short what, void *arg)
     bk_register_stop(bk->reg, UNREGISTER_WAIT_MS, bk->stopped, bk->stopped_arg);
 }
 
+/* Produce hook: a single message may be delayed (scheduler) or a
+ * transaction's half message. */
+static rmq_err_t broker_divert(void *arg, st_msg_t *m, const char **why)
+{
+    bk_broker_t *bk = arg;
+    rmq_err_t rc = bk_schedule_divert(bk->schedule, m, why);   /* DELAY / __STARTDELIVERTIME */
+    return rc == RMQ_OK ? bk_tx_divert(bk->tx, m, why) : rc;  /* TRAN_MSG: half message */
+}
+
+/* Append hook: a stored append is streamed to the slaves. */
+static void broker_appended(void *arg)
+{
+    bk_broker_t *bk = arg;
+    bk_ha_notify_append(bk->ha);
+}
+
 rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
 {
     bk->boot_ms = rmq_wall_ms();
@@ -197,6 +217,34 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         return rc;
     if (!(bk->ha = bk_ha_new(bk, err, errlen)))
         return RMQ_EIO;
+    bk_append_config_t ac = {
+        .store = bk->store,
+        .sync = bk_ha_sync(bk->ha),
+        .sync_flush = bk->cfg->flush_disk_type == ST_SYNC_FLUSH,
+        .sync_flush_timeout_ms = bk->cfg->sync_flush_timeout,
+        .is_slave = bk->cfg->broker_role == BK_SLAVE,
+        .permission = bk->cfg->broker_permission,
+        .addr = bk->addr,
+        .appended = broker_appended,
+        .appended_arg = bk,
+    };
+    if (!(bk->append = bk_append_new(&ac))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
+    bk_produce_config_t pc = {
+        .append = bk->append,
+        .topics = bk->topics,
+        .auto_create_topic = bk->cfg->auto_create_topic_enable,
+        .max_message_size = bk->cfg->max_message_size,
+        .addr = bk->addr,
+        .divert = broker_divert,
+        .divert_arg = bk,
+    };
+    if (!(bk->produce = bk_produce_new(&pc))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
     bk->clients = bk_clients_new(bk->cfg->channel_expired_timeout);
     bk->send = bk_send_new(bk);
     bk->pull = bk_pull_new(bk);
@@ -249,6 +297,7 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     if (bk->stopping)
         return;
     bk->stopping = 1;
+    bk_append_stop(bk->append);
     bk->stopped = done;
     bk->stopped_arg = arg;
     LOG_INFO("broker %s stopping", bk->addr);
@@ -270,13 +319,17 @@ void bk_broker_free(bk_broker_t *bk)
     bk->metrics = NULL;
     if (bk->offsets)
         bk_offsets_persist(bk->offsets);
-    bk_schedule_free(bk->schedule);
-    bk->schedule = NULL;
     bk_ha_free(bk->ha);
     bk->ha = NULL;
     if (bk->store)
         st_store_close(bk->store);
     bk->store = NULL;
+    bk_produce_free(bk->produce);
+    bk->produce = NULL;
+    bk_append_free(bk->append);     /* the store and HA ended every wait */
+    bk->append = NULL;
+    bk_schedule_free(bk->schedule); /* after its deliveries' waits: persists what is durable */
+    bk->schedule = NULL;
     if (bk->poster)
         rmq_loop_poster_free(bk->poster);
     bk_send_free(bk->send);

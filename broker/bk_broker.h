@@ -9,14 +9,16 @@
 
 #include <event2/event.h>
 
+#include "bk_append.h"
 #include "bk_clients.h"
 #include "bk_config.h"
-#include "bk_groups.h"
+#include "bk_groups_pb.h"
 #include "bk_groupstats.h"
-#include "bk_offsets.h"
+#include "bk_offsets_pb.h"
+#include "bk_produce.h"
 #include "bk_persist.h"
 #include "bk_stats.h"
-#include "bk_topics.h"
+#include "bk_topics_pb.h"
 #include "rmq_loop.h"
 #include "rmq_rpc.h"
 #include "rmq_security.h"
@@ -42,6 +44,8 @@ typedef struct bk_broker {
     bk_groups_t *groups;
     bk_offsets_t *offsets;
     bk_clients_t *clients;
+    bk_append_t *append;          /* the one append path (core/bk_append.c) */
+    bk_produce_t *produce;        /* producers' sends (core/bk_produce.c) */
     bk_send_t *send;
     bk_pull_t *pull;
     bk_register_t *reg;

@@ -1,5 +1,5 @@
 /* bk_clients.c: consumer group membership. A map of groups, each a map of
- * clients by id; a client keeps its connection (referenced), the monotonic
+ * clients by id; a client keeps its session (referenced), the monotonic
  * time of its last heartbeat and its subscriptions (topic -> expression). */
 #include "bk_clients.h"
 
@@ -12,7 +12,7 @@
 
 typedef struct bk_client {
     char *id;
-    rmq_conn_t *conn;
+    bk_session_t *ss;
     int64_t last_ms;
     bk_map_t *subs;       /* topic -> strdup'ed expression */
 } bk_client_t;
@@ -32,8 +32,7 @@ static void client_free(void *p)
     bk_client_t *cl = p;
     if (!cl)
         return;
-    if (cl->conn)
-        rmq_conn_unref(cl->conn);
+    bk_session_unref(cl->ss);
     bk_map_free(cl->subs, free);
     free(cl->id);
     free(cl);
@@ -70,22 +69,16 @@ void bk_clients_free(bk_clients_t *c)
     free(c);
 }
 
-/* Sends NOTIFY_CONSUMER_IDS_CHANGED to every member of grp. */
+/* Tells every member of grp that its member list changed. */
 static void cgroup_notify(bk_cgroup_t *grp)
 {
-    Rmq__Command cmd = RMQ__COMMAND__INIT;
-    Rmq__GroupRequest g = RMQ__GROUP_REQUEST__INIT;
-    g.consumer_group = grp->name;
-    cmd.code = RMQ__REQUEST_CODE__NOTIFY_CONSUMER_IDS_CHANGED;
-    cmd.header_case = RMQ__COMMAND__HEADER_GROUP;
-    cmd.group = &g;
     size_t cursor = 0;
     const char *key;
     void *val;
     while (bk_map_next(grp->clients, &cursor, &key, &val)) {
         bk_client_t *cl = val;
-        if (rmq_conn_is_open(cl->conn))
-            rmq_conn_send_oneway(cl->conn, &cmd, NULL, 0);
+        if (bk_session_is_open(cl->ss))
+            bk_session_notify_ids_changed(cl->ss, grp->name);
     }
     LOG_INFO("consumer group %s: %zu clients", grp->name, bk_map_count(grp->clients));
 }
@@ -122,7 +115,7 @@ static void client_set_subs(bk_client_t *cl, const Rmq__ConsumerData *cd)
 }
 
 /* Records client_id in the group of cd; returns 1 if membership changed. */
-static int cgroup_touch(bk_clients_t *c, rmq_conn_t *conn, const char *client_id,
+static int cgroup_touch(bk_clients_t *c, bk_session_t *ss, const char *client_id,
                         const Rmq__ConsumerData *cd, int64_t now)
 {
     bk_cgroup_t *grp = cgroup_get(c, cd->group_name);
@@ -139,11 +132,10 @@ static int cgroup_touch(bk_clients_t *c, rmq_conn_t *conn, const char *client_id
         }
         changed = 1;
     }
-    if (cl->conn != conn) {
-        rmq_conn_ref(conn);
-        if (cl->conn)
-            rmq_conn_unref(cl->conn);
-        cl->conn = conn;
+    if (cl->ss != ss) {
+        bk_session_ref(ss);
+        bk_session_unref(cl->ss);
+        cl->ss = ss;
     }
     cl->last_ms = now;
     client_set_subs(cl, cd);
@@ -152,12 +144,12 @@ static int cgroup_touch(bk_clients_t *c, rmq_conn_t *conn, const char *client_id
     return changed;
 }
 
-int bk_clients_heartbeat(bk_clients_t *c, rmq_conn_t *conn, const Rmq__HeartbeatData *hb)
+int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const Rmq__HeartbeatData *hb)
 {
     int64_t now = rmq_mono_ms();
     int changed = 0;
     for (size_t i = 0; i < hb->n_consumers; i++)
-        changed += cgroup_touch(c, conn, hb->client_id, hb->consumers[i], now);
+        changed += cgroup_touch(c, ss, hb->client_id, hb->consumers[i], now);
     return changed;
 }
 
@@ -202,9 +194,9 @@ static int match_id(const bk_client_t *cl, const void *arg)
     return strcmp(cl->id, arg) == 0;
 }
 
-static int match_conn(const bk_client_t *cl, const void *arg)
+static int match_session(const bk_client_t *cl, const void *arg)
 {
-    return cl->conn == arg;
+    return cl->ss == arg;
 }
 
 static int match_expired(const bk_client_t *cl, const void *arg)
@@ -226,9 +218,9 @@ void bk_clients_unregister(bk_clients_t *c, const char *client_id, const char *g
             cgroup_remove_where(c, &cursor, val, match_id, client_id);
 }
 
-void bk_clients_conn_closed(bk_clients_t *c, rmq_conn_t *conn)
+void bk_clients_session_closed(bk_clients_t *c, bk_session_t *ss)
 {
-    clients_remove_where(c, match_conn, conn);
+    clients_remove_where(c, match_session, ss);
 }
 
 void bk_clients_expire(bk_clients_t *c, int64_t now_ms)

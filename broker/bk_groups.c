@@ -1,6 +1,6 @@
 /* bk_groups.c: the subscription group table: a map of heap bk_group_t,
  * load from and persist to config/subscriptionGroup.pb. */
-#include "bk_groups.h"
+#include "bk_groups_pb.h"
 
 #include <stdio.h>
 #include <stdlib.h>

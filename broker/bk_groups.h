@@ -1,13 +1,15 @@
 /* bk_groups.h: subscription groups (consumer group settings), persisted as
  * a packed SubscriptionGroupTable in config/subscriptionGroup.pb, created on
- * first use when autoCreateSubscriptionGroup is on. Loop thread only. */
+ * first use when autoCreateSubscriptionGroup is on. This header is
+ * protocol-neutral (the core uses it); the protobuf views are in
+ * bk_groups_pb.h. Loop thread only. */
 #ifndef BK_GROUPS_H
 #define BK_GROUPS_H
 
 #include <stdint.h>
 
 #include "bk_persist.h"
-#include "rmq.pb-c.h"
+#include "rmq_err.h"
 
 typedef struct bk_group {
     char name[128];
@@ -32,23 +34,10 @@ void bk_groups_free(bk_groups_t *g);
  * streams it to its slaves). NULL fn: none. */
 void bk_groups_on_item(bk_groups_t *g, bk_groups_item_fn fn, void *arg);
 
-/* Copies the current data version into dv. */
-void bk_groups_version(const bk_groups_t *g, Rmq__DataVersion *dv);
-
 /* The group, created with RocketMQ's defaults if absent and auto-create is
  * on; NULL otherwise. Valid until the group is deleted. */
 const bk_group_t *bk_groups_use(bk_groups_t *g, const char *name, size_t len);
 const bk_group_t *bk_groups_get(const bk_groups_t *g, const char *name, size_t len);
-
-/* Creates or replaces a group from its wire form; persists. */
-rmq_err_t bk_groups_update(bk_groups_t *g, const Rmq__SubscriptionGroupConfig *pb);
 rmq_err_t bk_groups_delete(bk_groups_t *g, const char *name);
-
-/* Fills a SubscriptionGroupConfig from a group (name borrowed from grp). */
-void bk_group_to_pb(const bk_group_t *grp, Rmq__SubscriptionGroupConfig *pb);
-
-/* A heap SubscriptionGroupTable snapshot; free with bk_groups_table_free. */
-Rmq__SubscriptionGroupTable *bk_groups_table_new(const bk_groups_t *g);
-void bk_groups_table_free(Rmq__SubscriptionGroupTable *tab);
 
 #endif

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "bk_map.h"
-#include "bk_names.h"
 #include "bk_stats.h"
 #include "rmq_log.h"
+#include "rmq_message.h"
 
 #define GS_SAMPLES (BK_GROUPSTATS_WINDOW_SECS + 1)
 
@@ -55,7 +55,7 @@ static size_t gs_key(char *buf, size_t cap, const char *topic, const char *group
 
 void bk_groupstats_add(bk_groupstats_t *gs, const char *group, const char *topic, int64_t n)
 {
-    char key[2 * BK_NAME_MAX + 2];
+    char key[2 * RMQ_TOPIC_MAX + 2];
     size_t klen = gs_key(key, sizeof(key), topic, group);
     if (!klen)
         return;
@@ -97,7 +97,7 @@ static double gs_rate(const bk_groupstats_t *gs, const gs_entry_t *e)
 double bk_groupstats_tps(const bk_groupstats_t *gs, const char *group, const char *topic)
 {
     if (topic[0]) {
-        char key[2 * BK_NAME_MAX + 2];
+        char key[2 * RMQ_TOPIC_MAX + 2];
         size_t klen = gs_key(key, sizeof(key), topic, group);
         const gs_entry_t *e = klen ? bk_map_get(gs->map, key, klen) : NULL;
         return e ? gs_rate(gs, e) : 0;

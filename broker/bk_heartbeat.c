@@ -5,10 +5,11 @@
 #include <string.h>
 
 #include "bk_broker.h"
-#include "bk_names.h"
 #include "bk_sendback.h"
 #include "bk_tx.h"
+#include "fr_session.h"
 #include "rmq_log.h"
+#include "rmq_message.h"
 
 /* HEART_BEAT: records the client's consumer groups (creating subscription groups). */
 static void h_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
@@ -20,7 +21,7 @@ static void h_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     const char *why;
     for (size_t i = 0; i < hb->n_consumers; i++) {
         const char *g = hb->consumers[i]->group_name;
-        if (!bk_name_is_valid(g, strlen(g), &why)) {
+        if (!rmq_name_is_valid(g, strlen(g), &why)) {
             rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__NAME_ILLEGAL,
                             "HEART_BEAT: consumer group '%.200s' %s", g, why);
             return;
@@ -33,8 +34,13 @@ static void h_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "HEART_BEAT: empty client_id");
         return;
     }
-    bk_clients_heartbeat(bk->clients, conn, hb);
-    bk_tx_heartbeat(bk->tx, conn, hb);   /* producer groups: where transaction checks go */
+    bk_session_t *ss = fr_session_of(conn);
+    if (!ss) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "HEART_BEAT: out of memory");
+        return;
+    }
+    bk_clients_heartbeat(bk->clients, ss, hb);
+    bk_tx_heartbeat(bk->tx, ss, hb);   /* producer groups: where transaction checks go */
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
 }
 

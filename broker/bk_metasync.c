@@ -17,7 +17,7 @@
 
 #include "bk_map.h"
 #include "bk_meta.h"
-#include "bk_names.h"
+#include "rmq_message.h"
 #include "bk_register.h"
 #include "bk_schedule.h"
 #include "rmq_log.h"
@@ -33,8 +33,8 @@ typedef struct seen_version {
 
 /* An offset a client committed on this slave, not yet taken by the master. */
 typedef struct own_commit {
-    char topic[BK_NAME_MAX + 1];
-    char group[BK_NAME_MAX + 1];
+    char topic[RMQ_TOPIC_MAX + 1];
+    char group[RMQ_TOPIC_MAX + 1];
     int32_t queue_id;
 } own_commit_t;
 
@@ -279,7 +279,7 @@ void bk_metasync_note_commit(bk_metasync_t *m, const char *topic, const char *gr
     own_commit_t *own;
     if (!len || bk_map_get(m->own, key, len))
         return;
-    if (!(own = calloc(1, sizeof(*own))) || strlen(topic) > BK_NAME_MAX || strlen(group) > BK_NAME_MAX) {
+    if (!(own = calloc(1, sizeof(*own))) || strlen(topic) > RMQ_TOPIC_MAX || strlen(group) > RMQ_TOPIC_MAX) {
         free(own);
         return;
     }
@@ -299,7 +299,7 @@ void bk_metasync_note_commit(bk_metasync_t *m, const char *topic, const char *gr
 static int stream_name_ok(const char *what, const char *name, char *why, size_t whylen)
 {
     const char *rule;
-    if (bk_name_is_valid(name, strlen(name), &rule))
+    if (rmq_name_is_valid(name, strlen(name), &rule))
         return 0;
     snprintf(why, whylen, "master streamed %s '%.150s', which %s", what, name, rule);
     return -1;

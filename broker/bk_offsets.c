@@ -1,7 +1,7 @@
 /* bk_offsets.c: the consumer offset table: a map from "topic@group" to a
  * growable array of offsets indexed by queue id (-1: unknown), persisted on
  * the metadata writer thread. */
-#include "bk_offsets.h"
+#include "bk_offsets_pb.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,14 +1,15 @@
 /* bk_offsets.h: consumer offsets, topic@group -> queue id -> next offset to
  * consume, persisted as a packed ConsumerOffsetTable in
  * config/consumerOffset.pb every flushConsumerOffsetInterval (when changed)
- * and at shutdown. Loop thread only. */
+ * and at shutdown. This header is protocol-neutral (the core uses it); the
+ * protobuf views are in bk_offsets_pb.h. Loop thread only. */
 #ifndef BK_OFFSETS_H
 #define BK_OFFSETS_H
 
 #include <stdint.h>
 
 #include "bk_persist.h"
-#include "rmq.pb-c.h"
+#include "rmq_err.h"
 
 typedef struct bk_offsets bk_offsets_t;
 
@@ -29,10 +30,5 @@ void bk_offsets_delete_group(bk_offsets_t *o, const char *group);
 
 /* Queues a write if anything changed since the last one. */
 void bk_offsets_persist(bk_offsets_t *o);
-
-/* A heap ConsumerOffsetTable snapshot, optionally only of group (NULL: all);
- * free with bk_offsets_table_free. NULL when out of memory. */
-Rmq__ConsumerOffsetTable *bk_offsets_table_new(const bk_offsets_t *o, const char *group);
-void bk_offsets_table_free(Rmq__ConsumerOffsetTable *tab);
 
 #endif

@@ -13,14 +13,6 @@
 #include "rmq_err.h"
 #include "rmq_message.h"
 
-/* Properties the broker itself reads or writes (RocketMQ MessageConst names). */
-#define BK_PROP_REAL_TOPIC "REAL_TOPIC"
-#define BK_PROP_REAL_QID "REAL_QID"
-#define BK_PROP_RETRY_TOPIC "RETRY_TOPIC"
-#define BK_PROP_ORIGIN_MESSAGE_ID "ORIGIN_MESSAGE_ID"
-#define BK_PROP_DELIVER_AT "__STARTDELIVERTIME"   /* absolute wall ms (beyond RocketMQ 4) */
-#define BK_PROP_TRAN_MSG "TRAN_MSG"
-
 typedef rmq_props_buf_t bk_props_buf_t;
 
 /* Empties pb, then copies every well-formed pair of props[0..len) whose

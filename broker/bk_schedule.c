@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_ha.h"
 #include "bk_props.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
@@ -28,8 +27,21 @@ typedef struct sched_level {
     int level;                       /* 1..N */
     int64_t delay_ms;
     int64_t offset;                  /* next queue offset to deliver */
+    int64_t durable;                 /* persisted cursor: deliveries below it are durable */
     struct event *ev;
 } sched_level_t;
+
+/* A delivery whose copy is not yet known durable, in delivery order. A
+ * durable copy proves every earlier one durable too (the log is written in
+ * order, flushed and acknowledged by offset), so its success applies every
+ * entry up to it. */
+typedef struct sched_flight {
+    struct sched_flight *next;
+    struct bk_schedule *s;
+    sched_level_t *lv;               /* NULL: a timer-queue entry */
+    int64_t offset;                  /* level: cursor after it; timer: its queue offset */
+    int64_t due;                     /* timer: its due time */
+} sched_flight_t;
 
 typedef struct timer_ent {
     int64_t due;
@@ -46,6 +58,9 @@ struct bk_schedule {
     timer_ent_t *heap;
     size_t hlen, hcap;
     int64_t cur_due, cur_off;        /* cursor: (due, off) <= it were delivered */
+    int64_t dur_due, dur_off;        /* persisted cursor: (due, off) <= it are durable */
+    int64_t lost_low;                /* lowest timer offset whose wait failed unconfirmed; INT64_MAX if none */
+    sched_flight_t *fl_head, *fl_tail;
     int64_t low;                     /* loaded low-water offset */
     int64_t scanned;                 /* entries below are in the heap or delivered */
     struct event *timer_ev;
@@ -58,8 +73,8 @@ struct bk_schedule {
     struct evbuffer *rd;
 };
 
-static const char *const sched_drop[] = {RMQ_PROP_DELAY, BK_PROP_REAL_TOPIC, BK_PROP_REAL_QID,
-                                         BK_PROP_DELIVER_AT, NULL};
+static const char *const sched_drop[] = {RMQ_PROP_DELAY, RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID,
+                                         RMQ_PROP_DELIVER_AT, NULL};
 
 /* ---- levels ------------------------------------------------------------- */
 
@@ -129,10 +144,13 @@ static void arm(struct event *ev, int64_t ms)
 /* Smallest queue offset of the timer queue that may still be pending. */
 static int64_t timer_low(const bk_schedule_t *s)
 {
-    int64_t low = s->scanned;
+    int64_t low = s->scanned < s->lost_low ? s->scanned : s->lost_low;
     for (size_t i = 0; i < s->hlen; i++)
         if (s->heap[i].off < low)
             low = s->heap[i].off;
+    for (const sched_flight_t *f = s->fl_head; f; f = f->next)
+        if (!f->lv && f->offset < low)
+            low = f->offset;
     return low;
 }
 
@@ -144,13 +162,13 @@ static uint8_t *progress_pack(const bk_schedule_t *s, size_t *len)
     for (int i = 0; i < s->n; i++) {
         rmq__queue_offset__init(&qo[i]);
         qo[i].queue_id = s->levels[i].level;
-        qo[i].offset = s->levels[i].offset;
+        qo[i].offset = s->levels[i].durable;
         qop[i] = &qo[i];
     }
     tab.n_levels = (size_t)s->n;
     tab.levels = qop;
-    tab.timer_due = s->cur_due;
-    tab.timer_offset = s->cur_off;
+    tab.timer_due = s->dur_due;
+    tab.timer_offset = s->dur_off;
     tab.timer_low = s->running ? timer_low(s) : s->low;
     tab.delay_levels = s->bk->cfg->message_delay_level;
     *len = rmq__delay_offset_table__get_packed_size(&tab);
@@ -201,10 +219,10 @@ static rmq_err_t progress_load(bk_schedule_t *s, char *err, size_t errlen)
     for (size_t i = 0; i < tab->n_levels; i++) {
         int lv = tab->levels[i]->queue_id;
         if (lv >= 1 && lv <= s->n && tab->levels[i]->offset > 0)
-            s->levels[lv - 1].offset = tab->levels[i]->offset;
+            s->levels[lv - 1].offset = s->levels[lv - 1].durable = tab->levels[i]->offset;
     }
-    s->cur_due = tab->timer_due;
-    s->cur_off = tab->timer_offset;
+    s->cur_due = s->dur_due = tab->timer_due;
+    s->cur_off = s->dur_off = tab->timer_offset;
     s->low = tab->timer_low > 0 ? tab->timer_low : 0;
     if (tab->delay_levels[0] && strcmp(tab->delay_levels, s->bk->cfg->message_delay_level) != 0)
         LOG_WARN("delay scheduler: %s was written with messageDelayLevel=%s, now %s: pending messages keep "
@@ -221,13 +239,13 @@ void bk_schedule_apply(bk_schedule_t *s, const Rmq__DelayOffsetTable *tab)
     for (size_t i = 0; i < tab->n_levels; i++) {
         int lv = tab->levels[i]->queue_id;
         if (lv >= 1 && lv <= s->n && tab->levels[i]->offset > s->levels[lv - 1].offset) {
-            s->levels[lv - 1].offset = tab->levels[i]->offset;
+            s->levels[lv - 1].offset = s->levels[lv - 1].durable = tab->levels[i]->offset;
             changed = 1;
         }
     }
     if (tab->timer_due > s->cur_due || (tab->timer_due == s->cur_due && tab->timer_offset > s->cur_off)) {
-        s->cur_due = tab->timer_due;
-        s->cur_off = tab->timer_offset;
+        s->cur_due = s->dur_due = tab->timer_due;
+        s->cur_off = s->dur_off = tab->timer_offset;
         changed = 1;
     }
     if (tab->timer_low > s->low) {
@@ -260,15 +278,70 @@ static rmq_err_t sched_first(bk_schedule_t *s, rmq_record_t *rec)
     return data ? rmq_record_decode(data, len, 0, rec) : RMQ_ENOTFOUND;
 }
 
-/* Re-stores a due message in its real topic and queue. 0 on success, 1
- * if it cannot ever be delivered (skip it), -1 to retry later. */
-static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec)
+/* Applies a durable flight to the persisted cursors. */
+static void flight_apply(bk_schedule_t *s, const sched_flight_t *f)
+{
+    if (f->lv) {
+        if (f->offset > f->lv->durable)
+            f->lv->durable = f->offset;
+    } else if (f->due > s->dur_due || (f->due == s->dur_due && f->offset > s->dur_off)) {
+        s->dur_due = f->due;
+        s->dur_off = f->offset;
+    }
+}
+
+/* Append callback (loop thread): the copy of f is durable (every flight
+ * before it too), or its wait failed (then it and the unconfirmed flights
+ * before it stay behind the persisted cursors until a later copy is durable). */
+static void sched_appended(const bk_append_out_t *out, void *arg)
+{
+    sched_flight_t *f = arg, *g;
+    bk_schedule_t *s = f->s;
+    int ok = out->r.status == BK_OK;
+    if (!ok)
+        LOG_WARN_RL("delay scheduler: a delivered copy is not durable yet (%s); its progress is kept back",
+                    out->r.why);
+    do {
+        g = s->fl_head;
+        s->fl_head = g->next;
+        if (ok)
+            flight_apply(s, g);
+        else if (!g->lv && g->offset < s->lost_low)
+            s->lost_low = g->offset;
+        if (g != f)
+            free(g);
+    } while (g != f);
+    if (!s->fl_head)
+        s->fl_tail = NULL;
+    if (ok)
+        s->lost_low = INT64_MAX;
+    free(f);
+    progress_changed(s);
+}
+
+/* A cursor moved without a copy (gone or undeliverable entries): the
+ * persisted one follows at once when no copy is in flight, else with the
+ * next durable one. */
+static void sched_skipped(bk_schedule_t *s, sched_level_t *lv, int64_t due, int64_t off)
+{
+    sched_flight_t f = {.s = s, .lv = lv, .offset = off, .due = due};
+    if (!s->fl_head)
+        flight_apply(s, &f);
+    progress_changed(s);
+}
+
+/* Re-stores a due message in its real topic and queue through the append
+ * path; the flight (lv, offset, due) records what its durability advances.
+ * 0 on success, 1 if it cannot ever be delivered (skip it), -1 to retry
+ * later. */
+static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec, sched_level_t *lv, int64_t offset,
+                         int64_t due)
 {
     bk_broker_t *bk = s->bk;
     size_t tl = 0;
-    const char *topic = rmq_props_get(rec->properties, rec->properties_len, BK_PROP_REAL_TOPIC, &tl);
+    const char *topic = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &tl);
     int ok = 0;
-    int64_t qid = bk_props_int(rec->properties, rec->properties_len, BK_PROP_REAL_QID, -1, &ok);
+    int64_t qid = bk_props_int(rec->properties, rec->properties_len, RMQ_PROP_REAL_QID, -1, &ok);
     if (!topic || tl == 0 || tl > RMQ_TOPIC_MAX || qid < 0 || qid > INT32_MAX) {
         LOG_WARN_RL("delay scheduler: %s queue %d offset %" PRId64 " has no valid REAL_TOPIC/REAL_QID; skipped",
                     BK_SCHEDULE_TOPIC, rec->queue_id, rec->queue_offset);
@@ -294,15 +367,25 @@ static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec)
         .properties_len = s->pb.len,
         .tag_code = tag ? st_tag_hash(tag, taglen) : 0,
     };
-    st_put_result_t res;
-    st_store_put(bk->store, &m, &res);
-    if (res.status != ST_PUT_OK) {
-        LOG_WARN_RL("delay scheduler: cannot deliver to %.*s: %s; retrying", (int)tl, topic,
-                    res.why ? res.why : "store refused");
-        return res.status == ST_PUT_MESSAGE_ILLEGAL ? 1 : -1;
+    sched_flight_t *f = calloc(1, sizeof(*f));
+    bk_append_out_t out;
+    if (!f)
+        return -1;
+    *f = (sched_flight_t){.s = s, .lv = lv, .offset = offset, .due = due};
+    int done = bk_append_put(bk->append, &m, 1, &out, sched_appended, f);
+    if (!out.stored) {
+        free(f);
+        LOG_WARN_RL("delay scheduler: cannot deliver to %.*s: %s; retrying", (int)tl, topic, out.r.why);
+        return out.r.status == BK_MESSAGE_ILLEGAL ? 1 : -1;
     }
+    if (s->fl_tail)
+        s->fl_tail->next = f;
+    else
+        s->fl_head = f;
+    s->fl_tail = f;
+    if (done)
+        sched_appended(&out, f);
     bk_stats_add(&bk->stats, BK_STAT_PUT, 1);
-    bk_ha_notify_append(bk->ha);
     return 0;
 }
 
@@ -329,7 +412,7 @@ static void level_run(evutil_socket_t fd, short what, void *arg)
                 LOG_WARN("delay scheduler: level %d offsets %" PRId64 "..%" PRId64 " are gone; skipped",
                          lv->level, lv->offset, next);
                 lv->offset = next;
-                progress_changed(s);
+                sched_skipped(s, lv, 0, next);
                 continue;
             }
             arm(lv->ev, DELAY_RETRY_MS);
@@ -341,13 +424,14 @@ static void level_run(evutil_socket_t fd, short what, void *arg)
             arm(lv->ev, due - now);
             return;
         }
-        int r = sched_deliver(s, &rec);
+        int r = sched_deliver(s, &rec, lv, lv->offset + 1, 0);
         if (r < 0) {
             arm(lv->ev, DELAY_RETRY_MS);
             return;
         }
         lv->offset++;
-        progress_changed(s);
+        if (r > 0)
+            sched_skipped(s, lv, 0, lv->offset);
     }
     arm(lv->ev, 0);                  /* yield to other events, then go on */
 }
@@ -447,7 +531,7 @@ static void timer_scan(bk_schedule_t *s)
             if (rmq_record_decode(data + pos, len - pos, 0, &rec) != RMQ_OK)
                 break;
             pos += rec.total_size;
-            int64_t due = bk_props_int(rec.properties, rec.properties_len, BK_PROP_DELIVER_AT,
+            int64_t due = bk_props_int(rec.properties, rec.properties_len, RMQ_PROP_DELIVER_AT,
                                        rec.store_timestamp, NULL);
             if (!timer_done(s, due, rec.queue_offset) && heap_push(s, due, rec.queue_offset) != 0) {
                 LOG_ERROR_RL("delay scheduler: out of memory for the timer heap");
@@ -476,7 +560,7 @@ static void timer_run(evutil_socket_t fd, short what, void *arg)
         st_get_status_t st = sched_read(s, s->n, e.off, 1, &next);
         int r;
         if (st == ST_GET_FOUND && sched_first(s, &rec) == RMQ_OK && rec.queue_offset == e.off)
-            r = sched_deliver(s, &rec);
+            r = sched_deliver(s, &rec, NULL, e.off, e.due);
         else if (st == ST_GET_OFFSET_TOO_SMALL || st == ST_GET_MESSAGE_WAS_REMOVING) {
             LOG_WARN("delay scheduler: timer queue offset %" PRId64 " is gone; skipped", e.off);
             r = 1;
@@ -490,7 +574,8 @@ static void timer_run(evutil_socket_t fd, short what, void *arg)
         heap_pop(s);
         s->cur_due = e.due;
         s->cur_off = e.off;
-        progress_changed(s);
+        if (r > 0)
+            sched_skipped(s, NULL, e.due, e.off);
     }
     if (s->hlen > 0 && s->heap[0].due <= now) {
         s->armed_due = now;
@@ -509,14 +594,14 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     if (m->topic_len == strlen(BK_SCHEDULE_TOPIC) && memcmp(m->topic, BK_SCHEDULE_TOPIC, m->topic_len) == 0)
         return RMQ_OK;
     size_t vl = 0;
-    const char *tx = rmq_props_get(m->properties, m->properties_len, BK_PROP_TRAN_MSG, &vl);
+    const char *tx = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TRAN_MSG, &vl);
     if (tx && vl == 4 && memcmp(tx, "true", 4) == 0)
         return RMQ_OK;               /* half messages: delayed at commit, not here */
     int ok_level = 1, ok_at = 1;
     int64_t level = bk_props_int(m->properties, m->properties_len, RMQ_PROP_DELAY, 0, &ok_level);
-    int64_t at = bk_props_int(m->properties, m->properties_len, BK_PROP_DELIVER_AT, 0, &ok_at);
+    int64_t at = bk_props_int(m->properties, m->properties_len, RMQ_PROP_DELIVER_AT, 0, &ok_at);
     if (!ok_level || !ok_at) {
-        *why = !ok_level ? "property DELAY is not an integer" : "property " BK_PROP_DELIVER_AT " is not an integer (wall ms)";
+        *why = !ok_level ? "property DELAY is not an integer" : "property " RMQ_PROP_DELIVER_AT " is not an integer (wall ms)";
         return RMQ_EINVAL;
     }
     int64_t now = rmq_wall_ms();
@@ -525,7 +610,7 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     if (at > now) {
         int64_t horizon = s->bk->cfg->file_reserved_time * 3600 * 1000;
         if (at - now > horizon) {
-            *why = "delivery time " BK_PROP_DELIVER_AT " is beyond fileReservedTime";
+            *why = "delivery time " RMQ_PROP_DELIVER_AT " is beyond fileReservedTime";
             return RMQ_EINVAL;
         }
         /* Clamp so the entry sorts after the cursor even if the clock went back. */
@@ -545,9 +630,9 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     memcpy(real_topic, m->topic, tl);
     real_topic[tl] = '\0';
     if (bk_props_copy(&s->pb, m->properties, m->properties_len, sched_drop + 1) != RMQ_OK ||
-        bk_props_put(&s->pb, BK_PROP_REAL_TOPIC, real_topic) != RMQ_OK ||
-        bk_props_put_int(&s->pb, BK_PROP_REAL_QID, m->queue_id) != RMQ_OK ||
-        (q == s->n && bk_props_put_int(&s->pb, BK_PROP_DELIVER_AT, due) != RMQ_OK))
+        bk_props_put(&s->pb, RMQ_PROP_REAL_TOPIC, real_topic) != RMQ_OK ||
+        bk_props_put_int(&s->pb, RMQ_PROP_REAL_QID, m->queue_id) != RMQ_OK ||
+        (q == s->n && bk_props_put_int(&s->pb, RMQ_PROP_DELIVER_AT, due) != RMQ_OK))
         return RMQ_ENOMEM;
     if (s->pb.len > RMQ_PROPS_MAX) {
         *why = "properties too long after adding the schedule properties";
@@ -599,7 +684,8 @@ bk_schedule_t *bk_schedule_new(bk_broker_t *bk, char *err, size_t errlen)
         goto oom;
     s->bk = bk;
     s->n = n;
-    s->cur_off = -1;
+    s->cur_off = s->dur_off = -1;
+    s->lost_low = INT64_MAX;
     s->armed_due = INT64_MAX;
     for (int i = 0; i < n; i++) {
         sched_level_t *lv = &s->levels[i];
@@ -630,7 +716,7 @@ void bk_schedule_start(bk_schedule_t *s)
     const bk_topic_t *t = bk_topics_get(bk->topics, BK_SCHEDULE_TOPIC, strlen(BK_SCHEDULE_TOPIC));
     if (!t || t->read_queues < s->n + 1 || t->write_queues < s->n + 1) {
         bk_topic_t nt = {.read_queues = s->n + 1, .write_queues = s->n + 1,
-                         .perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE};
+                         .perm = BK_PERM_READ | BK_PERM_WRITE};
         snprintf(nt.name, sizeof(nt.name), "%s", BK_SCHEDULE_TOPIC);
         if (bk_topics_update(bk->topics, &nt) != RMQ_OK)
             LOG_ERROR("delay scheduler: cannot create topic %s", BK_SCHEDULE_TOPIC);
@@ -647,6 +733,7 @@ void bk_schedule_start(bk_schedule_t *s)
         }
         if (lv->offset < min)
             lv->offset = min;
+        lv->durable = lv->offset;
         arm(lv->ev, 0);
     }
     int64_t max = st_store_max_offset(bk->store, BK_SCHEDULE_TOPIC, s->n);
@@ -677,6 +764,11 @@ void bk_schedule_free(bk_schedule_t *s)
     if (s->rd)
         evbuffer_free(s->rd);
     bk_props_buf_free(&s->pb);
+    while (s->fl_head) {
+        sched_flight_t *f = s->fl_head;
+        s->fl_head = f->next;
+        free(f);
+    }
     free(s->heap);
     free(s);
 }

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_ha.h"
-#include "bk_names.h"
+#include "fr_status.h"
 #include "bk_props.h"
 #include "bk_schedule.h"
 #include "rmq_log.h"
@@ -17,8 +16,8 @@
 
 #define RETRY_BASE_LEVEL 3           /* first retry: level 3 (10 s by default) */
 
-static const char *const sendback_drop[] = {RMQ_PROP_DELAY, BK_PROP_REAL_TOPIC, BK_PROP_REAL_QID,
-                                            BK_PROP_DELIVER_AT, RMQ_PROP_WAIT, NULL};
+static const char *const sendback_drop[] = {RMQ_PROP_DELAY, RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID,
+                                            RMQ_PROP_DELIVER_AT, RMQ_PROP_WAIT, NULL};
 
 /* prefix + group as a topic, created with queues queues when missing. */
 static const bk_topic_t *group_topic(bk_broker_t *bk, const char *prefix, const char *group, int32_t queues)
@@ -31,7 +30,7 @@ static const bk_topic_t *group_topic(bk_broker_t *bk, const char *prefix, const 
     if (t)
         return t;
     bk_topic_t nt = {.read_queues = queues, .write_queues = queues,
-                     .perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE};
+                     .perm = BK_PERM_READ | BK_PERM_WRITE};
     memcpy(nt.name, name, (size_t)n + 1);
     if (bk_topics_update(bk->topics, &nt) != RMQ_OK)
         return NULL;
@@ -42,19 +41,7 @@ static const bk_topic_t *group_topic(bk_broker_t *bk, const char *prefix, const 
 const bk_topic_t *bk_sendback_retry_topic(bk_broker_t *bk, const char *group)
 {
     const bk_group_t *g = bk_groups_get(bk->groups, group, strlen(group));
-    return g ? group_topic(bk, BK_RETRY_PREFIX, group, g->retry_queue_nums) : NULL;
-}
-
-/* Maps a store refusal to its wire status. */
-static int put_status(st_put_status_t st)
-{
-    switch (st) {
-    case ST_PUT_MESSAGE_ILLEGAL: return RMQ__STATUS__MESSAGE_ILLEGAL;
-    case ST_PUT_DISK_FULL: return RMQ__STATUS__SERVICE_NOT_AVAILABLE_DISK_FULL;
-    case ST_PUT_NOT_WRITABLE_ROLE: return RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE;
-    case ST_PUT_SHUTDOWN: return RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN;
-    default: return RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR;
-    }
+    return g ? group_topic(bk, RMQ_RETRY_PREFIX, group, g->retry_queue_nums) : NULL;
 }
 
 /* Builds the retry (or dead-letter) copy's properties into pb. */
@@ -64,18 +51,18 @@ static rmq_err_t sendback_props(bk_props_buf_t *pb, const rmq_record_t *rec, con
     char topic[RMQ_TOPIC_MAX + 1];
     size_t vl = 0;
     rmq_err_t rc = bk_props_copy(pb, rec->properties, rec->properties_len, sendback_drop);
-    if (rc == RMQ_OK && !rmq_props_get(rec->properties, rec->properties_len, BK_PROP_RETRY_TOPIC, &vl)) {
+    if (rc == RMQ_OK && !rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_RETRY_TOPIC, &vl)) {
         snprintf(topic, sizeof(topic), "%.*s", (int)rec->topic_len, rec->topic);
-        rc = bk_props_put(pb, BK_PROP_RETRY_TOPIC, h->origin_topic[0] ? h->origin_topic : topic);
+        rc = bk_props_put(pb, RMQ_PROP_RETRY_TOPIC, h->origin_topic[0] ? h->origin_topic : topic);
     }
-    if (rc == RMQ_OK && !rmq_props_get(rec->properties, rec->properties_len, BK_PROP_ORIGIN_MESSAGE_ID, &vl)) {
+    if (rc == RMQ_OK && !rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_ORIGIN_MESSAGE_ID, &vl)) {
         char uniq[80];
         const char *u = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_UNIQ_KEY, &vl);
         if (u && vl < sizeof(uniq))
             snprintf(uniq, sizeof(uniq), "%.*s", (int)vl, u);
         else
             snprintf(uniq, sizeof(uniq), "%s", msg_id);
-        rc = bk_props_put(pb, BK_PROP_ORIGIN_MESSAGE_ID, h->origin_msg_id[0] ? h->origin_msg_id : uniq);
+        rc = bk_props_put(pb, RMQ_PROP_ORIGIN_MESSAGE_ID, h->origin_msg_id[0] ? h->origin_msg_id : uniq);
     }
     if (rc == RMQ_OK && level > 0)
         rc = bk_props_put_int(pb, RMQ_PROP_DELAY, level);
@@ -112,16 +99,8 @@ static void sendback_store(bk_broker_t *bk, rmq_conn_t *conn, rmq_reply_to_t to,
                         "CONSUMER_SEND_MSG_BACK: %s", why ? why : rmq_strerror(rc));
         return;
     }
-    st_put_result_t res;
-    st_store_put(bk->store, &m, &res);
-    if (res.status != ST_PUT_OK) {
-        rmq_conn_replyf(conn, to, put_status(res.status), "CONSUMER_SEND_MSG_BACK: store refused the message: %s",
-                        res.why ? res.why : "unknown");
-        return;
-    }
-    bk_stats_add(&bk->stats, BK_STAT_PUT, 1);
-    bk_ha_notify_append(bk->ha);
-    rmq_conn_reply(conn, to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+    if (fr_append_reply(bk->append, &m, 1, conn, to, "CONSUMER_SEND_MSG_BACK"))
+        bk_stats_add(&bk->stats, BK_STAT_PUT, 1);
 }
 
 /* CONSUMER_SEND_MSG_BACK: the message at offset failed in group; retry it
@@ -134,20 +113,12 @@ static void h_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_SEND_BACK, "ConsumerSendMsgBackRequest (send_back)"))
         return;
     const Rmq__ConsumerSendMsgBackRequest *h = req->cmd->send_back;
-    if (bk->stopping) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN, "broker is shutting down");
+    bk_result_t r;
+    if (!bk_append_writable(bk->append, &r)) {
+        fr_reply_result(conn, to, &r, "CONSUMER_SEND_MSG_BACK");
         return;
     }
-    if (bk->cfg->broker_role == BK_SLAVE) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE,
-                        "broker %s is a slave; send messages back to its master", bk->addr);
-        return;
-    }
-    if (!(bk->cfg->broker_permission & RMQ__PERM__PERM_WRITE)) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__NO_PERMISSION, "broker %s is not writable", bk->addr);
-        return;
-    }
-    if (!bk_name_is_valid(h->group, strlen(h->group), &why)) {
+    if (!rmq_name_is_valid(h->group, strlen(h->group), &why)) {
         rmq_conn_replyf(conn, to, RMQ__STATUS__NAME_ILLEGAL, "CONSUMER_SEND_MSG_BACK: group '%.200s' %s", h->group, why);
         return;
     }
@@ -183,8 +154,8 @@ static void h_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         if (level > bk_schedule_levels(bk->schedule))
             level = bk_schedule_levels(bk->schedule);
     }
-    const bk_topic_t *topic = dlq ? group_topic(bk, BK_DLQ_PREFIX, h->group, 1)
-                                  : group_topic(bk, BK_RETRY_PREFIX, h->group, g->retry_queue_nums);
+    const bk_topic_t *topic = dlq ? group_topic(bk, RMQ_DLQ_PREFIX, h->group, 1)
+                                  : group_topic(bk, RMQ_RETRY_PREFIX, h->group, g->retry_queue_nums);
     if (!topic) {
         rmq_conn_replyf(conn, to, RMQ__STATUS__SYSTEM_ERROR, "CONSUMER_SEND_MSG_BACK: cannot create the %s topic of %.200s",
                         dlq ? "dead-letter" : "retry", h->group);

@@ -10,9 +10,6 @@
 
 #include "bk_broker.h"
 
-#define BK_RETRY_PREFIX "%RETRY%"
-#define BK_DLQ_PREFIX "%DLQ%"
-
 /* Installs CONSUMER_SEND_MSG_BACK. */
 void bk_sendback_install(bk_broker_t *bk);
 

@@ -1,6 +1,6 @@
 /* bk_topics.c: the topic table: a map of heap bk_topic_t, a data version,
  * load from and persist to config/topics.pb (packed TopicConfigTable). */
-#include "bk_topics.h"
+#include "bk_topics_pb.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,7 +127,7 @@ bk_topics_t *bk_topics_new(const char *dir, bk_persist_t *persist, int auto_crea
     const bk_topic_t *tbw = bk_topics_get(t, BK_DEFAULT_TOPIC, strlen(BK_DEFAULT_TOPIC));
     if (auto_create && !tbw) {
         bk_topic_t def = {.read_queues = default_queues, .write_queues = default_queues,
-                          .perm = RMQ__PERM__PERM_INHERIT | RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE};
+                          .perm = BK_PERM_INHERIT | BK_PERM_READ | BK_PERM_WRITE};
         snprintf(def.name, sizeof(def.name), "%s", BK_DEFAULT_TOPIC);
         bk_topics_update(t, &def);
     } else if (!auto_create && tbw) {
@@ -186,11 +186,11 @@ const bk_topic_t *bk_topics_auto_create(bk_topics_t *t, const char *name, size_t
     if (!default_topic || !default_topic[0])
         default_topic = BK_DEFAULT_TOPIC;
     const bk_topic_t *tpl = bk_topics_get(t, default_topic, strlen(default_topic));
-    if (!tpl || !(tpl->perm & RMQ__PERM__PERM_INHERIT) || len >= sizeof(tpl->name))
+    if (!tpl || !(tpl->perm & BK_PERM_INHERIT) || len >= sizeof(tpl->name))
         return NULL;
     if (queue_nums <= 0)
         queue_nums = 4;
-    bk_topic_t topic = {.perm = tpl->perm & ~RMQ__PERM__PERM_INHERIT};
+    bk_topic_t topic = {.perm = tpl->perm & ~BK_PERM_INHERIT};
     topic.read_queues = topic.write_queues = queue_nums < tpl->write_queues ? queue_nums : tpl->write_queues;
     memcpy(topic.name, name, len);
     if (bk_topics_update(t, &topic) != RMQ_OK)

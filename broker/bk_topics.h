@@ -1,22 +1,29 @@
 /* bk_topics.h: the broker's topic configuration table (name -> queues and
  * permissions), persisted as a packed TopicConfigTable in config/topics.pb,
- * with a data version that name servers use to order registrations. Loop
- * thread only. */
+ * with a data version that name servers use to order registrations. This
+ * header is protocol-neutral (the core uses it); the protobuf views of the
+ * table are in bk_topics_pb.h. Loop thread only. */
 #ifndef BK_TOPICS_H
 #define BK_TOPICS_H
 
 #include <stdint.h>
 
 #include "bk_persist.h"
-#include "rmq.pb-c.h"
+#include "rmq_err.h"
 
 #define BK_DEFAULT_TOPIC "TBW102"
+
+/* Permission bits of topics and of the broker (RocketMQ's PermName, the
+ * wire's PERM_* values). */
+#define BK_PERM_INHERIT 1
+#define BK_PERM_WRITE 2
+#define BK_PERM_READ 4
 
 typedef struct bk_topic {
     char name[128];
     int32_t read_queues;
     int32_t write_queues;
-    int32_t perm;          /* RMQ__PERM__* bits */
+    int32_t perm;          /* BK_PERM_* bits */
     int order;
     int32_t sys_flag;
 } bk_topic_t;
@@ -58,16 +65,5 @@ rmq_err_t bk_topics_delete(bk_topics_t *t, const char *name);
 size_t bk_topics_count(const bk_topics_t *t);
 /* Iteration like bk_map_next; the table must not change meanwhile. */
 int bk_topics_next(const bk_topics_t *t, size_t *cursor, const bk_topic_t **topic);
-
-/* A heap TopicConfigTable snapshot (with the data version); free with
- * bk_topics_table_free. NULL when out of memory. */
-Rmq__TopicConfigTable *bk_topics_table_new(const bk_topics_t *t);
-void bk_topics_table_free(Rmq__TopicConfigTable *tab);
-
-/* Copies the current data version into dv. */
-void bk_topics_version(const bk_topics_t *t, Rmq__DataVersion *dv);
-
-/* Fills a TopicConfig message from a topic (strings borrowed from topic). */
-void bk_topic_to_pb(const bk_topic_t *topic, Rmq__TopicConfig *pb);
 
 #endif

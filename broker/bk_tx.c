@@ -1,8 +1,9 @@
 /* bk_tx.c: half messages, END_TRANSACTION and the check-back (see
  * bk_tx.h). Outcomes are kept in a hash of half-message commit-log offsets
  * (resolved, or how often checked), rebuilt from the op queue at start;
- * producers of each group are the connections that named the group in a
- * HEART_BEAT (referenced while known). Loop thread. */
+ * producers of each group are the sessions that named the group in a
+ * HEART_BEAT (referenced while known); a check-back goes through the
+ * session (core/bk_session.h). Loop thread. */
 #include "bk_tx.h"
 
 #include <inttypes.h>
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_ha.h"
+#include "fr_status.h"
 #include "bk_props.h"
 #include "bk_schedule.h"
 #include "rmq_log.h"
@@ -29,7 +30,7 @@ typedef struct tx_slot {
 
 typedef struct tx_producer {
     char *group;
-    rmq_conn_t *conn;                /* referenced */
+    bk_session_t *ss;                /* referenced */
     int64_t seen_ms;
 } tx_producer_t;
 
@@ -99,77 +100,93 @@ static void mark_done(bk_tx_t *tx, int64_t phys)
 
 /* ---- stores ---------------------------------------------------------------- */
 
-/* Stores the op record of a resolved half message. */
-static st_put_status_t op_put(bk_tx_t *tx, int64_t half_phys)
+/* Append callback of an op record: logs a failed wait (the record is in
+ * the log; a check-back after a restart may ask again). */
+static void op_appended(const bk_append_out_t *out, void *arg)
 {
-    char body[24], props[] = "TAGS\x01" OP_TAG;
-    int len = snprintf(body, sizeof body, "%" PRId64, half_phys);
-    st_msg_t m = {0};
-    st_put_result_t res;
-
-    m.topic = BK_TX_OP_TOPIC;
-    m.topic_len = strlen(BK_TX_OP_TOPIC);
-    m.born_timestamp = rmq_wall_ms();
-    m.body = body;
-    m.body_len = (size_t)len;
-    m.properties = props;
-    m.properties_len = strlen(props);
-    m.tag_code = st_tag_hash(OP_TAG, 1);
-    st_store_put(tx->bk->store, &m, &res);
-    if (res.status == ST_PUT_OK) {
-        mark_done(tx, half_phys);
-        bk_ha_notify_append(tx->bk->ha);
-    } else {
-        LOG_ERROR_RL("transaction: cannot store the outcome of the half message at %" PRId64 ": %s", half_phys,
-                     res.why ? res.why : "put failed");
-    }
-    return res.status;
+    if (out->r.status != BK_OK)
+        LOG_WARN_RL("transaction: the outcome record of a half message is not durable: %s", out->r.why);
 }
 
-/* Stores the committed message under its real topic. *why on failure. */
-static st_put_status_t commit_put(bk_tx_t *tx, const rmq_record_t *rec, const char **why)
+/* Fills m with the op record of a resolved half message (body: its offset in buf). */
+static void op_msg(st_msg_t *m, int64_t half_phys, char *buf, size_t len)
 {
-    static const char *const drop[] = {BK_PROP_REAL_TOPIC, BK_PROP_REAL_QID, BK_PROP_TRAN_MSG,
-                                       "TRANSACTION_CHECK_TIMES", NULL};
+    static const char props[] = "TAGS\x01" OP_TAG;
+    int n = snprintf(buf, len, "%" PRId64, half_phys);
+
+    memset(m, 0, sizeof(*m));
+    m->topic = BK_TX_OP_TOPIC;
+    m->topic_len = strlen(BK_TX_OP_TOPIC);
+    m->born_timestamp = rmq_wall_ms();
+    m->body = buf;
+    m->body_len = (size_t)n;
+    m->properties = props;
+    m->properties_len = strlen(props);
+    m->tag_code = st_tag_hash(OP_TAG, 1);
+}
+
+/* Stores the op record of a resolved half message; when conn is not NULL
+ * answers it once the record is durable. Returns 1 if stored. */
+static int op_put(bk_tx_t *tx, int64_t half_phys, rmq_conn_t *conn, rmq_reply_to_t to)
+{
+    char body[24];
+    st_msg_t m;
+    bk_append_out_t out;
+    int stored;
+
+    op_msg(&m, half_phys, body, sizeof body);
+    if (conn)
+        stored = fr_append_reply(tx->bk->append, &m, 1, conn, to, "END_TRANSACTION");
+    else {
+        if (bk_append_put(tx->bk->append, &m, 1, &out, op_appended, NULL))
+            op_appended(&out, NULL);
+        stored = out.stored;
+    }
+    if (stored)
+        mark_done(tx, half_phys);
+    else
+        LOG_ERROR_RL("transaction: cannot store the outcome of the half message at %" PRId64, half_phys);
+    return stored;
+}
+
+/* Fills m with the committed message of half record rec under its real
+ * topic (through the scheduler when it is delayed). RMQ_OK, or an error with
+ * *why. */
+static rmq_err_t commit_msg(bk_tx_t *tx, const rmq_record_t *rec, st_msg_t *m, const char **why)
+{
+    static const char *const drop[] = {RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID, RMQ_PROP_TRAN_MSG,
+                                       RMQ_PROP_TX_CHECK_TIMES, NULL};
     size_t tlen = 0, vl = 0;
-    const char *topic = rmq_props_get(rec->properties, rec->properties_len, BK_PROP_REAL_TOPIC, &tlen);
-    int64_t qid = bk_props_int(rec->properties, rec->properties_len, BK_PROP_REAL_QID, -1, NULL);
+    const char *topic = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &tlen);
+    int64_t qid = bk_props_int(rec->properties, rec->properties_len, RMQ_PROP_REAL_QID, -1, NULL);
     const char *tag;
-    st_msg_t m = {0};
-    st_put_result_t res;
 
     *why = NULL;
+    memset(m, 0, sizeof(*m));
     if (!topic || tlen == 0 || tlen > RMQ_TOPIC_MAX || qid < 0) {
         *why = "the half message has no REAL_TOPIC / REAL_QID";
-        return ST_PUT_MESSAGE_ILLEGAL;
+        return RMQ_EINVAL;
     }
     if (bk_props_copy(&tx->cpb, rec->properties, rec->properties_len, drop) != RMQ_OK) {
         *why = "out of memory";
-        return ST_PUT_CREATE_FILE_FAILED;
+        return RMQ_ENOMEM;
     }
-    m.topic = topic;
-    m.topic_len = tlen;
-    m.queue_id = (int32_t)qid;
-    m.flag = rec->flag;
-    m.sys_flag = rec->sys_flag;
-    m.born_timestamp = rec->born_timestamp;
-    m.born_ip = rec->born_ip;
-    m.born_port = (uint16_t)rec->born_port;
-    m.reconsume_times = rec->reconsume_times;
-    m.body = rec->body;
-    m.body_len = rec->body_len;
-    m.properties = tx->cpb.data;
-    m.properties_len = tx->cpb.len;
-    tag = rmq_props_get(m.properties, m.properties_len, RMQ_PROP_TAGS, &vl);
-    m.tag_code = tag ? st_tag_hash(tag, vl) : 0;
-    if (bk_schedule_divert(tx->bk->schedule, &m, why) != RMQ_OK)   /* a delayed transactional message */
-        return ST_PUT_MESSAGE_ILLEGAL;
-    st_store_put(tx->bk->store, &m, &res);
-    if (res.status != ST_PUT_OK)
-        *why = res.why;
-    else
-        bk_ha_notify_append(tx->bk->ha);
-    return res.status;
+    m->topic = topic;
+    m->topic_len = tlen;
+    m->queue_id = (int32_t)qid;
+    m->flag = rec->flag;
+    m->sys_flag = rec->sys_flag;
+    m->born_timestamp = rec->born_timestamp;
+    m->born_ip = rec->born_ip;
+    m->born_port = (uint16_t)rec->born_port;
+    m->reconsume_times = rec->reconsume_times;
+    m->body = rec->body;
+    m->body_len = rec->body_len;
+    m->properties = tx->cpb.data;
+    m->properties_len = tx->cpb.len;
+    tag = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TAGS, &vl);
+    m->tag_code = tag ? st_tag_hash(tag, vl) : 0;
+    return bk_schedule_divert(tx->bk->schedule, m, why);   /* a delayed transactional message */
 }
 
 /* ---- send path -------------------------------------------------------------- */
@@ -183,19 +200,19 @@ rmq_err_t bk_tx_divert(bk_tx_t *tx, st_msg_t *m, const char **why)
     *why = NULL;
     if (!tx || !m->properties || !m->properties_len)
         return RMQ_OK;
-    v = rmq_props_get(m->properties, m->properties_len, BK_PROP_TRAN_MSG, &vl);
+    v = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TRAN_MSG, &vl);
     if (!v || vl != 4 || memcmp(v, "true", 4) != 0)
         return RMQ_OK;
     if (m->topic_len == strlen(BK_TX_HALF_TOPIC) && !memcmp(m->topic, BK_TX_HALF_TOPIC, m->topic_len))
         return RMQ_OK;
-    if (!rmq_props_get(m->properties, m->properties_len, "PGROUP", &vl) || vl == 0) {
+    if (!rmq_props_get(m->properties, m->properties_len, RMQ_PROP_PRODUCER_GROUP, &vl) || vl == 0) {
         *why = "a transactional message (TRAN_MSG=true) needs its producer group in PGROUP";
         return RMQ_EINVAL;
     }
     snprintf(real_topic, sizeof real_topic, "%.*s", (int)m->topic_len, m->topic);
     if (bk_props_copy(&tx->pb, m->properties, m->properties_len, NULL) != RMQ_OK ||
-        bk_props_put(&tx->pb, BK_PROP_REAL_TOPIC, real_topic) != RMQ_OK ||
-        bk_props_put_int(&tx->pb, BK_PROP_REAL_QID, m->queue_id) != RMQ_OK)
+        bk_props_put(&tx->pb, RMQ_PROP_REAL_TOPIC, real_topic) != RMQ_OK ||
+        bk_props_put_int(&tx->pb, RMQ_PROP_REAL_QID, m->queue_id) != RMQ_OK)
         return RMQ_ENOMEM;
     if (tx->pb.len > RMQ_PROPS_MAX) {
         *why = "properties too long after adding the transaction properties";
@@ -214,12 +231,12 @@ rmq_err_t bk_tx_divert(bk_tx_t *tx, st_msg_t *m, const char **why)
 
 static void prod_remove(bk_tx_t *tx, size_t i)
 {
-    rmq_conn_unref(tx->prods[i].conn);
+    bk_session_unref(tx->prods[i].ss);
     free(tx->prods[i].group);
     tx->prods[i] = tx->prods[--tx->nprods];
 }
 
-void bk_tx_heartbeat(bk_tx_t *tx, rmq_conn_t *conn, const Rmq__HeartbeatData *hb)
+void bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const Rmq__HeartbeatData *hb)
 {
     int64_t now = rmq_mono_ms();
 
@@ -230,7 +247,7 @@ void bk_tx_heartbeat(bk_tx_t *tx, rmq_conn_t *conn, const Rmq__HeartbeatData *hb
         size_t i;
 
         for (i = 0; i < tx->nprods; i++)
-            if (tx->prods[i].conn == conn && !strcmp(tx->prods[i].group, group))
+            if (tx->prods[i].ss == ss && !strcmp(tx->prods[i].group, group))
                 break;
         if (i < tx->nprods) {
             tx->prods[i].seen_ms = now;
@@ -247,32 +264,32 @@ void bk_tx_heartbeat(bk_tx_t *tx, rmq_conn_t *conn, const Rmq__HeartbeatData *hb
         }
         if (!(tx->prods[tx->nprods].group = strdup(group)))
             return;
-        rmq_conn_ref(conn);
-        tx->prods[tx->nprods].conn = conn;
+        bk_session_ref(ss);
+        tx->prods[tx->nprods].ss = ss;
         tx->prods[tx->nprods].seen_ms = now;
         tx->nprods++;
     }
 }
 
-void bk_tx_conn_closed(bk_tx_t *tx, rmq_conn_t *conn)
+void bk_tx_session_closed(bk_tx_t *tx, bk_session_t *ss)
 {
     for (size_t i = 0; tx && i < tx->nprods;)
-        if (tx->prods[i].conn == conn)
+        if (tx->prods[i].ss == ss)
             prod_remove(tx, i);
         else
             i++;
 }
 
-/* The freshest open connection of a producer of group, or NULL. */
-static rmq_conn_t *producer_of(bk_tx_t *tx, const char *group, size_t len)
+/* The freshest open session of a producer of group, or NULL. */
+static bk_session_t *producer_of(bk_tx_t *tx, const char *group, size_t len)
 {
     tx_producer_t *best = NULL;
 
     for (size_t i = 0; i < tx->nprods; i++)
         if (strlen(tx->prods[i].group) == len && !memcmp(tx->prods[i].group, group, len) &&
-            rmq_conn_is_open(tx->prods[i].conn) && (!best || tx->prods[i].seen_ms > best->seen_ms))
+            bk_session_is_open(tx->prods[i].ss) && (!best || tx->prods[i].seen_ms > best->seen_ms))
             best = &tx->prods[i];
-    return best ? best->conn : NULL;
+    return best ? best->ss : NULL;
 }
 
 /* ---- reading queues ---------------------------------------------------------------- */
@@ -351,17 +368,17 @@ typedef struct scan_ctx {
     int front;                       /* every half before this one is resolved */
 } scan_ctx_t;
 
-/* Sends CHECK_TRANSACTION_STATE for one half message to a producer of its group. */
+/* Asks a producer of its group for the state of one half message. */
 static void check_send(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff)
 {
     bk_broker_t *bk = tx->bk;
     size_t glen = 0, ulen = 0;
-    const char *group = rmq_props_get(rec->properties, rec->properties_len, "PGROUP", &glen);
+    const char *group = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_PRODUCER_GROUP, &glen);
     const char *uniq = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_UNIQ_KEY, &ulen);
-    rmq_conn_t *conn = group ? producer_of(tx, group, glen) : NULL;
+    bk_session_t *ss = group ? producer_of(tx, group, glen) : NULL;
     char g[256], u[128], id[33];
 
-    if (!conn) {
+    if (!ss) {
         LOG_WARN_RL("transaction: no producer of group %.*s is connected to check the half message at %" PRId64,
                     (int)glen, group ? group : "", rec->phys_offset);
         return;
@@ -369,28 +386,27 @@ static void check_send(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff)
     snprintf(g, sizeof g, "%.*s", (int)glen, group);
     snprintf(u, sizeof u, "%.*s", (int)ulen, uniq ? uniq : "");
     st_store_msg_id(rec->store_ip, (uint16_t)rec->store_port, rec->phys_offset, id);
-    Rmq__CheckTransactionStateRequest h = RMQ__CHECK_TRANSACTION_STATE_REQUEST__INIT;
-    Rmq__Command req = RMQ__COMMAND__INIT;
-
-    h.tran_state_table_offset = qoff;
-    h.commit_log_offset = rec->phys_offset;
-    h.msg_id = u;
-    h.transaction_id = u;
-    h.offset_msg_id = id;
-    h.producer_group = g;
-    h.broker_addr = bk->addr;
-    req.code = RMQ__REQUEST_CODE__CHECK_TRANSACTION_STATE;
-    req.header_case = RMQ__COMMAND__HEADER_CHECK_TRANSACTION;
-    req.check_transaction = &h;
+    bk_tx_check_t chk = {
+        .tran_state_table_offset = qoff,
+        .commit_log_offset = rec->phys_offset,
+        .msg_id = u,
+        .transaction_id = u,
+        .offset_msg_id = id,
+        .producer_group = g,
+        .broker_addr = bk->addr,
+    };
     struct evbuffer *raw = evbuffer_new();
     rmq_err_t rc = raw ? st_store_read_record(bk->store, rec->phys_offset, raw) : RMQ_ENOMEM;
 
-    if (rc == RMQ_OK)
-        rc = rmq_conn_send_oneway(conn, &req, evbuffer_pullup(raw, -1), evbuffer_get_length(raw));
+    if (rc == RMQ_OK) {
+        chk.record_len = evbuffer_get_length(raw);
+        chk.record = evbuffer_pullup(raw, -1);
+        rc = bk_session_check_transaction(ss, &chk);
+    }
     if (raw)
         evbuffer_free(raw);
     if (rc != RMQ_OK)
-        LOG_WARN_RL("transaction: CHECK_TRANSACTION_STATE to %s failed", rmq_conn_peer(conn));
+        LOG_WARN_RL("transaction: the check-back to %s failed", bk_session_peer(ss));
 }
 
 static void scan_half(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff, void *arg, int *stop)
@@ -413,7 +429,7 @@ static void scan_half(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff, void *
     if (s->val >= tx->bk->cfg->transaction_check_max) {
         LOG_WARN("transaction: half message at %" PRId64 " unresolved after %d checks: rolled back",
                  rec->phys_offset, s->val);
-        op_put(tx, rec->phys_offset);
+        op_put(tx, rec->phys_offset, NULL, (rmq_reply_to_t){0});
         return;
     }
     s->val++;
@@ -429,7 +445,7 @@ static void check_tick(evutil_socket_t fd, short what, void *arg)
     scan_ctx_t sc = {rmq_wall_ms(), 0, 1};
 
     for (size_t i = 0; i < tx->nprods;)
-        if (now - tx->prods[i].seen_ms > bk->cfg->channel_expired_timeout || !rmq_conn_is_open(tx->prods[i].conn))
+        if (now - tx->prods[i].seen_ms > bk->cfg->channel_expired_timeout || !bk_session_is_open(tx->prods[i].ss))
             prod_remove(tx, i);
         else
             i++;
@@ -453,12 +469,13 @@ static void h_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     size_t glen = 0;
     const char *group, *why = NULL;
     rmq_reply_to_t to = rmq_reply_to(req->cmd);
+    bk_result_t r;
 
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_END_TRANSACTION, "EndTransactionRequest (end_transaction)"))
         return;
     h = req->cmd->end_transaction;
-    if (bk->cfg->broker_role == BK_SLAVE) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE, "END_TRANSACTION goes to the master");
+    if (!bk_append_writable(bk->append, &r)) {
+        fr_reply_result(conn, to, &r, "END_TRANSACTION");
         return;
     }
     if (!(buf = evbuffer_new()) || st_store_read_record(bk->store, h->commit_log_offset, buf) != RMQ_OK ||
@@ -467,7 +484,7 @@ static void h_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
                         h->commit_log_offset);
         goto out;
     }
-    group = rmq_props_get(rec.properties, rec.properties_len, "PGROUP", &glen);
+    group = rmq_props_get(rec.properties, rec.properties_len, RMQ_PROP_PRODUCER_GROUP, &glen);
     if (rec.topic_len != strlen(BK_TX_HALF_TOPIC) || memcmp(rec.topic, BK_TX_HALF_TOPIC, rec.topic_len) != 0 ||
         !group || glen != strlen(h->producer_group) || memcmp(group, h->producer_group, glen) != 0) {
         rmq_conn_replyf(conn, to, RMQ__STATUS__BAD_REQUEST,
@@ -480,23 +497,27 @@ static void h_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         goto out;
     }
     if (h->state == RMQ__TRANSACTION_STATE__TX_COMMIT) {
-        st_put_status_t st = commit_put(tx, &rec, &why);
+        st_msg_t m;
+        rmq_err_t rc = commit_msg(tx, &rec, &m, &why);
 
-        if (st != ST_PUT_OK) {
-            rmq_conn_replyf(conn, to, st == ST_PUT_MESSAGE_ILLEGAL ? RMQ__STATUS__MESSAGE_ILLEGAL
-                                                                     : RMQ__STATUS__SYSTEM_ERROR,
-                            "commit: %s", why ? why : "put failed");
+        if (rc != RMQ_OK) {
+            rmq_conn_replyf(conn, to, rc == RMQ_EINVAL ? RMQ__STATUS__MESSAGE_ILLEGAL : RMQ__STATUS__SYSTEM_ERROR,
+                            "commit: %s", why ? why : rmq_strerror(rc));
             goto out;
         }
-    } else if (h->state != RMQ__TRANSACTION_STATE__TX_ROLLBACK) {
+        if (!fr_append_reply(bk->append, &m, 1, conn, to, "commit"))   /* answered once durable */
+            goto out;
+        op_put(tx, h->commit_log_offset, NULL, to);
+    } else if (h->state == RMQ__TRANSACTION_STATE__TX_ROLLBACK) {
+        if (!op_put(tx, h->commit_log_offset, conn, to))                 /* answered once durable */
+            goto out;
+    } else {
         rmq_conn_replyf(conn, to, RMQ__STATUS__BAD_REQUEST, "END_TRANSACTION: unknown state %d", (int)h->state);
         goto out;
     }
-    op_put(tx, h->commit_log_offset);
     LOG_INFO("transaction: half message %s at %" PRId64 " %s%s", h->msg_id, h->commit_log_offset,
              h->state == RMQ__TRANSACTION_STATE__TX_COMMIT ? "committed" : "rolled back",
              h->from_transaction_check ? " (check-back)" : "");
-    rmq_conn_reply(conn, to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
 out:
     if (buf)
         evbuffer_free(buf);

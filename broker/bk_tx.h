@@ -7,7 +7,7 @@
  * to RMQ_SYS_TRANS_OP_HALF_TOPIC, so the outcome survives a restart (the op
  * queue is re-read at start). On a master a checker scans halves older than
  * transactionTimeOut without an op record every transactionCheckInterval
- * and sends CHECK_TRANSACTION_STATE to a producer connection of the half's
+ * and asks a producer session of the half's
  * group (PGROUP; producers announce their groups in HEART_BEAT), rolling
  * back after transactionCheckMax checks. Check counts live in memory.
  * Loop thread. */
@@ -34,10 +34,10 @@ void bk_tx_install(bk_broker_t *bk);
  * that cannot be a half message. */
 rmq_err_t bk_tx_divert(bk_tx_t *tx, st_msg_t *m, const char **why);
 
-/* HEART_BEAT: remembers conn as a producer of each of hb's producer groups. */
-void bk_tx_heartbeat(bk_tx_t *tx, rmq_conn_t *conn, const Rmq__HeartbeatData *hb);
-/* Forgets a closing connection. */
-void bk_tx_conn_closed(bk_tx_t *tx, rmq_conn_t *conn);
+/* HEART_BEAT: remembers session ss as a producer of each of hb's producer groups. */
+void bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const Rmq__HeartbeatData *hb);
+/* Forgets the session of a closing connection. */
+void bk_tx_session_closed(bk_tx_t *tx, bk_session_t *ss);
 
 
 #endif

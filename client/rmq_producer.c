@@ -813,7 +813,7 @@ static send_job_t *job_from_batch(rmq_producer_t *p, const rmq_message_t *msgs, 
  * bigger than a group may be. */
 static void job_auto_batch(rmq_producer_t *p, send_job_t *job)
 {
-    static const char *const alone[] = {RMQ_PROP_DELAY, "__STARTDELIVERTIME", "TRAN_MSG"};
+    static const char *const alone[] = {RMQ_PROP_DELAY, RMQ_PROP_DELIVER_AT, RMQ_PROP_TRAN_MSG};
     if (p->o.auto_batch_max_msgs == 0)
         return;
     size_t plen = strlen(job->props), vlen;

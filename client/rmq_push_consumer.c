@@ -88,6 +88,7 @@ struct rmq_push_consumer {
     struct event *heartbeat_ev;
     struct event *commit_ev;
     struct event *retry_ev;         /* one-shot rebalance after a failed one */
+    int hb_acked;                   /* a broker answered a heartbeat: it created the retry topic */
     int closing;
 };
 
@@ -784,6 +785,25 @@ static void sub_cids_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
     sub_rebalance_end(sub, 1);
 }
 
+/* Heartbeat answered: the first success lets the group's retry topic be
+ * routed (a broker creates it, with its route, on the group's heartbeat). */
+static void heartbeat_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
+{
+    consumer_t *c = arg;
+    rmq_error_t e;
+    if (rmq_error_from_rpc(&e, err, resp, "HEART_BEAT") != RMQ_OK) {
+        if (err != RMQ_ESHUTDOWN)
+            LOG_WARN_RL("consumer: %s", e.text);
+        return;
+    }
+    if (c->hb_acked || c->closing)
+        return;
+    c->hb_acked = 1;
+    for (sub_t *s = c->subs; s; s = s->next)
+        if (rmq_retry_is_retry_topic(s->topic))
+            sub_rebalance(s);
+}
+
 /* Sends this consumer's heartbeat to addr. Loop thread. */
 static void heartbeat_send(consumer_t *c, const char *addr)
 {
@@ -815,8 +835,7 @@ static void heartbeat_send(consumer_t *c, const char *addr)
     req.code = RMQ__REQUEST_CODE__HEART_BEAT;
     req.header_case = RMQ__COMMAND__HEADER_HEARTBEAT;
     req.heartbeat = &hb;
-    rmq_instance_call(c->in, addr, &req, NULL, 0, RMQ_CONTROL_TIMEOUT_MS, control_done,
-                      "HEART_BEAT");
+    rmq_instance_call(c->in, addr, &req, NULL, 0, RMQ_CONTROL_TIMEOUT_MS, heartbeat_done, c);
 }
 
 /* Heartbeats every master and slave in route. */
@@ -877,10 +896,17 @@ static void sub_rebalance(sub_t *sub)
     rmq_instance_fetch_route(sub->c->in, sub->topic, sub_route_done, sub);
 }
 
+/* Rebalances every subscription; a retry topic only once a heartbeat was
+ * answered (before that no broker has created it), unless only retry
+ * topics are subscribed (then nothing else would lead to a broker). */
 static void consumer_rebalance_all(consumer_t *c)
 {
+    int plain = 0;
+    for (sub_t *s = c->subs; s && !plain; s = s->next)
+        plain = !rmq_retry_is_retry_topic(s->topic);
     for (sub_t *s = c->subs; s; s = s->next)
-        sub_rebalance(s);
+        if (c->hb_acked || !plain || !rmq_retry_is_retry_topic(s->topic))
+            sub_rebalance(s);
 }
 
 /* ---- timers and server pushes --------------------------------------------- */

@@ -8,10 +8,7 @@
 
 #include "rmq/rmq.h"
 #include "rmq_client_int.h"
-
-#define RMQ_RETRY_PREFIX "%RETRY%"
-#define RMQ_DLQ_PREFIX "%DLQ%"
-#define RMQ_PROP_RETRY_TOPIC "RETRY_TOPIC"
+#include "rmq_message.h"
 
 /* 1 if topic is a retry topic ("%RETRY%..."). Any thread. */
 int rmq_retry_is_retry_topic(const char *topic);

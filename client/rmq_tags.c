@@ -1,25 +1,21 @@
-/* rmq_tags.c: subscription expressions: "*" (everything) or "TagA || TagB",
+/* rmq_tags.c: subscription expressions (the rule: common/rmq_subexpr.h),
  * parsed once into a tag set and matched against each pulled message's TAGS
  * (the broker filters by tag hash; this re-check removes hash collisions). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "rmq_client_int.h"
+#include "rmq_subexpr.h"
 
-/* Appends the trimmed tag [b, e) to t; RMQ_EINVAL if it is empty. */
-static rmq_err_t tags_add(rmq_tags_t *t, const char *b, const char *e)
+/* rmq_subexpr_fn: appends a copy of the tag to the set. */
+static rmq_err_t tags_add(const char *tag, size_t len, void *arg)
 {
-    while (b < e && (*b == ' ' || *b == '\t'))
-        b++;
-    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
-        e--;
-    if (b == e)
-        return RMQ_EINVAL;
+    rmq_tags_t *t = arg;
     char **grown = realloc(t->tags, (t->n + 1) * sizeof *grown);
     if (!grown)
         return RMQ_ENOMEM;
     t->tags = grown;
-    t->tags[t->n] = strndup(b, (size_t)(e - b));
+    t->tags[t->n] = strndup(tag, len);
     if (!t->tags[t->n])
         return RMQ_ENOMEM;
     t->n++;
@@ -29,25 +25,10 @@ static rmq_err_t tags_add(rmq_tags_t *t, const char *b, const char *e)
 rmq_err_t rmq_tags_parse(const char *expr, rmq_tags_t *t)
 {
     memset(t, 0, sizeof *t);
-    const char *p = expr ? expr : "";
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (*p == '\0' || strcmp(p, "*") == 0) {
-        t->all = 1;
-        return RMQ_OK;
-    }
-    for (;;) {
-        const char *sep = strstr(p, "||");
-        const char *end = sep ? sep : p + strlen(p);
-        rmq_err_t err = tags_add(t, p, end);
-        if (err != RMQ_OK) {
-            rmq_tags_free(t);
-            return err;
-        }
-        if (!sep)
-            return RMQ_OK;
-        p = sep + 2;
-    }
+    rmq_err_t err = rmq_subexpr_parse(expr, &t->all, tags_add, t);
+    if (err != RMQ_OK)
+        rmq_tags_free(t);
+    return err;
 }
 
 int rmq_tags_match(const rmq_tags_t *t, const char *tag, size_t len)

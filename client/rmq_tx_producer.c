@@ -363,8 +363,8 @@ rmq_err_t rmq_tx_producer_send(rmq_tx_producer_t *tp, const rmq_message_t *msg, 
         return rmq_error_set(&res->error, RMQ_ENOMEM, 0, "transaction producer");
     if (msg->nprops)
         memcpy(props, msg->props, msg->nprops * sizeof(*props));
-    props[msg->nprops] = (rmq_property_t){"TRAN_MSG", "true"};
-    props[msg->nprops + 1] = (rmq_property_t){"PGROUP", tp->group};
+    props[msg->nprops] = (rmq_property_t){RMQ_PROP_TRAN_MSG, "true"};
+    props[msg->nprops + 1] = (rmq_property_t){RMQ_PROP_PRODUCER_GROUP, tp->group};
     half = *msg;
     half.props = props;
     half.nprops = msg->nprops + 2;

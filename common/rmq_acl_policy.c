@@ -16,6 +16,7 @@
 #include <openssl/hmac.h>
 
 #include "rmq_log.h"
+#include "rmq_message.h"
 #include "rmq_replay.h"
 
 #define ACL_DEFAULT_WINDOW_MS 60000
@@ -404,9 +405,11 @@ int rmq_acl_sig_equal(const char *a, const char *b)
 static int topic_allows(const acl_account_t *a, const char *topic, int want, const char *op,
                         char *remark, size_t remarklen)
 {
+    static const size_t retry_len = sizeof(RMQ_RETRY_PREFIX) - 1, dlq_len = sizeof(RMQ_DLQ_PREFIX) - 1;
     int perm;
-    if (!strncmp(topic, "%RETRY%", 7) || !strncmp(topic, "%DLQ%", 5)) {
-        const char *group = topic + (topic[1] == 'R' ? 7 : 5);
+    int retry = !strncmp(topic, RMQ_RETRY_PREFIX, retry_len);
+    if (retry || !strncmp(topic, RMQ_DLQ_PREFIX, dlq_len)) {
+        const char *group = topic + (retry ? retry_len : dlq_len);
         perm = perm_of(a->groups, a->ngroups, a->default_group, group);
         if (perm & RMQ_ACL_PERM_SUB)
             return 1;

@@ -303,3 +303,25 @@ size_t rmq_batch_encode(const rmq_batch_entry_t *e, uint8_t *out)
         memcpy(out + 14 + e->body_len, e->properties, e->properties_len);
     return total;
 }
+
+int rmq_name_is_valid(const char *name, size_t len, const char **why)
+{
+    if (len == 0) {
+        *why = "must not be empty";
+        return 0;
+    }
+    if (len > RMQ_TOPIC_MAX) {
+        *why = "must be at most 127 bytes";
+        return 0;
+    }
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '%' || c == '|' || c == '_' || c == '-';
+        if (!ok) {
+            *why = "may contain only the characters %|a-zA-Z0-9_-";
+            return 0;
+        }
+    }
+    return 1;
+}

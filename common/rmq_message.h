@@ -28,12 +28,29 @@
 #define RMQ_TOPIC_MAX 127u
 #define RMQ_PROPS_MAX 32767u
 
-/* Property names (RocketMQ MessageConst). */
+/* Property names (RocketMQ MessageConst), the one list for broker, client
+ * and tools. The second group is reserved: the broker sets them. */
 #define RMQ_PROP_TAGS "TAGS"
 #define RMQ_PROP_KEYS "KEYS"
 #define RMQ_PROP_UNIQ_KEY "UNIQ_KEY"
 #define RMQ_PROP_WAIT "WAIT"
 #define RMQ_PROP_DELAY "DELAY"
+#define RMQ_PROP_DELIVER_AT "__STARTDELIVERTIME"   /* absolute wall ms (beyond RocketMQ 4) */
+#define RMQ_PROP_TRAN_MSG "TRAN_MSG"
+#define RMQ_PROP_PRODUCER_GROUP "PGROUP"
+#define RMQ_PROP_REAL_TOPIC "REAL_TOPIC"
+#define RMQ_PROP_REAL_QID "REAL_QID"
+#define RMQ_PROP_RETRY_TOPIC "RETRY_TOPIC"
+#define RMQ_PROP_ORIGIN_MESSAGE_ID "ORIGIN_MESSAGE_ID"
+#define RMQ_PROP_TX_CHECK_TIMES "TRANSACTION_CHECK_TIMES"
+
+/* A consumer group's retry and dead-letter topics are these + the group. */
+#define RMQ_RETRY_PREFIX "%RETRY%"
+#define RMQ_DLQ_PREFIX "%DLQ%"
+
+/* The topic and group naming rule: 1..RMQ_TOPIC_MAX bytes of %|a-zA-Z0-9_-.
+ * 1 if name[0..len) follows it; on 0, *why names the broken rule. */
+int rmq_name_is_valid(const char *name, size_t len, const char **why);
 
 /* A decoded record: pointers into the caller's buffer. */
 typedef struct rmq_record {

@@ -15,9 +15,6 @@
 #include "rmq_message.h"
 #include "rmq_time.h"
 
-#define DLQ_PREFIX "%DLQ%"
-#define PROP_RETRY_TOPIC "RETRY_TOPIC"
-#define PROP_ORIGIN_ID "ORIGIN_MESSAGE_ID"
 #define TOOLS_GROUP "TOOLS_CONSUMER"
 #define PRODUCER_GROUP "TOOLS_PRODUCER"
 #define PULL_BATCH 32
@@ -49,8 +46,8 @@ static const char *prop_copy(const rmq_record_t *rec, const char *name, char *bu
 /* rec's properties without the retry/schedule ones, into out (cap bytes). */
 static size_t props_for_resend(const rmq_record_t *rec, char *out, size_t cap)
 {
-    static const char *const drop[] = {PROP_RETRY_TOPIC, RMQ_PROP_DELAY, "REAL_TOPIC", "REAL_QID",
-                                       "__STARTDELIVERTIME", RMQ_PROP_WAIT, NULL};
+    static const char *const drop[] = {RMQ_PROP_RETRY_TOPIC, RMQ_PROP_DELAY, RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID,
+                                       RMQ_PROP_DELIVER_AT, RMQ_PROP_WAIT, NULL};
     size_t pos = 0, n = 0;
     const char *p = rec->properties;
     while (pos < rec->properties_len) {
@@ -116,9 +113,9 @@ static void dlq_record(dlq_walk_t *w, const rmq_record_t *rec)
 {
     char id[33], origin[128], uniq[128], topic[RMQ_TOPIC_MAX + 1], times[16], qoff[24], stored[40];
     adm_msg_id_format(rec->store_ip, rec->store_port, rec->phys_offset, id);
-    prop_copy(rec, PROP_ORIGIN_ID, origin, sizeof origin);
+    prop_copy(rec, RMQ_PROP_ORIGIN_MESSAGE_ID, origin, sizeof origin);
     prop_copy(rec, RMQ_PROP_UNIQ_KEY, uniq, sizeof uniq);
-    prop_copy(rec, PROP_RETRY_TOPIC, topic, sizeof topic);
+    prop_copy(rec, RMQ_PROP_RETRY_TOPIC, topic, sizeof topic);
     if (w->want_id && strcmp(w->want_id, id) != 0 && strcmp(w->want_id, origin) != 0 && strcmp(w->want_id, uniq) != 0)
         return;
     w->matched++;
@@ -210,7 +207,7 @@ static int dlq_walk(adm_ctx_t *ctx, int resend)
     rmq_frame_t route = { 0 };
     adm_table_t t;
 
-    if ((size_t)snprintf(dlq, sizeof dlq, "%s%s", DLQ_PREFIX, group) > RMQ_TOPIC_MAX) {
+    if ((size_t)snprintf(dlq, sizeof dlq, "%s%s", RMQ_DLQ_PREFIX, group) > RMQ_TOPIC_MAX) {
         fprintf(stderr, "mqadmin: %s: group name too long\n", ctx->cmd);
         return 1;
     }

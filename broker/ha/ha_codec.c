@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rmq_message.h"
+
 #define HA_NAME_MAX 255
-#define HA_META_NAME_MAX 127       /* topic and group names (bk_names.h) */
 #define HA_REC_FLAG 0x80000000u
 #define HA_REC_TYPE_SHIFT 24
 #define HA_REC_TYPE_MASK 0x7fu
@@ -165,10 +166,11 @@ rmq_err_t ha_response_unpack(const uint8_t *body, size_t len, Rmq__HaHandshakeRe
     return RMQ_OK;
 }
 
-/* 1 if s is a topic or group name of acceptable length. */
+/* 1 if s is a valid topic or group name (the one naming rule, rmq_message.h). */
 static int meta_name_ok(const char *s)
 {
-    return s && s[0] && strlen(s) <= HA_META_NAME_MAX;
+    const char *why;
+    return s && rmq_name_is_valid(s, strlen(s), &why);
 }
 
 static int meta_ok(const Rmq__HaMeta *m)

@@ -322,22 +322,12 @@ void st_store_set_arrival_cb(st_store_t *st, st_arrival_fn fn, void *arg)
 
 /* ---- put ---- */
 
-static int topic_char_ok(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '%' || c == '|' || c == '_' || c == '-';
-}
-
 /* Checks one message against the limits; returns why it is illegal or NULL. */
 static const char *msg_illegal(const st_store_t *st, const st_msg_t *m)
 {
-    if (!m->topic || m->topic_len == 0)
-        return "topic is empty";
-    if (m->topic_len > RMQ_TOPIC_MAX)
-        return "topic longer than 127 bytes";
-    for (size_t i = 0; i < m->topic_len; i++)
-        if (!topic_char_ok(m->topic[i]))
-            return "topic has characters outside %|a-zA-Z0-9_-";
+    const char *why = NULL;
+    if (!m->topic || !rmq_name_is_valid(m->topic, m->topic_len, &why))
+        return why ? why : "topic is empty";
     if ((int64_t)m->body_len > st->cfg.max_message_size)
         return "body larger than maxMessageSize";
     if (m->properties_len > RMQ_PROPS_MAX)
@@ -348,7 +338,7 @@ static const char *msg_illegal(const st_store_t *st, const st_msg_t *m)
 }
 
 /* Returns the status that refuses every write now, or ST_PUT_OK. */
-static st_put_status_t put_refused(const st_store_t *st, const char **why)
+st_put_status_t st_store_write_refusal(const st_store_t *st, const char **why)
 {
     if (st->shutting_down) {
         *why = "store is shutting down";
@@ -454,7 +444,7 @@ void st_store_put_batch(st_store_t *st, const st_msg_t *msgs, size_t n, st_put_r
         res->why = "empty batch";
         return;
     }
-    if ((res->status = put_refused(st, &res->why)) != ST_PUT_OK)
+    if ((res->status = st_store_write_refusal(st, &res->why)) != ST_PUT_OK)
         return;
     if ((total = batch_check(st, msgs, n, res)) == 0)
         return;

@@ -171,6 +171,10 @@ void st_store_put(st_store_t *st, const st_msg_t *msg, st_put_result_t *res);
  * their offsets (st_store_msg_id). Loop thread. */
 void st_store_put_batch(st_store_t *st, const st_msg_t *msgs, size_t n, st_put_result_t *res);
 
+/* The status that refuses every write now (shutting down, slave role,
+ * latched write error, disk full), or ST_PUT_OK; *why names it. Loop thread. */
+st_put_status_t st_store_write_refusal(const st_store_t *st, const char **why);
+
 /* SYNC_FLUSH group commit: cb runs once the durable offset reaches
  * end_offset (often at once), or RMQ_ETIMEDOUT after sync_flush_timeout_ms,
  * or RMQ_EIO if the store latched a write error (RMQ_ESHUTDOWN if it closes

@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 #include "bk_config.h"
-#include "bk_groups.h"
+#include "bk_groups_pb.h"
 #include "bk_map.h"
-#include "bk_names.h"
-#include "bk_offsets.h"
+#include "bk_offsets_pb.h"
 #include "bk_persist.h"
-#include "bk_topics.h"
+#include "bk_topics_pb.h"
+#include "rmq_message.h"
 
 static char dir[256];
 
@@ -67,14 +67,14 @@ END_TEST
 START_TEST(test_names)
 {
     const char *why = NULL;
-    ck_assert(bk_name_is_valid("%RETRY%group_a-1|x", 18, &why));
-    ck_assert(!bk_name_is_valid("", 0, &why));
-    ck_assert(!bk_name_is_valid("a b", 3, &why));
+    ck_assert(rmq_name_is_valid("%RETRY%group_a-1|x", 18, &why));
+    ck_assert(!rmq_name_is_valid("", 0, &why));
+    ck_assert(!rmq_name_is_valid("a b", 3, &why));
     ck_assert_ptr_nonnull(strstr(why, "%|a-zA-Z0-9_-"));
     char longname[200];
     memset(longname, 'a', sizeof longname);
-    ck_assert(bk_name_is_valid(longname, 127, &why));
-    ck_assert(!bk_name_is_valid(longname, 128, &why));
+    ck_assert(rmq_name_is_valid(longname, 127, &why));
+    ck_assert(!rmq_name_is_valid(longname, 128, &why));
     ck_assert_ptr_nonnull(strstr(why, "127"));
 }
 END_TEST

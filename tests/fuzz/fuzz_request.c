@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_names.h"
 #include "rmq_acl.h"
 #include "ns_route.h"
 #include "rmq_frame.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
+#include "rmq_subexpr.h"
 #include "st_store.h"
 
 #define FUZZ_MAX_FRAME (1u << 20)
@@ -58,22 +58,24 @@ static void name_check(const char *s)
 {
     const char *why = NULL;
 
-    if (s && !bk_name_is_valid(s, strlen(s), &why) && !why)
+    if (s && !rmq_name_is_valid(s, strlen(s), &why) && !why)
         abort();
 }
 
-/* The broker's pull handler splits "TagA || TagB" and hashes each tag. */
+/* rmq_subexpr_fn: hashes a tag as the broker's pull filter does. */
+static rmq_err_t tag_hash(const char *tag, size_t len, void *arg)
+{
+    if (len == 0)
+        abort();                     /* the parser never hands over an empty tag */
+    (void)st_tag_hash(tag, len);
+    return RMQ_OK;
+}
+
+/* The one subscription parser (rmq_subexpr.h), as broker and client run it. */
 static void subscription_check(const char *expr)
 {
-    const char *p = expr;
-
-    while (p && *p) {
-        const char *bar = strstr(p, "||");
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-
-        (void)st_tag_hash(p, len);
-        p = bar ? bar + 2 : NULL;
-    }
+    int all = 0;
+    (void)rmq_subexpr_parse(expr, &all, tag_hash, NULL);
 }
 
 static void props_check_len(const char *props, size_t len)

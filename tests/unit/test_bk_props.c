@@ -10,14 +10,14 @@
 START_TEST(test_props_copy_drops_and_skips)
 {
     static const char props[] = "TAGS\x01t\x02junk\x02\x01" "e\x02REAL_TOPIC\x01old\x02KEYS\x01k";
-    static const char *const drop[] = { BK_PROP_REAL_TOPIC, "TAG", NULL };
+    static const char *const drop[] = { RMQ_PROP_REAL_TOPIC, "TAG", NULL };
     bk_props_buf_t pb = {0};
 
     ck_assert_int_eq(bk_props_copy(&pb, props, sizeof(props) - 1, drop), RMQ_OK);
     ck_assert_str_eq(pb.data, "TAGS\x01t\x02KEYS\x01k");
     ck_assert_uint_eq(pb.len, strlen(pb.data));
-    ck_assert_int_eq(bk_props_put(&pb, BK_PROP_REAL_TOPIC, "new"), RMQ_OK);
-    ck_assert_int_eq(bk_props_put_int(&pb, BK_PROP_REAL_QID, -3), RMQ_OK);
+    ck_assert_int_eq(bk_props_put(&pb, RMQ_PROP_REAL_TOPIC, "new"), RMQ_OK);
+    ck_assert_int_eq(bk_props_put_int(&pb, RMQ_PROP_REAL_QID, -3), RMQ_OK);
     ck_assert_str_eq(pb.data, "TAGS\x01t\x02KEYS\x01k\x02REAL_TOPIC\x01new\x02REAL_QID\x01-3");
     ck_assert_int_eq(bk_props_copy(&pb, NULL, 0, NULL), RMQ_OK);   /* reuse: empties */
     ck_assert_str_eq(pb.data, "");

@@ -1,13 +1,14 @@
-/* bk_send.c: SEND_MESSAGE and SEND_BATCH_MESSAGE. Requests enter a bounded
+/* bk_send.c: the rmq front-end of SEND_MESSAGE and SEND_BATCH_MESSAGE:
+ * decodes a request (a batch split into messages), has the core check and
+ * store it (core/bk_produce.c) and encodes its result. Requests enter a bounded
  * ring (sendQueueCapacity, shared with sends waiting for the disk) and are
  * processed by a drain event in arrival order, at most SEND_DRAIN_MAX per
  * pass so pulls and timers interleave. A request that finds the queue full,
  * or that waited longer than waitTimeMillsInSendQueue, is answered
- * SYSTEM_BUSY: nothing hangs and nothing is dropped silently. Under
- * SYNC_FLUSH the answer waits for the store's group commit, and under
- * SYNC_MASTER for a slave's acknowledgement; with both, a pooled waiter
- * holds the connection and its reply address until both ended, and a
- * replication failure is the answer over a disk one. Scratch buffers for batch
+ * SYSTEM_BUSY: nothing hangs and nothing is dropped silently. Messages are
+ * stored through the one append path (core/bk_append.c), which waits for
+ * the disk (SYNC_FLUSH) and a slave (SYNC_MASTER); meanwhile a pooled
+ * waiter holds the connection and its reply address. Scratch buffers for batch
  * bodies are reused across requests, so the steady-state path does not
  * allocate per message. */
 #include <arpa/inet.h>
@@ -16,11 +17,8 @@
 #include <string.h>
 
 #include "bk_broker.h"
-#include "bk_ha.h"
+#include "fr_status.h"
 #include "bk_metrics.h"
-#include "bk_names.h"
-#include "bk_schedule.h"
-#include "bk_tx.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
@@ -33,30 +31,25 @@ typedef struct send_item {
     int64_t enq_us;
 } send_item_t;
 
-typedef struct flush_waiter {
-    struct flush_waiter *prev, *next;
+/* A send whose answer waits for the append path (SYNC_FLUSH, SYNC_MASTER):
+ * holds the connection and its reply address until the append ends. */
+typedef struct send_waiter {
+    struct send_waiter *prev, *next;
     bk_send_t *s;
     rmq_conn_t *conn;              /* referenced while waiting */
     rmq_reply_to_t to;
     int32_t queue_id;
-    int64_t queue_offset;
-    int32_t count;
-    char id[33];
     char *ids;                     /* batch: heap comma-joined ids, else NULL */
-    int pending;                   /* waits (disk, slave) still running */
-    int status;                    /* RMQ__STATUS__* so far (SUCCESS until one fails) */
-    char why[96];                  /* remark of a failure status */
-} flush_waiter_t;
+} send_waiter_t;
 
 struct bk_send {
     bk_broker_t *bk;
     send_item_t *ring;
     size_t cap, head, len;
     struct event *drain;
-    flush_waiter_t *waiting;       /* waiters with a pending flush */
-    flush_waiter_t *spare;         /* reusable waiters (singly linked by next) */
+    send_waiter_t *waiting;        /* sends waiting for the append path */
+    send_waiter_t *spare;          /* reusable waiters (singly linked by next) */
     size_t n_waiting;
-    uint32_t rr;                   /* round-robin queue choice for queue_id < 0 */
     st_msg_t *msgs;                /* batch scratch */
     size_t msgs_cap;
     char *props;                   /* batch: merged properties */
@@ -72,8 +65,7 @@ typedef struct send_ctx {
     rmq_conn_t *conn;
     rmq_reply_to_t to;
     const Rmq__SendMessageRequest *hdr;
-    const bk_topic_t *topic;
-    int32_t queue_id;
+    bk_produce_target_t tgt;       /* topic and queue, as the core checked them */
     uint32_t born_ip;
     uint16_t born_port;
     const uint8_t *body;
@@ -117,27 +109,11 @@ static void send_reply_ok(rmq_conn_t *conn, rmq_reply_to_t to, const char *ids, 
     rmq_conn_reply(conn, to, &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
 }
 
-/* Maps a store put failure to its wire status and answers. */
-static void send_reply_put_error(rmq_conn_t *conn, rmq_reply_to_t to, const st_put_result_t *res)
-{
-    int status;
-    switch (res->status) {
-    case ST_PUT_MESSAGE_ILLEGAL: status = RMQ__STATUS__MESSAGE_ILLEGAL; break;
-    case ST_PUT_DISK_FULL: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_DISK_FULL; break;
-    case ST_PUT_NOT_WRITABLE_ROLE: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE; break;
-    case ST_PUT_SHUTDOWN: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN; break;
-    case ST_PUT_WRITE_ERROR:
-    case ST_PUT_CREATE_FILE_FAILED:
-    default: status = RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR; break;
-    }
-    rmq_conn_replyf(conn, to, status, "store refused the message: %s", res->why ? res->why : "unknown");
-}
+/* ---- waiting sends ------------------------------------------------------ */
 
-/* ---- SYNC_FLUSH / SYNC_MASTER waiters ------------------------------------ */
-
-static flush_waiter_t *waiter_get(bk_send_t *s)
+static send_waiter_t *waiter_get(bk_send_t *s)
 {
-    flush_waiter_t *w = s->spare;
+    send_waiter_t *w = s->spare;
     if (w)
         s->spare = w->next;
     else if (!(w = malloc(sizeof(*w))))
@@ -153,7 +129,7 @@ static flush_waiter_t *waiter_get(bk_send_t *s)
 }
 
 /* Unlinks w, drops its connection and returns it to the spare list. */
-static void waiter_put(bk_send_t *s, flush_waiter_t *w)
+static void waiter_put(bk_send_t *s, send_waiter_t *w)
 {
     if (w->prev)
         w->prev->next = w->next;
@@ -162,130 +138,31 @@ static void waiter_put(bk_send_t *s, flush_waiter_t *w)
     if (w->next)
         w->next->prev = w->prev;
     s->n_waiting--;
-    rmq_conn_unref(w->conn);
+    if (w->conn)
+        rmq_conn_unref(w->conn);
     free(w->ids);
     w->next = s->spare;
     s->spare = w;
 }
 
-/* Answers once every wait has ended, then recycles w. */
-static void waiter_done(flush_waiter_t *w)
+/* Answers a send with the append path's outcome. */
+static void send_answer(bk_send_t *s, rmq_conn_t *conn, rmq_reply_to_t to, const bk_append_out_t *out,
+                        const char *ids, int32_t queue_id)
 {
-    if (--w->pending > 0)
-        return;
-    if (w->status == RMQ__STATUS__SUCCESS)
-        send_reply_ok(w->conn, w->to, w->ids ? w->ids : w->id, w->queue_id, w->queue_offset, w->count);
+    if (out->repl_end_us)
+        bk_metrics_sync_wait(s->bk->metrics, out->repl_end_us - to.start_us, out->r.status == BK_OK);
+    if (out->r.status == BK_OK)
+        send_reply_ok(conn, to, ids ? ids : out->put.msg_id, queue_id, out->put.queue_offset, out->put.count);
     else
-        rmq_conn_replyf(w->conn, w->to, w->status, "%s", w->why);
+        fr_reply_result(conn, to, &out->r, NULL);
+}
+
+/* Append callback (loop thread): the send is durable as configured, or failed. */
+static void send_appended(const bk_append_out_t *out, void *arg)
+{
+    send_waiter_t *w = arg;
+    send_answer(w->s, w->conn, w->to, out, w->ids, w->queue_id);
     waiter_put(w->s, w);
-}
-
-/* Records a failure; a replication failure (repl) wins over a disk one. */
-static void waiter_fail(flush_waiter_t *w, int status, int repl, const char *why)
-{
-    if (w->status != RMQ__STATUS__SUCCESS && !repl)
-        return;
-    w->status = status;
-    snprintf(w->why, sizeof(w->why), "%s", why);
-}
-
-/* Store callback (loop thread): the flush this send waited for ended. */
-static void send_flushed(rmq_err_t err, void *arg)
-{
-    flush_waiter_t *w = arg;
-    if (err == RMQ_ETIMEDOUT)
-        waiter_fail(w, RMQ__STATUS__FLUSH_DISK_TIMEOUT, 0, "disk sync did not finish within syncFlushTimeout");
-    else if (err == RMQ_ESHUTDOWN)
-        waiter_fail(w, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN, 0,
-                    "broker stopped before the disk sync finished");
-    else if (err != RMQ_OK) {
-        char why[96];
-        snprintf(why, sizeof(why), "disk sync failed: %s", rmq_strerror(err));
-        waiter_fail(w, RMQ__STATUS__SERVICE_NOT_AVAILABLE_WRITE_ERROR, 0, why);
-    }
-    waiter_done(w);
-}
-
-/* Maps a final replication outcome onto w. */
-static void repl_fail(flush_waiter_t *w, ha_sync_status_t st)
-{
-    if (st == HA_SYNC_SLAVE_NOT_AVAILABLE)
-        waiter_fail(w, RMQ__STATUS__SLAVE_NOT_AVAILABLE, 1,
-                    "no slave connected, or the slave is more than haSlaveFallbehindMax behind");
-    else if (st == HA_SYNC_FLUSH_SLAVE_TIMEOUT)
-        waiter_fail(w, RMQ__STATUS__FLUSH_SLAVE_TIMEOUT, 1, "no slave acknowledged within syncFlushTimeout");
-    else if (st == HA_SYNC_SHUTDOWN)
-        waiter_fail(w, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN, 1, "broker stopped before a slave acknowledged");
-    else if (st != HA_SYNC_OK)
-        waiter_fail(w, RMQ__STATUS__SYSTEM_ERROR, 1, "out of memory waiting for a slave");
-}
-
-/* HA callback (loop thread): the slave wait of this send ended. */
-static void send_replicated(ha_sync_status_t st, void *arg)
-{
-    flush_waiter_t *w = arg;
-    bk_metrics_sync_wait(w->s->bk->metrics, rmq_mono_us() - w->to.start_us, st == HA_SYNC_OK);
-    repl_fail(w, st);
-    waiter_done(w);
-}
-
-/* Fills a waiter for a stored send; NULL (answered) when out of memory. */
-static flush_waiter_t *waiter_for(bk_send_t *s, send_ctx_t *c, const st_put_result_t *res, const char *ids)
-{
-    flush_waiter_t *w = waiter_get(s);
-    if (!w) {
-        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the send");
-        return NULL;
-    }
-    rmq_conn_ref(c->conn);
-    w->conn = c->conn;
-    w->pending = 1;                /* released by send_finish itself */
-    w->status = RMQ__STATUS__SUCCESS;
-    if (ids != res->msg_id && !(w->ids = strdup(ids))) {
-        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the send");
-        waiter_put(s, w);
-        return NULL;
-    }
-    w->to = c->to;
-    w->queue_id = c->queue_id;
-    w->queue_offset = res->queue_offset;
-    w->count = res->count;
-    memcpy(w->id, res->msg_id, sizeof(w->id));
-    return w;
-}
-
-/* Answers a stored send now (ASYNC_FLUSH, ASYNC_MASTER), or once durable
- * (SYNC_FLUSH) and acknowledged by a slave (SYNC_MASTER). A slave that is
- * missing or too far behind is answered at once. */
-static void send_finish(bk_send_t *s, send_ctx_t *c, const st_put_result_t *res, const char *ids)
-{
-    bk_broker_t *bk = s->bk;
-    ha_sync_t *sync = bk_ha_sync(bk->ha);
-    int flush = bk->cfg->flush_disk_type == ST_SYNC_FLUSH;
-    bk_stats_add(&bk->stats, BK_STAT_PUT, res->count);
-    bk_metrics_messages_in(bk->metrics, c->topic->name, (uint64_t)res->count, c->body_len);
-    bk_ha_notify_append(bk->ha);
-    if (!flush && !sync) {
-        send_reply_ok(c->conn, c->to, ids, c->queue_id, res->queue_offset, res->count);
-        return;
-    }
-    flush_waiter_t *w = waiter_for(s, c, res, ids);
-    if (!w)
-        return;
-    if (sync) {
-        ha_sync_status_t st = ha_sync_wait(sync, res->end_offset, rmq_mono_ms() + bk->cfg->sync_flush_timeout,
-                                           send_replicated, w);
-        if (st == HA_SYNC_PENDING)
-            w->pending++;
-        repl_fail(w, st == HA_SYNC_PENDING ? HA_SYNC_OK : st);
-    }
-    if (flush && w->status == RMQ__STATUS__SUCCESS) {
-        w->pending++;
-        rmq_err_t rc = st_store_wait_flush(bk->store, res->end_offset, send_flushed, w);
-        if (rc != RMQ_OK)
-            send_flushed(rc, w);
-    }
-    waiter_done(w);
 }
 
 /* ---- checks ------------------------------------------------------------- */
@@ -305,53 +182,23 @@ static void peer_addr(rmq_conn_t *conn, uint32_t *ip, uint16_t *port)
     }
 }
 
-/* Validates the request and resolves its topic and queue; on failure
- * answers and returns -1. */
+/* Decodes the request into the core's neutral send and has it checked;
+ * on failure answers and returns -1. */
 static int send_check(bk_send_t *s, send_ctx_t *c, int batch)
 {
-    bk_broker_t *bk = s->bk;
     const Rmq__SendMessageRequest *h = c->hdr;
-    const char *why = NULL;
-    const char *cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE";
-    if (bk->stopping)
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SHUTDOWN,
-                               "broker is shutting down"), -1;
-    if (bk->cfg->broker_role == BK_SLAVE)
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SERVICE_NOT_AVAILABLE_SLAVE,
-                               "broker %s is a slave; send to its master", bk->addr), -1;
-    if (!(bk->cfg->broker_permission & RMQ__PERM__PERM_WRITE))
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NO_PERMISSION,
-                               "broker %s is not writable (brokerPermission=%lld)", bk->addr,
-                               (long long)bk->cfg->broker_permission), -1;
-    size_t tlen = strlen(h->topic);
-    if (!bk_name_is_valid(h->topic, tlen, &why))
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NAME_ILLEGAL, "%s: topic '%.200s' %s",
-                               cmd, h->topic, why), -1;
-    if (h->producer_group[0] && !bk_name_is_valid(h->producer_group, strlen(h->producer_group), &why))
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NAME_ILLEGAL, "%s: producer group '%.200s' %s",
-                               cmd, h->producer_group, why), -1;
-    if ((int64_t)c->body_len > bk->cfg->max_message_size)
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__MESSAGE_ILLEGAL,
-                               "%s: body of %zu bytes is over maxMessageSize %lld", cmd, c->body_len,
-                               (long long)bk->cfg->max_message_size), -1;
-    c->topic = bk_topics_get(bk->topics, h->topic, tlen);
-    if (!c->topic && bk->cfg->auto_create_topic_enable)
-        c->topic = bk_topics_auto_create(bk->topics, h->topic, tlen, h->default_topic,
-                                         h->default_topic_queue_nums);
-    if (!c->topic)
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__TOPIC_NOT_EXIST,
-                               "topic %s does not exist on broker %s%s", h->topic, bk->addr,
-                               bk->cfg->auto_create_topic_enable ? "" : " (autoCreateTopicEnable=false)"), -1;
-    if (!(c->topic->perm & RMQ__PERM__PERM_WRITE))
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__NO_PERMISSION,
-                               "topic %s is not writable (perm %d)", h->topic, c->topic->perm), -1;
-    c->queue_id = h->queue_id;
-    if (c->queue_id < 0 && c->topic->write_queues > 0)
-        c->queue_id = (int32_t)(s->rr++ % (uint32_t)c->topic->write_queues);
-    if (c->queue_id < 0 || c->queue_id >= c->topic->write_queues)
-        return rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__BAD_REQUEST,
-                               "%s: queueId %d out of range: topic %s has %d write queues", cmd,
-                               h->queue_id, h->topic, c->topic->write_queues), -1;
+    bk_produce_req_t req = {
+        .cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE",
+        .topic = h->topic,
+        .producer_group = h->producer_group,
+        .default_topic = h->default_topic,
+        .default_topic_queue_nums = h->default_topic_queue_nums,
+        .queue_id = h->queue_id,
+        .body_len = c->body_len,
+    };
+    bk_result_t r;
+    if (!bk_produce_check(s->bk->produce, &req, &c->tgt, &r))
+        return fr_reply_result(c->conn, c->to, &r, NULL), -1;
     peer_addr(c->conn, &c->born_ip, &c->born_port);
     return 0;
 }
@@ -367,14 +214,45 @@ static int64_t props_tag_code(const char *props, size_t len)
 static void msg_common(const send_ctx_t *c, st_msg_t *m)
 {
     memset(m, 0, sizeof(*m));
-    m->topic = c->topic->name;
-    m->topic_len = strlen(c->topic->name);
-    m->queue_id = c->queue_id;
     m->sys_flag = c->hdr->sys_flag;
     m->born_timestamp = c->hdr->born_timestamp;
     m->born_ip = c->born_ip;
     m->born_port = c->born_port;
     m->reconsume_times = c->hdr->reconsume_times;
+}
+
+static const char *batch_ids(bk_send_t *s, const st_put_result_t *res, size_t n);
+
+/* Stores msgs (n > 1: a batch in s->msgs) through the append path and
+ * answers now, or once the append is durable as configured. */
+static void send_store(bk_send_t *s, send_ctx_t *c, st_msg_t *msgs, size_t n)
+{
+    bk_broker_t *bk = s->bk;
+    bk_append_out_t out;
+    const char *ids = NULL;
+    send_waiter_t *w = waiter_get(s);
+    if (!w) {
+        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the send");
+        return;
+    }
+    int done = bk_produce_store(bk->produce, &c->tgt, msgs, n, &out, send_appended, w);
+    if (out.stored) {
+        bk_stats_add(&bk->stats, BK_STAT_PUT, out.put.count);
+        bk_metrics_messages_in(bk->metrics, c->tgt.topic->name, (uint64_t)out.put.count, c->body_len);
+        if (n > 1)
+            ids = batch_ids(s, &out.put, n);
+    }
+    if (done) {
+        send_answer(s, c->conn, c->to, &out, ids, c->tgt.queue_id);
+        waiter_put(s, w);
+        return;
+    }
+    rmq_conn_ref(c->conn);
+    w->conn = c->conn;
+    w->to = c->to;
+    w->queue_id = c->tgt.queue_id;
+    if (ids && !(w->ids = strdup(ids)))
+        LOG_ERROR_RL("send: out of memory keeping the ids of a batch of %zu; its answer names the first", n);
 }
 
 /* ---- single message --------------------------------------------------- */
@@ -389,22 +267,7 @@ static void send_single(bk_send_t *s, send_ctx_t *c)
     m.properties = c->hdr->properties;
     m.properties_len = strlen(c->hdr->properties);
     m.tag_code = props_tag_code(m.properties, m.properties_len);
-    const char *why = NULL;
-    rmq_err_t rc = bk_schedule_divert(s->bk->schedule, &m, &why);   /* DELAY / __STARTDELIVERTIME */
-    if (rc == RMQ_OK)
-        rc = bk_tx_divert(s->bk->tx, &m, &why);                      /* TRAN_MSG: half message */
-    if (rc != RMQ_OK) {
-        rmq_conn_replyf(c->conn, c->to, rc == RMQ_EINVAL ? RMQ__STATUS__MESSAGE_ILLEGAL : RMQ__STATUS__SYSTEM_ERROR,
-                        "SEND_MESSAGE: %s", why ? why : rmq_strerror(rc));
-        return;
-    }
-    st_put_result_t res;
-    st_store_put(s->bk->store, &m, &res);
-    if (res.status != ST_PUT_OK) {
-        send_reply_put_error(c->conn, c->to, &res);
-        return;
-    }
-    send_finish(s, c, &res, res.msg_id);
+    send_store(s, c, &m, 1);
 }
 
 /* ---- batch -------------------------------------------------------------- */
@@ -487,14 +350,7 @@ static void send_batch(bk_send_t *s, send_ctx_t *c)
         m->tag_code = props_tag_code(m->properties, m->properties_len);
         poff += m->properties_len;
     }
-    st_put_result_t res;
-    st_store_put_batch(s->bk->store, s->msgs, n, &res);
-    if (res.status != ST_PUT_OK) {
-        send_reply_put_error(c->conn, c->to, &res);
-        return;
-    }
-    const char *ids = batch_ids(s, &res, n);
-    send_finish(s, c, &res, ids ? ids : res.msg_id);
+    send_store(s, c, s->msgs, n);
 }
 
 /* ---- queue and dispatch ------------------------------------------------- */
@@ -621,7 +477,7 @@ void bk_send_free(bk_send_t *s)
     while (s->waiting)
         waiter_put(s, s->waiting);
     while (s->spare) {
-        flush_waiter_t *w = s->spare;
+        send_waiter_t *w = s->spare;
         s->spare = w->next;
         free(w);
     }

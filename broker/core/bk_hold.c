@@ -17,8 +17,8 @@ typedef struct held {
     struct held *dprev, *dnext;       /* deadline list */
     struct held *qprev, *qnext;       /* per-queue list */
     struct hqueue *q;
-    rmq_conn_t *conn;
-    rmq_frame_t req;
+    bk_session_t *ss;                 /* referenced */
+    void *parked;                     /* owned */
     int64_t offset;
     int64_t deadline_ms;
     int match_all;
@@ -39,6 +39,7 @@ struct bk_hold {
     struct event *timer;
     int64_t armed_ms;                 /* deadline the timer is set for; 0: none */
     bk_hold_fn fn;
+    bk_hold_drop_fn drop;
     void *arg;
 };
 
@@ -94,10 +95,10 @@ static void hold_unlink(bk_hold_t *h, held_t *hd)
     h->count--;
 }
 
-static void held_free(held_t *hd)
+static void held_free(bk_hold_t *h, held_t *hd)
 {
-    rmq_conn_unref(hd->conn);
-    rmq_frame_clear(&hd->req);
+    h->drop(hd->parked, h->arg);
+    bk_session_unref(hd->ss);
     free(hd);
 }
 
@@ -107,9 +108,9 @@ static void hold_release(bk_hold_t *h, held_t *list, int expired)
     while (list) {
         held_t *hd = list;
         list = hd->dnext;
-        if (rmq_conn_is_open(hd->conn))
-            h->fn(hd->conn, &hd->req, expired, h->arg);
-        held_free(hd);
+        if (bk_session_is_open(hd->ss))
+            h->fn(hd->parked, expired, h->arg);
+        held_free(h, hd);
     }
 }
 
@@ -130,12 +131,13 @@ static void hold_timer(evutil_socket_t fd, short what, void *arg)
     hold_release(h, list, 1);
 }
 
-bk_hold_t *bk_hold_new(struct event_base *base, bk_hold_fn fn, void *arg)
+bk_hold_t *bk_hold_new(struct event_base *base, bk_hold_fn fn, bk_hold_drop_fn drop, void *arg)
 {
     bk_hold_t *h = calloc(1, sizeof(*h));
     if (!h)
         return NULL;
     h->fn = fn;
+    h->drop = drop;
     h->arg = arg;
     h->queues = bk_map_new();
     h->timer = evtimer_new(base, hold_timer, h);
@@ -153,7 +155,7 @@ void bk_hold_free(bk_hold_t *h)
     while (h->dhead) {
         held_t *hd = h->dhead;
         hold_unlink(h, hd);
-        held_free(hd);
+        held_free(h, hd);
     }
     if (h->timer)
         event_free(h->timer);
@@ -179,9 +181,8 @@ static void hold_insert_deadline(bk_hold_t *h, held_t *hd)
         h->dhead = hd;
 }
 
-rmq_err_t bk_hold_add(bk_hold_t *h, rmq_conn_t *conn, rmq_frame_t *req, const char *topic,
-                      int32_t queue_id, int64_t offset, const st_tag_filter_t *filter,
-                      int64_t deadline_ms)
+rmq_err_t bk_hold_add(bk_hold_t *h, bk_session_t *ss, void *parked, const char *topic, int32_t queue_id,
+                      int64_t offset, const st_tag_filter_t *filter, int64_t deadline_ms)
 {
     char key[160];
     size_t klen = hold_key(key, sizeof(key), topic, queue_id);
@@ -206,11 +207,9 @@ rmq_err_t bk_hold_add(bk_hold_t *h, rmq_conn_t *conn, rmq_frame_t *req, const ch
         }
         return RMQ_ENOMEM;
     }
-    hd->conn = conn;
-    rmq_conn_ref(conn);
-    hd->req = *req;
-    req->cmd = NULL;
-    req->body = NULL;
+    bk_session_ref(ss);
+    hd->ss = ss;
+    hd->parked = parked;
     hd->offset = offset;
     hd->deadline_ms = deadline_ms;
     hd->match_all = filter->match_all || filter->n_codes > BK_HOLD_MAX_CODES;
@@ -267,14 +266,14 @@ void bk_hold_arrived(bk_hold_t *h, const char *topic, int32_t queue_id, int64_t 
     hold_release(h, list, 0);
 }
 
-void bk_hold_conn_closed(bk_hold_t *h, rmq_conn_t *conn)
+void bk_hold_session_closed(bk_hold_t *h, bk_session_t *ss)
 {
     held_t *hd = h->dhead;
     while (hd) {
         held_t *next = hd->dnext;
-        if (hd->conn == conn) {
+        if (hd->ss == ss) {
             hold_unlink(h, hd);
-            held_free(hd);
+            held_free(h, hd);
         }
         hd = next;
     }

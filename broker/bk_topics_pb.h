@@ -1,0 +1,20 @@
+/* bk_topics_pb.h: the protobuf views of the topic table (registration,
+ * admin answers, persistence). Not for the core. Loop thread only. */
+#ifndef BK_TOPICS_PB_H
+#define BK_TOPICS_PB_H
+
+#include "bk_topics.h"
+#include "rmq.pb-c.h"
+
+/* A heap TopicConfigTable snapshot (with the data version); free with
+ * bk_topics_table_free. NULL when out of memory. */
+Rmq__TopicConfigTable *bk_topics_table_new(const bk_topics_t *t);
+void bk_topics_table_free(Rmq__TopicConfigTable *tab);
+
+/* Copies the current data version into dv. */
+void bk_topics_version(const bk_topics_t *t, Rmq__DataVersion *dv);
+
+/* Fills a TopicConfig message from a topic (strings borrowed from topic). */
+void bk_topic_to_pb(const bk_topic_t *topic, Rmq__TopicConfig *pb);
+
+#endif

@@ -1,0 +1,288 @@
+/* bk_consume.c: a consumer's pull on neutral requests (see bk_consume.h). */
+#include "bk_consume.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_hold.h"
+#include "rmq_message.h"
+#include "rmq_subexpr.h"
+#include "rmq_time.h"
+
+#define PULL_MAX_TAGS 64
+
+struct bk_consume {
+    bk_consume_config_t cfg;
+    bk_hold_t *hold;
+    int stopping;
+};
+
+/* A held pull: its neutral request (strings owned) and the front's ctx. */
+typedef struct parked {
+    bk_pull_req_t req;
+    char *strs;                      /* group, topic, subscription, NUL-separated */
+    bk_session_t *ss;                /* borrowed: the hold references it */
+    void *ctx;
+} parked_t;
+
+typedef struct pull_filter {
+    st_tag_filter_t f;
+    int64_t codes[PULL_MAX_TAGS];
+} pull_filter_t;
+
+/* rmq_subexpr_fn: adds a tag's hash to the filter (refused past PULL_MAX_TAGS). */
+static rmq_err_t filter_add(const char *tag, size_t len, void *arg)
+{
+    pull_filter_t *pf = arg;
+    if (pf->f.n_codes == PULL_MAX_TAGS)
+        return RMQ_EINVAL;
+    pf->codes[pf->f.n_codes++] = st_tag_hash(tag, len);
+    return RMQ_OK;
+}
+
+/* Parses a subscription expression into tag hashes; -1 if malformed or
+ * naming more than PULL_MAX_TAGS tags. */
+static int filter_parse(const char *expr, pull_filter_t *pf)
+{
+    memset(pf, 0, sizeof(*pf));
+    pf->f.codes = pf->codes;
+    return rmq_subexpr_parse(expr, &pf->f.match_all, filter_add, pf) == RMQ_OK ? 0 : -1;
+}
+
+/* Neutral status for a store result; also corrects next_begin_offset per 7.2. */
+static bk_pull_status_t pull_status(const bk_pull_req_t *req, st_get_result_t *res)
+{
+    switch (res->status) {
+    case ST_GET_FOUND:
+        return BK_PULL_FOUND;
+    case ST_GET_NO_MATCHED_LOGIC_QUEUE:
+    case ST_GET_NO_MESSAGE_IN_QUEUE:
+        res->next_begin_offset = 0;
+        return req->queue_offset != 0 ? BK_PULL_OFFSET_MOVED : BK_PULL_NOT_FOUND;
+    case ST_GET_OFFSET_TOO_SMALL:
+        res->next_begin_offset = res->min_offset;
+        return BK_PULL_OFFSET_MOVED;
+    case ST_GET_OFFSET_OVERFLOW_ONE:
+        res->next_begin_offset = req->queue_offset;
+        return BK_PULL_NOT_FOUND;
+    case ST_GET_OFFSET_OVERFLOW_BADLY:
+        res->next_begin_offset = res->max_offset;
+        return BK_PULL_OFFSET_MOVED;
+    case ST_GET_OFFSET_FOUND_NULL:
+        return BK_PULL_NOT_FOUND;
+    case ST_GET_NO_MATCHED_MESSAGE:
+    case ST_GET_MESSAGE_WAS_REMOVING:
+    default:
+        return BK_PULL_RETRY_IMMEDIATELY;
+    }
+}
+
+/* The topic a pull reads: its config, or on a slave that holds records of
+ * the queue but no config yet (the master's change still on its way), a
+ * readable stand-in written into scratch. NULL when neither. */
+static const bk_topic_t *pull_topic(bk_consume_t *c, const bk_pull_req_t *req, bk_topic_t *scratch)
+{
+    const bk_topic_t *topic = bk_topics_get(c->cfg.topics, req->topic, strlen(req->topic));
+    if (topic || !c->cfg.is_slave || req->queue_id < 0 ||
+        st_store_max_offset(c->cfg.store, req->topic, req->queue_id) <= 0)
+        return topic;
+    *scratch = (bk_topic_t){.read_queues = req->queue_id + 1, .perm = BK_PERM_READ};
+    snprintf(scratch->name, sizeof(scratch->name), "%s", req->topic);
+    return scratch;
+}
+
+/* Checks names, group, topic and queue; NULL with r set on failure. scratch
+ * may receive a slave's stand-in for the topic (pull_topic). */
+static const bk_topic_t *pull_check(bk_consume_t *c, const bk_pull_req_t *req, bk_result_t *r,
+                                    bk_topic_t *scratch)
+{
+    const char *why;
+    if (!(c->cfg.permission & BK_PERM_READ))
+        return bk_result_set(r, BK_NO_PERMISSION, "broker %s is not readable", c->cfg.addr), NULL;
+    if (!rmq_name_is_valid(req->topic, strlen(req->topic), &why))
+        return bk_result_set(r, BK_NAME_ILLEGAL, "PULL_MESSAGE: topic '%.200s' %s", req->topic, why), NULL;
+    if (!rmq_name_is_valid(req->group, strlen(req->group), &why))
+        return bk_result_set(r, BK_NAME_ILLEGAL, "PULL_MESSAGE: consumer group '%.200s' %s", req->group, why), NULL;
+    const bk_group_t *grp = bk_groups_use(c->cfg.groups, req->group, strlen(req->group));
+    if (!grp)
+        return bk_result_set(r, BK_GROUP_NOT_EXIST,
+                             "subscription group %.200s does not exist (autoCreateSubscriptionGroup=false)",
+                             req->group), NULL;
+    if (!grp->consume_enable)
+        return bk_result_set(r, BK_NO_PERMISSION, "group %.200s may not consume", req->group), NULL;
+    const bk_topic_t *topic = pull_topic(c, req, scratch);
+    if (!topic)
+        return bk_result_set(r, BK_TOPIC_NOT_EXIST, "topic %.200s does not exist on broker %s", req->topic,
+                             c->cfg.addr), NULL;
+    if (!(topic->perm & BK_PERM_READ))
+        return bk_result_set(r, BK_NO_PERMISSION, "topic %.200s is not readable (perm %d)", req->topic,
+                             topic->perm), NULL;
+    if (req->queue_id < 0 || req->queue_id >= topic->read_queues)
+        return bk_result_set(r, BK_BAD_REQUEST, "PULL_MESSAGE: queueId %d out of range: topic %.200s has %d read queues",
+                             req->queue_id, req->topic, topic->read_queues), NULL;
+    return topic;
+}
+
+/* suggestWhichBrokerId (RocketMQ): with slaveReadEnable, a pull whose data
+ * lies further behind the log end than in_memory_max goes to the group's
+ * whichBrokerWhenConsumeSlowly and any other to its brokerId; without it,
+ * always the master (0). */
+static int64_t pull_suggest(bk_consume_t *c, const char *group, const st_get_result_t *res)
+{
+    const bk_group_t *grp = bk_groups_get(c->cfg.groups, group, strlen(group));
+    if (!c->cfg.slave_read_enable || !grp)
+        return 0;
+    if (res->msg_count <= 0)
+        return grp->broker_id;
+    st_store_stats_t st;
+    st_store_stats(c->cfg.store, &st);
+    int slow = st.commitlog_max_offset - res->max_phys_scanned > c->cfg.in_memory_max;
+    return slow ? grp->which_broker_when_consume_slowly : grp->broker_id;
+}
+
+/* Copies req into a parked pull (strings owned); NULL when out of memory. */
+static parked_t *park_new(const bk_pull_req_t *req, bk_session_t *ss, void *ctx)
+{
+    size_t gl = strlen(req->group) + 1, tl = strlen(req->topic) + 1, sl = strlen(req->subscription) + 1;
+    parked_t *pk = malloc(sizeof(*pk));
+    char *strs = malloc(gl + tl + sl);
+    if (!pk || !strs) {
+        free(pk);
+        free(strs);
+        return NULL;
+    }
+    pk->req = *req;
+    pk->strs = strs;
+    pk->req.group = memcpy(strs, req->group, gl);
+    pk->req.topic = memcpy(strs + gl, req->topic, tl);
+    pk->req.subscription = memcpy(strs + gl + tl, req->subscription, sl);
+    pk->ss = ss;
+    pk->ctx = ctx;
+    return pk;
+}
+
+/* Executes a pull; first (not a release from the hold) may store the commit
+ * offset and hold the pull when nothing is there yet. 1 answered in out, 0 held. */
+static int pull_execute(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss, void *ctx, int first,
+                        bk_pull_out_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    bk_topic_t scratch;
+    const bk_topic_t *topic = pull_check(c, req, &out->r, &scratch);
+    if (!topic)
+        return 1;
+    pull_filter_t pf;
+    if (filter_parse(req->subscription, &pf) != 0)
+        return bk_result_set(&out->r, BK_SUBSCRIPTION_PARSE_FAILED,
+                             "cannot parse subscription '%.200s' (want * or TagA || TagB, at most %d tags)",
+                             req->subscription, PULL_MAX_TAGS), 1;
+    int64_t max_msgs = c->cfg.max_transfer_count, max_bytes = c->cfg.max_transfer_bytes;
+    if (req->max_msg_nums > 0 && req->max_msg_nums < max_msgs)
+        max_msgs = req->max_msg_nums;
+    if (req->max_msg_bytes > 0 && req->max_msg_bytes < max_bytes)
+        max_bytes = req->max_msg_bytes;
+    if (first && req->commit && !c->cfg.is_slave)
+        bk_offsets_commit(c->cfg.offsets, req->topic, req->group, req->queue_id, req->commit_offset);
+    if (!(out->body = evbuffer_new()))
+        return bk_result_set(&out->r, BK_SYSTEM_ERROR, "out of memory"), 1;
+    st_get_result_t res;
+    st_store_get(c->cfg.store, topic->name, req->queue_id, req->queue_offset, (int32_t)max_msgs, max_bytes, &pf.f,
+                 out->body, &res);
+    out->status = pull_status(req, &res);
+    if (out->status == BK_PULL_NOT_FOUND && first && req->suspend && !c->stopping) {
+        int64_t wait = c->cfg.long_polling ? req->suspend_timeout_ms : c->cfg.short_polling_ms;
+        parked_t *pk = wait > 0 ? park_new(req, ss, ctx) : NULL;
+        if (pk && bk_hold_add(c->hold, ss, pk, topic->name, req->queue_id, req->queue_offset, &pf.f,
+                              rmq_mono_ms() + wait) == RMQ_OK) {
+            bk_pull_out_clear(out);
+            return 0;
+        }
+        if (pk) {
+            free(pk->strs);
+            free(pk);
+        }
+    }
+    out->next_begin_offset = res.next_begin_offset;
+    out->min_offset = res.min_offset;
+    out->max_offset = res.max_offset;
+    out->msg_count = out->status == BK_PULL_FOUND ? res.msg_count : 0;
+    out->bytes = res.bytes;
+    out->suggest_broker_id = pull_suggest(c, req->group, &res);
+    return 1;
+}
+
+/* Hold callback: new data arrived or the deadline passed; answer now. */
+static void pull_released(void *parked, int expired, void *arg)
+{
+    bk_consume_t *c = arg;
+    parked_t *pk = parked;
+    bk_pull_out_t out;
+    pull_execute(c, &pk->req, pk->ss, pk->ctx, 0, &out);
+    c->cfg.answer(&pk->req, &out, pk->ctx);
+    bk_pull_out_clear(&out);
+}
+
+/* Hold drop: frees a parked pull and its ctx. */
+static void pull_dropped(void *parked, void *arg)
+{
+    bk_consume_t *c = arg;
+    parked_t *pk = parked;
+    c->cfg.ctx_free(pk->ctx);
+    free(pk->strs);
+    free(pk);
+}
+
+bk_consume_t *bk_consume_new(const bk_consume_config_t *cfg)
+{
+    bk_consume_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->cfg = *cfg;
+    if (!(c->hold = bk_hold_new(cfg->base, pull_released, pull_dropped, c))) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void bk_consume_free(bk_consume_t *c)
+{
+    if (!c)
+        return;
+    bk_hold_free(c->hold);
+    free(c);
+}
+
+int bk_consume_pull(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss, void *ctx, bk_pull_out_t *out)
+{
+    return pull_execute(c, req, ss, ctx, 1, out);
+}
+
+void bk_pull_out_clear(bk_pull_out_t *out)
+{
+    if (out->body)
+        evbuffer_free(out->body);
+    out->body = NULL;
+}
+
+void bk_consume_arrived(bk_consume_t *c, const char *topic, int32_t queue_id, int64_t max_offset,
+                        int64_t tag_code)
+{
+    bk_hold_arrived(c->hold, topic, queue_id, max_offset, tag_code);
+}
+
+void bk_consume_session_closed(bk_consume_t *c, bk_session_t *ss)
+{
+    bk_hold_session_closed(c->hold, ss);
+}
+
+size_t bk_consume_held(const bk_consume_t *c)
+{
+    return bk_hold_count(c->hold);
+}
+
+void bk_consume_stop(bk_consume_t *c)
+{
+    c->stopping = 1;
+    bk_hold_release_all(c->hold);
+}

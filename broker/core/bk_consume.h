@@ -1,0 +1,106 @@
+/* bk_consume.h: the core of a consumer's pull, on neutral requests: the
+ * checks (broker readable, names, group, topic, queue), the subscription
+ * filter (rmq_subexpr.h), the commit offset a pull carries, the read from
+ * the store (records referenced from the mapped log, not copied), the
+ * store's outcome as a neutral pull status (ROCKETMQ-NOTES 7.2), the
+ * suggested broker, and long polling: a pull that found nothing is parked
+ * in the hold (bk_hold.c) as its neutral request and answered when data
+ * arrives or its deadline passes. Loop thread only. */
+#ifndef BK_CONSUME_H
+#define BK_CONSUME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "bk_groups.h"
+#include "bk_offsets.h"
+#include "bk_session.h"
+#include "bk_status.h"
+#include "bk_topics.h"
+#include "st_store.h"
+
+typedef struct bk_consume bk_consume_t;
+
+typedef enum bk_pull_status {
+    BK_PULL_FOUND = 0,
+    BK_PULL_NOT_FOUND,               /* nothing (yet) at the offset */
+    BK_PULL_OFFSET_MOVED,            /* the offset is out of range: go to next_begin_offset */
+    BK_PULL_RETRY_IMMEDIATELY,       /* nothing matched in what was scanned */
+} bk_pull_status_t;
+
+/* A pull as the front-end decoded it. Strings are borrowed for the call
+ * (the hold copies what it parks). */
+typedef struct bk_pull_req {
+    const char *group;
+    const char *topic;
+    int32_t queue_id;
+    int64_t queue_offset;
+    int32_t max_msg_nums;            /* <= 0: the broker's limit */
+    int64_t max_msg_bytes;           /* <= 0: the broker's limit */
+    const char *subscription;        /* the expression to filter by */
+    int commit;                      /* commit_offset is to be stored */
+    int64_t commit_offset;
+    int suspend;                     /* may be held when nothing is there */
+    int64_t suspend_timeout_ms;
+} bk_pull_req_t;
+
+/* A pull's outcome. r.status != BK_OK: refused (the pull fields are unset). */
+typedef struct bk_pull_out {
+    bk_result_t r;
+    bk_pull_status_t status;
+    int64_t next_begin_offset;
+    int64_t min_offset;
+    int64_t max_offset;
+    int32_t msg_count;               /* FOUND */
+    int64_t bytes;
+    int64_t suggest_broker_id;
+    struct evbuffer *body;           /* FOUND: the records (owned by out) */
+} bk_pull_out_t;
+
+/* Answers a pull that was held (ctx as given to bk_consume_pull). */
+typedef void (*bk_pull_answer_fn)(const bk_pull_req_t *req, bk_pull_out_t *out, void *ctx);
+/* Frees a held pull's ctx (after its answer, or when its session closed). */
+typedef void (*bk_pull_ctx_free_fn)(void *ctx);
+
+typedef struct bk_consume_config {
+    struct event_base *base;         /* borrowed */
+    st_store_t *store;               /* borrowed */
+    bk_topics_t *topics;             /* borrowed */
+    bk_groups_t *groups;             /* borrowed */
+    bk_offsets_t *offsets;           /* borrowed */
+    int is_slave;                    /* brokerRole=SLAVE: commit offsets are not stored */
+    int64_t permission;              /* brokerPermission: bit 4 = readable */
+    int64_t max_transfer_count;      /* maxTransferCountOnMessageInMemory */
+    int64_t max_transfer_bytes;      /* maxTransferBytesOnMessageInMemory */
+    int long_polling;                /* longPollingEnable */
+    int64_t short_polling_ms;        /* shortPollingTimeMills */
+    int slave_read_enable;           /* slaveReadEnable */
+    int64_t in_memory_max;           /* accessMessageInMemoryMaxRatio of memory, bytes */
+    const char *addr;                /* this broker, for reasons (borrowed) */
+    bk_pull_answer_fn answer;
+    bk_pull_ctx_free_fn ctx_free;
+} bk_consume_config_t;
+
+bk_consume_t *bk_consume_new(const bk_consume_config_t *cfg);
+/* Drops every held pull without answering (their ctx freed). */
+void bk_consume_free(bk_consume_t *c);
+
+/* Runs a pull from session ss. Returns 1 when answered now (*out filled;
+ * the caller encodes it, then bk_pull_out_clear), or 0 when held: answer
+ * runs later with ctx, then ctx_free(ctx). */
+int bk_consume_pull(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss, void *ctx, bk_pull_out_t *out);
+void bk_pull_out_clear(bk_pull_out_t *out);
+
+/* Store arrival: wakes held pulls of topic/queue. */
+void bk_consume_arrived(bk_consume_t *c, const char *topic, int32_t queue_id, int64_t max_offset,
+                        int64_t tag_code);
+/* Drops the held pulls of a closed session. */
+void bk_consume_session_closed(bk_consume_t *c, bk_session_t *ss);
+size_t bk_consume_held(const bk_consume_t *c);
+/* Clean stop: answers every held pull now and holds no more. */
+void bk_consume_stop(bk_consume_t *c);
+
+#endif

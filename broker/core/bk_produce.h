@@ -1,0 +1,58 @@
+/* bk_produce.h: the core of a producer's send, on neutral requests: the
+ * checks (broker writable, names, size, topic and queue, auto-creating the
+ * topic from its template) and the store of messages already split by the
+ * front-end (a single message may be diverted: delayed, or a transaction's
+ * half message), through the one append path. Loop thread only. */
+#ifndef BK_PRODUCE_H
+#define BK_PRODUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bk_append.h"
+#include "bk_topics.h"
+
+typedef struct bk_produce bk_produce_t;
+
+typedef struct bk_produce_config {
+    bk_append_t *append;             /* borrowed */
+    bk_topics_t *topics;             /* borrowed */
+    int auto_create_topic;           /* autoCreateTopicEnable */
+    int64_t max_message_size;        /* maxMessageSize */
+    const char *addr;                /* this broker, for reasons (borrowed) */
+    /* Rewrites a single message before it is stored (delay, transaction);
+     * RMQ_OK, RMQ_EINVAL (bad properties) or another error, with *why. */
+    rmq_err_t (*divert)(void *arg, st_msg_t *m, const char **why);
+    void *divert_arg;
+} bk_produce_config_t;
+
+/* A send as the front-end decoded it. Strings are borrowed for the call. */
+typedef struct bk_produce_req {
+    const char *cmd;                 /* the request's name, opens reasons */
+    const char *topic;
+    const char *producer_group;      /* "" if none */
+    const char *default_topic;       /* auto-creation template */
+    int32_t default_topic_queue_nums;
+    int32_t queue_id;                /* < 0: the broker picks one, round-robin */
+    size_t body_len;                 /* the whole request body */
+} bk_produce_req_t;
+
+/* Where a checked send goes. topic is valid until the topic table changes. */
+typedef struct bk_produce_target {
+    const bk_topic_t *topic;
+    int32_t queue_id;
+} bk_produce_target_t;
+
+bk_produce_t *bk_produce_new(const bk_produce_config_t *cfg);
+void bk_produce_free(bk_produce_t *p);
+
+/* Checks req; 1 with *tgt filled, or 0 with r set. */
+int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_target_t *tgt, bk_result_t *r);
+
+/* Stores msgs[0..n) of a checked send (topic and queue taken from tgt; a
+ * single message diverted first) like bk_append_put: 1 when the outcome is
+ * final now in *out, 0 when cb(out, arg) follows. msgs are borrowed. */
+int bk_produce_store(bk_produce_t *p, const bk_produce_target_t *tgt, st_msg_t *msgs, size_t n,
+                     bk_append_out_t *out, bk_append_fn cb, void *arg);
+
+#endif

@@ -1,0 +1,45 @@
+/* bk_session.c: session references and the calls through a front-end's
+ * operations (see bk_session.h). */
+#include "bk_session.h"
+
+void bk_session_init(bk_session_t *ss, const bk_session_ops_t *ops)
+{
+    ss->ops = ops;
+    ss->refs = 1;
+}
+
+void bk_session_ref(bk_session_t *ss)
+{
+    ss->refs++;
+}
+
+void bk_session_unref(bk_session_t *ss)
+{
+    if (ss && --ss->refs == 0)
+        ss->ops->free(ss);
+}
+
+rmq_err_t bk_session_notify_ids_changed(bk_session_t *ss, const char *group)
+{
+    return ss->ops->notify_ids_changed(ss, group);
+}
+
+rmq_err_t bk_session_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk)
+{
+    return ss->ops->check_transaction(ss, chk);
+}
+
+int bk_session_is_open(const bk_session_t *ss)
+{
+    return ss->ops->is_open(ss);
+}
+
+const char *bk_session_peer(const bk_session_t *ss)
+{
+    return ss->ops->peer(ss);
+}
+
+void bk_session_close(bk_session_t *ss, const char *reason)
+{
+    ss->ops->close(ss, reason);
+}

@@ -1,0 +1,60 @@
+/* bk_session.h: how the core reaches a connected client on its own (not as
+ * the answer to a request): tell a consumer its group's members changed,
+ * ask a producer for a transaction's state. Each front-end implements the
+ * operations for its protocol; the core holds sessions by reference and
+ * never sees a connection. Loop thread only. */
+#ifndef BK_SESSION_H
+#define BK_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmq_err.h"
+
+typedef struct bk_session bk_session_t;
+
+/* A half message whose outcome the broker asks its producer for. The
+ * producer answers with an end-transaction request. Strings are borrowed. */
+typedef struct bk_tx_check {
+    int64_t tran_state_table_offset; /* the half message's queue offset */
+    int64_t commit_log_offset;       /* the half message's commit-log offset */
+    const char *msg_id;              /* UNIQ_KEY */
+    const char *transaction_id;
+    const char *offset_msg_id;       /* store host + offset id */
+    const char *producer_group;
+    const char *broker_addr;         /* where to send the answer */
+    const void *record;              /* the half message's stored record */
+    size_t record_len;
+} bk_tx_check_t;
+
+typedef struct bk_session_ops {
+    /* The consumer ids of group changed: the client rebalances (no answer). */
+    rmq_err_t (*notify_ids_changed)(bk_session_t *ss, const char *group);
+    /* Asks a producer for the state of chk's half message (no answer here). */
+    rmq_err_t (*check_transaction)(bk_session_t *ss, const bk_tx_check_t *chk);
+    int (*is_open)(const bk_session_t *ss);
+    /* "ip:port" of the client. */
+    const char *(*peer)(const bk_session_t *ss);
+    void (*close)(bk_session_t *ss, const char *reason);
+    /* The last reference is gone. */
+    void (*free)(bk_session_t *ss);
+} bk_session_ops_t;
+
+/* Embedded first in a front-end's session object. */
+struct bk_session {
+    const bk_session_ops_t *ops;
+    int refs;
+};
+
+/* Initialises ss with one reference (the creator's). */
+void bk_session_init(bk_session_t *ss, const bk_session_ops_t *ops);
+void bk_session_ref(bk_session_t *ss);
+void bk_session_unref(bk_session_t *ss);
+
+rmq_err_t bk_session_notify_ids_changed(bk_session_t *ss, const char *group);
+rmq_err_t bk_session_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk);
+int bk_session_is_open(const bk_session_t *ss);
+const char *bk_session_peer(const bk_session_t *ss);
+void bk_session_close(bk_session_t *ss, const char *reason);
+
+#endif

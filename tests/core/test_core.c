@@ -1,0 +1,254 @@
+/* test_core.c: the broker core in-process, without any wire protocol: a
+ * real store in a temp dir, the topic table, the append path and the
+ * producer's send, driven by a table of scenarios (request + broker state
+ * -> neutral status, stored or not, answered at once or after the disk
+ * sync). A front-end test can run the same table through its codec. Also a
+ * fake session: what the core asks of a client goes through its vtable. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "bk_append.h"
+#include "bk_produce.h"
+#include "bk_session.h"
+#include "bk_topics.h"
+#include "rmq_loop.h"
+#include "rmq_time.h"
+#include "test_store_util.h"
+
+#define TOPIC "CoreTopic"
+#define QUEUES 4
+
+/* One row: broker state, the request, and what the core must answer. */
+typedef struct scenario {
+    const char *name;
+    int sync_flush;                  /* flushDiskType=SYNC_FLUSH */
+    int is_slave;
+    int64_t permission;              /* brokerPermission (0: 6) */
+    int stopping;
+    int auto_create;
+    const char *topic;
+    int32_t queue_id;
+    size_t body_len;
+    const char *properties;          /* "BAD" makes the fake divert refuse */
+    bk_status_t want;
+    int want_stored;
+    int want_pending;                /* answered after a wait, not at once */
+} scenario_t;
+
+static const scenario_t scenarios[] = {
+    {"send async", 0, 0, 0, 0, 0, TOPIC, 1, 100, "", BK_OK, 1, 0},
+    {"send sync flush waits for the disk", 1, 0, 0, 0, 0, TOPIC, 2, 100, "", BK_OK, 1, 1},
+    {"broker picks the queue", 0, 0, 0, 0, 0, TOPIC, -1, 10, "", BK_OK, 1, 0},
+    {"slave refuses", 0, 1, 0, 0, 0, TOPIC, 0, 10, "", BK_NOT_MASTER, 0, 0},
+    {"stopping refuses", 0, 0, 0, 1, 0, TOPIC, 0, 10, "", BK_SHUTDOWN, 0, 0},
+    {"read-only broker refuses", 0, 0, 4, 0, 0, TOPIC, 0, 10, "", BK_NO_PERMISSION, 0, 0},
+    {"bad topic name", 0, 0, 0, 0, 0, "a b", 0, 10, "", BK_NAME_ILLEGAL, 0, 0},
+    {"unknown topic", 0, 0, 0, 0, 0, "Nope", 0, 10, "", BK_TOPIC_NOT_EXIST, 0, 0},
+    {"unknown topic auto-created", 0, 0, 0, 0, 1, "Auto", 0, 10, "", BK_OK, 1, 0},
+    {"queue out of range", 0, 0, 0, 0, 0, TOPIC, QUEUES, 10, "", BK_BAD_REQUEST, 0, 0},
+    {"body over maxMessageSize", 0, 0, 0, 0, 0, TOPIC, 0, 5000, "", BK_MESSAGE_ILLEGAL, 0, 0},
+    {"divert refuses bad properties", 0, 0, 0, 0, 0, TOPIC, 0, 10, "BAD", BK_MESSAGE_ILLEGAL, 0, 0},
+};
+
+static struct event_base *base;
+static rmq_loop_poster_t *poster;
+static ts_env_t env;
+
+static void setup(void)
+{
+    ts_env_init(&env);
+    ck_assert_ptr_nonnull(base = event_base_new());
+    ck_assert_ptr_nonnull(poster = rmq_loop_poster_new(base));
+}
+
+static void teardown(void)
+{
+    rmq_loop_poster_free(poster);
+    event_base_free(base);
+    ts_env_cleanup(&env);
+}
+
+/* The fake divert hook: refuses a message whose properties are "BAD". */
+static rmq_err_t fake_divert(void *arg, st_msg_t *m, const char **why)
+{
+    if (m->properties_len == 3 && memcmp(m->properties, "BAD", 3) == 0) {
+        *why = "fake divert: bad properties";
+        return RMQ_EINVAL;
+    }
+    return RMQ_OK;
+}
+
+typedef struct answer {
+    int done;
+    bk_append_out_t out;
+} answer_t;
+
+static void on_appended(const bk_append_out_t *out, void *arg)
+{
+    answer_t *a = arg;
+    a->out = *out;
+    a->done = 1;
+}
+
+/* Runs one scenario against a fresh store and topic table. */
+static void run_scenario(const scenario_t *sc)
+{
+    char err[256], dir[128];
+    env.cfg.flush_type = sc->sync_flush ? ST_SYNC_FLUSH : ST_ASYNC_FLUSH;
+    env.cfg.max_message_size = 4096;
+    st_store_t *st = ts_open(&env);
+    ck_assert_int_eq(st_store_start(st, base, poster), RMQ_OK);
+    bk_persist_t *persist = bk_persist_new();
+    snprintf(dir, sizeof dir, "%s/config", env.dir);
+    ck_assert_ptr_nonnull(persist);
+    bk_topics_t *topics = bk_topics_new(dir, persist, sc->auto_create, 8, err, sizeof err);
+    ck_assert_msg(topics != NULL, "%s", err);
+    bk_topic_t t = {.read_queues = QUEUES, .write_queues = QUEUES, .perm = BK_PERM_READ | BK_PERM_WRITE};
+    strcpy(t.name, TOPIC);
+    ck_assert_int_eq(bk_topics_update(topics, &t), RMQ_OK);
+
+    bk_append_config_t ac = {.store = st, .sync_flush = sc->sync_flush, .sync_flush_timeout_ms = 5000,
+                             .is_slave = sc->is_slave, .permission = sc->permission ? sc->permission : 6,
+                             .addr = "127.0.0.1:0"};
+    bk_append_t *ap = bk_append_new(&ac);
+    ck_assert_ptr_nonnull(ap);
+    if (sc->stopping)
+        bk_append_stop(ap);
+    bk_produce_config_t pc = {.append = ap, .topics = topics, .auto_create_topic = sc->auto_create,
+                              .max_message_size = 4096, .addr = "127.0.0.1:0", .divert = fake_divert};
+    bk_produce_t *p = bk_produce_new(&pc);
+    ck_assert_ptr_nonnull(p);
+
+    uint8_t *body = calloc(1, sc->body_len);
+    bk_produce_req_t req = {.cmd = "SEND", .topic = sc->topic, .producer_group = "pg",
+                            .default_topic = "TBW102", .default_topic_queue_nums = 4, .queue_id = sc->queue_id,
+                            .body_len = sc->body_len};
+    bk_produce_target_t tgt;
+    bk_result_t r;
+    answer_t a = {0};
+    int pending = 0;
+    if (!bk_produce_check(p, &req, &tgt, &r)) {
+        a.out.r = r;
+    } else {
+        st_msg_t m = {.body = body, .body_len = sc->body_len, .properties = sc->properties,
+                      .properties_len = strlen(sc->properties), .born_timestamp = rmq_wall_ms()};
+        if (!bk_produce_store(p, &tgt, &m, 1, &a.out, on_appended, &a)) {
+            pending = 1;
+            int64_t deadline = rmq_mono_ms() + 5000;
+            while (!a.done && rmq_mono_ms() < deadline)
+                event_base_loop(base, EVLOOP_ONCE);
+            ck_assert_msg(a.done, "%s: no answer after the wait", sc->name);
+        }
+    }
+    ck_assert_msg(a.out.r.status == sc->want, "%s: status %s (%s), want %s", sc->name,
+                  bk_status_name(a.out.r.status), a.out.r.why, bk_status_name(sc->want));
+    ck_assert_msg(a.out.stored == sc->want_stored, "%s: stored %d", sc->name, a.out.stored);
+    ck_assert_msg(pending == sc->want_pending, "%s: pending %d", sc->name, pending);
+    if (sc->want_stored)
+        ck_assert_int_eq(st_store_max_offset(st, sc->topic, tgt.queue_id), 1);
+    ck_assert_uint_eq(bk_append_waiting(ap), 0);
+
+    free(body);
+    bk_produce_free(p);
+    st_store_close(st);
+    bk_append_free(ap);
+    bk_persist_free(persist);
+    bk_topics_free(topics);
+}
+
+START_TEST(test_scenarios)
+{
+    run_scenario(&scenarios[_i]);
+}
+END_TEST
+
+/* ---- a fake session ------------------------------------------------------ */
+
+typedef struct fake_session {
+    bk_session_t base;
+    int notified, checked, closed, freed;
+    char group[64];
+    int64_t check_offset;
+} fake_session_t;
+
+static rmq_err_t fake_notify(bk_session_t *ss, const char *group)
+{
+    fake_session_t *f = (fake_session_t *)ss;
+    f->notified++;
+    snprintf(f->group, sizeof f->group, "%s", group);
+    return RMQ_OK;
+}
+
+static rmq_err_t fake_check(bk_session_t *ss, const bk_tx_check_t *chk)
+{
+    fake_session_t *f = (fake_session_t *)ss;
+    f->checked++;
+    f->check_offset = chk->commit_log_offset;
+    return RMQ_OK;
+}
+
+static int fake_is_open(const bk_session_t *ss)
+{
+    return !((const fake_session_t *)ss)->closed;
+}
+
+static const char *fake_peer(const bk_session_t *ss)
+{
+    return "fake:1";
+}
+
+static void fake_close(bk_session_t *ss, const char *reason)
+{
+    ((fake_session_t *)ss)->closed = 1;
+}
+
+static void fake_free(bk_session_t *ss)
+{
+    ((fake_session_t *)ss)->freed = 1;
+}
+
+static const bk_session_ops_t fake_ops = {fake_notify, fake_check, fake_is_open, fake_peer, fake_close,
+                                          fake_free};
+
+START_TEST(test_fake_session)
+{
+    fake_session_t f = {0};
+    bk_session_init(&f.base, &fake_ops);
+    bk_session_ref(&f.base);         /* a core holder */
+    ck_assert_int_eq(bk_session_notify_ids_changed(&f.base, "g1"), RMQ_OK);
+    ck_assert_int_eq(f.notified, 1);
+    ck_assert_str_eq(f.group, "g1");
+    bk_tx_check_t chk = {.commit_log_offset = 42, .producer_group = "pg"};
+    ck_assert_int_eq(bk_session_check_transaction(&f.base, &chk), RMQ_OK);
+    ck_assert_int_eq(f.checked, 1);
+    ck_assert_int_eq(f.check_offset, 42);
+    ck_assert_str_eq(bk_session_peer(&f.base), "fake:1");
+    ck_assert(bk_session_is_open(&f.base));
+    bk_session_close(&f.base, "test");
+    ck_assert(!bk_session_is_open(&f.base));
+    bk_session_unref(&f.base);       /* the front-end's reference */
+    ck_assert_int_eq(f.freed, 0);
+    bk_session_unref(&f.base);       /* the holder's: the last */
+    ck_assert_int_eq(f.freed, 1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("core");
+    TCase *tc = tcase_create("send");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
+    suite_add_tcase(s, tc);
+    TCase *ts = tcase_create("session");
+    tcase_add_test(ts, test_fake_session);
+    suite_add_tcase(s, ts);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
