@@ -144,9 +144,10 @@ static fake_broker_t master_b(void)
 static void ns_start(hn_daemon_t *d, const char *name, const char *extra, char *addr, size_t len)
 {
     char props[1024];
+    int n = snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\nlogLevel=debug\n%s",
+                     extra ? extra : "");
 
-    snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\nlogLevel=debug\n%s",
-             extra ? extra : "");
+    ck_assert_msg(n > 0 && (size_t)n < sizeof props, "properties of %s do not fit", name);
     ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "namesrv/mqnamesrv", name, props, addr, len), 0);
 }
 
