@@ -290,7 +290,8 @@ START_TEST(test_clean_restart_async_flush)
     ck_assert_int_eq(off, 4242);
     ck_assert_int_eq(offset_call(addr, RMQ__REQUEST_CODE__QUERY_CONSUMER_OFFSET, TOPIC, 3, 0, NULL),
                      RMQ__STATUS__QUERY_NOT_FOUND);
-    ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
+    /* SIGTERMs keep coming while it flushes and stops: still a clean stop */
+    ck_assert_int_eq(hn_daemon_stop_burst(&bk, HN_STOP_TIMEOUT_MS), 0);
 
     broker_start(&bk, NULL, NULL, addr, sizeof addr);
     wire_assert_acked_on(addr, &FLOW, sd.acked_map, sd.total);
