@@ -1,8 +1,9 @@
 #!/bin/bash
 # Installs what is missing, builds, and runs the whole test suite twice: a
 # normal build and an AddressSanitizer + UndefinedBehaviorSanitizer build;
-# runs a smoke of the benchmark (stage 1 of scripts/bench.sh, a few seconds)
-# and each libFuzzer target briefly (RMQ_FUZZ_SECONDS, default 30).
+# runs a smoke of the benchmark (stage 1 of scripts/bench.sh, a few seconds),
+# compiles a release build, and runs each libFuzzer target briefly
+# (RMQ_FUZZ_SECONDS, default 30).
 # Ends with one line: "rmq: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -62,6 +63,18 @@ run_fuzzers() {
   done
 }
 
+# A release build (-O3, where GCC sees more, e.g. -Wformat-truncation) with
+# the tests compiles without a warning; nothing in it runs.
+run_release_build() {
+  echo "== build build-release (compile only)"
+  if ./scripts/build.sh build-release -Dbuildtype=release; then
+    passed=$((passed + 1))
+  else
+    echo "build of build-release failed" >&2
+    failed=$((failed + 1))
+  fi
+}
+
 # Stage 1 of scripts/bench.sh for a few seconds: the benchmark still runs.
 run_bench_smoke() {
   echo "== bench smoke (scripts/bench.sh --smoke)"
@@ -77,6 +90,7 @@ run_bench_smoke() {
 
 run_suite build
 run_bench_smoke
+run_release_build
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all
 if [ "${RMQ_SKIP_FUZZ:-0}" != 1 ]; then
