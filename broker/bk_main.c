@@ -12,6 +12,7 @@
 #include "bk_metrics.h"
 #include "rmq_log.h"
 #include "rmq_security.h"
+#include "rmq_signal.h"
 #include "st_file.h"
 
 typedef struct main_opts {
@@ -97,11 +98,11 @@ typedef struct sig_ctx {
     struct event_base *base;
 } sig_ctx_t;
 
-/* SIGTERM / SIGINT: starts a clean stop; the loop exits when it is done. */
-static void on_signal(evutil_socket_t sig, short what, void *arg)
+/* The first SIGTERM / SIGINT starts a clean stop; the loop exits when it is done. */
+static void on_stop(int sig, void *arg)
 {
     sig_ctx_t *s = arg;
-    LOG_INFO("signal %d: clean stop", (int)sig);
+    (void)sig;
     bk_broker_stop(s->bk, stopped, s->base);
 }
 
@@ -125,21 +126,20 @@ static int run(bk_config_t *cfg, const main_opts_t *o)
     struct event_base *base = event_base_new();
     bk_broker_t *bk = base ? bk_broker_new(cfg, base) : NULL;
     sig_ctx_t sc = {bk, base};
-    struct event *sigterm = NULL, *sigint = NULL;
+    rmq_stop_signals_t *stop = NULL;
     char err[1024] = "";
     int status = 1;
     if (!bk) {
         LOG_ERROR("out of memory");
         goto out;
     }
-    if (bk_broker_start(bk, err, sizeof(err)) != RMQ_OK) {
-        LOG_ERROR("cannot start: %s", err);
+    stop = rmq_stop_signals_new(base, on_stop, &sc);
+    if (!stop) {
+        LOG_ERROR("cannot install signal handlers");
         goto out;
     }
-    sigterm = evsignal_new(base, SIGTERM, on_signal, &sc);
-    sigint = evsignal_new(base, SIGINT, on_signal, &sc);
-    if (!sigterm || !sigint || evsignal_add(sigterm, NULL) != 0 || evsignal_add(sigint, NULL) != 0) {
-        LOG_ERROR("cannot install signal handlers");
+    if (bk_broker_start(bk, err, sizeof(err)) != RMQ_OK) {
+        LOG_ERROR("cannot start: %s", err);
         goto out;
     }
     if (o->ready_file && write_ready(o->ready_file, bk) != 0)
@@ -147,11 +147,8 @@ static int run(bk_config_t *cfg, const main_opts_t *o)
     event_base_dispatch(base);
     status = 0;
 out:
-    if (sigterm)
-        event_free(sigterm);
-    if (sigint)
-        event_free(sigint);
     bk_broker_free(bk);
+    rmq_stop_signals_free(stop);
     if (base)
         event_base_free(base);
     if (status == 0)

@@ -145,6 +145,8 @@ rmq_err_t rmq_instance_run(rmq_instance_t *in, rmq_loop_fn fn, void *arg);
 /* The connection to addr (created on demand); server pushes go to on_request.
  * Loop thread. */
 rmq_client_t *rmq_instance_conn(rmq_instance_t *in, const char *addr);
+/* Why the connection to addr last failed (rmq_client_last_error), or "". Loop thread. */
+const char *rmq_instance_conn_error(rmq_instance_t *in, const char *addr);
 /* Server-pushed requests from any broker go to fn (loop thread). */
 void rmq_instance_on_request(rmq_instance_t *in, rmq_handler_fn fn, void *arg);
 /* Sends req to addr (copying body); cb runs once. Loop thread. */

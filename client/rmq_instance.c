@@ -302,6 +302,13 @@ rmq_client_t *rmq_instance_conn(rmq_instance_t *in, const char *addr)
     return cli;
 }
 
+const char *rmq_instance_conn_error(rmq_instance_t *in, const char *addr)
+{
+    rmq_client_t *cli = rmq_instance_conn(in, addr);
+
+    return cli ? rmq_client_last_error(cli) : "";
+}
+
 void rmq_instance_on_request(rmq_instance_t *in, rmq_handler_fn fn, void *arg)
 {
     in->on_req = fn;
@@ -405,8 +412,10 @@ static void route_fetch_finish(route_fetch_t *rf, rmq_err_t err, rmq_route_t *ro
 static void route_fetch_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
 {
     route_fetch_t *rf = arg;
-    char what[256];
-    snprintf(what, sizeof what, "route of topic %s from name server %s", rf->topic, rf->addr);
+    const char *why = err != RMQ_OK ? rmq_instance_conn_error(rf->in, rf->addr) : "";
+    char what[512];
+    snprintf(what, sizeof what, "route of topic %s from name server %s%s%s", rf->topic, rf->addr,
+             why[0] ? ": " : "", why);
     err = rmq_error_from_rpc(&rf->last, err, resp, what);
     if (err == RMQ_OK && resp->cmd->header_case != RMQ__COMMAND__HEADER_TOPIC_ROUTE)
         err = rmq_error_set(&rf->last, RMQ_EPROTO, 0, "route answer without a route header");

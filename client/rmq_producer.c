@@ -503,7 +503,7 @@ static void job_sent(rmq_err_t err, rmq_frame_t *resp, void *arg)
     char what[160];
     snprintf(what, sizeof what, "send to %s (attempt %d)", job->res.broker_name, job->res.attempts);
     err = rmq_error_from_rpc(&job->res.error, err, resp, what);
-    int retry = err == RMQ_ETIMEDOUT || err == RMQ_ECLOSED || err == RMQ_ECONNECT ||
+    int retry = err == RMQ_ETIMEDOUT || err == RMQ_ECLOSED || err == RMQ_ECONNECT || err == RMQ_ETLS ||
                 (err == RMQ_ESTATUS && status_retryable(job->res.error.status));
     if (!retry || p->closing) {
         job_finish(job);

@@ -3,10 +3,13 @@
  * pending requests: a hash map by opaque for matching responses and a
  * min-heap by deadline under one timer for timeouts. Every callback runs
  * exactly once on the loop thread; a callback may free the client or issue
- * new calls (the client is refcounted across callbacks). Loop thread only. */
-#include "rmq_acl.h"
+ * new calls (the client is refcounted across callbacks). A failed or lost
+ * connection leaves a readable reason (a TLS handshake's OpenSSL reason, a
+ * plaintext connection closed before any answer) for the tools to print.
+ * Loop thread only. */
 #include "rmq_rpc.h"
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -19,12 +22,14 @@
 #include <event2/util.h>
 #include <openssl/err.h>
 
+#include "rmq_acl.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
 #define CONNECT_TIMEOUT_DEFAULT_MS 3000
 #define HOST_MAX 256
 #define MAP_MIN_BUCKETS 64
+#define WHY_MAX 256
 
 typedef struct pending {
     uint32_t opaque;
@@ -46,6 +51,8 @@ struct rmq_client {
     rmq_client_opts_t opts;
     struct bufferevent *bev;
     conn_state_t state;
+    int answered;                 /* this connection has received bytes */
+    char why[WHY_MAX];            /* the last connection failure; "" if none */
     struct event *connect_timer;
     struct event *req_timer;
     pending_t **buckets;          /* by opaque; nbuckets is a power of two */
@@ -312,6 +319,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
     rmq_client_t *cli = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
 
+    cli->answered = 1;
     cli->refs++;
     while (!cli->freed && cli->bev == bev) {
         rmq_frame_t f = { 0 };
@@ -331,18 +339,67 @@ static void read_cb(struct bufferevent *bev, void *arg)
     client_unref(cli);
 }
 
-static void log_failure(rmq_client_t *cli, struct bufferevent *bev, const char *what)
+/* Writes OpenSSL's reason for e into buf, with the certificate check's
+ * verdict when verification is what failed. */
+static void tls_reason(struct bufferevent *bev, unsigned long e, char *buf, size_t len)
 {
-    unsigned long e = bufferevent_get_openssl_error(bev);
-    char buf[256];
+    SSL *ssl = bufferevent_openssl_get_ssl(bev);
+    const char *reason = ERR_reason_error_string(e);
+    long verify = ssl != NULL ? SSL_get_verify_result(ssl) : X509_V_OK;
 
-    if (e != 0) {
-        ERR_error_string_n(e, buf, sizeof(buf));
-        LOG_WARN_RL("%s: %s %s: TLS: %s", cli->name, what, cli->addr, buf);
-    } else {
-        LOG_WARN_RL("%s: %s %s: %s", cli->name, what, cli->addr,
-                    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    if (reason == NULL) {
+        ERR_error_string_n(e, buf, len);
+        return;
     }
+    if (verify != X509_V_OK)
+        snprintf(buf, len, "%s: %s", reason, X509_verify_cert_error_string(verify));
+    else
+        snprintf(buf, len, "%s", reason);
+}
+
+/* 1 if a TLS handshake ended because the peer closed the connection (what
+ * a plaintext-only server does with a ClientHello), per OpenSSL's error e,
+ * the bufferevent event and the socket error. */
+static int handshake_cut(unsigned long e, short what, int sock_err)
+{
+    if (e != 0)
+        return ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
+    return (what & BEV_EVENT_EOF) || sock_err == ECONNRESET || sock_err == EPIPE;
+}
+
+/* Notes in cli->why (and logs) why the connection failed or ended: what
+ * happened (EOF/error) while connecting or connected. Returns the error the
+ * pending requests get: RMQ_ETLS for a failed TLS handshake. */
+static rmq_err_t note_failure(rmq_client_t *cli, struct bufferevent *bev, short what)
+{
+    unsigned long e = cli->opts.ssl_ctx != NULL ? bufferevent_get_openssl_error(bev) : 0;
+    int sock_err = EVUTIL_SOCKET_ERROR();
+    int connected = cli->state == CLI_CONNECTED;
+    rmq_err_t err = connected ? RMQ_ECLOSED : RMQ_ECONNECT;
+    char reason[WHY_MAX - 64];
+
+    if (!connected && cli->opts.ssl_ctx != NULL && handshake_cut(e, what, sock_err)) {
+        snprintf(cli->why, sizeof cli->why,
+                 "TLS handshake failed: the peer closed the connection (does it speak TLS? "
+                 "tlsMode=disabled there?)");
+        err = RMQ_ETLS;
+    } else if (e != 0) {
+        tls_reason(bev, e, reason, sizeof reason);
+        snprintf(cli->why, sizeof cli->why, "%s: %s", connected ? "TLS" : "TLS handshake failed", reason);
+        err = connected ? err : RMQ_ETLS;
+    } else if (connected && !cli->answered && cli->opts.ssl_ctx == NULL && cli->npending > 0) {
+        snprintf(cli->why, sizeof cli->why,
+                 "the peer closed the connection before any answer (a server with "
+                 "tlsMode=enforcing closes plaintext connections: configure TLS?)");
+    } else if (what & BEV_EVENT_EOF) {
+        snprintf(cli->why, sizeof cli->why, "the peer closed the connection");
+    } else {
+        snprintf(cli->why, sizeof cli->why, "%s", evutil_socket_error_to_string(sock_err));
+    }
+    if (!connected || (what & BEV_EVENT_ERROR))
+        LOG_WARN_RL("%s: %s %s: %s", cli->name, connected ? "connection to" : "cannot connect to",
+                    cli->addr, cli->why);
+    return err;
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -352,26 +409,22 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     if (what & BEV_EVENT_CONNECTED) {
         int one = 1;
         cli->state = CLI_CONNECTED;
+        cli->why[0] = '\0';
         evtimer_del(cli->connect_timer);
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         return;
     }
     if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)))
         return;
-    if (cli->state == CLI_CONNECTED) {
-        if (what & BEV_EVENT_ERROR)
-            log_failure(cli, bev, "connection to");
-        drop_connection(cli, RMQ_ECLOSED);
-    } else {
-        log_failure(cli, bev, "cannot connect to");
-        drop_connection(cli, RMQ_ECONNECT);
-    }
+    drop_connection(cli, note_failure(cli, bev, what));
 }
 
 static void connect_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     rmq_client_t *cli = arg;
 
+    snprintf(cli->why, sizeof cli->why, "connect timed out%s",
+             cli->opts.ssl_ctx != NULL ? " (TCP connect or TLS handshake)" : "");
     LOG_WARN_RL("%s: connect to %s timed out; pending requests fail, next request reconnects", cli->name,
                 cli->addr);
     drop_connection(cli, RMQ_ECONNECT);
@@ -413,14 +466,16 @@ static rmq_err_t ensure_connection(rmq_client_t *cli)
     cli->bev = make_bev(cli, numeric);
     if (cli->bev == NULL)
         return RMQ_ENOMEM;
+    cli->answered = 0;
     bufferevent_setcb(cli->bev, read_cb, NULL, event_cb, cli);
     bufferevent_enable(cli->bev, EV_READ | EV_WRITE);
     int rc = numeric
         ? bufferevent_socket_connect(cli->bev, (struct sockaddr *)&ss, sslen)
         : bufferevent_socket_connect_hostname(cli->bev, NULL, AF_UNSPEC, cli->host, cli->port);
     if (rc != 0) {
-        LOG_WARN_RL("%s: cannot start connecting to %s: %s; the request fails, next one retries", cli->name,
-                    cli->addr, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        snprintf(cli->why, sizeof cli->why, "cannot start connecting: %s",
+                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        LOG_WARN_RL("%s: %s %s; the request fails, next one retries", cli->name, cli->why, cli->addr);
         bufferevent_free(cli->bev);
         cli->bev = NULL;
         return RMQ_ECONNECT;
@@ -499,6 +554,11 @@ void rmq_client_free(rmq_client_t *cli)
 const char *rmq_client_addr(const rmq_client_t *cli)
 {
     return cli->addr;
+}
+
+const char *rmq_client_last_error(const rmq_client_t *cli)
+{
+    return cli->why;
 }
 
 int rmq_client_is_connected(const rmq_client_t *cli)

@@ -149,7 +149,8 @@ typedef struct rmq_client_opts {
 
 /* Called exactly once per request on the loop thread. err is RMQ_OK with resp
  * filled (check resp->cmd->status), or RMQ_ETIMEDOUT, RMQ_ECLOSED,
- * RMQ_ECONNECT, RMQ_ESHUTDOWN, RMQ_EPROTO with resp NULL. The callback may take
+ * RMQ_ECONNECT, RMQ_ETLS (handshake failed), RMQ_ESHUTDOWN, RMQ_EPROTO with
+ * resp NULL (rmq_client_last_error says why the connection failed). The callback may take
  * resp->cmd / resp->body (set them to NULL); the rest is freed after it returns. */
 typedef void (*rmq_response_fn)(rmq_err_t err, rmq_frame_t *resp, void *arg);
 
@@ -159,6 +160,10 @@ rmq_client_t *rmq_client_new(struct event_base *base, const char *addr,
 /* Fails every pending request with RMQ_ESHUTDOWN (callbacks run now), closes. */
 void rmq_client_free(rmq_client_t *cli);
 const char *rmq_client_addr(const rmq_client_t *cli);
+/* Why the last connection attempt failed or the connection was lost, in one
+ * line naming TLS when TLS was the cause (OpenSSL's reason); "" while
+ * connected or if it never failed. */
+const char *rmq_client_last_error(const rmq_client_t *cli);
 int rmq_client_is_connected(const rmq_client_t *cli);
 /* Requests the peer sends to this client (server push) go to fn, with conn
  * NULL: pushes are oneway, so there is nothing to answer. */
@@ -195,6 +200,9 @@ void rmq_sync_free(rmq_sync_t *s);
  * caller owns *resp (rmq_frame_clear). The status inside is not checked. */
 rmq_err_t rmq_sync_call(rmq_sync_t *s, const char *addr, Rmq__Command *req,
                         const void *body, size_t len, int timeout_ms, rmq_frame_t *resp);
+/* After a failed rmq_sync_call: why its connection failed (see
+ * rmq_client_last_error), or "" if the connection was not the cause. */
+const char *rmq_sync_last_error(const rmq_sync_t *s);
 
 /* ---- addresses and TLS ----------------------------------------------- */
 

@@ -4,11 +4,13 @@
  * thread at a time per rmq_sync_t. */
 #include "rmq_rpc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 struct rmq_sync {
     struct event_base *base;
     rmq_client_pool_t *pool;
+    char why[256];                /* the last failed call's connection failure */
 };
 
 typedef struct sync_wait {
@@ -70,14 +72,22 @@ rmq_err_t rmq_sync_call(rmq_sync_t *s, const char *addr, Rmq__Command *req,
     sync_wait_t w = { 0 };
     rmq_client_t *cli = rmq_client_pool_get(s->pool, addr);
 
+    s->why[0] = '\0';
     if (cli == NULL)
         return RMQ_EINVAL;
     rmq_err_t err = rmq_client_call(cli, req, body, len, timeout_ms, sync_cb, &w);
-    if (err != RMQ_OK)
-        return err;
-    while (!w.done)
+    while (err == RMQ_OK && !w.done)
         event_base_loop(s->base, EVLOOP_ONCE);
-    if (w.err == RMQ_OK)
+    if (err == RMQ_OK)
+        err = w.err;
+    if (err == RMQ_OK)
         *resp = w.resp;
-    return w.err;
+    else
+        snprintf(s->why, sizeof s->why, "%s", rmq_client_last_error(cli));
+    return err;
+}
+
+const char *rmq_sync_last_error(const rmq_sync_t *s)
+{
+    return s->why;
 }

@@ -14,6 +14,7 @@
 #include "ns_server.h"
 #include "rmq_log.h"
 #include "rmq_security.h"
+#include "rmq_signal.h"
 
 #define EXIT_USAGE 2
 
@@ -90,9 +91,10 @@ static int write_ready_file(const char *path, int port, int metrics_port)
     return 0;
 }
 
-static void on_signal(evutil_socket_t sig, short what, void *arg)
+/* The first SIGTERM or SIGINT ends the loop. */
+static void on_stop(int sig, void *arg)
 {
-    LOG_INFO("signal %d: stopping", (int)sig);
+    (void)sig;
     event_base_loopbreak(arg);
 }
 
@@ -101,15 +103,14 @@ static int run(const ns_config_t *cfg, const ns_opts_t *opts)
 {
     struct event_base *base = event_base_new();
     ns_server_t *ns = NULL;
-    struct event *sigterm = NULL, *sigint = NULL;
+    rmq_stop_signals_t *stop = NULL;
     int status = EXIT_FAILURE;
 
     if (!base)
         goto out;
+    stop = rmq_stop_signals_new(base, on_stop, base);
     ns = ns_server_new(base, cfg);
-    sigterm = evsignal_new(base, SIGTERM, on_signal, base);
-    sigint = evsignal_new(base, SIGINT, on_signal, base);
-    if (!ns || !sigterm || !sigint || evsignal_add(sigterm, NULL) || evsignal_add(sigint, NULL)) {
+    if (!ns || !stop) {
         LOG_ERROR("start-up failed: out of memory or event set-up error; exiting");
         goto out;
     }
@@ -129,11 +130,8 @@ static int run(const ns_config_t *cfg, const ns_opts_t *opts)
         unlink(opts->ready_file);
     LOG_INFO("name server stopped");
 out:
-    if (sigterm)
-        event_free(sigterm);
-    if (sigint)
-        event_free(sigint);
     ns_server_free(ns);
+    rmq_stop_signals_free(stop);
     if (base)
         event_base_free(base);
     return status;

@@ -27,7 +27,8 @@
 # base test only with 3 s runs (CI); the default run takes about 25 minutes.
 #
 # Environment:
-#   RMQ_BUILD                  meson build directory (default build/)
+#   RMQ_BUILD                  meson build directory (default build/; set up
+#                              and built first, as scripts/quickstart.sh does)
 #   RMQ_BENCH_PORT_BASE        first port (default 20000): name server BASE,
 #                              brokers BASE+11/21/31/41 (HA +1), Redis from BASE+60
 #   RMQ_BENCH_THREADS          stage 2 gradient (default "5 10 15 20 25 30 35 40")
@@ -104,6 +105,9 @@ BK_SYNC_FLUSH=${RMQ_BENCH_SYNC_FLUSH:-ASYNC_FLUSH}
 
 BK_BUILD=${RMQ_BUILD:-$BK_ROOT/build}
 [[ $BK_BUILD = /* ]] || BK_BUILD=$PWD/$BK_BUILD
+# What the runs need, installed and built as scripts/quickstart.sh does.
+"$BK_ROOT/scripts/bootstrap.sh"
+"$BK_ROOT/scripts/build.sh" "$BK_BUILD" -- namesrv/mqnamesrv broker/mqbroker tools/mqbench tools/mqadmin
 BK_PORT_BASE=${RMQ_BENCH_PORT_BASE:-20000}
 bk_init_bins
 

@@ -1,12 +1,25 @@
 #!/bin/bash
-# Installs what rmq needs to build and test on Debian 12, with apt-get.
-# Idempotent and quiet when everything is already there.
+# Installs what rmq needs to build and test on Debian 12 (bookworm) and 13
+# (trixie), with apt-get. Idempotent and quiet when everything is already there.
 set -euo pipefail
+
+# The compiler-rt package (sanitizer and libFuzzer runtimes) of the clang on
+# PATH: libclang-rt-14-dev on Debian 12, libclang-rt-19-dev on Debian 13. With
+# no clang yet, libclang-rt-dev: the one that goes with Debian's default clang.
+clang_rt_package() {
+  local v
+  v=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\)\..*/\1/p' | head -n 1)
+  if [ -n "$v" ]; then
+    echo "libclang-rt-$v-dev"
+  else
+    echo libclang-rt-dev
+  fi
+}
 
 packages=(
   gcc pkg-config meson ninja-build
   libevent-dev protobuf-c-compiler libprotobuf-c-dev libssl-dev openssl check
-  clang libclang-rt-14-dev
+  clang "$(clang_rt_package)"
   procps iproute2
   # static libraries pkg-config --static names for openssl on Debian 13
   # (tests/package/test_install.sh links a -static program against librmq.a)

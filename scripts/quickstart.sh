@@ -44,10 +44,7 @@ else
   BEFORE=${RMQ_QS_BEFORE:-20} OUTAGE=${RMQ_QS_OUTAGE:-12} AFTER=${RMQ_QS_AFTER:-6}
   step "bootstrap and build ($BIN)"
   ./scripts/bootstrap.sh
-  if [ ! -f "$BIN/build.ninja" ]; then
-    meson setup "$BIN" >/dev/null
-  fi
-  ninja -C "$BIN" namesrv/mqnamesrv broker/mqbroker tools/mqadmin tools/mqbench >/dev/null
+  ./scripts/build.sh "$BIN" -- namesrv/mqnamesrv broker/mqbroker tools/mqadmin tools/mqbench
   note "built mqnamesrv, mqbroker, mqadmin, mqbench in $BIN/"
 fi
 THREADS=${RMQ_QS_THREADS:-16}

@@ -2,8 +2,9 @@
 # Installs what is missing, builds, and runs the whole test suite twice: a
 # normal build and an AddressSanitizer + UndefinedBehaviorSanitizer build;
 # runs a smoke of the benchmark (stage 1 of scripts/bench.sh, a few seconds),
-# the install and Debian package tests (tests/package/) and each libFuzzer
-# target briefly (RMQ_FUZZ_SECONDS, default 30).
+# compiles a release build, runs the install and Debian package tests
+# (tests/package/) and each libFuzzer target briefly (RMQ_FUZZ_SECONDS,
+# default 30).
 # Ends with one line: "rmq: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -64,6 +65,18 @@ run_fuzzers() {
   done
 }
 
+# A release build (-O3, where GCC sees more, e.g. -Wformat-truncation) with
+# the tests compiles without a warning; nothing in it runs.
+run_release_build() {
+  echo "== build build-release (compile only)"
+  if ./scripts/build.sh build-release -Dbuildtype=release; then
+    passed=$((passed + 1))
+  else
+    echo "build of build-release failed" >&2
+    failed=$((failed + 1))
+  fi
+}
+
 # Stage 1 of scripts/bench.sh for a few seconds: the benchmark still runs.
 run_bench_smoke() {
   echo "== bench smoke (scripts/bench.sh --smoke)"
@@ -88,6 +101,7 @@ run_tap_stage() {
 
 run_suite build
 run_bench_smoke
+run_release_build
 run_tap_stage install tests/package/test_install.sh build
 run_tap_stage package tests/package/test_package.sh
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false \

@@ -71,6 +71,10 @@ void adm_perm_string(int32_t perm, char out[4]);
 
 /* ---- requests (mqadmin_rpc.c) ------------------------------------------- */
 
+/* Why an rmq_sync_call on ctx->sync failed with err: the connection's
+ * reason when it has one (a TLS failure named as such), else err's text. */
+const char *adm_call_error(const adm_ctx_t *ctx, rmq_err_t err);
+
 /* Appends "addr: reason" to the "; "-separated list of failures in errs. */
 void adm_note_failure(char *errs, size_t len, const char *addr, const char *reason);
 

@@ -272,7 +272,7 @@ int adm_cmd_get_namesrv_config(adm_ctx_t *ctx)
         rmq_frame_t resp = { 0 };
         rmq_err_t err = rmq_sync_call(ctx->sync, ctx->addrs[i], &req, NULL, 0, ADM_TIMEOUT_MS, &resp);
         if (err != RMQ_OK) {
-            adm_note_failure(errs, sizeof errs, ctx->addrs[i], rmq_strerror(err));
+            adm_note_failure(errs, sizeof errs, ctx->addrs[i], adm_call_error(ctx, err));
             continue;
         }
         answered++;

@@ -99,7 +99,7 @@ static int pull_once(pull_state_t *ps, int *retries)
     req.pull = &pr;
     rmq_err_t err = rmq_sync_call(ps->ctx->sync, ps->addr, &req, NULL, 0, ADM_TIMEOUT_MS, &resp);
     if (err != RMQ_OK) {
-        fprintf(stderr, "mqadmin: %s: broker %s: %s\n", ps->ctx->cmd, ps->addr, rmq_strerror(err));
+        fprintf(stderr, "mqadmin: %s: broker %s: %s\n", ps->ctx->cmd, ps->addr, adm_call_error(ps->ctx, err));
         return -1;
     }
     int64_t next = resp.cmd->header_case == RMQ__COMMAND__HEADER_PULL_RESP ? resp.cmd->pull_resp->next_begin_offset

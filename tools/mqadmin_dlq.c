@@ -171,7 +171,7 @@ static void dlq_queue(dlq_walk_t *w, const char *dlq, int32_t q)
         preq.pull = &pr;
         rmq_err_t err = rmq_sync_call(w->ctx->sync, w->read_addr, &preq, NULL, 0, ADM_TIMEOUT_MS, &resp);
         if (err != RMQ_OK) {
-            fprintf(stderr, "mqadmin: %s: broker %s: %s\n", w->ctx->cmd, w->read_addr, rmq_strerror(err));
+            fprintf(stderr, "mqadmin: %s: broker %s: %s\n", w->ctx->cmd, w->read_addr, adm_call_error(w->ctx, err));
             w->failed = 1;
             return;
         }

@@ -26,7 +26,7 @@ static int query_broker(adm_ctx_t *ctx, const char *name, const char *addr, Rmq_
     req.query_message = q;
     err = rmq_sync_call(ctx->sync, addr, &req, NULL, 0, ADM_TIMEOUT_MS, &resp);
     if (err != RMQ_OK) {
-        fprintf(stderr, "mqadmin: %s: broker %s: %s\n", ctx->cmd, addr, rmq_strerror(err));
+        fprintf(stderr, "mqadmin: %s: broker %s: %s\n", ctx->cmd, addr, adm_call_error(ctx, err));
         return -1;
     }
     if (resp.cmd->status == RMQ__STATUS__QUERY_NOT_FOUND) {

@@ -7,6 +7,13 @@
 
 #include "mqadmin.h"
 
+const char *adm_call_error(const adm_ctx_t *ctx, rmq_err_t err)
+{
+    const char *why = rmq_sync_last_error(ctx->sync);
+
+    return why[0] ? why : rmq_strerror(err);
+}
+
 void adm_note_failure(char *errs, size_t len, const char *addr, const char *reason)
 {
     size_t used = strlen(errs);
@@ -22,7 +29,7 @@ rmq_err_t adm_query_namesrv(adm_ctx_t *ctx, Rmq__Command *req, rmq_frame_t *resp
         rmq_err_t err = rmq_sync_call(ctx->sync, ctx->addrs[i], req, NULL, 0, ADM_TIMEOUT_MS, resp);
         if (err == RMQ_OK)
             return RMQ_OK;
-        adm_note_failure(errs, sizeof errs, ctx->addrs[i], rmq_strerror(err));
+        adm_note_failure(errs, sizeof errs, ctx->addrs[i], adm_call_error(ctx, err));
     }
     fprintf(stderr, "mqadmin: no name server answered (%s)\n", errs);
     return RMQ_ECONNECT;
@@ -52,7 +59,7 @@ int adm_broker_call(adm_ctx_t *ctx, const char *addr, Rmq__Command *req,
     rmq_err_t err = rmq_sync_call(ctx->sync, addr, req, body, len, ADM_TIMEOUT_MS, resp);
 
     if (err != RMQ_OK) {
-        fprintf(stderr, "mqadmin: %s: broker %s: %s\n", ctx->cmd, addr, rmq_strerror(err));
+        fprintf(stderr, "mqadmin: %s: broker %s: %s\n", ctx->cmd, addr, adm_call_error(ctx, err));
         return -1;
     }
     snprintf(where, sizeof where, "%s: broker %s", ctx->cmd, addr);

@@ -92,8 +92,8 @@ static int change_one(adm_ctx_t *ctx, const char *kind, const char *addr, Rmq__C
     int rc = 0;
 
     if (err != RMQ_OK) {
-        snprintf(result, len, "no answer: %s", rmq_strerror(err));
-        fprintf(stderr, "mqadmin: %s: %s %s: %s\n", ctx->cmd, kind, addr, rmq_strerror(err));
+        snprintf(result, len, "no answer: %s", adm_call_error(ctx, err));
+        fprintf(stderr, "mqadmin: %s: %s %s: %s\n", ctx->cmd, kind, addr, adm_call_error(ctx, err));
         return -1;
     }
     if (resp.cmd->status == RMQ__STATUS__TOPIC_NOT_EXIST ||

@@ -174,6 +174,16 @@ static void prod_record(slot_t *sl, rmq_err_t err, uint64_t rt_us, int n)
     }
 }
 
+static _Atomic int g_failure_told;
+
+/* Prints the first failed send's reason (a TLS failure, a missing route...);
+ * later failures are only counted. Any thread. */
+static void prod_tell_failure(const rmq_error_t *e)
+{
+    if (!atomic_exchange(&g_failure_told, 1))
+        fprintf(stderr, "mqbench: send failed: %s (further failures are only counted)\n", e->text);
+}
+
 /* The slot of async completions, all of which run on the producer's loop thread. */
 static slot_t *g_cb_slot;
 
@@ -183,6 +193,8 @@ static void prod_async_done(const rmq_send_result_t *res, void *arg)
     slot_t *sl = g_cb_slot;
     uint64_t t0 = (uint64_t)(uintptr_t)arg;
     prod_record(sl, res->error.err, (uint64_t)rmq_mono_us() - t0, res->count > 0 ? res->count : 1);
+    if (res->error.err != RMQ_OK)
+        prod_tell_failure(&res->error);
     if (g_ids && res->error.err == RMQ_OK)
         fprintf(g_ids, "%s\n", res->msg_id);
 }
@@ -209,6 +221,8 @@ static void prod_send_one(prod_thread_t *t, rmq_message_t *msgs, int n)
         err = n > 1 ? rmq_producer_send_batch(t->p, msgs, (size_t)n, 0, &res)
                     : rmq_producer_send(t->p, msgs, 0, &res);
         prod_record(t->slot, err, (uint64_t)rmq_mono_us() - t0, n);
+        if (err != RMQ_OK)
+            prod_tell_failure(&res.error);
         if (g_ids && err == RMQ_OK)
             fprintf(g_ids, "%s\n", res.msg_id);
     }

@@ -336,14 +336,9 @@ int hn_daemon_port(const hn_daemon_t *d, const char *key)
     return port;
 }
 
-int hn_daemon_stop(hn_daemon_t *d, int timeout_ms)
+/* Ends a stop that reap gave up on (status < 0) with SIGKILL; clears d. */
+static int stop_finish(hn_daemon_t *d, int status, int timeout_ms)
 {
-    int status;
-
-    if (!d->pid)
-        return -1;
-    kill(d->pid, SIGTERM);
-    status = reap(d->pid, timeout_ms);
     if (status < 0) {
         fprintf(stderr, "harness: %s did not stop within %d ms; SIGKILL\n", d->name, timeout_ms);
         hn_daemon_log_tail(d, 40);
@@ -352,6 +347,29 @@ int hn_daemon_stop(hn_daemon_t *d, int timeout_ms)
     }
     d->pid = 0;
     return status;
+}
+
+int hn_daemon_stop(hn_daemon_t *d, int timeout_ms)
+{
+    if (!d->pid)
+        return -1;
+    kill(d->pid, SIGTERM);
+    return stop_finish(d, reap(d->pid, timeout_ms), timeout_ms);
+}
+
+int hn_daemon_stop_burst(hn_daemon_t *d, int timeout_ms)
+{
+    long long deadline = hn_now_ms() + timeout_ms;
+    struct timespec gap = { 0, 200 * 1000 };
+    int status;
+
+    if (!d->pid)
+        return -1;
+    do {
+        kill(d->pid, SIGTERM);
+        nanosleep(&gap, NULL);
+    } while ((status = reap(d->pid, 0)) < 0 && hn_now_ms() < deadline);
+    return stop_finish(d, status, timeout_ms);
 }
 
 void hn_daemon_kill9(hn_daemon_t *d)

@@ -69,6 +69,10 @@ int hn_daemon_port(const hn_daemon_t *d, const char *key);
  * status (128+signal when killed by one). */
 int hn_daemon_stop(hn_daemon_t *d, int timeout_ms);
 
+/* Like hn_daemon_stop, but keeps sending SIGTERM every 0.2 ms until the
+ * daemon has exited: a clean stop must not be cut short by more signals. */
+int hn_daemon_stop_burst(hn_daemon_t *d, int timeout_ms);
+
 /* SIGKILL and reap. */
 void hn_daemon_kill9(hn_daemon_t *d);
 

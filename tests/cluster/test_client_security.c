@@ -294,6 +294,21 @@ START_TEST(test_tls_through_options)
     tool_fails("tools/mqadmin", plain, 1, "mqadmin: no name server answered");
     const char *route[] = { "topicRoute", "-n", ns_addr, "-t", TOPIC, NULL };
     tool_fails("tools/mqadmin", route, 1, "mqadmin: no name server answered");
+    /* ... and the error says TLS may be why; mqbench's too (it counts failures, exit 0) */
+    tool_fails("tools/mqadmin", plain, 1, "closes plaintext connections");
+    const char *bench_plain[] = { "producer", "-n", ns_addr, "-t", TOPIC, "-w", "1", "-q", "1", NULL };
+    tool_fails("tools/mqbench", bench_plain, 0, "mqbench: send failed: ");
+    tool_fails("tools/mqbench", bench_plain, 0, "closes plaintext connections");
+
+    /* a server certificate the client cannot verify: the error names TLS and OpenSSL's reason */
+    char untrusted[PATH_MAX], text[PATH_MAX + 64], leaf[PATH_MAX];
+    snprintf(text, sizeof text, "tlsMode=enforcing\ntlsCaPath=%s\n", pki_path("client.pem", leaf, sizeof leaf));
+    client_config("client-untrusted.properties", text, untrusted, sizeof untrusted);
+    const char *unverified[] = { "clusterList", "-n", ns_addr, "--client-config", untrusted, NULL };
+    tool_fails("tools/mqadmin", unverified, 1, "TLS handshake failed: certificate verify failed: ");
+    const char *bench_unverified[] = { "producer", "-n", ns_addr, "-t", TOPIC, "-w", "1", "-q", "1",
+                                       "--client-config", untrusted, NULL };
+    tool_fails("tools/mqbench", bench_unverified, 0, "TLS handshake failed: certificate verify failed: ");
 
     /* the library, configured only through options */
     rmq_security_opts_t so = tls_opts(ca, cert, key);

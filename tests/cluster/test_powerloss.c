@@ -69,13 +69,14 @@ static size_t body_gen(int i, uint8_t *buf)
 static void broker_start(hn_daemon_t *d, const char *name, const char *store, char *addr, size_t len)
 {
     char props[2048];
-
-    snprintf(props, sizeof props,
+    int n = snprintf(props, sizeof props,
              "brokerName=broker-p\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s\n"
              "flushDiskType=SYNC_FLUSH\nmapedFileSizeCommitLog=%d\nmapedFileSizeConsumeQueue=20000\n"
              "maxMessageSize=65536\nmaxTransferCountOnMessageInMemory=1024\n"
              "maxTransferBytesOnMessageInMemory=4194304\nlogLevel=info\n",
              store, SEG_SIZE);
+
+    ck_assert_msg(n > 0 && (size_t)n < sizeof props, "properties for %s do not fit", store);
     ck_assert_msg(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len) == 0,
                   "mqbroker did not start on %s", store);
 }

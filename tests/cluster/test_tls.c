@@ -58,18 +58,20 @@ static void tls_props(char *buf, size_t len, const char *mode, int verify)
 static void ns_start(hn_daemon_t *d, const char *tls, char *addr, size_t len)
 {
     char props[4096];
-    snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\n%s", tls);
+    int n = snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\n%s", tls);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof props, "name server properties do not fit");
     ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "namesrv/mqnamesrv", "ns", props, addr, len), 0);
 }
 
 static void broker_props(char *props, size_t len, const char *name, const char *ns_addr,
                          const char *extra)
 {
-    snprintf(props, len,
-             "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/%s\n"
-             "namesrvAddr=%s\nmapedFileSizeCommitLog=1048576\nmaxMessageSize=262144\nsyncFlushTimeout=3000\n"
-             "registerNameServerPeriod=1000\n%s",
-             case_dir, name, ns_addr, extra);
+    int n = snprintf(props, len,
+                     "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/%s\n"
+                     "namesrvAddr=%s\nmapedFileSizeCommitLog=1048576\nmaxMessageSize=262144\nsyncFlushTimeout=3000\n"
+                     "registerNameServerPeriod=1000\n%s",
+                     case_dir, name, ns_addr, extra);
+    ck_assert_msg(n > 0 && (size_t)n < len, "properties of %s do not fit", name);
 }
 
 static void broker_start(hn_daemon_t *d, const char *name, const char *ns_addr, const char *extra,

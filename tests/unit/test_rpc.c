@@ -825,8 +825,18 @@ static SSL_CTX *client_ctx(void)
     return ctx;
 }
 
-/* One echo through a new client with ssl (NULL: plaintext); returns its error. */
-static rmq_err_t echo_once(SSL_CTX *ssl)
+/* A client context that verifies the server against an empty trust store. */
+static SSL_CTX *untrusting_client_ctx(void)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    ck_assert_ptr_nonnull(ctx);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return ctx;
+}
+
+/* One echo through a new client with ssl (NULL: plaintext); returns its
+ * error, and the client's reason for a failure in why (may be NULL). */
+static rmq_err_t echo_once_why(SSL_CTX *ssl, char *why, size_t len)
 {
     rmq_client_opts_t copts = { .ssl_ctx = ssl, .name = "tls-test" };
     result_t r = { 0 };
@@ -836,8 +846,15 @@ static rmq_err_t echo_once(SSL_CTX *ssl)
     ck_assert(run_until(&r.calls, 1, 5000));
     if (r.err == RMQ_OK)
         ck_assert_str_eq(r.body, "secret");
+    if (why)
+        snprintf(why, len, "%s", rmq_client_last_error(cli));
     rmq_client_free(cli);
     return r.err;
+}
+
+static rmq_err_t echo_once(SSL_CTX *ssl)
+{
+    return echo_once_why(ssl, NULL, 0);
 }
 
 START_TEST(test_tls_enforcing)
@@ -848,7 +865,10 @@ START_TEST(test_tls_enforcing)
 
     start_server(&opts);
     ck_assert_int_eq(echo_once(cctx), RMQ_OK);
-    ck_assert_int_ne(echo_once(NULL), RMQ_OK);
+    /* plaintext to a TLS-only server: closed unanswered, and the reason says TLS may be why */
+    char why[256];
+    ck_assert_int_eq(echo_once_why(NULL, why, sizeof why), RMQ_ECLOSED);
+    ck_assert_msg(strstr(why, "before any answer") && strstr(why, "tlsMode=enforcing"), "why: %s", why);
     rmq_server_free(fx.srv);
     fx.srv = NULL;
     SSL_CTX_free(sctx);
@@ -881,10 +901,29 @@ START_TEST(test_tls_client_plain_server)
     SSL_CTX *cctx = client_ctx();
 
     start_server(NULL);
-    rmq_err_t err = echo_once(cctx);
-    ck_assert_int_ne(err, RMQ_OK);
-    ck_assert_int_ne(err, RMQ_ETIMEDOUT);
+    char why[256];
+    ck_assert_int_eq(echo_once_why(cctx, why, sizeof why), RMQ_ETLS);
+    ck_assert_msg(strncmp(why, "TLS handshake failed: ", 22) == 0, "why: %s", why);
     ck_assert_int_eq(echo_once(NULL), RMQ_OK);
+    SSL_CTX_free(cctx);
+    remove_cert();
+}
+END_TEST
+
+START_TEST(test_tls_verify_failure_named)
+{
+    make_cert();
+    SSL_CTX *sctx = server_ctx(), *cctx = untrusting_client_ctx();
+    rmq_server_opts_t opts = { .name = "tls", .ssl_ctx = sctx, .tls_mode = RMQ_TLS_ENFORCING };
+    char why[256];
+
+    start_server(&opts);
+    ck_assert_int_eq(echo_once_why(cctx, why, sizeof why), RMQ_ETLS);
+    ck_assert_msg(strstr(why, "TLS handshake failed: certificate verify failed: ") == why &&
+                      strstr(why, "self-signed certificate"), "why: %s", why);
+    rmq_server_free(fx.srv);
+    fx.srv = NULL;
+    SSL_CTX_free(sctx);
     SSL_CTX_free(cctx);
     remove_cert();
 }
@@ -1108,6 +1147,7 @@ static Suite *rpc_suite(void)
     tcase_add_test(tc, test_tls_enforcing);
     tcase_add_test(tc, test_tls_permissive);
     tcase_add_test(tc, test_tls_client_plain_server);
+    tcase_add_test(tc, test_tls_verify_failure_named);
     tcase_add_test(tc, test_tls_ctx_errors);
     tcase_add_test(tc, test_two_codecs_one_port);
     tcase_add_test(tc, test_two_codecs_tls_permissive);
