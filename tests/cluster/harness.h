@@ -93,8 +93,9 @@ void hn_cleanup(void);
 long long hn_now_ms(void);
 int hn_wait_until(int (*cond)(void *arg), void *arg, int timeout_ms);
 
-/* Runs s without forking (so teardown always runs), then hn_cleanup;
- * returns the exit status for main. Takes s. */
+/* Runs s without forking (so teardown always runs), with SIGPIPE ignored
+ * (tests write to daemons they kill), then hn_cleanup; returns the exit
+ * status for main. Takes s. */
 int hn_run_suite(Suite *s);
 
 #endif

@@ -498,6 +498,5 @@ static Suite *autobatch_suite(void)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     return hn_run_suite(autobatch_suite());
 }

@@ -5,7 +5,6 @@
  * another broker after one dies, the pull consumer, and mqbench's lines. */
 #include <check.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -757,6 +756,5 @@ static Suite *client_suite(void)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     return hn_run_suite(client_suite());
 }

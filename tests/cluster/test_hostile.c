@@ -740,6 +740,5 @@ static Suite *hostile_suite(void)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     return hn_run_suite(hostile_suite());
 }

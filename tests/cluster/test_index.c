@@ -5,7 +5,6 @@
  * the same after a clean restart of one broker and a kill -9 of the other
  * (rebuilt from the commit log). */
 #include <check.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +198,5 @@ static Suite *index_suite(void)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     return hn_run_suite(index_suite());
 }

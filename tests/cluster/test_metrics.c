@@ -1075,7 +1075,6 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_metrics_move_under_load);
     }
     suite_add_tcase(s, tc);
-    signal(SIGPIPE, SIG_IGN);
     int rc = hn_run_suite(s);
     pki_remove();
     return rc;

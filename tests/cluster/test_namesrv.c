@@ -743,6 +743,5 @@ static Suite *namesrv_suite(void)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     return hn_run_suite(namesrv_suite());
 }

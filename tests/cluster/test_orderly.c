@@ -8,7 +8,6 @@
  * the other two take over its queues (a rebalance) with order kept. */
 #include <check.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +256,5 @@ static Suite *orderly_suite(void)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     return hn_run_suite(orderly_suite());
 }

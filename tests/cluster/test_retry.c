@@ -9,7 +9,6 @@
  * repeats any. */
 #include <check.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -405,6 +404,5 @@ static Suite *retry_suite(void)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     return hn_run_suite(retry_suite());
 }

@@ -8,7 +8,6 @@
  * transactionCheckMax times, then rolled back. */
 #include <check.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +247,5 @@ static Suite *tx_suite(void)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
     return hn_run_suite(tx_suite());
 }
