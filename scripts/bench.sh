@@ -52,7 +52,8 @@
 #   RMQ_BENCH_NO_INSTALL       1: do not apt-get install redis/fio when missing
 #   RMQ_BENCH_ROCKETMQ_VERSIONS stage 8 versions (default "4.9.7 5.5.0"), with
 #                              RMQ_BENCH_ROCKETMQ_HEAP / _DIRECT / _CACHE
-#   RMQ_BENCH_RQ_SECONDS       stage 8 seconds per row (default 25; quick 8)
+#   RMQ_BENCH_RQ_SECONDS       stage 8 seconds per row (default 25; quick 8), after
+#                              RMQ_BENCH_RQ_WARMUP seconds of warm-up (15; quick 6)
 #   TMPDIR                     where the stores go (a mktemp directory in it)
 set -euo pipefail
 
@@ -100,14 +101,14 @@ case $MODE in
     THREADS=${RMQ_BENCH_THREADS:-5 10 15 20 25 30 35 40}
     D_CP=60 D_LAT=20 D_STAB=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }') STAB_EVERY=60
     D_EXC=60 N_PING=2000000 N_XADD=500000 N_XADD_BIG=2000
-    D_RQ=${RMQ_BENCH_RQ_SECONDS:-25} D_RQ_WARM=5
+    D_RQ=${RMQ_BENCH_RQ_SECONDS:-25} D_RQ_WARM=${RMQ_BENCH_RQ_WARMUP:-15}
     ;;
   quick)
     D_BASE=5 D_EXTRA=3 D_STEP=${RMQ_BENCH_STEP_SECONDS:-3}
     THREADS=${RMQ_BENCH_THREADS:-5 20 40}
     D_CP=10 D_LAT=4 D_STAB=30 STAB_EVERY=10
     D_EXC=16 N_PING=300000 N_XADD=100000 N_XADD_BIG=200
-    D_RQ=${RMQ_BENCH_RQ_SECONDS:-8} D_RQ_WARM=3
+    D_RQ=${RMQ_BENCH_RQ_SECONDS:-8} D_RQ_WARM=${RMQ_BENCH_RQ_WARMUP:-6}
     ;;
   smoke)
     D_BASE=3 D_EXTRA=0 D_STEP=3 THREADS="5" D_CP=3 D_LAT=3 D_STAB=10 STAB_EVERY=5

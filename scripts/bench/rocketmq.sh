@@ -194,6 +194,16 @@ rq_measure() {
   bk_rss_sample "$prefix.rss" "$secs"
 }
 
+# rq_down: SIGTERM to every RocketMQ broker at once (each takes seconds to
+# shut down), then bk_down waits for them (KILL after 15 s) and the rest.
+rq_down() {
+  local n
+  for n in rq-broker-a rq-broker-b rq-broker-a-s rq-broker-b-s; do
+    ! bk_alive "$n" || kill -TERM "${BK_PIDS[$n]}" 2>/dev/null || true
+  done
+  bk_down
+}
+
 stage8() {
   local d v layout ok=()
   bk_stage_begin 8 "RocketMQ beside rmq: 2m-2s SYNC and ASYNC, 64 threads, 128 B sync sends"
@@ -205,6 +215,7 @@ stage8() {
   fi
   bk_note "java" "$(java -version 2>&1 | head -1)"
   bk_note "RocketMQ JVMs" "broker -Xms$RQ_HEAP -Xmx$RQ_HEAP -XX:MaxDirectMemorySize=$RQ_DIRECT, name server -Xmx256m, Bench.java -Xmx512m"
+  bk_note "rows" "${D_RQ_WARM} s warm-up run (JIT, slaves connecting), then ${D_RQ} s measured"
   bk_note "load tool" "rmq: mqbench; RocketMQ: scripts/bench/rocketmq/Bench.java on rocketmq-client (rocketmq-example is not on Maven Central)"
   for v in ${RMQ_BENCH_ROCKETMQ_VERSIONS:-4.9.7 5.5.0}; do
     if rq_fetch "$v"; then ok+=("$v"); else bk_note "rocketmq $v" "not available (mvn or javac failed)"; fi
@@ -219,7 +230,7 @@ stage8() {
       rq_cluster_up "$layout"
       rq_topic BenchRq
       rq_measure "$d/$layout-rocketmq-$v" rq_bench "$D_RQ" rq-broker-a rq-broker-b rq-broker-a-s rq-broker-b-s
-      bk_down
+      rq_down
     done
   done
 }
