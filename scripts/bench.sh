@@ -28,9 +28,10 @@
 #     TPS, percentiles, broker CPU time per message, RSS (scripts/bench/rocketmq.sh);
 #     --rocketmq runs this stage alone
 #
-# --quick runs every stage briefly (about 4 minutes); --smoke is stage 1's
+# --quick runs every stage briefly (about 4 minutes, plus several for stage
+# 8's JVM start-ups); --smoke is stage 1's
 # base test only with 3 s runs (CI; no stage 8); the default run takes about
-# 35 minutes.
+# 40 minutes (stage 8 took 14 of them on a loaded 2-core machine).
 #
 # Environment:
 #   RMQ_BUILD                  meson build directory (default build/)
