@@ -22,3 +22,10 @@ void rmq_sleep_ms(int64_t ms)
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
 }
+
+void rmq_sleep_until_us(int64_t mono_us)
+{
+    struct timespec ts = { .tv_sec = mono_us / 1000000, .tv_nsec = (mono_us % 1000000) * 1000L };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}

@@ -16,4 +16,8 @@ int64_t rmq_wall_ms(void);
 /* Sleeps for ms milliseconds (restarts after signals). */
 void rmq_sleep_ms(int64_t ms);
 
+/* Sleeps until the monotonic clock reads mono_us (rmq_mono_us's scale);
+ * returns at once when that time has passed. Restarts after signals. */
+void rmq_sleep_until_us(int64_t mono_us);
+
 #endif

@@ -3,7 +3,7 @@
 # machine. Starts and stops its own name server, brokers and Redis peers on
 # loopback, and writes bench-results/<timestamp>/report.md plus results.json.
 #
-#   scripts/bench.sh [--quick | --smoke] [--stage N[,M...]] [--minutes M] [--out DIR]
+#   scripts/bench.sh [--quick | --smoke] [--stage N[,M...]] [--rocketmq] [--minutes M] [--out DIR]
 #
 # Stages:
 #   1 base test: one master ASYNC_MASTER + ASYNC_FLUSH, 64 threads, 128 B, then
@@ -14,7 +14,8 @@
 #     everysec, see RMQ_BENCH_SYNC_FLUSH) and ASYNC, a thread gradient at 128 B and 1 KiB (plus 64 threads at 128 B), 512 KiB
 #     at 5 threads
 #   3 consumer path: send and consume at once (one master): consume TPS vs send
-#     TPS, B2C/S2C latency, backlog over time
+#     TPS, B2C/S2C latency, backlog over time; then paced (mqbench --rate) at 50%
+#     and 80% of that send TPS: send P99 and S2C P99 (scripts/bench/rate.sh)
 #   4 latency: send percentiles at 64 and 256 threads (one master)
 #   5 stability: the 2m-2s ASYNC cluster, 64 threads sending and a consumer for
 #     M minutes: failures, each broker's RSS and TPS once a minute
@@ -22,9 +23,15 @@
 #     TPS dip, time until TPS is back, acknowledged messages consumed
 #   7 peers: redis-benchmark PING_INLINE -c 64 (request/response ceiling) and a
 #     Redis stream peer (XADD, appendonly everysec, one replica) at 64 clients
+#   8 RocketMQ: Apache RocketMQ 4.9.x and 5.x (Maven Central jars, java -cp) in
+#     the 2m-2s SYNC and ASYNC layouts beside rmq's, 64 threads, 128 B: send
+#     TPS, percentiles, broker CPU time per message, RSS (scripts/bench/rocketmq.sh);
+#     --rocketmq runs this stage alone
 #
-# --quick runs every stage briefly (about 4 minutes); --smoke is stage 1's
-# base test only with 3 s runs (CI); the default run takes about 25 minutes.
+# --quick runs every stage briefly (about 4 minutes, plus several for stage
+# 8's JVM start-ups); --smoke is stage 1's
+# base test only with 3 s runs (CI; no stage 8); the default run takes about
+# 40 minutes (stage 8 took 14 of them on a loaded 2-core machine).
 #
 # Environment:
 #   RMQ_BUILD                  meson build directory (default build/; set up
@@ -45,6 +52,10 @@
 #                              RMQ_BENCH_PERF_RUNS (default "base syncflush
 #                              sync-s128-w64 async-s128-w64"); top symbols in the report
 #   RMQ_BENCH_NO_INSTALL       1: do not apt-get install redis/fio when missing
+#   RMQ_BENCH_ROCKETMQ_VERSIONS stage 8 versions (default "4.9.7 5.5.0"), with
+#                              RMQ_BENCH_ROCKETMQ_HEAP / _DIRECT / _CACHE
+#   RMQ_BENCH_RQ_SECONDS       stage 8 seconds per row (default 25; quick 8), after
+#                              RMQ_BENCH_RQ_WARMUP seconds of warm-up (15; quick 6)
 #   TMPDIR                     where the stores go (a mktemp directory in it)
 set -euo pipefail
 
@@ -53,6 +64,10 @@ BK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$BK_ROOT/scripts/bench/lib.sh"
 # shellcheck source=SCRIPTDIR/bench/stages.sh
 . "$BK_ROOT/scripts/bench/stages.sh"
+# shellcheck source=SCRIPTDIR/bench/rocketmq.sh
+. "$BK_ROOT/scripts/bench/rocketmq.sh"
+# shellcheck source=SCRIPTDIR/bench/rate.sh
+. "$BK_ROOT/scripts/bench/rate.sh"
 
 usage() {
   sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
@@ -65,6 +80,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --quick) MODE=quick; shift ;;
     --smoke) MODE=smoke; shift ;;
+    --rocketmq) STAGES=${STAGES:+$STAGES,}8; shift ;;
     --stage | --stages) [ $# -ge 2 ] || usage; STAGES=$2; shift 2 ;;
     --stage=*) STAGES=${1#*=}; shift ;;
     --minutes) [ $# -ge 2 ] || usage; MINUTES=$2; shift 2 ;;
@@ -74,10 +90,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -z "$STAGES" ]; then
-  STAGES=1,2,3,4,5,6,7
+  STAGES=1,2,3,4,5,6,7,8
   [ "$MODE" != smoke ] || STAGES=1
 fi
-[[ $STAGES =~ ^[1-7](,[1-7])*$ ]] || { echo "bench.sh: --stage takes N[,M...] with N in 1..7" >&2; exit 2; }
+[[ $STAGES =~ ^[1-8](,[1-8])*$ ]] || { echo "bench.sh: --stage takes N[,M...] with N in 1..8" >&2; exit 2; }
 [[ $MINUTES =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench.sh: --minutes takes a number" >&2; exit 2; }
 
 # Durations (seconds) and sizes per mode.
@@ -87,16 +103,19 @@ case $MODE in
     THREADS=${RMQ_BENCH_THREADS:-5 10 15 20 25 30 35 40}
     D_CP=60 D_LAT=20 D_STAB=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }') STAB_EVERY=60
     D_EXC=60 N_PING=2000000 N_XADD=500000 N_XADD_BIG=2000
+    D_RQ=${RMQ_BENCH_RQ_SECONDS:-25} D_RQ_WARM=${RMQ_BENCH_RQ_WARMUP:-15}
     ;;
   quick)
     D_BASE=5 D_EXTRA=3 D_STEP=${RMQ_BENCH_STEP_SECONDS:-3}
     THREADS=${RMQ_BENCH_THREADS:-5 20 40}
     D_CP=10 D_LAT=4 D_STAB=30 STAB_EVERY=10
     D_EXC=16 N_PING=300000 N_XADD=100000 N_XADD_BIG=200
+    D_RQ=${RMQ_BENCH_RQ_SECONDS:-8} D_RQ_WARM=${RMQ_BENCH_RQ_WARMUP:-6}
     ;;
   smoke)
     D_BASE=3 D_EXTRA=0 D_STEP=3 THREADS="5" D_CP=3 D_LAT=3 D_STAB=10 STAB_EVERY=5
     D_EXC=10 N_PING=100000 N_XADD=50000 N_XADD_BIG=100
+    D_RQ=5 D_RQ_WARM=2
     ;;
 esac
 EXTRA_THREADS=${RMQ_BENCH_EXTRA_THREADS:-64}

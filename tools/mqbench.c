@@ -5,7 +5,13 @@
  * read only by the once-a-second snapshot); nothing on the send or consume
  * path takes a shared lock. TLS and request signing come from
  * --client-config (the servers' tls* keys plus accessKey/secretKey) or
- * else from the RMQ_* environment, as for every librmq client. */
+ * else from the RMQ_* environment, as for every librmq client.
+ *
+ * --rate N paces the producer: message k (over all threads) is due at
+ * start + k/N seconds; a thread takes the next due time, sleeps until it
+ * and sends, so sends never burst above the rate. Send RT is measured from
+ * the due time, not from the actual send, so a stalled broker shows in the
+ * tail instead of silently delaying the schedule (coordinated omission). */
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,6 +47,7 @@ typedef struct bench_opts {
     const char *ids_file;
     int check_body;
     const char *client_config;
+    long long rate;                 /* --rate: messages/s over all threads; 0: unpaced */
 } bench_opts_t;
 
 /* One thread's counters; aligned so threads never share a cache line. */
@@ -74,6 +81,9 @@ static _Atomic uint64_t g_body_bad;
 static rmq_client_sec_config_t g_sec_cfg;
 static rmq_security_opts_t g_sec_opts;
 static const rmq_security_opts_t *g_security;
+/* --rate's schedule: its start and how many messages were given due times. */
+static int64_t g_rate_start_us;
+static _Atomic long long g_rate_next;
 
 static void on_signal(int sig)
 {
@@ -199,16 +209,36 @@ static void prod_async_done(const rmq_send_result_t *res, void *arg)
         fprintf(g_ids, "%s\n", res->msg_id);
 }
 
-/* Sends one unit (a message or a batch); sync records here, async in the callback. */
+/* --rate: takes the due time of the next n messages and sleeps until it
+ * (in slices, so a stop is seen); returns it, or -1 when the run stopped. */
+static int64_t rate_pace(int n)
+{
+    long long k = atomic_fetch_add(&g_rate_next, n);
+    int64_t due = g_rate_start_us + (int64_t)((double)k * 1e6 / (double)g_o.rate);
+    for (;;) {
+        if (atomic_load(&g_stop))
+            return -1;
+        int64_t now = rmq_mono_us();
+        if (now >= due)
+            return due;
+        rmq_sleep_until_us(due - now > 50000 ? now + 50000 : due);
+    }
+}
+
+/* Sends one unit (a message or a batch); sync records here, async in the callback.
+ * With --rate the RT starts at the unit's due time. */
 static void prod_send_one(prod_thread_t *t, rmq_message_t *msgs, int n)
 {
+    int64_t due = g_o.rate ? rate_pace(n) : 0;
+    if (due < 0)
+        return;
     char keys[32];
     if (g_o.keys) {
         snprintf(keys, sizeof keys, "%lld", (long long)(rmq_wall_ms() / 1000));
         for (int i = 0; i < n; i++)
             msgs[i].keys = keys;
     }
-    uint64_t t0 = (uint64_t)rmq_mono_us();
+    uint64_t t0 = g_o.rate ? (uint64_t)due : (uint64_t)rmq_mono_us();
     rmq_err_t err;
     if (g_o.async) {
         err = n > 1 ? rmq_producer_send_batch_async(t->p, msgs, (size_t)n, 0, prod_async_done,
@@ -404,13 +434,13 @@ static int report_final(double secs)
     }
     fprintf(f,
             "{\"mode\": \"%s\", \"topic\": \"%s\", \"threads\": %d, \"size\": %d, \"batch\": %d, "
-            "\"async\": %s, \"seconds\": %.3f, \"total\": %llu, \"tps\": %llu, "
+            "\"async\": %s, \"rate\": %lld, \"seconds\": %.3f, \"total\": %llu, \"tps\": %llu, "
             "\"avg_ms\": %.3f, \"max_ms\": %.3f, \"send_failed\": %llu, \"response_failed\": %llu, "
             "\"avg_s2c_ms\": %.3f, \"p50_ms\": %.3f, \"p90_ms\": %.3f, \"p99_ms\": %.3f, "
             "\"p999_ms\": %.3f, \"p50_s2c_ms\": %.3f, \"p90_s2c_ms\": %.3f, "
             "\"p99_s2c_ms\": %.3f, \"p999_s2c_ms\": %.3f}\n",
             g_o.producer ? "producer" : "consumer", g_o.topic, g_o.threads, g_o.size, g_o.batch,
-            g_o.async ? "true" : "false", secs, (unsigned long long)s.ok, tps, avg, p[4],
+            g_o.async ? "true" : "false", g_o.rate, secs, (unsigned long long)s.ok, tps, avg, p[4],
             (unsigned long long)s.send_failed, (unsigned long long)s.resp_failed, s2c, p[0], p[1],
             p[2], p[3], ps[0], ps[1], ps[2], ps[3]);
     fclose(f);
@@ -420,9 +450,9 @@ static int report_final(double secs)
 static int run_producer(void)
 {
     printf("topic: %s threadCount: %d messageSize: %d keyEnable: %s messageQuantity: %lld "
-           "batchSize: %d asyncEnable: %s\n",
+           "batchSize: %d asyncEnable: %s rate: %lld\n",
            g_o.topic, g_o.threads, g_o.size, g_o.keys ? "true" : "false", g_o.quantity, g_o.batch,
-           g_o.async ? "true" : "false");
+           g_o.async ? "true" : "false", g_o.rate);
     char *body = malloc((size_t)g_o.size);
     static const char alnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     for (int i = 0; body && i < g_o.size; i++)
@@ -441,6 +471,7 @@ static int run_producer(void)
     g_pthreads = calloc((size_t)g_o.threads, sizeof *g_pthreads);
     g_cb_slot = slot_take();
     int64_t start = rmq_mono_ms();
+    g_rate_start_us = rmq_mono_us();
     for (int i = 0; g_pthreads && i < g_o.threads; i++) {
         prod_thread_t *t = &g_pthreads[i];
         t->p = p;
@@ -501,6 +532,7 @@ static void usage(void)
             "usage: mqbench producer -n NS -t TOPIC [-w THREADS] [-s SIZE] [-k] [-q COUNT]\n"
             "                        [-d SECONDS] [--async] [-b BATCH] [--json FILE]\n"
             "                        [--ids-file FILE] [--client-config FILE] [--auto-batch N]\n"
+            "                        [--rate N]\n"
             "       mqbench consumer -n NS -t TOPIC [-g GROUP] [-w THREADS] [-d SECONDS]\n"
             "                        [-f first|last] [--json FILE] [--ids-file FILE]\n"
             "                        [--client-config FILE]\n"
@@ -509,6 +541,8 @@ static void usage(void)
             "  --check-body (consumer): count bodies whose CRC32C differs from the first one\n"
             "  --auto-batch N (producer, --async): the library sends up to N messages for one\n"
             "  queue as one batch request (rmq_producer_opts_t.auto_batch_max_msgs)\n"
+            "  --rate N (producer): N messages/s over all threads on a paced schedule (no\n"
+            "  bursts); RT is measured from each send's scheduled time (coordinated omission)\n"
             "  --client-config FILE: TLS and request signing, a properties file with the\n"
             "  servers' keys tlsMode (disabled, or permissive/enforcing: TLS), tlsCaPath,\n"
             "  tlsCertPath, tlsKeyPath, and the ACL account's accessKey and secretKey;\n"
@@ -539,7 +573,8 @@ static int parse_args(int argc, char **argv)
         {"async", no_argument, NULL, 'A'}, {"json", required_argument, NULL, 'J'},
         {"ids-file", required_argument, NULL, 'I'}, {"check-body", no_argument, NULL, 'B'},
         {"client-config", required_argument, NULL, 'C'},
-        {"auto-batch", required_argument, NULL, 'a'}, {0, 0, 0, 0}};
+        {"auto-batch", required_argument, NULL, 'a'}, {"rate", required_argument, NULL, 'R'},
+        {0, 0, 0, 0}};
     optind = 2;
     int ch;
     while ((ch = getopt_long(argc, argv, "n:t:w:s:kq:d:b:g:f:", longs, NULL)) != -1) {
@@ -559,6 +594,7 @@ static int parse_args(int argc, char **argv)
         case 'B': g_o.check_body = 1; break;
         case 'C': g_o.client_config = optarg; break;
         case 'a': g_o.auto_batch = (int)int_arg("--auto-batch", optarg, 0); break;
+        case 'R': g_o.rate = int_arg("--rate", optarg, 1); break;
         case 'f':
             if (strcmp(optarg, "first") && strcmp(optarg, "last")) {
                 fprintf(stderr, "mqbench: option -f: \"%s\" must be first or last\n", optarg);

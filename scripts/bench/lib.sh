@@ -114,7 +114,7 @@ bk_alive() {
 }
 
 # bk_daemon NAME BIN CONF ARGS...: starts a daemon with --ready-file, waits
-# for it (20 s), records its pid.
+# for it (BK_READY_SECS, default 20 s), records its pid.
 bk_daemon() {
   local name=$1 bin=$2 conf=$3 dir=$BK_TMP/run
   shift 3
@@ -127,7 +127,7 @@ bk_daemon() {
   # out of the job table: no "Killed" notice when stage 6 kills it (bash
   # still reaps it; bk_stop polls with kill -0)
   disown "${BK_PIDS[$name]}"
-  if ! bk_wait_file "$dir/$name.ready" 20 || ! bk_alive "$name"; then
+  if ! bk_wait_file "$dir/$name.ready" "${BK_READY_SECS:-20}" || ! bk_alive "$name"; then
     tail -20 "$dir/$name.log" >&2
     bk_die "$name did not start (log above)"
   fi

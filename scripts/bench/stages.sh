@@ -119,6 +119,7 @@ stage3() {
   BK_BG_PID=$cons_bg BK_CONS_PID=$cons_pid
   bk_consume_until "$d/consumer" "${acked:-0}" 60 || bk_log "consumer path: backlog left"
   bk_consumer_stop
+  stage3_rated "$d" "$threads"
 }
 
 # ---- 4: latency ----------------------------------------------------------------

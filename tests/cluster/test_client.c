@@ -729,6 +729,18 @@ START_TEST(test_mqbench_lines)
     ck_assert_ptr_nonnull(strstr(r.out, "AVG(S2C) RT(ms): "));
     ck_assert_int_eq(field_after(r.out, "[Complete] Consume Total: "), 3000);
     hn_result_free(&r);
+    /* --rate 400 for 3 s: the paced schedule sends at most about 1200 (no
+     * bursts above the rate), and a loaded machine still reaches 40% of it */
+    const char *rargv[] = {bin, "producer", "-n", ns_addr, "-t", "Bench", "-w", "4", "-s", "64",
+                           "-d", "3", "--rate", "400", NULL};
+    ck_assert_int_eq(hn_run(rargv, 60000, &r), 0);
+    ck_assert_msg(r.status == 0, "mqbench producer --rate: %s", r.err);
+    long paced = field_after(r.out, "[Complete] Send Total: ");
+    fprintf(stderr, "# --rate 400 -d 3: %ld sent\n", paced);
+    ck_assert_int_ge(paced, 480);
+    ck_assert_int_le(paced, 1320);
+    ck_assert_int_eq(field_after(r.out, "Send Failed: "), 0);
+    hn_result_free(&r);
     hn_case_passed();
 }
 END_TEST

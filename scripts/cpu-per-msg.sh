@@ -1,0 +1,180 @@
+#!/bin/bash
+# scripts/cpu-per-msg.sh: the broker's cost per acknowledged message (issue 19).
+# Starts a name server and one master broker (ASYNC_MASTER) from a build dir on
+# loopback, drives N messages with mqbench, and prints the broker's
+# CPU-microseconds per message: utime+stime of the broker process (every
+# thread, /proc/PID/stat) before and after the run, divided by the messages
+# mqbench had acknowledged.
+#
+#   scripts/cpu-per-msg.sh [--build DIR] [--base DIR] [-n N] [-w THREADS] [-s SIZE]
+#                          [-b BATCH] [--async] [--sync-flush] [--runs R] [--callgrind]
+#
+#   --build DIR   build directory measured (default build/)
+#   --base DIR    a second build measured the same way first (old vs new in one run)
+#   -n N          messages per run (default 300000; 20000 with --callgrind)
+#   -w, -s, -b    mqbench's threads (64), body size (128), batch (1)
+#   --async       mqbench --async (4 threads unless -w is given; not with --callgrind)
+#   --sync-flush  the broker flushes synchronously (default ASYNC_FLUSH)
+#   --runs R      runs per build (default 3); the median is printed too
+#   --callgrind   the broker runs under valgrind --tool=callgrind and the tool
+#                 prints instructions (Ir) per message: each run drives N and
+#                 then, on a fresh broker, N/10 messages, and divides the
+#                 difference of the totals by the difference of the messages
+#                 acknowledged, so start-up, shutdown and per-connection work
+#                 cancel out
+#   --annotate    with --callgrind: also prints callgrind_annotate's top
+#                 functions (self Ir, whole process) of each N-message run
+#
+# Environment: RMQ_CPM_PORT_BASE (first port, default 21000), TMPDIR.
+set -euo pipefail
+
+BK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=SCRIPTDIR/bench/lib.sh
+. "$BK_ROOT/scripts/bench/lib.sh"
+
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+  exit 2
+}
+
+BUILD=$BK_ROOT/build BASE='' N='' W='' S=128 B=1 ASYNC=0 FLUSH=ASYNC_FLUSH RUNS=3 CG=0 ANNOTATE=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build) BUILD=$2; shift 2 ;;
+    --base) BASE=$2; shift 2 ;;
+    -n) N=$2; shift 2 ;;
+    -w) W=$2; shift 2 ;;
+    -s) S=$2; shift 2 ;;
+    -b) B=$2; shift 2 ;;
+    --async) ASYNC=1; shift ;;
+    --sync-flush) FLUSH=SYNC_FLUSH; shift ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --callgrind) CG=1; shift ;;
+    --annotate) ANNOTATE=1; shift ;;
+    -h | --help) usage ;;
+    *) echo "cpu-per-msg.sh: unknown argument $1" >&2; usage ;;
+  esac
+done
+[ -n "$N" ] || { N=300000; [ $CG = 0 ] || N=20000; }
+[ -n "$W" ] || { W=64; [ $ASYNC = 0 ] || W=4; }
+for v in "$N" "$W" "$S" "$B" "$RUNS"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "cpu-per-msg.sh: \"$v\" must be a positive integer" >&2; exit 2; }
+done
+if [ $CG = 1 ] && [ $ASYNC = 1 ]; then
+  # thousands of sends in flight against a broker slowed 50x: most time out
+  echo "cpu-per-msg.sh: --callgrind with --async: async sends time out against a broker under valgrind; measure --async without --callgrind" >&2
+  exit 2
+fi
+if [ $CG = 1 ] && ! command -v valgrind >/dev/null; then
+  echo "cpu-per-msg.sh: --callgrind needs valgrind (apt-get install valgrind)" >&2
+  exit 2
+fi
+
+BK_PORT_BASE=$(bk_free_port "${RMQ_CPM_PORT_BASE:-21000}")
+BK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rmq-cpm.XXXXXX")
+BK_OUT=$BK_TMP/out
+BK_STAGE_DIR=$BK_OUT/run
+mkdir -p "$BK_STAGE_DIR"
+trap bk_cleanup EXIT
+trap 'bk_log "interrupted"; exit 130' INT TERM
+TCK=$(getconf CLK_TCK)
+[ $CG = 0 ] || BK_READY_SECS=120   # valgrind starts slowly
+
+# cpu_ticks PID: utime+stime of the process (all threads), clock ticks.
+cpu_ticks() {
+  # the command name (field 2) may hold spaces: count from after its ')'
+  sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
+# broker_up BUILD: name server and broker-a from BUILD (under callgrind with
+# --callgrind, writing $BK_TMP/callgrind.out); topic CpuBench with 8 queues.
+broker_up() {
+  BK_BUILD=$(cd "$1" && pwd)
+  bk_init_bins
+  if [ $CG = 1 ]; then
+    local real=$MQBROKER
+    MQBROKER=$BK_TMP/mqbroker-callgrind
+    printf '#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file=%s %s "$@"\n' \
+      "$BK_TMP/callgrind.out" "$real" >"$MQBROKER"
+    chmod +x "$MQBROKER"
+    bk_cmd valgrind --tool=callgrind --callgrind-out-file="$BK_TMP/callgrind.out" "$real"
+    rm -f "$BK_TMP/callgrind.out"
+  fi
+  bk_namesrv_up
+  RMQ_BENCH_MAPPED_SIZE=$((256 * 1024 * 1024)) bk_broker_up broker-a broker-a 0 ASYNC_MASTER "$FLUSH" 11
+  bk_topic CpuBench
+}
+
+# drive COUNT: mqbench sends COUNT messages; prints how many were acknowledged.
+drive() {
+  local args=(-t CpuBench -w "$W" -s "$S" -q "$1")
+  [ "$B" = 1 ] || args+=(-b "$B")
+  [ $ASYNC = 0 ] || args+=(--async)
+  bk_producer "$BK_TMP/drive" 600 "${args[@]}"
+  bk_json_num "$BK_TMP/drive.json" total
+}
+
+# cpu_run BUILD: one measured run; prints "us_per_msg acked".
+cpu_run() {
+  local pid t0 t1 acked
+  broker_up "$1"
+  pid=${BK_PIDS[broker-a]}
+  drive 2000 >/dev/null   # warm-up: routes, connections, first pages of the store
+  t0=$(cpu_ticks "$pid")
+  acked=$(drive "$N")
+  t1=$(cpu_ticks "$pid")
+  bk_down
+  awk -v d=$((t1 - t0)) -v t="$TCK" -v n="${acked:-0}" \
+    'BEGIN { if (n > 0) printf "%.2f %d\n", d * 1e6 / t / n, n; else print "nan 0" }'
+}
+
+# cg_total COUNT BUILD: "Ir acked": total Ir of a broker driven with COUNT
+# messages and how many of them were acknowledged.
+cg_total() {
+  local acked
+  broker_up "$2"
+  acked=$(drive "$1")
+  bk_down
+  [ "${acked:-0}" = "$1" ] || bk_log "callgrind run: ${acked:-0} of $1 messages acknowledged (sends timed out under valgrind)"
+  if [ $ANNOTATE = 1 ] && [ "$1" = "$N" ]; then
+    callgrind_annotate "$BK_TMP/callgrind.out" 2>/dev/null | grep -E '^ *[0-9,]+ \(' | head -25 >&2 || true
+  fi
+  printf '%s %s\n' "$(awk '$1 == "summary:" || $1 == "totals:" { print $2; exit }' "$BK_TMP/callgrind.out")" \
+    "${acked:-0}"
+}
+
+# cg_run BUILD: prints "Ir_per_msg ACKED": the difference of the two runs'
+# totals over the difference of their acknowledged messages.
+cg_run() {
+  local big small
+  big=$(cg_total "$N" "$1")
+  small=$(cg_total $((N / 10)) "$1")
+  echo "$big $small" | awk '$2 > $4 { printf "%.0f %d\n", ($1 - $3) / ($2 - $4), $2; next } { print "nan 0" }'
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+measure() {
+  local build=$1 label=$2 i r vals=()
+  for ((i = 1; i <= RUNS; i++)); do
+    if [ $CG = 1 ]; then r=$(cg_run "$build"); else r=$(cpu_run "$build"); fi
+    vals+=("${r%% *}")
+    if [ $CG = 1 ]; then
+      printf '%s run %d: %s instructions (Ir) per message (%s acknowledged in the N run)\n' "$label" "$i" "${r%% *}" "${r#* }"
+    else
+      printf '%s run %d: %s broker CPU-us per message (%s acknowledged)\n' "$label" "$i" "${r%% *}" "${r#* }"
+    fi
+  done
+  printf '%s median: %s %s\n' "$label" "$(printf '%s\n' "${vals[@]}" | median)" \
+    "$([ $CG = 1 ] && echo Ir/msg || echo CPU-us/msg)"
+}
+
+desc="-w $W -s $S"
+[ "$B" = 1 ] || desc+=" -b $B"
+[ $ASYNC = 0 ] || desc+=" --async"
+bk_log "mqbench producer $desc, $N messages, $FLUSH, $RUNS run(s) per build$([ $CG = 1 ] && echo ', callgrind')"
+[ -z "$BASE" ] || measure "$BASE" "base ($BASE)"
+measure "$BUILD" "build ($BUILD)"
+echo "commands (\$TMP is a mktemp directory, \$RMQ_BUILD the build measured;" \
+  "with --callgrind \$TMP/mqbroker-callgrind execs the valgrind line):"
+sort -u "$BK_STAGE_DIR/commands.txt" | sed 's/^/  /'
