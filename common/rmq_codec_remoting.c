@@ -383,8 +383,13 @@ static rmq_err_t encode_binary_header(struct evbuffer *h, int code, int32_t opaq
     put_be32(fixed + 9, (uint32_t)flags);
     evbuffer_add(h, fixed, sizeof(fixed));
     add_str(h, rep->remark != NULL ? rep->remark : "", 4);
-    for (size_t i = 0; i < rep->n_fields; i++)
+    for (size_t i = 0; i < rep->n_fields; i++) {
+        if (strlen(rep->fields[i].key) > UINT16_MAX)
+            return RMQ_ETOOBIG;
         ext += 6 + strlen(rep->fields[i].key) + strlen(rep->fields[i].value);
+    }
+    if (ext > UINT32_MAX)
+        return RMQ_ETOOBIG;
     add_be32(h, (uint32_t)ext);
     for (size_t i = 0; i < rep->n_fields; i++) {
         add_str(h, rep->fields[i].key, 2);

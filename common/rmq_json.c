@@ -111,6 +111,36 @@ static size_t utf8_put(char *o, unsigned cp)
     return 4;
 }
 
+int rmq_json_utf8_valid(const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str, *end = s + n;
+
+    while (s < end) {
+        unsigned c = *s++, need, cp;
+        if (c < 0x80)
+            continue;
+        if (c >= 0xc2 && c <= 0xdf)
+            need = 1, cp = c & 0x1f;
+        else if (c >= 0xe0 && c <= 0xef)
+            need = 2, cp = c & 0x0f;
+        else if (c >= 0xf0 && c <= 0xf4)
+            need = 3, cp = c & 0x07;
+        else
+            return 0;
+        if ((size_t)(end - s) < need)
+            return 0;
+        for (unsigned i = 0; i < need; i++, s++) {
+            if ((*s & 0xc0) != 0x80)
+                return 0;
+            cp = cp << 6 | (*s & 0x3f);
+        }
+        if ((need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+            (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return 0;
+    }
+    return 1;
+}
+
 /* Decodes a \u escape (ps->p after the 'u') into o; returns bytes written or 0. */
 static size_t parse_uescape(parser_t *ps, char *o)
 {
@@ -142,6 +172,8 @@ static char *parse_string(parser_t *ps, size_t *lenp)
         q += (*q == '\\' && q + 1 < ps->end) ? 2 : 1;
     if (q >= ps->end)
         return fail(ps, "unterminated string");
+    if (!rmq_json_utf8_valid(ps->p, (size_t)(q - ps->p)))
+        return fail(ps, "invalid UTF-8 in a string");
     char *s = malloc((size_t)(q - ps->p) + 1), *o = s;
     if (s == NULL)
         return fail(ps, "out of memory");

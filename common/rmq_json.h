@@ -3,7 +3,7 @@
  * trailing commas, no unquoted keys, nothing after the value but
  * whitespace. Limits: nesting depth RMQ_JSON_DEPTH_MAX, RMQ_JSON_NODES_MAX
  * values per document (the input length is the caller's frame bound).
- * Strings are decoded to UTF-8 (\u escapes with surrogate pairs); a string
+ * Strings must be valid UTF-8 and are decoded to UTF-8 (\u escapes with surrogate pairs); a string
  * containing U+0000 is refused, so every decoded string is a C string.
  * Numbers keep their source text (exact: 64-bit ids never pass through a
  * double). The writer side (string escaping) is rmq_json_str in rmq_http.h.
@@ -54,5 +54,8 @@ const char *rmq_json_scalar(const rmq_json_t *v);
 /* A number (or a string holding one) as an integer in [min, max]; 0 on
  * success, -1 when v is absent, no integer or out of range. */
 int rmq_json_int(const rmq_json_t *v, int64_t min, int64_t max, int64_t *out);
+
+/* 1 if s[0..n) is valid UTF-8 (no overlong forms, no surrogates). */
+int rmq_json_utf8_valid(const char *s, size_t n);
 
 #endif
