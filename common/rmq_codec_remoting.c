@@ -50,18 +50,22 @@ static uint16_t be16(const uint8_t *p)
 
 /* ---- the probe ----------------------------------------------------------- */
 
-/* A remoting frame: serialize type 1 in byte 4, or type 0 with a non-empty
- * header whose first byte is '{'. The rmq probe says NO to both (it takes
- * only byte 4 == 0, and then an empty header or one not opening with '{'),
- * so the two can never both claim the same bytes. */
+/* A remoting frame: a length within max_frame holding its header length,
+ * and serialize type 1 in byte 4, or type 0 with a non-empty header whose
+ * first byte is '{'. The rmq probe says NO to both (it takes only byte 4 ==
+ * 0, and then an empty header or one not opening with '{'), so the two can
+ * never both claim the same bytes. A prefix no remoting frame may have is
+ * NO at once: the default codec refuses it with its reason. */
 static rmq_codec_probe_t remoting_probe(const uint8_t *data, size_t len, uint32_t max_frame)
 {
-    (void)max_frame;       /* an oversize frame is refused by serve, with its reason */
     if (len < REMOTING_PREFIX)
         return RMQ_CODEC_MORE;
+    uint32_t frame_len = be32(data), header_len = be32(data + 4) & 0xffffff;
+    if (frame_len > max_frame || frame_len < 4 || header_len > frame_len - 4)
+        return RMQ_CODEC_NO;
     if (data[4] == RMQ_REMOTING_ROCKETMQ)
         return RMQ_CODEC_YES;
-    if (data[4] != RMQ_REMOTING_JSON || (data[5] | data[6] | data[7]) == 0)
+    if (data[4] != RMQ_REMOTING_JSON || header_len == 0)
         return RMQ_CODEC_NO;
     if (len < REMOTING_PREFIX + 1)
         return RMQ_CODEC_MORE;

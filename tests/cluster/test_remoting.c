@@ -396,9 +396,17 @@ START_TEST(wire_quirks)
     rem_resp_clear(&r);
     close(fd);
 
-    /* a frame over maxFrameSize: closed, no reply; the server goes on */
-    fd = rem_connect(ns_addr);
+    /* a frame over maxFrameSize, first on its connection or after a
+     * request: closed, no reply; the server goes on */
     uint8_t big[9] = { 0, 1, 0, 1, 0, 0, 0, 2, '{' };
+    fd = rem_connect(ns_addr);
+    write_all(fd, big, sizeof big);
+    ck_assert_int_eq(rem_recv(fd, &r, 5000), -1);
+    close(fd);
+    fd = rem_connect(ns_addr);
+    rem_send(fd, RMQ_REMOTING_JSON, 105, 103, 0, &topic, 1, NULL);
+    ck_assert_int_eq(rem_recv(fd, &r, 5000), 0);
+    rem_resp_clear(&r);
     write_all(fd, big, sizeof big);
     ck_assert_int_eq(rem_recv(fd, &r, 5000), -1);
     close(fd);

@@ -212,6 +212,13 @@ START_TEST(probes_disjoint)
     ck_assert_int_eq(rmq_codec_remoting.probe(native_pb, 16, 1024), RMQ_CODEC_NO);
     ck_assert_int_eq(rmq_codec_remoting.probe(json_empty_header, 16, 1024), RMQ_CODEC_NO);
     ck_assert_int_eq(rmq_codec_remoting.probe(native_pb, 7, 1024), RMQ_CODEC_MORE);
+
+    /* a length no frame may have is refused at 8 bytes, never left waiting */
+    uint8_t huge[8] = { 0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 16 };
+    uint8_t hdr_over[8] = { 0, 0, 0, 16, 1, 0, 0x03, 0xe8 };
+    ck_assert_int_eq(rmq_codec_remoting.probe(huge, 8, 1024), RMQ_CODEC_NO);
+    ck_assert_int_eq(rmq_codec_rmq.probe(huge, 8, 1024), RMQ_CODEC_NO);
+    ck_assert_int_eq(rmq_codec_remoting.probe(hdr_over, 8, 1024), RMQ_CODEC_NO);
 }
 END_TEST
 
