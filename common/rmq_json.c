@@ -282,20 +282,30 @@ static rmq_json_t *parse_word(parser_t *ps, const char *word, rmq_json_type_t ty
     return v;
 }
 
+/* Makes room for one more member of v, doubling its capacity. -1 on ENOMEM. */
+static int grow(rmq_json_t *v)
+{
+    if (v->n < v->cap)
+        return 0;
+    size_t cap = v->cap ? 2 * v->cap : 4;
+    rmq_json_t **items = realloc(v->items, cap * sizeof(*items));
+    if (items == NULL)
+        return -1;
+    v->items = items;
+    if (v->type == RMQ_JSON_OBJECT) {
+        char **keys = realloc(v->keys, cap * sizeof(*keys));
+        if (keys == NULL)
+            return -1;
+        v->keys = keys;
+    }
+    v->cap = cap;
+    return 0;
+}
+
 /* Appends item (and key, for objects) to v; frees both on ENOMEM. */
 static int add_member(parser_t *ps, rmq_json_t *v, char *key, rmq_json_t *item)
 {
-    rmq_json_t **items = realloc(v->items, (v->n + 1) * sizeof(*items));
-    if (items != NULL)
-        v->items = items;
-    if (items != NULL && v->type == RMQ_JSON_OBJECT) {
-        char **keys = realloc(v->keys, (v->n + 1) * sizeof(*keys));
-        if (keys == NULL)
-            items = NULL;
-        else
-            v->keys = keys;
-    }
-    if (items == NULL) {
+    if (grow(v) != 0) {
         free(key);
         rmq_json_free(item);
         fail(ps, "out of memory");

@@ -37,6 +37,7 @@ typedef struct rmq_json {
     size_t n;
     struct rmq_json **items;
     char **keys;
+    size_t cap;                   /* allocated members (the reader's) */
 } rmq_json_t;
 
 /* Parses text[0..len). NULL with "offset N: what was wrong" in err on bad
