@@ -729,7 +729,20 @@ err:
     return NULL;
 }
 
-Rmq__TopicList *ns_route_topic_list(const ns_route_t *rt)
+/* 1 if one of topic's queues is on a broker name of cluster. */
+static int topic_in_cluster(const ns_route_t *rt, const ns_topic_t *topic, const char *cluster)
+{
+    for (size_t i = 0; i < topic->queues.len; i++) {
+        const ns_queue_t *q = ns_vec_at(&topic->queues, i);
+        int found;
+        size_t bi = ns_vec_search(&rt->bsets, name_cmp, q->broker_name, &found);
+        if (found && strcmp(((const ns_bset_t *)ns_vec_at(&rt->bsets, bi))->cluster, cluster) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+Rmq__TopicList *ns_route_topic_list_cluster(const ns_route_t *rt, const char *cluster)
 {
     Rmq__TopicList *tl = malloc(sizeof *tl);
 
@@ -740,7 +753,10 @@ Rmq__TopicList *ns_route_topic_list(const ns_route_t *rt)
     if (!tl->topics)
         goto err;
     for (size_t i = 0; i < rt->topics.len; i++) {
-        char *name = strdup(((const ns_topic_t *)ns_vec_at(&rt->topics, i))->name);
+        const ns_topic_t *topic = ns_vec_at(&rt->topics, i);
+        if (cluster && !topic_in_cluster(rt, topic, cluster))
+            continue;
+        char *name = strdup(topic->name);
         if (!name)
             goto err;
         tl->topics[tl->n_topics++] = name;
@@ -749,6 +765,11 @@ Rmq__TopicList *ns_route_topic_list(const ns_route_t *rt)
 err:
     rmq__topic_list__free_unpacked(tl, NULL);
     return NULL;
+}
+
+Rmq__TopicList *ns_route_topic_list(const ns_route_t *rt)
+{
+    return ns_route_topic_list_cluster(rt, NULL);
 }
 
 /* ---- admin ------------------------------------------------------------ */

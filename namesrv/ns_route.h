@@ -83,6 +83,9 @@ Rmq__ClusterInfo *ns_route_cluster_info(const ns_route_t *rt, int64_t now_ms, in
 
 /* Every topic name, sorted. NULL on ENOMEM. Owner: caller. */
 Rmq__TopicList *ns_route_topic_list(const ns_route_t *rt);
+/* The topics with a queue on a broker name of cluster (NULL: every topic),
+ * sorted. NULL on ENOMEM. Owner: caller. */
+Rmq__TopicList *ns_route_topic_list_cluster(const ns_route_t *rt, const char *cluster);
 
 /* Drops topic from the route. RMQ_ENOTFOUND if unknown. */
 rmq_err_t ns_route_delete_topic(ns_route_t *rt, const char *topic);

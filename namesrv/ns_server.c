@@ -2,7 +2,8 @@
  * and the operations every protocol front-end calls (registration with its
  * counters and expiry timer, route queries, topic deletion, write
  * permissions, the KV config saved or undone). Front-ends decode requests
- * and encode answers (ns_front_rmq.c for the native protocol). Broker
+ * and encode answers (ns_front_rmq.c for the native protocol,
+ * ns_front_remoting.c for RocketMQ's remoting protocol on the same port). Broker
  * liveness: a closed connection removes the brokers registered over it at
  * once; a timer armed for the earliest expiry removes silent ones. */
 #include "ns_server.h"
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "ns_console.h"
+#include "ns_front_remoting.h"
 #include "ns_front_rmq.h"
 #include "ns_kvstore.h"
 #include "rmq_log.h"
@@ -208,6 +210,11 @@ ns_server_t *ns_server_new(struct event_base *base, const ns_config_t *cfg)
         return NULL;
     }
     ns_front_rmq_install(ns, ns->srv);
+    if (ns_front_remoting_install(ns, ns->srv) != RMQ_OK) {
+        ns_server_free(ns);
+        return NULL;
+    }
+    rmq_remoting_set_acl(ns->srv, ns->sec.acl);
     rmq_server_on_close(ns->srv, on_conn_close, ns);
     rmq_acl_attach(ns->srv, ns->sec.acl);
     return ns;
