@@ -347,6 +347,12 @@ static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec, sched_level_
                     BK_SCHEDULE_TOPIC, rec->queue_id, rec->queue_offset);
         return 1;
     }
+    bk_result_t dest;
+    if (!bk_produce_dest_check(bk->produce, topic, tl, qid, &dest)) {
+        LOG_WARN_RL("delay scheduler: %s queue %d offset %" PRId64 " dropped: %s", BK_SCHEDULE_TOPIC,
+                    rec->queue_id, rec->queue_offset, dest.why);
+        return 1;
+    }
     if (bk_props_copy(&s->pb, rec->properties, rec->properties_len, sched_drop) != RMQ_OK)
         return -1;
     size_t taglen = 0;

@@ -31,7 +31,7 @@
 #include "bk_broker.h"
 #include "st_store.h"
 
-#define BK_SCHEDULE_TOPIC "SCHEDULE_TOPIC_XXXX"
+#define BK_SCHEDULE_TOPIC RMQ_TOPIC_SCHEDULE
 #define BK_SCHEDULE_LEVELS_MAX 64
 
 typedef struct bk_schedule bk_schedule_t;

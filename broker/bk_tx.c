@@ -150,27 +150,26 @@ static int op_put(bk_tx_t *tx, int64_t half_phys, rmq_conn_t *conn, rmq_reply_to
 }
 
 /* Fills m with the committed message of half record rec under its real
- * topic (through the scheduler when it is delayed). RMQ_OK, or an error with
- * *why. */
-static rmq_err_t commit_msg(bk_tx_t *tx, const rmq_record_t *rec, st_msg_t *m, const char **why)
+ * topic (through the scheduler when it is delayed). 1, or 0 with r set:
+ * BK_SYSTEM_ERROR when it may work later, another status when the half
+ * can never be delivered (no destination, or one that does not exist). */
+static int commit_msg(bk_tx_t *tx, const rmq_record_t *rec, st_msg_t *m, bk_result_t *r)
 {
     static const char *const drop[] = {RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID, RMQ_PROP_TRAN_MSG,
                                        RMQ_PROP_TX_CHECK_TIMES, NULL};
     size_t tlen = 0, vl = 0;
     const char *topic = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &tlen);
     int64_t qid = bk_props_int(rec->properties, rec->properties_len, RMQ_PROP_REAL_QID, -1, NULL);
-    const char *tag;
+    const char *tag, *why = NULL;
+    rmq_err_t rc;
 
-    *why = NULL;
     memset(m, 0, sizeof(*m));
-    if (!topic || tlen == 0 || tlen > RMQ_TOPIC_MAX || qid < 0) {
-        *why = "the half message has no REAL_TOPIC / REAL_QID";
-        return RMQ_EINVAL;
-    }
-    if (bk_props_copy(&tx->cpb, rec->properties, rec->properties_len, drop) != RMQ_OK) {
-        *why = "out of memory";
-        return RMQ_ENOMEM;
-    }
+    if (!topic || tlen == 0 || tlen > RMQ_TOPIC_MAX || qid < 0)
+        return bk_result_set(r, BK_MESSAGE_ILLEGAL, "the half message has no REAL_TOPIC / REAL_QID"), 0;
+    if (!bk_produce_dest_check(tx->bk->produce, topic, tlen, qid, r))
+        return 0;
+    if (bk_props_copy(&tx->cpb, rec->properties, rec->properties_len, drop) != RMQ_OK)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory"), 0;
     m->topic = topic;
     m->topic_len = tlen;
     m->queue_id = (int32_t)qid;
@@ -186,7 +185,11 @@ static rmq_err_t commit_msg(bk_tx_t *tx, const rmq_record_t *rec, st_msg_t *m, c
     m->properties_len = tx->cpb.len;
     tag = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TAGS, &vl);
     m->tag_code = tag ? st_tag_hash(tag, vl) : 0;
-    return bk_schedule_divert(tx->bk->schedule, m, why);   /* a delayed transactional message */
+    rc = bk_schedule_divert(tx->bk->schedule, m, &why);   /* a delayed transactional message */
+    if (rc != RMQ_OK)
+        return bk_result_set(r, rc == RMQ_EINVAL ? BK_MESSAGE_ILLEGAL : BK_SYSTEM_ERROR, "%s",
+                             why ? why : rmq_strerror(rc)), 0;
+    return 1;
 }
 
 /* ---- send path -------------------------------------------------------------- */
@@ -467,7 +470,7 @@ static void h_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     struct evbuffer *buf = NULL;
     rmq_record_t rec;
     size_t glen = 0;
-    const char *group, *why = NULL;
+    const char *group;
     rmq_reply_to_t to = rmq_reply_to(req->cmd);
     bk_result_t r;
 
@@ -498,11 +501,14 @@ static void h_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     }
     if (h->state == RMQ__TRANSACTION_STATE__TX_COMMIT) {
         st_msg_t m;
-        rmq_err_t rc = commit_msg(tx, &rec, &m, &why);
 
-        if (rc != RMQ_OK) {
-            rmq_conn_replyf(conn, to, rc == RMQ_EINVAL ? RMQ__STATUS__MESSAGE_ILLEGAL : RMQ__STATUS__SYSTEM_ERROR,
-                            "commit: %s", why ? why : rmq_strerror(rc));
+        if (!commit_msg(tx, &rec, &m, &r)) {
+            fr_reply_result(conn, to, &r, "commit");
+            if (r.status != BK_SYSTEM_ERROR) {      /* never deliverable: dropped, not checked back */
+                LOG_WARN("transaction: half message at %" PRId64 " dropped at commit: %s", h->commit_log_offset,
+                         r.why);
+                op_put(tx, h->commit_log_offset, NULL, to);
+            }
             goto out;
         }
         if (!fr_append_reply(bk->append, &m, 1, conn, to, "commit"))   /* answered once durable */

@@ -16,8 +16,8 @@
 
 #include "bk_broker.h"
 
-#define BK_TX_HALF_TOPIC "RMQ_SYS_TRANS_HALF_TOPIC"
-#define BK_TX_OP_TOPIC "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+#define BK_TX_HALF_TOPIC RMQ_TOPIC_TRANS_HALF
+#define BK_TX_OP_TOPIC RMQ_TOPIC_TRANS_OP
 
 typedef struct bk_tx bk_tx_t;
 

@@ -325,3 +325,14 @@ int rmq_name_is_valid(const char *name, size_t len, const char **why)
     }
     return 1;
 }
+
+const char *const rmq_props_reserved[] = {RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID, RMQ_PROP_TX_CHECK_TIMES, NULL};
+
+int rmq_topic_is_system(const char *name, size_t len)
+{
+    static const char *const sys[] = {RMQ_TOPIC_SCHEDULE, RMQ_TOPIC_TRANS_HALF, RMQ_TOPIC_TRANS_OP};
+    for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+        if (strlen(sys[i]) == len && memcmp(sys[i], name, len) == 0)
+            return 1;
+    return 0;
+}

@@ -29,7 +29,10 @@
 #define RMQ_PROPS_MAX 32767u
 
 /* Property names (RocketMQ MessageConst), the one list for broker, client
- * and tools. The second group is reserved: the broker sets them. */
+ * and tools. REAL_TOPIC, REAL_QID and TRANSACTION_CHECK_TIMES are reserved:
+ * only the broker sets them (rmq_props_reserved). RETRY_TOPIC and
+ * ORIGIN_MESSAGE_ID are set by the broker's send-back and by a client's
+ * fallback send to %RETRY%group, so they stay client-settable. */
 #define RMQ_PROP_TAGS "TAGS"
 #define RMQ_PROP_KEYS "KEYS"
 #define RMQ_PROP_UNIQ_KEY "UNIQ_KEY"
@@ -47,6 +50,20 @@
 /* A consumer group's retry and dead-letter topics are these + the group. */
 #define RMQ_RETRY_PREFIX "%RETRY%"
 #define RMQ_DLQ_PREFIX "%DLQ%"
+
+/* The topics the broker keeps for itself (RocketMQ TopicValidator's
+ * NOT_ALLOWED_SEND_TOPIC_SET, as far as this broker uses them). */
+#define RMQ_TOPIC_SCHEDULE "SCHEDULE_TOPIC_XXXX"
+#define RMQ_TOPIC_TRANS_HALF "RMQ_SYS_TRANS_HALF_TOPIC"
+#define RMQ_TOPIC_TRANS_OP "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+
+/* 1 if name[0..len) is one of the broker's own topics: clients may not
+ * send to it (retry and dead-letter topics are not among them). */
+int rmq_topic_is_system(const char *name, size_t len);
+
+/* The reserved property names, NULL-terminated: stripped from every
+ * client send before anything reads them. */
+extern const char *const rmq_props_reserved[];
 
 /* The topic and group naming rule: 1..RMQ_TOPIC_MAX bytes of %|a-zA-Z0-9_-.
  * 1 if name[0..len) follows it; on 0, *why names the broken rule. */

@@ -1,4 +1,7 @@
-/* bk_produce.c: a producer's send on neutral requests (see bk_produce.h). */
+/* bk_produce.c: a producer's send on neutral requests (see bk_produce.h):
+ * what a client may not decide (the broker's own topics, the reserved
+ * properties) is refused or stripped here, and the destination of a message
+ * the broker re-stores is checked here too. */
 #include "bk_produce.h"
 
 #include <stdlib.h>
@@ -9,6 +12,7 @@
 struct bk_produce {
     bk_produce_config_t cfg;
     uint32_t rr;                     /* round-robin queue choice for queue_id < 0 */
+    rmq_props_buf_t pb;              /* properties with the reserved ones stripped */
 };
 
 bk_produce_t *bk_produce_new(const bk_produce_config_t *cfg)
@@ -21,6 +25,9 @@ bk_produce_t *bk_produce_new(const bk_produce_config_t *cfg)
 
 void bk_produce_free(bk_produce_t *p)
 {
+    if (!p)
+        return;
+    rmq_props_buf_free(&p->pb);
     free(p);
 }
 
@@ -49,6 +56,9 @@ int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_ta
         return 0;
     if (!rmq_name_is_valid(req->topic, tlen, &why))
         return bk_result_set(r, BK_NAME_ILLEGAL, "%s: topic '%.200s' %s", req->cmd, req->topic, why), 0;
+    if (rmq_topic_is_system(req->topic, tlen))
+        return bk_result_set(r, BK_NO_PERMISSION, "%s: sending message to topic[%.200s] is forbidden: the broker "
+                             "keeps it for itself", req->cmd, req->topic), 0;
     if (req->producer_group[0] && !rmq_name_is_valid(req->producer_group, strlen(req->producer_group), &why))
         return bk_result_set(r, BK_NAME_ILLEGAL, "%s: producer group '%.200s' %s", req->cmd, req->producer_group,
                              why), 0;
@@ -66,9 +76,81 @@ int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_ta
     return 1;
 }
 
+/* 1 if the properties of m hold a reserved name. */
+static int props_have_reserved(const st_msg_t *m)
+{
+    size_t vl = 0;
+    for (const char *const *name = rmq_props_reserved; *name && m->properties_len; name++)
+        if (rmq_props_get(m->properties, m->properties_len, *name, &vl))
+            return 1;
+    return 0;
+}
+
+/* 1 if the pair p has a reserved name. */
+static int prop_is_reserved(const rmq_prop_t *p)
+{
+    for (const char *const *name = rmq_props_reserved; *name; name++)
+        if (strlen(*name) == p->name_len && memcmp(*name, p->name, p->name_len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Copies the unreserved pairs of m's properties to the end of pb (room
+ * reserved by the caller, so pb does not move) and points m at them. */
+static rmq_err_t strip_one(rmq_props_buf_t *pb, st_msg_t *m)
+{
+    size_t start = pb->len ? pb->len + 1 : 0;    /* past the \x02 the first append adds */
+    size_t pos = 0;
+    rmq_prop_t pr;
+    while (rmq_props_next(m->properties, m->properties_len, &pos, &pr))
+        if (!prop_is_reserved(&pr) &&
+            rmq_props_buf_append(pb, pr.name, pr.name_len, pr.value, pr.value_len) != RMQ_OK)
+            return RMQ_ENOMEM;
+    m->properties = pb->data + (pb->len > start ? start : 0);
+    m->properties_len = pb->len > start ? pb->len - start : 0;
+    return RMQ_OK;
+}
+
+/* Strips the reserved properties (rmq_props_reserved) from msgs[0..n), a
+ * client's send: only the broker sets them. Messages without one are left
+ * as they are. RMQ_OK or RMQ_ENOMEM. */
+static rmq_err_t produce_strip(bk_produce_t *p, st_msg_t *msgs, size_t n)
+{
+    size_t need = 0;
+    for (size_t i = 0; i < n; i++)
+        if (props_have_reserved(&msgs[i]))
+            need += msgs[i].properties_len + 1;
+    if (!need)
+        return RMQ_OK;
+    p->pb.len = 0;
+    if (rmq_props_buf_reserve(&p->pb, need) != RMQ_OK)
+        return RMQ_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (props_have_reserved(&msgs[i]) && strip_one(&p->pb, &msgs[i]) != RMQ_OK)
+            return RMQ_ENOMEM;
+    return RMQ_OK;
+}
+
+int bk_produce_dest_check(const bk_produce_t *p, const char *topic, size_t len, int64_t queue_id, bk_result_t *r)
+{
+    const bk_topic_t *t = bk_topics_get(p->cfg.topics, topic, len);
+    if (!t || rmq_topic_is_system(topic, len))
+        return bk_result_set(r, BK_TOPIC_NOT_EXIST, "topic %.*s does not exist on broker %s", (int)len, topic,
+                             p->cfg.addr), 0;
+    if (queue_id < 0 || queue_id >= t->write_queues)
+        return bk_result_set(r, BK_BAD_REQUEST, "queueId %lld out of range: topic %.*s has %d write queues",
+                             (long long)queue_id, (int)len, topic, t->write_queues), 0;
+    return 1;
+}
+
 int bk_produce_store(bk_produce_t *p, const bk_produce_target_t *tgt, st_msg_t *msgs, size_t n,
                      bk_append_out_t *out, bk_append_fn cb, void *arg)
 {
+    if (produce_strip(p, msgs, n) != RMQ_OK) {
+        memset(out, 0, sizeof(*out));
+        bk_result_set(&out->r, BK_SYSTEM_ERROR, "SEND_MESSAGE: out of memory stripping reserved properties");
+        return 1;
+    }
     for (size_t i = 0; i < n; i++) {
         msgs[i].topic = tgt->topic->name;
         msgs[i].topic_len = strlen(tgt->topic->name);

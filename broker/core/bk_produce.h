@@ -1,6 +1,6 @@
 /* bk_produce.h: the core of a producer's send, on neutral requests: the
- * checks (broker writable, names, size, topic and queue, auto-creating the
- * topic from its template) and the store of messages already split by the
+ * checks (broker writable, names, the broker's own topics refused, size,
+ * topic and queue, auto-creating the topic from its template) and the store of messages already split by the
  * front-end (a single message may be diverted: delayed, or a transaction's
  * half message), through the one append path. Loop thread only. */
 #ifndef BK_PRODUCE_H
@@ -49,9 +49,17 @@ void bk_produce_free(bk_produce_t *p);
 /* Checks req; 1 with *tgt filled, or 0 with r set. */
 int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_target_t *tgt, bk_result_t *r);
 
-/* Stores msgs[0..n) of a checked send (topic and queue taken from tgt; a
- * single message diverted first) like bk_append_put: 1 when the outcome is
- * final now in *out, 0 when cb(out, arg) follows. msgs are borrowed. */
+/* 1 if a message the broker re-stores (a delayed message reaching its
+ * time, a committed transaction) may go to topic[0..len) queue_id: the
+ * topic exists, is not the broker's own, and has that write queue; else 0
+ * with r set. */
+int bk_produce_dest_check(const bk_produce_t *p, const char *topic, size_t len, int64_t queue_id, bk_result_t *r);
+
+/* Stores msgs[0..n) of a checked send (topic and queue taken from tgt;
+ * the reserved properties stripped, then a single message diverted) like
+ * bk_append_put: 1 when the outcome is final now in *out, 0 when cb(out,
+ * arg) follows. msgs are borrowed; their properties may be repointed into
+ * p's scratch, valid until the next send. */
 int bk_produce_store(bk_produce_t *p, const bk_produce_target_t *tgt, st_msg_t *msgs, size_t n,
                      bk_append_out_t *out, bk_append_fn cb, void *arg);
 
