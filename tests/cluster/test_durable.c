@@ -142,8 +142,10 @@ static int queue_has(const char *addr, const char *topic, const char *body)
     rmq_frame_t resp = { 0 };
     int found = 0;
     wire_pull_hdr(&req, &h, GROUP, topic, 0, 0);
-    if (wire_call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
+    if (wire_call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS) {
+        rmq_frame_clear(&resp);      /* a refusal still carries a frame */
         return 0;
+    }
     size_t len = resp.body ? evbuffer_get_length(resp.body) : 0, off = 0;
     const uint8_t *data = len ? evbuffer_pullup(resp.body, -1) : NULL;
     while (off < len && !found) {
