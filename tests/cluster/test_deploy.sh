@@ -38,32 +38,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-n=0
-failed=0
-ok() {
-  n=$((n + 1))
-  echo "ok $n - $1"
-}
-not_ok() {
-  n=$((n + 1))
-  failed=$((failed + 1))
-  echo "not ok $n - $1"
-  sed 's/^/# /' "$out"
-}
-# check DESC CMD...: runs CMD (output in $out), ok if it exits 0
-check() {
-  local desc=$1
-  shift
-  if "$@" >"$out" 2>&1; then ok "$desc"; else not_ok "$desc"; fi
-}
-# check_rc DESC RC CMD...: ok if CMD exits with RC
-check_rc() {
-  local desc=$1 want=$2 rc
-  shift 2
-  "$@" >"$out" 2>&1
-  rc=$?
-  if [ "$rc" -eq "$want" ]; then ok "$desc"; else echo "# exit $rc, wanted $want" >>"$out"; not_ok "$desc"; fi
-}
+. "$here/../tap.sh"
 # row PIECE: the piece's row of the last status output
 row() {
   awk -v p="$1" '$1 == p' "$out"

@@ -134,41 +134,6 @@ static int commit(const char *addr, long long phys)
     return wire_call(addr, &req, NULL, 0, NULL);
 }
 
-/* 1 if queue 0 of topic on addr holds a message with this body. */
-static int queue_has(const char *addr, const char *topic, const char *body)
-{
-    Rmq__Command req;
-    Rmq__PullMessageRequest h;
-    rmq_frame_t resp = { 0 };
-    int found = 0;
-    wire_pull_hdr(&req, &h, GROUP, topic, 0, 0);
-    if (wire_call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS) {
-        rmq_frame_clear(&resp);      /* a refusal still carries a frame */
-        return 0;
-    }
-    size_t len = resp.body ? evbuffer_get_length(resp.body) : 0, off = 0;
-    const uint8_t *data = len ? evbuffer_pullup(resp.body, -1) : NULL;
-    while (off < len && !found) {
-        rmq_record_t rec;
-        if (rmq_record_decode(data + off, len - off, 1, &rec) != RMQ_OK)
-            break;
-        off += rec.total_size;
-        found = rec.body_len == strlen(body) && memcmp(rec.body, body, rec.body_len) == 0;
-    }
-    rmq_frame_clear(&resp);
-    return found;
-}
-
-typedef struct want_body {
-    const char *addr, *topic, *body;
-} want_body_t;
-
-static int has_body(void *arg)
-{
-    want_body_t *w = arg;
-    return queue_has(w->addr, w->topic, w->body);
-}
-
 START_TEST(test_sendback_and_commit_durable_on_slave)
 {
     hn_daemon_t master, slave;
@@ -200,9 +165,9 @@ START_TEST(test_sendback_and_commit_durable_on_slave)
     ck_assert_int_eq(send_back(maddr, c), RMQ__STATUS__SUCCESS);
     ck_assert_int_eq(commit(maddr, h2), RMQ__STATUS__SUCCESS);
     hn_daemon_kill9(&master);
-    want_body_t back = { saddr, DLQ, "C" }, committed = { saddr, TOPIC, "H2" };
-    ck_assert_msg(hn_wait_until(has_body, &back, 5000), "the acknowledged send-back is not on the slave");
-    ck_assert_msg(hn_wait_until(has_body, &committed, 5000), "the acknowledged commit is not on the slave");
+    wire_want_body_t back = { saddr, GROUP, DLQ, "C", 0 }, committed = { saddr, GROUP, TOPIC, "H2", 0 };
+    ck_assert_msg(hn_wait_until(wire_queue_has, &back, 5000), "the acknowledged send-back is not on the slave");
+    ck_assert_msg(hn_wait_until(wire_queue_has, &committed, 5000), "the acknowledged commit is not on the slave");
     ck_assert_int_eq(hn_daemon_stop(&slave, HN_STOP_TIMEOUT_MS), 0);
     hn_case_passed();
 }

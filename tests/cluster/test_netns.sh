@@ -122,24 +122,7 @@ on() {
 # ---- TAP ---------------------------------------------------------------------------------
 
 echo "1..14"
-n=0
-failed=0
-ok() {
-  n=$((n + 1))
-  echo "ok $n - $1"
-}
-not_ok() {
-  n=$((n + 1))
-  failed=$((failed + 1))
-  echo "not ok $n - $1"
-  sed 's/^/# /' "$out" | tail -n 40
-}
-# check DESC CMD...: runs CMD (output in $out), ok if it exits 0
-check() {
-  local desc=$1
-  shift
-  if "$@" >"$out" 2>&1; then ok "$desc"; else not_ok "$desc"; fi
-}
+. "$here/../tap.sh"
 # retry SECONDS CMD...: CMD every half second until it succeeds (output in $out)
 retry() {
   local i=$(($1 * 2))

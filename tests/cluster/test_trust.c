@@ -75,42 +75,6 @@ static int commit(const char *addr, long long phys)
     return wire_call(addr, &req, NULL, 0, NULL);
 }
 
-/* 1 if queue q of topic on addr holds a message with this body. */
-static int queue_has(const char *addr, const char *topic, int q, const char *body)
-{
-    Rmq__Command req;
-    Rmq__PullMessageRequest h;
-    rmq_frame_t resp = { 0 };
-    int found = 0;
-    wire_pull_hdr(&req, &h, GROUP, topic, q, 0);
-    if (wire_call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS) {
-        rmq_frame_clear(&resp);      /* kept whatever its status */
-        return 0;
-    }
-    size_t len = resp.body ? evbuffer_get_length(resp.body) : 0, off = 0;
-    const uint8_t *data = len ? evbuffer_pullup(resp.body, -1) : NULL;
-    while (off < len && !found) {
-        rmq_record_t rec;
-        if (rmq_record_decode(data + off, len - off, 1, &rec) != RMQ_OK)
-            break;
-        off += rec.total_size;
-        found = rec.body_len == strlen(body) && memcmp(rec.body, body, rec.body_len) == 0;
-    }
-    rmq_frame_clear(&resp);
-    return found;
-}
-
-typedef struct want_body {
-    const char *addr, *topic, *body;
-    int q;
-} want_body_t;
-
-static int has_body(void *arg)
-{
-    want_body_t *w = arg;
-    return queue_has(w->addr, w->topic, w->q, w->body);
-}
-
 /* 1 if the store holds a consume-queue directory for topic/q. */
 static int queue_dir_exists(const char *topic, int q)
 {
@@ -142,9 +106,9 @@ START_TEST(test_client_cannot_choose_destination)
     /* A half message naming its own REAL_TOPIC: committed into TOPIC. */
     ck_assert_int_eq(send_one(addr, TOPIC, 0, "H", half, &phys, remark, sizeof remark), RMQ__STATUS__SUCCESS);
     ck_assert_int_eq(commit(addr, phys), RMQ__STATUS__SUCCESS);
-    want_body_t w = { addr, TOPIC, "H", 0 };
-    ck_assert_msg(hn_wait_until(has_body, &w, 5000), "the committed message is not in %s", TOPIC);
-    ck_assert_msg(!queue_has(addr, SECRET, 0, "H"), "the committed message went to the topic it named");
+    wire_want_body_t w = { addr, GROUP, TOPIC, "H", 0 }, secret = { addr, GROUP, SECRET, "H", 0 };
+    ck_assert_msg(hn_wait_until(wire_queue_has, &w, 5000), "the committed message is not in %s", TOPIC);
+    ck_assert_msg(!wire_queue_has(&secret), "the committed message went to the topic it named");
 
     /* The broker's own topics take no client sends. */
     ck_assert_int_eq(send_one(addr, "SCHEDULE_TOPIC_XXXX", 0, "S", sched, NULL, remark, sizeof remark),
@@ -159,8 +123,8 @@ START_TEST(test_client_cannot_choose_destination)
     ck_assert_int_eq(send_one(addr, TOPIC, 3, "D", delayed, NULL, remark, sizeof remark), RMQ__STATUS__SUCCESS);
     ck_assert_int_eq(create_topic(addr, TOPIC, 2), RMQ__STATUS__SUCCESS);
     ck_assert_int_eq(send_one(addr, TOPIC, 1, "L", delayed, NULL, remark, sizeof remark), RMQ__STATUS__SUCCESS);
-    want_body_t later = { addr, TOPIC, "L", 1 };
-    ck_assert_msg(hn_wait_until(has_body, &later, 10000), "the delayed message for queue 1 was not delivered");
+    wire_want_body_t later = { addr, GROUP, TOPIC, "L", 1 };
+    ck_assert_msg(hn_wait_until(wire_queue_has, &later, 10000), "the delayed message for queue 1 was not delivered");
     usleep(500 * 1000);
     ck_assert_msg(!queue_dir_exists(TOPIC, 3), "a due message made a queue directory past the topic's queues");
     ck_assert_msg(!queue_dir_exists(TOPIC, 77), "a schedule entry named by a client made queue directory 77");

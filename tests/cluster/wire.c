@@ -361,3 +361,26 @@ int wire_assert_acked_on(const char *addr, const wire_flow_t *flow, const uint8_
     free(pl.seen);
     return pl.count;
 }
+
+int wire_queue_has(void *want)
+{
+    const wire_want_body_t *w = want;
+    Rmq__Command req;
+    Rmq__PullMessageRequest h;
+    rmq_frame_t resp = { 0 };
+    int found = 0;
+    wire_pull_hdr(&req, &h, w->group, w->topic, w->q, 0);
+    if (wire_call(w->addr, &req, NULL, 0, &resp) == RMQ__STATUS__SUCCESS) {
+        size_t len = resp.body ? evbuffer_get_length(resp.body) : 0, off = 0;
+        const uint8_t *data = len ? evbuffer_pullup(resp.body, -1) : NULL;
+        while (off < len && !found) {
+            rmq_record_t rec;
+            if (rmq_record_decode(data + off, len - off, 1, &rec) != RMQ_OK)
+                break;
+            off += rec.total_size;
+            found = rec.body_len == strlen(w->body) && memcmp(rec.body, w->body, rec.body_len) == 0;
+        }
+    }
+    rmq_frame_clear(&resp);      /* a refusal still carries a frame */
+    return found;
+}

@@ -132,6 +132,16 @@ struct wire_puller {
 /* Pulls flow's topic from addr into pl; returns seconds taken. The caller frees pl->seen. */
 double wire_pull_all(const char *addr, wire_puller_t *pl, const wire_flow_t *flow, int total);
 
+/* A message to look for: body in queue q of topic on addr, pulled from
+ * offset 0 as group. */
+typedef struct wire_want_body {
+    const char *addr, *group, *topic, *body;
+    int q;
+} wire_want_body_t;
+/* 1 if the queue holds a message with that body (want is a
+ * wire_want_body_t, so this serves as an hn_wait_until condition). */
+int wire_queue_has(void *want);
+
 /* Asserts every message of acked_map (total entries) is pulled back intact
  * from addr, once; returns how many messages the pull found. */
 int wire_assert_acked_on(const char *addr, const wire_flow_t *flow, const uint8_t *acked_map, int total);

@@ -62,24 +62,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-n=0
-failed=0
-ok() {
-  n=$((n + 1))
-  echo "ok $n - $1"
-}
-not_ok() {
-  n=$((n + 1))
-  failed=$((failed + 1))
-  echo "not ok $n - $1"
-  sed 's/^/# /' "$out"
-}
-# check DESC CMD...: runs CMD (output in $out), ok if it exits 0
-check() {
-  local desc=$1
-  shift
-  if "$@" >"$out" 2>&1; then ok "$desc"; else not_ok "$desc"; fi
-}
+. "$here/../tap.sh"
 # bail DESC: the checks after this one cannot run
 bail() {
   echo "Bail out! $1"
