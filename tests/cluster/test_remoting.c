@@ -195,9 +195,9 @@ static int array_has(const rmq_json_t *arr, const char *s)
 static void ns_start(hn_daemon_t *d, const char *extra)
 {
     char props[1024];
-
-    snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\nmaxFrameSize=%d\n%s",
-             NS_MAX_FRAME, extra);
+    int n = snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\nmaxFrameSize=%d\n%s",
+                     NS_MAX_FRAME, extra);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof props, "name-server properties do not fit");
     ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "namesrv/mqnamesrv", "ns", props, ns_addr,
                                           sizeof ns_addr), 0);
 }
@@ -205,12 +205,12 @@ static void ns_start(hn_daemon_t *d, const char *extra)
 static void broker_start(hn_daemon_t *d, char *addr, size_t len)
 {
     char props[2048];
-
-    snprintf(props, sizeof props,
-             "brokerClusterName=RemCluster\nbrokerName=broker-a\nbrokerId=0\nlistenPort=0\n"
-             "haListenPort=0\nbrokerRole=ASYNC_MASTER\nstorePathRootDir=%s/store\n"
-             "mapedFileSizeCommitLog=16777216\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\n"
-             "registerNameServerPeriod=1000\n", case_dir, ns_addr);
+    int n = snprintf(props, sizeof props,
+                     "brokerClusterName=RemCluster\nbrokerName=broker-a\nbrokerId=0\nlistenPort=0\n"
+                     "haListenPort=0\nbrokerRole=ASYNC_MASTER\nstorePathRootDir=%s/store\n"
+                     "mapedFileSizeCommitLog=16777216\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\n"
+                     "registerNameServerPeriod=1000\n", case_dir, ns_addr);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof props, "broker properties do not fit");
     ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", "broker-a", props, addr,
                                           len), 0);
 }
@@ -455,7 +455,8 @@ START_TEST(acl)
                                         "account.admin1.admin=true\n"
                                         "account.reader.secretKey=readersecret\n",
                                         path, sizeof path));
-    snprintf(props, sizeof props, "aclEnable=true\naclFile=%s\n", path);
+    int n = snprintf(props, sizeof props, "aclEnable=true\naclFile=%s\n", path);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof props, "ACL properties do not fit");
     ns_start(&ns, props);
 
     ck_assert_int_eq(signed_call(206, NULL, 0, "reader", "readersecret", NULL), RMQ_REMOTING_SUCCESS);
