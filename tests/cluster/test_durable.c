@@ -120,20 +120,6 @@ static int send_back(const char *addr, long long phys)
     return wire_call(addr, &req, NULL, 0, NULL);
 }
 
-/* END_TRANSACTION commit of the half message at phys. */
-static int commit(const char *addr, long long phys)
-{
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__EndTransactionRequest h = RMQ__END_TRANSACTION_REQUEST__INIT;
-    h.producer_group = (char *)PRODUCER;
-    h.commit_log_offset = phys;
-    h.state = RMQ__TRANSACTION_STATE__TX_COMMIT;
-    req.code = RMQ__REQUEST_CODE__END_TRANSACTION;
-    req.header_case = RMQ__COMMAND__HEADER_END_TRANSACTION;
-    req.end_transaction = &h;
-    return wire_call(addr, &req, NULL, 0, NULL);
-}
-
 START_TEST(test_sendback_and_commit_durable_on_slave)
 {
     hn_daemon_t master, slave;
@@ -153,7 +139,7 @@ START_TEST(test_sendback_and_commit_durable_on_slave)
     /* The slave frozen: neither is acknowledged before a slave has it. */
     ck_assert_int_eq(kill(slave.pid, SIGSTOP), 0);
     ck_assert_int_eq(send_back(maddr, a), RMQ__STATUS__FLUSH_SLAVE_TIMEOUT);
-    ck_assert_int_eq(commit(maddr, h1), RMQ__STATUS__FLUSH_SLAVE_TIMEOUT);
+    ck_assert_int_eq(wire_commit(maddr, PRODUCER, h1), RMQ__STATUS__FLUSH_SLAVE_TIMEOUT);
     ck_assert_int_eq(kill(slave.pid, SIGCONT), 0);
     pair_t p = { maddr, saddr };
     ck_assert_msg(hn_wait_until(caught_up, &p, 10000), "slave did not catch up");
@@ -163,7 +149,7 @@ START_TEST(test_sendback_and_commit_durable_on_slave)
     send_one(maddr, "C", (char *)"", &c);
     send_one(maddr, "H2", half_props, &h2);
     ck_assert_int_eq(send_back(maddr, c), RMQ__STATUS__SUCCESS);
-    ck_assert_int_eq(commit(maddr, h2), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(wire_commit(maddr, PRODUCER, h2), RMQ__STATUS__SUCCESS);
     hn_daemon_kill9(&master);
     wire_want_body_t back = { saddr, GROUP, DLQ, "C", 0 }, committed = { saddr, GROUP, TOPIC, "H2", 0 };
     ck_assert_msg(hn_wait_until(wire_queue_has, &back, 5000), "the acknowledged send-back is not on the slave");

@@ -62,19 +62,6 @@ static int send_one(const char *addr, const char *topic, int q, const char *body
     return st;
 }
 
-static int commit(const char *addr, long long phys)
-{
-    Rmq__Command req = RMQ__COMMAND__INIT;
-    Rmq__EndTransactionRequest h = RMQ__END_TRANSACTION_REQUEST__INIT;
-    h.producer_group = (char *)PRODUCER;
-    h.commit_log_offset = phys;
-    h.state = RMQ__TRANSACTION_STATE__TX_COMMIT;
-    req.code = RMQ__REQUEST_CODE__END_TRANSACTION;
-    req.header_case = RMQ__COMMAND__HEADER_END_TRANSACTION;
-    req.end_transaction = &h;
-    return wire_call(addr, &req, NULL, 0, NULL);
-}
-
 /* 1 if the store holds a consume-queue directory for topic/q. */
 static int queue_dir_exists(const char *topic, int q)
 {
@@ -105,7 +92,7 @@ START_TEST(test_client_cannot_choose_destination)
 
     /* A half message naming its own REAL_TOPIC: committed into TOPIC. */
     ck_assert_int_eq(send_one(addr, TOPIC, 0, "H", half, &phys, remark, sizeof remark), RMQ__STATUS__SUCCESS);
-    ck_assert_int_eq(commit(addr, phys), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(wire_commit(addr, PRODUCER, phys), RMQ__STATUS__SUCCESS);
     wire_want_body_t w = { addr, GROUP, TOPIC, "H", 0 }, secret = { addr, GROUP, SECRET, "H", 0 };
     ck_assert_msg(hn_wait_until(wire_queue_has, &w, 5000), "the committed message is not in %s", TOPIC);
     ck_assert_msg(!wire_queue_has(&secret), "the committed message went to the topic it named");

@@ -384,3 +384,16 @@ int wire_queue_has(void *want)
     rmq_frame_clear(&resp);      /* a refusal still carries a frame */
     return found;
 }
+
+int wire_commit(const char *addr, const char *group, long long phys)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__EndTransactionRequest h = RMQ__END_TRANSACTION_REQUEST__INIT;
+    h.producer_group = (char *)group;
+    h.commit_log_offset = phys;
+    h.state = RMQ__TRANSACTION_STATE__TX_COMMIT;
+    req.code = RMQ__REQUEST_CODE__END_TRANSACTION;
+    req.header_case = RMQ__COMMAND__HEADER_END_TRANSACTION;
+    req.end_transaction = &h;
+    return wire_call(addr, &req, NULL, 0, NULL);
+}

@@ -132,6 +132,10 @@ struct wire_puller {
 /* Pulls flow's topic from addr into pl; returns seconds taken. The caller frees pl->seen. */
 double wire_pull_all(const char *addr, wire_puller_t *pl, const wire_flow_t *flow, int total);
 
+/* END_TRANSACTION commit, as producer group, of the half message at
+ * commit-log offset phys on addr; the answer's status. */
+int wire_commit(const char *addr, const char *group, long long phys);
+
 /* A message to look for: body in queue q of topic on addr, pulled from
  * offset 0 as group. */
 typedef struct wire_want_body {
