@@ -11,6 +11,7 @@
 #include "bk_ha.h"
 #include "bk_meta.h"
 #include "bk_sendback.h"
+#include "fr_routes.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
@@ -50,7 +51,7 @@ static void reply_ok(rmq_conn_t *conn, const rmq_frame_t *req)
 /* ---- consumer offsets --------------------------------------------------- */
 
 /* QUERY_CONSUMER_OFFSET: the stored offset, or QUERY_NOT_FOUND. */
-static void h_query_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_query_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     NEED(conn, req, RMQ__COMMAND__HEADER_CONSUMER_OFFSET, "ConsumerOffsetRequest (consumer_offset)");
@@ -65,7 +66,7 @@ static void h_query_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *ar
 }
 
 /* UPDATE_CONSUMER_OFFSET: stores the offset (persisted by the tick). */
-static void h_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     NEED(conn, req, RMQ__COMMAND__HEADER_CONSUMER_OFFSET, "ConsumerOffsetRequest (consumer_offset)");
@@ -84,7 +85,7 @@ static void h_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *a
 /* ---- queue offsets and times ------------------------------------------- */
 
 /* GET_MAX/MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME. */
-static void h_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     NEED(conn, req, RMQ__COMMAND__HEADER_QUEUE, "QueueRequest (queue)");
@@ -108,7 +109,7 @@ static void h_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 }
 
 /* VIEW_MESSAGE_BY_ID: the raw record at a commit-log offset as the body. */
-static void h_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     NEED(conn, req, RMQ__COMMAND__HEADER_VIEW_MESSAGE, "ViewMessageRequest (view_message)");
@@ -168,7 +169,7 @@ static const char *role_name(int role)
 }
 
 /* GET_BROKER_RUNTIME_INFO: store and request statistics as a ConfigTable. */
-static void h_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     st_store_stats_t st;
@@ -228,7 +229,7 @@ static void h_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 /* ---- topics ------------------------------------------------------------- */
 
 /* UPDATE_AND_CREATE_TOPIC: creates or replaces; registration follows at once. */
-static void h_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     NEED(conn, req, RMQ__COMMAND__HEADER_TOPIC_CONFIG, "TopicConfig (topic_config)");
@@ -253,7 +254,7 @@ static void h_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 }
 
 /* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets. */
-static void h_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     NEED(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)");
@@ -266,7 +267,7 @@ static void h_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 }
 
 /* GET_ALL_TOPIC_CONFIG: the whole table with its data version. */
-static void h_all_topics(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_all_topics(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     Rmq__TopicConfigTable *tab = bk_topics_table_new(bk->topics);
@@ -282,7 +283,7 @@ static void h_all_topics(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 }
 
 /* GET_TOPIC_STATS_INFO: min/max offset and last store time per queue. */
-static void h_topic_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_topic_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     NEED(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)");
@@ -326,7 +327,7 @@ static void h_topic_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 /* ---- subscription groups and offsets tables ---------------------------- */
 
 /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP. */
-static void h_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     NEED(conn, req, RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP, "SubscriptionGroupConfig (subscription_group)");
@@ -341,7 +342,7 @@ static void h_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 }
 
 /* DELETE_SUBSCRIPTIONGROUP: SUBSCRIPTION_GROUP_NOT_EXIST if absent. */
-static void h_delete_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_delete_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     NEED(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)");
@@ -355,7 +356,7 @@ static void h_delete_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 }
 
 /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG. */
-static void h_all_groups(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_all_groups(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(bk->groups);
@@ -371,7 +372,7 @@ static void h_all_groups(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 }
 
 /* GET_ALL_CONSUMER_OFFSET. */
-static void h_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     Rmq__ConsumerOffsetTable *tab = bk_offsets_table_new(bk->offsets, NULL);
@@ -401,7 +402,7 @@ static void consume_stat(bk_broker_t *bk, Rmq__QueueConsumeStats *q, const char 
 
 /* GET_CONSUME_STATS: broker vs consumer offset per queue of a group, and
  * the messages per second it pulled over the last minute. */
-static void h_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     NEED(conn, req, RMQ__COMMAND__HEADER_CONSUME_STATS_REQ, "ConsumeStatsRequest (consume_stats_req)");
@@ -439,29 +440,4 @@ out:
     free(qs);
     free(ptrs);
     bk_offsets_table_free(tab);
-}
-
-void bk_admin_install(bk_broker_t *bk)
-{
-    static const struct { int code; rmq_handler_fn fn; } table[] = {
-        {RMQ__REQUEST_CODE__QUERY_CONSUMER_OFFSET, h_query_consumer_offset},
-        {RMQ__REQUEST_CODE__UPDATE_CONSUMER_OFFSET, h_update_consumer_offset},
-        {RMQ__REQUEST_CODE__GET_MAX_OFFSET, h_queue_offset},
-        {RMQ__REQUEST_CODE__GET_MIN_OFFSET, h_queue_offset},
-        {RMQ__REQUEST_CODE__GET_EARLIEST_MSG_STORETIME, h_queue_offset},
-        {RMQ__REQUEST_CODE__SEARCH_OFFSET_BY_TIMESTAMP, h_queue_offset},
-        {RMQ__REQUEST_CODE__VIEW_MESSAGE_BY_ID, h_view_message},
-        {RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO, h_runtime_info},
-        {RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC, h_update_topic},
-        {RMQ__REQUEST_CODE__DELETE_TOPIC_IN_BROKER, h_delete_topic},
-        {RMQ__REQUEST_CODE__GET_ALL_TOPIC_CONFIG, h_all_topics},
-        {RMQ__REQUEST_CODE__GET_TOPIC_STATS_INFO, h_topic_stats},
-        {RMQ__REQUEST_CODE__UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, h_update_group},
-        {RMQ__REQUEST_CODE__DELETE_SUBSCRIPTIONGROUP, h_delete_group},
-        {RMQ__REQUEST_CODE__GET_ALL_SUBSCRIPTIONGROUP_CONFIG, h_all_groups},
-        {RMQ__REQUEST_CODE__GET_ALL_CONSUMER_OFFSET, h_all_offsets},
-        {RMQ__REQUEST_CODE__GET_CONSUME_STATS, h_consume_stats},
-    };
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-        rmq_server_handle(bk->srv, table[i].code, table[i].fn, bk);
 }

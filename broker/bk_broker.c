@@ -13,7 +13,7 @@
 #include "fr_session.h"
 #include "bk_lock.h"
 #include "bk_metrics.h"
-#include "bk_query.h"
+#include "fr_routes.h"
 #include "bk_register.h"
 #include "bk_tx.h"
 #include "bk_schedule.h"
@@ -262,23 +262,15 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     if (!(bk->reg = bk_register_new(bk, bk->cfg->namesrv_addr, err, errlen)))
         return RMQ_EINVAL;
     st_store_set_arrival_cb(bk->store, broker_arrived, bk);
-    bk_send_install(bk);
-    bk_pull_install(bk);
-    bk_admin_install(bk);
-    bk_clients_install(bk);
     if (!(bk->locks = bk_lock_new(bk->cfg->rebalance_lock_max_live_time))) {
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
-    bk_lock_install(bk);
-    bk_query_install(bk);
     if (!(bk->tx = bk_tx_new(bk))) {
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
-    bk_tx_install(bk);
-    bk_schedule_install(bk);
-    bk_sendback_install(bk);
+    fr_routes_install(bk);
     bk_schedule_start(bk->schedule);
     struct timeval sec = {1, 0};
     event_add(bk->tick, &sec);

@@ -98,13 +98,11 @@ void bk_broker_topics_changed(void *arg);
 
 bk_send_t *bk_send_new(bk_broker_t *bk);
 void bk_send_free(bk_send_t *s);
-void bk_send_install(bk_broker_t *bk);
 /* Sends waiting for the disk or queued for processing (runtime info). */
 size_t bk_send_waiting(const bk_send_t *s);
 
 bk_pull_t *bk_pull_new(bk_broker_t *bk);
 void bk_pull_free(bk_pull_t *p);
-void bk_pull_install(bk_broker_t *bk);
 /* Store arrival callback: wakes held pulls of topic/queue. */
 void bk_pull_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg);
 /* Drops held pulls of a closing connection. */
@@ -112,9 +110,6 @@ void bk_pull_conn_closed(bk_pull_t *p, rmq_conn_t *conn);
 size_t bk_pull_held(const bk_pull_t *p);
 /* Answers every held pull now (clean stop). */
 void bk_pull_release_all(bk_pull_t *p);
-
-void bk_admin_install(bk_broker_t *bk);
-void bk_clients_install(bk_broker_t *bk);
 
 /* Replies BAD_REQUEST naming the command and the header it needs; returns 0.
  * Returns 1 if req carries header case want. */

@@ -7,12 +7,13 @@
 #include "bk_broker.h"
 #include "bk_sendback.h"
 #include "bk_tx.h"
+#include "fr_routes.h"
 #include "fr_session.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
 
 /* HEART_BEAT: records the client's consumer groups (creating subscription groups). */
-static void h_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_HEARTBEAT, "HeartbeatData (heartbeat)"))
@@ -45,7 +46,7 @@ static void h_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 }
 
 /* UNREGISTER_CLIENT: removes the client from its consumer group(s). */
-static void h_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_UNREGISTER_CLIENT,
@@ -58,7 +59,7 @@ static void h_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 }
 
 /* GET_CONSUMER_LIST_BY_GROUP: client ids, or CONSUMER_NOT_ONLINE. */
-static void h_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)"))
@@ -84,11 +85,4 @@ static void h_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     resp.consumer_list = &cl;
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
     free(ids);
-}
-
-void bk_clients_install(bk_broker_t *bk)
-{
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__HEART_BEAT, h_heartbeat, bk);
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__UNREGISTER_CLIENT, h_unregister_client, bk);
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__GET_CONSUMER_LIST_BY_GROUP, h_consumer_list, bk);
 }

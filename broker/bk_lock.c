@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fr_routes.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
@@ -138,7 +139,7 @@ static const Rmq__LockBatchRequest *lock_request(rmq_conn_t *conn, rmq_frame_t *
 }
 
 /* LOCK_BATCH_MQ: locks or renews every queue it can; answers the set held. */
-static void h_lock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_lock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     const Rmq__LockBatchRequest *r = lock_request(conn, req);
@@ -168,7 +169,7 @@ static void h_lock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 }
 
 /* UNLOCK_BATCH_MQ: releases the queues the client holds. */
-static void h_unlock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_unlock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     const Rmq__LockBatchRequest *r = lock_request(conn, req);
@@ -178,10 +179,4 @@ static void h_unlock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     for (size_t i = 0; i < r->n_mqs; i++)
         bk_lock_release(bk->locks, r->consumer_group, r->mqs[i]->topic, r->mqs[i]->queue_id, r->client_id);
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
-}
-
-void bk_lock_install(bk_broker_t *bk)
-{
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__LOCK_BATCH_MQ, h_lock, bk);
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__UNLOCK_BATCH_MQ, h_unlock, bk);
 }

@@ -28,7 +28,4 @@ void bk_lock_release(bk_lock_t *lk, const char *group, const char *topic, int32_
 /* Live locks (runtime info, tests). */
 size_t bk_lock_count(bk_lock_t *lk, int64_t now_ms);
 
-/* Installs LOCK_BATCH_MQ and UNLOCK_BATCH_MQ on bk->srv (bk->locks). */
-void bk_lock_install(bk_broker_t *bk);
-
 #endif

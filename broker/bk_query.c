@@ -2,16 +2,16 @@
  * the UNIQ_KEY) within a store-time range, answered from the key index
  * (broker/store/st_index.c) with the raw records, newest first, as the
  * body. Loop thread. */
-#include "bk_query.h"
-
 #include <inttypes.h>
 #include <stdint.h>
 
+#include "bk_broker.h"
+#include "fr_routes.h"
 #include "rmq_log.h"
 
 /* QUERY_MESSAGE: header QueryMessageRequest {topic, key, max_num,
  * begin_timestamp, end_timestamp (0: now and later)}. */
-static void h_query_message(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_query_message(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     const Rmq__QueryMessageRequest *q;
@@ -47,9 +47,4 @@ static void h_query_message(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "query failed: %s",
                         rmq_strerror(rc));
     evbuffer_free(body);
-}
-
-void bk_query_install(bk_broker_t *bk)
-{
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__QUERY_MESSAGE, h_query_message, bk);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bk_props.h"
+#include "fr_routes.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
@@ -781,7 +782,7 @@ void bk_schedule_free(bk_schedule_t *s)
 
 /* ---- GET_ALL_DELAY_OFFSET -------------------------------------------------- */
 
-static void h_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     size_t len = 0;
@@ -797,9 +798,4 @@ static void h_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg
     resp.delay_offset_table = tab;
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
     rmq__delay_offset_table__free_unpacked(tab, NULL);
-}
-
-void bk_schedule_install(bk_broker_t *bk)
-{
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__GET_ALL_DELAY_OFFSET, h_get_all_delay_offset, bk);
 }

@@ -50,8 +50,6 @@ void bk_schedule_free(bk_schedule_t *s);
 /* Master only (no-op on a slave): ensures SCHEDULE_TOPIC_XXXX has N+1
  * queues, rebuilds the timer heap and arms every level. */
 void bk_schedule_start(bk_schedule_t *s);
-/* Installs GET_ALL_DELAY_OFFSET. */
-void bk_schedule_install(bk_broker_t *bk);
 
 /* Number of delay levels N. */
 int bk_schedule_levels(const bk_schedule_t *s);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fr_routes.h"
 #include "fr_status.h"
 #include "bk_props.h"
 #include "bk_schedule.h"
@@ -105,7 +106,7 @@ static void sendback_store(bk_broker_t *bk, rmq_conn_t *conn, rmq_reply_to_t to,
 
 /* CONSUMER_SEND_MSG_BACK: the message at offset failed in group; retry it
  * later or bury it in the group's dead-letter queue. */
-static void h_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     rmq_reply_to_t to = rmq_reply_to(req->cmd);
@@ -174,9 +175,4 @@ static void h_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 out:
     bk_props_buf_free(&pb);
     evbuffer_free(buf);
-}
-
-void bk_sendback_install(bk_broker_t *bk)
-{
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__CONSUMER_SEND_MSG_BACK, h_send_back, bk);
 }

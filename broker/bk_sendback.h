@@ -10,9 +10,6 @@
 
 #include "bk_broker.h"
 
-/* Installs CONSUMER_SEND_MSG_BACK. */
-void bk_sendback_install(bk_broker_t *bk);
-
 /* The group's retry topic, created on a master when missing (the heartbeat
  * of a clustering consumer calls this, so the consumer can subscribe to it
  * before the first failure). NULL on a slave, for a group with

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fr_routes.h"
 #include "fr_status.h"
 #include "bk_props.h"
 #include "bk_schedule.h"
@@ -462,7 +463,7 @@ static void check_tick(evutil_socket_t fd, short what, void *arg)
 
 /* ---- END_TRANSACTION ---------------------------------------------------------------------- */
 
-static void h_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     bk_tx_t *tx = bk->tx;
@@ -563,9 +564,4 @@ void bk_tx_free(bk_tx_t *tx)
     bk_props_buf_free(&tx->pb);
     bk_props_buf_free(&tx->cpb);
     free(tx);
-}
-
-void bk_tx_install(bk_broker_t *bk)
-{
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__END_TRANSACTION, h_end_transaction, bk);
 }

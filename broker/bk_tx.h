@@ -25,8 +25,6 @@ typedef struct bk_tx bk_tx_t;
  * Owner: the caller (bk_tx_free). */
 bk_tx_t *bk_tx_new(bk_broker_t *bk);
 void bk_tx_free(bk_tx_t *tx);
-/* Installs END_TRANSACTION. */
-void bk_tx_install(bk_broker_t *bk);
 
 /* Send path: a TRAN_MSG=true message is redirected to the half topic (m's
  * topic, queue, properties and tag code rewritten; the properties buffer
@@ -38,6 +36,5 @@ rmq_err_t bk_tx_divert(bk_tx_t *tx, st_msg_t *m, const char **why);
 void bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const Rmq__HeartbeatData *hb);
 /* Forgets the session of a closing connection. */
 void bk_tx_session_closed(bk_tx_t *tx, bk_session_t *ss);
-
 
 #endif

@@ -10,6 +10,7 @@
 #include "bk_broker.h"
 #include "bk_consume.h"
 #include "bk_metrics.h"
+#include "fr_routes.h"
 #include "fr_session.h"
 #include "fr_status.h"
 #include "rmq_log.h"
@@ -89,9 +90,9 @@ static void pull_ctx_free(void *arg)
     free(ctx);
 }
 
-static void pull_handle(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_pull(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_pull_t *p = arg;
+    bk_pull_t *p = ((bk_broker_t *)arg)->pull;
     rmq_reply_to_t to = rmq_reply_to(req->cmd);
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_PULL, "PullMessageRequest (pull)"))
         return;
@@ -186,9 +187,4 @@ void bk_pull_free(bk_pull_t *p)
         return;
     bk_consume_free(p->core);
     free(p);
-}
-
-void bk_pull_install(bk_broker_t *bk)
-{
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__PULL_MESSAGE, pull_handle, bk->pull);
 }

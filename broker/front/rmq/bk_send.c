@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bk_broker.h"
+#include "fr_routes.h"
 #include "fr_status.h"
 #include "bk_metrics.h"
 #include "rmq_log.h"
@@ -426,9 +427,9 @@ static void send_drain(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Handler for both send codes: queue the request or answer SYSTEM_BUSY. */
-static void send_handle(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+void fr_send(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_send_t *s = arg;
+    bk_send_t *s = ((bk_broker_t *)arg)->send;
     if (bk_send_waiting(s) >= s->cap) {
         bk_stats_add(&s->bk->stats, BK_STAT_BUSY, 1);
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_BUSY,
@@ -489,10 +490,4 @@ void bk_send_free(bk_send_t *s)
     free(s->ids);
     free(s->body);
     free(s);
-}
-
-void bk_send_install(bk_broker_t *bk)
-{
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__SEND_MESSAGE, send_handle, bk->send);
-    rmq_server_handle(bk->srv, RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE, send_handle, bk->send);
 }

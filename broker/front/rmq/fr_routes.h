@@ -1,0 +1,57 @@
+/* fr_routes.h: the native (rmq) front-end's request handlers, one per request
+ * family operation, and the one table that maps request codes to them. Each
+ * handler takes the broker (bk_broker_t *) as its argument. */
+#ifndef FR_ROUTES_H
+#define FR_ROUTES_H
+
+#include "rmq_rpc.h"
+
+typedef struct bk_broker bk_broker_t;
+
+/* bk_admin.c */
+void fr_query_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_all_topics(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_topic_stats(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_delete_group(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_all_groups(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* bk_heartbeat.c */
+void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* bk_tx.c */
+void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* bk_schedule.c */
+void fr_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* bk_sendback.c */
+void fr_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* bk_lock.c */
+void fr_lock(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_unlock(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* bk_send.c */
+void fr_send(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* bk_pull.c */
+void fr_pull(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* bk_query.c */
+void fr_query_message(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* Registers every native request code of the table on bk->srv. */
+void fr_routes_install(bk_broker_t *bk);
+
+#endif
