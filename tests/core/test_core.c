@@ -2,8 +2,9 @@
  * real store in a temp dir, the topic table, the append path and the
  * producer's send, driven by a table of scenarios (request + broker state
  * -> neutral status, stored or not, answered at once or after the disk
- * sync). A front-end test can run the same table through its codec. Also a
- * fake session: what the core asks of a client goes through its vtable. */
+ * sync). A front-end test can run the same table through its codec. Also the
+ * fake session (core_fake.c): what the core asks of a client goes through its
+ * vtable. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "bk_produce.h"
 #include "bk_session.h"
 #include "bk_topics.h"
+#include "core_fake.h"
 #include "rmq_loop.h"
 #include "rmq_time.h"
 #include "test_store_util.h"
@@ -165,58 +167,12 @@ START_TEST(test_scenarios)
 }
 END_TEST
 
-/* ---- a fake session ------------------------------------------------------ */
-
-typedef struct fake_session {
-    bk_session_t base;
-    int notified, checked, closed, freed;
-    char group[64];
-    int64_t check_offset;
-} fake_session_t;
-
-static rmq_err_t fake_notify(bk_session_t *ss, const char *group)
-{
-    fake_session_t *f = (fake_session_t *)ss;
-    f->notified++;
-    snprintf(f->group, sizeof f->group, "%s", group);
-    return RMQ_OK;
-}
-
-static rmq_err_t fake_check(bk_session_t *ss, const bk_tx_check_t *chk)
-{
-    fake_session_t *f = (fake_session_t *)ss;
-    f->checked++;
-    f->check_offset = chk->commit_log_offset;
-    return RMQ_OK;
-}
-
-static int fake_is_open(const bk_session_t *ss)
-{
-    return !((const fake_session_t *)ss)->closed;
-}
-
-static const char *fake_peer(const bk_session_t *ss)
-{
-    return "fake:1";
-}
-
-static void fake_close(bk_session_t *ss, const char *reason)
-{
-    ((fake_session_t *)ss)->closed = 1;
-}
-
-static void fake_free(bk_session_t *ss)
-{
-    ((fake_session_t *)ss)->freed = 1;
-}
-
-static const bk_session_ops_t fake_ops = {fake_notify, fake_check, fake_is_open, fake_peer, fake_close,
-                                          fake_free};
+/* ---- the fake session ---------------------------------------------------- */
 
 START_TEST(test_fake_session)
 {
-    fake_session_t f = {0};
-    bk_session_init(&f.base, &fake_ops);
+    core_fake_session_t f;
+    core_fake_session_init(&f);
     bk_session_ref(&f.base);         /* a core holder */
     ck_assert_int_eq(bk_session_notify_ids_changed(&f.base, "g1"), RMQ_OK);
     ck_assert_int_eq(f.notified, 1);

@@ -1,0 +1,20 @@
+/* core_fake.h: a fake client session for core tests (see core_fake.c). */
+#ifndef CORE_FAKE_H
+#define CORE_FAKE_H
+
+#include <stdint.h>
+
+#include "bk_session.h"
+
+/* What the core asked of the fake client: counts and the last arguments. */
+typedef struct core_fake_session {
+    bk_session_t base;
+    int notified, checked, closed, freed;
+    char group[64];
+    int64_t check_offset;
+} core_fake_session_t;
+
+/* Zeroes f and initializes its session with one reference (the caller's). */
+void core_fake_session_init(core_fake_session_t *f);
+
+#endif
