@@ -42,7 +42,7 @@ long long hn_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(int ms)
+void hn_sleep_ms(int ms)
 {
     struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
@@ -56,7 +56,7 @@ int hn_wait_until(int (*cond)(void *arg), void *arg, int timeout_ms)
     int v;
 
     while (!(v = cond(arg)) && hn_now_ms() < deadline)
-        sleep_ms(20);
+        hn_sleep_ms(20);
     return v;
 }
 
@@ -103,7 +103,7 @@ static int reap(pid_t pid, int timeout_ms)
         }
         if (hn_now_ms() >= deadline)
             return -1;
-        sleep_ms(10);
+        hn_sleep_ms(10);
     }
 }
 

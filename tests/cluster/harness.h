@@ -88,6 +88,8 @@ void hn_result_free(hn_result_t *res);
 /* Kills and reaps every child still running. Safe to call repeatedly. */
 void hn_cleanup(void);
 
+/* Sleeps ms milliseconds (no child process: a fork can stall under load). */
+void hn_sleep_ms(int ms);
 /* Monotonic ms, and polling with a bound: waits until cond(arg) is
  * non-zero or timeout_ms passes; returns the last cond value. */
 long long hn_now_ms(void);
