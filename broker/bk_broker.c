@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_admin_ops.h"
 #include "bk_ha.h"
 #include "fr_session.h"
 #include "bk_lock.h"
+#include "bk_offset_ops.h"
 #include "bk_metrics.h"
 #include "fr_routes.h"
 #include "bk_register.h"
@@ -196,6 +198,59 @@ static rmq_err_t broker_divert(void *arg, st_msg_t *m, const char **why)
     return rc == RMQ_OK ? bk_tx_divert(bk->tx, m, why) : rc;  /* TRAN_MSG: half message */
 }
 
+/* Offset hook: a committed offset is streamed to the slaves. */
+static void broker_offset_committed(void *arg, const char *topic, const char *group, int32_t queue_id)
+{
+    bk_broker_t *bk = arg;
+    bk_ha_offset_committed(bk->ha, topic, group, queue_id);
+}
+
+/* Admin hook: a created or updated group gets its retry topic. */
+static void broker_group_updated(void *arg, const char *group)
+{
+    bk_sendback_retry_topic(arg, group);
+}
+
+/* Admin hook: runtime info ends with the replication keys. */
+static void broker_describe(void *arg, bk_kv_fn add, void *add_arg)
+{
+    bk_broker_t *bk = arg;
+    bk_ha_describe(bk->ha, add, add_arg);
+}
+
+/* Creates the core's offset and admin operations over the opened tables. */
+static rmq_err_t broker_admin_new(bk_broker_t *bk, char *err, size_t errlen)
+{
+    bk_offset_ops_config_t oc = {
+        .store = bk->store,
+        .offsets = bk->offsets,
+        .groupstats = bk->groupstats,
+        .committed = broker_offset_committed,
+        .committed_arg = bk,
+    };
+    bk_admin_ops_config_t ac = {
+        .store = bk->store,
+        .topics = bk->topics,
+        .groups = bk->groups,
+        .offsets = bk->offsets,
+        .stats = &bk->stats,
+        .addr = bk->addr,
+        .role = bk_role_name(bk->cfg->broker_role),
+        .boot_ms = bk->boot_ms,
+        .send_queue_capacity = bk->cfg->send_queue_capacity,
+        .group_updated = broker_group_updated,
+        .describe = broker_describe,
+        .arg = bk,
+    };
+    bk->offset_ops = bk_offset_ops_new(&oc);
+    bk->admin_ops = bk_admin_ops_new(&ac);
+    if (!bk->offset_ops || !bk->admin_ops) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
+    return RMQ_OK;
+}
+
 /* Append hook: a stored append is streamed to the slaves. */
 static void broker_appended(void *arg)
 {
@@ -270,15 +325,16 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
+    if ((rc = broker_admin_new(bk, err, errlen)) != RMQ_OK)
+        return rc;
     fr_routes_install(bk);
     bk_schedule_start(bk->schedule);
     struct timeval sec = {1, 0};
     event_add(bk->tick, &sec);
     bk->last_offsets_ms = rmq_mono_ms();
     bk_register_start(bk->reg);
-    int role = bk->cfg->broker_role;
     LOG_INFO("broker %s (%s, cluster %s, %s) listening on %s, HA port %d", bk->cfg->broker_name,
-             role == BK_SLAVE ? "SLAVE" : role == BK_SYNC_MASTER ? "SYNC_MASTER" : "ASYNC_MASTER",
+             bk_role_name(bk->cfg->broker_role),
              bk->cfg->broker_cluster_name, bk->cfg->flush_disk_type == ST_SYNC_FLUSH ? "SYNC_FLUSH" : "ASYNC_FLUSH",
              bk->addr, bk_broker_ha_port(bk));
     return RMQ_OK;
@@ -333,6 +389,10 @@ void bk_broker_free(bk_broker_t *bk)
     bk->clients = NULL;
     bk_lock_free(bk->locks);
     bk->locks = NULL;
+    bk_offset_ops_free(bk->offset_ops);
+    bk->offset_ops = NULL;
+    bk_admin_ops_free(bk->admin_ops);
+    bk->admin_ops = NULL;
     bk_tx_free(bk->tx);
     bk->tx = NULL;
     bk_register_free(bk->reg);

@@ -31,6 +31,8 @@ typedef struct bk_ha bk_ha_t;
 typedef struct bk_schedule bk_schedule_t;
 typedef struct bk_metrics bk_metrics_t;
 typedef struct bk_lock bk_lock_t;
+typedef struct bk_offset_ops bk_offset_ops_t;
+typedef struct bk_admin_ops bk_admin_ops_t;
 typedef struct bk_tx bk_tx_t;
 
 typedef struct bk_broker {
@@ -53,7 +55,9 @@ typedef struct bk_broker {
     rmq_security_t sec;           /* TLS contexts, ACL, own credentials (tls*, acl* keys) */
     bk_schedule_t *schedule;      /* delayed messages (bk_schedule.c) */
     bk_metrics_t *metrics;        /* counters and the metricsPort endpoint */
-    bk_lock_t *locks;             /* orderly queue locks (bk_lock.c) */
+    bk_lock_t *locks;             /* orderly queue locks (core/bk_lock.c) */
+    bk_offset_ops_t *offset_ops;  /* consumer and queue offsets (core/bk_offset_ops.c) */
+    bk_admin_ops_t *admin_ops;    /* topics, groups, runtime info (core/bk_admin_ops.c) */
     bk_tx_t *tx;                  /* transactions: half messages, check-back (bk_tx.c) */
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */

@@ -193,3 +193,8 @@ void bk_config_to_store(const bk_config_t *cfg, st_store_config_t *sc)
     sc->max_hash_slot_num = (int32_t)cfg->max_hash_slot_num;
     sc->max_index_num = (int32_t)cfg->max_index_num;
 }
+
+const char *bk_role_name(bk_role_t role)
+{
+    return (unsigned)role < sizeof(roles) / sizeof(roles[0]) - 1 ? roles[role] : "ASYNC_MASTER";
+}

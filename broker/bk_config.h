@@ -94,4 +94,7 @@ void bk_config_print(const bk_config_t *cfg, FILE *out);
 /* Fills the store's configuration from cfg; strings are borrowed from cfg. */
 void bk_config_to_store(const bk_config_t *cfg, st_store_config_t *sc);
 
+/* brokerRole as its property value ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE"). */
+const char *bk_role_name(bk_role_t role);
+
 #endif

@@ -22,7 +22,7 @@ struct bk_groups {
     void *item_arg;
 };
 
-static void group_from_pb(bk_group_t *grp, const Rmq__SubscriptionGroupConfig *pb)
+void bk_group_from_pb(bk_group_t *grp, const Rmq__SubscriptionGroupConfig *pb)
 {
     memset(grp, 0, sizeof(*grp));
     snprintf(grp->name, sizeof(grp->name), "%s", pb->group_name);
@@ -86,7 +86,7 @@ static rmq_err_t groups_load(bk_groups_t *g, char *err, size_t errlen)
     }
     for (size_t i = 0; i < tab->n_groups && rc == RMQ_OK; i++) {
         bk_group_t grp;
-        group_from_pb(&grp, tab->groups[i]);
+        bk_group_from_pb(&grp, tab->groups[i]);
         if (!groups_put(g, &grp))
             rc = RMQ_ENOMEM;
     }
@@ -190,15 +190,20 @@ const bk_group_t *bk_groups_use(bk_groups_t *g, const char *name, size_t len)
     return cur;
 }
 
-rmq_err_t bk_groups_update(bk_groups_t *g, const Rmq__SubscriptionGroupConfig *pb)
+rmq_err_t bk_groups_put(bk_groups_t *g, const bk_group_t *grp)
 {
-    bk_group_t grp;
-    const bk_group_t *cur;
-    group_from_pb(&grp, pb);
-    if (!(cur = groups_put(g, &grp)))
+    const bk_group_t *cur = groups_put(g, grp);
+    if (!cur)
         return RMQ_ENOMEM;
     groups_changed(g, cur->name, cur);
     return RMQ_OK;
+}
+
+rmq_err_t bk_groups_update(bk_groups_t *g, const Rmq__SubscriptionGroupConfig *pb)
+{
+    bk_group_t grp;
+    bk_group_from_pb(&grp, pb);
+    return bk_groups_put(g, &grp);
 }
 
 rmq_err_t bk_groups_delete(bk_groups_t *g, const char *name)

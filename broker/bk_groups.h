@@ -38,6 +38,8 @@ void bk_groups_on_item(bk_groups_t *g, bk_groups_item_fn fn, void *arg);
  * on; NULL otherwise. Valid until the group is deleted. */
 const bk_group_t *bk_groups_use(bk_groups_t *g, const char *name, size_t len);
 const bk_group_t *bk_groups_get(const bk_groups_t *g, const char *name, size_t len);
+/* Creates or replaces grp (copied); bumps the version, persists, notifies. */
+rmq_err_t bk_groups_put(bk_groups_t *g, const bk_group_t *grp);
 rmq_err_t bk_groups_delete(bk_groups_t *g, const char *name);
 
 #endif

@@ -9,6 +9,9 @@
 /* Creates or replaces a group from its wire form; persists. */
 rmq_err_t bk_groups_update(bk_groups_t *g, const Rmq__SubscriptionGroupConfig *pb);
 
+/* Fills a group from its wire form. */
+void bk_group_from_pb(bk_group_t *grp, const Rmq__SubscriptionGroupConfig *pb);
+
 /* Copies the current data version into dv. */
 void bk_groups_version(const bk_groups_t *g, Rmq__DataVersion *dv);
 

@@ -1,12 +1,12 @@
-/* bk_meta.c: topic deletion across config, consume queues and offsets: one
- * function for the master's delete, the streamed one and the sync's. */
+/* bk_meta.c: topic deletion across config, consume queues and offsets for
+ * the streamed delete and the sync's, through the one rule the admin
+ * request applies too (core/bk_admin_ops.c). */
 #include "bk_meta.h"
+
+#include "bk_admin_ops.h"
 
 rmq_err_t bk_meta_delete_topic(bk_broker_t *bk, const char *name)
 {
-    rmq_err_t rc = bk_topics_delete(bk->topics, name);
-    st_store_delete_topic(bk->store, name);
-    bk_offsets_delete_topic(bk->offsets, name);
-    return rc;
+    return bk_admin_topic_purge(bk->topics, bk->store, bk->offsets, name);
 }
 

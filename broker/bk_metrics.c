@@ -126,11 +126,6 @@ static void on_reply(rmq_conn_t *conn, int32_t code, int status, int64_t elapsed
 
 /* ---- rendering ------------------------------------------------------------- */
 
-static const char *role_name(int role)
-{
-    return role == BK_SYNC_MASTER ? "SYNC_MASTER" : role == BK_SLAVE ? "SLAVE" : "ASYNC_MASTER";
-}
-
 static void render_identity(bk_metrics_t *m, struct evbuffer *out)
 {
     bk_broker_t *bk = m->bk;
@@ -138,7 +133,7 @@ static void render_identity(bk_metrics_t *m, struct evbuffer *out)
     rmq_metrics_label(lb, sizeof(lb), "cluster", bk->cfg->broker_cluster_name);
     rmq_metrics_label(lb, sizeof(lb), "broker", bk->cfg->broker_name);
     rmq_metrics_label_int(lb, sizeof(lb), "id", (long long)bk->cfg->broker_id);
-    rmq_metrics_label(lb, sizeof(lb), "role", role_name(bk->cfg->broker_role));
+    rmq_metrics_label(lb, sizeof(lb), "role", bk_role_name(bk->cfg->broker_role));
     rmq_metrics_label(lb, sizeof(lb), "addr", bk->addr);
     rmq_metrics_family(out, "rmq_broker_info", "gauge", "Identity of this broker (always 1).");
     rmq_metrics_sample(out, "rmq_broker_info", lb, 1);

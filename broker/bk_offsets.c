@@ -156,6 +156,21 @@ int64_t bk_offsets_query(const bk_offsets_t *o, const char *topic, const char *g
     return tg->offs[queue_id];
 }
 
+void bk_offsets_each(const bk_offsets_t *o, const char *group, bk_offsets_fn fn, void *arg)
+{
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(o->map, &cursor, &key, &val)) {
+        const bk_tg_t *tg = val;
+        if (group && strcmp(tg->group, group) != 0)
+            continue;
+        for (int32_t i = 0; i < tg->n; i++)
+            if (tg->offs[i] >= 0)
+                fn(arg, tg->topic, tg->group, i, tg->offs[i]);
+    }
+}
+
 /* Removes every entry whose topic (by_topic) or group matches name. */
 static void offsets_delete_where(bk_offsets_t *o, const char *name, int by_topic)
 {

@@ -23,6 +23,14 @@ rmq_err_t bk_offsets_commit(bk_offsets_t *o, const char *topic, const char *grou
 /* The stored offset, or -1 if unknown. */
 int64_t bk_offsets_query(const bk_offsets_t *o, const char *topic, const char *group,
                          int32_t queue_id);
+/* One known offset (bk_offsets_each). */
+typedef void (*bk_offsets_fn)(void *arg, const char *topic, const char *group, int32_t queue_id,
+                              int64_t offset);
+/* Calls fn for every known offset of group (NULL: of every group), entry
+ * by entry in table order and by ascending queue id in each. The table must
+ * not change meanwhile. */
+void bk_offsets_each(const bk_offsets_t *o, const char *group, bk_offsets_fn fn, void *arg);
+
 /* Drops every group's offsets of topic. */
 void bk_offsets_delete_topic(bk_offsets_t *o, const char *topic);
 /* Drops every topic's offsets of group. */

@@ -8,11 +8,17 @@
 
 typedef struct bk_broker bk_broker_t;
 
-/* bk_admin.c */
+/* fr_offsets.c */
 void fr_query_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* bk_admin.c */
 void fr_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+
+/* fr_admin.c */
 void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
@@ -21,8 +27,6 @@ void fr_topic_stats(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_delete_group(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_all_groups(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
-void fr_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
-void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
 /* bk_heartbeat.c */
 void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
@@ -38,7 +42,7 @@ void fr_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 /* bk_sendback.c */
 void fr_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_lock.c */
+/* fr_locks.c */
 void fr_lock(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_unlock(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 

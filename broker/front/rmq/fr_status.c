@@ -30,6 +30,7 @@ int fr_status_wire(bk_status_t status)
         [BK_BUSY] = RMQ__STATUS__SYSTEM_BUSY,
         [BK_TRANSACTION_FAILED] = RMQ__STATUS__TRANSACTION_FAILED,
         [BK_SUBSCRIPTION_PARSE_FAILED] = RMQ__STATUS__SUBSCRIPTION_PARSE_FAILED,
+        [BK_NOT_FOUND] = RMQ__STATUS__QUERY_NOT_FOUND,
         [BK_SYSTEM_ERROR] = RMQ__STATUS__SYSTEM_ERROR,
     };
     if ((unsigned)status < sizeof(wire) / sizeof(wire[0]))

@@ -1,5 +1,5 @@
 /* bk_lock.c: the queue lock table behind ordered consumption and its two
- * requests. A lock is (group, topic, queue id) -> client id + last renewal;
+ * batch operations. A lock is (group, topic, queue id) -> client id + last renewal;
  * a lock not renewed within max_live_ms is free for anyone. Kept in a flat
  * array: a broker serves a few hundred orderly queues at most, and each
  * request scans it once per queue. Loop thread. */
@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fr_routes.h"
 #include "rmq_log.h"
-#include "rmq_time.h"
 
 typedef struct lock_entry {
     char *group, *topic, *client_id;
@@ -122,61 +120,33 @@ size_t bk_lock_count(bk_lock_t *lk, int64_t now_ms)
     return live;
 }
 
-/* Checks the LockBatchRequest common to both requests; replies on error. */
-static const Rmq__LockBatchRequest *lock_request(rmq_conn_t *conn, rmq_frame_t *req)
+/* BK_OK if req names a group and a client, else BK_BAD_REQUEST with r set. */
+static bk_status_t batch_check(const bk_lock_batch_req_t *req, bk_result_t *r)
 {
-    const Rmq__LockBatchRequest *r;
-
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_LOCK_BATCH, "LockBatchRequest (lock_batch)"))
-        return NULL;
-    r = req->cmd->lock_batch;
-    if (!r->consumer_group[0] || !r->client_id[0]) {
-        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST,
-                        "%s needs a consumer group and a client id", rmq_request_name(req->cmd->code));
-        return NULL;
-    }
-    return r;
+    if (!req->group[0] || !req->client_id[0])
+        return bk_result_set(r, BK_BAD_REQUEST, "%s needs a consumer group and a client id", req->cmd);
+    return bk_result_set(r, BK_OK, "%s", "");
 }
 
-/* LOCK_BATCH_MQ: locks or renews every queue it can; answers the set held. */
-void fr_lock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+bk_status_t bk_lock_batch(bk_lock_t *lk, const bk_lock_batch_req_t *req, uint8_t *held, bk_result_t *r)
 {
-    bk_broker_t *bk = arg;
-    const Rmq__LockBatchRequest *r = lock_request(conn, req);
-    Rmq__Command resp = RMQ__COMMAND__INIT;
-    Rmq__LockBatchResponse lr = RMQ__LOCK_BATCH_RESPONSE__INIT;
-    Rmq__MessageQueue **held;
-    int64_t now = rmq_mono_ms();
-
-    if (!r)
-        return;
-    held = calloc(r->n_mqs + 1, sizeof(*held));
-    if (!held) {
-        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
-        return;
+    if (batch_check(req, r) != BK_OK)
+        return r->status;
+    for (size_t i = 0; i < req->n_mqs; i++) {
+        const bk_lock_mq_t *mq = &req->mqs[i];
+        int rc = bk_lock_try(lk, req->group, mq->topic, mq->queue_id, req->client_id, req->now_ms);
+        if (rc < 0)
+            return bk_result_set(r, BK_SYSTEM_ERROR, "%s: out of memory", req->cmd);
+        held[i] = rc == 1;
     }
-    for (size_t i = 0; i < r->n_mqs; i++) {
-        Rmq__MessageQueue *mq = r->mqs[i];
-
-        if (bk_lock_try(bk->locks, r->consumer_group, mq->topic, mq->queue_id, r->client_id, now) == 1)
-            held[lr.n_locked++] = mq;
-    }
-    lr.locked = held;
-    resp.header_case = RMQ__COMMAND__HEADER_LOCK_BATCH_RESP;
-    resp.lock_batch_resp = &lr;
-    rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
-    free(held);
+    return BK_OK;
 }
 
-/* UNLOCK_BATCH_MQ: releases the queues the client holds. */
-void fr_unlock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+bk_status_t bk_unlock_batch(bk_lock_t *lk, const bk_lock_batch_req_t *req, bk_result_t *r)
 {
-    bk_broker_t *bk = arg;
-    const Rmq__LockBatchRequest *r = lock_request(conn, req);
-
-    if (!r)
-        return;
-    for (size_t i = 0; i < r->n_mqs; i++)
-        bk_lock_release(bk->locks, r->consumer_group, r->mqs[i]->topic, r->mqs[i]->queue_id, r->client_id);
-    rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+    if (batch_check(req, r) != BK_OK)
+        return r->status;
+    for (size_t i = 0; i < req->n_mqs; i++)
+        bk_lock_release(lk, req->group, req->mqs[i].topic, req->mqs[i].queue_id, req->client_id);
+    return BK_OK;
 }

@@ -1,0 +1,188 @@
+/* bk_admin_ops.c: topic, group and runtime-info requests over the tables and
+ * the store (see bk_admin_ops.h). */
+#include "bk_admin_ops.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmq_message.h"
+#include "rmq_time.h"
+
+#define QUEUES_MAX 1024
+#define PERM_MAX 7
+
+struct bk_admin_ops {
+    bk_admin_ops_config_t cfg;
+};
+
+bk_admin_ops_t *bk_admin_ops_new(const bk_admin_ops_config_t *cfg)
+{
+    bk_admin_ops_t *a = calloc(1, sizeof(*a));
+    if (a)
+        a->cfg = *cfg;
+    return a;
+}
+
+void bk_admin_ops_free(bk_admin_ops_t *a)
+{
+    free(a);
+}
+
+/* BK_OK if name follows the naming rule, else BK_NAME_ILLEGAL with r set. */
+static bk_status_t name_check(const char *cmd, const char *what, const char *name, bk_result_t *r)
+{
+    const char *why;
+    if (rmq_name_is_valid(name, strlen(name), &why))
+        return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_set(r, BK_NAME_ILLEGAL, "%s: %s '%.200s' %s", cmd, what, name, why);
+}
+
+bk_status_t bk_admin_topic_update(bk_admin_ops_t *a, const bk_topic_t *topic, bk_result_t *r)
+{
+    if (name_check("UPDATE_AND_CREATE_TOPIC", "topic", topic->name, r) != BK_OK)
+        return r->status;
+    if (topic->read_queues < 1 || topic->read_queues > QUEUES_MAX || topic->write_queues < 1 ||
+        topic->write_queues > QUEUES_MAX || topic->perm < 0 || topic->perm > PERM_MAX)
+        return bk_result_set(r, BK_BAD_REQUEST,
+                             "UPDATE_AND_CREATE_TOPIC: queues must be 1..%d and perm 0..%d (got read %d write %d perm %d)",
+                             QUEUES_MAX, PERM_MAX, topic->read_queues, topic->write_queues, topic->perm);
+    if (bk_topics_update(a->cfg.topics, topic) != RMQ_OK)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
+    return BK_OK;
+}
+
+rmq_err_t bk_admin_topic_purge(bk_topics_t *topics, st_store_t *store, bk_offsets_t *offsets, const char *name)
+{
+    rmq_err_t rc = bk_topics_delete(topics, name);
+    st_store_delete_topic(store, name);
+    bk_offsets_delete_topic(offsets, name);
+    return rc;
+}
+
+bk_status_t bk_admin_topic_delete(bk_admin_ops_t *a, const char *name, int *existed, bk_result_t *r)
+{
+    *existed = 0;
+    if (name_check("DELETE_TOPIC_IN_BROKER", "topic", name, r) != BK_OK)
+        return r->status;
+    *existed = bk_admin_topic_purge(a->cfg.topics, a->cfg.store, a->cfg.offsets, name) != RMQ_ENOTFOUND;
+    return BK_OK;
+}
+
+bk_status_t bk_admin_topic_stats(bk_admin_ops_t *a, const char *name, bk_topic_stats_t *out, bk_result_t *r)
+{
+    memset(out, 0, sizeof(*out));
+    const bk_topic_t *topic = bk_topics_get(a->cfg.topics, name, strlen(name));
+    if (!topic)
+        return bk_result_set(r, BK_TOPIC_NOT_EXIST, "topic %.200s does not exist on broker %s", name, a->cfg.addr);
+    size_t n = (size_t)(topic->write_queues > topic->read_queues ? topic->write_queues : topic->read_queues);
+    if (!(out->queues = calloc(n ? n : 1, sizeof(*out->queues))))
+        return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
+    out->topic = topic->name;
+    out->n = n;
+    for (size_t i = 0; i < n; i++) {
+        bk_queue_stat_t *q = &out->queues[i];
+        q->queue_id = (int32_t)i;
+        q->min_offset = st_store_min_offset(a->cfg.store, topic->name, q->queue_id);
+        q->max_offset = st_store_max_offset(a->cfg.store, topic->name, q->queue_id);
+        if (q->max_offset > 0)
+            q->last_update_timestamp = st_store_time_at(a->cfg.store, topic->name, q->queue_id, q->max_offset - 1);
+    }
+    return bk_result_set(r, BK_OK, "%s", "");
+}
+
+void bk_topic_stats_clear(bk_topic_stats_t *out)
+{
+    free(out->queues);
+    out->queues = NULL;
+    out->n = 0;
+}
+
+bk_status_t bk_admin_group_update(bk_admin_ops_t *a, const bk_group_t *grp, bk_result_t *r)
+{
+    if (name_check("UPDATE_AND_CREATE_SUBSCRIPTIONGROUP", "group", grp->name, r) != BK_OK)
+        return r->status;
+    if (bk_groups_put(a->cfg.groups, grp) != RMQ_OK)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
+    if (a->cfg.group_updated)
+        a->cfg.group_updated(a->cfg.arg, grp->name);
+    return BK_OK;
+}
+
+bk_status_t bk_admin_group_delete(bk_admin_ops_t *a, const char *name, bk_result_t *r)
+{
+    if (bk_groups_delete(a->cfg.groups, name) != RMQ_OK)
+        return bk_result_set(r, BK_GROUP_NOT_EXIST, "subscription group %.200s does not exist", name);
+    return bk_result_set(r, BK_OK, "%s", "");
+}
+
+/* Calls add(key, printf(fmt)) through a bounded buffer. */
+static void kv(bk_kv_fn add, void *arg, const char *key, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void kv(bk_kv_fn add, void *arg, const char *key, const char *fmt, ...)
+{
+    char val[144];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(val, sizeof(val), fmt, ap);
+    va_end(ap);
+    add(key, val, arg);
+}
+
+/* The store's state as runtime info names it. */
+static const char *store_state(const st_store_stats_t *st)
+{
+    return st->write_error ? "WRITE_ERROR" : st->disk_full ? "DISK_FULL" : st->writable ? "WRITABLE" : "READ_ONLY";
+}
+
+/* Adds the 10 s / 1 min / 10 min rates of one counter (or of two summed). */
+static void kv_tps(bk_admin_ops_t *a, bk_kv_fn add, void *arg, const char *key, enum bk_stat s, int also,
+                   enum bk_stat s2)
+{
+    char tps[64];
+    if (also)
+        bk_stats_tps2(a->cfg.stats, s, s2, tps, sizeof(tps));
+    else
+        bk_stats_tps(a->cfg.stats, s, tps, sizeof(tps));
+    add(key, tps, arg);
+}
+
+void bk_admin_runtime_info(bk_admin_ops_t *a, const bk_runtime_live_t *live, bk_kv_fn add, void *arg)
+{
+    st_store_stats_t st;
+    const bk_stats_t *s = a->cfg.stats;
+    st_store_stats(a->cfg.store, &st);
+    kv(add, arg, "brokerVersionDesc", "rmq 0.1.0");
+    kv(add, arg, "brokerAddr", "%s", a->cfg.addr);
+    kv(add, arg, "brokerRole", "%s", a->cfg.role);
+    kv(add, arg, "bootTimestamp", "%" PRId64, a->cfg.boot_ms);
+    kv(add, arg, "runtime", "%" PRId64 " s", (rmq_wall_ms() - a->cfg.boot_ms) / 1000);
+    kv(add, arg, "commitLogMinOffset", "%" PRId64, st.commitlog_min_offset);
+    kv(add, arg, "commitLogMaxOffset", "%" PRId64, st.commitlog_max_offset);
+    kv(add, arg, "flushedOffset", "%" PRId64, st.flushed_offset);
+    kv(add, arg, "dispatchBehindBytes", "%" PRId64, st.commitlog_max_offset - st.dispatched_offset);
+    kv(add, arg, "remainHowManyDataToFlush", "%" PRId64, st.commitlog_max_offset - st.flushed_offset);
+    kv(add, arg, "commitLogDiskRatio", "%.4f", st.disk_used_ratio);
+    kv(add, arg, "diskRatio", "%.4f", st.disk_used_ratio);
+    kv(add, arg, "storeState", "%s", store_state(&st));
+    kv(add, arg, "earliestMessageTimeStamp", "%" PRId64, st.earliest_store_time);
+    kv(add, arg, "putMessageTimesTotal", "%" PRId64, st.put_count);
+    kv(add, arg, "putMessageSizeTotal", "%" PRId64, st.put_bytes);
+    kv(add, arg, "putMessageEntireTimeMax", "%" PRId64, st.put_latency_max_us / 1000);
+    kv(add, arg, "msgPutTotalTodayNow", "%" PRId64, s->total[BK_STAT_PUT]);
+    kv(add, arg, "msgGetTotalTodayNow", "%" PRId64, s->total[BK_STAT_GET_FOUND]);
+    kv(add, arg, "sendThreadPoolQueueSize", "%zu", live->send_waiting);
+    kv(add, arg, "sendThreadPoolQueueCapacity", "%" PRId64, a->cfg.send_queue_capacity);
+    kv(add, arg, "sendBusyTotal", "%" PRId64, s->total[BK_STAT_BUSY]);
+    kv(add, arg, "pullHoldCount", "%zu", live->pull_held);
+    kv(add, arg, "connectionCount", "%zu", live->conn_count);
+    kv_tps(a, add, arg, "putTps", BK_STAT_PUT, 0, 0);
+    kv_tps(a, add, arg, "getFoundTps", BK_STAT_GET_FOUND, 0, 0);
+    kv_tps(a, add, arg, "getMissTps", BK_STAT_GET_MISS, 0, 0);
+    kv_tps(a, add, arg, "getTotalTps", BK_STAT_GET_FOUND, 1, BK_STAT_GET_MISS);
+    kv_tps(a, add, arg, "getTransferedTps", BK_STAT_GET_TRANSFERRED, 0, 0);
+    if (a->cfg.describe)
+        a->cfg.describe(a->cfg.arg, add, arg);
+}

@@ -1,0 +1,99 @@
+/* bk_admin_ops.h: the broker core's administration operations, on neutral
+ * requests: topics (create or update with its checks, delete everywhere,
+ * per-queue stats), subscription groups (create or update, delete) and the
+ * broker's runtime info as key/value pairs. The tables (bk_topics.c,
+ * bk_groups.c) keep their data; this file owns the rules of the requests.
+ * Whole-table listings are the tables' own views (bk_topics_next, ...).
+ * Loop thread only. */
+#ifndef BK_ADMIN_OPS_H
+#define BK_ADMIN_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bk_groups.h"
+#include "bk_offsets.h"
+#include "bk_stats.h"
+#include "bk_status.h"
+#include "bk_topics.h"
+#include "st_store.h"
+
+typedef struct bk_admin_ops bk_admin_ops_t;
+
+/* Receives one key/value pair (both borrowed for the call). */
+typedef void (*bk_kv_fn)(const char *key, const char *value, void *arg);
+
+typedef struct bk_admin_ops_config {
+    st_store_t *store;               /* borrowed */
+    bk_topics_t *topics;             /* borrowed */
+    bk_groups_t *groups;             /* borrowed */
+    bk_offsets_t *offsets;           /* borrowed */
+    const bk_stats_t *stats;         /* borrowed: request counters and rates */
+    const char *addr;                /* this broker (borrowed) */
+    const char *role;                /* brokerRole as its property value (borrowed) */
+    int64_t boot_ms;                 /* wall clock at start */
+    int64_t send_queue_capacity;     /* sendThreadPoolQueueCapacity */
+    /* After a group was created or updated (its retry topic follows); NULL: none. */
+    void (*group_updated)(void *arg, const char *group);
+    /* Adds the replication keys to runtime info (last); NULL: none. */
+    void (*describe)(void *arg, bk_kv_fn add, void *add_arg);
+    void *arg;                       /* of group_updated and describe */
+} bk_admin_ops_config_t;
+
+/* What only the front-end knows of the broker's load, for runtime info. */
+typedef struct bk_runtime_live {
+    size_t send_waiting;             /* sends queued or waiting for the disk */
+    size_t pull_held;                /* pulls held by long polling */
+    size_t conn_count;               /* open client connections */
+} bk_runtime_live_t;
+
+/* One queue of a topic's stats. */
+typedef struct bk_queue_stat {
+    int32_t queue_id;
+    int64_t min_offset;
+    int64_t max_offset;
+    int64_t last_update_timestamp;   /* store time of the newest message (0: none) */
+} bk_queue_stat_t;
+
+typedef struct bk_topic_stats {
+    const char *topic;               /* the table's name: valid until the table changes */
+    bk_queue_stat_t *queues;         /* owned (bk_topic_stats_clear) */
+    size_t n;
+} bk_topic_stats_t;
+
+/* Owner: the caller (bk_admin_ops_free). cfg is copied. NULL when out of memory. */
+bk_admin_ops_t *bk_admin_ops_new(const bk_admin_ops_config_t *cfg);
+void bk_admin_ops_free(bk_admin_ops_t *a);
+
+/* Creates or replaces topic (copied) after its checks: BK_NAME_ILLEGAL,
+ * BK_BAD_REQUEST (queues outside 1..1024 or perm outside 0..7),
+ * BK_SYSTEM_ERROR when out of memory. Registration follows at once. */
+bk_status_t bk_admin_topic_update(bk_admin_ops_t *a, const bk_topic_t *topic, bk_result_t *r);
+
+/* Deletes topic name everywhere (bk_admin_topic_purge); BK_OK whether it
+ * existed or not (*existed tells), BK_NAME_ILLEGAL for a bad name. */
+bk_status_t bk_admin_topic_delete(bk_admin_ops_t *a, const char *name, int *existed, bk_result_t *r);
+
+/* The one rule of a topic's deletion, for the admin request and for a
+ * slave applying its master's: its config, its consume queues and every
+ * group's offsets on it, so a topic created again under the name starts
+ * empty. RMQ_ENOTFOUND if there was no config (the rest is removed all the
+ * same). */
+rmq_err_t bk_admin_topic_purge(bk_topics_t *topics, st_store_t *store, bk_offsets_t *offsets, const char *name);
+
+/* Fills *out with min/max offset and last store time per queue of topic
+ * name (as many queues as the larger of its read and write queues):
+ * BK_TOPIC_NOT_EXIST, or BK_SYSTEM_ERROR when out of memory. */
+bk_status_t bk_admin_topic_stats(bk_admin_ops_t *a, const char *name, bk_topic_stats_t *out, bk_result_t *r);
+void bk_topic_stats_clear(bk_topic_stats_t *out);
+
+/* Creates or replaces group grp (copied): BK_NAME_ILLEGAL, BK_SYSTEM_ERROR. */
+bk_status_t bk_admin_group_update(bk_admin_ops_t *a, const bk_group_t *grp, bk_result_t *r);
+/* Deletes group name: BK_GROUP_NOT_EXIST if absent. */
+bk_status_t bk_admin_group_delete(bk_admin_ops_t *a, const char *name, bk_result_t *r);
+
+/* Calls add for each runtime key (RocketMQ's brokerStatus names), in a
+ * fixed order, the replication keys last. */
+void bk_admin_runtime_info(bk_admin_ops_t *a, const bk_runtime_live_t *live, bk_kv_fn add, void *arg);
+
+#endif

@@ -1,0 +1,126 @@
+/* bk_offset_ops.c: consumer-offset requests over the offsets table and the
+ * store (see bk_offset_ops.h). */
+#include "bk_offset_ops.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmq_message.h"
+
+struct bk_offset_ops {
+    bk_offset_ops_config_t cfg;
+};
+
+bk_offset_ops_t *bk_offset_ops_new(const bk_offset_ops_config_t *cfg)
+{
+    bk_offset_ops_t *o = calloc(1, sizeof(*o));
+    if (o)
+        o->cfg = *cfg;
+    return o;
+}
+
+void bk_offset_ops_free(bk_offset_ops_t *o)
+{
+    free(o);
+}
+
+bk_status_t bk_offset_query(bk_offset_ops_t *o, const bk_offset_key_t *key, int64_t *offset, bk_result_t *r)
+{
+    *offset = bk_offsets_query(o->cfg.offsets, key->topic, key->group, key->queue_id);
+    if (*offset < 0)
+        return bk_result_set(r, BK_NOT_FOUND, "no offset stored for group %s on %s queue %d", key->group,
+                             key->topic, key->queue_id);
+    return bk_result_set(r, BK_OK, "%s", "");
+}
+
+/* BK_OK if name follows the naming rule, else BK_NAME_ILLEGAL with r set. */
+static bk_status_t name_check(const char *what, const char *name, bk_result_t *r)
+{
+    const char *why;
+    if (rmq_name_is_valid(name, strlen(name), &why))
+        return BK_OK;
+    return bk_result_set(r, BK_NAME_ILLEGAL, "UPDATE_CONSUMER_OFFSET: %s '%.200s' %s", what, name, why);
+}
+
+bk_status_t bk_offset_commit(bk_offset_ops_t *o, const bk_offset_key_t *key, int64_t offset, bk_result_t *r)
+{
+    if (name_check("topic", key->topic, r) != BK_OK || name_check("consumer group", key->group, r) != BK_OK)
+        return r->status;
+    rmq_err_t rc = bk_offsets_commit(o->cfg.offsets, key->topic, key->group, key->queue_id, offset);
+    if (rc == RMQ_EINVAL)
+        return bk_result_set(r, BK_BAD_REQUEST, "UPDATE_CONSUMER_OFFSET: bad queueId %d or offset %" PRId64,
+                             key->queue_id, offset);
+    if (rc != RMQ_OK)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "UPDATE_CONSUMER_OFFSET: %s", rmq_strerror(rc));
+    if (o->cfg.committed)
+        o->cfg.committed(o->cfg.committed_arg, key->topic, key->group, key->queue_id);
+    return bk_result_set(r, BK_OK, "%s", "");
+}
+
+void bk_offset_queue(bk_offset_ops_t *o, const bk_queue_offset_req_t *req, bk_queue_offset_out_t *out)
+{
+    st_store_t *st = o->cfg.store;
+    out->timestamp = 0;
+    switch (req->what) {
+    case BK_QUEUE_MAX_OFFSET:
+        out->offset = st_store_max_offset(st, req->topic, req->queue_id);
+        break;
+    case BK_QUEUE_MIN_OFFSET:
+        out->offset = st_store_min_offset(st, req->topic, req->queue_id);
+        break;
+    case BK_QUEUE_OFFSET_BY_TIME:
+        out->offset = st_store_offset_by_time(st, req->topic, req->queue_id, req->timestamp);
+        break;
+    case BK_QUEUE_EARLIEST_TIME:
+        out->offset = st_store_min_offset(st, req->topic, req->queue_id);
+        out->timestamp = st_store_time_at(st, req->topic, req->queue_id, out->offset);
+        break;
+    }
+}
+
+/* Collects a group's progress (bk_offsets_each): counts when queues is NULL. */
+typedef struct progress_walk {
+    bk_offset_ops_t *o;
+    const char *topic;
+    bk_consume_progress_t *out;
+    size_t count;
+} progress_walk_t;
+
+static void progress_add(void *arg, const char *topic, const char *group, int32_t queue_id, int64_t offset)
+{
+    progress_walk_t *w = arg;
+    if (w->topic[0] && strcmp(w->topic, topic) != 0)
+        return;
+    if (!w->out->queues) {
+        w->count++;
+        return;
+    }
+    bk_queue_progress_t *q = &w->out->queues[w->out->n++];
+    st_store_t *st = w->o->cfg.store;
+    q->topic = topic;
+    q->queue_id = queue_id;
+    q->broker_offset = st_store_max_offset(st, topic, queue_id);
+    q->consumer_offset = offset;
+    q->last_timestamp = offset > 0 ? st_store_time_at(st, topic, queue_id, offset - 1) : 0;
+}
+
+bk_status_t bk_offset_progress(bk_offset_ops_t *o, const char *group, const char *topic,
+                               bk_consume_progress_t *out, bk_result_t *r)
+{
+    progress_walk_t w = {.o = o, .topic = topic, .out = out};
+    memset(out, 0, sizeof(*out));
+    bk_offsets_each(o->cfg.offsets, group, progress_add, &w);
+    if (!(out->queues = calloc(w.count ? w.count : 1, sizeof(*out->queues))))
+        return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
+    bk_offsets_each(o->cfg.offsets, group, progress_add, &w);
+    out->consume_tps = bk_groupstats_tps(o->cfg.groupstats, group, topic);
+    return bk_result_set(r, BK_OK, "%s", "");
+}
+
+void bk_consume_progress_clear(bk_consume_progress_t *out)
+{
+    free(out->queues);
+    out->queues = NULL;
+    out->n = 0;
+}

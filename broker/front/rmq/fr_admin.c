@@ -1,0 +1,199 @@
+/* fr_admin.c: the rmq front-end of the administration requests: runtime
+ * info, topic create/update, delete and stats, subscription-group
+ * create/update and delete (decoded into the core's neutral requests,
+ * core/bk_admin_ops.c), and the whole topic and group tables (their own
+ * protobuf views). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_admin_ops.h"
+#include "bk_broker.h"
+#include "fr_routes.h"
+#include "fr_status.h"
+
+#define KV_MAX 80
+
+/* Runtime info as a ConfigTable under construction. */
+typedef struct kv_table {
+    Rmq__ConfigEntry items[KV_MAX];
+    Rmq__ConfigEntry *ptrs[KV_MAX];
+    char keys[KV_MAX][48];
+    char vals[KV_MAX][144];
+    size_t n;
+} kv_table_t;
+
+/* bk_kv_fn: appends key = value (silently full at KV_MAX entries). */
+static void kv_add(const char *key, const char *value, void *arg)
+{
+    kv_table_t *t = arg;
+    if (t->n == KV_MAX)
+        return;
+    rmq__config_entry__init(&t->items[t->n]);
+    snprintf(t->keys[t->n], sizeof(t->keys[0]), "%s", key);
+    snprintf(t->vals[t->n], sizeof(t->vals[0]), "%s", value);
+    t->items[t->n].key = t->keys[t->n];
+    t->items[t->n].value = t->vals[t->n];
+    t->ptrs[t->n] = &t->items[t->n];
+    t->n++;
+}
+
+/* Answers SUCCESS without a header, or r's failure. */
+static void reply_result(rmq_conn_t *conn, const rmq_frame_t *req, const bk_result_t *r)
+{
+    if (r->status == BK_OK)
+        rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+    else
+        fr_reply_result(conn, rmq_reply_to(req->cmd), r, NULL);
+}
+
+/* GET_BROKER_RUNTIME_INFO: store and request statistics as a ConfigTable. */
+void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    kv_table_t *t = calloc(1, sizeof(*t));
+    if (!t) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
+        return;
+    }
+    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = bk_pull_held(bk->pull),
+                              .conn_count = rmq_server_conn_count(bk->srv)};
+    bk_admin_runtime_info(bk->admin_ops, &live, kv_add, t);
+    Rmq__Command resp = RMQ__COMMAND__INIT;
+    Rmq__ConfigTable ct = RMQ__CONFIG_TABLE__INIT;
+    ct.entries = t->ptrs;
+    ct.n_entries = t->n;
+    resp.header_case = RMQ__COMMAND__HEADER_CONFIG;
+    resp.config = &ct;
+    rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
+    free(t);
+}
+
+/* UPDATE_AND_CREATE_TOPIC: creates or replaces; registration follows at once. */
+void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC_CONFIG, "TopicConfig (topic_config)"))
+        return;
+    const Rmq__TopicConfig *h = req->cmd->topic_config;
+    bk_topic_t topic = {.read_queues = h->read_queue_nums, .write_queues = h->write_queue_nums,
+                        .perm = h->perm, .order = h->order, .sys_flag = h->topic_sys_flag};
+    snprintf(topic.name, sizeof(topic.name), "%s", h->topic_name);
+    bk_result_t r;
+    bk_admin_topic_update(bk->admin_ops, &topic, &r);
+    reply_result(conn, req, &r);
+}
+
+/* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets. */
+void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)"))
+        return;
+    bk_result_t r;
+    int existed;
+    if (bk_admin_topic_delete(bk->admin_ops, req->cmd->topic->topic, &existed, &r) != BK_OK)
+        fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
+    else
+        rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS,
+                       existed ? NULL : "topic was not present", NULL);
+}
+
+/* GET_ALL_TOPIC_CONFIG: the whole table with its data version. */
+void fr_all_topics(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    Rmq__TopicConfigTable *tab = bk_topics_table_new(bk->topics);
+    if (!tab) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
+        return;
+    }
+    Rmq__Command resp = RMQ__COMMAND__INIT;
+    resp.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG_TABLE;
+    resp.topic_config_table = tab;
+    rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
+    bk_topics_table_free(tab);
+}
+
+/* GET_TOPIC_STATS_INFO: min/max offset and last store time per queue. */
+void fr_topic_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)"))
+        return;
+    bk_topic_stats_t ts;
+    bk_result_t r;
+    Rmq__QueueStats *qs = NULL;
+    Rmq__QueueStats **ptrs = NULL;
+    if (bk_admin_topic_stats(bk->admin_ops, req->cmd->topic->topic, &ts, &r) != BK_OK) {
+        fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
+        return;
+    }
+    qs = calloc(ts.n ? ts.n : 1, sizeof(*qs));
+    ptrs = calloc(ts.n ? ts.n : 1, sizeof(*ptrs));
+    if (!qs || !ptrs) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < ts.n; i++) {
+        rmq__queue_stats__init(&qs[i]);
+        qs[i].queue_id = ts.queues[i].queue_id;
+        qs[i].min_offset = ts.queues[i].min_offset;
+        qs[i].max_offset = ts.queues[i].max_offset;
+        qs[i].last_update_timestamp = ts.queues[i].last_update_timestamp;
+        ptrs[i] = &qs[i];
+    }
+    Rmq__Command resp = RMQ__COMMAND__INIT;
+    Rmq__TopicStats pb = RMQ__TOPIC_STATS__INIT;
+    pb.topic = (char *)ts.topic;
+    pb.queues = ptrs;
+    pb.n_queues = ts.n;
+    resp.header_case = RMQ__COMMAND__HEADER_TOPIC_STATS;
+    resp.topic_stats = &pb;
+    rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
+out:
+    free(qs);
+    free(ptrs);
+    bk_topic_stats_clear(&ts);
+}
+
+/* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (the group's retry topic with it). */
+void fr_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP,
+                        "SubscriptionGroupConfig (subscription_group)"))
+        return;
+    bk_group_t grp;
+    bk_result_t r;
+    bk_group_from_pb(&grp, req->cmd->subscription_group);
+    bk_admin_group_update(bk->admin_ops, &grp, &r);
+    reply_result(conn, req, &r);
+}
+
+/* DELETE_SUBSCRIPTIONGROUP: SUBSCRIPTION_GROUP_NOT_EXIST if absent. */
+void fr_delete_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)"))
+        return;
+    bk_result_t r;
+    bk_admin_group_delete(bk->admin_ops, req->cmd->group->consumer_group, &r);
+    reply_result(conn, req, &r);
+}
+
+/* GET_ALL_SUBSCRIPTIONGROUP_CONFIG. */
+void fr_all_groups(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    bk_broker_t *bk = arg;
+    Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(bk->groups);
+    if (!tab) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
+        return;
+    }
+    Rmq__Command resp = RMQ__COMMAND__INIT;
+    resp.header_case = RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP_TABLE;
+    resp.subscription_group_table = tab;
+    rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
+    bk_groups_table_free(tab);
+}
