@@ -460,6 +460,7 @@ struct rmq_etcd {
     size_t n_ep;
     size_t cur;                   /* the endpoint calls go to */
     int timeout_ms;
+    int closing;                  /* in rmq_etcd_free: no new calls */
     etcd_req_t *inflight;         /* doubly linked */
 };
 
@@ -678,6 +679,8 @@ static rmq_err_t req_start(rmq_etcd_t *e, rmq_etcd_call_t call, struct evbuffer 
 {
     etcd_req_t *r = NULL;
 
+    if (rc == RMQ_OK && e->closing)
+        rc = RMQ_ESHUTDOWN;
     if (rc != RMQ_OK)
         goto fail;
     rc = RMQ_ENOMEM;
@@ -753,11 +756,16 @@ void rmq_etcd_free(rmq_etcd_t *e)
 {
     if (!e)
         return;
+    e->closing = 1;
     /* freeing a connection frees its queued requests without their callbacks */
     for (size_t i = 0; i < e->n_ep; i++)
         if (e->ep[i].conn)
             evhttp_connection_free(e->ep[i].conn);
-    while (e->inflight)
-        req_free(e->inflight);
+    while (e->inflight) {
+        rmq_etcd_result_t res = { .err = RMQ_ESHUTDOWN };
+        snprintf(res.msg, sizeof res.msg, "etcd client closed before %s was answered",
+                 etcd_paths[e->inflight->call]);
+        req_finish(e->inflight, &res);
+    }
     free(e);
 }

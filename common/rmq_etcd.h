@@ -14,8 +14,9 @@
  * and the caller reads again), which is how the controller uses it.
  *
  * Threads: one event base; every function on its thread. Callbacks run on
- * it, exactly once per accepted call, except for calls still in flight when
- * rmq_etcd_free runs (their callbacks are never called). */
+ * it, exactly once per accepted call: calls still in flight when
+ * rmq_etcd_free runs are answered RMQ_ESHUTDOWN from inside it (new calls
+ * made then are refused). */
 #ifndef RMQ_ETCD_H
 #define RMQ_ETCD_H
 
@@ -147,8 +148,8 @@ void rmq_etcd_free(rmq_etcd_t *e);
 /* "host:port" of the endpoint calls go to now. */
 const char *rmq_etcd_endpoint(const rmq_etcd_t *e);
 
-/* Calls; RMQ_OK when accepted (cb will run), RMQ_EINVAL / RMQ_ENOMEM when
- * not (cb will not run). */
+/* Calls; RMQ_OK when accepted (cb will run), RMQ_EINVAL / RMQ_ENOMEM /
+ * RMQ_ESHUTDOWN when not (cb will not run). */
 rmq_err_t rmq_etcd_range(rmq_etcd_t *e, const char *key, int prefix, rmq_etcd_cb cb, void *arg);
 rmq_err_t rmq_etcd_put(rmq_etcd_t *e, const char *key, const char *value, size_t value_len,
                        int64_t lease, rmq_etcd_cb cb, void *arg);
