@@ -299,6 +299,7 @@ static void group_take(ctl_group_t *g, const rmq_etcd_kv_t *kv)
     } else if (ns_ctl_state_decode(kv->value, kv->value_len, &g->st, why, sizeof why) != RMQ_OK) {
         /* kept unloaded: the controller never overwrites a state it cannot read */
         LOG_ERROR_RL("controller: %s in etcd is unreadable: %s", kv->key, why);
+        g->loaded = 0;
         return;
     } else {
         g->mod_rev = kv->mod_revision;
@@ -493,10 +494,14 @@ static void group_check(ctl_group_t *g)
     group_write(g, &next);
 }
 
+/* Reads the group states again if the leader's first read failed, then
+ * checks every group. */
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
     ns_controller_t *ctl = arg;
 
+    if (ns_controller_is_leader(ctl) && !ctl->groups_loaded)
+        groups_load(ctl);
     for (size_t i = 0; i < ctl->n_groups; i++)
         group_check(ctl->groups[i]);
 }

@@ -6,7 +6,8 @@
  * stop, the live in-sync slave is elected with a higher epoch and the
  * name server's route shows it as brokerId 0 at once; an out-of-sync
  * replica is never elected; a standby controller takes over when the
- * leader is killed, and a leader frozen past its lease stops acting. */
+ * leader is killed, and a leader frozen past its lease stops acting;
+ * configuration errors are clear. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -330,6 +331,33 @@ START_TEST(test_standby_takes_over)
 }
 END_TEST
 
+/* A controller without etcd endpoints is a startup error naming the key;
+ * without enableControllerInNamesrv the controller requests are refused. */
+START_TEST(test_config_errors)
+{
+    hn_daemon_t ns;
+    char addr[64], log[8192] = "";
+    fake_t a;
+    ctl_answer_t ans;
+
+    ck_assert_int_ne(hn_daemon_start_conf(&ns, case_dir, "namesrv/mqnamesrv", "nsbad",
+                                          "listenPort=0\nbindAddress=127.0.0.1\nenableControllerInNamesrv=true\n",
+                                          addr, sizeof addr), 0);
+    FILE *f = fopen(ns.log_path, "r");
+    ck_assert_ptr_nonnull(f);
+    log[fread(log, 1, sizeof log - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(log, "enableControllerInNamesrv=true: controllerEtcdEndpoints: empty"));
+
+    ck_assert_int_eq(hn_daemon_start_conf(&ns, case_dir, "namesrv/mqnamesrv", "nsoff",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", addr, sizeof addr), 0);
+    fake_init(&a, 1, 20021);
+    ck_assert_int_eq(heartbeat(&a, addr, &ans), RMQ__STATUS__REQUEST_CODE_NOT_SUPPORTED);
+    rmq_sync_free(a.sync);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *controller_suite(void)
 {
     Suite *s = suite_create("controller");
@@ -338,6 +366,7 @@ static Suite *controller_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_failover_to_in_sync_slave);
     tcase_add_test(tc, test_standby_takes_over);
+    tcase_add_test(tc, test_config_errors);
     suite_add_tcase(s, tc);
     return s;
 }
