@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 static const char *const log_levels[] = { "debug", "info", "warn", "error", "off", NULL };
+static const char *const controller_types[] = { "etcd", NULL };
 
 #define NS_CFG(key, type, field, def, min, max, choices, help) \
     { key, type, offsetof(ns_config_t, field), def, min, max, choices, help }
@@ -35,6 +36,20 @@ static const rmq_cfg_entry_t ns_config_entries[] = {
            "largest frame accepted from a peer, bytes"),
     NS_CFG("serverChannelMaxIdleTimeSeconds", RMQ_CFG_INT, idle_timeout_s, "120", 0, 86400,
            NULL, "close a connection silent this long; 0: never"),
+    NS_CFG("enableControllerInNamesrv", RMQ_CFG_BOOL, controller_enable, "false", 0, 0, NULL,
+           "run the controller (automatic failover of controller-mode broker groups) in this name server"),
+    NS_CFG("controllerType", RMQ_CFG_ENUM, controller_type, "etcd", 0, 0, controller_types,
+           "where the controller keeps its consensus: etcd"),
+    NS_CFG("controllerEtcdEndpoints", RMQ_CFG_STR, controller_etcd_endpoints, "", 0, 2000, NULL,
+           "etcd client endpoints host:port[,host:port...]; needed with enableControllerInNamesrv"),
+    NS_CFG("controllerEtcdPrefix", RMQ_CFG_STR, controller_etcd_prefix, "/rmq/controller", 1, 200, NULL,
+           "etcd key prefix of the leader key and the group states"),
+    NS_CFG("controllerLeaseTtlSeconds", RMQ_CFG_INT, controller_lease_ttl_s, "10", 2, 300, NULL,
+           "controller leader lease; a standby takes over this long after the leader stops renewing"),
+    NS_CFG("controllerHeartBeatTimeoutMills", RMQ_CFG_INT, controller_heartbeat_timeout_ms, "10000", 100,
+           3600000, NULL, "ms of broker silence after which a master is replaced (when its heartbeat names none)"),
+    NS_CFG("enableElectUncleanMaster", RMQ_CFG_BOOL, controller_elect_unclean, "false", 0, 0, NULL,
+           "elect a master outside the sync state set when none in it is alive (may lose messages)"),
     RMQ_TLS_CFG_ENTRIES(ns_config_t, tls),
     RMQ_ACL_CFG_SERVER_ENTRIES(ns_config_t, acl),
 };

@@ -22,6 +22,13 @@ typedef struct ns_config {
     int64_t metrics_port;                 /* metricsPort: /metrics and the console; 0: off */
     int64_t max_frame_size;               /* maxFrameSize */
     int64_t idle_timeout_s;               /* serverChannelMaxIdleTimeSeconds; 0: never */
+    int controller_enable;                /* enableControllerInNamesrv */
+    int controller_type;                  /* controllerType: 0 etcd */
+    char *controller_etcd_endpoints;      /* controllerEtcdEndpoints */
+    char *controller_etcd_prefix;         /* controllerEtcdPrefix */
+    int64_t controller_lease_ttl_s;       /* controllerLeaseTtlSeconds */
+    int64_t controller_heartbeat_timeout_ms; /* controllerHeartBeatTimeoutMills: default for brokers */
+    int controller_elect_unclean;         /* enableElectUncleanMaster */
     rmq_tls_config_t tls;                 /* tlsMode, tlsCertPath, ... (rmq_tls_config.h) */
     rmq_acl_config_t acl;                 /* aclEnable, aclFile (rmq_acl.h) */
 } ns_config_t;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns_controller.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
@@ -290,6 +291,98 @@ static void handle_get_config(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     config_table_free(&ct);
 }
 
+/* ---- controller (enableControllerInNamesrv) ------------------------------ */
+
+/* The controller, or NULL after answering that it is off. */
+static ns_controller_t *controller_of(rmq_conn_t *conn, const rmq_frame_t *req, ns_server_t *ns)
+{
+    ns_controller_t *ctl = ns_server_controller(ns);
+
+    if (!ctl)
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__REQUEST_CODE_NOT_SUPPORTED,
+                        "%s: this name server runs no controller (enableControllerInNamesrv=false)",
+                        rmq_request_name(req->cmd->code));
+    return ctl;
+}
+
+/* Answers with st as a ReplicaInfo: SUCCESS from the leader, else
+ * CONTROLLER_NOT_LEADER carrying what this standby last knew. */
+static void reply_replica_info(rmq_conn_t *conn, const rmq_frame_t *req, const char *cluster,
+                               const char *name, const ns_ctl_state_t *st, int leader)
+{
+    Rmq__ReplicaInfo ri = RMQ__REPLICA_INFO__INIT;
+    Rmq__Command resp = RMQ__COMMAND__INIT;
+    int64_t ids[NS_CTL_MAX_REPLICAS];
+
+    ri.cluster_name = (char *)cluster;
+    ri.broker_name = (char *)name;
+    ri.master_broker_id = st->master_id;
+    ri.master_addr = (char *)st->master_addr;
+    ri.master_epoch = st->master_epoch;
+    memcpy(ids, st->sync_set, st->n_sync * sizeof ids[0]);
+    ri.sync_state_set = ids;
+    ri.n_sync_state_set = st->n_sync;
+    ri.sync_state_set_epoch = st->sync_set_epoch;
+    resp.header_case = RMQ__COMMAND__HEADER_REPLICA_INFO;
+    resp.replica_info = &ri;
+    rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp,
+                   leader ? RMQ__STATUS__SUCCESS : RMQ__STATUS__CONTROLLER_NOT_LEADER,
+                   leader ? "" : "this controller stands by; ask the leader", NULL);
+}
+
+/* CONTROLLER_REGISTER_BROKER and BROKER_HEARTBEAT. */
+static void handle_ctl_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    ns_controller_t *ctl = controller_of(conn, req, arg);
+    ns_ctl_state_t st;
+    char why[NS_WHY_MAX];
+
+    if (!ctl || !has_header(conn, req, RMQ__COMMAND__HEADER_CONTROLLER_BROKER, "controller_broker"))
+        return;
+    const Rmq__ControllerBrokerRequest *cb = req->cmd->controller_broker;
+    rmq_err_t err = ns_controller_heartbeat(ctl, cb, &st, why, sizeof why);
+    if (err == RMQ_ENOMEM)
+        reply_nomem(conn, req);
+    else if (err == RMQ_EINVAL)
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "%s", why);
+    else
+        reply_replica_info(conn, req, cb->cluster_name, cb->broker_name, &st, err == RMQ_OK);
+}
+
+static void handle_ctl_replica_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    ns_controller_t *ctl = controller_of(conn, req, arg);
+    ns_ctl_state_t st;
+
+    if (!ctl || !has_header(conn, req, RMQ__COMMAND__HEADER_REPLICA_INFO, "replica_info"))
+        return;
+    const Rmq__ReplicaInfo *q = req->cmd->replica_info;
+    rmq_err_t err = ns_controller_replica_info(ctl, q->cluster_name, q->broker_name, &st);
+    if (err == RMQ_ENOTFOUND)
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BROKER_NOT_FOUND,
+                        "the controller knows no group %s in cluster %s", q->broker_name, q->cluster_name);
+    else
+        reply_replica_info(conn, req, q->cluster_name, q->broker_name, &st, err == RMQ_OK);
+}
+
+/* Accepted changes answer SUCCESS with the state being committed. */
+static void handle_ctl_alter(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    ns_controller_t *ctl = controller_of(conn, req, arg);
+    ns_ctl_state_t st;
+    char why[NS_WHY_MAX];
+    int status;
+
+    if (!ctl || !has_header(conn, req, RMQ__COMMAND__HEADER_ALTER_SYNC_STATE_SET, "alter_sync_state_set"))
+        return;
+    const Rmq__AlterSyncStateSetRequest *a = req->cmd->alter_sync_state_set;
+    if (ns_controller_alter_sync_state_set(ctl, a, &st, &status, why, sizeof why) == RMQ_ESTATUS) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), status, "%s", why);
+        return;
+    }
+    reply_replica_info(conn, req, a->cluster_name, a->broker_name, &st, 1);
+}
+
 /* ---- installation ------------------------------------------------------ */
 
 void ns_front_rmq_install(ns_server_t *ns, rmq_server_t *srv)
@@ -310,6 +403,10 @@ void ns_front_rmq_install(ns_server_t *ns, rmq_server_t *srv)
         { RMQ__REQUEST_CODE__GET_KV_CONFIG, handle_kv_get },
         { RMQ__REQUEST_CODE__DELETE_KV_CONFIG, handle_kv_delete },
         { RMQ__REQUEST_CODE__GET_NAMESRV_CONFIG, handle_get_config },
+        { RMQ__REQUEST_CODE__CONTROLLER_REGISTER_BROKER, handle_ctl_heartbeat },
+        { RMQ__REQUEST_CODE__BROKER_HEARTBEAT, handle_ctl_heartbeat },
+        { RMQ__REQUEST_CODE__CONTROLLER_GET_REPLICA_INFO, handle_ctl_replica_info },
+        { RMQ__REQUEST_CODE__CONTROLLER_ALTER_SYNC_STATE_SET, handle_ctl_alter },
     };
 
     for (size_t i = 0; i < sizeof handlers / sizeof handlers[0]; i++)

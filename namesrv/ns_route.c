@@ -437,6 +437,42 @@ static int dv_differs(const ns_live_t *live, const Rmq__RegisterBrokerRequest *r
     return live->dv_timestamp != ts || live->dv_counter != counter;
 }
 
+rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const char *addr)
+{
+    int found;
+    ns_bset_t *bset = ns_vec_find(&rt->bsets, name_cmp, broker_name);
+    ns_live_t *live = ns_vec_find(&rt->live, name_cmp, addr);
+
+    if (!bset || !live || strcmp(live->broker_name, broker_name) != 0)
+        return RMQ_ENOTFOUND;
+    if (live->broker_id == 0)
+        return RMQ_OK;
+    int64_t master_id = 0;
+    ns_baddr_t *old = ns_vec_find(&bset->addrs, id_cmp, &master_id);
+    if (old) {
+        size_t li = ns_vec_search(&rt->live, name_cmp, old->addr, &found);
+        if (found)
+            remove_live_at(rt, li);    /* the address stays: addr keeps the set alive */
+        live = ns_vec_find(&rt->live, name_cmp, addr);
+    }
+    size_t ai = ns_vec_search(&bset->addrs, id_cmp, &live->broker_id, &found);
+    if (!found)
+        return RMQ_ENOTFOUND;
+    ns_baddr_t moved = *(ns_baddr_t *)ns_vec_at(&bset->addrs, ai);
+    ns_vec_remove_at(&bset->addrs, ai);
+    ns_baddr_t *slot = ns_vec_insert_at(&bset->addrs, ns_vec_search(&bset->addrs, id_cmp, &master_id, &found));
+    if (!slot) {
+        free(moved.addr);
+        remove_live_at(rt, ns_vec_search(&rt->live, name_cmp, addr, &found));
+        return RMQ_ENOMEM;
+    }
+    moved.id = 0;
+    *slot = moved;
+    LOG_INFO("%s: %s (id %" PRId64 ") is master now", broker_name, addr, live->broker_id);
+    live->broker_id = 0;
+    return RMQ_OK;
+}
+
 rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
                             uint64_t conn_id, int64_t now_ms, ns_register_result_t *res,
                             char *why, size_t whylen)

@@ -54,6 +54,13 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
                             uint64_t conn_id, int64_t now_ms, ns_register_result_t *res,
                             char *why, size_t whylen);
 
+/* Makes addr, registered as a slave of broker_name, its master (id 0) at
+ * once, as the controller elected it: the address held at id 0 leaves the
+ * route. RMQ_ENOTFOUND when addr is not registered under broker_name;
+ * RMQ_ENOMEM (addr then leaves the route; its next registration restores
+ * it). */
+rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const char *addr);
+
 /* Removes the broker at req->broker_addr. RMQ_ENOTFOUND: not registered
  * (or registered under another broker name or id). RMQ_EEXIST: req->epoch is
  * older than the registered one, so this unregister is stale and the newer

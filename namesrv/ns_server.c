@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ns_console.h"
+#include "ns_controller.h"
 #include "ns_front_remoting.h"
 #include "ns_front_rmq.h"
 #include "ns_kvstore.h"
@@ -33,6 +34,7 @@ struct ns_server {
     ns_stats_t stats;
     ns_console_t *console;        /* metrics and web console; NULL when metricsPort=0 */
     rmq_security_t sec;           /* TLS contexts and ACL (tls*, acl* keys) */
+    ns_controller_t *controller;  /* enableControllerInNamesrv; NULL when off */
 };
 
 /* ---- expiry ----------------------------------------------------------- */
@@ -220,6 +222,20 @@ ns_server_t *ns_server_new(struct event_base *base, const ns_config_t *cfg)
     return ns;
 }
 
+/* Starts the embedded controller, named by this server's address. */
+static rmq_err_t controller_start(ns_server_t *ns)
+{
+    char node[300], why[NS_WHY_MAX];
+
+    snprintf(node, sizeof node, "%s:%d", ns->cfg->bind_address, ns_server_port(ns));
+    ns->controller = ns_controller_new(ns->base, ns->cfg, ns->route, node, why, sizeof why);
+    if (!ns->controller) {
+        LOG_ERROR("enableControllerInNamesrv=true: %s; not starting", why);
+        return RMQ_EINVAL;
+    }
+    return ns_controller_start(ns->controller);
+}
+
 rmq_err_t ns_server_start(ns_server_t *ns)
 {
     char why[NS_WHY_MAX];
@@ -240,6 +256,8 @@ rmq_err_t ns_server_start(ns_server_t *ns)
         return err;
     }
     LOG_INFO("name server listening on %s:%d", ns->cfg->bind_address, ns_server_port(ns));
+    if (ns->cfg->controller_enable && (err = controller_start(ns)) != RMQ_OK)
+        return err;
     if (ns->cfg->metrics_port > 0) {
         char cerr[256];
         ns->console = ns_console_new(ns, ns->base, &ns->sec);
@@ -288,11 +306,17 @@ const ns_config_t *ns_server_config(const ns_server_t *ns)
     return ns->cfg;
 }
 
+ns_controller_t *ns_server_controller(ns_server_t *ns)
+{
+    return ns->controller;
+}
+
 void ns_server_free(ns_server_t *ns)
 {
     if (!ns)
         return;
     ns_console_free(ns->console);
+    ns_controller_free(ns->controller);
     if (ns->srv)
         rmq_server_free(ns->srv);
     if (ns->expiry_timer)

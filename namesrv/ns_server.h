@@ -48,6 +48,10 @@ const ns_stats_t *ns_server_stats(const ns_server_t *ns);
 size_t ns_server_conn_count(const ns_server_t *ns);
 const ns_config_t *ns_server_config(const ns_server_t *ns);
 
+/* The embedded controller (ns_controller.h), NULL when
+ * enableControllerInNamesrv is off. Loop thread. */
+struct ns_controller *ns_server_controller(ns_server_t *ns);
+
 /* ---- operations: what every protocol front-end calls (loop thread) ---- */
 
 /* Registers (or refreshes) a broker over connection conn_id from peer;

@@ -24,6 +24,9 @@ packages=(
   # static libraries pkg-config --static names for openssl on Debian 13
   # (tests/package/test_install.sh links a -static program against librmq.a)
   zlib1g-dev libzstd-dev
+  # controller mode keeps its consensus in etcd; the controller tests start
+  # private members (tests/cluster/etcdproc.c), etcdctl helps when debugging
+  etcd-server etcd-client
 )
 
 missing=()

@@ -241,27 +241,22 @@ static void exec_child(const char *const *argv, const char *log_path)
 }
 
 typedef struct ready_wait {
-    const hn_daemon_t *d;
+    hn_daemon_t *d;
     int exited;
 } ready_wait_t;
 
 static int ready_or_exited(void *arg)
 {
     ready_wait_t *w = arg;
-    int st;
 
     if (access(w->d->ready_path, R_OK) == 0)
         return 1;
-    if (waitpid(w->d->pid, &st, WNOHANG) == w->d->pid) {
-        untrack(w->d->pid);
-        w->exited = 1;
-        return 1;
-    }
-    return 0;
+    w->exited = hn_daemon_has_exited(w->d);
+    return w->exited;
 }
 
-int hn_daemon_start(hn_daemon_t *d, const char *binary, const char *name,
-                    const char *const *args, int timeout_ms)
+int hn_daemon_spawn(hn_daemon_t *d, const char *binary, const char *name,
+                    const char *const *args)
 {
     const char *argv[64];
     size_t n = 0;
@@ -272,10 +267,8 @@ int hn_daemon_start(hn_daemon_t *d, const char *binary, const char *name,
     snprintf(d->ready_path, sizeof d->ready_path, "%s/%s.ready", hn.dir, name);
     unlink(d->ready_path);
     argv[n++] = binary;
-    for (size_t i = 0; args && args[i] && n < 60; i++)
+    for (size_t i = 0; args && args[i] && n < 63; i++)
         argv[n++] = args[i];
-    argv[n++] = "--ready-file";
-    argv[n++] = d->ready_path;
     argv[n] = NULL;
 
     fflush(NULL);
@@ -288,6 +281,37 @@ int hn_daemon_start(hn_daemon_t *d, const char *binary, const char *name,
         exec_child(argv, d->log_path);
     track(d->pid);
     note_case_log(d);
+    return 0;
+}
+
+int hn_daemon_has_exited(hn_daemon_t *d)
+{
+    int st;
+
+    if (!d->pid)
+        return 1;
+    if (waitpid(d->pid, &st, WNOHANG) != d->pid)
+        return 0;
+    untrack(d->pid);
+    d->pid = 0;
+    return 1;
+}
+
+int hn_daemon_start(hn_daemon_t *d, const char *binary, const char *name,
+                    const char *const *args, int timeout_ms)
+{
+    const char *argv[64];
+    char ready[PATH_MAX];
+    size_t n = 0;
+
+    snprintf(ready, sizeof ready, "%s/%s.ready", hn.dir, name);
+    for (size_t i = 0; args && args[i] && n < 60; i++)
+        argv[n++] = args[i];
+    argv[n++] = "--ready-file";
+    argv[n++] = ready;
+    argv[n] = NULL;
+    if (hn_daemon_spawn(d, binary, name, argv) != 0)
+        return -1;
 
     ready_wait_t w = { d, 0 };
     if (hn_wait_until(ready_or_exited, &w, timeout_ms) && !w.exited)
@@ -295,10 +319,7 @@ int hn_daemon_start(hn_daemon_t *d, const char *binary, const char *name,
     fprintf(stderr, "harness: %s %s within %d ms\n", name,
             w.exited ? "exited before it was ready" : "not ready", timeout_ms);
     hn_daemon_log_tail(d, 40);
-    if (w.exited)
-        d->pid = 0;
-    else
-        hn_daemon_kill9(d);
+    hn_daemon_kill9(d);
     return -1;
 }
 

@@ -49,6 +49,15 @@ const char *hn_build_path(const char *rel, char *buf, size_t len);
 const char *hn_write_file(const char *dir, const char *name, const char *text, char *buf,
                           size_t len);
 
+/* Starts binary with args (NULL-terminated, after argv[0]), output to
+ * DIR/NAME.log, tracked like every child, without waiting for anything:
+ * for programs that write no ready file (etcd). 0, or -1 if fork failed. */
+int hn_daemon_spawn(hn_daemon_t *d, const char *binary, const char *name,
+                    const char *const *args);
+
+/* 1 (and d stopped) if the daemon has exited, 0 while it runs. */
+int hn_daemon_has_exited(hn_daemon_t *d);
+
 /* Starts binary with args (NULL-terminated, after argv[0]) plus
  * "--ready-file DIR/NAME.ready", output to DIR/NAME.log, and waits up to
  * timeout_ms for the ready file. 0, or -1 with the log tail printed. */

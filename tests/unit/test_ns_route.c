@@ -518,6 +518,38 @@ START_TEST(test_address_takeover)
 }
 END_TEST
 
+/* The controller's election moves a slave to id 0 at once; the old
+ * master's address leaves; its re-registration as master keeps the slot. */
+START_TEST(test_set_master)
+{
+    ns_route_t *rt = ns_route_new();
+    ns_register_result_t res;
+    rmq_err_t err;
+    reg_t r;
+
+    setup_2m1s(rt, 100);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10999"), RMQ_ENOTFOUND);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-b", "127.0.0.1:10921"), RMQ_ENOTFOUND);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10921"), RMQ_OK);
+    Rmq__TopicRouteData *rd = ns_route_topic(rt, "TopicA", &err);
+    ck_assert_str_eq(route_addr(rd, "broker-a", 0), "127.0.0.1:10921");
+    ck_assert_ptr_null(route_addr(rd, "broker-a", 1));
+    ck_assert_int_eq(route_queue(rd, "broker-a")->perm, 6);
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+    /* already master: nothing to do */
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10921"), RMQ_OK);
+    /* the old master's connection closing removes nothing any more */
+    ck_assert_uint_eq(ns_route_remove_conn(rt, 1), 0);
+    reg_init(&r, "c1", "broker-a", "127.0.0.1:10921", 0, 5);
+    reg_topic(&r, "TopicA", 4, 4, 6);
+    ck_assert_int_eq(do_register(rt, &r, 2, 200, &res), RMQ_OK);
+    rd = ns_route_topic(rt, "TopicA", &err);
+    ck_assert_str_eq(route_addr(rd, "broker-a", 0), "127.0.0.1:10921");
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+    ns_route_free(rt);
+}
+END_TEST
+
 static Suite *route_suite(void)
 {
     Suite *s = suite_create("ns_route");
@@ -538,6 +570,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, test_kv);
     tcase_add_test(tc, test_bad_register);
     tcase_add_test(tc, test_address_takeover);
+    tcase_add_test(tc, test_set_master);
     suite_add_tcase(s, tc);
     return s;
 }

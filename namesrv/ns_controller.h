@@ -1,0 +1,86 @@
+/* ns_controller.h: the controller embedded in the name server
+ * (enableControllerInNamesrv=true, controllerType=etcd): automatic
+ * failover of broker groups, with the consensus kept in etcd.
+ *
+ * Leadership: every name server with the controller grants itself a lease
+ * (controllerLeaseTtlSeconds) and campaigns for <prefix>/leader with a txn
+ * "create revision == 0 -> put under my lease"; the key's create revision
+ * is the fencing token. The winner acts until (send time of its last
+ * successful keepalive + TTL - margin), on the monotonic clock; the others
+ * stand by and campaign again every TTL/3.
+ *
+ * State: one key per group, <prefix>/groups/<cluster>/<broker name>, whose
+ * value is ns_ctl_state_t. The leader changes it only by txns comparing the
+ * fencing token (the leader key's create revision is still ours) and the
+ * state key's mod revision; a txn refused for the token ends leadership, one
+ * refused for the revision reloads the group.
+ *
+ * Members: brokers register and heartbeat to every controller (standbys
+ * too, so a new leader knows who is alive). When a group's master has been
+ * silent for its heartbeat timeout, the leader elects a new master from the
+ * live members of the sync state set (any live member if
+ * enableElectUncleanMaster, or if the group never had one), raises
+ * masterEpoch, commits it, and moves the winner to brokerId 0 in this name
+ * server's route table. Loop thread only. */
+#ifndef NS_CONTROLLER_H
+#define NS_CONTROLLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "controller.pb-c.h"
+#include "ns_config.h"
+#include "ns_ctl_state.h"
+#include "ns_route.h"
+#include "rmq_err.h"
+
+typedef struct ns_controller ns_controller_t;
+
+/* A controller on base over cfg's controller keys; route (may be NULL) is
+ * the table elections update. node names this controller in the leader key
+ * (the name server's address). NULL with the key and rule in err on a bad
+ * configuration (controllerType, controllerEtcdEndpoints), or ENOMEM.
+ * Owner: caller. */
+ns_controller_t *ns_controller_new(struct event_base *base, const ns_config_t *cfg, ns_route_t *route,
+                                   const char *node, char *err, size_t errlen);
+
+/* Starts campaigning (lease, leader key, timers). */
+rmq_err_t ns_controller_start(ns_controller_t *ctl);
+
+/* 1 while this controller holds leadership and its lease is still valid. */
+int ns_controller_is_leader(const ns_controller_t *ctl);
+
+/* The fencing token (the leader key's create revision), 0 unless leader. */
+int64_t ns_controller_token(const ns_controller_t *ctl);
+
+/* A register or heartbeat from a broker: records it as alive, may elect
+ * the group's first master. RMQ_OK with the group's state in out
+ * (leader only); RMQ_EAGAIN when this controller stands by or has not
+ * loaded the group yet (out holds what it knows); RMQ_EINVAL (why) for a
+ * bad field; RMQ_ENOMEM. */
+rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBrokerRequest *req,
+                                  ns_ctl_state_t *out, char *why, size_t whylen);
+
+/* The state of a group: RMQ_OK (leader), RMQ_EAGAIN (standby: last known),
+ * RMQ_ENOTFOUND. */
+rmq_err_t ns_controller_replica_info(const ns_controller_t *ctl, const char *cluster,
+                                     const char *broker_name, ns_ctl_state_t *out);
+
+/* A master's request to change its group's sync state set (leader only).
+ * RMQ_EAGAIN: accepted, the txn is in flight and out holds the state it
+ * commits. RMQ_ESTATUS with the wire status in *status and why: this
+ * controller stands by, the sender is not the master, its master epoch or
+ * set epoch is stale, the new set lacks the master or names an unknown
+ * replica, or another change of the group is in flight. */
+rmq_err_t ns_controller_alter_sync_state_set(ns_controller_t *ctl,
+                                             const Rmq__AlterSyncStateSetRequest *req,
+                                             ns_ctl_state_t *out, int *status, char *why,
+                                             size_t whylen);
+
+/* Frees ctl; its lease lapses after controllerLeaseTtlSeconds, then a
+ * standby takes over. */
+void ns_controller_free(ns_controller_t *ctl);
+
+#endif
