@@ -18,6 +18,7 @@
 #include "bk_produce.h"
 #include "bk_persist.h"
 #include "bk_stats.h"
+#include "bk_tx.h"
 #include "bk_topics_pb.h"
 #include "rmq_loop.h"
 #include "rmq_rpc.h"
@@ -31,7 +32,6 @@ typedef struct bk_ha bk_ha_t;
 typedef struct bk_schedule bk_schedule_t;
 typedef struct bk_metrics bk_metrics_t;
 typedef struct bk_lock bk_lock_t;
-typedef struct bk_tx bk_tx_t;
 
 typedef struct bk_broker {
     bk_config_t *cfg;             /* borrowed; outlives the broker */
@@ -54,7 +54,7 @@ typedef struct bk_broker {
     bk_schedule_t *schedule;      /* delayed messages (bk_schedule.c) */
     bk_metrics_t *metrics;        /* counters and the metricsPort endpoint */
     bk_lock_t *locks;             /* orderly queue locks (bk_lock.c) */
-    bk_tx_t *tx;                  /* transactions: half messages, check-back (bk_tx.c) */
+    bk_tx_t *tx;                  /* transactions: half messages, check-back (core/bk_tx.c) */
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */

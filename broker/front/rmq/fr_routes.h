@@ -24,12 +24,12 @@ void fr_all_groups(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_heartbeat.c */
+/* fr_clients.c */
 void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_tx.c */
+/* fr_tx.c */
 void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
 /* bk_schedule.c */
