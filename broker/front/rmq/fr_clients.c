@@ -9,9 +9,7 @@
 #include "fr_session.h"
 #include "fr_status.h"
 
-/* Fills hb from the wire heartbeat w; the arrays are allocated in *cons and
- * *subs (free both). 0 when out of memory. */
-static int heartbeat_decode(const Rmq__HeartbeatData *w, bk_heartbeat_t *hb, bk_hb_consumer_t **cons,
+int fr_heartbeat_decode(const Rmq__HeartbeatData *w, bk_heartbeat_t *hb, bk_hb_consumer_t **cons,
                             bk_hb_sub_t **subs)
 {
     size_t nsubs = 0, k = 0;
@@ -46,7 +44,7 @@ void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_HEARTBEAT, "HeartbeatData (heartbeat)"))
         return;
-    if (!(ss = fr_session_of(conn)) || !heartbeat_decode(req->cmd->heartbeat, &hb, &cons, &subs))
+    if (!(ss = fr_session_of(conn)) || !fr_heartbeat_decode(req->cmd->heartbeat, &hb, &cons, &subs))
         rmq_conn_replyf(conn, to, RMQ__STATUS__SYSTEM_ERROR, "HEART_BEAT: out of memory");
     else if (bk_clients_heartbeat(bk->clients, ss, &hb, &r) < 0)
         fr_reply_result(conn, to, &r, NULL);

@@ -7,8 +7,7 @@
 #include "fr_status.h"
 #include "rmq_acl.h"
 
-/* The wire state as the core's; -1 for a value the protocol does not define. */
-static int state_of(Rmq__TransactionState s)
+int fr_tx_state(Rmq__TransactionState s)
 {
     switch (s) {
     case RMQ__TRANSACTION_STATE__TX_COMMIT:
@@ -37,14 +36,14 @@ void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         return;
     }
     const Rmq__EndTransactionRequest *h = req->cmd->end_transaction;
-    if (state_of(h->state) < 0) {
+    if (fr_tx_state(h->state) < 0) {
         rmq_conn_replyf(conn, to, RMQ__STATUS__BAD_REQUEST, "END_TRANSACTION: unknown state %d", (int)h->state);
         return;
     }
     bk_tx_end_req_t er = {
         .producer_group = h->producer_group,
         .commit_log_offset = h->commit_log_offset,
-        .state = state_of(h->state),
+        .state = fr_tx_state(h->state),
         .msg_id = h->msg_id,
         .from_check = h->from_transaction_check,
         .account = account,
