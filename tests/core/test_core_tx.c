@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -69,6 +70,7 @@ static void setup(void)
     ck_assert_int_eq(st_store_start(fx.st, fx.base, fx.poster), RMQ_OK);
     ck_assert_ptr_nonnull(fx.persist = bk_persist_new());
     snprintf(dir, sizeof dir, "%s/config", fx.env.dir);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
     fx.topics = bk_topics_new(dir, fx.persist, 0, 8, err, sizeof err);
     ck_assert_msg(fx.topics != NULL, "%s", err);
     bk_topic_t t = {.read_queues = 1, .write_queues = 1, .perm = BK_PERM_READ | BK_PERM_WRITE};
