@@ -47,7 +47,7 @@ typedef struct bk_tx bk_tx_t;
 typedef struct bk_clients_config {
     int64_t expire_ms;               /* channelExpiredTimeout */
     int64_t max_groups_per_heartbeat; /* maxHeartbeatGroups: producer + consumer groups in one heartbeat */
-    int64_t max_groups_per_conn;     /* maxConnectionGroups: consumer groups one session may be in */
+    int64_t max_groups_per_conn;     /* maxConnectionGroups: producer and consumer groups one session may hold */
     bk_tx_t *tx;                     /* where producer groups go (borrowed; NULL: ignored) */
     /* A consumer group announced (before it is recorded): the broker makes
      * its subscription group and, clustering, its retry topic. May be NULL. */

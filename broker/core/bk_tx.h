@@ -38,7 +38,7 @@ typedef struct bk_tx_config {
     int64_t time_out_ms;             /* transactionTimeOut */
     int64_t check_max;               /* transactionCheckMax */
     int64_t producer_expire_ms;      /* channelExpiredTimeout: a producer silent this long is forgotten */
-    int64_t max_groups_per_conn;     /* maxConnectionGroups: producer groups one session may hold */
+    int64_t max_groups_per_conn;     /* maxConnectionGroups: producer and consumer groups one session may hold */
     /* Rewrites a committed message before it is stored (the delay
      * scheduler); RMQ_OK, RMQ_EINVAL (bad properties) or another error. */
     rmq_err_t (*divert)(void *arg, st_msg_t *m, const char **why);
@@ -84,7 +84,8 @@ int bk_tx_end(bk_tx_t *tx, const bk_tx_end_req_t *req, bk_append_out_t *out, bk_
 
 /* Heartbeat: remembers session ss (referenced) as a producer of each of
  * groups[0..n). 1, or 0 with r set (BK_BAD_REQUEST when ss would hold
- * more than max_groups_per_conn producer groups; nothing recorded then). */
+ * more than max_groups_per_conn groups, producer and consumer
+ * (bk_session_t.groups); nothing recorded then). */
 int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const char *const *groups, size_t n, bk_result_t *r);
 /* Forgets the session of a closing connection. */
 void bk_tx_session_closed(bk_tx_t *tx, bk_session_t *ss);
