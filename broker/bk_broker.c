@@ -251,6 +251,59 @@ static rmq_err_t broker_admin_new(bk_broker_t *bk, char *err, size_t errlen)
     return RMQ_OK;
 }
 
+/* Commit hook of a transaction: a delayed message goes through the scheduler. */
+static rmq_err_t broker_tx_divert(void *arg, st_msg_t *m, const char **why)
+{
+    bk_broker_t *bk = arg;
+    return bk_schedule_divert(bk->schedule, m, why);
+}
+
+/* Heartbeat hook: a consumer group gets its subscription group and, when
+ * clustering, its retry topic (so the consumer can subscribe to %RETRY%g). */
+static void broker_consumer_group(void *arg, const char *group, int clustering)
+{
+    bk_broker_t *bk = arg;
+    bk_groups_use(bk->groups, group, strlen(group));
+    if (clustering)
+        bk_sendback_retry_topic(bk, group);
+}
+
+/* Creates the transaction checker and the client registry (which hands it
+ * producer groups). */
+static rmq_err_t broker_tx_clients(bk_broker_t *bk, char *err, size_t errlen)
+{
+    bk_tx_config_t tc = {
+        .base = bk->base,
+        .store = bk->store,
+        .append = bk->append,
+        .produce = bk->produce,
+        .addr = bk->addr,
+        .check_interval_ms = bk->cfg->transaction_check_interval,
+        .time_out_ms = bk->cfg->transaction_time_out,
+        .check_max = bk->cfg->transaction_check_max,
+        .producer_expire_ms = bk->cfg->channel_expired_timeout,
+        .max_groups_per_conn = bk->cfg->max_connection_groups,
+        .divert = broker_tx_divert,
+        .divert_arg = bk,
+    };
+    bk_clients_config_t cc = {
+        .expire_ms = bk->cfg->channel_expired_timeout,
+        .max_groups_per_heartbeat = bk->cfg->max_heartbeat_groups,
+        .max_groups_per_conn = bk->cfg->max_connection_groups,
+        .consumer_group = broker_consumer_group,
+        .arg = bk,
+    };
+    if (!(bk->tx = bk_tx_new(&tc)))
+        goto err;
+    cc.tx = bk->tx;
+    if (!(bk->clients = bk_clients_new(&cc)))
+        goto err;
+    return RMQ_OK;
+err:
+    snprintf(err, errlen, "out of memory");
+    return RMQ_ENOMEM;
+}
+
 /* Append hook: a stored append is streamed to the slaves. */
 static void broker_appended(void *arg)
 {
@@ -300,13 +353,12 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
-    bk->clients = bk_clients_new(bk->cfg->channel_expired_timeout);
     bk->send = bk_send_new(bk);
     bk->pull = bk_pull_new(bk);
     bk->groupstats = bk_groupstats_new();
     bk->tick = event_new(bk->base, -1, EV_PERSIST, broker_tick, bk);
     bk->drain = evtimer_new(bk->base, broker_drain, bk);
-    if (!bk->clients || !bk->send || !bk->pull || !bk->groupstats || !bk->tick || !bk->drain) {
+    if (!bk->send || !bk->pull || !bk->groupstats || !bk->tick || !bk->drain) {
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
@@ -321,10 +373,8 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
-    if (!(bk->tx = bk_tx_new(bk))) {
-        snprintf(err, errlen, "out of memory");
-        return RMQ_ENOMEM;
-    }
+    if ((rc = broker_tx_clients(bk, err, errlen)) != RMQ_OK)
+        return rc;
     if ((rc = broker_admin_new(bk, err, errlen)) != RMQ_OK)
         return rc;
     fr_routes_install(bk);

@@ -18,6 +18,7 @@
 #include "bk_produce.h"
 #include "bk_persist.h"
 #include "bk_stats.h"
+#include "bk_tx.h"
 #include "bk_topics_pb.h"
 #include "rmq_loop.h"
 #include "rmq_rpc.h"
@@ -33,7 +34,6 @@ typedef struct bk_metrics bk_metrics_t;
 typedef struct bk_lock bk_lock_t;
 typedef struct bk_offset_ops bk_offset_ops_t;
 typedef struct bk_admin_ops bk_admin_ops_t;
-typedef struct bk_tx bk_tx_t;
 
 typedef struct bk_broker {
     bk_config_t *cfg;             /* borrowed; outlives the broker */
@@ -58,7 +58,7 @@ typedef struct bk_broker {
     bk_lock_t *locks;             /* orderly queue locks (core/bk_lock.c) */
     bk_offset_ops_t *offset_ops;  /* consumer and queue offsets (core/bk_offset_ops.c) */
     bk_admin_ops_t *admin_ops;    /* topics, groups, runtime info (core/bk_admin_ops.c) */
-    bk_tx_t *tx;                  /* transactions: half messages, check-back (bk_tx.c) */
+    bk_tx_t *tx;                  /* transactions: half messages, check-back (core/bk_tx.c) */
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */

@@ -57,6 +57,8 @@ static const rmq_cfg_entry_t entries[] = {
     INT("maxTransferCountOnMessageInMemory", max_transfer_count_on_message_in_memory, "32", 1, 65536, "messages per pull at most"),
     INT("maxTransferBytesOnMessageInMemory", max_transfer_bytes_on_message_in_memory, "262144", 1024, 64 * MB, "bytes per pull at most"),
     INT("channelExpiredTimeout", channel_expired_timeout, "120000", 1000, 3600000, "drop clients without a heartbeat this long, ms"),
+    INT("maxHeartbeatGroups", max_heartbeat_groups, "1024", 1, 1000000, "producer and consumer groups one heartbeat may name; more: refused BAD_REQUEST"),
+    INT("maxConnectionGroups", max_connection_groups, "4096", 1, 1000000, "producer and consumer groups one connection may hold together; more: refused BAD_REQUEST"),
     INT("haListenPort", ha_listen_port, "-1", -1, 65535, "HA port; -1: listenPort + 1 (ephemeral if listenPort is 0); 0: ephemeral"),
     INT("haTransferBatchSize", ha_transfer_batch_size, "32768", 1024, 64 * MB, "HA: bytes per transfer at most"),
     INT("haHousekeepingInterval", ha_housekeeping_interval, "20000", 1000, 600000, "HA: drop a silent slave after this, ms"),

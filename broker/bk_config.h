@@ -48,6 +48,8 @@ typedef struct bk_config {
     int64_t max_transfer_count_on_message_in_memory;
     int64_t max_transfer_bytes_on_message_in_memory;
     int64_t channel_expired_timeout;
+    int64_t max_heartbeat_groups;       /* maxHeartbeatGroups */
+    int64_t max_connection_groups;      /* maxConnectionGroups */
     int64_t ha_listen_port;
     int64_t ha_transfer_batch_size;
     int64_t ha_housekeeping_interval;

@@ -122,7 +122,7 @@ typedef enum shape {
     SHAPE_TOPIC_SUB,
     SHAPE_GROUP_SUB,
     SHAPE_TOPIC_GROUP_SUB,
-    SHAPE_HEARTBEAT,     /* SUB on every consumer group in the heartbeat */
+    SHAPE_HEARTBEAT,     /* SUB on every consumer group, PUB on every producer group */
 } shape_t;
 
 static shape_t code_shape(int code)
@@ -270,6 +270,11 @@ static int request_allowed(const rmq_acl_account_t *a, const Rmq__Command *cmd, 
             if (!rmq_acl_allows(a, &g, 1, op, remark, remarklen))
                 return 0;
         }
+        for (size_t i = 0; i < cmd->heartbeat->n_producer_groups; i++) {
+            rmq_acl_need_t g = { RMQ_ACL_GROUP, RMQ_ACL_PERM_PUB, cmd->heartbeat->producer_groups[i] };
+            if (!rmq_acl_allows(a, &g, 1, op, remark, remarklen))
+                return 0;
+        }
         return 1;
     }
     return rmq_acl_allows(a, needs, request_needs(cmd, needs), op, remark, remarklen);
@@ -311,6 +316,20 @@ int rmq_acl_check(rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
     if (!request_allowed(a, cmd, remark, remarklen))
         return RMQ__STATUS__NO_PERMISSION;
     return RMQ__STATUS__SUCCESS;
+}
+
+int rmq_acl_request_signer(const rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
+                           const rmq_acl_account_t **account, char *remark, size_t remarklen)
+{
+    const Rmq__Auth *auth = cmd->auth;
+    int64_t ts = auth ? auth->timestamp_ms : 0;
+
+    *account = NULL;
+    if (!acl)
+        return 1;
+    /* now = the request's own timestamp: the window was checked already */
+    return rmq_acl_authenticate(acl, peer, auth ? auth->access_key : NULL, ts, ts,
+                                rmq_request_name(cmd->code), account, remark, remarklen);
 }
 
 /* Server hook: 1 to dispatch, 0 after answering NO_PERMISSION. */

@@ -8,9 +8,11 @@
  * within the replay window (rmq_acl_replay_check), then what the request
  * code needs (rmq_acl.c, request_needs): sends need PUB on the topic; pulls,
  * offsets and queue queries SUB on the topic and/or group (a %RETRY%G or
- * %DLQ%G topic counts as group G); topic, group, broker and name-server
- * administration (and broker registration) need admin; any other code needs
- * only a valid signature. Addresses in globalWhiteRemoteAddresses are
+ * %DLQ%G topic counts as group G); a heartbeat SUB on each consumer group
+ * and PUB on each producer group; topic, group, broker and name-server
+ * administration (and broker registration) need admin; END_TRANSACTION PUB
+ * on the half message's real topic (checked by the broker, which knows it:
+ * rmq_acl_request_signer); any other code needs only a valid signature. Addresses in globalWhiteRemoteAddresses are
  * trusted unsigned. */
 #ifndef RMQ_ACL_H
 #define RMQ_ACL_H
@@ -33,6 +35,14 @@ void rmq_acl_body_digest_buf(struct evbuffer *body, uint8_t out[32]);
  * now_ms: the wall clock. Loop thread (the replay cache). */
 int rmq_acl_check(rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
                   struct evbuffer *body, int64_t now_ms, char *remark, size_t remarklen);
+
+/* Who signed cmd, for a handler whose needs depend on what the request
+ * names in the broker (END_TRANSACTION: the half message's real topic),
+ * after rmq_acl_check let it through: 1 with *account NULL (acl NULL, or
+ * peer whitelisted: trusted), 0 with *account set, -1 with a remark
+ * (refused). Any thread; reads acl only. */
+int rmq_acl_request_signer(const rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
+                           const rmq_acl_account_t **account, char *remark, size_t remarklen);
 
 /* Installs rmq_acl_check in front of every handler of srv's rmq codec (acl
  * borrowed, must outlive srv). Refusals are logged (rate-limited) and

@@ -426,14 +426,15 @@ static int topic_allows(const acl_account_t *a, const char *topic, int want, con
     return 0;
 }
 
-static int group_allows(const acl_account_t *a, const char *group, const char *op,
+/* Checks want on group: SUB to consume as it, PUB to be its producer. */
+static int group_allows(const acl_account_t *a, const char *group, int want, const char *op,
                         char *remark, size_t remarklen)
 {
     int perm = perm_of(a->groups, a->ngroups, a->default_group, group);
-    if (perm & RMQ_ACL_PERM_SUB)
+    if (perm & want)
         return 1;
-    snprintf(remark, remarklen, "no permission: account %s has %s on group %s, %s needs SUB",
-             a->access_key, perm_name(perm), group, op);
+    snprintf(remark, remarklen, "no permission: account %s has %s on group %s, %s needs %s",
+             a->access_key, perm_name(perm), group, op, perm_name(want));
     return 0;
 }
 
@@ -454,7 +455,8 @@ int rmq_acl_allows(const rmq_acl_account_t *a, const rmq_acl_need_t *needs, size
             ok = topic_allows(a, name, needs[i].perm, op, remark, remarklen);
             break;
         case RMQ_ACL_GROUP:
-            ok = group_allows(a, name, op, remark, remarklen);
+            ok = group_allows(a, name, needs[i].perm == RMQ_ACL_PERM_PUB ? RMQ_ACL_PERM_PUB : RMQ_ACL_PERM_SUB,
+                              op, remark, remarklen);
             break;
         }
         if (!ok)

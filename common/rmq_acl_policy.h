@@ -3,8 +3,11 @@
  * and groups), the checks every codec's signature scheme shares (who signs,
  * from where, when, and was this signature seen before), and the decision
  * whether an account may do an operation described by what it needs
- * (rmq_acl_need_t: admin, or PUB/SUB on a topic, or SUB on a group; a list
- * when it needs several). No wire type appears here: each codec maps its
+ * (rmq_acl_need_t: admin, or PUB/SUB on a topic, or SUB on a consumer group,
+ * or PUB on a producer group; a list when it needs several). A group's PUB
+ * is what lets an account register as that group's producer, and so
+ * receive its transaction check-backs (which carry whole messages); PUB on
+ * a topic grants no group. No wire type appears here: each codec maps its
  * requests to needs and checks its own signature (rmq_acl.h for the native
  * protocol), then asks this policy.
  *
@@ -81,12 +84,12 @@ rmq_err_t rmq_acl_config_load(const rmq_acl_config_t *cfg, rmq_acl_t **out, char
 typedef enum rmq_acl_resource {
     RMQ_ACL_ADMIN = 0,     /* an admin operation */
     RMQ_ACL_TOPIC,         /* perm on a topic (%RETRY%G and %DLQ%G: SUB on group G) */
-    RMQ_ACL_GROUP,         /* SUB on a consumer group */
+    RMQ_ACL_GROUP,         /* SUB on a consumer group, PUB on a producer group */
 } rmq_acl_resource_t;
 
 typedef struct rmq_acl_need {
     rmq_acl_resource_t resource;
-    int perm;              /* RMQ_ACL_PERM_PUB or _SUB (TOPIC); ignored otherwise */
+    int perm;              /* RMQ_ACL_PERM_PUB or _SUB (TOPIC, GROUP: anything else is SUB); ignored for ADMIN */
     const char *name;      /* topic or group (NULL: ""); borrowed */
 } rmq_acl_need_t;
 

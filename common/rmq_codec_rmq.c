@@ -90,12 +90,30 @@ static void dispatch(rmq_rpc_t *rpc, rmq_conn_t *conn, rmq_frame_t *req)
     h->fn(conn, req, h->arg);
 }
 
+/* RMQ_ETOOBIG when the frame at the front of in declares a header over
+ * RMQ_REQUEST_HEADER_MAX (checked before anything is unpacked). */
+static rmq_err_t header_len_check(struct evbuffer *in, const char **why)
+{
+    uint8_t prefix[RMQ_FRAME_PREFIX];
+
+    if (evbuffer_copyout(in, prefix, sizeof prefix) != (ev_ssize_t)sizeof prefix)
+        return RMQ_OK;
+    uint32_t header_len = (uint32_t)prefix[4] << 24 | (uint32_t)prefix[5] << 16 | (uint32_t)prefix[6] << 8 | prefix[7];
+    if (header_len <= RMQ_REQUEST_HEADER_MAX)
+        return RMQ_OK;
+    *why = "request header over RMQ_REQUEST_HEADER_MAX (4 MiB)";
+    return RMQ_ETOOBIG;
+}
+
 /* Decodes one frame from in and dispatches it; the frame is cleared after. */
 static rmq_err_t rmq_serve(rmq_conn_t *conn, struct evbuffer *in, void *state, const char **why)
 {
     rmq_rpc_t *rpc = state;
     rmq_frame_t f = { 0 };
-    rmq_err_t err = rmq_frame_decode(in, rmq_server_max_frame(rpc->srv), &f, why);
+    rmq_err_t err = header_len_check(in, why);
+
+    if (err == RMQ_OK)
+        err = rmq_frame_decode(in, rmq_server_max_frame(rpc->srv), &f, why);
 
     if (err != RMQ_OK)
         return err;

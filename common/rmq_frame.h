@@ -16,6 +16,9 @@
 
 #define RMQ_FRAME_PREFIX 8u                    /* frame_len + header_len */
 #define RMQ_FRAME_MAX_DEFAULT (16u << 20)      /* 16 MiB */
+/* Largest request header a server unpacks (the body may be bigger): an
+ * unpacked header costs memory and time before any access check. */
+#define RMQ_REQUEST_HEADER_MAX (4u << 20)      /* 4 MiB */
 #define RMQ_PROTOCOL_VERSION 1
 
 typedef struct rmq_frame {

@@ -6,6 +6,7 @@ void bk_session_init(bk_session_t *ss, const bk_session_ops_t *ops)
 {
     ss->ops = ops;
     ss->refs = 1;
+    ss->groups = 0;
 }
 
 void bk_session_ref(bk_session_t *ss)

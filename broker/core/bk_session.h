@@ -44,6 +44,8 @@ typedef struct bk_session_ops {
 struct bk_session {
     const bk_session_ops_t *ops;
     int refs;
+    size_t groups;                   /* producer and consumer groups the core holds for it
+                                      * (bk_tx, bk_clients: the per-connection cap) */
 };
 
 /* Initialises ss with one reference (the creator's). */

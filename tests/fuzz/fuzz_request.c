@@ -9,12 +9,33 @@
  * data behind mqnamesrv's handlers), whose answers must pack too. Every
  * frame also goes through the rmq codec's access check (signature over
  * header and body digest, replay cache, needs per request code) against a
- * small ACL whose replay cache is tiny, so eviction runs too. */
+ * small ACL whose replay cache is tiny, so eviction runs too; a frame with
+ * an even opaque is first signed here as one of its accounts (flags pick
+ * which), so the fuzzer's headers pass the signature and reach the needs.
+ * A frame the ACL lets through then runs the broker core's paths over a
+ * real store (created once, in a temp dir, with one half message): a
+ * send's checks and the transaction divert of its properties, END_TRANSACTION
+ * with the signing account (PUB on the real topic), a heartbeat decoded by
+ * the rmq front into the neutral one and recorded (caps, names, producer
+ * groups) through a fake session that is closed after each input; a
+ * send-back reaches only the access check (its core is another file's). */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
+#include "bk_append.h"
+#include "bk_clients.h"
+#include "bk_produce.h"
+#include "bk_topics.h"
+#include "bk_tx.h"
+#include "core_fake.h"
+#include "fr_routes.h"
 #include "rmq_acl.h"
+#include "rmq_loop.h"
 #include "ns_route.h"
 #include "rmq_frame.h"
 #include "rmq_log.h"
@@ -193,6 +214,182 @@ static void broker_checks(const Rmq__Command *cmd, struct evbuffer *body)
     }
 }
 
+/* ---- the broker core ------------------------------------------------------ */
+
+#define FUZZ_TOPIC "t"
+#define FUZZ_PGROUP "g"
+
+/* Broker state shared by every input (the store is costly to open). */
+typedef struct fuzz_broker {
+    char dir[64];
+    struct event_base *base;
+    rmq_loop_poster_t *poster;
+    st_store_t *st;
+    bk_persist_t *persist;
+    bk_topics_t *topics;
+    bk_append_t *ap;
+    bk_produce_t *p;
+    bk_tx_t *tx;
+    bk_clients_t *clients;
+    int64_t half;                    /* the half message's commit-log offset */
+} fuzz_broker_t;
+
+static fuzz_broker_t fb;
+
+static rmq_err_t fuzz_divert(void *arg, st_msg_t *m, const char **why)
+{
+    return bk_tx_divert(fb.tx, m, why);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+/* Removes the store's temp dir when the fuzzer exits. */
+static void broker_cleanup(void)
+{
+    nftw(fb.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Opens the store (a temp dir), the topic table and the core once. */
+static void broker_init(void)
+{
+    static const char props[] = "TRAN_MSG\001true\002PGROUP\001" FUZZ_PGROUP;
+    char err[256], cfgdir[128];
+    st_store_config_t sc = {.commitlog_file_size = 1 << 20, .cq_entries_per_file = 1000,
+                            .flush_type = ST_ASYNC_FLUSH, .flush_interval_ms = 500, .flush_least_pages = 4,
+                            .flush_thorough_interval_ms = 10000, .sync_flush_timeout_ms = 5000,
+                            .max_message_size = 65536, .file_reserved_hours = 72, .delete_when = "04",
+                            .disk_max_used_ratio = 95, .disk_full_ratio = 99, .store_host_ip = 0x7F000001,
+                            .store_host_port = 10911};
+
+    snprintf(fb.dir, sizeof fb.dir, "/tmp/rmq-fuzz-request-XXXXXX");
+    if (!mkdtemp(fb.dir) || atexit(broker_cleanup) != 0 || !(fb.base = event_base_new()) || !(fb.poster = rmq_loop_poster_new(fb.base)))
+        abort();
+    sc.root_dir = fb.dir;
+    if (!(fb.st = st_store_open(&sc, err, sizeof err)) || st_store_start(fb.st, fb.base, fb.poster) != RMQ_OK ||
+        !(fb.persist = bk_persist_new()))
+        abort();
+    snprintf(cfgdir, sizeof cfgdir, "%s/config", fb.dir);
+    if (!(fb.topics = bk_topics_new(cfgdir, fb.persist, 0, 8, err, sizeof err)))
+        abort();
+    bk_topic_t t = {.read_queues = 2, .write_queues = 2, .perm = BK_PERM_READ | BK_PERM_WRITE};
+    strcpy(t.name, FUZZ_TOPIC);
+    bk_append_config_t ac = {.store = fb.st, .sync_flush_timeout_ms = 5000, .permission = 6, .addr = "fuzz"};
+    if (bk_topics_update(fb.topics, &t) != RMQ_OK || !(fb.ap = bk_append_new(&ac)))
+        abort();
+    bk_produce_config_t pc = {.append = fb.ap, .topics = fb.topics, .max_message_size = 65536, .addr = "fuzz",
+                              .divert = fuzz_divert};
+    if (!(fb.p = bk_produce_new(&pc)))
+        abort();
+    bk_tx_config_t tc = {.base = fb.base, .store = fb.st, .append = fb.ap, .produce = fb.p, .addr = "fuzz",
+                         .check_interval_ms = 3600000, .time_out_ms = 6000, .check_max = 15,
+                         .producer_expire_ms = 120000, .max_groups_per_conn = 64};
+    if (!(fb.tx = bk_tx_new(&tc)))
+        abort();
+    bk_clients_config_t cc = {.expire_ms = 120000, .max_groups_per_heartbeat = 32, .max_groups_per_conn = 64,
+                              .tx = fb.tx};
+    if (!(fb.clients = bk_clients_new(&cc)))
+        abort();
+    bk_produce_req_t req = {.cmd = "SEND", .topic = FUZZ_TOPIC, .producer_group = FUZZ_PGROUP,
+                            .default_topic = "TBW102", .queue_id = 0, .body_len = 1};
+    bk_produce_target_t tgt;
+    bk_append_out_t out;
+    bk_result_t r;
+    st_msg_t m = {.body = "h", .body_len = 1, .properties = props, .properties_len = strlen(props)};
+    if (!bk_produce_check(fb.p, &req, &tgt, &r) || !bk_produce_store(fb.p, &tgt, &m, 1, &out, NULL, NULL) ||
+        out.r.status != BK_OK)
+        abort();
+    fb.half = out.put.phys_offset;
+}
+
+/* A send as the core sees it: the checks, and the divert of its properties. */
+static void core_send(const Rmq__SendMessageRequest *h, struct evbuffer *body)
+{
+    bk_produce_req_t req = {.cmd = "SEND", .topic = h->topic, .producer_group = h->producer_group,
+                            .default_topic = h->default_topic, .default_topic_queue_nums = h->default_topic_queue_nums,
+                            .queue_id = h->queue_id, .body_len = evbuffer_get_length(body)};
+    bk_produce_target_t tgt;
+    bk_result_t r;
+    const char *why = NULL;
+    size_t plen = h->properties ? strlen(h->properties) : 0;
+    st_msg_t m = {.topic = h->topic, .topic_len = strlen(h->topic), .properties = h->properties,
+                  .properties_len = plen};
+
+    if (!bk_produce_check(fb.p, &req, &tgt, &r) && !r.why[0])
+        abort();
+    if (bk_tx_divert(fb.tx, &m, &why) == RMQ_EINVAL && !why)
+        abort();
+}
+
+/* END_TRANSACTION with the account that signed it; an even commit-log
+ * offset names the store's half message (so group and ACL checks run). An
+ * undefined state goes to the core as is (refused there too). */
+static void core_end(const Rmq__EndTransactionRequest *h, const rmq_acl_account_t *a)
+{
+    bk_tx_end_req_t req = {.producer_group = h->producer_group,
+                           .commit_log_offset = h->commit_log_offset % 2 ? h->commit_log_offset : fb.half,
+                           .state = fr_tx_state(h->state), .account = a};
+    bk_append_out_t out;
+
+    if (bk_tx_end(fb.tx, &req, &out, NULL, NULL) != 1)
+        abort();                     /* ASYNC_FLUSH: every outcome is final at once */
+    if (out.r.status != BK_OK && !out.r.why[0])
+        abort();
+}
+
+/* A heartbeat through the rmq front's decode into the core, on session ss. */
+static void core_heartbeat(const Rmq__HeartbeatData *w, bk_session_t *ss)
+{
+    bk_heartbeat_t hb;
+    bk_hb_consumer_t *cons = NULL;
+    bk_hb_sub_t *subs = NULL;
+    bk_result_t r;
+
+    if (fr_heartbeat_decode(w, &hb, &cons, &subs) && bk_clients_heartbeat(fb.clients, ss, &hb, &r) < 0 &&
+        !r.why[0])
+        abort();
+    free(cons);
+    free(subs);
+}
+
+/* Runs the core path of a request the ACL let through. */
+static void broker_apply(rmq_acl_t *acl, const Rmq__Command *cmd, struct evbuffer *body, bk_session_t *ss)
+{
+    const rmq_acl_account_t *a = NULL;
+    char remark[512];
+
+    switch (cmd->header_case) {
+    case RMQ__COMMAND__HEADER_SEND:
+        if (!cmd->send->batch)
+            core_send(cmd->send, body);
+        break;
+    case RMQ__COMMAND__HEADER_END_TRANSACTION:
+        if (cmd->code == RMQ__REQUEST_CODE__END_TRANSACTION &&
+            rmq_acl_request_signer(acl, "127.0.0.1:1", cmd, &a, remark, sizeof remark) >= 0)
+            core_end(cmd->end_transaction, a);
+        break;
+    case RMQ__COMMAND__HEADER_HEARTBEAT:
+        core_heartbeat(cmd->heartbeat, ss);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Signs cmd as account "a" or "b" at now (its auth replaced by sig's). */
+static void fuzz_sign(Rmq__Command *cmd, struct evbuffer *body, int64_t now, rmq_signature_t *sig)
+{
+    uint8_t digest[32];
+    int b = cmd->flags & 8;
+
+    cmd->auth = NULL;
+    rmq_acl_body_digest_buf(body, digest);
+    rmq_acl_sign(b ? "b" : "a", b ? "secret-bb" : "secret-aa", now, cmd, digest, sig);
+    cmd->auth = &sig->auth;
+}
+
 /* Applies a name-server request to rt as ns_server's handlers do. */
 static void namesrv_apply(ns_route_t *rt, const Rmq__Command *cmd, uint64_t conn_id, int64_t now)
 {
@@ -294,14 +491,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char acl_text[] = "replayWindowMs=1000\nreplayCacheEntries=16\n"
                                    "account.a.secretKey=secret-aa\n"
                                    "account.a.defaultTopicPerm=PUB\n"
-                                   "account.a.groupPerms=g=SUB\n";
+                                   "account.a.groupPerms=g=PUB|SUB\n"
+                                   "account.b.secretKey=secret-bb\n"
+                                   "account.b.topicPerms=u=PUB\n"
+                                   "account.b.groupPerms=cg=SUB\n";
     char err[256], remark[512];
     rmq_acl_t *acl;
+    core_fake_session_t ss;
 
     if (!quiet) {
         rmq_log_set_level(RMQ_LOG_OFF);
+        broker_init();
         quiet = 1;
     }
+    core_fake_session_init(&ss);
     acl = rmq_acl_parse(acl_text, sizeof(acl_text) - 1, "fuzz", err, sizeof err);
     if (!acl)
         abort();
@@ -323,12 +526,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         now += cmd->version & 0xffff;
         conn_id = 1 + cmd->flags % 4;
         namesrv_apply(rt, cmd, conn_id, now);
+        Rmq__Auth *given = f.cmd->auth;
+        rmq_signature_t sig;
+        if (cmd->opaque % 2 == 0)
+            fuzz_sign(f.cmd, f.body, now, &sig);
         int st = rmq_acl_check(acl, "127.0.0.1:1", cmd, f.body, now, remark, sizeof remark);
         if (st != RMQ__STATUS__SUCCESS && (st != RMQ__STATUS__NO_PERMISSION || !remark[0]))
             abort();
+        if (st == RMQ__STATUS__SUCCESS)
+            broker_apply(acl, cmd, f.body, &ss.base);
+        f.cmd->auth = given;
         rmq_frame_clear(&f);
     }
     rmq_frame_clear(&f);
+    bk_clients_session_closed(fb.clients, &ss.base);
+    bk_tx_session_closed(fb.tx, &ss.base);
+    if (ss.base.groups != 0)
+        abort();
+    bk_session_unref(&ss.base);
     rmq_acl_free(acl);
     (void)ns_route_live_count(rt);
     ns_route_free(rt);

@@ -46,6 +46,61 @@ static void frame(struct evbuffer *b, Rmq__Command *c, const void *body, size_t 
         exit(1);
 }
 
+/* Transactions as fuzz_request signs them (even opaque; flags 8: account
+ * b): a half message's send, a producer heartbeat, END_TRANSACTION commit
+ * by its account and rollback by another (even offset: fuzz_request's
+ * stored half message). */
+static void seeds_request_tx(struct evbuffer *b)
+{
+    Rmq__Command c;
+    Rmq__SendMessageRequest sm = RMQ__SEND_MESSAGE_REQUEST__INIT;
+    Rmq__HeartbeatData hb = RMQ__HEARTBEAT_DATA__INIT;
+    Rmq__ConsumerData cd = RMQ__CONSUMER_DATA__INIT, *cds[1] = { &cd };
+    Rmq__EndTransactionRequest et = RMQ__END_TRANSACTION_REQUEST__INIT;
+    char *pgs[] = { (char *)"g", (char *)"other" };
+
+    rmq__command__init(&c);
+    sm.producer_group = (char *)"g";
+    sm.topic = (char *)"t";
+    sm.default_topic = (char *)"TBW102";
+    sm.properties = (char *)"TRAN_MSG\001true\002PGROUP\001g\002REAL_TOPIC\001u\002REAL_QID\0019\002";
+    c.code = RMQ__REQUEST_CODE__SEND_MESSAGE;
+    c.header_case = RMQ__COMMAND__HEADER_SEND;
+    c.send = &sm;
+    frame(b, &c, "half", 4);
+    rmq__command__init(&c);
+    cd.group_name = (char *)"cg";
+    cd.message_model = RMQ__MESSAGE_MODEL__CLUSTERING;
+    hb.client_id = (char *)"127.0.0.1@2";
+    hb.producer_groups = pgs;
+    hb.n_producer_groups = 2;
+    hb.consumers = cds;
+    hb.n_consumers = 1;
+    c.code = RMQ__REQUEST_CODE__HEART_BEAT;
+    c.header_case = RMQ__COMMAND__HEADER_HEARTBEAT;
+    c.heartbeat = &hb;
+    frame(b, &c, NULL, 0);
+    c.flags = 8;
+    frame(b, &c, NULL, 0);
+    emit_buf("request", "tx_send_heartbeat", b);
+    rmq__command__init(&c);
+    et.producer_group = (char *)"g";
+    et.commit_log_offset = 0;
+    et.msg_id = (char *)"u1";
+    et.state = RMQ__TRANSACTION_STATE__TX_ROLLBACK;
+    c.code = RMQ__REQUEST_CODE__END_TRANSACTION;
+    c.header_case = RMQ__COMMAND__HEADER_END_TRANSACTION;
+    c.end_transaction = &et;
+    c.flags = 8;
+    frame(b, &c, NULL, 0);
+    c.flags = 0;
+    et.state = RMQ__TRANSACTION_STATE__TX_COMMIT;
+    frame(b, &c, NULL, 0);
+    et.commit_log_offset = 77;
+    frame(b, &c, NULL, 0);
+    emit_buf("request", "end_transaction", b);
+}
+
 static void seeds_request(void)
 {
     struct evbuffer *b = evbuffer_new();
@@ -207,6 +262,7 @@ static void seeds_request(void)
     c.send_back = &sb;
     frame(b, &c, NULL, 0);
     emit_buf("request", "heartbeat_sendback", b);
+    seeds_request_tx(b);
     evbuffer_free(b);
 }
 

@@ -4,6 +4,7 @@
 #ifndef FR_ROUTES_H
 #define FR_ROUTES_H
 
+#include "bk_clients.h"
 #include "rmq_rpc.h"
 
 typedef struct bk_broker bk_broker_t;
@@ -28,12 +29,20 @@ void fr_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_delete_group(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_all_groups(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_heartbeat.c */
+/* fr_clients.c */
+/* Fills hb from the wire heartbeat w (strings borrowed from w); the arrays
+ * are allocated in *cons and *subs (the caller frees both, set or not).
+ * 0 when out of memory. */
+int fr_heartbeat_decode(const Rmq__HeartbeatData *w, bk_heartbeat_t *hb, bk_hb_consumer_t **cons,
+                        bk_hb_sub_t **subs);
 void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_tx.c */
+/* fr_tx.c */
+/* The wire transaction state as the core's (bk_tx_state_t); -1 for a value
+ * the protocol does not define. */
+int fr_tx_state(Rmq__TransactionState s);
 void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
 /* bk_schedule.c */

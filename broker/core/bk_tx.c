@@ -1,9 +1,9 @@
-/* bk_tx.c: half messages, END_TRANSACTION and the check-back (see
+/* bk_tx.c: half messages, the end of a transaction and the check-back (see
  * bk_tx.h). Outcomes are kept in a hash of half-message commit-log offsets
- * (resolved, or how often checked), rebuilt from the op queue at start;
- * producers of each group are the sessions that named the group in a
- * HEART_BEAT (referenced while known); a check-back goes through the
- * session (core/bk_session.h). Loop thread. */
+ * (resolved, or how often checked), rebuilt from the op queue at start.
+ * Producers are indexed by (session, group) for heartbeats and by group for
+ * check-backs; a session holds at most max_groups_per_conn of them. A
+ * check-back goes through the session (bk_session.h). Loop thread. */
 #include "bk_tx.h"
 
 #include <inttypes.h>
@@ -11,12 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fr_routes.h"
-#include "fr_status.h"
+#include "bk_map.h"
 #include "bk_props.h"
-#include "bk_schedule.h"
 #include "rmq_log.h"
-#include "rmq_message.h"
 #include "rmq_time.h"
 
 #define TX_DONE (-1)
@@ -30,19 +27,26 @@ typedef struct tx_slot {
 } tx_slot_t;
 
 typedef struct tx_producer {
-    char *group;
+    char *key;                       /* pair key: session and group */
+    const char *group;               /* inside key */
     bk_session_t *ss;                /* referenced */
     int64_t seen_ms;
 } tx_producer_t;
 
+/* The producers of one group. */
+typedef struct tx_pgroup {
+    tx_producer_t **v;
+    size_t n, cap;
+} tx_pgroup_t;
+
 struct bk_tx {
-    bk_broker_t *bk;
+    bk_tx_config_t cfg;
     bk_props_buf_t pb;               /* divert */
     bk_props_buf_t cpb;              /* commit */
     tx_slot_t *slots;
     size_t cap, used;
-    tx_producer_t *prods;
-    size_t nprods, prods_cap;
+    bk_map_t *pairs;                 /* pair key -> tx_producer_t (owned) */
+    bk_map_t *groups;                /* group -> tx_pgroup_t (owned; producers borrowed) */
     int64_t scan_from;               /* half queue offset: everything before is resolved */
     struct event *timer;
 };
@@ -126,28 +130,30 @@ static void op_msg(st_msg_t *m, int64_t half_phys, char *buf, size_t len)
     m->tag_code = st_tag_hash(OP_TAG, 1);
 }
 
-/* Stores the op record of a resolved half message; when conn is not NULL
- * answers it once the record is durable. Returns 1 if stored. */
-static int op_put(bk_tx_t *tx, int64_t half_phys, rmq_conn_t *conn, rmq_reply_to_t to)
+/* Stores the op record of a resolved half message. With cb, like
+ * bk_append_put (1: final now in *out, 0: cb follows); without, the outcome
+ * is only logged. *stored tells whether the log holds it. Returns 1 when
+ * the outcome is final now. */
+static int op_put(bk_tx_t *tx, int64_t half_phys, bk_append_out_t *out, bk_append_fn cb, void *arg)
 {
     char body[24];
     st_msg_t m;
-    bk_append_out_t out;
-    int stored;
+    bk_append_out_t own;
+    int now;
 
-    op_msg(&m, half_phys, body, sizeof body);
-    if (conn)
-        stored = fr_append_reply(tx->bk->append, &m, 1, conn, to, "END_TRANSACTION");
-    else {
-        if (bk_append_put(tx->bk->append, &m, 1, &out, op_appended, NULL))
-            op_appended(&out, NULL);
-        stored = out.stored;
+    if (!cb) {
+        out = &own;
+        cb = op_appended;
     }
-    if (stored)
+    op_msg(&m, half_phys, body, sizeof body);
+    now = bk_append_put(tx->cfg.append, &m, 1, out, cb, arg);
+    if (out->stored)
         mark_done(tx, half_phys);
     else
         LOG_ERROR_RL("transaction: cannot store the outcome of the half message at %" PRId64, half_phys);
-    return stored;
+    if (now && out == &own)
+        op_appended(out, NULL);
+    return now;
 }
 
 /* Fills m with the committed message of half record rec under its real
@@ -167,7 +173,7 @@ static int commit_msg(bk_tx_t *tx, const rmq_record_t *rec, st_msg_t *m, bk_resu
     memset(m, 0, sizeof(*m));
     if (!topic || tlen == 0 || tlen > RMQ_TOPIC_MAX || qid < 0)
         return bk_result_set(r, BK_MESSAGE_ILLEGAL, "the half message has no REAL_TOPIC / REAL_QID"), 0;
-    if (!bk_produce_dest_check(tx->bk->produce, topic, tlen, qid, r))
+    if (!bk_produce_dest_check(tx->cfg.produce, topic, tlen, qid, r))
         return 0;
     if (bk_props_copy(&tx->cpb, rec->properties, rec->properties_len, drop) != RMQ_OK)
         return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory"), 0;
@@ -186,7 +192,7 @@ static int commit_msg(bk_tx_t *tx, const rmq_record_t *rec, st_msg_t *m, bk_resu
     m->properties_len = tx->cpb.len;
     tag = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TAGS, &vl);
     m->tag_code = tag ? st_tag_hash(tag, vl) : 0;
-    rc = bk_schedule_divert(tx->bk->schedule, m, &why);   /* a delayed transactional message */
+    rc = tx->cfg.divert ? tx->cfg.divert(tx->cfg.divert_arg, m, &why) : RMQ_OK;   /* a delayed transactional message */
     if (rc != RMQ_OK)
         return bk_result_set(r, rc == RMQ_EINVAL ? BK_MESSAGE_ILLEGAL : BK_SYSTEM_ERROR, "%s",
                              why ? why : rmq_strerror(rc)), 0;
@@ -233,66 +239,170 @@ rmq_err_t bk_tx_divert(bk_tx_t *tx, st_msg_t *m, const char **why)
 
 /* ---- producers ------------------------------------------------------------------ */
 
-static void prod_remove(bk_tx_t *tx, size_t i)
+/* The pair key of (ss, group) into a new string; NULL when out of memory. */
+static char *pair_key(const bk_session_t *ss, const char *group, size_t *len)
 {
-    bk_session_unref(tx->prods[i].ss);
-    free(tx->prods[i].group);
-    tx->prods[i] = tx->prods[--tx->nprods];
+    size_t glen = strlen(group);
+    char *key = malloc(glen + 24);
+
+    if (!key)
+        return NULL;
+    int n = snprintf(key, glen + 24, "%p|", (const void *)ss);
+    memcpy(key + n, group, glen + 1);
+    *len = (size_t)n + glen;
+    return key;
 }
 
-void bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const Rmq__HeartbeatData *hb)
+static tx_producer_t *pair_find(const bk_tx_t *tx, const bk_session_t *ss, const char *group)
+{
+    size_t len;
+    char *key = pair_key(ss, group, &len);
+    tx_producer_t *p = key ? bk_map_get(tx->pairs, key, len) : NULL;
+
+    free(key);
+    return p;
+}
+
+static void pgroup_free(void *v)
+{
+    tx_pgroup_t *g = v;
+
+    if (g)
+        free(g->v);
+    free(g);
+}
+
+/* Forgets producer p (its pair entry already removed by the caller). */
+static void prod_drop(bk_tx_t *tx, tx_producer_t *p)
+{
+    size_t glen = strlen(p->group);
+    tx_pgroup_t *g = bk_map_get(tx->groups, p->group, glen);
+
+    for (size_t i = 0; g && i < g->n; i++)
+        if (g->v[i] == p) {
+            g->v[i] = g->v[--g->n];
+            break;
+        }
+    if (g && g->n == 0)
+        pgroup_free(bk_map_del(tx->groups, p->group, glen));
+    p->ss->groups--;
+    bk_session_unref(p->ss);
+    free(p->key);
+    free(p);
+}
+
+/* Records ss as a producer of group; 0 when out of memory. */
+static int prod_add(bk_tx_t *tx, bk_session_t *ss, const char *group, int64_t now)
+{
+    tx_producer_t *p = calloc(1, sizeof(*p));
+    size_t len, glen = strlen(group);
+    tx_pgroup_t *g = bk_map_get(tx->groups, group, glen);
+
+    if (!p || !(p->key = pair_key(ss, group, &len)))
+        goto err;
+    p->group = p->key + len - glen;
+    if (!g && (!(g = calloc(1, sizeof(*g))) || bk_map_put(tx->groups, group, glen, g) != RMQ_OK)) {
+        free(g);
+        g = NULL;
+        goto err;
+    }
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 4;
+        tx_producer_t **v = realloc(g->v, cap * sizeof(*v));
+
+        if (!v)
+            goto err;
+        g->v = v;
+        g->cap = cap;
+    }
+    if (bk_map_put(tx->pairs, p->key, len, p) != RMQ_OK)
+        goto err;
+    g->v[g->n++] = p;
+    bk_session_ref(ss);
+    ss->groups++;
+    p->ss = ss;
+    p->seen_ms = now;
+    return 1;
+err:
+    if (g && g->n == 0)
+        pgroup_free(bk_map_del(tx->groups, group, glen));
+    if (p)
+        free(p->key);
+    free(p);
+    return 0;
+}
+
+int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const char *const *groups, size_t n, bk_result_t *r)
 {
     int64_t now = rmq_mono_ms();
+    size_t fresh = 0;
 
-    if (!tx)
-        return;
-    for (size_t g = 0; g < hb->n_producer_groups; g++) {
-        const char *group = hb->producer_groups[g];
-        size_t i;
+    for (size_t i = 0; i < n; i++)
+        if (!pair_find(tx, ss, groups[i]))
+            fresh++;
+    if (fresh && (int64_t)(ss->groups + fresh) > tx->cfg.max_groups_per_conn)
+        return bk_result_set(r, BK_BAD_REQUEST, "%zu more producer groups would make %zu on this connection, over "
+                             "maxConnectionGroups=%lld", fresh, ss->groups + fresh,
+                             (long long)tx->cfg.max_groups_per_conn), 0;
+    for (size_t i = 0; i < n; i++) {
+        tx_producer_t *p = pair_find(tx, ss, groups[i]);
 
-        for (i = 0; i < tx->nprods; i++)
-            if (tx->prods[i].ss == ss && !strcmp(tx->prods[i].group, group))
-                break;
-        if (i < tx->nprods) {
-            tx->prods[i].seen_ms = now;
-            continue;
-        }
-        if (tx->nprods == tx->prods_cap) {
-            size_t cap = tx->prods_cap ? tx->prods_cap * 2 : 8;
-            tx_producer_t *p = realloc(tx->prods, cap * sizeof(*p));
-
-            if (!p)
-                return;
-            tx->prods = p;
-            tx->prods_cap = cap;
-        }
-        if (!(tx->prods[tx->nprods].group = strdup(group)))
-            return;
-        bk_session_ref(ss);
-        tx->prods[tx->nprods].ss = ss;
-        tx->prods[tx->nprods].seen_ms = now;
-        tx->nprods++;
+        if (p)
+            p->seen_ms = now;
+        else if (!prod_add(tx, ss, groups[i], now))
+            return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory recording producer group %.200s",
+                                 groups[i]), 0;
     }
+    return 1;
+}
+
+/* Drops every producer the predicate matches. */
+static void prods_remove_where(bk_tx_t *tx, int (*match)(const tx_producer_t *p, const void *arg), const void *arg)
+{
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+
+    while (bk_map_next(tx->pairs, &cursor, &key, &val))
+        if (match(val, arg))
+            prod_drop(tx, bk_map_del_current(tx->pairs, &cursor));
+}
+
+static int match_session(const tx_producer_t *p, const void *arg)
+{
+    return p->ss == arg;
+}
+
+static int match_stale(const tx_producer_t *p, const void *arg)
+{
+    return p->seen_ms < *(const int64_t *)arg || !bk_session_is_open(p->ss);
+}
+
+static int match_any(const tx_producer_t *p, const void *arg)
+{
+    return 1;
 }
 
 void bk_tx_session_closed(bk_tx_t *tx, bk_session_t *ss)
 {
-    for (size_t i = 0; tx && i < tx->nprods;)
-        if (tx->prods[i].ss == ss)
-            prod_remove(tx, i);
-        else
-            i++;
+    if (tx && ss->groups)
+        prods_remove_where(tx, match_session, ss);
+}
+
+size_t bk_tx_producer_count(const bk_tx_t *tx)
+{
+    return bk_map_count(tx->pairs);
 }
 
 /* The freshest open session of a producer of group, or NULL. */
 static bk_session_t *producer_of(bk_tx_t *tx, const char *group, size_t len)
 {
+    const tx_pgroup_t *g = bk_map_get(tx->groups, group, len);
     tx_producer_t *best = NULL;
 
-    for (size_t i = 0; i < tx->nprods; i++)
-        if (strlen(tx->prods[i].group) == len && !memcmp(tx->prods[i].group, group, len) &&
-            bk_session_is_open(tx->prods[i].ss) && (!best || tx->prods[i].seen_ms > best->seen_ms))
-            best = &tx->prods[i];
+    for (size_t i = 0; g && i < g->n; i++)
+        if (bk_session_is_open(g->v[i]->ss) && (!best || g->v[i]->seen_ms > best->seen_ms))
+            best = g->v[i];
     return best ? best->ss : NULL;
 }
 
@@ -313,7 +423,7 @@ static int64_t read_queue(bk_tx_t *tx, const char *topic, int64_t offset, record
 
         if (!buf)
             break;
-        st_store_get(tx->bk->store, topic, 0, offset, READ_BATCH, 4 << 20, &all, buf, &res);
+        st_store_get(tx->cfg.store, topic, 0, offset, READ_BATCH, 4 << 20, &all, buf, &res);
         if (res.status == ST_GET_OFFSET_TOO_SMALL || res.status == ST_GET_MESSAGE_WAS_REMOVING) {
             offset = res.next_begin_offset > offset ? res.next_begin_offset : res.min_offset;
             evbuffer_free(buf);
@@ -375,7 +485,6 @@ typedef struct scan_ctx {
 /* Asks a producer of its group for the state of one half message. */
 static void check_send(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff)
 {
-    bk_broker_t *bk = tx->bk;
     size_t glen = 0, ulen = 0;
     const char *group = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_PRODUCER_GROUP, &glen);
     const char *uniq = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_UNIQ_KEY, &ulen);
@@ -397,10 +506,10 @@ static void check_send(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff)
         .transaction_id = u,
         .offset_msg_id = id,
         .producer_group = g,
-        .broker_addr = bk->addr,
+        .broker_addr = tx->cfg.addr,
     };
     struct evbuffer *raw = evbuffer_new();
-    rmq_err_t rc = raw ? st_store_read_record(bk->store, rec->phys_offset, raw) : RMQ_ENOMEM;
+    rmq_err_t rc = raw ? st_store_read_record(tx->cfg.store, rec->phys_offset, raw) : RMQ_ENOMEM;
 
     if (rc == RMQ_OK) {
         chk.record_len = evbuffer_get_length(raw);
@@ -424,16 +533,16 @@ static void scan_half(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff, void *
         return;
     }
     sc->front = 0;
-    if (sc->now_ms - rec->store_timestamp < tx->bk->cfg->transaction_time_out || sc->sent >= CHECKS_PER_ROUND) {
+    if (sc->now_ms - rec->store_timestamp < tx->cfg.time_out_ms || sc->sent >= CHECKS_PER_ROUND) {
         *stop = 1;                   /* younger halves follow */
         return;
     }
     if (!(s = slot_find(tx, rec->phys_offset, 1)))
         return;
-    if (s->val >= tx->bk->cfg->transaction_check_max) {
+    if (s->val >= tx->cfg.check_max) {
         LOG_WARN("transaction: half message at %" PRId64 " unresolved after %d checks: rolled back",
                  rec->phys_offset, s->val);
-        op_put(tx, rec->phys_offset, NULL, (rmq_reply_to_t){0});
+        op_put(tx, rec->phys_offset, NULL, NULL, NULL);
         return;
     }
     s->val++;
@@ -441,114 +550,137 @@ static void scan_half(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff, void *
     check_send(tx, rec, qoff);
 }
 
-static void check_tick(evutil_socket_t fd, short what, void *arg)
+void bk_tx_check_now(bk_tx_t *tx)
 {
-    bk_tx_t *tx = arg;
-    bk_broker_t *bk = tx->bk;
-    int64_t now = rmq_mono_ms();
+    int64_t stale = rmq_mono_ms() - tx->cfg.producer_expire_ms;
     scan_ctx_t sc = {rmq_wall_ms(), 0, 1};
+    bk_result_t r;
 
-    for (size_t i = 0; i < tx->nprods;)
-        if (now - tx->prods[i].seen_ms > bk->cfg->channel_expired_timeout || !bk_session_is_open(tx->prods[i].ss))
-            prod_remove(tx, i);
-        else
-            i++;
-    if (bk->cfg->broker_role == BK_SLAVE || bk->stopping)
+    prods_remove_where(tx, match_stale, &stale);
+    if (!bk_append_writable(tx->cfg.append, &r))   /* a slave, stopping, or read-only: no outcome can be stored */
         return;
-    int64_t min = st_store_min_offset(bk->store, BK_TX_HALF_TOPIC, 0);
+    int64_t min = st_store_min_offset(tx->cfg.store, BK_TX_HALF_TOPIC, 0);
     if (tx->scan_from < min)
         tx->scan_from = min;
     read_queue(tx, BK_TX_HALF_TOPIC, tx->scan_from, scan_half, &sc);
 }
 
-/* ---- END_TRANSACTION ---------------------------------------------------------------------- */
-
-void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+static void check_tick(evutil_socket_t fd, short what, void *arg)
 {
-    bk_broker_t *bk = arg;
-    bk_tx_t *tx = bk->tx;
-    const Rmq__EndTransactionRequest *h;
-    struct evbuffer *buf = NULL;
-    rmq_record_t rec;
-    size_t glen = 0;
-    const char *group;
-    rmq_reply_to_t to = rmq_reply_to(req->cmd);
+    bk_tx_check_now(arg);
+}
+
+/* ---- ending a transaction ----------------------------------------------------------------- */
+
+/* The half message req names, decoded from buf into rec; 1, or 0 with r set
+ * (no record there, not a half message of req's group, or the account
+ * lacks PUB on its real topic). */
+static int end_half(bk_tx_t *tx, const bk_tx_end_req_t *req, struct evbuffer *buf, rmq_record_t *rec,
+                    bk_result_t *r)
+{
+    size_t glen = 0, tlen = 0;
+    const char *group, *topic;
+    char real[RMQ_TOPIC_MAX + 1], remark[512];
+
+    if (st_store_read_record(tx->cfg.store, req->commit_log_offset, buf) != RMQ_OK ||
+        rmq_record_decode(evbuffer_pullup(buf, -1), evbuffer_get_length(buf), 0, rec) != RMQ_OK)
+        return bk_result_set(r, BK_TRANSACTION_FAILED, "no half message at commit-log offset %" PRId64,
+                             req->commit_log_offset), 0;
+    group = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_PRODUCER_GROUP, &glen);
+    if (rec->topic_len != strlen(BK_TX_HALF_TOPIC) || memcmp(rec->topic, BK_TX_HALF_TOPIC, rec->topic_len) != 0 ||
+        !group || glen != strlen(req->producer_group) || memcmp(group, req->producer_group, glen) != 0)
+        return bk_result_set(r, BK_BAD_REQUEST, "the message at %" PRId64 " is not a half message of producer "
+                             "group %.100s", req->commit_log_offset, req->producer_group), 0;
+    if (!req->account)
+        return 1;
+    topic = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &tlen);
+    snprintf(real, sizeof real, "%.*s", (int)(topic && tlen <= RMQ_TOPIC_MAX ? tlen : 0), topic ? topic : "");
+    rmq_acl_need_t need = {RMQ_ACL_TOPIC, RMQ_ACL_PERM_PUB, real};
+    if (!rmq_acl_allows(req->account, &need, 1, "END_TRANSACTION", remark, sizeof remark))
+        return bk_result_set(r, BK_NO_PERMISSION, "%.180s", remark), 0;
+    return 1;
+}
+
+/* Commits half record rec: stores it under its real topic, then its op
+ * record; like bk_tx_end. A half that can never be delivered is dropped. */
+static int end_commit(bk_tx_t *tx, const bk_tx_end_req_t *req, const rmq_record_t *rec, bk_append_out_t *out,
+                      bk_append_fn cb, void *arg)
+{
+    st_msg_t m;
     bk_result_t r;
+    int now;
 
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_END_TRANSACTION, "EndTransactionRequest (end_transaction)"))
-        return;
-    h = req->cmd->end_transaction;
-    if (!bk_append_writable(bk->append, &r)) {
-        fr_reply_result(conn, to, &r, "END_TRANSACTION");
-        return;
-    }
-    if (!(buf = evbuffer_new()) || st_store_read_record(bk->store, h->commit_log_offset, buf) != RMQ_OK ||
-        rmq_record_decode(evbuffer_pullup(buf, -1), evbuffer_get_length(buf), 0, &rec) != RMQ_OK) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__TRANSACTION_FAILED, "no half message at commit-log offset %" PRId64,
-                        h->commit_log_offset);
-        goto out;
-    }
-    group = rmq_props_get(rec.properties, rec.properties_len, RMQ_PROP_PRODUCER_GROUP, &glen);
-    if (rec.topic_len != strlen(BK_TX_HALF_TOPIC) || memcmp(rec.topic, BK_TX_HALF_TOPIC, rec.topic_len) != 0 ||
-        !group || glen != strlen(h->producer_group) || memcmp(group, h->producer_group, glen) != 0) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__BAD_REQUEST,
-                        "the message at %" PRId64 " is not a half message of producer group %.200s",
-                        h->commit_log_offset, h->producer_group);
-        goto out;
-    }
-    if (is_done(tx, h->commit_log_offset) || h->state == RMQ__TRANSACTION_STATE__TX_UNKNOWN) {
-        rmq_conn_reply(conn, to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
-        goto out;
-    }
-    if (h->state == RMQ__TRANSACTION_STATE__TX_COMMIT) {
-        st_msg_t m;
-
-        if (!commit_msg(tx, &rec, &m, &r)) {
-            fr_reply_result(conn, to, &r, "commit");
-            if (r.status != BK_SYSTEM_ERROR) {      /* never deliverable: dropped, not checked back */
-                LOG_WARN("transaction: half message at %" PRId64 " dropped at commit: %s", h->commit_log_offset,
-                         r.why);
-                op_put(tx, h->commit_log_offset, NULL, to);
-            }
-            goto out;
+    if (!commit_msg(tx, rec, &m, &r)) {
+        memset(out, 0, sizeof(*out));
+        bk_result_set(&out->r, r.status, "commit: %s", r.why);
+        if (r.status != BK_SYSTEM_ERROR) {      /* never deliverable: dropped, not checked back */
+            LOG_WARN("transaction: half message at %" PRId64 " dropped at commit: %s", req->commit_log_offset, r.why);
+            op_put(tx, req->commit_log_offset, NULL, NULL, NULL);
         }
-        if (!fr_append_reply(bk->append, &m, 1, conn, to, "commit"))   /* answered once durable */
-            goto out;
-        op_put(tx, h->commit_log_offset, NULL, to);
-    } else if (h->state == RMQ__TRANSACTION_STATE__TX_ROLLBACK) {
-        if (!op_put(tx, h->commit_log_offset, conn, to))                 /* answered once durable */
-            goto out;
-    } else {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__BAD_REQUEST, "END_TRANSACTION: unknown state %d", (int)h->state);
+        return 1;
+    }
+    now = bk_append_put(tx->cfg.append, &m, 1, out, cb, arg);   /* answered once durable */
+    if (out->stored)
+        op_put(tx, req->commit_log_offset, NULL, NULL, NULL);
+    return now;
+}
+
+int bk_tx_end(bk_tx_t *tx, const bk_tx_end_req_t *req, bk_append_out_t *out, bk_append_fn cb, void *arg)
+{
+    struct evbuffer *buf = evbuffer_new();
+    rmq_record_t rec;
+    int now = 1;
+
+    memset(out, 0, sizeof(*out));
+    if (!buf) {
+        bk_result_set(&out->r, BK_SYSTEM_ERROR, "out of memory");
+        return 1;
+    }
+    if (!bk_append_writable(tx->cfg.append, &out->r) || !end_half(tx, req, buf, &rec, &out->r))
+        goto out;
+    if (is_done(tx, req->commit_log_offset) || req->state == BK_TX_UNKNOWN)
+        goto out;
+    if (req->state == BK_TX_COMMIT)
+        now = end_commit(tx, req, &rec, out, cb, arg);
+    else if (req->state == BK_TX_ROLLBACK)
+        now = op_put(tx, req->commit_log_offset, out, cb, arg);   /* answered once durable */
+    else {
+        bk_result_set(&out->r, BK_BAD_REQUEST, "END_TRANSACTION: unknown state %d", req->state);
         goto out;
     }
-    LOG_INFO("transaction: half message %s at %" PRId64 " %s%s", h->msg_id, h->commit_log_offset,
-             h->state == RMQ__TRANSACTION_STATE__TX_COMMIT ? "committed" : "rolled back",
-             h->from_transaction_check ? " (check-back)" : "");
+    if (out->stored)
+        LOG_INFO("transaction: half message %s at %" PRId64 " %s%s", req->msg_id ? req->msg_id : "",
+                 req->commit_log_offset, req->state == BK_TX_COMMIT ? "committed" : "rolled back",
+                 req->from_check ? " (check-back)" : "");
 out:
-    if (buf)
-        evbuffer_free(buf);
+    evbuffer_free(buf);
+    return now;
 }
 
 /* ---- lifetime ------------------------------------------------------------------------------- */
 
-bk_tx_t *bk_tx_new(bk_broker_t *bk)
+bk_tx_t *bk_tx_new(const bk_tx_config_t *cfg)
 {
     bk_tx_t *tx = calloc(1, sizeof(*tx));
-    int64_t ms = bk->cfg->transaction_check_interval;
+    int64_t ms = cfg->check_interval_ms;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
     if (!tx)
         return NULL;
-    tx->bk = bk;
-    read_queue(tx, BK_TX_OP_TOPIC, st_store_min_offset(bk->store, BK_TX_OP_TOPIC, 0), load_op, NULL);
-    tx->scan_from = st_store_min_offset(bk->store, BK_TX_HALF_TOPIC, 0);
-    tx->timer = event_new(bk->base, -1, EV_PERSIST, check_tick, tx);
-    if (!tx->timer || event_add(tx->timer, &tv) != 0) {
-        bk_tx_free(tx);
-        return NULL;
-    }
+    tx->cfg = *cfg;
+    tx->pairs = bk_map_new();
+    tx->groups = bk_map_new();
+    if (!tx->pairs || !tx->groups)
+        goto err;
+    read_queue(tx, BK_TX_OP_TOPIC, st_store_min_offset(cfg->store, BK_TX_OP_TOPIC, 0), load_op, NULL);
+    tx->scan_from = st_store_min_offset(cfg->store, BK_TX_HALF_TOPIC, 0);
+    tx->timer = event_new(cfg->base, -1, EV_PERSIST, check_tick, tx);
+    if (!tx->timer || event_add(tx->timer, &tv) != 0)
+        goto err;
     return tx;
+err:
+    bk_tx_free(tx);
+    return NULL;
 }
 
 void bk_tx_free(bk_tx_t *tx)
@@ -557,9 +689,10 @@ void bk_tx_free(bk_tx_t *tx)
         return;
     if (tx->timer)
         event_free(tx->timer);
-    while (tx->nprods)
-        prod_remove(tx, 0);
-    free(tx->prods);
+    if (tx->pairs && tx->groups)
+        prods_remove_where(tx, match_any, NULL);
+    bk_map_free(tx->pairs, NULL);
+    bk_map_free(tx->groups, pgroup_free);
     free(tx->slots);
     bk_props_buf_free(&tx->pb);
     bk_props_buf_free(&tx->cpb);

@@ -1,48 +1,57 @@
-/* bk_heartbeat.c: the client-facing requests over bk_clients: HEART_BEAT
- * (registers consumer groups and auto-creates their subscription groups),
- * UNREGISTER_CLIENT and GET_CONSUMER_LIST_BY_GROUP. */
+/* fr_clients.c: the rmq protocol's decode and encode for the client
+ * registry (core/bk_clients.h): HEART_BEAT (HeartbeatData into the neutral
+ * heartbeat), UNREGISTER_CLIENT and GET_CONSUMER_LIST_BY_GROUP. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bk_broker.h"
-#include "bk_sendback.h"
-#include "bk_tx.h"
 #include "fr_routes.h"
 #include "fr_session.h"
-#include "rmq_log.h"
-#include "rmq_message.h"
+#include "fr_status.h"
 
-/* HEART_BEAT: records the client's consumer groups (creating subscription groups). */
+int fr_heartbeat_decode(const Rmq__HeartbeatData *w, bk_heartbeat_t *hb, bk_hb_consumer_t **cons,
+                            bk_hb_sub_t **subs)
+{
+    size_t nsubs = 0, k = 0;
+    for (size_t i = 0; i < w->n_consumers; i++)
+        nsubs += w->consumers[i]->n_subscriptions;
+    *cons = calloc(w->n_consumers ? w->n_consumers : 1, sizeof(**cons));
+    *subs = calloc(nsubs ? nsubs : 1, sizeof(**subs));
+    if (!*cons || !*subs)
+        return 0;
+    for (size_t i = 0; i < w->n_consumers; i++) {
+        const Rmq__ConsumerData *cd = w->consumers[i];
+        (*cons)[i] = (bk_hb_consumer_t){cd->group_name, cd->message_model == RMQ__MESSAGE_MODEL__CLUSTERING,
+                                        *subs + k, cd->n_subscriptions};
+        for (size_t j = 0; j < cd->n_subscriptions; j++, k++)
+            (*subs)[k] = (bk_hb_sub_t){cd->subscriptions[j]->topic, cd->subscriptions[j]->sub_string};
+    }
+    *hb = (bk_heartbeat_t){w->client_id, (const char *const *)w->producer_groups, w->n_producer_groups, *cons,
+                           w->n_consumers};
+    return 1;
+}
+
+/* HEART_BEAT: records the client's consumer and producer groups. */
 void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
+    rmq_reply_to_t to = rmq_reply_to(req->cmd);
+    bk_hb_consumer_t *cons = NULL;
+    bk_hb_sub_t *subs = NULL;
+    bk_heartbeat_t hb;
+    bk_result_t r;
+    bk_session_t *ss;
+
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_HEARTBEAT, "HeartbeatData (heartbeat)"))
         return;
-    const Rmq__HeartbeatData *hb = req->cmd->heartbeat;
-    const char *why;
-    for (size_t i = 0; i < hb->n_consumers; i++) {
-        const char *g = hb->consumers[i]->group_name;
-        if (!rmq_name_is_valid(g, strlen(g), &why)) {
-            rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__NAME_ILLEGAL,
-                            "HEART_BEAT: consumer group '%.200s' %s", g, why);
-            return;
-        }
-        bk_groups_use(bk->groups, g, strlen(g));
-        if (hb->consumers[i]->message_model == RMQ__MESSAGE_MODEL__CLUSTERING)
-            bk_sendback_retry_topic(bk, g);   /* so the consumer can subscribe to %RETRY%g */
-    }
-    if (!hb->client_id[0]) {
-        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "HEART_BEAT: empty client_id");
-        return;
-    }
-    bk_session_t *ss = fr_session_of(conn);
-    if (!ss) {
-        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "HEART_BEAT: out of memory");
-        return;
-    }
-    bk_clients_heartbeat(bk->clients, ss, hb);
-    bk_tx_heartbeat(bk->tx, ss, hb);   /* producer groups: where transaction checks go */
-    rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+    if (!(ss = fr_session_of(conn)) || !fr_heartbeat_decode(req->cmd->heartbeat, &hb, &cons, &subs))
+        rmq_conn_replyf(conn, to, RMQ__STATUS__SYSTEM_ERROR, "HEART_BEAT: out of memory");
+    else if (bk_clients_heartbeat(bk->clients, ss, &hb, &r) < 0)
+        fr_reply_result(conn, to, &r, NULL);
+    else
+        rmq_conn_reply(conn, to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+    free(cons);
+    free(subs);
 }
 
 /* UNREGISTER_CLIENT: removes the client from its consumer group(s). */

@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include "bk_map.h"
+#include "bk_tx.h"
 #include "rmq_log.h"
+#include "rmq_message.h"
+#include "rmq_subexpr.h"
 #include "rmq_time.h"
 
 typedef struct bk_client {
@@ -24,15 +27,31 @@ typedef struct bk_cgroup {
 
 struct bk_clients {
     bk_map_t *groups;     /* group name -> bk_cgroup_t */
-    int64_t expire_ms;
+    bk_clients_config_t cfg;
 };
+
+/* Moves cl to session ss (may be NULL), keeping each session's group count. */
+static void client_set_session(bk_client_t *cl, bk_session_t *ss)
+{
+    if (cl->ss == ss)
+        return;
+    if (ss) {
+        bk_session_ref(ss);
+        ss->groups++;
+    }
+    if (cl->ss) {
+        cl->ss->groups--;
+        bk_session_unref(cl->ss);
+    }
+    cl->ss = ss;
+}
 
 static void client_free(void *p)
 {
     bk_client_t *cl = p;
     if (!cl)
         return;
-    bk_session_unref(cl->ss);
+    client_set_session(cl, NULL);
     bk_map_free(cl->subs, free);
     free(cl->id);
     free(cl);
@@ -48,7 +67,7 @@ static void cgroup_free(void *p)
     free(grp);
 }
 
-bk_clients_t *bk_clients_new(int64_t expire_ms)
+bk_clients_t *bk_clients_new(const bk_clients_config_t *cfg)
 {
     bk_clients_t *c = calloc(1, sizeof(*c));
     if (!c)
@@ -57,7 +76,7 @@ bk_clients_t *bk_clients_new(int64_t expire_ms)
         free(c);
         return NULL;
     }
-    c->expire_ms = expire_ms;
+    c->cfg = *cfg;
     return c;
 }
 
@@ -99,14 +118,14 @@ static bk_cgroup_t *cgroup_get(bk_clients_t *c, const char *name)
 }
 
 /* Replaces a client's subscriptions with those in cd. */
-static void client_set_subs(bk_client_t *cl, const Rmq__ConsumerData *cd)
+static void client_set_subs(bk_client_t *cl, const bk_hb_consumer_t *cd)
 {
     bk_map_t *subs = bk_map_new();
     if (!subs)
         return;
-    for (size_t i = 0; i < cd->n_subscriptions; i++) {
-        const Rmq__SubscriptionData *sd = cd->subscriptions[i];
-        char *expr = strdup(sd->sub_string[0] ? sd->sub_string : "*");
+    for (size_t i = 0; i < cd->nsubs; i++) {
+        const bk_hb_sub_t *sd = &cd->subs[i];
+        char *expr = strdup(sd->expr && sd->expr[0] ? sd->expr : RMQ_SUB_ALL);
         if (!expr || bk_map_put(subs, sd->topic, strlen(sd->topic), expr) != RMQ_OK)
             free(expr);
     }
@@ -116,9 +135,9 @@ static void client_set_subs(bk_client_t *cl, const Rmq__ConsumerData *cd)
 
 /* Records client_id in the group of cd; returns 1 if membership changed. */
 static int cgroup_touch(bk_clients_t *c, bk_session_t *ss, const char *client_id,
-                        const Rmq__ConsumerData *cd, int64_t now)
+                        const bk_hb_consumer_t *cd, int64_t now)
 {
-    bk_cgroup_t *grp = cgroup_get(c, cd->group_name);
+    bk_cgroup_t *grp = cgroup_get(c, cd->group);
     if (!grp)
         return 0;
     size_t len = strlen(client_id);
@@ -132,11 +151,7 @@ static int cgroup_touch(bk_clients_t *c, bk_session_t *ss, const char *client_id
         }
         changed = 1;
     }
-    if (cl->ss != ss) {
-        bk_session_ref(ss);
-        bk_session_unref(cl->ss);
-        cl->ss = ss;
-    }
+    client_set_session(cl, ss);
     cl->last_ms = now;
     client_set_subs(cl, cd);
     if (changed)
@@ -144,12 +159,56 @@ static int cgroup_touch(bk_clients_t *c, bk_session_t *ss, const char *client_id
     return changed;
 }
 
-int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const Rmq__HeartbeatData *hb)
+/* 1 if client_id is a member of group through session ss already. */
+static int is_member(const bk_clients_t *c, const bk_session_t *ss, const char *client_id, const char *group)
+{
+    const bk_cgroup_t *grp = bk_map_get(c->groups, group, strlen(group));
+    const bk_client_t *cl = grp ? bk_map_get(grp->clients, client_id, strlen(client_id)) : NULL;
+    return cl && cl->ss == ss;
+}
+
+/* 1 if hb may be recorded: a client id, within the caps, valid names; else 0 with r set. */
+static int heartbeat_check(const bk_clients_t *c, const bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r)
+{
+    const char *why;
+    size_t fresh = 0;
+    if (!hb->client_id || !hb->client_id[0])
+        return bk_result_set(r, BK_BAD_REQUEST, "HEART_BEAT: empty client_id"), 0;
+    if ((int64_t)(hb->nconsumers + hb->nproducers) > c->cfg.max_groups_per_heartbeat)
+        return bk_result_set(r, BK_BAD_REQUEST, "HEART_BEAT: %zu consumer and %zu producer groups, over "
+                             "maxHeartbeatGroups=%lld", hb->nconsumers, hb->nproducers,
+                             (long long)c->cfg.max_groups_per_heartbeat), 0;
+    for (size_t i = 0; i < hb->nconsumers; i++) {
+        const char *g = hb->consumers[i].group;
+        if (!rmq_name_is_valid(g, strlen(g), &why))
+            return bk_result_set(r, BK_NAME_ILLEGAL, "HEART_BEAT: consumer group '%.100s' %s", g, why), 0;
+        if (!is_member(c, ss, hb->client_id, g))
+            fresh++;
+    }
+    for (size_t i = 0; i < hb->nproducers; i++)
+        if (!rmq_name_is_valid(hb->producer_groups[i], strlen(hb->producer_groups[i]), &why))
+            return bk_result_set(r, BK_NAME_ILLEGAL, "HEART_BEAT: producer group '%.100s' %s",
+                                 hb->producer_groups[i], why), 0;
+    if (fresh && (int64_t)(ss->groups + fresh) > c->cfg.max_groups_per_conn)
+        return bk_result_set(r, BK_BAD_REQUEST, "HEART_BEAT: %zu more consumer groups would make %zu on this "
+                             "connection, over maxConnectionGroups=%lld", fresh, ss->groups + fresh,
+                             (long long)c->cfg.max_groups_per_conn), 0;
+    return 1;
+}
+
+int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r)
 {
     int64_t now = rmq_mono_ms();
     int changed = 0;
-    for (size_t i = 0; i < hb->n_consumers; i++)
-        changed += cgroup_touch(c, ss, hb->client_id, hb->consumers[i], now);
+    if (!heartbeat_check(c, ss, hb, r))
+        return -1;
+    if (c->cfg.tx && hb->nproducers && !bk_tx_heartbeat(c->cfg.tx, ss, hb->producer_groups, hb->nproducers, r))
+        return -1;   /* producer groups: where transaction checks go */
+    for (size_t i = 0; i < hb->nconsumers; i++) {
+        if (c->cfg.consumer_group)
+            c->cfg.consumer_group(c->cfg.arg, hb->consumers[i].group, hb->consumers[i].clustering);
+        changed += cgroup_touch(c, ss, hb->client_id, &hb->consumers[i], now);
+    }
     return changed;
 }
 
@@ -225,7 +284,7 @@ void bk_clients_session_closed(bk_clients_t *c, bk_session_t *ss)
 
 void bk_clients_expire(bk_clients_t *c, int64_t now_ms)
 {
-    int64_t cutoff = now_ms - c->expire_ms;
+    int64_t cutoff = now_ms - c->cfg.expire_ms;
     clients_remove_where(c, match_expired, &cutoff);
 }
 

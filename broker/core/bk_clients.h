@@ -1,0 +1,85 @@
+/* bk_clients.h: the client registry, on neutral requests: a heartbeat
+ * (client id, producer groups, consumer groups and their subscriptions)
+ * checked against the caps (groups per heartbeat, per connection), its
+ * producer groups handed to the transaction checker (bk_tx.h), and
+ * consumer groups: which clients (by client id and session) belong to each
+ * group and what they subscribe to. Clients leave on UNREGISTER_CLIENT, when their connection
+ * closes, or after expire_ms without a heartbeat; whenever a group's
+ * membership changes every member is told through its session (rmq:
+ * NOTIFY_CONSUMER_IDS_CHANGED, oneway) so it rebalances at once. Loop thread only. */
+#ifndef BK_CLIENTS_H
+#define BK_CLIENTS_H
+
+#include <stdint.h>
+
+#include <stddef.h>
+
+#include "bk_session.h"
+#include "bk_status.h"
+
+typedef struct bk_clients bk_clients_t;
+
+/* One subscription of a consumer group: a topic and its expression (the
+ * rule of common/rmq_subexpr.h; "" or "*": every message). Borrowed. */
+typedef struct bk_hb_sub {
+    const char *topic;
+    const char *expr;
+} bk_hb_sub_t;
+
+typedef struct bk_hb_consumer {
+    const char *group;
+    int clustering;                  /* CLUSTERING (else BROADCASTING) */
+    const bk_hb_sub_t *subs;
+    size_t nsubs;
+} bk_hb_consumer_t;
+
+/* A client's heartbeat as a front-end decoded it. Borrowed for the call. */
+typedef struct bk_heartbeat {
+    const char *client_id;
+    const char *const *producer_groups;
+    size_t nproducers;
+    const bk_hb_consumer_t *consumers;
+    size_t nconsumers;
+} bk_heartbeat_t;
+
+typedef struct bk_tx bk_tx_t;
+
+typedef struct bk_clients_config {
+    int64_t expire_ms;               /* channelExpiredTimeout */
+    int64_t max_groups_per_heartbeat; /* maxHeartbeatGroups: producer + consumer groups in one heartbeat */
+    int64_t max_groups_per_conn;     /* maxConnectionGroups: producer and consumer groups one session may hold */
+    bk_tx_t *tx;                     /* where producer groups go (borrowed; NULL: ignored) */
+    /* A consumer group announced (before it is recorded): the broker makes
+     * its subscription group and, clustering, its retry topic. May be NULL. */
+    void (*consumer_group)(void *arg, const char *group, int clustering);
+    void *arg;
+} bk_clients_config_t;
+
+/* cfg copied (pointers borrowed). NULL when out of memory. */
+bk_clients_t *bk_clients_new(const bk_clients_config_t *cfg);
+/* Releases every connection reference. */
+void bk_clients_free(bk_clients_t *c);
+
+/* Records heartbeat hb from session ss (referenced while the client is
+ * known; expressions are parsed when a pull uses them): its consumer groups
+ * here, its producer groups in the transaction checker. Returns how many
+ * consumer groups changed membership (each was notified), or -1 with r set
+ * and nothing recorded: no client id, more groups than
+ * max_groups_per_heartbeat, or ss would then hold more than
+ * max_groups_per_conn (BK_BAD_REQUEST); a group name that breaks the
+ * naming rule (BK_NAME_ILLEGAL). */
+int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r);
+/* Removes client_id from group (or from every group if group is empty). */
+void bk_clients_unregister(bk_clients_t *c, const char *client_id, const char *group);
+/* Removes every client of session ss (its connection closed). */
+void bk_clients_session_closed(bk_clients_t *c, bk_session_t *ss);
+/* Removes clients silent for longer than expire_ms. */
+void bk_clients_expire(bk_clients_t *c, int64_t now_ms);
+
+/* Client ids of group into ids (borrowed, valid until the next change);
+ * returns how many there are (may exceed cap). */
+size_t bk_clients_ids(const bk_clients_t *c, const char *group, const char **ids, size_t cap);
+/* The subscription expression group registered for topic, or NULL. */
+const char *bk_clients_subscription(const bk_clients_t *c, const char *group, const char *topic);
+
+#endif
