@@ -181,6 +181,16 @@ rmq_err_t rmq_record_decode(const uint8_t *data, size_t len, int verify_crc, rmq
     return RMQ_OK;
 }
 
+void rmq_hex_upper(const uint8_t *in, size_t n, char *out)
+{
+    static const char digits[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[in[i] >> 4];
+        out[2 * i + 1] = digits[in[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
 int rmq_props_next(const char *props, size_t len, size_t *pos, rmq_prop_t *p)
 {
     while (props && *pos < len) {
