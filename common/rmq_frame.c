@@ -151,25 +151,70 @@ void rmq_frame_clear(rmq_frame_t *frame)
     frame->body = NULL;
 }
 
-/* Appends prefix and packed header for a body of body_len bytes, packing
- * straight into out's free space. Loop thread of out. */
+/* A ProtobufCBuffer that packs into a stack scratch first and grows on the
+ * heap; failed is set when growing fails (the bytes are then incomplete). */
+typedef struct pack_buf {
+    ProtobufCBuffer base;
+    uint8_t *data;
+    size_t len, cap;
+    int heap, failed;
+} pack_buf_t;
+
+static void pack_buf_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+    pack_buf_t *pb = (pack_buf_t *)b;
+
+    if (pb->failed)
+        return;
+    if (len > pb->cap - pb->len) {
+        size_t cap = pb->cap * 2;
+        while (cap - pb->len < len)
+            cap *= 2;
+        uint8_t *grown = pb->heap ? realloc(pb->data, cap) : malloc(cap);
+        if (grown == NULL) {
+            pb->failed = 1;
+            return;
+        }
+        if (!pb->heap)
+            memcpy(grown, pb->data, pb->len);
+        pb->data = grown;
+        pb->cap = cap;
+        pb->heap = 1;
+    }
+    memcpy(pb->data + pb->len, data, len);
+    pb->len += len;
+}
+
+/* Appends prefix and packed header for a body of body_len bytes. The header
+ * is packed once (pack_to_buffer: no separate sizing pass) into a stack
+ * scratch and copied behind its prefix. Loop thread of out. */
 static rmq_err_t encode_head(struct evbuffer *out, const Rmq__Command *cmd, size_t body_len)
 {
-    size_t header_len = rmq__command__get_packed_size(cmd);
+    uint8_t scratch[512];
+    pack_buf_t pb = { .base.append = pack_buf_append, .data = scratch, .cap = sizeof(scratch) };
     struct evbuffer_iovec vec;
+    rmq_err_t err = RMQ_ENOMEM;
 
-    if (body_len > UINT32_MAX - 4 - header_len)
-        return RMQ_ETOOBIG;
-    if (evbuffer_reserve_space(out, (ev_ssize_t)(RMQ_FRAME_PREFIX + header_len), &vec, 1) != 1)
-        return RMQ_ENOMEM;
+    rmq__command__pack_to_buffer(cmd, &pb.base);
+    if (pb.failed)
+        goto out;
+    err = RMQ_ETOOBIG;
+    if (body_len > UINT32_MAX - 4 - pb.len)
+        goto out;
+    err = RMQ_ENOMEM;
+    if (evbuffer_reserve_space(out, (ev_ssize_t)(RMQ_FRAME_PREFIX + pb.len), &vec, 1) != 1)
+        goto out;
     uint8_t *p = vec.iov_base;
-    put_be32(p, (uint32_t)(4 + header_len + body_len));
-    put_be32(p + 4, (uint32_t)header_len);
-    rmq__command__pack(cmd, p + RMQ_FRAME_PREFIX);
-    vec.iov_len = RMQ_FRAME_PREFIX + header_len;
-    if (evbuffer_commit_space(out, &vec, 1) != 0)
-        return RMQ_ENOMEM;
-    return RMQ_OK;
+    put_be32(p, (uint32_t)(4 + pb.len + body_len));
+    put_be32(p + 4, (uint32_t)pb.len);
+    memcpy(p + RMQ_FRAME_PREFIX, pb.data, pb.len);
+    vec.iov_len = RMQ_FRAME_PREFIX + pb.len;
+    if (evbuffer_commit_space(out, &vec, 1) == 0)
+        err = RMQ_OK;
+out:
+    if (pb.heap)
+        free(pb.data);
+    return err;
 }
 
 rmq_err_t rmq_frame_encode(struct evbuffer *out, const Rmq__Command *cmd,
