@@ -864,6 +864,10 @@ int64_t st_tag_hash(const char *tag, size_t len)
     size_t i = 0;
 
     while (i < len) {
+        if (s[i] < 0x80) {          /* ASCII, the usual tag and key: one UTF-16 unit */
+            h = h * 31 + s[i++];
+            continue;
+        }
         uint32_t cp = utf8_next(s, len, &i);
 
         if (cp >= 0x10000) {
