@@ -44,12 +44,7 @@ void rmq_msg_uniq_id(char out[33])
     raw[13] = (uint8_t)ms;
     raw[14] = (uint8_t)(ctr >> 8);
     raw[15] = (uint8_t)ctr;
-    static const char hex[] = "0123456789ABCDEF";
-    for (int i = 0; i < 16; i++) {
-        out[2 * i] = hex[raw[i] >> 4];
-        out[2 * i + 1] = hex[raw[i] & 15];
-    }
-    out[32] = '\0';
+    rmq_hex_upper(raw, sizeof(raw), out);
 }
 
 /* 1 if s contains a property separator byte. */

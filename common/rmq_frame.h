@@ -22,7 +22,8 @@
 #define RMQ_PROTOCOL_VERSION 1
 
 typedef struct rmq_frame {
-    Rmq__Command *cmd;      /* unpacked header; owned */
+    Rmq__Command *cmd;      /* unpacked header; owned, freed by rmq_frame_clear only (an
+                             * arena, not protobuf-c's free_unpacked) */
     struct evbuffer *body;  /* body bytes; owned, never NULL after a decode */
 } rmq_frame_t;
 

@@ -181,6 +181,16 @@ rmq_err_t rmq_record_decode(const uint8_t *data, size_t len, int verify_crc, rmq
     return RMQ_OK;
 }
 
+void rmq_hex_upper(const uint8_t *in, size_t n, char *out)
+{
+    static const char digits[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[in[i] >> 4];
+        out[2 * i + 1] = digits[in[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
 int rmq_props_next(const char *props, size_t len, size_t *pos, rmq_prop_t *p)
 {
     while (props && *pos < len) {
@@ -205,13 +215,19 @@ const char *rmq_props_get(const char *props, size_t len, const char *name, size_
 {
     size_t nlen = strlen(name);
     size_t pos = 0;
-    rmq_prop_t p;
 
-    while (rmq_props_next(props, len, &pos, &p)) {
-        if (p.name_len == nlen && memcmp(p.name, name, nlen) == 0) {
-            *vlen = p.value_len;
-            return p.value;
+    /* one memchr per piece: a name (no \x01 or \x02 in it) matches when
+     * the piece starts with it and its first \x01 follows */
+    while (props && pos < len) {
+        const char *piece = props + pos;
+        const char *end = memchr(piece, '\x02', len - pos);
+        size_t plen = end ? (size_t)(end - piece) : len - pos;
+
+        if (plen > nlen && piece[nlen] == '\x01' && memcmp(piece, name, nlen) == 0) {
+            *vlen = plen - nlen - 1;
+            return piece + nlen + 1;
         }
+        pos += plen + 1;
     }
     *vlen = 0;
     return NULL;

@@ -111,6 +111,10 @@ void rmq_record_patch(uint8_t *rec, int64_t queue_offset, int64_t phys_offset, i
  * (when verify_crc). Never reads outside data[0..len). */
 rmq_err_t rmq_record_decode(const uint8_t *data, size_t len, int verify_crc, rmq_record_t *rec);
 
+/* Uppercase hex of in[0..n) into out[2n + 1], NUL-terminated: the text of
+ * message ids (RocketMQ's UtilAll.bytes2string), store and client alike. */
+void rmq_hex_upper(const uint8_t *in, size_t n, char *out);
+
 /* Properties strings: "name\x01value" pairs joined by \x02 (RocketMQ's
  * MessageDecoder format). Readers split on \x02, split each piece at its
  * first \x01 and ignore pieces without one. */

@@ -80,6 +80,9 @@ void rmq_server_free(rmq_server_t *srv);
 
 /* "ip:port" of the peer. Valid while the connection is referenced. */
 const char *rmq_conn_peer(const rmq_conn_t *conn);
+/* The peer's IPv4 address and port in host order, kept from the accept;
+ * both 0 when the peer is not IPv4. */
+void rmq_conn_peer_ipv4(const rmq_conn_t *conn, uint32_t *ip, uint16_t *port);
 /* Local address "ip:port" the peer connected to. */
 const char *rmq_conn_local(const rmq_conn_t *conn);
 /* Unique id for the life of the process. */

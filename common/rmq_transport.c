@@ -47,6 +47,8 @@ struct rmq_conn {
     void *data;
     char peer[ADDR_MAX];
     char local[ADDR_MAX];
+    uint32_t peer_ip4;            /* host order; 0: the peer is not IPv4 */
+    uint16_t peer_port4;
 };
 
 TAILQ_HEAD(conn_list, rmq_conn);
@@ -190,6 +192,12 @@ void rmq_conn_close(rmq_conn_t *conn, const char *reason)
 const char *rmq_conn_peer(const rmq_conn_t *conn)
 {
     return conn->peer;
+}
+
+void rmq_conn_peer_ipv4(const rmq_conn_t *conn, uint32_t *ip, uint16_t *port)
+{
+    *ip = conn->peer_ip4;
+    *port = conn->peer_ip4 ? conn->peer_port4 : 0;
 }
 
 const char *rmq_conn_local(const rmq_conn_t *conn)
@@ -433,6 +441,11 @@ static rmq_conn_t *conn_new(rmq_server_t *srv, evutil_socket_t fd, const struct 
     conn->refs = 1;
     conn->id = atomic_fetch_add(&next_conn_id, 1);
     format_addr(sa, conn->peer, sizeof(conn->peer));
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        conn->peer_ip4 = ntohl(in->sin_addr.s_addr);
+        conn->peer_port4 = ntohs(in->sin_port);
+    }
     if (getsockname(fd, (struct sockaddr *)&local, &locallen) == 0)
         format_addr((struct sockaddr *)&local, conn->local, sizeof(conn->local));
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

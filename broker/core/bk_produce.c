@@ -76,21 +76,22 @@ int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_ta
     return 1;
 }
 
-/* 1 if the properties of m hold a reserved name. */
-static int props_have_reserved(const st_msg_t *m)
-{
-    size_t vl = 0;
-    for (const char *const *name = rmq_props_reserved; *name && m->properties_len; name++)
-        if (rmq_props_get(m->properties, m->properties_len, *name, &vl))
-            return 1;
-    return 0;
-}
-
 /* 1 if the pair p has a reserved name. */
 static int prop_is_reserved(const rmq_prop_t *p)
 {
     for (const char *const *name = rmq_props_reserved; *name; name++)
-        if (strlen(*name) == p->name_len && memcmp(*name, p->name, p->name_len) == 0)
+        if ((*name)[0] == p->name[0] && strlen(*name) == p->name_len && memcmp(*name, p->name, p->name_len) == 0)
+            return 1;
+    return 0;
+}
+
+/* 1 if the properties of m hold a reserved name (one pass over them). */
+static int props_have_reserved(const st_msg_t *m)
+{
+    size_t pos = 0;
+    rmq_prop_t pr;
+    while (rmq_props_next(m->properties, m->properties_len, &pos, &pr))
+        if (pr.name_len && prop_is_reserved(&pr))
             return 1;
     return 0;
 }

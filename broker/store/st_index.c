@@ -157,9 +157,16 @@ static int32_t key_hash(const char *topic, size_t topic_len, const char *key, si
     size_t len = topic_len + 1 + key_len;
     int32_t h;
 
+    /* a text over 511 bytes is cut there and its hash takes a NUL as byte
+     * 512, as in the files written so far */
     if (len > sizeof(buf))
         len = sizeof(buf);
-    snprintf(buf, sizeof(buf), "%.*s#%.*s", (int)topic_len, topic, (int)key_len, key);
+    memcpy(buf, topic, topic_len < sizeof(buf) - 1 ? topic_len : sizeof(buf) - 1);
+    if (topic_len < sizeof(buf) - 1) {
+        buf[topic_len] = '#';
+        memcpy(buf + topic_len + 1, key, len - topic_len - 1);
+    }
+    buf[sizeof(buf) - 1] = '\0';
     h = (int32_t)st_tag_hash(buf, len);
     return h == INT32_MIN ? 0 : h < 0 ? -h : h;
 }

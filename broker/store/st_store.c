@@ -798,8 +798,11 @@ int64_t st_store_read_raw(st_store_t *st, int64_t offset, size_t max_len, struct
 
 void st_store_msg_id(uint32_t ip, uint16_t port, int64_t phys_offset, char out[33])
 {
-    snprintf(out, 33, "%08" PRIX32 "%08" PRIX32 "%016" PRIX64, ip, (uint32_t)port,
-             (uint64_t)phys_offset);
+    uint8_t raw[16] = {(uint8_t)(ip >> 24), (uint8_t)(ip >> 16), (uint8_t)(ip >> 8), (uint8_t)ip, 0, 0,
+                       (uint8_t)(port >> 8), (uint8_t)port};
+    for (int i = 0; i < 8; i++)
+        raw[8 + i] = (uint8_t)((uint64_t)phys_offset >> (56 - 8 * i));
+    rmq_hex_upper(raw, sizeof(raw), out);
 }
 
 static int hex_val(char c)
@@ -861,6 +864,10 @@ int64_t st_tag_hash(const char *tag, size_t len)
     size_t i = 0;
 
     while (i < len) {
+        if (s[i] < 0x80) {          /* ASCII, the usual tag and key: one UTF-16 unit */
+            h = h * 31 + s[i++];
+            continue;
+        }
         uint32_t cp = utf8_next(s, len, &i);
 
         if (cp >= 0x10000) {

@@ -1,6 +1,7 @@
-/* test_frame.c: the frame codec. Round trips, a stream split at every byte
- * boundary, many frames in one buffer, oversized and malformed frames,
- * empty bodies, and the wire enum names. */
+/* test_frame.c: the frame codec. Round trips, a header larger than the
+ * pack scratch and the first arena block, a stream split at every byte
+ * boundary, many frames in one buffer, oversized and malformed frames, empty
+ * bodies, and the wire enum names. */
 #include "rmq_frame.h"
 
 #include <check.h>
@@ -89,6 +90,60 @@ START_TEST(test_round_trip)
     ck_assert_int_eq(memcmp(evbuffer_pullup(f.body, -1), "hello", 5), 0);
     rmq_frame_clear(&f);
     rmq_frame_clear(&f);
+    evbuffer_free(buf);
+}
+END_TEST
+
+/* A header that outgrows the 512-byte pack scratch and the arena's first
+ * block (many sub-messages, a remark larger than a further block) packs to
+ * the same bytes as protobuf-c's own pack and decodes whole. */
+START_TEST(test_large_header)
+{
+    enum { NTOPICS = 300, REMARK = 6000 };
+    struct evbuffer *buf = evbuffer_new();
+    rmq_frame_t f = { 0 };
+    Rmq__Command cmd = RMQ__COMMAND__INIT;
+    Rmq__TopicConfigTable table = RMQ__TOPIC_CONFIG_TABLE__INIT;
+    Rmq__TopicConfig tc[NTOPICS], *tcp[NTOPICS];
+    char names[NTOPICS][16], *remark = malloc(REMARK + 1);
+
+    ck_assert_ptr_nonnull(remark);
+    memset(remark, 'r', REMARK);
+    remark[REMARK] = '\0';
+    for (int i = 0; i < NTOPICS; i++) {
+        rmq__topic_config__init(&tc[i]);
+        snprintf(names[i], sizeof(names[i]), "topic-%d", i);
+        tc[i].topic_name = names[i];
+        tc[i].write_queue_nums = i;
+        tcp[i] = &tc[i];
+    }
+    table.n_topics = NTOPICS;
+    table.topics = tcp;
+    cmd.code = RMQ__REQUEST_CODE__GET_ALL_TOPIC_CONFIG;
+    cmd.remark = remark;
+    cmd.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG_TABLE;
+    cmd.topic_config_table = &table;
+    ck_assert_int_eq(rmq_frame_encode(buf, &cmd, NULL, 0), RMQ_OK);
+
+    size_t len, want_len = rmq__command__get_packed_size(&cmd);
+    uint8_t *got = flatten(buf, &len), *want = malloc(want_len);
+    ck_assert_ptr_nonnull(want);
+    rmq__command__pack(&cmd, want);
+    ck_assert_uint_eq(len, RMQ_FRAME_PREFIX + want_len);
+    ck_assert_int_eq(memcmp(got + RMQ_FRAME_PREFIX, want, want_len), 0);
+
+    ck_assert_int_eq(rmq_frame_decode(buf, 0, &f, NULL), RMQ_OK);
+    ck_assert_str_eq(f.cmd->remark, remark);
+    ck_assert_int_eq(f.cmd->header_case, RMQ__COMMAND__HEADER_TOPIC_CONFIG_TABLE);
+    ck_assert_uint_eq(f.cmd->topic_config_table->n_topics, NTOPICS);
+    for (int i = 0; i < NTOPICS; i++) {
+        ck_assert_str_eq(f.cmd->topic_config_table->topics[i]->topic_name, names[i]);
+        ck_assert_int_eq(f.cmd->topic_config_table->topics[i]->write_queue_nums, i);
+    }
+    rmq_frame_clear(&f);
+    free(got);
+    free(want);
+    free(remark);
     evbuffer_free(buf);
 }
 END_TEST
@@ -322,6 +377,7 @@ static Suite *frame_suite(void)
     Suite *s = suite_create("frame");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_round_trip);
+    tcase_add_test(tc, test_large_header);
     tcase_add_test(tc, test_encode_buf_moves_body);
     tcase_add_test(tc, test_split_at_every_byte);
     tcase_add_test(tc, test_byte_by_byte);

@@ -11,7 +11,6 @@
  * waiter holds the connection and its reply address. Scratch buffers for batch
  * bodies are reused across requests, so the steady-state path does not
  * allocate per message. */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,21 +167,6 @@ static void send_appended(const bk_append_out_t *out, void *arg)
 
 /* ---- checks ------------------------------------------------------------- */
 
-/* Parses "ip:port" of the peer into host-order IPv4 and port (0 if not IPv4). */
-static void peer_addr(rmq_conn_t *conn, uint32_t *ip, uint16_t *port)
-{
-    char host[64];
-    int p = 0;
-    struct in_addr a;
-    *ip = 0;
-    *port = 0;
-    if (rmq_addr_split(rmq_conn_peer(conn), host, sizeof(host), &p) == RMQ_OK &&
-        inet_pton(AF_INET, host, &a) == 1) {
-        *ip = ntohl(a.s_addr);
-        *port = (uint16_t)p;
-    }
-}
-
 /* Decodes the request into the core's neutral send and has it checked;
  * on failure answers and returns -1. */
 static int send_check(bk_send_t *s, send_ctx_t *c, int batch)
@@ -200,7 +184,7 @@ static int send_check(bk_send_t *s, send_ctx_t *c, int batch)
     bk_result_t r;
     if (!bk_produce_check(s->bk->produce, &req, &c->tgt, &r))
         return fr_reply_result(c->conn, c->to, &r, NULL), -1;
-    peer_addr(c->conn, &c->born_ip, &c->born_port);
+    rmq_conn_peer_ipv4(c->conn, &c->born_ip, &c->born_port);
     return 0;
 }
 
