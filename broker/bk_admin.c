@@ -1,5 +1,5 @@
 /* bk_admin.c: offset, metadata and statistics requests: consumer offsets,
- * queue offsets and times, message view, runtime info, topic and
+ * queue offsets and times, runtime info, topic and
  * subscription-group administration, and the tables slaves and mqadmin read. */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -106,23 +106,6 @@ void fr_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         break;
     }
     }
-}
-
-/* VIEW_MESSAGE_BY_ID: the raw record at a commit-log offset as the body. */
-void fr_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
-{
-    bk_broker_t *bk = arg;
-    NEED(conn, req, RMQ__COMMAND__HEADER_VIEW_MESSAGE, "ViewMessageRequest (view_message)");
-    int64_t off = req->cmd->view_message->offset;
-    struct evbuffer *body = evbuffer_new();
-    rmq_err_t rc = body ? st_store_read_record(bk->store, off, body) : RMQ_ENOMEM;
-    if (rc == RMQ_OK)
-        rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, body);
-    else
-        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__QUERY_NOT_FOUND,
-                        "no message at commit-log offset %" PRId64 ": %s", off, rmq_strerror(rc));
-    if (body)
-        evbuffer_free(body);
 }
 
 /* ---- runtime info ------------------------------------------------------- */
@@ -337,7 +320,7 @@ void fr_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
     }
-    bk_sendback_retry_topic(bk, req->cmd->subscription_group->group_name);   /* the group's retry topic with it */
+    bk_sendback_retry_topic(bk->sendback, req->cmd->subscription_group->group_name);   /* the group's retry topic with it */
     reply_ok(conn, req);
 }
 

@@ -196,6 +196,13 @@ static rmq_err_t broker_divert(void *arg, st_msg_t *m, const char **why)
     return rc == RMQ_OK ? bk_tx_divert(bk->tx, m, why) : rc;  /* TRAN_MSG: half message */
 }
 
+/* Send-back hook: a retry copy waits its delay level in the scheduler. */
+static rmq_err_t broker_delay(void *arg, st_msg_t *m, const char **why)
+{
+    bk_broker_t *bk = arg;
+    return bk_schedule_divert(bk->schedule, m, why);
+}
+
 /* Append hook: a stored append is streamed to the slaves. */
 static void broker_appended(void *arg)
 {
@@ -259,6 +266,23 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         return RMQ_EIO;
     if (!(bk->schedule = bk_schedule_new(bk, err, errlen)))
         return RMQ_EINVAL;
+    bk_sendback_config_t sbc = {
+        .store = bk->store,
+        .append = bk->append,
+        .topics = bk->topics,
+        .groups = bk->groups,
+        .is_slave = bk->cfg->broker_role == BK_SLAVE,
+        .delay_levels = bk_schedule_levels(bk->schedule),
+        .store_ip = bk->ip,
+        .store_port = (uint16_t)bk->port,
+        .addr = bk->addr,
+        .divert = broker_delay,
+        .divert_arg = bk,
+    };
+    if (!(bk->sendback = bk_sendback_new(&sbc))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
     if (!(bk->reg = bk_register_new(bk, bk->cfg->namesrv_addr, err, errlen)))
         return RMQ_EINVAL;
     st_store_set_arrival_cb(bk->store, broker_arrived, bk);
@@ -318,6 +342,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk->store = NULL;
     bk_produce_free(bk->produce);
     bk->produce = NULL;
+    bk_sendback_free(bk->sendback);
+    bk->sendback = NULL;
     bk_append_free(bk->append);     /* the store and HA ended every wait */
     bk->append = NULL;
     bk_schedule_free(bk->schedule); /* after its deliveries' waits: persists what is durable */

@@ -29,7 +29,7 @@ void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         }
         bk_groups_use(bk->groups, g, strlen(g));
         if (hb->consumers[i]->message_model == RMQ__MESSAGE_MODEL__CLUSTERING)
-            bk_sendback_retry_topic(bk, g);   /* so the consumer can subscribe to %RETRY%g */
+            bk_sendback_retry_topic(bk->sendback, g);   /* so the consumer can subscribe to %RETRY%g */
     }
     if (!hb->client_id[0]) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "HEART_BEAT: empty client_id");

@@ -34,6 +34,7 @@ const char *bk_status_name(bk_status_t status)
         [BK_BUSY] = "BUSY",
         [BK_TRANSACTION_FAILED] = "TRANSACTION_FAILED",
         [BK_SUBSCRIPTION_PARSE_FAILED] = "SUBSCRIPTION_PARSE_FAILED",
+        [BK_NOT_FOUND] = "NOT_FOUND",
         [BK_SYSTEM_ERROR] = "SYSTEM_ERROR",
     };
     if ((unsigned)status < sizeof(names) / sizeof(names[0]) && names[status])

@@ -12,7 +12,6 @@ typedef struct bk_broker bk_broker_t;
 void fr_query_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
-void fr_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
@@ -35,7 +34,7 @@ void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 /* bk_schedule.c */
 void fr_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_sendback.c */
+/* fr_sendback.c */
 void fr_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
 /* bk_lock.c */
@@ -48,8 +47,9 @@ void fr_send(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 /* bk_pull.c */
 void fr_pull(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_query.c */
+/* fr_query.c */
 void fr_query_message(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
 /* Registers every native request code of the table on bk->srv. */
 void fr_routes_install(bk_broker_t *bk);

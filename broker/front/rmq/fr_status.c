@@ -30,6 +30,7 @@ int fr_status_wire(bk_status_t status)
         [BK_BUSY] = RMQ__STATUS__SYSTEM_BUSY,
         [BK_TRANSACTION_FAILED] = RMQ__STATUS__TRANSACTION_FAILED,
         [BK_SUBSCRIPTION_PARSE_FAILED] = RMQ__STATUS__SUBSCRIPTION_PARSE_FAILED,
+        [BK_NOT_FOUND] = RMQ__STATUS__QUERY_NOT_FOUND,
         [BK_SYSTEM_ERROR] = RMQ__STATUS__SYSTEM_ERROR,
     };
     if ((unsigned)status < sizeof(wire) / sizeof(wire[0]))
@@ -61,7 +62,7 @@ void fr_pending_answer(const bk_append_out_t *out, void *arg)
 {
     fr_pending_t *p = arg;
     if (out->r.status == BK_OK)
-        rmq_conn_reply(p->conn, p->to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+        rmq_conn_reply(p->conn, p->to, NULL, RMQ__STATUS__SUCCESS, out->r.why[0] ? out->r.why : NULL, NULL);
     else
         fr_reply_result(p->conn, p->to, &out->r, p->prefix);
     rmq_conn_unref(p->conn);
