@@ -16,7 +16,7 @@
 #include "fr_routes.h"
 #include "bk_register.h"
 #include "bk_tx.h"
-#include "bk_schedule.h"
+#include "fr_schedule.h"
 #include "bk_sendback.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -264,7 +264,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     }
     if (!(bk->metrics = bk_metrics_start(bk, err, errlen)))
         return RMQ_EIO;
-    if (!(bk->schedule = bk_schedule_new(bk, err, errlen)))
+    if (!(bk->schedule = fr_schedule_new(bk, err, errlen)))
         return RMQ_EINVAL;
     bk_sendback_config_t sbc = {
         .store = bk->store,
@@ -314,6 +314,7 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
         return;
     bk->stopping = 1;
     bk_append_stop(bk->append);
+    bk_schedule_stop(bk->schedule);
     bk->stopped = done;
     bk->stopped_arg = arg;
     LOG_INFO("broker %s stopping", bk->addr);

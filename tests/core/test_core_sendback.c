@@ -4,7 +4,9 @@
  * the record at the offset, the request, who asks -> neutral status, where
  * the copy went, with which delay level and properties). Also the queries:
  * a message by key, and by commit-log offset (what a message id names) with
- * the record's topic checked against the reader. */
+ * the record's topic checked against the reader; and the delay scheduler:
+ * a delayed message waits in SCHEDULE_TOPIC_XXXX, then reaches its topic
+ * once due, and the persisted progress keeps it from coming twice. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +16,15 @@
 
 #include "bk_append.h"
 #include "bk_groups.h"
+#include "bk_produce.h"
 #include "bk_query.h"
+#include "bk_schedule.h"
 #include "bk_sendback.h"
 #include "bk_topics.h"
 #include "rmq_loop.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
+#include "st_file.h"
 #include "test_store_util.h"
 
 #define TOPIC "CoreTopic"
@@ -114,6 +119,7 @@ static void rig_open(rig_t *rg, int is_slave, int64_t permission)
     ck_assert_int_eq(st_store_start(rg->st, base, poster), RMQ_OK);
     ck_assert_ptr_nonnull(rg->persist = bk_persist_new());
     snprintf(dir, sizeof dir, "%s/config", env.dir);
+    ck_assert_int_eq(st_file_mkdirs(dir), RMQ_OK);
     rg->topics = bk_topics_new(dir, rg->persist, 0, 8, err, sizeof err);
     ck_assert_msg(rg->topics != NULL, "%s", err);
     rg->groups = bk_groups_new(dir, rg->persist, 1, err, sizeof err);
@@ -324,6 +330,126 @@ START_TEST(test_view_by_offset)
 }
 END_TEST
 
+/* ---- the delay scheduler ----------------------------------------------- */
+
+/* The fake progress codec: the struct's bytes. */
+static uint8_t *fake_encode(const bk_schedule_progress_t *p, size_t *len)
+{
+    uint8_t *buf = malloc(sizeof(*p));
+    if (buf)
+        memcpy(buf, p, sizeof(*p));
+    *len = sizeof(*p);
+    return buf;
+}
+
+static rmq_err_t fake_decode(const uint8_t *data, size_t len, bk_schedule_progress_t *p)
+{
+    if (len != sizeof(*p))
+        return RMQ_ECORRUPT;
+    memcpy(p, data, len);
+    return RMQ_OK;
+}
+
+/* Store arrival: wakes the scheduler (as the broker's arrival callback does). */
+static void sched_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
+{
+    bk_schedule_arrived(arg, topic, queue_id, max_offset, tag_code);
+}
+
+static bk_schedule_t *sched_open(rig_t *rg, bk_produce_t **prod, bk_stats_t *stats)
+{
+    char err[256], path[160];
+    bk_produce_config_t pc = {.append = rg->ap, .topics = rg->topics, .max_message_size = 4096,
+                              .addr = "127.0.0.1:0"};
+    ck_assert_ptr_nonnull(*prod = bk_produce_new(&pc));
+    snprintf(path, sizeof path, "%s/config/delayOffset.test", env.dir);
+    bk_schedule_config_t sc = {.base = base, .store = rg->st, .append = rg->ap, .topics = rg->topics,
+                               .produce = *prod, .persist = rg->persist, .stats = stats,
+                               .delay_levels = "1s 5s", .horizon_ms = 3600 * 1000, .path = path,
+                               .encode = fake_encode, .decode = fake_decode};
+    bk_schedule_t *s = bk_schedule_new(&sc, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    st_store_set_arrival_cb(rg->st, sched_arrived, s);
+    bk_schedule_start(s);
+    return s;
+}
+
+/* Runs the loop for ms. */
+static void loop_for(int64_t ms)
+{
+    int64_t end = rmq_mono_ms() + ms;
+    while (rmq_mono_ms() < end) {
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        usleep(5 * 1000);
+    }
+}
+
+START_TEST(test_delayed_message_reaches_its_time)
+{
+    rig_t rg;
+    bk_produce_t *prod;
+    static bk_stats_t stats;
+    rig_open(&rg, 0, 0);
+    bk_schedule_t *s = sched_open(&rg, &prod, &stats);
+    const char props[] = "DELAY\0011\002TAGS\001tagA\002";
+    st_msg_t m = {.topic = TOPIC, .topic_len = strlen(TOPIC), .body = "later", .body_len = 5,
+                  .properties = props, .properties_len = strlen(props), .born_timestamp = rmq_wall_ms()};
+    const char *why = NULL;
+    ck_assert_int_eq(bk_schedule_divert(s, &m, &why), RMQ_OK);
+    ck_assert_int_eq(m.topic_len, strlen(BK_SCHEDULE_TOPIC));
+    ck_assert_int_eq(memcmp(m.topic, BK_SCHEDULE_TOPIC, m.topic_len), 0);
+    ck_assert_int_eq(m.queue_id, 0);
+    bk_append_out_t out;
+    ck_assert_int_eq(bk_append_put(rg.ap, &m, 1, &out, NULL, NULL), 1);
+    ck_assert_int_eq(out.r.status, BK_OK);
+    int64_t t0 = rmq_mono_ms();
+
+    loop_for(300);                   /* not due yet: still scheduled */
+    ck_assert_int_eq(st_store_max_offset(rg.st, TOPIC, 0), 0);
+    while (st_store_max_offset(rg.st, TOPIC, 0) < 1 && rmq_mono_ms() - t0 < 5000)
+        loop_for(20);
+    ck_assert_int_eq(st_store_max_offset(rg.st, TOPIC, 0), 1);
+    ck_assert_int_ge(rmq_mono_ms() - t0, 900);
+    ck_assert_int_eq(stats.total[BK_STAT_PUT], 1);
+
+    /* the copy: the real topic, the schedule properties gone */
+    st_get_result_t res;
+    static const st_tag_filter_t all = {.match_all = 1};
+    struct evbuffer *buf = evbuffer_new();
+    rmq_record_t rec;
+    st_store_get(rg.st, TOPIC, 0, 0, 1, 1 << 20, &all, buf, &res);
+    ck_assert_int_eq(res.status, ST_GET_FOUND);
+    ck_assert_int_eq(rmq_record_decode(evbuffer_pullup(buf, -1), evbuffer_get_length(buf), 1, &rec), RMQ_OK);
+    ck_assert_int_eq(rec.body_len, 5);
+    ck_assert_int_eq(memcmp(rec.body, "later", 5), 0);
+    want_prop(&rec, RMQ_PROP_DELAY, NULL, "delivered");
+    want_prop(&rec, RMQ_PROP_REAL_TOPIC, NULL, "delivered");
+    want_prop(&rec, RMQ_PROP_TAGS, "tagA", "delivered");
+    evbuffer_free(buf);
+
+    /* the durable cursor moved past it, and a restart does not deliver it again */
+    loop_for(300);
+    bk_schedule_progress_t p;
+    bk_schedule_progress(s, &p);
+    ck_assert_int_eq(p.n_levels, 2);
+    ck_assert_int_eq(p.offsets[0], 1);
+    st_store_set_arrival_cb(rg.st, NULL, NULL);
+    bk_schedule_free(s);
+    bk_produce_free(prod);
+    bk_persist_free(rg.persist);     /* waits for the progress write */
+    ck_assert_ptr_nonnull(rg.persist = bk_persist_new());
+    s = sched_open(&rg, &prod, &stats);
+    bk_schedule_progress(s, &p);
+    ck_assert_int_eq(p.offsets[0], 1);
+    loop_for(1500);
+    ck_assert_int_eq(st_store_max_offset(rg.st, TOPIC, 0), 1);
+    st_store_set_arrival_cb(rg.st, NULL, NULL);
+    bk_schedule_free(s);
+    bk_produce_free(prod);
+    rig_close(&rg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("core_sendback");
@@ -336,6 +462,10 @@ int main(void)
     tcase_add_test(tq, test_query_by_key);
     tcase_add_test(tq, test_view_by_offset);
     suite_add_tcase(s, tq);
+    TCase *td = tcase_create("schedule");
+    tcase_add_checked_fixture(td, setup, teardown);
+    tcase_add_test(td, test_delayed_message_reaches_its_time);
+    suite_add_tcase(s, td);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);

@@ -9,7 +9,9 @@
  * data behind mqnamesrv's handlers), whose answers must pack too. Every
  * frame also goes through the rmq codec's access check (signature over
  * header and body digest, replay cache, needs per request code) against a
- * small ACL whose replay cache is tiny, so eviction runs too. */
+ * small ACL whose replay cache is tiny, so eviction runs too, and through
+ * the check of a record's topic that send-back and view by id make
+ * (rmq_acl_request_may_read). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +327,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         namesrv_apply(rt, cmd, conn_id, now);
         int st = rmq_acl_check(acl, "127.0.0.1:1", cmd, f.body, now, remark, sizeof remark);
         if (st != RMQ__STATUS__SUCCESS && (st != RMQ__STATUS__NO_PERMISSION || !remark[0]))
+            abort();
+        /* the record-topic check of send-back and view by id, on a topic the frame names */
+        remark[0] = '\0';
+        if (!rmq_acl_request_may_read(acl, "127.0.0.1:1", cmd, cmd->remark ? cmd->remark : "", remark,
+                                      sizeof remark) && !remark[0])
             abort();
         rmq_frame_clear(&f);
     }

@@ -31,7 +31,7 @@ void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 /* bk_tx.c */
 void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_schedule.c */
+/* fr_schedule.c */
 void fr_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
 /* fr_sendback.c */
