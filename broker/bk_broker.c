@@ -196,13 +196,6 @@ static rmq_err_t broker_divert(void *arg, st_msg_t *m, const char **why)
     return rc == RMQ_OK ? bk_tx_divert(bk->tx, m, why) : rc;  /* TRAN_MSG: half message */
 }
 
-/* Send-back hook: a retry copy waits its delay level in the scheduler. */
-static rmq_err_t broker_delay(void *arg, st_msg_t *m, const char **why)
-{
-    bk_broker_t *bk = arg;
-    return bk_schedule_divert(bk->schedule, m, why);
-}
-
 /* Append hook: a stored append is streamed to the slaves. */
 static void broker_appended(void *arg)
 {
@@ -271,13 +264,11 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .append = bk->append,
         .topics = bk->topics,
         .groups = bk->groups,
+        .schedule = bk->schedule,
         .is_slave = bk->cfg->broker_role == BK_SLAVE,
-        .delay_levels = bk_schedule_levels(bk->schedule),
         .store_ip = bk->ip,
         .store_port = (uint16_t)bk->port,
         .addr = bk->addr,
-        .divert = broker_delay,
-        .divert_arg = bk,
     };
     if (!(bk->sendback = bk_sendback_new(&sbc))) {
         snprintf(err, errlen, "out of memory");

@@ -104,7 +104,7 @@ static rmq_err_t sendback_props(bk_sendback_t *sb, const rmq_record_t *rec, cons
 }
 
 /* Stores the copy of rec (properties in sb->pb) on topic, through the
- * scheduler's divert; like bk_append_put. */
+ * delay scheduler when it carries a level; like bk_append_put. */
 static int sendback_store(bk_sendback_t *sb, const rmq_record_t *rec, const bk_topic_t *topic,
                           bk_append_out_t *out, bk_append_fn cb, void *arg)
 {
@@ -127,7 +127,7 @@ static int sendback_store(bk_sendback_t *sb, const rmq_record_t *rec, const bk_t
         .tag_code = tag ? st_tag_hash(tag, taglen) : 0,
     };
     const char *why = NULL;
-    rmq_err_t rc = sb->cfg.divert ? sb->cfg.divert(sb->cfg.divert_arg, &m, &why) : RMQ_OK;
+    rmq_err_t rc = bk_schedule_divert(sb->cfg.schedule, &m, &why);
     if (rc != RMQ_OK) {
         bk_result_set(&out->r, rc == RMQ_EINVAL ? BK_MESSAGE_ILLEGAL : BK_SYSTEM_ERROR, "%s",
                       why ? why : rmq_strerror(rc));
@@ -180,8 +180,8 @@ int bk_sendback_run(bk_sendback_t *sb, const bk_sendback_req_t *req, bk_append_o
     int64_t level = 0;
     if (!dlq) {
         level = req->delay_level > 0 ? req->delay_level : RETRY_BASE_LEVEL + (int64_t)rec.reconsume_times;
-        if (level > sb->cfg.delay_levels)
-            level = sb->cfg.delay_levels;
+        if (level > bk_schedule_levels(sb->cfg.schedule))
+            level = bk_schedule_levels(sb->cfg.schedule);
     }
     const bk_topic_t *topic = dlq ? group_topic(sb, RMQ_DLQ_PREFIX, req->group, 1)
                                   : group_topic(sb, RMQ_RETRY_PREFIX, req->group, g->retry_queue_nums);

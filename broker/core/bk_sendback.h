@@ -22,6 +22,7 @@
 #include "bk_append.h"
 #include "bk_groups.h"
 #include "bk_query.h"
+#include "bk_schedule.h"
 #include "bk_topics.h"
 
 typedef struct bk_sendback bk_sendback_t;
@@ -31,15 +32,11 @@ typedef struct bk_sendback_config {
     bk_append_t *append;             /* borrowed */
     bk_topics_t *topics;             /* borrowed */
     bk_groups_t *groups;             /* borrowed */
+    bk_schedule_t *schedule;         /* a retry copy waits its level there (borrowed) */
     int is_slave;                    /* brokerRole=SLAVE: never creates topics */
-    int delay_levels;                /* levels of messageDelayLevel (the last caps a retry) */
     uint32_t store_ip;               /* this broker's message ids (st_store_msg_id) */
     uint16_t store_port;
     const char *addr;                /* this broker, for reasons (borrowed) */
-    /* The delay scheduler's divert (a copy with DELAY set goes to its
-     * level); RMQ_OK, RMQ_EINVAL or another error, with *why. */
-    rmq_err_t (*divert)(void *arg, st_msg_t *m, const char **why);
-    void *divert_arg;
 } bk_sendback_config_t;
 
 /* A send-back as the front-end decoded it. Strings are borrowed. */

@@ -80,8 +80,11 @@ typedef struct rig {
     bk_groups_t *groups;
     bk_append_t *ap;
     bk_sendback_t *sb;
-    int diverted;                    /* the fake scheduler saw a copy */
+    bk_produce_t *prod;              /* the scheduler's destination checks */
+    bk_schedule_t *sched;            /* not started unless a case starts it */
 } rig_t;
+
+static bk_stats_t stats;
 
 static void setup(void)
 {
@@ -97,18 +100,43 @@ static void teardown(void)
     ts_env_cleanup(&env);
 }
 
-/* The fake scheduler's divert: counts the copies, stores them where they are. */
-static rmq_err_t fake_divert(void *arg, st_msg_t *m, const char **why)
-{
-    ((rig_t *)arg)->diverted++;
-    return RMQ_OK;
-}
-
 static void topic_add(bk_topics_t *topics, const char *name)
 {
     bk_topic_t t = {.read_queues = 1, .write_queues = 1, .perm = BK_PERM_READ | BK_PERM_WRITE};
     strcpy(t.name, name);
     ck_assert_int_eq(bk_topics_update(topics, &t), RMQ_OK);
+}
+
+/* The fake progress codec: the struct's bytes. */
+static uint8_t *fake_encode(const bk_schedule_progress_t *p, size_t *len)
+{
+    uint8_t *buf = malloc(sizeof(*p));
+    if (buf)
+        memcpy(buf, p, sizeof(*p));
+    *len = sizeof(*p);
+    return buf;
+}
+
+static rmq_err_t fake_decode(const uint8_t *data, size_t len, bk_schedule_progress_t *p)
+{
+    if (len != sizeof(*p))
+        return RMQ_ECORRUPT;
+    memcpy(p, data, len);
+    return RMQ_OK;
+}
+
+/* A scheduler over rg with 5 levels of 1..5 s and the fake codec (not started). */
+static bk_schedule_t *sched_new(rig_t *rg)
+{
+    char err[256], path[160];
+    snprintf(path, sizeof path, "%s/config/delayOffset.test", env.dir);
+    bk_schedule_config_t sc = {.base = base, .store = rg->st, .append = rg->ap, .topics = rg->topics,
+                               .produce = rg->prod, .persist = rg->persist, .stats = &stats,
+                               .delay_levels = "1s 2s 3s 4s 5s", .horizon_ms = 3600 * 1000, .path = path,
+                               .encode = fake_encode, .decode = fake_decode};
+    bk_schedule_t *s = bk_schedule_new(&sc, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    return s;
 }
 
 static void rig_open(rig_t *rg, int is_slave, int64_t permission)
@@ -128,18 +156,24 @@ static void rig_open(rig_t *rg, int is_slave, int64_t permission)
     bk_append_config_t ac = {.store = rg->st, .sync_flush_timeout_ms = 5000, .is_slave = is_slave,
                              .permission = permission ? permission : 6, .addr = "127.0.0.1:0"};
     ck_assert_ptr_nonnull(rg->ap = bk_append_new(&ac));
+    bk_produce_config_t pc = {.append = rg->ap, .topics = rg->topics, .max_message_size = 4096,
+                              .addr = "127.0.0.1:0"};
+    ck_assert_ptr_nonnull(rg->prod = bk_produce_new(&pc));
+    rg->sched = sched_new(rg);
     bk_sendback_config_t sc = {.store = rg->st, .append = rg->ap, .topics = rg->topics, .groups = rg->groups,
-                               .is_slave = is_slave, .delay_levels = LEVELS, .store_ip = 0x7F000001,
-                               .store_port = 10911, .addr = "127.0.0.1:0", .divert = fake_divert,
-                               .divert_arg = rg};
+                               .schedule = rg->sched, .is_slave = is_slave, .store_ip = 0x7F000001,
+                               .store_port = 10911, .addr = "127.0.0.1:0"};
     ck_assert_ptr_nonnull(rg->sb = bk_sendback_new(&sc));
 }
 
 static void rig_close(rig_t *rg)
 {
     bk_sendback_free(rg->sb);
+    st_store_set_arrival_cb(rg->st, NULL, NULL);
     st_store_close(rg->st);
+    bk_produce_free(rg->prod);
     bk_append_free(rg->ap);
+    bk_schedule_free(rg->sched);
     bk_persist_free(rg->persist);
     bk_groups_free(rg->groups);
     bk_topics_free(rg->topics);
@@ -198,10 +232,13 @@ static void check_copy(rig_t *rg, const scenario_t *sc, int64_t phys)
     struct evbuffer *buf = evbuffer_new();
     rmq_record_t rec;
     char level[16];
+    const char *where = sc->want_level ? BK_SCHEDULE_TOPIC : sc->want_topic;
+    int32_t q = sc->want_level ? (int32_t)sc->want_level - 1 : 0;
     ck_assert_int_eq(st_store_read_record(rg->st, phys, buf), RMQ_OK);
     ck_assert_int_eq(rmq_record_decode(evbuffer_pullup(buf, -1), evbuffer_get_length(buf), 1, &rec), RMQ_OK);
-    ck_assert_msg(rec.topic_len == strlen(sc->want_topic) && memcmp(rec.topic, sc->want_topic, rec.topic_len) == 0,
+    ck_assert_msg(rec.topic_len == strlen(where) && memcmp(rec.topic, where, rec.topic_len) == 0,
                   "%s: copy on %.*s", sc->name, (int)rec.topic_len, rec.topic);
+    ck_assert_int_eq(rec.queue_id, q);
     ck_assert_int_eq(rec.reconsume_times, sc->record_reconsume + 1);
     ck_assert_int_eq(rec.body_len, 4);
     ck_assert_int_eq(memcmp(rec.body, "fail", 4), 0);
@@ -210,7 +247,8 @@ static void check_copy(rig_t *rg, const scenario_t *sc, int64_t phys)
     want_prop(&rec, RMQ_PROP_RETRY_TOPIC, sc->record_topic, sc->name);
     want_prop(&rec, RMQ_PROP_ORIGIN_MESSAGE_ID, "UK-1", sc->name);
     want_prop(&rec, RMQ_PROP_TAGS, "tagA", sc->name);
-    ck_assert_int_eq(st_store_max_offset(rg->st, sc->want_topic, 0), 1 + !strcmp(sc->record_topic, sc->want_topic));
+    want_prop(&rec, RMQ_PROP_REAL_TOPIC, sc->want_level ? sc->want_topic : NULL, sc->name);
+    ck_assert_int_eq(st_store_max_offset(rg->st, where, q), 1 + !strcmp(sc->record_topic, where));
     evbuffer_free(buf);
 }
 
@@ -236,11 +274,11 @@ static void run_scenario(const scenario_t *sc)
     ck_assert_msg(a.out.r.status == sc->want, "%s: status %s (%s), want %s", sc->name,
                   bk_status_name(a.out.r.status), a.out.r.why, bk_status_name(sc->want));
     ck_assert_msg(a.out.stored == (sc->want_topic != NULL), "%s: stored %d", sc->name, a.out.stored);
-    ck_assert_int_eq(rg.diverted, sc->want_topic != NULL);
     if (sc->want_topic)
         check_copy(&rg, sc, a.out.put.phys_offset);
     else
-        ck_assert_int_eq(st_store_max_offset(rg.st, "%DLQ%" GROUP, 0) + st_store_max_offset(rg.st, "%RETRY%" GROUP, 0),
+        ck_assert_int_eq(st_store_max_offset(rg.st, "%DLQ%" GROUP, 0) + st_store_max_offset(rg.st, "%RETRY%" GROUP, 0) +
+                         st_store_max_offset(rg.st, BK_SCHEDULE_TOPIC, 2),
                          strcmp(sc->record_topic, "%RETRY%" GROUP) == 0);
     if (sc->reader_denies && sc->want == BK_NO_PERMISSION)
         ck_assert_msg(strstr(a.out.r.why, sc->reader_denies) != NULL, "%s: reason %s", sc->name, a.out.r.why);
@@ -332,46 +370,17 @@ END_TEST
 
 /* ---- the delay scheduler ----------------------------------------------- */
 
-/* The fake progress codec: the struct's bytes. */
-static uint8_t *fake_encode(const bk_schedule_progress_t *p, size_t *len)
-{
-    uint8_t *buf = malloc(sizeof(*p));
-    if (buf)
-        memcpy(buf, p, sizeof(*p));
-    *len = sizeof(*p);
-    return buf;
-}
-
-static rmq_err_t fake_decode(const uint8_t *data, size_t len, bk_schedule_progress_t *p)
-{
-    if (len != sizeof(*p))
-        return RMQ_ECORRUPT;
-    memcpy(p, data, len);
-    return RMQ_OK;
-}
-
 /* Store arrival: wakes the scheduler (as the broker's arrival callback does). */
 static void sched_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
 {
     bk_schedule_arrived(arg, topic, queue_id, max_offset, tag_code);
 }
 
-static bk_schedule_t *sched_open(rig_t *rg, bk_produce_t **prod, bk_stats_t *stats)
+/* Starts rg's scheduler, woken by the store's arrivals. */
+static void sched_start(rig_t *rg)
 {
-    char err[256], path[160];
-    bk_produce_config_t pc = {.append = rg->ap, .topics = rg->topics, .max_message_size = 4096,
-                              .addr = "127.0.0.1:0"};
-    ck_assert_ptr_nonnull(*prod = bk_produce_new(&pc));
-    snprintf(path, sizeof path, "%s/config/delayOffset.test", env.dir);
-    bk_schedule_config_t sc = {.base = base, .store = rg->st, .append = rg->ap, .topics = rg->topics,
-                               .produce = *prod, .persist = rg->persist, .stats = stats,
-                               .delay_levels = "1s 5s", .horizon_ms = 3600 * 1000, .path = path,
-                               .encode = fake_encode, .decode = fake_decode};
-    bk_schedule_t *s = bk_schedule_new(&sc, err, sizeof err);
-    ck_assert_msg(s != NULL, "%s", err);
-    st_store_set_arrival_cb(rg->st, sched_arrived, s);
-    bk_schedule_start(s);
-    return s;
+    st_store_set_arrival_cb(rg->st, sched_arrived, rg->sched);
+    bk_schedule_start(rg->sched);
 }
 
 /* Runs the loop for ms. */
@@ -387,10 +396,10 @@ static void loop_for(int64_t ms)
 START_TEST(test_delayed_message_reaches_its_time)
 {
     rig_t rg;
-    bk_produce_t *prod;
-    static bk_stats_t stats;
     rig_open(&rg, 0, 0);
-    bk_schedule_t *s = sched_open(&rg, &prod, &stats);
+    sched_start(&rg);
+    bk_schedule_t *s = rg.sched;
+    int64_t puts = stats.total[BK_STAT_PUT];
     const char props[] = "DELAY\0011\002TAGS\001tagA\002";
     st_msg_t m = {.topic = TOPIC, .topic_len = strlen(TOPIC), .body = "later", .body_len = 5,
                   .properties = props, .properties_len = strlen(props), .born_timestamp = rmq_wall_ms()};
@@ -410,7 +419,7 @@ START_TEST(test_delayed_message_reaches_its_time)
         loop_for(20);
     ck_assert_int_eq(st_store_max_offset(rg.st, TOPIC, 0), 1);
     ck_assert_int_ge(rmq_mono_ms() - t0, 900);
-    ck_assert_int_eq(stats.total[BK_STAT_PUT], 1);
+    ck_assert_int_eq(stats.total[BK_STAT_PUT], puts + 1);
 
     /* the copy: the real topic, the schedule properties gone */
     st_get_result_t res;
@@ -431,21 +440,18 @@ START_TEST(test_delayed_message_reaches_its_time)
     loop_for(300);
     bk_schedule_progress_t p;
     bk_schedule_progress(s, &p);
-    ck_assert_int_eq(p.n_levels, 2);
+    ck_assert_int_eq(p.n_levels, LEVELS);
     ck_assert_int_eq(p.offsets[0], 1);
     st_store_set_arrival_cb(rg.st, NULL, NULL);
     bk_schedule_free(s);
-    bk_produce_free(prod);
     bk_persist_free(rg.persist);     /* waits for the progress write */
     ck_assert_ptr_nonnull(rg.persist = bk_persist_new());
-    s = sched_open(&rg, &prod, &stats);
-    bk_schedule_progress(s, &p);
+    rg.sched = sched_new(&rg);
+    sched_start(&rg);
+    bk_schedule_progress(rg.sched, &p);
     ck_assert_int_eq(p.offsets[0], 1);
     loop_for(1500);
     ck_assert_int_eq(st_store_max_offset(rg.st, TOPIC, 0), 1);
-    st_store_set_arrival_cb(rg.st, NULL, NULL);
-    bk_schedule_free(s);
-    bk_produce_free(prod);
     rig_close(&rg);
 }
 END_TEST
