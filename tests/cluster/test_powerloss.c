@@ -9,13 +9,14 @@
  * cache, which holds everything a power cut could have kept and more; the
  * variants then take away what a power cut may lose, i.e. bytes past the
  * durable offset (SYNC_FLUSH acks only after the sync, so every message
- * acked before the copy lies below it):
+ * acked before the copy lies below it; and the image's checkpoint proves
+ * the log synced up to its offset, so nothing below that is lost either):
  *   full   the image as copied;
  *   cut    the last commit-log file with data truncated at a random byte
- *          between the end of the last acked record and the end of the
+ *          between the end of the last acked record (or the checkpoint) and the end of the
  *          written data, and the (pre-created, empty) files after it gone:
  *          a copy cut mid-file, the file shorter than its size;
- *   zeroed from a random byte past the last acked record to a page
+ *   zeroed from a random byte past the last acked record (and the checkpoint) to a page
  *          boundary, plus up to three pages, zeroed (changes that never
  *          reached the disk: the page with the acked end was synced whole).
  * A fresh mqbroker is started on each (new ports): it must start, every
@@ -319,6 +320,28 @@ static int64_t rand_between(unsigned *seed, int64_t lo, int64_t hi)
 }
 
 /* cut: truncates the last commit-log file inside [acked end, written end]. */
+/* The first byte of the last log file (at start) a power cut may lose:
+ * past the last acked record (acked_end) and past what the image's
+ * checkpoint proves synced (its commit-log offset, at byte 16 of
+ * store/checkpoint, big-endian), at most the written end. */
+static int64_t loss_floor(const char *dir, int64_t start, int64_t acked_end, int64_t wend)
+{
+    char path[PATH_MAX + 16];
+    uint8_t cp[64];
+    int64_t cl = 0, lo = acked_end;
+
+    snprintf(path, sizeof path, "%s/checkpoint", dir);
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0 && pread(fd, cp, sizeof cp, 0) == (ssize_t)sizeof cp)
+        for (int i = 0; i < 8; i++)
+            cl = cl << 8 | cp[16 + i];
+    if (fd >= 0)
+        close(fd);
+    if (cl - start > lo)
+        lo = cl - start;
+    return lo < wend ? lo : wend;
+}
+
 static void make_cut(const snapshot_t *sn, unsigned *seed, char *dir, size_t len)
 {
     char path[PATH_MAX];
@@ -328,6 +351,7 @@ static void make_cut(const snapshot_t *sn, unsigned *seed, char *dir, size_t len
     start = last_log_file(dir, path, sizeof path, 1);
     ck_assert_int_ge(start, 0);
     wend = written_end(path, sn->acked_phys >= start ? sn->acked_phys - start : -1, &lo);
+    lo = loss_floor(dir, start, lo, wend);
     cut = rand_between(seed, lo, wend);
     fprintf(stderr, "# %s: last file %lld, acked end %lld, written end %lld, cut at %lld\n", dir,
             (long long)start, (long long)lo, (long long)wend, (long long)cut);
@@ -347,6 +371,7 @@ static void make_zeroed(const snapshot_t *sn, unsigned *seed, char *dir, size_t 
     variant_dir(sn, "zeroed", dir, len);
     start = last_log_file(dir, path, sizeof path, 0);
     wend = written_end(path, sn->acked_phys >= start ? sn->acked_phys - start : -1, &lo);
+    lo = loss_floor(dir, start, lo, wend);
     from = rand_between(seed, lo, wend);
     to = (from / 4096 + 1) * 4096 + 4096 * rand_between(seed, 0, 3);
     if (to > SEG_SIZE)
