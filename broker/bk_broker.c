@@ -18,7 +18,7 @@
 #include "fr_routes.h"
 #include "bk_register.h"
 #include "bk_tx.h"
-#include "bk_schedule.h"
+#include "fr_schedule.h"
 #include "bk_sendback.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -208,7 +208,7 @@ static void broker_offset_committed(void *arg, const char *topic, const char *gr
 /* Admin hook: a created or updated group gets its retry topic. */
 static void broker_group_updated(void *arg, const char *group)
 {
-    bk_sendback_retry_topic(arg, group);
+    bk_sendback_retry_topic(((bk_broker_t *)arg)->sendback, group);
 }
 
 /* Admin hook: runtime info ends with the replication keys. */
@@ -265,7 +265,7 @@ static void broker_consumer_group(void *arg, const char *group, int clustering)
     bk_broker_t *bk = arg;
     bk_groups_use(bk->groups, group, strlen(group));
     if (clustering)
-        bk_sendback_retry_topic(bk, group);
+        bk_sendback_retry_topic(bk->sendback, group);
 }
 
 /* Creates the transaction checker and the client registry (which hands it
@@ -364,8 +364,23 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     }
     if (!(bk->metrics = bk_metrics_start(bk, err, errlen)))
         return RMQ_EIO;
-    if (!(bk->schedule = bk_schedule_new(bk, err, errlen)))
+    if (!(bk->schedule = fr_schedule_new(bk, err, errlen)))
         return RMQ_EINVAL;
+    bk_sendback_config_t sbc = {
+        .store = bk->store,
+        .append = bk->append,
+        .topics = bk->topics,
+        .groups = bk->groups,
+        .schedule = bk->schedule,
+        .is_slave = bk->cfg->broker_role == BK_SLAVE,
+        .store_ip = bk->ip,
+        .store_port = (uint16_t)bk->port,
+        .addr = bk->addr,
+    };
+    if (!(bk->sendback = bk_sendback_new(&sbc))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
     if (!(bk->reg = bk_register_new(bk, bk->cfg->namesrv_addr, err, errlen)))
         return RMQ_EINVAL;
     st_store_set_arrival_cb(bk->store, broker_arrived, bk);
@@ -396,6 +411,7 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
         return;
     bk->stopping = 1;
     bk_append_stop(bk->append);
+    bk_schedule_stop(bk->schedule);
     bk->stopped = done;
     bk->stopped_arg = arg;
     LOG_INFO("broker %s stopping", bk->addr);
@@ -424,6 +440,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk->store = NULL;
     bk_produce_free(bk->produce);
     bk->produce = NULL;
+    bk_sendback_free(bk->sendback);
+    bk->sendback = NULL;
     bk_append_free(bk->append);     /* the store and HA ended every wait */
     bk->append = NULL;
     bk_schedule_free(bk->schedule); /* after its deliveries' waits: persists what is durable */

@@ -16,6 +16,7 @@
 #include "bk_groupstats.h"
 #include "bk_offsets_pb.h"
 #include "bk_produce.h"
+#include "bk_sendback.h"
 #include "bk_persist.h"
 #include "bk_stats.h"
 #include "bk_tx.h"
@@ -48,6 +49,7 @@ typedef struct bk_broker {
     bk_clients_t *clients;
     bk_append_t *append;          /* the one append path (core/bk_append.c) */
     bk_produce_t *produce;        /* producers' sends (core/bk_produce.c) */
+    bk_sendback_t *sendback;      /* retry and dead letters (core/bk_sendback.c) */
     bk_send_t *send;
     bk_pull_t *pull;
     bk_register_t *reg;

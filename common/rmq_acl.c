@@ -280,6 +280,24 @@ static int request_allowed(const rmq_acl_account_t *a, const Rmq__Command *cmd, 
     return rmq_acl_allows(a, needs, request_needs(cmd, needs), op, remark, remarklen);
 }
 
+int rmq_acl_request_may_read(const rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
+                             const char *topic, char *remark, size_t remarklen)
+{
+    const rmq_acl_account_t *a = NULL;
+    rmq_acl_need_t need = { RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic };
+    const char *ak = cmd->auth ? cmd->auth->access_key : NULL;
+    int rc = acl ? rmq_acl_account_of(acl, peer, ak, &a) : 1;
+
+    if (rc > 0)
+        return 1;
+    if (rc < 0) {
+        snprintf(remark, remarklen, "no permission: %s from %s is not signed by a known account",
+                 rmq_request_name(cmd->code), peer);
+        return 0;
+    }
+    return rmq_acl_allows(a, &need, 1, rmq_request_name(cmd->code), remark, remarklen);
+}
+
 /* ---- the check --------------------------------------------------------------- */
 
 int rmq_acl_check(rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,

@@ -49,6 +49,14 @@ int rmq_acl_request_signer(const rmq_acl_t *acl, const char *peer, const Rmq__Co
  * answered NO_PERMISSION. Loop thread, set-up time. */
 void rmq_acl_attach(rmq_server_t *srv, rmq_acl_t *acl);
 
+/* Whether the signer of cmd from peer, a request rmq_acl_check admitted,
+ * may read (SUB) messages of topic: for requests that name a message by
+ * offset or id, whose topic is known only once the record is read. 1 if acl
+ * is NULL, peer is whitelisted or the account may; 0 with a remark naming
+ * the account, the topic and the request. */
+int rmq_acl_request_may_read(const rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
+                             const char *topic, char *remark, size_t remarklen);
+
 /* ---- signing ----------------------------------------------------------- */
 
 /* Credentials for rmq_acl_signer; strings copied. */

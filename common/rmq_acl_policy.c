@@ -543,6 +543,18 @@ int rmq_acl_authenticate(const rmq_acl_t *acl, const char *peer, const char *ak,
     return 0;
 }
 
+int rmq_acl_account_of(const rmq_acl_t *acl, const char *peer, const char *access_key,
+                       const rmq_acl_account_t **account)
+{
+    char ip[64];
+
+    peer_ip(peer, ip, sizeof(ip));
+    if (addr_match(acl->global_white, ip))
+        return 1;
+    *account = access_key && access_key[0] ? account_find(acl, access_key) : NULL;
+    return *account ? 0 : -1;
+}
+
 int rmq_acl_check_ha(const rmq_acl_t *acl, const char *peer, const char *access_key,
                      const char *signature, const char *cluster, const char *broker,
                      int64_t broker_id, int64_t max_offset, int64_t ts_ms, int64_t now_ms,

@@ -110,6 +110,14 @@ int rmq_acl_authenticate(const rmq_acl_t *acl, const char *peer, const char *acc
                          int64_t ts_ms, int64_t now_ms, const char *op,
                          const rmq_acl_account_t **account, char *remark, size_t remarklen);
 
+/* The signer of a request the server already admitted (rmq_acl_authenticate
+ * and the signature check passed): 1 when peer is whitelisted (trusted, no
+ * account), 0 with *account set, -1 if access_key names no account. For
+ * checks that need what the request names only once it is read (a record's
+ * topic), made with rmq_acl_allows. */
+int rmq_acl_account_of(const rmq_acl_t *acl, const char *peer, const char *access_key,
+                       const rmq_acl_account_t **account);
+
 const char *rmq_acl_account_key(const rmq_acl_account_t *a);
 const char *rmq_acl_account_secret(const rmq_acl_account_t *a);
 

@@ -19,7 +19,7 @@
 #include "bk_meta.h"
 #include "rmq_message.h"
 #include "bk_register.h"
-#include "bk_schedule.h"
+#include "fr_schedule.h"
 #include "rmq_log.h"
 
 #define SYNC_TIMEOUT_MS 5000
@@ -368,7 +368,7 @@ static int apply(bk_metasync_t *m, const Rmq__Command *cmd)
     case RMQ__COMMAND__HEADER_TOPIC_CONFIG_TABLE: apply_topics(m, cmd->topic_config_table); return 1;
     case RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP_TABLE: apply_groups(m, cmd->subscription_group_table); return 1;
     case RMQ__COMMAND__HEADER_CONSUMER_OFFSET_TABLE: apply_offsets(m, cmd->consumer_offset_table); return 1;
-    case RMQ__COMMAND__HEADER_DELAY_OFFSET_TABLE: bk_schedule_apply(m->bk->schedule, cmd->delay_offset_table); return 1;
+    case RMQ__COMMAND__HEADER_DELAY_OFFSET_TABLE: fr_schedule_apply(m->bk->schedule, cmd->delay_offset_table); return 1;
     default: return 0;
     }
 }

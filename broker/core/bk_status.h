@@ -23,7 +23,7 @@ typedef enum bk_status {
     BK_BUSY,                         /* queue full or waited too long */
     BK_TRANSACTION_FAILED,           /* no half message where the request says */
     BK_SUBSCRIPTION_PARSE_FAILED,    /* a subscription expression that names no tag */
-    BK_NOT_FOUND,                    /* a query found nothing (no offset stored for it) */
+    BK_NOT_FOUND,                    /* a query found nothing (no offset stored, no record, no key match) */
     BK_SYSTEM_ERROR,                 /* out of memory, or an internal failure */
 } bk_status_t;
 

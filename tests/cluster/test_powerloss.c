@@ -9,18 +9,28 @@
  * cache, which holds everything a power cut could have kept and more; the
  * variants then take away what a power cut may lose, i.e. bytes past the
  * durable offset (SYNC_FLUSH acks only after the sync, so every message
- * acked before the copy lies below it):
+ * acked before the copy lies below it; and the image's checkpoint proves
+ * the log synced up to its offset, so nothing below that is lost either):
  *   full   the image as copied;
  *   cut    the last commit-log file with data truncated at a random byte
- *          between the end of the last acked record and the end of the
+ *          between the end of the last acked record (or the checkpoint) and the end of the
  *          written data, and the (pre-created, empty) files after it gone:
  *          a copy cut mid-file, the file shorter than its size;
- *   zeroed from a random byte past the last acked record to a page
+ *   zeroed from a random byte past the last acked record (and the checkpoint) to a page
  *          boundary, plus up to three pages, zeroed (changes that never
  *          reached the disk: the page with the acked end was synced whole).
  * A fresh mqbroker is started on each (new ports): it must start, every
  * record it serves must pass its CRC, and every message acked before the
- * copy began must be served with an identical body. */
+ * copy began must be served with an identical body.
+ *
+ * Delayed messages (issue 20 item 1): delayed messages are sent with
+ * SYNC_FLUSH to a broker whose flush thread wakes only when a waiter asks
+ * (flushIntervalCommitLog=60000); once their copies are in the real topic
+ * the broker is stopped, its durable offset (flushedOffset, which nothing
+ * moves any more) noted and its store copied; the copy loses everything past
+ * that offset (zeroed). A fresh broker on it must deliver every
+ * acknowledged delayed message to its real topic: a level's persisted
+ * cursor may not pass a copy that was not durable. */
 #include <check.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -310,6 +320,28 @@ static int64_t rand_between(unsigned *seed, int64_t lo, int64_t hi)
 }
 
 /* cut: truncates the last commit-log file inside [acked end, written end]. */
+/* The first byte of the last log file (at start) a power cut may lose:
+ * past the last acked record (acked_end) and past what the image's
+ * checkpoint proves synced (its commit-log offset, at byte 16 of
+ * store/checkpoint, big-endian), at most the written end. */
+static int64_t loss_floor(const char *dir, int64_t start, int64_t acked_end, int64_t wend)
+{
+    char path[PATH_MAX + 16];
+    uint8_t cp[64];
+    int64_t cl = 0, lo = acked_end;
+
+    snprintf(path, sizeof path, "%s/checkpoint", dir);
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0 && pread(fd, cp, sizeof cp, 0) == (ssize_t)sizeof cp)
+        for (int i = 0; i < 8; i++)
+            cl = cl << 8 | cp[16 + i];
+    if (fd >= 0)
+        close(fd);
+    if (cl - start > lo)
+        lo = cl - start;
+    return lo < wend ? lo : wend;
+}
+
 static void make_cut(const snapshot_t *sn, unsigned *seed, char *dir, size_t len)
 {
     char path[PATH_MAX];
@@ -319,6 +351,7 @@ static void make_cut(const snapshot_t *sn, unsigned *seed, char *dir, size_t len
     start = last_log_file(dir, path, sizeof path, 1);
     ck_assert_int_ge(start, 0);
     wend = written_end(path, sn->acked_phys >= start ? sn->acked_phys - start : -1, &lo);
+    lo = loss_floor(dir, start, lo, wend);
     cut = rand_between(seed, lo, wend);
     fprintf(stderr, "# %s: last file %lld, acked end %lld, written end %lld, cut at %lld\n", dir,
             (long long)start, (long long)lo, (long long)wend, (long long)cut);
@@ -338,6 +371,7 @@ static void make_zeroed(const snapshot_t *sn, unsigned *seed, char *dir, size_t 
     variant_dir(sn, "zeroed", dir, len);
     start = last_log_file(dir, path, sizeof path, 0);
     wend = written_end(path, sn->acked_phys >= start ? sn->acked_phys - start : -1, &lo);
+    lo = loss_floor(dir, start, lo, wend);
     from = rand_between(seed, lo, wend);
     to = (from / 4096 + 1) * 4096 + 4096 * rand_between(seed, 0, 3);
     if (to > SEG_SIZE)
@@ -498,6 +532,121 @@ START_TEST(test_powerloss_copies_recover)
 }
 END_TEST
 
+/* ---- delayed messages --------------------------------------------------------- */
+
+#define DELAY_TOPIC "PowerDelayTopic"
+#define DELAY_MSGS 20
+
+static void delay_broker_start(hn_daemon_t *d, const char *name, const char *store, char *addr, size_t len)
+{
+    char props[2048];
+    snprintf(props, sizeof props,
+             "brokerName=broker-d\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s\nflushDiskType=SYNC_FLUSH\n"
+             "flushIntervalCommitLog=60000\nmapedFileSizeCommitLog=%d\nmaxMessageSize=65536\nmessageDelayLevel=2s\n",
+             store, SEG_SIZE);
+    ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len), 0);
+}
+
+/* The broker's flushedOffset (GET_BROKER_RUNTIME_INFO), or -1. */
+static long long flushed_offset(const char *addr)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    rmq_frame_t resp = { 0 };
+    char value[64] = "";
+    req.code = RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO;
+    if (wire_call(addr, &req, NULL, 0, &resp) == RMQ__STATUS__SUCCESS)
+        wire_runtime_value(&resp, "flushedOffset", value, sizeof value);
+    rmq_frame_clear(&resp);
+    return value[0] ? strtoll(value, NULL, 10) : -1;
+}
+
+/* GET_MAX_OFFSET of topic queue 0 on addr, or -1. */
+static long long queue_max(const char *addr, const char *topic)
+{
+    Rmq__Command req;
+    Rmq__QueueRequest qr;
+    rmq_frame_t resp = { 0 };
+    wire_max_offset_request(&req, &qr, topic, 0);
+    long long off = wire_call(addr, &req, NULL, 0, &resp) == RMQ__STATUS__SUCCESS ? wire_resp_offset(&resp) : -1;
+    rmq_frame_clear(&resp);
+    return off;
+}
+
+typedef struct queue_at {
+    const char *addr;
+    long long want;
+} queue_at_t;
+
+static int delay_delivered(void *arg)
+{
+    const queue_at_t *q = arg;
+    return queue_max(q->addr, DELAY_TOPIC) >= q->want;
+}
+
+/* Zeroes the commit log of store from offset on (a power cut keeps nothing
+ * past the durable offset): the rest of its file, and every later file. */
+static void zero_log_from(const char *store, long long offset)
+{
+    char path[PATH_MAX + 64];
+    static uint8_t zeros[SEG_SIZE];
+    for (long long base = offset / SEG_SIZE * SEG_SIZE;; base += SEG_SIZE) {
+        snprintf(path, sizeof path, "%s/commitlog/%020lld", store, base);
+        int fd = open(path, O_WRONLY);
+        if (fd < 0)
+            break;
+        long long from = base < offset ? offset - base : 0;
+        ck_assert_int_eq(pwrite(fd, zeros, (size_t)(SEG_SIZE - from), (off_t)from), SEG_SIZE - from);
+        close(fd);
+    }
+}
+
+START_TEST(test_powerloss_delayed_delivery)
+{
+    hn_daemon_t bk, again;
+    char addr[64], addr2[64], store[PATH_MAX], copy[PATH_MAX], props[] = "DELAY\0011\002", body[32];
+    snprintf(store, sizeof store, "%s/dstore", case_dir);
+    snprintf(copy, sizeof copy, "%s/dcopy", case_dir);
+    delay_broker_start(&bk, "dbroker", store, addr, sizeof addr);
+    Rmq__Command treq;
+    Rmq__TopicConfig tc;
+    wire_topic_request(&treq, &tc, DELAY_TOPIC, 1);
+    ck_assert_int_eq(wire_call(addr, &treq, NULL, 0, NULL), RMQ__STATUS__SUCCESS);
+    for (int i = 0; i < DELAY_MSGS; i++) {
+        Rmq__Command req;
+        Rmq__SendMessageRequest h;
+        snprintf(body, sizeof body, "delayed-%d", i);
+        wire_send_hdr(&req, &h, "power_producer", DELAY_TOPIC, 0, props);
+        ck_assert_int_eq(wire_call(addr, &req, body, strlen(body), NULL), RMQ__STATUS__SUCCESS);
+    }
+    ck_assert_int_eq(queue_max(addr, DELAY_TOPIC), 0);
+    /* Delivery has started: the copies are in the topic; the cursor is written 100 ms after a change. */
+    queue_at_t q = { addr, DELAY_MSGS };
+    ck_assert_msg(hn_wait_until(delay_delivered, &q, 15000), "delayed messages not delivered: %lld",
+                  queue_max(addr, DELAY_TOPIC));
+    usleep(600 * 1000);
+    long long durable = flushed_offset(addr);
+    ck_assert_int_gt(durable, 0);
+    ck_assert_int_eq(kill(bk.pid, SIGSTOP), 0);
+    long long deadline = hn_now_ms() + 5000;
+    while (proc_state(bk.pid) != 'T' && hn_now_ms() < deadline)
+        usleep(1000);
+    const char *argv[] = { "/bin/cp", "-a", store, copy, NULL };
+    run_ok(argv);
+    hn_daemon_kill9(&bk);
+    fprintf(stderr, "# delayed: power lost at durable offset %lld\n", durable);
+    zero_log_from(copy, durable);
+
+    delay_broker_start(&again, "dagain", copy, addr2, sizeof addr2);
+    for (int i = 0; i < DELAY_MSGS; i++) {
+        snprintf(body, sizeof body, "delayed-%d", i);
+        wire_want_body_t w = { addr2, GROUP, DELAY_TOPIC, body, 0 };
+        ck_assert_msg(hn_wait_until(wire_queue_has, &w, 10000), "acknowledged delayed message %d lost", i);
+    }
+    ck_assert_int_eq(hn_daemon_stop(&again, HN_STOP_TIMEOUT_MS), 0);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *powerloss_suite(void)
 {
     Suite *s = suite_create("powerloss");
@@ -507,6 +656,11 @@ static Suite *powerloss_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_powerloss_copies_recover);
     suite_add_tcase(s, tc);
+    TCase *td = tcase_create("delay");
+    tcase_add_checked_fixture(td, setup, teardown);
+    tcase_set_timeout(td, 120);
+    tcase_add_test(td, test_powerloss_delayed_delivery);
+    suite_add_tcase(s, td);
     return s;
 }
 

@@ -17,8 +17,9 @@
  * send's checks and the transaction divert of its properties, END_TRANSACTION
  * with the signing account (PUB on the real topic), a heartbeat decoded by
  * the rmq front into the neutral one and recorded (caps, names, producer
- * groups) through a fake session that is closed after each input; a
- * send-back reaches only the access check (its core is another file's). */
+ * groups) through a fake session that is closed after each input; and
+ * the check of a record's topic that send-back and view by id make
+ * (rmq_acl_request_may_read). */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <stdint.h>
@@ -535,6 +536,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         if (st == RMQ__STATUS__SUCCESS)
             broker_apply(acl, cmd, f.body, &ss.base);
+        /* the record-topic check of send-back and view by id, on a topic the frame names */
+        remark[0] = '\0';
+        if (!rmq_acl_request_may_read(acl, "127.0.0.1:1", cmd, cmd->remark ? cmd->remark : "", remark,
+                                      sizeof remark) && !remark[0])
+            abort();
         f.cmd->auth = given;
         rmq_frame_clear(&f);
     }

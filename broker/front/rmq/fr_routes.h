@@ -16,9 +16,6 @@ void fr_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_admin.c */
-void fr_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
-
 /* fr_admin.c */
 void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
@@ -45,10 +42,10 @@ void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 int fr_tx_state(Rmq__TransactionState s);
 void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_schedule.c */
+/* fr_schedule.c */
 void fr_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_sendback.c */
+/* fr_sendback.c */
 void fr_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
 /* fr_locks.c */
@@ -61,8 +58,9 @@ void fr_send(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 /* bk_pull.c */
 void fr_pull(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_query.c */
+/* fr_query.c */
 void fr_query_message(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
 /* Registers every native request code of the table on bk->srv. */
 void fr_routes_install(bk_broker_t *bk);

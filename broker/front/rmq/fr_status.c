@@ -62,7 +62,7 @@ void fr_pending_answer(const bk_append_out_t *out, void *arg)
 {
     fr_pending_t *p = arg;
     if (out->r.status == BK_OK)
-        rmq_conn_reply(p->conn, p->to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+        rmq_conn_reply(p->conn, p->to, NULL, RMQ__STATUS__SUCCESS, out->r.why[0] ? out->r.why : NULL, NULL);
     else
         fr_reply_result(p->conn, p->to, &out->r, p->prefix);
     rmq_conn_unref(p->conn);

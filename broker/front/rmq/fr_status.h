@@ -21,7 +21,8 @@ typedef struct fr_pending fr_pending_t;
  * remark. NULL when out of memory. */
 fr_pending_t *fr_pending_new(rmq_conn_t *conn, rmq_reply_to_t to, const char *prefix);
 
-/* bk_append_fn: answers SUCCESS (no header) or the failure, then frees p. */
+/* bk_append_fn: answers SUCCESS (no header; the result's reason, if any, as
+ * the remark) or the failure, then frees p. */
 void fr_pending_answer(const bk_append_out_t *out, void *p);
 
 /* Stores msgs[0..n) through the append path and answers to once the append

@@ -1,7 +1,7 @@
 /* bk_schedule.c: the delay scheduler (see bk_schedule.h for the design):
  * divert on send, per-level cursors and timers, the timer queue's heap and
- * cursor, delivery into the real topic, progress persistence and the
- * GET_ALL_DELAY_OFFSET answer. */
+ * cursor, delivery into the real topic through the append path, and the
+ * progress (persisted through the front-end's codec). */
 #include "bk_schedule.h"
 
 #include <ctype.h>
@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "bk_props.h"
-#include "fr_routes.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
@@ -50,7 +49,7 @@ typedef struct timer_ent {
 } timer_ent_t;
 
 struct bk_schedule {
-    bk_broker_t *bk;
+    bk_schedule_config_t cfg;
     int n;                           /* levels; the timer queue's id is n */
     sched_level_t *levels;
     int running;                     /* master, started */
@@ -69,6 +68,7 @@ struct bk_schedule {
     /* persistence */
     struct event *persist_ev;
     char path[4200];
+    char delay_levels[1025];         /* cfg.delay_levels, copied */
     /* scratch */
     bk_props_buf_t pb;
     struct evbuffer *rd;
@@ -155,35 +155,25 @@ static int64_t timer_low(const bk_schedule_t *s)
     return low;
 }
 
-/* Packs the current progress; NULL when out of memory. *len set. */
-static uint8_t *progress_pack(const bk_schedule_t *s, size_t *len)
+void bk_schedule_progress(const bk_schedule_t *s, bk_schedule_progress_t *p)
 {
-    Rmq__DelayOffsetTable tab = RMQ__DELAY_OFFSET_TABLE__INIT;
-    Rmq__QueueOffset qo[BK_SCHEDULE_LEVELS_MAX], *qop[BK_SCHEDULE_LEVELS_MAX];
-    for (int i = 0; i < s->n; i++) {
-        rmq__queue_offset__init(&qo[i]);
-        qo[i].queue_id = s->levels[i].level;
-        qo[i].offset = s->levels[i].durable;
-        qop[i] = &qo[i];
-    }
-    tab.n_levels = (size_t)s->n;
-    tab.levels = qop;
-    tab.timer_due = s->dur_due;
-    tab.timer_offset = s->dur_off;
-    tab.timer_low = s->running ? timer_low(s) : s->low;
-    tab.delay_levels = s->bk->cfg->message_delay_level;
-    *len = rmq__delay_offset_table__get_packed_size(&tab);
-    uint8_t *buf = malloc(*len ? *len : 1);
-    if (buf)
-        rmq__delay_offset_table__pack(&tab, buf);
-    return buf;
+    memset(p, 0, sizeof(*p));
+    p->n_levels = s->n;
+    for (int i = 0; i < s->n; i++)
+        p->offsets[i] = s->levels[i].durable;
+    p->timer_due = s->dur_due;
+    p->timer_offset = s->dur_off;
+    p->timer_low = s->running ? timer_low(s) : s->low;
+    snprintf(p->delay_levels, sizeof(p->delay_levels), "%s", s->delay_levels);
 }
 
 static void persist_now(bk_schedule_t *s)
 {
     size_t len = 0;
-    uint8_t *buf = progress_pack(s, &len);
-    if (!buf || bk_persist_submit(s->bk->persist, s->path, buf, len) != RMQ_OK)
+    bk_schedule_progress_t p;
+    bk_schedule_progress(s, &p);
+    uint8_t *buf = s->cfg.encode(&p, &len);
+    if (!buf || bk_persist_submit(s->cfg.persist, s->path, buf, len) != RMQ_OK)
         LOG_ERROR_RL("delay scheduler: cannot queue the write of %s (out of memory)", s->path);
 }
 
@@ -211,46 +201,45 @@ static rmq_err_t progress_load(bk_schedule_t *s, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", s->path, rmq_strerror(rc));
         return rc;
     }
-    Rmq__DelayOffsetTable *tab = rmq__delay_offset_table__unpack(NULL, len, (const uint8_t *)data);
+    bk_schedule_progress_t *p = calloc(1, sizeof(*p));
+    rc = p ? s->cfg.decode((const uint8_t *)data, len, p) : RMQ_ENOMEM;
     free(data);
-    if (!tab) {
-        snprintf(err, errlen, "%s: not a valid DelayOffsetTable", s->path);
-        return RMQ_ECORRUPT;
+    if (rc != RMQ_OK) {
+        snprintf(err, errlen, "%s: %s", s->path, rc == RMQ_ENOMEM ? "out of memory" : "not a valid progress file");
+        free(p);
+        return rc == RMQ_ENOMEM ? rc : RMQ_ECORRUPT;
     }
-    for (size_t i = 0; i < tab->n_levels; i++) {
-        int lv = tab->levels[i]->queue_id;
-        if (lv >= 1 && lv <= s->n && tab->levels[i]->offset > 0)
-            s->levels[lv - 1].offset = s->levels[lv - 1].durable = tab->levels[i]->offset;
-    }
-    s->cur_due = s->dur_due = tab->timer_due;
-    s->cur_off = s->dur_off = tab->timer_offset;
-    s->low = tab->timer_low > 0 ? tab->timer_low : 0;
-    if (tab->delay_levels[0] && strcmp(tab->delay_levels, s->bk->cfg->message_delay_level) != 0)
+    for (int i = 0; i < p->n_levels && i < s->n; i++)
+        if (p->offsets[i] > 0)
+            s->levels[i].offset = s->levels[i].durable = p->offsets[i];
+    s->cur_due = s->dur_due = p->timer_due;
+    s->cur_off = s->dur_off = p->timer_offset;
+    s->low = p->timer_low > 0 ? p->timer_low : 0;
+    if (p->delay_levels[0] && strcmp(p->delay_levels, s->delay_levels) != 0)
         LOG_WARN("delay scheduler: %s was written with messageDelayLevel=%s, now %s: pending messages keep "
-                 "their level number", s->path, tab->delay_levels, s->bk->cfg->message_delay_level);
-    rmq__delay_offset_table__free_unpacked(tab, NULL);
+                 "their level number", s->path, p->delay_levels, s->delay_levels);
+    free(p);
     return RMQ_OK;
 }
 
-void bk_schedule_apply(bk_schedule_t *s, const Rmq__DelayOffsetTable *tab)
+void bk_schedule_merge(bk_schedule_t *s, const bk_schedule_progress_t *p)
 {
     int changed = 0;
     if (!s)
         return;
-    for (size_t i = 0; i < tab->n_levels; i++) {
-        int lv = tab->levels[i]->queue_id;
-        if (lv >= 1 && lv <= s->n && tab->levels[i]->offset > s->levels[lv - 1].offset) {
-            s->levels[lv - 1].offset = s->levels[lv - 1].durable = tab->levels[i]->offset;
+    for (int i = 0; i < p->n_levels && i < s->n; i++) {
+        if (p->offsets[i] > s->levels[i].offset) {
+            s->levels[i].offset = s->levels[i].durable = p->offsets[i];
             changed = 1;
         }
     }
-    if (tab->timer_due > s->cur_due || (tab->timer_due == s->cur_due && tab->timer_offset > s->cur_off)) {
-        s->cur_due = s->dur_due = tab->timer_due;
-        s->cur_off = s->dur_off = tab->timer_offset;
+    if (p->timer_due > s->cur_due || (p->timer_due == s->cur_due && p->timer_offset > s->cur_off)) {
+        s->cur_due = s->dur_due = p->timer_due;
+        s->cur_off = s->dur_off = p->timer_offset;
         changed = 1;
     }
-    if (tab->timer_low > s->low) {
-        s->low = tab->timer_low;
+    if (p->timer_low > s->low) {
+        s->low = p->timer_low;
         changed = 1;
     }
     if (changed && !s->running)
@@ -266,7 +255,7 @@ static st_get_status_t sched_read(bk_schedule_t *s, int32_t q, int64_t off, int3
     static const st_tag_filter_t all = {.match_all = 1};
     st_get_result_t res;
     evbuffer_drain(s->rd, evbuffer_get_length(s->rd));
-    st_store_get(s->bk->store, BK_SCHEDULE_TOPIC, q, off, max, DELAY_READ_BYTES, &all, s->rd, &res);
+    st_store_get(s->cfg.store, BK_SCHEDULE_TOPIC, q, off, max, DELAY_READ_BYTES, &all, s->rd, &res);
     *next = res.next_begin_offset;
     return res.status;
 }
@@ -338,7 +327,6 @@ static void sched_skipped(bk_schedule_t *s, sched_level_t *lv, int64_t due, int6
 static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec, sched_level_t *lv, int64_t offset,
                          int64_t due)
 {
-    bk_broker_t *bk = s->bk;
     size_t tl = 0;
     const char *topic = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &tl);
     int ok = 0;
@@ -349,7 +337,7 @@ static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec, sched_level_
         return 1;
     }
     bk_result_t dest;
-    if (!bk_produce_dest_check(bk->produce, topic, tl, qid, &dest)) {
+    if (!bk_produce_dest_check(s->cfg.produce, topic, tl, qid, &dest)) {
         LOG_WARN_RL("delay scheduler: %s queue %d offset %" PRId64 " dropped: %s", BK_SCHEDULE_TOPIC,
                     rec->queue_id, rec->queue_offset, dest.why);
         return 1;
@@ -379,7 +367,7 @@ static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec, sched_level_
     if (!f)
         return -1;
     *f = (sched_flight_t){.s = s, .lv = lv, .offset = offset, .due = due};
-    int done = bk_append_put(bk->append, &m, 1, &out, sched_appended, f);
+    int done = bk_append_put(s->cfg.append, &m, 1, &out, sched_appended, f);
     if (!out.stored) {
         free(f);
         LOG_WARN_RL("delay scheduler: cannot deliver to %.*s: %s; retrying", (int)tl, topic, out.r.why);
@@ -392,7 +380,7 @@ static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec, sched_level_
     s->fl_tail = f;
     if (done)
         sched_appended(&out, f);
-    bk_stats_add(&bk->stats, BK_STAT_PUT, 1);
+    bk_stats_add(s->cfg.stats, BK_STAT_PUT, 1);
     return 0;
 }
 
@@ -405,11 +393,11 @@ static void level_run(evutil_socket_t fd, short what, void *arg)
     sched_level_t *lv = arg;
     bk_schedule_t *s = lv->s;
     int32_t q = lv->level - 1;
-    if (!s->running || s->bk->stopping)
+    if (!s->running)
         return;
     int64_t now = rmq_wall_ms();
     for (int i = 0; i < DELAY_BATCH; i++) {
-        if (lv->offset >= st_store_max_offset(s->bk->store, BK_SCHEDULE_TOPIC, q))
+        if (lv->offset >= st_store_max_offset(s->cfg.store, BK_SCHEDULE_TOPIC, q))
             return;                  /* idle: the arrival callback wakes us */
         int64_t next = lv->offset;
         rmq_record_t rec;
@@ -518,7 +506,7 @@ static void timer_rearm(bk_schedule_t *s)
 static void timer_scan(bk_schedule_t *s)
 {
     int32_t q = s->n;
-    int64_t max = st_store_max_offset(s->bk->store, BK_SCHEDULE_TOPIC, q);
+    int64_t max = st_store_max_offset(s->cfg.store, BK_SCHEDULE_TOPIC, q);
     while (s->scanned < max) {
         int64_t next = s->scanned;
         st_get_status_t st = sched_read(s, q, s->scanned, DELAY_READ_BATCH, &next);
@@ -554,7 +542,7 @@ static void timer_run(evutil_socket_t fd, short what, void *arg)
 {
     bk_schedule_t *s = arg;
     s->armed_due = INT64_MAX;
-    if (!s->running || s->bk->stopping)
+    if (!s->running)
         return;
     timer_scan(s);
     int64_t now = rmq_wall_ms();
@@ -615,8 +603,7 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     int32_t q;
     int64_t due;
     if (at > now) {
-        int64_t horizon = s->bk->cfg->file_reserved_time * 3600 * 1000;
-        if (at - now > horizon) {
+        if (at - now > s->cfg.horizon_ms) {
             *why = "delivery time " RMQ_PROP_DELIVER_AT " is beyond fileReservedTime";
             return RMQ_EINVAL;
         }
@@ -678,18 +665,22 @@ void bk_schedule_arrived(bk_schedule_t *s, const char *topic, int32_t queue_id, 
 
 /* ---- life cycle ------------------------------------------------------------- */
 
-bk_schedule_t *bk_schedule_new(bk_broker_t *bk, char *err, size_t errlen)
+bk_schedule_t *bk_schedule_new(const bk_schedule_config_t *cfg, char *err, size_t errlen)
 {
     int64_t delays[BK_SCHEDULE_LEVELS_MAX];
-    int n = bk_schedule_parse_levels(bk->cfg->message_delay_level, delays, err, errlen);
+    int n = bk_schedule_parse_levels(cfg->delay_levels, delays, err, errlen);
     if (n < 0)
         return NULL;
     bk_schedule_t *s = calloc(1, sizeof(*s));
     if (!s || !(s->levels = calloc((size_t)n, sizeof(*s->levels))) || !(s->rd = evbuffer_new()) ||
-        !(s->timer_ev = evtimer_new(bk->base, timer_run, s)) ||
-        !(s->persist_ev = evtimer_new(bk->base, persist_fire, s)))
+        !(s->timer_ev = evtimer_new(cfg->base, timer_run, s)) ||
+        !(s->persist_ev = evtimer_new(cfg->base, persist_fire, s)))
         goto oom;
-    s->bk = bk;
+    s->cfg = *cfg;
+    snprintf(s->path, sizeof(s->path), "%s", cfg->path);
+    snprintf(s->delay_levels, sizeof(s->delay_levels), "%s", cfg->delay_levels);
+    s->cfg.path = s->path;
+    s->cfg.delay_levels = s->delay_levels;
     s->n = n;
     s->cur_off = s->dur_off = -1;
     s->lost_low = INT64_MAX;
@@ -699,10 +690,9 @@ bk_schedule_t *bk_schedule_new(bk_broker_t *bk, char *err, size_t errlen)
         lv->s = s;
         lv->level = i + 1;
         lv->delay_ms = delays[i];
-        if (!(lv->ev = evtimer_new(bk->base, level_run, lv)))
+        if (!(lv->ev = evtimer_new(cfg->base, level_run, lv)))
             goto oom;
     }
-    snprintf(s->path, sizeof(s->path), "%s/delayOffset.pb", bk->config_dir);
     if (progress_load(s, err, errlen) != RMQ_OK) {
         bk_schedule_free(s);
         return NULL;
@@ -717,22 +707,21 @@ oom:
 
 void bk_schedule_start(bk_schedule_t *s)
 {
-    bk_broker_t *bk = s->bk;
-    if (bk->cfg->broker_role == BK_SLAVE)
+    if (s->cfg.is_slave)
         return;
-    const bk_topic_t *t = bk_topics_get(bk->topics, BK_SCHEDULE_TOPIC, strlen(BK_SCHEDULE_TOPIC));
+    const bk_topic_t *t = bk_topics_get(s->cfg.topics, BK_SCHEDULE_TOPIC, strlen(BK_SCHEDULE_TOPIC));
     if (!t || t->read_queues < s->n + 1 || t->write_queues < s->n + 1) {
         bk_topic_t nt = {.read_queues = s->n + 1, .write_queues = s->n + 1,
                          .perm = BK_PERM_READ | BK_PERM_WRITE};
         snprintf(nt.name, sizeof(nt.name), "%s", BK_SCHEDULE_TOPIC);
-        if (bk_topics_update(bk->topics, &nt) != RMQ_OK)
+        if (bk_topics_update(s->cfg.topics, &nt) != RMQ_OK)
             LOG_ERROR("delay scheduler: cannot create topic %s", BK_SCHEDULE_TOPIC);
     }
     s->running = 1;
     for (int i = 0; i < s->n; i++) {
         sched_level_t *lv = &s->levels[i];
-        int64_t min = st_store_min_offset(bk->store, BK_SCHEDULE_TOPIC, i);
-        int64_t max = st_store_max_offset(bk->store, BK_SCHEDULE_TOPIC, i);
+        int64_t min = st_store_min_offset(s->cfg.store, BK_SCHEDULE_TOPIC, i);
+        int64_t max = st_store_max_offset(s->cfg.store, BK_SCHEDULE_TOPIC, i);
         if (lv->offset > max) {
             LOG_WARN("delay scheduler: level %d progress %" PRId64 " is past the queue end %" PRId64,
                      lv->level, lv->offset, max);
@@ -743,7 +732,7 @@ void bk_schedule_start(bk_schedule_t *s)
         lv->durable = lv->offset;
         arm(lv->ev, 0);
     }
-    int64_t max = st_store_max_offset(bk->store, BK_SCHEDULE_TOPIC, s->n);
+    int64_t max = st_store_max_offset(s->cfg.store, BK_SCHEDULE_TOPIC, s->n);
     s->scanned = s->low < max ? s->low : max;
     int64_t t0 = rmq_mono_ms();
     timer_scan(s);
@@ -753,11 +742,17 @@ void bk_schedule_start(bk_schedule_t *s)
     timer_rearm(s);
 }
 
+void bk_schedule_stop(bk_schedule_t *s)
+{
+    if (s)
+        s->running = 0;
+}
+
 void bk_schedule_free(bk_schedule_t *s)
 {
     if (!s)
         return;
-    if (s->loaded && s->bk->persist)
+    if (s->loaded && s->cfg.persist)
         persist_now(s);
     s->running = 0;
     for (int i = 0; s->levels && i < s->n; i++)
@@ -778,24 +773,4 @@ void bk_schedule_free(bk_schedule_t *s)
     }
     free(s->heap);
     free(s);
-}
-
-/* ---- GET_ALL_DELAY_OFFSET -------------------------------------------------- */
-
-void fr_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
-{
-    bk_broker_t *bk = arg;
-    size_t len = 0;
-    uint8_t *buf = progress_pack(bk->schedule, &len);
-    Rmq__DelayOffsetTable *tab = buf ? rmq__delay_offset_table__unpack(NULL, len, buf) : NULL;
-    free(buf);
-    if (!tab) {
-        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
-        return;
-    }
-    Rmq__Command resp = RMQ__COMMAND__INIT;
-    resp.header_case = RMQ__COMMAND__HEADER_DELAY_OFFSET_TABLE;
-    resp.delay_offset_table = tab;
-    rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
-    rmq__delay_offset_table__free_unpacked(tab, NULL);
 }
