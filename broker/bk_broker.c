@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bk_ha.h"
+#include "fr_remoting.h"
 #include "fr_session.h"
 #include "bk_lock.h"
 #include "bk_metrics.h"
@@ -83,6 +84,7 @@ static void broker_arrived(const char *topic, int32_t queue_id, int64_t max_offs
     bk_broker_t *bk = arg;
     bk_pull_arrived(topic, queue_id, max_offset, tag_code, bk->pull);
     bk_schedule_arrived(bk->schedule, topic, queue_id, max_offset, tag_code);
+    fr_remoting_arrived(bk->remoting, topic, queue_id, max_offset, tag_code);
 }
 
 /* Server close hook: forget what a closing connection held. */
@@ -279,6 +281,8 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     bk_tx_install(bk);
     bk_schedule_install(bk);
     bk_sendback_install(bk);
+    if (!(bk->remoting = fr_remoting_start(bk, err, errlen)))
+        return RMQ_ENOMEM;
     bk_schedule_start(bk->schedule);
     struct timeval sec = {1, 0};
     event_add(bk->tick, &sec);
@@ -335,6 +339,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk_send_free(bk->send);
     bk_pull_free(bk->pull);
     bk->pull = NULL;
+    fr_remoting_free(bk->remoting);
+    bk->remoting = NULL;
     bk_groupstats_free(bk->groupstats);
     bk->groupstats = NULL;
     bk_clients_free(bk->clients);

@@ -32,6 +32,7 @@ typedef struct bk_schedule bk_schedule_t;
 typedef struct bk_metrics bk_metrics_t;
 typedef struct bk_lock bk_lock_t;
 typedef struct bk_tx bk_tx_t;
+typedef struct fr_remoting fr_remoting_t;
 
 typedef struct bk_broker {
     bk_config_t *cfg;             /* borrowed; outlives the broker */
@@ -55,6 +56,7 @@ typedef struct bk_broker {
     bk_metrics_t *metrics;        /* counters and the metricsPort endpoint */
     bk_lock_t *locks;             /* orderly queue locks (bk_lock.c) */
     bk_tx_t *tx;                  /* transactions: half messages, check-back (bk_tx.c) */
+    fr_remoting_t *remoting;      /* RocketMQ remoting front (front/remoting/) */
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */
