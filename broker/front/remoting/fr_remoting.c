@@ -212,24 +212,65 @@ bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_re
 
 /* ---- set-up --------------------------------------------------------------- */
 
+/* What a code needs under ACL 1.0, as RocketMQ's PlainAccessValidator
+ * asks: a send PUB on its topic; a pull SUB on its topic and group; the
+ * offsets of a group SUB on both; the consumer list SUB on the group; the
+ * rest (heartbeat, unregister, queue offsets, view by id) any account. */
+typedef enum rm_need {
+    NEED_ANY = 0,
+    NEED_PUB_TOPIC,
+    NEED_SUB_TOPIC_GROUP,
+    NEED_SUB_GROUP,
+} rm_need_t;
+
 static const struct {
     int code;
     rmq_remoting_handler_fn fn;
+    rm_need_t need;
 } handlers[] = {
-    {10, fr_rm_handle_send},                 /* SEND_MESSAGE */
-    {310, fr_rm_handle_send},                /* SEND_MESSAGE_V2 */
-    {320, fr_rm_handle_send},                /* SEND_BATCH_MESSAGE */
-    {11, fr_rm_handle_pull},                 /* PULL_MESSAGE */
-    {33, fr_rm_handle_view},                 /* VIEW_MESSAGE_BY_ID */
-    {14, fr_rm_handle_offset_query},         /* QUERY_CONSUMER_OFFSET */
-    {15, fr_rm_handle_offset_update},        /* UPDATE_CONSUMER_OFFSET */
-    {29, fr_rm_handle_queue_offset},         /* SEARCH_OFFSET_BY_TIMESTAMP */
-    {30, fr_rm_handle_queue_offset},         /* GET_MAX_OFFSET */
-    {31, fr_rm_handle_queue_offset},         /* GET_MIN_OFFSET */
-    {34, fr_rm_handle_heartbeat},            /* HEART_BEAT */
-    {35, fr_rm_handle_unregister},           /* UNREGISTER_CLIENT */
-    {38, fr_rm_handle_consumer_list},        /* GET_CONSUMER_LIST_BY_GROUP */
+    {10, fr_rm_handle_send, NEED_PUB_TOPIC},                 /* SEND_MESSAGE */
+    {310, fr_rm_handle_send, NEED_PUB_TOPIC},                /* SEND_MESSAGE_V2 */
+    {320, fr_rm_handle_send, NEED_PUB_TOPIC},                /* SEND_BATCH_MESSAGE */
+    {11, fr_rm_handle_pull, NEED_SUB_TOPIC_GROUP},           /* PULL_MESSAGE */
+    {33, fr_rm_handle_view, NEED_ANY},                       /* VIEW_MESSAGE_BY_ID */
+    {14, fr_rm_handle_offset_query, NEED_SUB_TOPIC_GROUP},   /* QUERY_CONSUMER_OFFSET */
+    {15, fr_rm_handle_offset_update, NEED_SUB_TOPIC_GROUP},  /* UPDATE_CONSUMER_OFFSET */
+    {29, fr_rm_handle_queue_offset, NEED_ANY},               /* SEARCH_OFFSET_BY_TIMESTAMP */
+    {30, fr_rm_handle_queue_offset, NEED_ANY},               /* GET_MAX_OFFSET */
+    {31, fr_rm_handle_queue_offset, NEED_ANY},               /* GET_MIN_OFFSET */
+    {34, fr_rm_handle_heartbeat, NEED_ANY},                  /* HEART_BEAT */
+    {35, fr_rm_handle_unregister, NEED_ANY},                 /* UNREGISTER_CLIENT */
+    {38, fr_rm_handle_consumer_list, NEED_SUB_GROUP},        /* GET_CONSUMER_LIST_BY_GROUP */
 };
+
+/* rmq_remoting_needs_fn of the broker: codes without a handler here need admin. */
+static int rm_needs(const rmq_remoting_request_t *req, rmq_acl_need_t *needs, size_t cap)
+{
+    const char *topic = rmq_remoting_field(req, "topic"), *group = rmq_remoting_field(req, "consumerGroup");
+    if (!topic)
+        topic = rmq_remoting_field(req, "b");            /* SEND_MESSAGE_V2 */
+    for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+        if (handlers[i].code != req->code)
+            continue;
+        switch (handlers[i].need) {
+        case NEED_PUB_TOPIC:
+            needs[0] = (rmq_acl_need_t){RMQ_ACL_TOPIC, RMQ_ACL_PERM_PUB, topic};
+            return 1;
+        case NEED_SUB_TOPIC_GROUP:
+            if (cap < 2)
+                return -1;
+            needs[0] = (rmq_acl_need_t){RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
+            needs[1] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group};
+            return 2;
+        case NEED_SUB_GROUP:
+            needs[0] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group};
+            return 1;
+        default:
+            return 0;
+        }
+    }
+    return -1;
+}
 
 fr_remoting_t *fr_remoting_start(bk_broker_t *bk, char *err, size_t errlen)
 {
@@ -247,6 +288,7 @@ fr_remoting_t *fr_remoting_start(bk_broker_t *bk, char *err, size_t errlen)
     if (rc != RMQ_OK)
         goto fail;
     rmq_remoting_set_acl(bk->srv, bk->sec.acl);
+    rmq_remoting_set_needs(bk->srv, rm_needs);
     return rm;
 fail:
     snprintf(err, errlen, "cannot start the RocketMQ remoting front-end: %s", rmq_strerror(rc));
