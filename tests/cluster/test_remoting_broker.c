@@ -20,7 +20,12 @@
  * clients: consumer offsets (QUERY_NOT_FOUND, then what was committed),
  * GET_MAX_OFFSET, heartbeats of two clients of one group listed by
  * GET_CONSUMER_LIST_BY_GROUP, the first told NOTIFY_CONSUMER_IDS_CHANGED
- * when the second joins, and UNREGISTER_CLIENT leaving the group. */
+ * when the second joins, and UNREGISTER_CLIENT leaving the group.
+ *
+ * acl: with aclEnable, ACL 1.0 signatures are checked against what each
+ * code needs: a send needs PUB on its topic, a pull SUB on its topic and
+ * its group; a heartbeat any account; unsigned requests and codes without
+ * a handler (admin) are refused with NO_PERMISSION. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,24 +47,47 @@ static const char *case_dir;
 static char ns_addr[64], bk_addr[64];
 static hn_daemon_t ns, bk;
 
-static void setup(void)
+/* Starts the name server and the broker with extra properties. */
+static void daemons_start(const char *extra)
 {
     char props[2048];
-    case_dir = hn_case_begin("remoting_broker");
     ck_assert_int_eq(hn_daemon_start_conf(&ns, case_dir, "namesrv/mqnamesrv", "ns",
                                           "listenPort=0\nbindAddress=127.0.0.1\n", ns_addr, sizeof ns_addr), 0);
     int n = snprintf(props, sizeof props,
                      "brokerClusterName=RemCluster\nbrokerName=broker-a\nbrokerId=0\nlistenPort=0\n"
                      "haListenPort=0\nbrokerRole=ASYNC_MASTER\nstorePathRootDir=%s/store\n"
                      "mapedFileSizeCommitLog=16777216\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\n"
-                     "maxFrameSize=%d\nmaxMessageSize=%d\n", case_dir, ns_addr, BK_MAX_FRAME, BK_MAX_MESSAGE);
+                     "maxFrameSize=%d\nmaxMessageSize=%d\n%s", case_dir, ns_addr, BK_MAX_FRAME, BK_MAX_MESSAGE,
+                     extra);
     ck_assert_msg(n > 0 && (size_t)n < sizeof props, "broker properties do not fit");
     ck_assert_int_eq(hn_daemon_start_conf(&bk, case_dir, "broker/mqbroker", "broker-a", props, bk_addr,
                                           sizeof bk_addr), 0);
+}
+
+static void setup(void)
+{
+    case_dir = hn_case_begin("remoting_broker");
+    daemons_start("");
     Rmq__Command req;
     Rmq__TopicConfig tc;
     wire_topic_request(&req, &tc, "RemTopic", QUEUES);
     ck_assert_int_eq(wire_call(bk_addr, &req, NULL, 0, NULL), RMQ__STATUS__SUCCESS);
+}
+
+static void acl_setup(void)
+{
+    char path[4096], props[4200];
+    case_dir = hn_case_begin("remoting_broker_acl");
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, "plain.acl",
+                                        "account.pub.secretKey=pubsecret1\n"
+                                        "account.pub.topicPerms=RemTopic=PUB\n"
+                                        "account.sub.secretKey=subsecret1\n"
+                                        "account.sub.topicPerms=RemTopic=SUB\n"
+                                        "account.sub.groupPerms=rem_cg=SUB\n",
+                                        path, sizeof path));
+    int n = snprintf(props, sizeof props, "aclEnable=true\naclFile=%s\n", path);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof props, "ACL properties do not fit");
+    daemons_start(props);
 }
 
 static void teardown(void)
@@ -380,6 +408,56 @@ START_TEST(clients)
 }
 END_TEST
 
+/* ---- access control ------------------------------------------------------------ */
+
+#define SIGNED_MAX 16
+
+/* A request signed by account key/secret (NULL: unsigned); returns its code. */
+static int signed_call(int code, const rmq_remoting_field_t *f, size_t n, const char *body, const char *key,
+                       const char *secret)
+{
+    rmq_remoting_field_t all[SIGNED_MAX + 2];
+    char sig[29];
+    rem_resp_t r;
+    ck_assert_uint_le(n, SIGNED_MAX);
+    memcpy(all, f, n * sizeof(*f));
+    if (key) {
+        all[n++] = (rmq_remoting_field_t){"AccessKey", (char *)key};
+        rmq_remoting_request_t req = {.fields = all, .n_fields = n, .body = (const uint8_t *)body,
+                                      .body_len = body ? strlen(body) : 0};
+        rmq_remoting_sign(&req, secret, sig);
+        all[n++] = (rmq_remoting_field_t){"Signature", sig};
+    }
+    int rc = call(RMQ_REMOTING_JSON, code, all, n, body, body ? strlen(body) : 0, &r);
+    rem_resp_clear(&r);
+    return rc;
+}
+
+START_TEST(acl)
+{
+    rmq_remoting_field_t sf[] = V2_FIELDS("0", "");
+    size_t nsf = sizeof sf / sizeof sf[0];
+    ck_assert_int_eq(signed_call(310, sf, nsf, "m", "pub", "pubsecret1"), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(signed_call(310, sf, nsf, "m", "sub", "subsecret1"), RMQ_REMOTING_NO_PERMISSION);
+    ck_assert_int_eq(signed_call(310, sf, nsf, "m", "pub", "wrongsecret"), RMQ_REMOTING_NO_PERMISSION);
+    ck_assert_int_eq(signed_call(310, sf, nsf, "m", NULL, NULL), RMQ_REMOTING_NO_PERMISSION);
+
+    rmq_remoting_field_t pf[] = {{"consumerGroup", "rem_cg"}, {"topic", "RemTopic"}, {"queueId", "0"},
+                                 {"queueOffset", "0"}, {"maxMsgNums", "32"}, {"sysFlag", "0"}};
+    ck_assert_int_eq(signed_call(11, pf, 6, NULL, "sub", "subsecret1"), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(signed_call(11, pf, 6, NULL, "pub", "pubsecret1"), RMQ_REMOTING_NO_PERMISSION);
+    rmq_remoting_field_t other[] = {{"consumerGroup", "rem_other"}, {"topic", "RemTopic"}, {"queueId", "0"},
+                                    {"queueOffset", "0"}, {"maxMsgNums", "32"}, {"sysFlag", "0"}};
+    ck_assert_int_eq(signed_call(11, other, 6, NULL, "sub", "subsecret1"), RMQ_REMOTING_NO_PERMISSION);
+
+    char hb[1024];
+    ck_assert_int_eq(signed_call(34, NULL, 0, heartbeat("client-s", hb, sizeof hb), "sub", "subsecret1"),
+                     RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(signed_call(9999, NULL, 0, NULL, "sub", "subsecret1"), RMQ_REMOTING_NO_PERMISSION);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *remoting_broker_suite(void)
 {
     Suite *s = suite_create("remoting_broker");
@@ -391,6 +469,11 @@ static Suite *remoting_broker_suite(void)
     tcase_add_test(tc, bad_requests);
     tcase_add_test(tc, clients);
     suite_add_tcase(s, tc);
+    TCase *ta = tcase_create("remoting_broker_acl");
+    tcase_add_checked_fixture(ta, acl_setup, teardown);
+    tcase_set_timeout(ta, 120);
+    tcase_add_test(ta, acl);
+    suite_add_tcase(s, ta);
     return s;
 }
 
