@@ -79,8 +79,8 @@ const char *fr_rm_str(rmq_conn_t *conn, const rmq_remoting_request_t *req, const
     if (v)
         return v;
     if (required)
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d needs extField %s", req->code,
-                            key);
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d needs extField %s%s%s%s",
+                            req->code, key, alt ? " (or " : "", alt ? alt : "", alt ? ")" : "");
     return required ? NULL : dflt;
 }
 
@@ -97,8 +97,8 @@ int fr_rm_int(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *k
     long long n = strtoll(v, &end, 10);
     if (errno || end == v || *end || n < min || n > max) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
-                            "request code %d: extField %s='%.64s' is not an integer in [%" PRId64 ", %" PRId64 "]",
-                            req->code, key, v, min, max);
+                            "request code %d: extField %s%s%s%s='%.64s' is not an integer in [%" PRId64 ", %" PRId64 "]",
+                            req->code, key, alt ? " (or " : "", alt ? alt : "", alt ? ")" : "", v, min, max);
         return -1;
     }
     *out = n;

@@ -122,21 +122,25 @@ static void send_appended(const bk_append_out_t *out, void *arg)
 
 /* ---- decoding ------------------------------------------------------------ */
 
-/* Reads the header fields (V1 names, or V2's one-letter aliases); -1 after answering. */
+/* Reads the header fields: V1 names, or V2's one-letter aliases (looked
+ * up first when the request has them); -1 after answering. */
 static int send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, send_hdr_t *h)
 {
-    if (!(h->topic = fr_rm_str(conn, req, "topic", "b", 1, NULL)))
+    int v2 = rmq_remoting_field(req, "b") != NULL;
+#define SEND_KEY(v1, v2name) (v2 ? (v2name) : (v1)), (v2 ? (v1) : (v2name))
+    if (!(h->topic = fr_rm_str(conn, req, SEND_KEY("topic", "b"), 1, NULL)))
         return -1;
-    h->producer_group = fr_rm_str(conn, req, "producerGroup", "a", 0, "");
-    h->default_topic = fr_rm_str(conn, req, "defaultTopic", "c", 0, "TBW102");
-    h->properties = fr_rm_str(conn, req, "properties", "i", 0, "");
-    if (fr_rm_int(conn, req, "queueId", "e", 1, -1, INT32_MAX, 0, &h->queue_id) != 0 ||
-        fr_rm_int(conn, req, "defaultTopicQueueNums", "d", 0, 0, INT32_MAX, 4, &h->default_queue_nums) != 0 ||
-        fr_rm_int(conn, req, "sysFlag", "f", 0, INT32_MIN, INT32_MAX, 0, &h->sys_flag) != 0 ||
-        fr_rm_int(conn, req, "bornTimestamp", "g", 0, INT64_MIN, INT64_MAX, 0, &h->born_ts) != 0 ||
-        fr_rm_int(conn, req, "flag", "h", 0, INT32_MIN, INT32_MAX, 0, &h->flag) != 0 ||
-        fr_rm_int(conn, req, "reconsumeTimes", "j", 0, 0, INT32_MAX, 0, &h->reconsume_times) != 0)
+    h->producer_group = fr_rm_str(conn, req, SEND_KEY("producerGroup", "a"), 0, "");
+    h->default_topic = fr_rm_str(conn, req, SEND_KEY("defaultTopic", "c"), 0, "TBW102");
+    h->properties = fr_rm_str(conn, req, SEND_KEY("properties", "i"), 0, "");
+    if (fr_rm_int(conn, req, SEND_KEY("queueId", "e"), 1, -1, INT32_MAX, 0, &h->queue_id) != 0 ||
+        fr_rm_int(conn, req, SEND_KEY("defaultTopicQueueNums", "d"), 0, 0, INT32_MAX, 4, &h->default_queue_nums) != 0 ||
+        fr_rm_int(conn, req, SEND_KEY("sysFlag", "f"), 0, INT32_MIN, INT32_MAX, 0, &h->sys_flag) != 0 ||
+        fr_rm_int(conn, req, SEND_KEY("bornTimestamp", "g"), 0, INT64_MIN, INT64_MAX, 0, &h->born_ts) != 0 ||
+        fr_rm_int(conn, req, SEND_KEY("flag", "h"), 0, INT32_MIN, INT32_MAX, 0, &h->flag) != 0 ||
+        fr_rm_int(conn, req, SEND_KEY("reconsumeTimes", "j"), 0, 0, INT32_MAX, 0, &h->reconsume_times) != 0)
         return -1;
+#undef SEND_KEY
     if (strlen(h->properties) > RMQ_PROPS_MAX) {
         rmq_remoting_replyf(conn, req, 13, "properties of %zu bytes, over %u", strlen(h->properties),
                             RMQ_PROPS_MAX);
