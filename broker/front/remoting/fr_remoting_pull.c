@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "bk_consume_cfg.h"
 #include "bk_metrics.h"
 #include "fr_remoting.h"
 #include "fr_remoting_wire.h"
@@ -171,25 +171,9 @@ void fr_rm_handle_pull(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
 
 bk_consume_t *fr_rm_pull_core_new(fr_remoting_t *rm)
 {
-    bk_broker_t *bk = rm->bk;
-    bk_consume_config_t cc = {
-        .base = bk->base,
-        .store = bk->store,
-        .topics = bk->topics,
-        .groups = bk->groups,
-        .offsets = bk->offsets,
-        .is_slave = bk->cfg->broker_role == BK_SLAVE,
-        .permission = bk->cfg->broker_permission,
-        .max_transfer_count = bk->cfg->max_transfer_count_on_message_in_memory,
-        .max_transfer_bytes = bk->cfg->max_transfer_bytes_on_message_in_memory,
-        .long_polling = bk->cfg->long_polling_enable,
-        .short_polling_ms = bk->cfg->short_polling_time_mills,
-        .slave_read_enable = bk->cfg->slave_read_enable,
-        .in_memory_max = (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 100 *
-                         bk->cfg->access_message_in_memory_max_ratio,
-        .addr = bk->addr,
-        .answer = pull_answer,
-        .ctx_free = pull_ctx_free,
-    };
+    bk_consume_config_t cc;
+    bk_consume_cfg_fill(rm->bk, &cc);
+    cc.answer = pull_answer;
+    cc.ctx_free = pull_ctx_free;
     return bk_consume_new(&cc);
 }
