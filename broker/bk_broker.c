@@ -94,6 +94,7 @@ static void broker_conn_closed(rmq_conn_t *conn, void *arg)
     bk_session_t *ss = fr_session_find(conn);
     if (bk->pull)
         bk_pull_conn_closed(bk->pull, conn);
+    fr_remoting_conn_closed(bk->remoting, ss);
     if (ss && bk->clients)
         bk_clients_session_closed(bk->clients, ss);
     if (ss)
@@ -306,6 +307,7 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     bk->stopped_arg = arg;
     LOG_INFO("broker %s stopping", bk->addr);
     bk_pull_release_all(bk->pull);
+    fr_remoting_stop(bk->remoting);
     bk_offsets_persist(bk->offsets);
     bk->drain_deadline_ms = rmq_mono_ms() + bk->cfg->sync_flush_timeout + 1000;
     broker_drain(-1, 0, bk);

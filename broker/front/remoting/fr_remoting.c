@@ -303,6 +303,18 @@ void fr_remoting_arrived(fr_remoting_t *rm, const char *topic, int32_t queue_id,
         bk_consume_arrived(rm->consume, topic, queue_id, max_offset, tag_code);
 }
 
+void fr_remoting_conn_closed(fr_remoting_t *rm, bk_session_t *ss)
+{
+    if (rm && ss)
+        bk_consume_session_closed(rm->consume, ss);
+}
+
+void fr_remoting_stop(fr_remoting_t *rm)
+{
+    if (rm)
+        bk_consume_stop(rm->consume);
+}
+
 void fr_remoting_free(fr_remoting_t *rm)
 {
     if (!rm)

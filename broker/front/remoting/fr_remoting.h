@@ -40,6 +40,10 @@ fr_remoting_t *fr_remoting_start(bk_broker_t *bk, char *err, size_t errlen);
 /* Store arrival: wakes held remoting pulls of topic/queue. */
 void fr_remoting_arrived(fr_remoting_t *rm, const char *topic, int32_t queue_id, int64_t max_offset,
                          int64_t tag_code);
+/* A connection closed: drops the held pulls of its session ss (may be NULL). */
+void fr_remoting_conn_closed(fr_remoting_t *rm, bk_session_t *ss);
+/* Clean stop: answers every held pull now and holds no more. */
+void fr_remoting_stop(fr_remoting_t *rm);
 /* Drops held pulls (their connections released). */
 void fr_remoting_free(fr_remoting_t *rm);
 
