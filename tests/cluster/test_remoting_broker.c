@@ -420,7 +420,8 @@ static int signed_call(int code, const rmq_remoting_field_t *f, size_t n, const 
     char sig[29];
     rem_resp_t r;
     ck_assert_uint_le(n, SIGNED_MAX);
-    memcpy(all, f, n * sizeof(*f));
+    if (n)
+        memcpy(all, f, n * sizeof(*f));
     if (key) {
         all[n++] = (rmq_remoting_field_t){"AccessKey", (char *)key};
         rmq_remoting_request_t req = {.fields = all, .n_fields = n, .body = (const uint8_t *)body,
