@@ -30,7 +30,7 @@ skip_all() {
 # java_build PLAN: builds tests/java offline after fetching its dependencies;
 # sets $cp (the classpath). Prints "not ok 1" and exits when it fails to build.
 java_build() {
-  command -v java >/dev/null && command -v mvn >/dev/null || skip_all "$1" "java or mvn not installed"
+  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then skip_all "$1" "java or mvn not installed"; fi
   # the project is copied so that target/ (classes, jars) never lands in the tree
   cp -r "$here/pom.xml" "$here/src" "$run/"
   if ! (cd "$run" && mvn -q -B dependency:go-offline >"$run/mvn-fetch.log" 2>&1); then
