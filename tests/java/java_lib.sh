@@ -63,7 +63,7 @@ ready_port() {
 start_namesrv() {
   printf 'listenPort=0\nbindAddress=127.0.0.1\n' >"$run/ns.properties"
   "$bin/namesrv/mqnamesrv" -c "$run/ns.properties" --ready-file "$run/ns.ready" >"$run/ns.log" 2>&1 &
-  pids+=($!)
+  pids+=("$!")
   local port
   port=$(ready_port "$run/ns.ready" listenPort) || { cat "$run/ns.log" >&2; exit 1; }
   ns=127.0.0.1:$port
@@ -87,7 +87,7 @@ PROPS
   rm -f "$run/broker.ready"
   "$bin/broker/mqbroker" -c "$run/broker.properties" --ready-file "$run/broker.ready" >>"$run/broker.log" 2>&1 &
   bk_pid=$!
-  pids+=($bk_pid)
+  pids+=("$bk_pid")
   bk_port=$(ready_port "$run/broker.ready" listenPort) || { cat "$run/broker.log" >&2; exit 1; }
 }
 

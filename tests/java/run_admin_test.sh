@@ -8,6 +8,7 @@
 # Prints TAP; SKIP when java or mvn is missing or Maven Central cannot be
 # reached.
 set -uo pipefail
+# shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
 echo "1..5"

@@ -9,6 +9,7 @@
 # consumer of the same group, which gets the new messages and nothing
 # committed before. Prints TAP; SKIP without java, mvn or Maven Central.
 set -uo pipefail
+# shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
 plan=9
