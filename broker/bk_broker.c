@@ -11,6 +11,7 @@
 
 #include "bk_admin_ops.h"
 #include "bk_ha.h"
+#include "fr_remoting.h"
 #include "fr_session.h"
 #include "bk_lock.h"
 #include "bk_offset_ops.h"
@@ -85,6 +86,7 @@ static void broker_arrived(const char *topic, int32_t queue_id, int64_t max_offs
     bk_broker_t *bk = arg;
     bk_pull_arrived(topic, queue_id, max_offset, tag_code, bk->pull);
     bk_schedule_arrived(bk->schedule, topic, queue_id, max_offset, tag_code);
+    fr_remoting_arrived(bk->remoting, topic, queue_id, max_offset, tag_code);
 }
 
 /* Server close hook: forget what a closing connection held. */
@@ -94,6 +96,7 @@ static void broker_conn_closed(rmq_conn_t *conn, void *arg)
     bk_session_t *ss = fr_session_find(conn);
     if (bk->pull)
         bk_pull_conn_closed(bk->pull, conn);
+    fr_remoting_conn_closed(bk->remoting, ss);
     if (ss && bk->clients)
         bk_clients_session_closed(bk->clients, ss);
     if (ss)
@@ -393,6 +396,8 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     if ((rc = broker_admin_new(bk, err, errlen)) != RMQ_OK)
         return rc;
     fr_routes_install(bk);
+    if (!(bk->remoting = fr_remoting_start(bk, err, errlen)))
+        return RMQ_ENOMEM;
     bk_schedule_start(bk->schedule);
     struct timeval sec = {1, 0};
     event_add(bk->tick, &sec);
@@ -416,6 +421,7 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     bk->stopped_arg = arg;
     LOG_INFO("broker %s stopping", bk->addr);
     bk_pull_release_all(bk->pull);
+    fr_remoting_stop(bk->remoting);
     bk_offsets_persist(bk->offsets);
     bk->drain_deadline_ms = rmq_mono_ms() + bk->cfg->sync_flush_timeout + 1000;
     broker_drain(-1, 0, bk);
@@ -451,6 +457,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk_send_free(bk->send);
     bk_pull_free(bk->pull);
     bk->pull = NULL;
+    fr_remoting_free(bk->remoting);
+    bk->remoting = NULL;
     bk_groupstats_free(bk->groupstats);
     bk->groupstats = NULL;
     bk_clients_free(bk->clients);

@@ -35,6 +35,7 @@ typedef struct bk_metrics bk_metrics_t;
 typedef struct bk_lock bk_lock_t;
 typedef struct bk_offset_ops bk_offset_ops_t;
 typedef struct bk_admin_ops bk_admin_ops_t;
+typedef struct fr_remoting fr_remoting_t;
 
 typedef struct bk_broker {
     bk_config_t *cfg;             /* borrowed; outlives the broker */
@@ -61,6 +62,7 @@ typedef struct bk_broker {
     bk_offset_ops_t *offset_ops;  /* consumer and queue offsets (core/bk_offset_ops.c) */
     bk_admin_ops_t *admin_ops;    /* topics, groups, runtime info (core/bk_admin_ops.c) */
     bk_tx_t *tx;                  /* transactions: half messages, check-back (core/bk_tx.c) */
+    fr_remoting_t *remoting;      /* RocketMQ remoting front (front/remoting/) */
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */

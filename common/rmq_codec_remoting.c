@@ -30,6 +30,7 @@ typedef struct remoting {
     } *handlers;                   /* indexed by code, nhandlers long */
     size_t nhandlers;
     rmq_acl_t *acl;                /* NULL: no signature check */
+    rmq_remoting_needs_fn needs;   /* NULL: code_needs below */
 } remoting_t;
 
 static const char *const language_names[] = {
@@ -525,8 +526,17 @@ static need_shape_t code_shape(int code)
     return NEED_ADMIN;
 }
 
+/* What req needs: rm's needs function, else the table (admin or any account). */
+static int request_needs(const remoting_t *rm, const rmq_remoting_request_t *req, rmq_acl_need_t *needs,
+                         size_t cap)
+{
+    if (rm->needs != NULL)
+        return rm->needs(req, needs, cap);
+    return code_shape(req->code) == NEED_ADMIN ? -1 : 0;
+}
+
 /* 1 if req may run; 0 with a remark otherwise. now_ms: the wall clock. */
-static int remoting_acl_check(rmq_acl_t *acl, const char *peer,
+static int remoting_acl_check(const remoting_t *rm, rmq_acl_t *acl, const char *peer,
                               const rmq_remoting_request_t *req, int64_t now_ms, char *remark,
                               size_t remarklen)
 {
@@ -546,9 +556,13 @@ static int remoting_acl_check(rmq_acl_t *acl, const char *peer,
                  "its extFields and body", rmq_acl_account_key(a), op);
         return 0;
     }
-    rmq_acl_need_t admin = { RMQ_ACL_ADMIN, 0, NULL };
-    return rmq_acl_allows(a, &admin, code_shape(req->code) == NEED_ADMIN ? 1 : 0, op, remark,
-                          remarklen);
+    rmq_acl_need_t needs[4] = { { RMQ_ACL_ADMIN, 0, NULL } };
+    int n = request_needs(rm, req, needs, sizeof(needs) / sizeof(needs[0]));
+    if (n < 0) {
+        needs[0] = (rmq_acl_need_t){ RMQ_ACL_ADMIN, 0, NULL };
+        n = 1;
+    }
+    return rmq_acl_allows(a, needs, (size_t)n, op, remark, remarklen);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -563,7 +577,7 @@ static void dispatch(remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_reques
         return;
     }
     if (rm->acl != NULL &&
-        !remoting_acl_check(rm->acl, rmq_conn_peer(conn), req, rmq_wall_ms(), remark,
+        !remoting_acl_check(rm, rm->acl, rmq_conn_peer(conn), req, rmq_wall_ms(), remark,
                             sizeof(remark))) {
         LOG_WARN_RL("refused remoting request code %d from %s: %s", req->code,
                     rmq_conn_peer(conn), remark);
@@ -668,4 +682,12 @@ void rmq_remoting_set_acl(rmq_server_t *srv, rmq_acl_t *acl)
 
     if (rm != NULL)
         rm->acl = acl;
+}
+
+void rmq_remoting_set_needs(rmq_server_t *srv, rmq_remoting_needs_fn fn)
+{
+    remoting_t *rm = rmq_server_codec_state(srv, &rmq_codec_remoting);
+
+    if (rm != NULL)
+        rm->needs = fn;
 }

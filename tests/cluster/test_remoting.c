@@ -33,6 +33,7 @@
 #include "harness.h"
 #include "rmq_codec_remoting.h"
 #include "rmq_json.h"
+#include "remwire.h"
 #include "wire.h"
 
 #define QUEUES 4
@@ -52,109 +53,13 @@ static void teardown(void)
     hn_case_end();
 }
 
-/* ---- a blocking remoting client ------------------------------------------ */
-
-/* A response: the decoded header and body (pointing into raw). */
-typedef struct rem_resp {
-    rmq_remoting_request_t msg;
-    uint8_t *raw;
-} rem_resp_t;
-
-static void rem_resp_clear(rem_resp_t *r)
-{
-    rmq_remoting_request_clear(&r->msg);
-    free(r->raw);
-    r->raw = NULL;
-}
-
-static int rem_connect(const char *addr)
-{
-    struct sockaddr_in sa = { .sin_family = AF_INET };
-    const char *colon = strrchr(addr, ':');
-    char host[64];
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    ck_assert(colon != NULL && fd >= 0);
-    snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
-    sa.sin_port = htons((uint16_t)atoi(colon + 1));
-    ck_assert_int_eq(inet_pton(AF_INET, host, &sa.sin_addr), 1);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    return fd;
-}
-
-static void write_all(int fd, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        ck_assert(n > 0);
-        p += n;
-        len -= (size_t)n;
-    }
-}
-
-/* Reads exactly len bytes within timeout_ms; 0, or -1 on close or timeout. */
-static int read_exact(int fd, uint8_t *buf, size_t len, int timeout_ms)
-{
-    while (len > 0) {
-        struct pollfd pfd = { fd, POLLIN, 0 };
-        if (poll(&pfd, 1, timeout_ms) <= 0)
-            return -1;
-        ssize_t n = read(fd, buf, len);
-        if (n <= 0)
-            return -1;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* Sends one request: extFields fields[0..n) ("k=v" strings split here), body. */
-static void rem_send(int fd, int type, int code, int32_t opaque, int32_t flags,
-                     const rmq_remoting_field_t *fields, size_t n, const char *body)
-{
-    struct evbuffer *b = evbuffer_new();
-    rmq_remoting_reply_t rep = { code, NULL, fields, n, body, body ? strlen(body) : 0 };
-
-    ck_assert_int_eq(rmq_remoting_encode(b, type, code, opaque, flags, 395, &rep), RMQ_OK);
-    size_t len = evbuffer_get_length(b);
-    write_all(fd, evbuffer_pullup(b, -1), len);
-    evbuffer_free(b);
-}
-
-/* Receives one frame; 0, or -1 when the connection closed or timed out. */
-static int rem_recv(int fd, rem_resp_t *r, int timeout_ms)
-{
-    uint8_t len4[4];
-    const char *why = "";
-    size_t used;
-
-    memset(r, 0, sizeof *r);
-    if (read_exact(fd, len4, 4, timeout_ms) != 0)
-        return -1;
-    uint32_t len = (uint32_t)len4[0] << 24 | (uint32_t)len4[1] << 16 | (uint32_t)len4[2] << 8 | len4[3];
-    ck_assert_uint_le(len, 1u << 24);
-    r->raw = malloc(len + 4);
-    memcpy(r->raw, len4, 4);
-    if (read_exact(fd, r->raw + 4, len, timeout_ms) != 0) {
-        free(r->raw);
-        r->raw = NULL;
-        return -1;
-    }
-    ck_assert_msg(rmq_remoting_decode(r->raw, len + 4, UINT32_MAX, &r->msg, &used, &why) == RMQ_OK,
-                  "response does not decode: %s", why);
-    ck_assert(r->msg.flags & RMQ_REMOTING_FLAG_RESPONSE);
-    return 0;
-}
-
 /* One request on a fresh connection; returns the response code (-1: none). */
 static int rem_call(int type, int code, const rmq_remoting_field_t *fields, size_t n,
                     rem_resp_t *r)
 {
     int fd = rem_connect(ns_addr);
 
-    rem_send(fd, type, code, 42, 0, fields, n, NULL);
+    rem_send(fd, type, code, 42, 0, fields, n, NULL, 0);
     int rc = rem_recv(fd, r, 5000);
     close(fd);
     if (rc != 0)
@@ -377,8 +282,8 @@ START_TEST(wire_quirks)
     /* oneway: no reply; the next request's reply comes first */
     rmq_remoting_field_t topic = { "topic", "RemTopic" };
     fd = rem_connect(ns_addr);
-    rem_send(fd, RMQ_REMOTING_JSON, 105, 100, RMQ_REMOTING_FLAG_ONEWAY, &topic, 1, NULL);
-    rem_send(fd, RMQ_REMOTING_JSON, 105, 101, 0, &topic, 1, NULL);
+    rem_send(fd, RMQ_REMOTING_JSON, 105, 100, RMQ_REMOTING_FLAG_ONEWAY, &topic, 1, NULL, 0);
+    rem_send(fd, RMQ_REMOTING_JSON, 105, 101, 0, &topic, 1, NULL, 0);
     ck_assert_int_eq(rem_recv(fd, &r, 5000), 0);
     ck_assert_int_eq(r.msg.opaque, 101);
     rem_resp_clear(&r);
@@ -389,7 +294,7 @@ START_TEST(wire_quirks)
     Rmq__TopicRequest tr;
     wire_topic_query(&req, &tr, RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC, "RemTopic");
     ck_assert_int_eq(wire_call(ns_addr, &req, NULL, 0, NULL), RMQ__STATUS__SUCCESS);
-    rem_send(fd, RMQ_REMOTING_ROCKETMQ, 105, 102, 0, &topic, 1, NULL);
+    rem_send(fd, RMQ_REMOTING_ROCKETMQ, 105, 102, 0, &topic, 1, NULL, 0);
     ck_assert_int_eq(rem_recv(fd, &r, 5000), 0);
     ck_assert_int_eq(r.msg.opaque, 102);
     ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SUCCESS);
@@ -404,7 +309,7 @@ START_TEST(wire_quirks)
     ck_assert_int_eq(rem_recv(fd, &r, 5000), -1);
     close(fd);
     fd = rem_connect(ns_addr);
-    rem_send(fd, RMQ_REMOTING_JSON, 105, 103, 0, &topic, 1, NULL);
+    rem_send(fd, RMQ_REMOTING_JSON, 105, 103, 0, &topic, 1, NULL, 0);
     ck_assert_int_eq(rem_recv(fd, &r, 5000), 0);
     rem_resp_clear(&r);
     write_all(fd, big, sizeof big);

@@ -5,10 +5,10 @@
  * reply without copying. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bk_broker.h"
 #include "bk_consume.h"
+#include "bk_consume_cfg.h"
 #include "bk_metrics.h"
 #include "fr_routes.h"
 #include "fr_session.h"
@@ -155,25 +155,10 @@ bk_pull_t *bk_pull_new(bk_broker_t *bk)
     if (!p)
         return NULL;
     p->bk = bk;
-    bk_consume_config_t cc = {
-        .base = bk->base,
-        .store = bk->store,
-        .topics = bk->topics,
-        .groups = bk->groups,
-        .offsets = bk->offsets,
-        .is_slave = bk->cfg->broker_role == BK_SLAVE,
-        .permission = bk->cfg->broker_permission,
-        .max_transfer_count = bk->cfg->max_transfer_count_on_message_in_memory,
-        .max_transfer_bytes = bk->cfg->max_transfer_bytes_on_message_in_memory,
-        .long_polling = bk->cfg->long_polling_enable,
-        .short_polling_ms = bk->cfg->short_polling_time_mills,
-        .slave_read_enable = bk->cfg->slave_read_enable,
-        .in_memory_max = (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 100 *
-                         bk->cfg->access_message_in_memory_max_ratio,
-        .addr = bk->addr,
-        .answer = pull_answer,
-        .ctx_free = pull_ctx_free,
-    };
+    bk_consume_config_t cc;
+    bk_consume_cfg_fill(bk, &cc);
+    cc.answer = pull_answer;
+    cc.ctx_free = pull_ctx_free;
     if (!(p->core = bk_consume_new(&cc))) {
         free(p);
         return NULL;

@@ -1,0 +1,25 @@
+/* bk_consume_cfg.c: the pull core's configuration from the broker's (see bk_consume_cfg.h). */
+#include "bk_consume_cfg.h"
+
+#include <string.h>
+#include <unistd.h>
+
+void bk_consume_cfg_fill(const bk_broker_t *bk, bk_consume_config_t *cc)
+{
+    memset(cc, 0, sizeof(*cc));
+    cc->base = bk->base;
+    cc->store = bk->store;
+    cc->topics = bk->topics;
+    cc->groups = bk->groups;
+    cc->offsets = bk->offsets;
+    cc->is_slave = bk->cfg->broker_role == BK_SLAVE;
+    cc->permission = bk->cfg->broker_permission;
+    cc->max_transfer_count = bk->cfg->max_transfer_count_on_message_in_memory;
+    cc->max_transfer_bytes = bk->cfg->max_transfer_bytes_on_message_in_memory;
+    cc->long_polling = bk->cfg->long_polling_enable;
+    cc->short_polling_ms = bk->cfg->short_polling_time_mills;
+    cc->slave_read_enable = bk->cfg->slave_read_enable;
+    cc->in_memory_max = (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 100 *
+                        bk->cfg->access_message_in_memory_max_ratio;
+    cc->addr = bk->addr;
+}

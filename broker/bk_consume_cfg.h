@@ -1,0 +1,13 @@
+/* bk_consume_cfg.h: the pull core's configuration (core/bk_consume.h) as
+ * the broker's settings give it, shared by every front-end that creates a
+ * pull core of its own (front/rmq, front/remoting). */
+#ifndef BK_CONSUME_CFG_H
+#define BK_CONSUME_CFG_H
+
+#include "bk_broker.h"
+#include "bk_consume.h"
+
+/* Fills cc from bk (pointers borrowed); the caller sets answer and ctx_free. */
+void bk_consume_cfg_fill(const bk_broker_t *bk, bk_consume_config_t *cc);
+
+#endif

@@ -1,0 +1,326 @@
+/* fr_remoting.c: the remoting front's set-up (codec, the one code-to-handler
+ * table, ACL), its reply helpers, the neutral-status-to-response-code
+ * table, extField readers, and its session (core/bk_session.h): ids-changed
+ * notices pushed as oneway NOTIFY_CONSUMER_IDS_CHANGED requests in the
+ * encoding the client itself uses. */
+#include "fr_remoting.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fr_remoting_wire.h"
+#include "fr_session.h"
+#include "rmq_log.h"
+
+#define CODE_CHECK_TRANSACTION_STATE 39
+#define CODE_NOTIFY_CONSUMER_IDS_CHANGED 40
+
+/* ---- replies ------------------------------------------------------------- */
+
+fr_rm_to_t fr_rm_to(const rmq_remoting_request_t *req)
+{
+    return (fr_rm_to_t){req->serialize_type, req->opaque, req->flags, req->version};
+}
+
+void fr_rm_reply_to(rmq_conn_t *conn, const fr_rm_to_t *to, const rmq_remoting_reply_t *rep)
+{
+    rmq_remoting_request_t req = {
+        .serialize_type = to->serialize_type,
+        .opaque = to->opaque,
+        .flags = to->flags,
+        .version = to->version,
+    };
+    rmq_remoting_reply(conn, &req, rep);
+}
+
+int fr_rm_status_code(bk_status_t status)
+{
+    static const int code[] = {
+        [BK_OK] = 0,
+        [BK_BAD_REQUEST] = 1,                /* RocketMQ: SYSTEM_ERROR with the reason */
+        [BK_MESSAGE_ILLEGAL] = 13,
+        [BK_NAME_ILLEGAL] = 1,               /* TopicValidator answers SYSTEM_ERROR */
+        [BK_NO_PERMISSION] = 16,
+        [BK_TOPIC_NOT_EXIST] = 17,
+        [BK_GROUP_NOT_EXIST] = 26,
+        [BK_NOT_MASTER] = 14,                /* SERVICE_NOT_AVAILABLE */
+        [BK_SHUTDOWN] = 14,
+        [BK_DISK_FULL] = 14,
+        [BK_WRITE_ERROR] = 14,
+        [BK_FLUSH_DISK_TIMEOUT] = 10,
+        [BK_FLUSH_SLAVE_TIMEOUT] = 12,
+        [BK_SLAVE_NOT_AVAILABLE] = 11,
+        [BK_BUSY] = 2,
+        [BK_TRANSACTION_FAILED] = 1,
+        [BK_SUBSCRIPTION_PARSE_FAILED] = 23,
+        [BK_SYSTEM_ERROR] = 1,
+    };
+    if ((unsigned)status < sizeof(code) / sizeof(code[0]))
+        return code[status];
+    return RMQ_REMOTING_SYSTEM_ERROR;
+}
+
+void fr_rm_reply_result(rmq_conn_t *conn, const rmq_remoting_request_t *req, const bk_result_t *r)
+{
+    rmq_remoting_replyf(conn, req, fr_rm_status_code(r->status), "%s", r->why);
+}
+
+/* ---- extFields ----------------------------------------------------------- */
+
+const char *fr_rm_str(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key, const char *alt,
+                      int required, const char *dflt)
+{
+    const char *v = rmq_remoting_field(req, key);
+    if (!v && alt)
+        v = rmq_remoting_field(req, alt);
+    if (v)
+        return v;
+    if (required)
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d needs extField %s%s%s%s",
+                            req->code, key, alt ? " (or " : "", alt ? alt : "", alt ? ")" : "");
+    return required ? NULL : dflt;
+}
+
+int fr_rm_int(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key, const char *alt,
+              int required, int64_t min, int64_t max, int64_t dflt, int64_t *out)
+{
+    const char *v = fr_rm_str(conn, req, key, alt, required, NULL);
+    char *end = NULL;
+    if (!v) {
+        *out = dflt;
+        return required ? -1 : 0;
+    }
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (errno || end == v || *end || n < min || n > max) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
+                            "request code %d: extField %s%s%s%s='%.64s' is not an integer in [%" PRId64 ", %" PRId64 "]",
+                            req->code, key, alt ? " (or " : "", alt ? alt : "", alt ? ")" : "", v, min, max);
+        return -1;
+    }
+    *out = n;
+    return 0;
+}
+
+/* ---- session -------------------------------------------------------------- */
+
+/* A remoting client as the core sees it. Kept as the connection's data, so
+ * the broker's close hook (fr_session_conn_closed) drops it like a native one. */
+typedef struct rm_session {
+    bk_session_t base;               /* first */
+    fr_remoting_t *rm;
+    rmq_conn_t *conn;                /* referenced */
+    int serialize_type;
+    int version;
+} rm_session_t;
+
+/* Writes a oneway request of code with fields and body to the session's client. */
+static rmq_err_t rs_push(rm_session_t *rs, int code, const rmq_remoting_field_t *f, size_t n, const void *body,
+                         size_t body_len)
+{
+    struct evbuffer *out = rmq_conn_output(rs->conn);
+    if (!out)
+        return RMQ_ECLOSED;
+    rmq_remoting_reply_t rep = {.code = code, .fields = f, .n_fields = n, .body = body, .body_len = body_len};
+    rmq_err_t err = rmq_remoting_encode(out, rs->serialize_type, code, ++rs->rm->next_opaque,
+                                        RMQ_REMOTING_FLAG_ONEWAY, rs->version, &rep);
+    rmq_conn_output_done(rs->conn);
+    return err;
+}
+
+static rmq_err_t rs_notify_ids_changed(bk_session_t *ss, const char *group)
+{
+    rmq_remoting_field_t f = {"consumerGroup", (char *)group};
+    return rs_push((rm_session_t *)ss, CODE_NOTIFY_CONSUMER_IDS_CHANGED, &f, 1, NULL, 0);
+}
+
+/* CHECK_TRANSACTION_STATE: the half message in MessageDecoder's layout. */
+static rmq_err_t rs_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk)
+{
+    char tso[24], clo[24];
+    int32_t n = 0;
+    uint8_t *msg = malloc(chk->record_len ? chk->record_len : 1);
+    if (!msg)
+        return RMQ_ENOMEM;
+    rmq_err_t err = fr_rm_messages_encode(chk->record, chk->record_len, msg, &n);
+    snprintf(tso, sizeof(tso), "%" PRId64, chk->tran_state_table_offset);
+    snprintf(clo, sizeof(clo), "%" PRId64, chk->commit_log_offset);
+    rmq_remoting_field_t f[] = {
+        {"tranStateTableOffset", tso},
+        {"commitLogOffset", clo},
+        {"msgId", (char *)(chk->msg_id ? chk->msg_id : "")},
+        {"transactionId", (char *)(chk->transaction_id ? chk->transaction_id : "")},
+        {"offsetMsgId", (char *)(chk->offset_msg_id ? chk->offset_msg_id : "")},
+    };
+    if (err == RMQ_OK)
+        err = rs_push((rm_session_t *)ss, CODE_CHECK_TRANSACTION_STATE, f, sizeof(f) / sizeof(f[0]), msg,
+                      chk->record_len);
+    free(msg);
+    return err;
+}
+
+static int rs_is_open(const bk_session_t *ss)
+{
+    return rmq_conn_is_open(((const rm_session_t *)ss)->conn);
+}
+
+static const char *rs_peer(const bk_session_t *ss)
+{
+    return rmq_conn_peer(((const rm_session_t *)ss)->conn);
+}
+
+static void rs_close(bk_session_t *ss, const char *reason)
+{
+    rmq_conn_close(((rm_session_t *)ss)->conn, reason);
+}
+
+static void rs_free(bk_session_t *ss)
+{
+    rmq_conn_unref(((rm_session_t *)ss)->conn);
+    free(ss);
+}
+
+static const bk_session_ops_t rm_session_ops = {
+    .notify_ids_changed = rs_notify_ids_changed,
+    .check_transaction = rs_check_transaction,
+    .is_open = rs_is_open,
+    .peer = rs_peer,
+    .close = rs_close,
+    .free = rs_free,
+};
+
+bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req)
+{
+    bk_session_t *ss = fr_session_find(conn);
+    if (ss)
+        return ss;
+    rm_session_t *rs = malloc(sizeof(*rs));
+    if (!rs)
+        return NULL;
+    bk_session_init(&rs->base, &rm_session_ops);   /* the connection's reference */
+    rmq_conn_ref(conn);
+    rs->rm = rm;
+    rs->conn = conn;
+    rs->serialize_type = req->serialize_type;
+    rs->version = req->version;
+    rmq_conn_set_data(conn, rs);
+    return &rs->base;
+}
+
+/* ---- set-up --------------------------------------------------------------- */
+
+/* What a code needs under ACL 1.0, as RocketMQ's PlainAccessValidator
+ * asks: a send PUB on its topic; a pull SUB on its topic and group; the
+ * offsets of a group SUB on both; the consumer list SUB on the group; the
+ * rest (heartbeat, unregister, queue offsets, view by id) any account. */
+typedef enum rm_need {
+    NEED_ANY = 0,
+    NEED_PUB_TOPIC,
+    NEED_SUB_TOPIC_GROUP,
+    NEED_SUB_GROUP,
+} rm_need_t;
+
+static const struct {
+    int code;
+    rmq_remoting_handler_fn fn;
+    rm_need_t need;
+} handlers[] = {
+    {10, fr_rm_handle_send, NEED_PUB_TOPIC},                 /* SEND_MESSAGE */
+    {310, fr_rm_handle_send, NEED_PUB_TOPIC},                /* SEND_MESSAGE_V2 */
+    {320, fr_rm_handle_send, NEED_PUB_TOPIC},                /* SEND_BATCH_MESSAGE */
+    {11, fr_rm_handle_pull, NEED_SUB_TOPIC_GROUP},           /* PULL_MESSAGE */
+    {33, fr_rm_handle_view, NEED_ANY},                       /* VIEW_MESSAGE_BY_ID */
+    {14, fr_rm_handle_offset_query, NEED_SUB_TOPIC_GROUP},   /* QUERY_CONSUMER_OFFSET */
+    {15, fr_rm_handle_offset_update, NEED_SUB_TOPIC_GROUP},  /* UPDATE_CONSUMER_OFFSET */
+    {29, fr_rm_handle_queue_offset, NEED_ANY},               /* SEARCH_OFFSET_BY_TIMESTAMP */
+    {30, fr_rm_handle_queue_offset, NEED_ANY},               /* GET_MAX_OFFSET */
+    {31, fr_rm_handle_queue_offset, NEED_ANY},               /* GET_MIN_OFFSET */
+    {34, fr_rm_handle_heartbeat, NEED_ANY},                  /* HEART_BEAT */
+    {35, fr_rm_handle_unregister, NEED_ANY},                 /* UNREGISTER_CLIENT */
+    {38, fr_rm_handle_consumer_list, NEED_SUB_GROUP},        /* GET_CONSUMER_LIST_BY_GROUP */
+};
+
+/* rmq_remoting_needs_fn of the broker: codes without a handler here need admin. */
+static int rm_needs(const rmq_remoting_request_t *req, rmq_acl_need_t *needs, size_t cap)
+{
+    const char *topic = rmq_remoting_field(req, "topic"), *group = rmq_remoting_field(req, "consumerGroup");
+    if (!topic)
+        topic = rmq_remoting_field(req, "b");            /* SEND_MESSAGE_V2 */
+    for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+        if (handlers[i].code != req->code)
+            continue;
+        switch (handlers[i].need) {
+        case NEED_PUB_TOPIC:
+            needs[0] = (rmq_acl_need_t){RMQ_ACL_TOPIC, RMQ_ACL_PERM_PUB, topic};
+            return 1;
+        case NEED_SUB_TOPIC_GROUP:
+            if (cap < 2)
+                return -1;
+            needs[0] = (rmq_acl_need_t){RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
+            needs[1] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group};
+            return 2;
+        case NEED_SUB_GROUP:
+            needs[0] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group};
+            return 1;
+        default:
+            return 0;
+        }
+    }
+    return -1;
+}
+
+fr_remoting_t *fr_remoting_start(bk_broker_t *bk, char *err, size_t errlen)
+{
+    fr_remoting_t *rm = calloc(1, sizeof(*rm));
+    rmq_err_t rc = rm ? rmq_remoting_install(bk->srv) : RMQ_ENOMEM;
+    if (rc != RMQ_OK)
+        goto fail;
+    rm->bk = bk;
+    if (!(rm->consume = fr_rm_pull_core_new(rm))) {
+        rc = RMQ_ENOMEM;
+        goto fail;
+    }
+    for (size_t i = 0; rc == RMQ_OK && i < sizeof(handlers) / sizeof(handlers[0]); i++)
+        rc = rmq_remoting_handle(bk->srv, handlers[i].code, handlers[i].fn, rm);
+    if (rc != RMQ_OK)
+        goto fail;
+    rmq_remoting_set_acl(bk->srv, bk->sec.acl);
+    rmq_remoting_set_needs(bk->srv, rm_needs);
+    return rm;
+fail:
+    snprintf(err, errlen, "cannot start the RocketMQ remoting front-end: %s", rmq_strerror(rc));
+    fr_remoting_free(rm);
+    return NULL;
+}
+
+void fr_remoting_arrived(fr_remoting_t *rm, const char *topic, int32_t queue_id, int64_t max_offset,
+                         int64_t tag_code)
+{
+    if (rm)
+        bk_consume_arrived(rm->consume, topic, queue_id, max_offset, tag_code);
+}
+
+void fr_remoting_conn_closed(fr_remoting_t *rm, bk_session_t *ss)
+{
+    if (rm && ss)
+        bk_consume_session_closed(rm->consume, ss);
+}
+
+void fr_remoting_stop(fr_remoting_t *rm)
+{
+    if (rm)
+        bk_consume_stop(rm->consume);
+}
+
+void fr_remoting_free(fr_remoting_t *rm)
+{
+    if (!rm)
+        return;
+    if (rm->consume)
+        bk_consume_free(rm->consume);
+    fr_rm_send_free(rm);
+    free(rm);
+}

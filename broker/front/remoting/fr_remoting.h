@@ -1,0 +1,115 @@
+/* fr_remoting.h: the broker's RocketMQ remoting front-end, on the broker's
+ * own port next to the native protocol (the transport picks the codec from
+ * a connection's first bytes). Each handler reads its request's extFields,
+ * calls the core (core/bk_produce.c for sends, core/bk_consume.c for pulls,
+ * with its own hold for long polling) or the broker's tables, and answers
+ * with RocketMQ's response codes, header fields and bodies. What the front
+ * asks of the broker's offset and client tables goes through one function
+ * per operation (fr_remoting_core.c). Loop thread only. */
+#ifndef FR_REMOTING_H
+#define FR_REMOTING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bk_broker.h"
+#include "bk_consume.h"
+#include "bk_status.h"
+#include "rmq_codec_remoting.h"
+
+typedef struct fr_rm_send_wait fr_rm_send_wait_t;
+
+struct fr_remoting {
+    bk_broker_t *bk;
+    bk_consume_t *consume;           /* remoting pulls and their hold */
+    int32_t next_opaque;             /* of requests the broker sends (ids changed) */
+    fr_rm_send_wait_t *spare;        /* reusable send waiters */
+    st_msg_t *msgs;                  /* batch scratch, reused */
+    size_t msgs_cap;
+    char *props;                     /* batch: merged properties */
+    size_t props_cap;
+    char *ids;                       /* batch: comma-joined msgIds */
+    size_t ids_cap;
+};
+
+/* ---- what bk_broker.c calls --------------------------------------------- */
+
+/* Registers the remoting codec and its handlers on bk->srv (after the
+ * native handlers). NULL with err filled on failure. */
+fr_remoting_t *fr_remoting_start(bk_broker_t *bk, char *err, size_t errlen);
+/* Store arrival: wakes held remoting pulls of topic/queue. */
+void fr_remoting_arrived(fr_remoting_t *rm, const char *topic, int32_t queue_id, int64_t max_offset,
+                         int64_t tag_code);
+/* A connection closed: drops the held pulls of its session ss (may be NULL). */
+void fr_remoting_conn_closed(fr_remoting_t *rm, bk_session_t *ss);
+/* Clean stop: answers every held pull now and holds no more. */
+void fr_remoting_stop(fr_remoting_t *rm);
+/* Drops held pulls (their connections released). */
+void fr_remoting_free(fr_remoting_t *rm);
+
+/* ---- shared by the front's files ---------------------------------------- */
+
+/* Where a deferred answer goes: what rmq_remoting_reply reads of a request. */
+typedef struct fr_rm_to {
+    int serialize_type;
+    int32_t opaque;
+    int32_t flags;
+    int version;
+} fr_rm_to_t;
+
+fr_rm_to_t fr_rm_to(const rmq_remoting_request_t *req);
+/* Answers to on conn with rep (nothing for a oneway request). */
+void fr_rm_reply_to(rmq_conn_t *conn, const fr_rm_to_t *to, const rmq_remoting_reply_t *rep);
+
+/* RocketMQ's response code for a neutral status. */
+int fr_rm_status_code(bk_status_t status);
+/* Answers req with r's code and reason. */
+void fr_rm_reply_result(rmq_conn_t *conn, const rmq_remoting_request_t *req, const bk_result_t *r);
+
+/* extField key (or, when not NULL, its SEND_MESSAGE_V2 alias alt). With
+ * required, answers SYSTEM_ERROR naming the field and returns NULL when it
+ * is absent; otherwise dflt. */
+const char *fr_rm_str(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key, const char *alt,
+                      int required, const char *dflt);
+/* An integer extField in [min, max]; absent: dflt unless required. 0 with
+ * *out set; -1 after answering SYSTEM_ERROR naming the field and the rule. */
+int fr_rm_int(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key, const char *alt,
+              int required, int64_t min, int64_t max, int64_t dflt, int64_t *out);
+
+/* The session of a remoting connection, created on first use (borrowed);
+ * NULL when out of memory. Its pushes use req's encoding. */
+bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req);
+
+/* ---- the broker core's operations, one function each (fr_remoting_core.c) */
+
+int64_t fr_rm_core_offset_query(bk_broker_t *bk, const char *topic, const char *group, int32_t queue_id);
+/* Commits offset through the core (which streams it to slaves); BK_OK or a
+ * refusal with r set. */
+bk_status_t fr_rm_core_offset_commit(bk_broker_t *bk, const char *topic, const char *group, int32_t queue_id,
+                                     int64_t offset, bk_result_t *r);
+/* Registers the groups of hb (creating subscription groups and their retry
+ * topics) and the client on session ss. 0, or -1 with r set. */
+int fr_rm_core_heartbeat(bk_broker_t *bk, bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r);
+void fr_rm_core_unregister(bk_broker_t *bk, const char *client_id, const char *group);
+size_t fr_rm_core_consumer_ids(bk_broker_t *bk, const char *group, const char **ids, size_t cap);
+/* The group's subscription expression for topic from heartbeats, or NULL. */
+const char *fr_rm_core_subscription(bk_broker_t *bk, const char *group, const char *topic);
+
+/* ---- handlers (rmq_remoting_handler_fn; arg is the fr_remoting_t) ------- */
+
+void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_view(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_pull(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_heartbeat(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_unregister(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_consumer_list(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_offset_query(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_offset_update(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_queue_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+
+/* Creates the pull core of rm (fr_remoting_pull.c). */
+bk_consume_t *fr_rm_pull_core_new(fr_remoting_t *rm);
+/* Frees rm's send scratch and spare waiters (fr_remoting_send.c). */
+void fr_rm_send_free(fr_remoting_t *rm);
+
+#endif

@@ -1,0 +1,162 @@
+/* fr_remoting_client.c: what a RocketMQ consumer asks besides pulls:
+ * HEART_BEAT (34, HeartbeatData JSON body), UNREGISTER_CLIENT (35),
+ * GET_CONSUMER_LIST_BY_GROUP (38, ConsumerListBody), QUERY_CONSUMER_OFFSET
+ * (14: offset, or 22 QUERY_NOT_FOUND), UPDATE_CONSUMER_OFFSET (15; a
+ * negative offset is ignored, as ali-ons sends -1), GET_MAX_OFFSET (30),
+ * GET_MIN_OFFSET (31), SEARCH_OFFSET_BY_TIMESTAMP (29). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fr_remoting.h"
+#include "fr_remoting_wire.h"
+#include "rmq_message.h"
+
+#define CODE_SEARCH_OFFSET_BY_TIMESTAMP 29
+#define CODE_GET_MAX_OFFSET 30
+
+/* Answers SUCCESS with extField offset. */
+static void reply_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, int64_t offset)
+{
+    char v[24];
+    snprintf(v, sizeof(v), "%" PRId64, offset);
+    rmq_remoting_field_t f = {"offset", v};
+    rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .fields = &f, .n_fields = 1};
+    rmq_remoting_reply(conn, req, &rep);
+}
+
+static void reply_ok(rmq_conn_t *conn, const rmq_remoting_request_t *req)
+{
+    rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS};
+    rmq_remoting_reply(conn, req, &rep);
+}
+
+/* A topic or group name field that follows the naming rule; NULL after answering. */
+static const char *name_field(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key)
+{
+    const char *v = fr_rm_str(conn, req, key, NULL, 1, NULL), *why;
+    if (v && !rmq_name_is_valid(v, strlen(v), &why)) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: %s '%.200s' %s", req->code, key,
+                            v, why);
+        return NULL;
+    }
+    return v;
+}
+
+void fr_rm_handle_heartbeat(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    fr_rm_heartbeat_t hb;
+    char why[256];
+    bk_result_t r;
+    rmq_err_t rc = fr_rm_heartbeat_parse(req->body, req->body_len, &hb, why, sizeof(why));
+    if (rc != RMQ_OK) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "HEART_BEAT: %s", why);
+        return;
+    }
+    bk_session_t *ss = fr_rm_session_of(rm, conn, req);
+    if (!ss)
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "HEART_BEAT: out of memory");
+    else if (fr_rm_core_heartbeat(rm->bk, ss, &hb.hb, &r) != 0)
+        fr_rm_reply_result(conn, req, &r);
+    else
+        reply_ok(conn, req);
+    fr_rm_heartbeat_clear(&hb);
+}
+
+/* UNREGISTER_CLIENT: a consumer leaves its group (a producer-only client has nothing here). */
+void fr_rm_handle_unregister(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *client = fr_rm_str(conn, req, "clientID", NULL, 1, NULL);
+    const char *consumer = fr_rm_str(conn, req, "consumerGroup", NULL, 0, "");
+    const char *producer = fr_rm_str(conn, req, "producerGroup", NULL, 0, "");
+    if (!client)
+        return;
+    if (consumer[0] || !producer[0])
+        fr_rm_core_unregister(rm->bk, client, consumer);
+    reply_ok(conn, req);
+}
+
+void fr_rm_handle_consumer_list(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
+    if (!group)
+        return;
+    size_t n = fr_rm_core_consumer_ids(rm->bk, group, NULL, 0);
+    if (n == 0) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "no consumer for this group, %.200s", group);
+        return;
+    }
+    const char **ids = calloc(n, sizeof(*ids));
+    struct evbuffer *body = ids ? evbuffer_new() : NULL;
+    if (body) {
+        fr_rm_core_consumer_ids(rm->bk, group, ids, n);
+        fr_rm_consumer_list_encode(body, ids, n);
+    }
+    size_t len = body ? evbuffer_get_length(body) : 0;
+    const void *data = body ? evbuffer_pullup(body, -1) : NULL;
+    if (data) {
+        rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .body = data, .body_len = len};
+        rmq_remoting_reply(conn, req, &rep);
+    } else {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "out of memory");
+    }
+    if (body)
+        evbuffer_free(body);
+    free(ids);
+}
+
+void fr_rm_handle_offset_query(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    int64_t qid;
+    const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
+    const char *topic = group ? fr_rm_str(conn, req, "topic", NULL, 1, NULL) : NULL;
+    if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0)
+        return;
+    int64_t off = fr_rm_core_offset_query(rm->bk, topic, group, (int32_t)qid);
+    if (off < 0) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_QUERY_NOT_FOUND,
+                            "no offset stored for group %.200s on %.200s queue %" PRId64, group, topic, qid);
+        return;
+    }
+    reply_offset(conn, req, off);
+}
+
+void fr_rm_handle_offset_update(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    int64_t qid, off;
+    const char *group = name_field(conn, req, "consumerGroup");
+    const char *topic = group ? name_field(conn, req, "topic") : NULL;
+    if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0 ||
+        fr_rm_int(conn, req, "commitOffset", NULL, 1, INT64_MIN, INT64_MAX, 0, &off) != 0)
+        return;
+    bk_result_t r;
+    if (off >= 0 && fr_rm_core_offset_commit(rm->bk, topic, group, (int32_t)qid, off, &r) != BK_OK) {
+        fr_rm_reply_result(conn, req, &r);
+        return;
+    }
+    reply_ok(conn, req);
+}
+
+/* GET_MAX_OFFSET, GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP. */
+void fr_rm_handle_queue_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    int64_t qid, ts = 0;
+    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
+    if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0)
+        return;
+    if (req->code == CODE_SEARCH_OFFSET_BY_TIMESTAMP &&
+        fr_rm_int(conn, req, "timestamp", NULL, 1, INT64_MIN, INT64_MAX, 0, &ts) != 0)
+        return;
+    st_store_t *st = rm->bk->store;
+    int64_t off = req->code == CODE_GET_MAX_OFFSET ? st_store_max_offset(st, topic, (int32_t)qid)
+                  : req->code == CODE_SEARCH_OFFSET_BY_TIMESTAMP ? st_store_offset_by_time(st, topic, (int32_t)qid, ts)
+                                                                : st_store_min_offset(st, topic, (int32_t)qid);
+    reply_offset(conn, req, off);
+}

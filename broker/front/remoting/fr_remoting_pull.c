@@ -1,0 +1,179 @@
+/* fr_remoting_pull.c: PULL_MESSAGE (11) over the core's pull
+ * (core/bk_consume.c) with its own hold: a pull with the suspend flag that
+ * finds nothing is parked as its neutral request until data arrives or its
+ * suspendTimeoutMillis passes. Answers: 0 FOUND with the messages in
+ * MessageDecoder's V1 layout, 19 PULL_NOT_FOUND, 20
+ * PULL_RETRY_IMMEDIATELY, 21 PULL_OFFSET_MOVED, each with
+ * PullMessageResponseHeader (suggestWhichBrokerId, nextBeginOffset,
+ * minOffset, maxOffset). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_consume_cfg.h"
+#include "bk_metrics.h"
+#include "fr_remoting.h"
+#include "fr_remoting_wire.h"
+#include "rmq_log.h"
+
+/* PullSysFlag bits. */
+#define PULL_FLAG_COMMIT_OFFSET 1
+#define PULL_FLAG_SUSPEND 2
+#define PULL_FLAG_SUBSCRIPTION 4
+
+/* A pull's reply address while the core holds it. */
+typedef struct pull_ctx {
+    fr_remoting_t *rm;
+    rmq_conn_t *conn;                /* referenced */
+    fr_rm_to_t to;
+} pull_ctx_t;
+
+static int pull_code(bk_pull_status_t st)
+{
+    switch (st) {
+    case BK_PULL_FOUND: return RMQ_REMOTING_SUCCESS;
+    case BK_PULL_NOT_FOUND: return 19;
+    case BK_PULL_OFFSET_MOVED: return 21;
+    default: return 20;
+    }
+}
+
+/* Counts a pull's outcome in the broker's statistics. */
+static void pull_count(bk_broker_t *bk, const bk_pull_req_t *req, const bk_pull_out_t *out)
+{
+    if (out->status != BK_PULL_FOUND) {
+        bk_stats_add(&bk->stats, BK_STAT_GET_MISS, 1);
+        return;
+    }
+    bk_stats_add(&bk->stats, BK_STAT_GET_FOUND, out->msg_count);
+    bk_stats_add(&bk->stats, BK_STAT_GET_TRANSFERRED, out->bytes);
+    bk_groupstats_add(bk->groupstats, req->group, req->topic, out->msg_count);
+    bk_metrics_messages_out(bk->metrics, req->topic, (uint64_t)out->msg_count, (uint64_t)out->bytes);
+}
+
+/* Encodes the core's result of req. */
+static void pull_reply(fr_remoting_t *rm, rmq_conn_t *conn, const fr_rm_to_t *to, const bk_pull_req_t *req,
+                       const bk_pull_out_t *out)
+{
+    rmq_remoting_reply_t rep = {.code = fr_rm_status_code(out->r.status), .remark = out->r.why};
+    char sug[24], next[24], min[24], max[24];
+    uint8_t *msgs = NULL;
+    if (out->r.status != BK_OK) {
+        fr_rm_reply_to(conn, to, &rep);
+        return;
+    }
+    snprintf(sug, sizeof(sug), "%" PRId64, out->suggest_broker_id);
+    snprintf(next, sizeof(next), "%" PRId64, out->next_begin_offset);
+    snprintf(min, sizeof(min), "%" PRId64, out->min_offset);
+    snprintf(max, sizeof(max), "%" PRId64, out->max_offset);
+    rmq_remoting_field_t f[] = {
+        {"suggestWhichBrokerId", sug},
+        {"nextBeginOffset", next},
+        {"minOffset", min},
+        {"maxOffset", max},
+    };
+    rep.code = pull_code(out->status);
+    rep.fields = f;
+    rep.n_fields = sizeof(f) / sizeof(f[0]);
+    if (out->status == BK_PULL_FOUND && out->body) {
+        size_t len = evbuffer_get_length(out->body);
+        const uint8_t *rec = evbuffer_pullup(out->body, -1);
+        int32_t n = 0;
+        if (!rec || !(msgs = malloc(len)) || fr_rm_messages_encode(rec, len, msgs, &n) != RMQ_OK) {
+            LOG_ERROR_RL("remoting pull of %s queue %d: cannot encode %zu bytes of records", req->topic,
+                         req->queue_id, len);
+            rep = (rmq_remoting_reply_t){.code = RMQ_REMOTING_SYSTEM_ERROR, .remark = "cannot encode the messages"};
+            fr_rm_reply_to(conn, to, &rep);
+            free(msgs);
+            return;
+        }
+        rep.body = msgs;
+        rep.body_len = len;
+    }
+    pull_count(rm->bk, req, out);
+    fr_rm_reply_to(conn, to, &rep);
+    free(msgs);
+}
+
+/* Core callback: a held pull's answer. */
+static void pull_answer(const bk_pull_req_t *req, bk_pull_out_t *out, void *arg)
+{
+    pull_ctx_t *ctx = arg;
+    pull_reply(ctx->rm, ctx->conn, &ctx->to, req, out);
+}
+
+static void pull_ctx_free(void *arg)
+{
+    pull_ctx_t *ctx = arg;
+    rmq_conn_unref(ctx->conn);
+    free(ctx);
+}
+
+/* The expression to filter by: the request's own (subscription flag),
+ * else the group's from its heartbeats, else every tag. */
+static const char *pull_expression(fr_remoting_t *rm, const rmq_remoting_request_t *req, int64_t sys_flag,
+                                   const char *group, const char *topic)
+{
+    const char *own = rmq_remoting_field(req, "subscription");
+    if ((sys_flag & PULL_FLAG_SUBSCRIPTION) && own && own[0])
+        return own;
+    const char *expr = fr_rm_core_subscription(rm->bk, group, topic);
+    return expr ? expr : "*";
+}
+
+void fr_rm_handle_pull(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    int64_t qid, qoff, max_nums, sys_flag, commit_off, suspend_ms;
+    const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
+    const char *topic = group ? fr_rm_str(conn, req, "topic", NULL, 1, NULL) : NULL;
+    if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0 ||
+        fr_rm_int(conn, req, "queueOffset", NULL, 1, 0, INT64_MAX, 0, &qoff) != 0 ||
+        fr_rm_int(conn, req, "maxMsgNums", NULL, 1, 1, INT32_MAX, 0, &max_nums) != 0 ||
+        fr_rm_int(conn, req, "sysFlag", NULL, 1, 0, INT32_MAX, 0, &sys_flag) != 0 ||
+        fr_rm_int(conn, req, "commitOffset", NULL, 0, INT64_MIN, INT64_MAX, -1, &commit_off) != 0 ||
+        fr_rm_int(conn, req, "suspendTimeoutMillis", NULL, 0, 0, INT32_MAX, 0, &suspend_ms) != 0)
+        return;
+    const char *type = rmq_remoting_field(req, "expressionType");
+    if (type && strcmp(type, "TAG") != 0) {
+        rmq_remoting_replyf(conn, req, 23, "PULL_MESSAGE: expressionType %.32s is not supported (TAG only)", type);
+        return;
+    }
+    bk_pull_req_t pr = {
+        .group = group,
+        .topic = topic,
+        .queue_id = (int32_t)qid,
+        .queue_offset = qoff,
+        .max_msg_nums = (int32_t)max_nums,
+        .subscription = pull_expression(rm, req, sys_flag, group, topic),
+        .commit = (sys_flag & PULL_FLAG_COMMIT_OFFSET) && commit_off >= 0,
+        .commit_offset = commit_off,
+        .suspend = (sys_flag & PULL_FLAG_SUSPEND) != 0,
+        .suspend_timeout_ms = suspend_ms,
+    };
+    fr_rm_to_t to = fr_rm_to(req);
+    bk_session_t *ss = pr.suspend ? fr_rm_session_of(rm, conn, req) : NULL;
+    pull_ctx_t *ctx = ss ? malloc(sizeof(*ctx)) : NULL;
+    bk_pull_out_t out;
+    if (!ctx)
+        pr.suspend = 0;              /* out of memory: answer at once */
+    else
+        *ctx = (pull_ctx_t){.rm = rm, .conn = conn, .to = to};
+    if (!bk_consume_pull(rm->consume, &pr, ss, ctx, &out)) {
+        rmq_conn_ref(conn);          /* held: the ctx keeps the connection */
+        return;
+    }
+    free(ctx);
+    pull_reply(rm, conn, &to, &pr, &out);
+    bk_pull_out_clear(&out);
+}
+
+bk_consume_t *fr_rm_pull_core_new(fr_remoting_t *rm)
+{
+    bk_consume_config_t cc;
+    bk_consume_cfg_fill(rm->bk, &cc);
+    cc.answer = pull_answer;
+    cc.ctx_free = pull_ctx_free;
+    return bk_consume_new(&cc);
+}

@@ -1,0 +1,358 @@
+/* fr_remoting_send.c: SEND_MESSAGE (10), SEND_MESSAGE_V2 (310, the same
+ * fields under the names a..m), SEND_BATCH_MESSAGE (320, RocketMQ's batch
+ * body) over the core's send (core/bk_produce.c), answered with
+ * SendMessageResponseHeader (msgId: the offset msgId of store host and
+ * commit-log offset, comma-joined for a batch; queueId; queueOffset); and
+ * VIEW_MESSAGE_BY_ID (33), which resolves such an id's offset back to the
+ * message. A send waiting for the disk or a slave keeps its reply address
+ * in a pooled waiter. */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_metrics.h"
+#include "fr_remoting.h"
+#include "fr_remoting_wire.h"
+#include "rmq_log.h"
+#include "rmq_message.h"
+
+#define CODE_SEND_BATCH_MESSAGE 320
+#define SEND_REGION "DefaultRegion"
+
+/* A send whose answer waits for the append path. */
+struct fr_rm_send_wait {
+    fr_rm_send_wait_t *next;         /* spare list */
+    fr_remoting_t *rm;
+    rmq_conn_t *conn;                /* referenced while waiting */
+    fr_rm_to_t to;
+    int32_t queue_id;
+    char *ids;                       /* batch: heap comma-joined ids, else NULL */
+};
+
+/* The header fields of a send (SendMessageRequestHeader / V2). */
+typedef struct send_hdr {
+    const char *producer_group, *topic, *default_topic, *properties;
+    int64_t default_queue_nums, queue_id, sys_flag, born_ts, flag, reconsume_times;
+} send_hdr_t;
+
+/* Grows *buf to at least need bytes (kept for reuse); -1 when out of memory. */
+static int scratch_reserve(void **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*buf, n);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+void fr_rm_send_free(fr_remoting_t *rm)
+{
+    while (rm->spare) {
+        fr_rm_send_wait_t *w = rm->spare;
+        rm->spare = w->next;
+        free(w);
+    }
+    free(rm->msgs);
+    free(rm->props);
+    free(rm->ids);
+}
+
+/* ---- answers ------------------------------------------------------------- */
+
+/* Answers a send with the append path's outcome: the response header
+ * whenever the log holds the messages (RocketMQ's clients read it for
+ * FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE too). */
+static void send_answer(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_append_out_t *out, const char *ids,
+                        int32_t queue_id)
+{
+    char qid[16], qoff[24];
+    snprintf(qid, sizeof(qid), "%" PRId32, queue_id);
+    snprintf(qoff, sizeof(qoff), "%" PRId64, out->put.queue_offset);
+    rmq_remoting_field_t f[] = {
+        {"msgId", (char *)(ids ? ids : out->put.msg_id)},
+        {"queueId", qid},
+        {"queueOffset", qoff},
+        {"MSG_REGION", SEND_REGION},
+        {"TRACE_ON", "true"},
+    };
+    rmq_remoting_reply_t rep = {.code = fr_rm_status_code(out->r.status), .remark = out->r.why};
+    if (out->stored) {
+        rep.fields = f;
+        rep.n_fields = sizeof(f) / sizeof(f[0]);
+    }
+    fr_rm_reply_to(conn, to, &rep);
+}
+
+static fr_rm_send_wait_t *wait_get(fr_remoting_t *rm)
+{
+    fr_rm_send_wait_t *w = rm->spare;
+    if (w)
+        rm->spare = w->next;
+    else if (!(w = malloc(sizeof(*w))))
+        return NULL;
+    memset(w, 0, sizeof(*w));
+    w->rm = rm;
+    return w;
+}
+
+static void wait_put(fr_rm_send_wait_t *w)
+{
+    if (w->conn)
+        rmq_conn_unref(w->conn);
+    free(w->ids);
+    w->next = w->rm->spare;
+    w->rm->spare = w;
+}
+
+/* Append callback (loop thread). */
+static void send_appended(const bk_append_out_t *out, void *arg)
+{
+    fr_rm_send_wait_t *w = arg;
+    send_answer(w->conn, &w->to, out, w->ids, w->queue_id);
+    wait_put(w);
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+/* Reads the header fields: V1 names, or V2's one-letter aliases (looked
+ * up first when the request has them); -1 after answering. */
+static int send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, send_hdr_t *h)
+{
+    int v2 = rmq_remoting_field(req, "b") != NULL;
+#define SEND_KEY(v1, v2name) (v2 ? (v2name) : (v1)), (v2 ? (v1) : (v2name))
+    if (!(h->topic = fr_rm_str(conn, req, SEND_KEY("topic", "b"), 1, NULL)))
+        return -1;
+    h->producer_group = fr_rm_str(conn, req, SEND_KEY("producerGroup", "a"), 0, "");
+    h->default_topic = fr_rm_str(conn, req, SEND_KEY("defaultTopic", "c"), 0, "TBW102");
+    h->properties = fr_rm_str(conn, req, SEND_KEY("properties", "i"), 0, "");
+    if (fr_rm_int(conn, req, SEND_KEY("queueId", "e"), 1, -1, INT32_MAX, 0, &h->queue_id) != 0 ||
+        fr_rm_int(conn, req, SEND_KEY("defaultTopicQueueNums", "d"), 0, 0, INT32_MAX, 4, &h->default_queue_nums) != 0 ||
+        fr_rm_int(conn, req, SEND_KEY("sysFlag", "f"), 0, INT32_MIN, INT32_MAX, 0, &h->sys_flag) != 0 ||
+        fr_rm_int(conn, req, SEND_KEY("bornTimestamp", "g"), 0, INT64_MIN, INT64_MAX, 0, &h->born_ts) != 0 ||
+        fr_rm_int(conn, req, SEND_KEY("flag", "h"), 0, INT32_MIN, INT32_MAX, 0, &h->flag) != 0 ||
+        fr_rm_int(conn, req, SEND_KEY("reconsumeTimes", "j"), 0, 0, INT32_MAX, 0, &h->reconsume_times) != 0)
+        return -1;
+#undef SEND_KEY
+    if (strlen(h->properties) > RMQ_PROPS_MAX) {
+        rmq_remoting_replyf(conn, req, 13, "properties of %zu bytes, over %u", strlen(h->properties),
+                            RMQ_PROPS_MAX);
+        return -1;
+    }
+    return 0;
+}
+
+/* The peer's IPv4 address and port, host order (0 when not IPv4). */
+static void born_host(rmq_conn_t *conn, uint32_t *ip, uint16_t *port)
+{
+    char host[64];
+    int p = 0;
+    struct in_addr a;
+    *ip = 0;
+    *port = 0;
+    if (rmq_addr_split(rmq_conn_peer(conn), host, sizeof(host), &p) == RMQ_OK && inet_pton(AF_INET, host, &a) == 1) {
+        *ip = ntohl(a.s_addr);
+        *port = (uint16_t)p;
+    }
+}
+
+static int64_t tag_code(const char *props, size_t len)
+{
+    size_t vlen = 0;
+    const char *tag = rmq_props_get(props, len, RMQ_PROP_TAGS, &vlen);
+    return tag ? st_tag_hash(tag, vlen) : 0;
+}
+
+/* Fills the fields every message of a send shares. Our hosts are IPv4, so
+ * the client's IPv6 host bits are not kept. */
+static void msg_common(const send_hdr_t *h, uint32_t ip, uint16_t port, st_msg_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->sys_flag = (int32_t)((uint32_t)h->sys_flag & ~(uint32_t)(FR_RM_SYSFLAG_BORNHOST_V6 | FR_RM_SYSFLAG_STOREHOST_V6));
+    m->born_timestamp = h->born_ts;
+    m->born_ip = ip;
+    m->born_port = port;
+    m->reconsume_times = (int32_t)h->reconsume_times;
+}
+
+/* Appends the batch-level properties to an entry's; returns the merged length. */
+static size_t props_merge(char *out, const char *own, size_t own_len, const char *extra, size_t extra_len)
+{
+    size_t n = own_len;
+    memcpy(out, own, own_len);
+    if (extra_len) {
+        if (n && out[n - 1] != '\x02')
+            out[n++] = '\x02';
+        memcpy(out + n, extra, extra_len);
+        n += extra_len;
+    }
+    return n;
+}
+
+/* Splits a batch body into rm->msgs; the count, or -1 after answering. */
+static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
+                           const send_hdr_t *h, uint32_t ip, uint16_t port)
+{
+    size_t n = 0, props_total = 0, off = 0, extra = strlen(h->properties);
+    rmq_batch_entry_t e;
+    size_t used;
+    const char *why = "empty batch body";
+    while (off < req->body_len) {
+        if (fr_rm_batch_decode(req->body + off, req->body_len - off, &e, &used, &why) != RMQ_OK)
+            break;
+        off += used;
+        n++;
+        props_total += e.properties_len + 1 + extra;
+    }
+    if (off < req->body_len || n == 0) {
+        rmq_remoting_replyf(conn, req, 13, "SEND_BATCH_MESSAGE: message %zu at byte %zu of the body: %s", n, off,
+                            why);
+        return -1;
+    }
+    if (scratch_reserve((void **)&rm->msgs, &rm->msgs_cap, n * sizeof(st_msg_t)) != 0 ||
+        scratch_reserve((void **)&rm->props, &rm->props_cap, props_total + 1) != 0) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "out of memory for a batch of %zu", n);
+        return -1;
+    }
+    size_t poff = 0;
+    off = 0;
+    for (size_t i = 0; i < n; i++) {
+        fr_rm_batch_decode(req->body + off, req->body_len - off, &e, &used, &why);
+        off += used;
+        st_msg_t *m = &rm->msgs[i];
+        msg_common(h, ip, port, m);
+        m->flag = e.flag;
+        m->body = e.body;
+        m->body_len = e.body_len;
+        m->properties = rm->props + poff;
+        m->properties_len = props_merge(rm->props + poff, e.properties, e.properties_len, h->properties, extra);
+        m->tag_code = tag_code(m->properties, m->properties_len);
+        poff += m->properties_len;
+    }
+    return (ssize_t)n;
+}
+
+/* The comma-joined offset msgIds of a stored batch (each record follows the previous one). */
+static const char *batch_ids(fr_remoting_t *rm, const st_put_result_t *res, size_t n)
+{
+    if (scratch_reserve((void **)&rm->ids, &rm->ids_cap, n * 33 + 1) != 0)
+        return NULL;
+    int64_t phys = res->phys_offset;
+    char *p = rm->ids;
+    for (size_t i = 0; i < n; i++) {
+        st_store_msg_id(rm->bk->ip, (uint16_t)rm->bk->port, phys, p);
+        p += 32;
+        *p++ = i + 1 < n ? ',' : '\0';
+        phys += (int64_t)rmq_record_size(rm->msgs[i].body_len, rm->msgs[i].topic_len, rm->msgs[i].properties_len);
+    }
+    return rm->ids;
+}
+
+/* ---- handlers ------------------------------------------------------------ */
+
+/* Stores msgs[0..n) of a checked send and answers now or once durable. */
+static void send_store(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
+                       const bk_produce_target_t *tgt, st_msg_t *msgs, size_t n)
+{
+    bk_broker_t *bk = rm->bk;
+    bk_append_out_t out;
+    const char *ids = NULL;
+    fr_rm_send_wait_t *w = wait_get(rm);
+    if (!w) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "out of memory waiting for the send");
+        return;
+    }
+    w->to = fr_rm_to(req);
+    w->queue_id = tgt->queue_id;
+    int done = bk_produce_store(bk->produce, tgt, msgs, n, &out, send_appended, w);
+    if (out.stored) {
+        bk_stats_add(&bk->stats, BK_STAT_PUT, out.put.count);
+        bk_metrics_messages_in(bk->metrics, tgt->topic->name, (uint64_t)out.put.count, req->body_len);
+        if (n > 1)
+            ids = batch_ids(rm, &out.put, n);
+    }
+    if (done) {
+        send_answer(conn, &w->to, &out, ids, tgt->queue_id);
+        wait_put(w);
+        return;
+    }
+    rmq_conn_ref(conn);
+    w->conn = conn;
+    if (ids && !(w->ids = strdup(ids)))
+        LOG_ERROR_RL("remoting send: out of memory keeping the ids of a batch of %zu; its answer names the first", n);
+}
+
+void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    int batch = req->code == CODE_SEND_BATCH_MESSAGE;
+    send_hdr_t h;
+    bk_produce_target_t tgt;
+    bk_result_t r;
+    uint32_t ip;
+    uint16_t port;
+    if (send_header(conn, req, &h) != 0)
+        return;
+    bk_produce_req_t pr = {
+        .cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE",
+        .topic = h.topic,
+        .producer_group = h.producer_group,
+        .default_topic = h.default_topic,
+        .default_topic_queue_nums = (int32_t)h.default_queue_nums,
+        .queue_id = (int32_t)h.queue_id,
+        .body_len = req->body_len,
+    };
+    if (!bk_produce_check(rm->bk->produce, &pr, &tgt, &r)) {
+        fr_rm_reply_result(conn, req, &r);
+        return;
+    }
+    born_host(conn, &ip, &port);
+    if (batch) {
+        ssize_t n = batch_split(rm, conn, req, &h, ip, port);
+        if (n > 0)
+            send_store(rm, conn, req, &tgt, rm->msgs, (size_t)n);
+        return;
+    }
+    st_msg_t m;
+    msg_common(&h, ip, port, &m);
+    m.flag = (int32_t)h.flag;
+    m.body = req->body_len ? (const void *)req->body : "";
+    m.body_len = req->body_len;
+    m.properties = h.properties;
+    m.properties_len = strlen(h.properties);
+    m.tag_code = tag_code(m.properties, m.properties_len);
+    send_store(rm, conn, req, &tgt, &m, 1);
+}
+
+/* VIEW_MESSAGE_BY_ID: the message at commit-log offset `offset`, MessageDecoder's layout. */
+void fr_rm_handle_view(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    int64_t off;
+    int32_t count = 0;
+    if (fr_rm_int(conn, req, "offset", NULL, 1, 0, INT64_MAX, 0, &off) != 0)
+        return;
+    struct evbuffer *rec = evbuffer_new();
+    rmq_err_t rc = rec ? st_store_read_record(rm->bk->store, off, rec) : RMQ_ENOMEM;
+    size_t len = rec ? evbuffer_get_length(rec) : 0;
+    const uint8_t *data = rc == RMQ_OK ? evbuffer_pullup(rec, -1) : NULL;
+    uint8_t *msg = data ? malloc(len) : NULL;
+    if (msg && fr_rm_messages_encode(data, len, msg, &count) == RMQ_OK) {
+        rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .body = msg, .body_len = len};
+        rmq_remoting_reply(conn, req, &rep);
+    } else {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
+                            "can not find message by the offset %" PRId64 ": %s", off,
+                            rc != RMQ_OK ? rmq_strerror(rc) : "out of memory");
+    }
+    free(msg);
+    if (rec)
+        evbuffer_free(rec);
+}

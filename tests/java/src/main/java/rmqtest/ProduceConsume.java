@@ -1,0 +1,119 @@
+/* ProduceConsume: the unmodified RocketMQ 4.9 Java client's producer and
+ * push consumer against an rmq name server and broker, for
+ * tests/java/run_produce_consume_test.sh. One phase per run, so that a
+ * consumer restart is a new process:
+ *
+ *   produce NS TOPIC N TAG  N sync sends (body "<TAG>-<i>"), a batch of 10
+ *                           (body "<TAG>-batch-<i>") and, with TAG "first",
+ *                           one message with tags, keys and user properties;
+ *                           prints "SENT <uniqId> <status> <body>" per
+ *                           message, "VIEW <body>" for the first message
+ *                           read back by its offset msgId, "OFFSETID <id>".
+ *   consume NS TOPIC GROUP N SECONDS
+ *                           a push consumer (CONSUME_FROM_FIRST_OFFSET)
+ *                           until N distinct messages arrived or SECONDS
+ *                           passed, then a little longer to catch
+ *                           redeliveries, then a clean shutdown (offsets
+ *                           committed); prints "RECV <uniqId> <body>" per
+ *                           delivery and "PROPS tags=.. keys=.. color=.. n=.."
+ *                           for the message with user properties. */
+package rmqtest;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
+
+public final class ProduceConsume {
+    private ProduceConsume() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args[0].equals("produce")) {
+            produce(args[1], args[2], Integer.parseInt(args[3]), args[4]);
+        } else {
+            consume(args[1], args[2], args[3], Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+        }
+        System.exit(0);
+    }
+
+    private static void sent(SendResult r, String body) {
+        System.out.println("SENT " + r.getMsgId() + " " + r.getSendStatus() + " " + body);
+    }
+
+    private static void produce(String ns, String topic, int n, String tag) throws Exception {
+        DefaultMQProducer p = new DefaultMQProducer("rmq_java_producer");
+        p.setNamesrvAddr(ns);
+        p.setInstanceName("producer-" + tag);
+        p.setSendMsgTimeout(10000);
+        p.start();
+        String firstOffsetId = null;
+        for (int i = 0; i < n; i++) {
+            String body = tag + "-" + i;
+            SendResult r = p.send(new Message(topic, "TagA", body.getBytes(StandardCharsets.UTF_8)));
+            sent(r, body);
+            if (firstOffsetId == null) {
+                firstOffsetId = r.getOffsetMsgId();
+            }
+        }
+        List<Message> batch = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            batch.add(new Message(topic, "TagB", (tag + "-batch-" + i).getBytes(StandardCharsets.UTF_8)));
+        }
+        SendResult br = p.send(batch);
+        String[] ids = br.getMsgId().split(",");
+        for (int i = 0; i < batch.size(); i++) {
+            System.out.println("SENT " + ids[i] + " " + br.getSendStatus() + " " + tag + "-batch-" + i);
+        }
+        if (tag.equals("first")) {
+            Message m = new Message(topic, "TagZ", "k1 k2", "props-body".getBytes(StandardCharsets.UTF_8));
+            m.putUserProperty("color", "blue");
+            m.putUserProperty("n", "42");
+            sent(p.send(m), "props-body");
+        }
+        System.out.println("OFFSETID " + firstOffsetId);
+        MessageExt v = p.viewMessage(firstOffsetId);
+        System.out.println("VIEW " + new String(v.getBody(), StandardCharsets.UTF_8));
+        p.shutdown();
+    }
+
+    private static void consume(String ns, String topic, String group, int n, int seconds) throws Exception {
+        Set<String> seen = ConcurrentHashMap.newKeySet();
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
+        c.setNamesrvAddr(ns);
+        c.setInstanceName("consumer-" + ProcessHandle.current().pid());
+        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        c.setPersistConsumerOffsetInterval(1000);
+        c.subscribe(topic, "*");
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            for (MessageExt m : msgs) {
+                String body = new String(m.getBody(), StandardCharsets.UTF_8);
+                System.out.println("RECV " + m.getMsgId() + " " + body);
+                if (body.equals("props-body")) {
+                    System.out.println("PROPS tags=" + m.getTags() + " keys=" + m.getKeys() + " color="
+                        + m.getUserProperty("color") + " n=" + m.getUserProperty("n"));
+                }
+                seen.add(m.getMsgId());
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        c.start();
+        long deadline = System.currentTimeMillis() + seconds * 1000L;
+        while (seen.size() < n && System.currentTimeMillis() < deadline) {
+            Thread.sleep(100);
+        }
+        Thread.sleep(3000);
+        c.shutdown();
+        System.out.println("DONE " + seen.size());
+    }
+}
