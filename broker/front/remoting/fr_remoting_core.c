@@ -22,7 +22,7 @@ bk_status_t fr_rm_core_offset_commit(bk_broker_t *bk, const char *topic, const c
 
 int fr_rm_core_heartbeat(bk_broker_t *bk, bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r)
 {
-    return bk_clients_heartbeat(bk->clients, ss, hb, r);
+    return bk_clients_heartbeat(bk->clients, ss, hb, r) < 0 ? -1 : 0;
 }
 
 void fr_rm_core_unregister(bk_broker_t *bk, const char *client_id, const char *group)
