@@ -227,31 +227,6 @@ static void h_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 
 /* ---- topics ------------------------------------------------------------- */
 
-/* UPDATE_AND_CREATE_TOPIC: creates or replaces; registration follows at once. */
-static void h_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
-{
-    bk_broker_t *bk = arg;
-    NEED(conn, req, RMQ__COMMAND__HEADER_TOPIC_CONFIG, "TopicConfig (topic_config)");
-    const Rmq__TopicConfig *h = req->cmd->topic_config;
-    if (!check_name(conn, req, "topic", h->topic_name))
-        return;
-    if (h->read_queue_nums < 1 || h->read_queue_nums > 1024 || h->write_queue_nums < 1 ||
-        h->write_queue_nums > 1024 || h->perm < 0 || h->perm > 7) {
-        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST,
-                        "UPDATE_AND_CREATE_TOPIC: queues must be 1..1024 and perm 0..7 (got read %d write %d perm %d)",
-                        h->read_queue_nums, h->write_queue_nums, h->perm);
-        return;
-    }
-    bk_topic_t topic = {.read_queues = h->read_queue_nums, .write_queues = h->write_queue_nums,
-                        .perm = h->perm, .order = h->order, .sys_flag = h->topic_sys_flag};
-    snprintf(topic.name, sizeof(topic.name), "%s", h->topic_name);
-    if (bk_topics_update(bk->topics, &topic) != RMQ_OK) {
-        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
-        return;
-    }
-    reply_ok(conn, req);
-}
-
 /* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets. */
 static void h_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
@@ -452,7 +427,6 @@ void bk_admin_install(bk_broker_t *bk)
         {RMQ__REQUEST_CODE__SEARCH_OFFSET_BY_TIMESTAMP, h_queue_offset},
         {RMQ__REQUEST_CODE__VIEW_MESSAGE_BY_ID, h_view_message},
         {RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO, h_runtime_info},
-        {RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC, h_update_topic},
         {RMQ__REQUEST_CODE__DELETE_TOPIC_IN_BROKER, h_delete_topic},
         {RMQ__REQUEST_CODE__GET_ALL_TOPIC_CONFIG, h_all_topics},
         {RMQ__REQUEST_CODE__GET_TOPIC_STATS_INFO, h_topic_stats},
