@@ -422,8 +422,8 @@ void bk_register_topic_changed(bk_register_t *r, const char *name)
     for (size_t i = 0; i < r->n_ns; i++) {
         ns_target_t *t = &r->ns[i];
         size_t len = strlen(name);
-        if (t->need_full || !t->has_base || bk_map_get(t->delta, name, len))
-            continue;
+        if (t->need_full || bk_map_get(t->delta, name, len))
+            continue;            /* the whole table goes next anyway, or the name is noted */
         char *copy = bk_map_count(t->delta) < REG_DELTA_MAX ? strdup(name) : NULL;
         if (!copy || bk_map_put(t->delta, copy, len, copy) != RMQ_OK) {
             free(copy);
