@@ -12,7 +12,7 @@
 #include "namesrv.pb-c.h"
 #include "rmq_err.h"
 
-#define NS_REGBODY_MAX (256u << 20)   /* largest inflated table accepted */
+#define NS_REGBODY_MAX (64u << 20)    /* largest inflated table accepted (about 2M topics) */
 
 /* Fills *view with req, its topics taken from body when req->topics_in_body
  * (*tab then holds them: free with rmq__topic_config_table__free_unpacked
