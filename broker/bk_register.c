@@ -288,16 +288,24 @@ static void target_pump(ns_target_t *t)
         t->legacy ? target_full(t) : target_delta(t);
 }
 
-/* Keeps the master / HA addresses a registration answer names (a slave's). */
+/* Keeps the master / HA addresses a registration or version-query answer
+ * names (a slave's). */
 static void register_seen(bk_register_t *r, const rmq_frame_t *resp)
 {
-    if (resp->cmd->header_case != RMQ__COMMAND__HEADER_REGISTER_BROKER_RESP)
+    const char *master, *ha;
+    if (resp->cmd->header_case == RMQ__COMMAND__HEADER_REGISTER_BROKER_RESP) {
+        master = resp->cmd->register_broker_resp->master_addr;
+        ha = resp->cmd->register_broker_resp->ha_server_addr;
+    } else if (resp->cmd->header_case == RMQ__COMMAND__HEADER_QUERY_DATA_VERSION_RESP) {
+        master = resp->cmd->query_data_version_resp->master_addr;
+        ha = resp->cmd->query_data_version_resp->ha_server_addr;
+    } else {
         return;
-    const Rmq__RegisterBrokerResponse *rr = resp->cmd->register_broker_resp;
-    if (rr->master_addr[0])
-        snprintf(r->master_addr, sizeof(r->master_addr), "%s", rr->master_addr);
-    if (rr->ha_server_addr[0])
-        snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", rr->ha_server_addr);
+    }
+    if (master[0])
+        snprintf(r->master_addr, sizeof(r->master_addr), "%s", master);
+    if (ha[0])
+        snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", ha);
     bk_ha_master_seen(r->bk->ha, r->ha_addr);
 }
 

@@ -90,10 +90,13 @@ static void handle_query_version(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     ns_server_t *ns = arg;
     Rmq__QueryDataVersionResponse qr = RMQ__QUERY_DATA_VERSION_RESPONSE__INIT;
     Rmq__Command resp = RMQ__COMMAND__INIT;
+    ns_register_result_t res;
 
     if (!has_header(conn, req, RMQ__COMMAND__HEADER_REGISTER_BROKER, "register_broker"))
         return;
-    qr.changed = ns_server_query_version(ns, req->cmd->register_broker, rmq_conn_id(conn));
+    qr.changed = ns_server_query_version(ns, req->cmd->register_broker, rmq_conn_id(conn), &res);
+    qr.master_addr = res.master_addr;
+    qr.ha_server_addr = res.master_ha_addr;
     resp.header_case = RMQ__COMMAND__HEADER_QUERY_DATA_VERSION_RESP;
     resp.query_data_version_resp = &qr;
     reply_ok(conn, req, &resp);

@@ -550,14 +550,17 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
 }
 
 int ns_route_query_version(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
-                           uint64_t conn_id, int64_t now_ms)
+                           uint64_t conn_id, int64_t now_ms, ns_register_result_t *res)
 {
     ns_live_t *live = req->broker_addr ? ns_vec_find(&rt->live, name_cmp, req->broker_addr) : NULL;
 
+    memset(res, 0, sizeof *res);
     if (!live || !req->broker_name || !live_matches(live, req) || dv_differs(live, req->data_version))
         return 1;
     live->last_ms = now_ms;
     live->conn_id = conn_id;
+    if (req->broker_id != 0)
+        find_master(rt, req->broker_name, res);
     return 0;
 }
 

@@ -59,10 +59,10 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
 
 /* QUERY_DATA_VERSION: 0 if req's address is registered with its broker
  * name, id and epoch at req->data_version (its liveness is then refreshed
- * at now_ms on conn_id, as a registration would), 1 if the broker must
- * register its whole table. */
+ * at now_ms on conn_id and res filled, as a registration would), 1 if the
+ * broker must register its whole table. */
 int ns_route_query_version(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
-                           uint64_t conn_id, int64_t now_ms);
+                           uint64_t conn_id, int64_t now_ms, ns_register_result_t *res);
 
 /* Removes the broker at req->broker_addr. RMQ_ENOTFOUND: not registered
  * (or registered under another broker name or id). RMQ_EEXIST: req->epoch is

@@ -97,9 +97,10 @@ rmq_err_t ns_server_register(ns_server_t *ns, const Rmq__RegisterBrokerRequest *
     return RMQ_OK;
 }
 
-int ns_server_query_version(ns_server_t *ns, const Rmq__RegisterBrokerRequest *rb, uint64_t conn_id)
+int ns_server_query_version(ns_server_t *ns, const Rmq__RegisterBrokerRequest *rb, uint64_t conn_id,
+                            ns_register_result_t *res)
 {
-    int changed = ns_route_query_version(ns->route, rb, conn_id, rmq_mono_ms());
+    int changed = ns_route_query_version(ns->route, rb, conn_id, rmq_mono_ms(), res);
 
     if (!changed)
         expiry_arm(ns);

@@ -225,8 +225,14 @@ static void namesrv_apply(ns_route_t *rt, const Rmq__Command *cmd, struct evbuff
         }
         break;
     case RMQ__REQUEST_CODE__QUERY_DATA_VERSION:
-        if (cmd->header_case == RMQ__COMMAND__HEADER_REGISTER_BROKER)
-            (void)ns_route_query_version(rt, cmd->register_broker, conn_id, now);
+        if (cmd->header_case == RMQ__COMMAND__HEADER_REGISTER_BROKER) {
+            ns_register_result_t res;
+
+            if (!ns_route_query_version(rt, cmd->register_broker, conn_id, now, &res) &&
+                (!memchr(res.master_addr, 0, sizeof res.master_addr) ||
+                 !memchr(res.master_ha_addr, 0, sizeof res.master_ha_addr)))
+                abort();
+        }
         break;
     case RMQ__REQUEST_CODE__UNREGISTER_BROKER:
         if (cmd->header_case == RMQ__COMMAND__HEADER_UNREGISTER_BROKER)

@@ -530,7 +530,7 @@ START_TEST(test_delta_and_version_query)
 
     /* unknown broker: the query asks for the table, a delta is refused */
     reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
-    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 100), 1);
+    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 100, &res), 1);
     base = r.dv;
     r.req.delta = 1;
     r.req.base_version = &base;
@@ -543,7 +543,7 @@ START_TEST(test_delta_and_version_query)
     r.req.n_topics = 0;
     reg_topic(&r, "TopicA", 4, 4, 6);
     ck_assert_int_eq(do_register(rt, &r, 1, 100, &res), RMQ_OK);
-    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 150), 0);
+    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 150, &res), 0);
     r.req.delta = 1;
     r.req.n_topics = 0;
     reg_topic(&r, "TopicD", 2, 2, 6);
@@ -560,9 +560,9 @@ START_TEST(test_delta_and_version_query)
     ck_assert_int_eq(do_register(rt, &r, 1, 300, &res), RMQ_ENOTFOUND);
     /* the query matches only the version and epoch held */
     r.dv.counter = 2;
-    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 300), 0);
+    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 300, &res), 0);
     r.req.epoch = 6;
-    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 300), 1);
+    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 300, &res), 1);
     /* the query refreshed liveness: nothing expires at 300 + 200 */
     ck_assert_uint_eq(ns_route_expire(rt, 500, 250), 0);
     ns_route_free(rt);
