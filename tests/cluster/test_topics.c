@@ -5,8 +5,10 @@
  * its routes when the connection closes; restarted over the same store,
  * the broker must bring every acknowledged topic back into the routes
  * (topic creates are answered only once the table is on disk). A batch of
- * UPDATE_AND_CREATE_TOPIC_LIST and its refusal of a bad entry are checked too. */
+ * UPDATE_AND_CREATE_TOPIC_LIST, its refusal of a bad entry, and mqadmin
+ * updateTopicList over RocketMQ's JSON list are checked too. */
 #include <check.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,14 @@ static int all_routed(void *arg)
 {
     route_wait_t *w = arg;
     tl_routes(w->ns_addr, "ScaleTopic", w->from, w->to, QUEUES, WINDOW, &w->res);
+    return w->res.failed == 0;
+}
+
+/* 1 once both ListTopic0 and ListTopic1 are routed with QUEUES queues. */
+static int list_routed(void *arg)
+{
+    route_wait_t *w = arg;
+    tl_routes(w->ns_addr, "ListTopic", w->from, w->to, QUEUES, 2, &w->res);
     return w->res.failed == 0;
 }
 
@@ -144,6 +154,22 @@ START_TEST(test_topic_list_batch)
     Rmq__Command get = RMQ__COMMAND__INIT;
     wire_topic_query(&get, &tr, RMQ__REQUEST_CODE__GET_TOPIC_STATS_INFO, "BatchGood");
     ck_assert_int_eq(wire_call(bk_addr, &get, NULL, 0, NULL), RMQ__STATUS__TOPIC_NOT_EXIST);
+
+    /* mqadmin updateTopicList -f with RocketMQ's JSON list */
+    char path[PATH_MAX], bin[PATH_MAX];
+    hn_write_file(case_dir, "topics.json",
+                  "[{\"topicName\":\"ListTopic0\",\"readQueueNums\":8,\"writeQueueNums\":8,\"perm\":6},\n"
+                  " {\"topicName\":\"ListTopic1\",\"order\":false,\"topicFilterType\":\"SINGLE_TAG\"}]\n",
+                  path, sizeof path);
+    const char *argv[] = {hn_build_path("tools/mqadmin", bin, sizeof bin), "updateTopicList", "-n", ns_addr,
+                          "-b", bk_addr, "-f", path, NULL};
+    hn_result_t run;
+    ck_assert_int_eq(hn_run(argv, 30000, &run), 0);
+    ck_assert_msg(run.status == 0, "mqadmin: %s", run.err);
+    ck_assert_ptr_nonnull(strstr(run.out, "2 topics updated"));
+    hn_result_free(&run);
+    route_wait_t w = {ns_addr, 0, 2, {0}};
+    ck_assert(hn_wait_until(list_routed, &w, ROUTE_WAIT_MS));
     hn_case_passed();
 }
 END_TEST
