@@ -58,11 +58,11 @@ int bk_broker_ha_port(const bk_broker_t *bk)
     return bk_ha_port(bk->ha);
 }
 
-void bk_broker_topics_changed(void *arg)
+void bk_broker_topics_changed(void *arg, const char *name)
 {
     bk_broker_t *bk = arg;
     if (bk->reg)
-        bk_register_soon(bk->reg);
+        bk_register_topic_changed(bk->reg, name);
 }
 
 /* Housekeeping, once a second on the loop thread. */
@@ -148,6 +148,10 @@ static rmq_err_t broker_load_metadata(bk_broker_t *bk, char *err, size_t errlen)
                                (int32_t)bk->cfg->default_topic_queue_nums, err, errlen);
     if (!bk->topics)
         return RMQ_ECORRUPT;
+    if (bk_topics_start(bk->topics, bk->base) != RMQ_OK) {
+        snprintf(err, errlen, "topics: out of memory");
+        return RMQ_ENOMEM;
+    }
     bk_topics_on_change(bk->topics, bk_broker_topics_changed, bk);
     bk->groups = bk_groups_new(bk->config_dir, bk->persist, bk->cfg->auto_create_subscription_group, err, errlen);
     if (!bk->groups)

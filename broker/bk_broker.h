@@ -99,8 +99,8 @@ void bk_broker_free(bk_broker_t *bk);
 int bk_broker_port(const bk_broker_t *bk);
 int bk_broker_ha_port(const bk_broker_t *bk);
 
-/* Called when the topic table changed (re-register at once). */
-void bk_broker_topics_changed(void *arg);
+/* Called when topic name changed (registers it with the name servers). */
+void bk_broker_topics_changed(void *arg, const char *name);
 
 /* ---- handler modules: each installs its request codes on bk->srv ---- */
 

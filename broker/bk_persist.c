@@ -1,6 +1,7 @@
 /* bk_persist.c: the metadata writer thread. Jobs sit in a FIFO guarded by
  * one mutex; a newer job for the same path replaces the queued one, so a
- * burst of offset updates costs one write. */
+ * burst of offset updates costs one write. A job with a completion callback
+ * (the topic table's) is never merged: its owner coalesces instead. */
 #include "bk_persist.h"
 
 #include <pthread.h>
@@ -15,6 +16,8 @@ typedef struct bk_job {
     char *path;
     void *data;
     size_t len;
+    bk_persist_done_fn done;     /* NULL: merged with a newer job of its path */
+    void *done_arg;
 } bk_job_t;
 
 struct bk_persist {
@@ -51,6 +54,8 @@ static void *persist_main(void *arg)
         rmq_err_t rc = st_file_write_atomic(j->path, j->data, j->len);
         if (rc != RMQ_OK)
             LOG_ERROR("persist %s: %s", j->path, rmq_strerror(rc));
+        if (j->done)
+            j->done(j->done_arg, rc);
         job_free(j);
         pthread_mutex_lock(&p->mu);
         if (rc != RMQ_OK)
@@ -76,7 +81,8 @@ bk_persist_t *bk_persist_new(void)
     return p;
 }
 
-rmq_err_t bk_persist_submit(bk_persist_t *p, const char *path, void *data, size_t len)
+rmq_err_t bk_persist_submit_cb(bk_persist_t *p, const char *path, void *data, size_t len,
+                               bk_persist_done_fn done, void *arg)
 {
     char *copy = strdup(path);
     if (!copy) {
@@ -84,8 +90,8 @@ rmq_err_t bk_persist_submit(bk_persist_t *p, const char *path, void *data, size_
         return RMQ_ENOMEM;
     }
     pthread_mutex_lock(&p->mu);
-    for (bk_job_t *j = p->head; j; j = j->next) {
-        if (strcmp(j->path, path) == 0) {
+    for (bk_job_t *j = p->head; j && !done; j = j->next) {
+        if (!j->done && strcmp(j->path, path) == 0) {
             free(j->data);
             j->data = data;
             j->len = len;
@@ -101,7 +107,7 @@ rmq_err_t bk_persist_submit(bk_persist_t *p, const char *path, void *data, size_
         free(data);
         return RMQ_ENOMEM;
     }
-    *j = (bk_job_t){NULL, copy, data, len};
+    *j = (bk_job_t){NULL, copy, data, len, done, arg};
     if (p->tail)
         p->tail->next = j;
     else
@@ -110,6 +116,11 @@ rmq_err_t bk_persist_submit(bk_persist_t *p, const char *path, void *data, size_
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->mu);
     return RMQ_OK;
+}
+
+rmq_err_t bk_persist_submit(bk_persist_t *p, const char *path, void *data, size_t len)
+{
+    return bk_persist_submit_cb(p, path, data, len, NULL, NULL);
 }
 
 void bk_persist_free(bk_persist_t *p)

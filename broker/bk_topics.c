@@ -1,7 +1,13 @@
 /* bk_topics.c: the topic table: a map of heap bk_topic_t, a data version,
- * load from and persist to config/topics.pb (packed TopicConfigTable). */
+ * load from and persist to config/topics.pb (packed TopicConfigTable).
+ * Persistence costs one table write per disk write, not per change: change
+ * seq numbers the changes; a write carries the table as of its seq; when it
+ * completes (the writer thread activates an event on the loop) the waiters
+ * up to that seq are released and, if changes came meanwhile, the next
+ * write starts with the latest table. */
 #include "bk_topics_pb.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +17,25 @@
 #include "rmq_time.h"
 #include "st_file.h"
 
+typedef struct topics_waiter {
+    struct topics_waiter *next;
+    uint64_t seq;                  /* released once durable_seq reaches it */
+    bk_topics_durable_fn fn;
+    void *arg;
+} topics_waiter_t;
+
 struct bk_topics {
     bk_map_t *map;
     char *path;
     bk_persist_t *persist;
+    struct event *written;         /* NULL until started */
+    pthread_mutex_t mu;            /* guards written_rc (the writer thread sets it) */
+    rmq_err_t written_rc;
+    uint64_t seq;                  /* changes so far */
+    uint64_t writing_seq;          /* seq of the write in flight */
+    uint64_t durable_seq;          /* seq of the last write that reached the disk */
+    int writing;
+    topics_waiter_t *waiters, *waiters_tail;   /* in seq order */
     int64_t dv_timestamp;
     int64_t dv_counter;
     bk_topics_changed_fn changed;
@@ -86,31 +107,112 @@ static rmq_err_t topics_load(bk_topics_t *t, char *err, size_t errlen)
     return rc;
 }
 
-/* Bumps the version, queues a write of the table and notifies. */
-static void topics_changed(bk_topics_t *t)
+/* Writer thread: a write finished; hand its result to the loop. */
+static void topics_write_done(void *arg, rmq_err_t rc)
+{
+    bk_topics_t *t = arg;
+    pthread_mutex_lock(&t->mu);
+    t->written_rc = rc;
+    pthread_mutex_unlock(&t->mu);
+    event_active(t->written, EV_READ, 0);
+}
+
+/* Packs the table as of now and queues its write (with a completion once
+ * started). */
+static void topics_write(bk_topics_t *t)
+{
+    Rmq__TopicConfigTable *tab = bk_topics_table_new(t);
+    size_t len = tab ? rmq__topic_config_table__get_packed_size(tab) : 0;
+    uint8_t *buf = tab ? malloc(len ? len : 1) : NULL;
+    rmq_err_t rc = RMQ_ENOMEM;
+    if (buf) {
+        rmq__topic_config_table__pack(tab, buf);
+        rc = t->written ? bk_persist_submit_cb(t->persist, t->path, buf, len, topics_write_done, t)
+                        : bk_persist_submit(t->persist, t->path, buf, len);
+    }
+    bk_topics_table_free(tab);
+    if (rc != RMQ_OK) {
+        LOG_ERROR_RL("topics: out of memory persisting %s", t->path);
+        return;
+    }
+    t->writing = t->written != NULL;
+    t->writing_seq = t->seq;
+}
+
+/* Releases the waiters up to seq with rc, in order. */
+static void topics_release(bk_topics_t *t, uint64_t seq, rmq_err_t rc)
+{
+    while (t->waiters && t->waiters->seq <= seq) {
+        topics_waiter_t *w = t->waiters;
+        t->waiters = w->next;
+        if (!t->waiters)
+            t->waiters_tail = NULL;
+        w->fn(w->arg, rc);
+        free(w);
+    }
+}
+
+/* Loop: the write in flight finished; release its waiters and write the
+ * changes that came meanwhile. */
+static void topics_written(evutil_socket_t fd, short what, void *arg)
+{
+    bk_topics_t *t = arg;
+    pthread_mutex_lock(&t->mu);
+    rmq_err_t rc = t->written_rc;
+    pthread_mutex_unlock(&t->mu);
+    t->writing = 0;
+    if (rc == RMQ_OK)
+        t->durable_seq = t->writing_seq;
+    topics_release(t, t->writing_seq, rc);
+    if (t->seq != t->writing_seq)
+        topics_write(t);
+}
+
+/* Bumps the version, writes the table unless a write is in flight (its
+ * completion writes again) and notifies. */
+static void topics_changed(bk_topics_t *t, const char *name)
 {
     t->dv_counter++;
     t->dv_timestamp = rmq_wall_ms();
-    Rmq__TopicConfigTable *tab = bk_topics_table_new(t);
-    if (tab) {
-        size_t len = rmq__topic_config_table__get_packed_size(tab);
-        uint8_t *buf = malloc(len ? len : 1);
-        if (buf) {
-            rmq__topic_config_table__pack(tab, buf);
-            bk_persist_submit(t->persist, t->path, buf, len);
-        }
-        bk_topics_table_free(tab);
-    }
-    if (!tab)
-        LOG_ERROR_RL("topics: out of memory persisting %s", t->path);
+    t->seq++;
+    if (!t->writing)
+        topics_write(t);
     if (t->changed)
-        t->changed(t->changed_arg);
+        t->changed(t->changed_arg, name);
+}
+
+rmq_err_t bk_topics_start(bk_topics_t *t, struct event_base *base)
+{
+    t->written = event_new(base, -1, 0, topics_written, t);
+    return t->written ? RMQ_OK : RMQ_ENOMEM;
+}
+
+rmq_err_t bk_topics_wait_durable(bk_topics_t *t, bk_topics_durable_fn fn, void *arg)
+{
+    if (!t->written || t->durable_seq >= t->seq) {
+        fn(arg, RMQ_OK);
+        return RMQ_OK;
+    }
+    topics_waiter_t *w = malloc(sizeof(*w));
+    if (!w)
+        return RMQ_ENOMEM;
+    *w = (topics_waiter_t){NULL, t->seq, fn, arg};
+    if (t->waiters_tail)
+        t->waiters_tail->next = w;
+    else
+        t->waiters = w;
+    t->waiters_tail = w;
+    if (!t->writing)             /* the last write failed: try again for this waiter */
+        topics_write(t);
+    return RMQ_OK;
 }
 
 bk_topics_t *bk_topics_new(const char *dir, bk_persist_t *persist, int auto_create,
                            int32_t default_queues, char *err, size_t errlen)
 {
     bk_topics_t *t = calloc(1, sizeof(*t));
+    if (t)
+        pthread_mutex_init(&t->mu, NULL);
     if (!t || !(t->map = bk_map_new()) || asprintf(&t->path, "%s/topics.pb", dir) < 0) {
         snprintf(err, errlen, "topics: out of memory");
         if (t)
@@ -145,6 +247,10 @@ void bk_topics_free(bk_topics_t *t)
 {
     if (!t)
         return;
+    topics_release(t, UINT64_MAX, RMQ_ESHUTDOWN);
+    if (t->written)
+        event_free(t->written);
+    pthread_mutex_destroy(&t->mu);
     bk_map_free(t->map, topic_free);
     free(t->path);
     free(t);
@@ -173,7 +279,7 @@ rmq_err_t bk_topics_update(bk_topics_t *t, const bk_topic_t *topic)
     if (rc == RMQ_OK) {
         LOG_INFO("topic %s: read %d write %d perm %d", topic->name, topic->read_queues,
                  topic->write_queues, topic->perm);
-        topics_changed(t);
+        topics_changed(t, topic->name);
         if (t->item)
             t->item(t->item_arg, topic->name, topic);
     }
@@ -205,7 +311,7 @@ rmq_err_t bk_topics_delete(bk_topics_t *t, const char *name)
         return RMQ_ENOTFOUND;
     free(cur);
     LOG_INFO("topic %s deleted", name);
-    topics_changed(t);
+    topics_changed(t, name);
     if (t->item)
         t->item(t->item_arg, name, NULL);
     return RMQ_OK;

@@ -1,12 +1,17 @@
 /* bk_topics.h: the broker's topic configuration table (name -> queues and
  * permissions), persisted as a packed TopicConfigTable in config/topics.pb,
- * with a data version that name servers use to order registrations. This
- * header is protocol-neutral (the core uses it); the protobuf views of the
- * table are in bk_topics_pb.h. Loop thread only. */
+ * with a data version that name servers use to order registrations. Once
+ * started, writes of the table are coalesced (one in flight; changes made
+ * meanwhile go into the next write, which holds the latest table), and a
+ * caller can wait until every change so far is on disk before it
+ * acknowledges one. This header is protocol-neutral (the core uses it); the
+ * protobuf views of the table are in bk_topics_pb.h. Loop thread only. */
 #ifndef BK_TOPICS_H
 #define BK_TOPICS_H
 
 #include <stdint.h>
+
+#include <event2/event.h>
 
 #include "bk_persist.h"
 #include "rmq_err.h"
@@ -29,7 +34,12 @@ typedef struct bk_topic {
 } bk_topic_t;
 
 typedef struct bk_topics bk_topics_t;
-typedef void (*bk_topics_changed_fn)(void *arg);
+/* One topic (name) was created, replaced or deleted. */
+typedef void (*bk_topics_changed_fn)(void *arg, const char *name);
+/* Every change made before the wait began is durable (rc RMQ_OK), or its
+ * write failed (RMQ_EIO...), or the table is being freed (RMQ_ESHUTDOWN:
+ * answer no one, only release what arg holds). Loop thread. */
+typedef void (*bk_topics_durable_fn)(void *arg, rmq_err_t rc);
 /* One topic created or replaced (topic set) or deleted (topic NULL). */
 typedef void (*bk_topics_item_fn)(void *arg, const char *name, const bk_topic_t *topic);
 
@@ -38,9 +48,21 @@ typedef void (*bk_topics_item_fn)(void *arg, const char *name, const bk_topic_t 
  * borrowed. NULL with err filled on a corrupt file. */
 bk_topics_t *bk_topics_new(const char *dir, bk_persist_t *persist, int auto_create,
                            int32_t default_queues, char *err, size_t errlen);
+/* Fails waiters with RMQ_ESHUTDOWN. Free the persist writer first (it joins
+ * the thread, so no write completes after this). */
 void bk_topics_free(bk_topics_t *t);
 
-/* fn runs after every change (to re-register with name servers). */
+/* From now on writes complete on base's loop: one in flight, the rest
+ * coalesced, and bk_topics_wait_durable waits for them. Before it (tests,
+ * tools) every change queues its own write and waits return at once. */
+rmq_err_t bk_topics_start(bk_topics_t *t, struct event_base *base);
+
+/* Calls fn(arg, rc) once every change made so far is on disk (at once when
+ * it already is). RMQ_ENOMEM: fn will not be called. */
+rmq_err_t bk_topics_wait_durable(bk_topics_t *t, bk_topics_durable_fn fn, void *arg);
+
+/* fn runs after every change, with the topic's name (to re-register with
+ * name servers). */
 void bk_topics_on_change(bk_topics_t *t, bk_topics_changed_fn fn, void *arg);
 
 /* fn runs after each update or delete of one topic, with that topic (an

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ns_controller.h"
+#include "ns_regbody.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
@@ -43,30 +44,62 @@ static void reply_nomem(rmq_conn_t *conn, const rmq_frame_t *req)
 
 /* ---- handlers (loop thread; arg is the ns_server_t) --------------------- */
 
+/* Maps a refused registration to its status: a stale delta is told apart so
+ * the broker sends its whole table. */
+static int register_status(rmq_err_t err)
+{
+    return err == RMQ_ENOTFOUND ? RMQ__STATUS__DATA_VERSION_MISMATCH : RMQ__STATUS__BAD_REQUEST;
+}
+
 static void handle_register(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     ns_server_t *ns = arg;
     Rmq__RegisterBrokerResponse rr = RMQ__REGISTER_BROKER_RESPONSE__INIT;
     Rmq__Command resp = RMQ__COMMAND__INIT;
+    Rmq__RegisterBrokerRequest view;
+    Rmq__TopicConfigTable *tab = NULL;
     ns_register_result_t res;
     char why[NS_WHY_MAX];
 
     if (!has_header(conn, req, RMQ__COMMAND__HEADER_REGISTER_BROKER, "register_broker"))
         return;
-    rmq_err_t err = ns_server_register(ns, req->cmd->register_broker, rmq_conn_id(conn),
-                                       rmq_conn_peer(conn), &res, why, sizeof why);
+    rmq_err_t err = ns_regbody_view(req->cmd->register_broker, req->body, &view, &tab, why, sizeof why);
+    if (err == RMQ_OK)
+        err = ns_server_register(ns, &view, rmq_conn_id(conn), rmq_conn_peer(conn), &res, why, sizeof why);
+    else if (err == RMQ_EPROTO)
+        LOG_WARN_RL("REGISTER_BROKER from %s refused: %s", rmq_conn_peer(conn), why);
+    if (tab)
+        rmq__topic_config_table__free_unpacked(tab, NULL);
     if (err == RMQ_ENOMEM) {
         reply_nomem(conn, req);
         return;
     }
     if (err != RMQ_OK) {
-        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "%s", why);
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), register_status(err), "%s", why);
         return;
     }
     rr.master_addr = res.master_addr;
     rr.ha_server_addr = res.master_ha_addr;
     resp.header_case = RMQ__COMMAND__HEADER_REGISTER_BROKER_RESP;
     resp.register_broker_resp = &rr;
+    reply_ok(conn, req, &resp);
+}
+
+/* QUERY_DATA_VERSION: whether the broker must send its whole table. */
+static void handle_query_version(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    ns_server_t *ns = arg;
+    Rmq__QueryDataVersionResponse qr = RMQ__QUERY_DATA_VERSION_RESPONSE__INIT;
+    Rmq__Command resp = RMQ__COMMAND__INIT;
+    ns_register_result_t res;
+
+    if (!has_header(conn, req, RMQ__COMMAND__HEADER_REGISTER_BROKER, "register_broker"))
+        return;
+    qr.changed = ns_server_query_version(ns, req->cmd->register_broker, rmq_conn_id(conn), &res);
+    qr.master_addr = res.master_addr;
+    qr.ha_server_addr = res.master_ha_addr;
+    resp.header_case = RMQ__COMMAND__HEADER_QUERY_DATA_VERSION_RESP;
+    resp.query_data_version_resp = &qr;
     reply_ok(conn, req, &resp);
 }
 
@@ -393,6 +426,7 @@ void ns_front_rmq_install(ns_server_t *ns, rmq_server_t *srv)
     } handlers[] = {
         { RMQ__REQUEST_CODE__REGISTER_BROKER, handle_register },
         { RMQ__REQUEST_CODE__UNREGISTER_BROKER, handle_unregister },
+        { RMQ__REQUEST_CODE__QUERY_DATA_VERSION, handle_query_version },
         { RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC, handle_get_route },
         { RMQ__REQUEST_CODE__GET_BROKER_CLUSTER_INFO, handle_cluster_info },
         { RMQ__REQUEST_CODE__GET_ALL_TOPIC_LIST_FROM_NAMESERVER, handle_topic_list },

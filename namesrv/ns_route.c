@@ -365,9 +365,56 @@ static ns_queue_t *queue_get(ns_route_t *rt, const char *topic_name, const char 
     return q;
 }
 
+static int topic_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ns_topic_t *)a)->name, ((const ns_topic_t *)b)->name);
+}
+
+/* Adds, in one merge, an empty entry for every topic of req not yet in the
+ * table, so a registration of many new topics costs O(table + new log new). */
+static rmq_err_t add_missing_topics(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req)
+{
+    ns_topic_t *fresh = NULL;
+    size_t n = 0, kept = 0;
+    rmq_err_t err = RMQ_ENOMEM;
+
+    for (size_t i = 0; i < req->n_topics; i++) {
+        const char *name = req->topics[i]->topic_name;
+        if (ns_vec_find(&rt->topics, name_cmp, name))
+            continue;
+        if (!fresh && !(fresh = malloc((req->n_topics - i) * sizeof *fresh)))
+            return RMQ_ENOMEM;
+        fresh[n].name = strdup(name);
+        if (!fresh[n].name)
+            goto out;
+        ns_vec_init(&fresh[n].queues, sizeof(ns_queue_t));
+        n++;
+    }
+    if (n > 1)
+        qsort(fresh, n, sizeof *fresh, topic_ptr_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (kept > 0 && strcmp(fresh[kept - 1].name, fresh[i].name) == 0)
+            free(fresh[i].name);         /* the same topic twice in one request */
+        else
+            fresh[kept++] = fresh[i];
+    }
+    n = kept;
+    err = ns_vec_merge(&rt->topics, fresh, n, name_cmp);
+out:
+    if (err != RMQ_OK)
+        for (size_t i = 0; i < n; i++)
+            free(fresh[i].name);
+    free(fresh);
+    return err;
+}
+
 /* Writes a master's topic configs into the queue data of its broker name. */
 static rmq_err_t upsert_queues(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req)
 {
+    rmq_err_t err = add_missing_topics(rt, req);
+
+    if (err != RMQ_OK)
+        return err;
     for (size_t i = 0; i < req->n_topics; i++) {
         const Rmq__TopicConfig *tc = req->topics[i];
         ns_queue_t *q = queue_get(rt, tc->topic_name, req->broker_name);
@@ -430,10 +477,11 @@ static void find_master(const ns_route_t *rt, const char *broker_name, ns_regist
     snprintf(res->master_ha_addr, sizeof res->master_ha_addr, "%s", live->ha_addr);
 }
 
-static int dv_differs(const ns_live_t *live, const Rmq__RegisterBrokerRequest *req)
+/* 1 unless live holds dv (a missing dv is version 0/0). */
+static int dv_differs(const ns_live_t *live, const Rmq__DataVersion *dv)
 {
-    int64_t ts = req->data_version ? req->data_version->timestamp : 0;
-    int64_t counter = req->data_version ? req->data_version->counter : 0;
+    int64_t ts = dv ? dv->timestamp : 0;
+    int64_t counter = dv ? dv->counter : 0;
     return live->dv_timestamp != ts || live->dv_counter != counter;
 }
 
@@ -473,6 +521,26 @@ rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const cha
     return RMQ_OK;
 }
 
+/* 1 if live is req's address registered as req's broker name, id and epoch. */
+static int live_matches(const ns_live_t *live, const Rmq__RegisterBrokerRequest *req)
+{
+    return strcmp(live->broker_name, req->broker_name) == 0 && live->broker_id == req->broker_id &&
+           live->epoch == req->epoch;
+}
+
+/* A delta registration applies only over the version it was computed from. */
+static rmq_err_t check_delta(const ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
+                             char *why, size_t whylen)
+{
+    const ns_live_t *live = ns_vec_find(&rt->live, name_cmp, req->broker_addr);
+
+    if (live && live_matches(live, req) && !dv_differs(live, req->base_version))
+        return RMQ_OK;
+    snprintf(why, whylen, "delta registration of %s: base version is not the one registered "
+             "(send the whole table)", req->broker_addr);
+    return RMQ_ENOTFOUND;
+}
+
 rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
                             uint64_t conn_id, int64_t now_ms, ns_register_result_t *res,
                             char *why, size_t whylen)
@@ -482,6 +550,8 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
 
     memset(res, 0, sizeof *res);
     err = check_register(req, why, whylen);
+    if (err == RMQ_OK && req->delta)
+        err = check_delta(rt, req, why, whylen);
     if (err != RMQ_OK)
         return err;
     size_t li = ns_vec_search(&rt->live, name_cmp, req->broker_addr, &found);
@@ -498,7 +568,7 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
                      live->broker_name, live->broker_id, req->broker_name, req->broker_id);
             remove_live_at(rt, li);
         } else {
-            changed = dv_differs(live, req);
+            changed = dv_differs(live, req->data_version);
         }
     }
     err = bset_put_addr(rt, req, &first);
@@ -513,6 +583,21 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
     if (req->broker_id != 0)
         find_master(rt, req->broker_name, res);
     return RMQ_OK;
+}
+
+int ns_route_query_version(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
+                           uint64_t conn_id, int64_t now_ms, ns_register_result_t *res)
+{
+    ns_live_t *live = req->broker_addr ? ns_vec_find(&rt->live, name_cmp, req->broker_addr) : NULL;
+
+    memset(res, 0, sizeof *res);
+    if (!live || !req->broker_name || !live_matches(live, req) || dv_differs(live, req->data_version))
+        return 1;
+    live->last_ms = now_ms;
+    live->conn_id = conn_id;
+    if (req->broker_id != 0)
+        find_master(rt, req->broker_name, res);
+    return 0;
 }
 
 /* ---- unregister, expiry, connection loss ------------------------------ */

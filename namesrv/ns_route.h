@@ -49,7 +49,10 @@ void ns_route_free(ns_route_t *rt);
  * for every topic it sends; slaves never change queue data.
  * RMQ_OK: res filled. RMQ_EINVAL: a bad field, named in why.
  * RMQ_EEXIST: req->epoch is older than the epoch registered for that
- * address; nothing changed, why says so. RMQ_ENOMEM. */
+ * address; nothing changed, why says so. A delta registration (req->delta:
+ * only changed topics) needs the address registered with the same name, id
+ * and epoch at req->base_version, else RMQ_ENOTFOUND (the broker must send
+ * its whole table). RMQ_ENOMEM. */
 rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
                             uint64_t conn_id, int64_t now_ms, ns_register_result_t *res,
                             char *why, size_t whylen);
@@ -60,6 +63,13 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
  * RMQ_ENOMEM (addr then leaves the route; its next registration restores
  * it). */
 rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const char *addr);
+
+/* QUERY_DATA_VERSION: 0 if req's address is registered with its broker
+ * name, id and epoch at req->data_version (its liveness is then refreshed
+ * at now_ms on conn_id and res filled, as a registration would), 1 if the
+ * broker must register its whole table. */
+int ns_route_query_version(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
+                           uint64_t conn_id, int64_t now_ms, ns_register_result_t *res);
 
 /* Removes the broker at req->broker_addr. RMQ_ENOTFOUND: not registered
  * (or registered under another broker name or id). RMQ_EEXIST: req->epoch is

@@ -99,6 +99,16 @@ rmq_err_t ns_server_register(ns_server_t *ns, const Rmq__RegisterBrokerRequest *
     return RMQ_OK;
 }
 
+int ns_server_query_version(ns_server_t *ns, const Rmq__RegisterBrokerRequest *rb, uint64_t conn_id,
+                            ns_register_result_t *res)
+{
+    int changed = ns_route_query_version(ns->route, rb, conn_id, rmq_mono_ms(), res);
+
+    if (!changed)
+        expiry_arm(ns);
+    return changed;
+}
+
 Rmq__TopicRouteData *ns_server_route_query(ns_server_t *ns, const char *topic, rmq_err_t *err)
 {
     Rmq__TopicRouteData *rd = ns_route_topic(ns->route, topic, err);

@@ -60,6 +60,12 @@ struct ns_controller *ns_server_controller(ns_server_t *ns);
 rmq_err_t ns_server_register(ns_server_t *ns, const Rmq__RegisterBrokerRequest *rb,
                              uint64_t conn_id, const char *peer, ns_register_result_t *res,
                              char *why, size_t whylen);
+/* QUERY_DATA_VERSION from a broker over conn_id: 0 when the route table
+ * holds rb's data version for its address and epoch (liveness refreshed,
+ * expiry re-armed, res filled), 1 when the broker must register its whole
+ * table. */
+int ns_server_query_version(ns_server_t *ns, const Rmq__RegisterBrokerRequest *rb, uint64_t conn_id,
+                            ns_register_result_t *res);
 /* A topic's route, counted (ns_route_topic's result; caller frees it). */
 Rmq__TopicRouteData *ns_server_route_query(ns_server_t *ns, const char *topic, rmq_err_t *err);
 /* Removes a topic from the route (RMQ_ENOTFOUND if absent), logged with peer. */

@@ -74,3 +74,34 @@ void ns_vec_remove_at(ns_vec_t *v, size_t i)
     memmove(v->items + i * v->size, v->items + (i + 1) * v->size, (v->len - i - 1) * v->size);
     v->len--;
 }
+
+rmq_err_t ns_vec_merge(ns_vec_t *v, const void *items, size_t n, ns_vec_cmp_fn cmp)
+{
+    if (n == 0)
+        return RMQ_OK;
+    if (v->len + n > v->cap) {
+        size_t cap = v->cap ? v->cap : 4;
+        while (cap < v->len + n)
+            cap *= 2;
+        char *grown = realloc(v->items, cap * v->size);
+        if (!grown)
+            return RMQ_ENOMEM;
+        v->items = grown;
+        v->cap = cap;
+    }
+    const char *add = items;
+    size_t i = v->len, j = n, out = v->len + n;
+    while (j > 0) {
+        const char *b = add + (j - 1) * v->size;
+        /* the elements' first member is their key: compare with it */
+        if (i > 0 && cmp(ns_vec_at(v, i - 1), *(const void *const *)b) > 0) {
+            memcpy(ns_vec_at(v, --out), ns_vec_at(v, i - 1), v->size);
+            i--;
+        } else {
+            memcpy(ns_vec_at(v, --out), b, v->size);
+            j--;
+        }
+    }
+    v->len += n;
+    return RMQ_OK;
+}

@@ -1,8 +1,11 @@
 /* ns_vec.h: a sorted vector of fixed-size elements, the one container the
  * name server's tables are built from. Lookups are binary searches with a
  * caller-supplied comparison; insertion and removal move the tail. Tables
- * here hold at most thousands of entries, so this beats a hash map on code
- * size, iteration order (always sorted, so listings are stable) and memory. */
+ * here hold up to hundreds of thousands of entries (topics): lookups stay
+ * O(log n), and bulk insertion merges (ns_vec_merge) so a registration of
+ * many new topics does not move the tail once per topic. Beats a hash map
+ * on code size, iteration order (always sorted, so listings are stable)
+ * and memory. */
 #ifndef NS_VEC_H
 #define NS_VEC_H
 
@@ -41,5 +44,11 @@ void *ns_vec_insert_at(ns_vec_t *v, size_t i);
 
 /* Removes element i, moving the tail down. */
 void ns_vec_remove_at(ns_vec_t *v, size_t i);
+
+/* Inserts n elements (copied from items: sorted, distinct, none already in
+ * v) in one pass from the back, so adding many costs O(len + n) rather than
+ * a move of the tail per element. Elements' first member must be a pointer
+ * key that cmp takes as its key argument. RMQ_ENOMEM leaves v unchanged. */
+rmq_err_t ns_vec_merge(ns_vec_t *v, const void *items, size_t n, ns_vec_cmp_fn cmp);
 
 #endif

@@ -18,7 +18,7 @@ clang_rt_package() {
 
 packages=(
   gcc pkg-config meson ninja-build
-  libevent-dev protobuf-c-compiler libprotobuf-c-dev libssl-dev openssl check
+  libevent-dev protobuf-c-compiler libprotobuf-c-dev libssl-dev zlib1g-dev openssl check
   clang "$(clang_rt_package)"
   procps iproute2
   # static libraries pkg-config --static names for openssl on Debian 13

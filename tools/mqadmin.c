@@ -56,6 +56,14 @@ static const adm_cmd_t adm_cmds[] = {
         { 'r', "READ", "read queues (default 8)", 0 },
         { 'w', "WRITE", "write queues (default 8)", 0 },
         { 'p', "PERM", "permission bits: 4 read, 2 write, 1 inherit (default 6)", 0 } } },
+    { "updateTopicList", adm_cmd_update_topic_list,
+      "create or update many topics in one request on a cluster's masters or one broker",
+      { { 'f', "FILE", "RocketMQ's format: a JSON array of TopicConfig objects, "
+                       "[{\"topicName\":\"T\",\"readQueueNums\":8,\"writeQueueNums\":8,\"perm\":6,"
+                       "\"order\":false}, ...]; only topicName is required (queues default to 8, perm to 6); "
+                       "up to about 10,000 topics per file (the JSON reader's value limit)", 1 },
+        { 'c', "CLUSTER", "every master of this cluster", 0 },
+        { 'b', "BROKERADDR", "one broker, host:port", 0 } } },
     { "deleteTopic", adm_cmd_delete_topic,
       "delete a topic from a cluster's masters (-c) and every name server's route",
       { TOPIC_REQ, { 'c', "CLUSTER", "also delete it on every master of this cluster", 0 } } },

@@ -144,6 +144,10 @@ int adm_cmd_get_namesrv_config(adm_ctx_t *ctx);
 int adm_cmd_topic_route(adm_ctx_t *ctx);
 int adm_cmd_topic_list(adm_ctx_t *ctx);
 int adm_cmd_update_topic(adm_ctx_t *ctx);
+int adm_cmd_update_topic_list(adm_ctx_t *ctx);
+/* Sends the change req to the masters of -c CLUSTER, else to -b ADDR, one
+ * row each into t (result done on success). Returns the exit status. */
+int adm_change_targets(adm_ctx_t *ctx, Rmq__Command *req, const char *done, adm_table_t *t);
 int adm_cmd_delete_topic(adm_ctx_t *ctx);
 int adm_cmd_topic_status(adm_ctx_t *ctx);
 int adm_cmd_consumer_progress(adm_ctx_t *ctx);

@@ -132,9 +132,7 @@ static int change_brokers(adm_ctx_t *ctx, const adm_target_t *targets, size_t n,
     return rc;
 }
 
-/* Sends req to the masters of -c CLUSTER, else to -b ADDR; rows into t.
- * Returns the exit status. */
-static int change_targets(adm_ctx_t *ctx, Rmq__Command *req, const char *done, adm_table_t *t)
+int adm_change_targets(adm_ctx_t *ctx, Rmq__Command *req, const char *done, adm_table_t *t)
 {
     const char *cluster = adm_opt(ctx, 'c');
     rmq_frame_t ci = { 0 };
@@ -177,7 +175,7 @@ int adm_cmd_update_topic(adm_ctx_t *ctx)
     req.topic_config = &tc;
     adm_table_init(&t, 3);
     adm_table_row(&t, "BROKER_NAME", "ADDR", "RESULT");
-    rc = change_targets(ctx, &req, "updated", &t);
+    rc = adm_change_targets(ctx, &req, "updated", &t);
     if (t.nrows > 1)
         adm_table_print(&t, stdout);
     adm_table_free(&t);
@@ -201,7 +199,7 @@ int adm_cmd_delete_topic(adm_ctx_t *ctx)
     adm_table_row(&t, "TARGET", "ADDR", "RESULT");
     if (adm_opt(ctx, 'c')) {
         req.code = RMQ__REQUEST_CODE__DELETE_TOPIC_IN_BROKER;
-        rc = change_targets(ctx, &req, "deleted", &t);
+        rc = adm_change_targets(ctx, &req, "deleted", &t);
     }
     req.code = RMQ__REQUEST_CODE__DELETE_TOPIC_IN_NAMESRV;
     for (size_t i = 0; i < ctx->naddrs; i++) {

@@ -1,23 +1,46 @@
 /* bk_register.c: the broker's side of the name-server protocol. One client
- * pool holds a client per name server; each registration sends the whole
- * topic table with its data version and the broker's epoch (start time). */
+ * pool holds a client per name server. Each name server has at most one
+ * request in flight; what changes meanwhile waits in its target and goes in
+ * the next request, built from the table as it is then:
+ *   - a full registration: the whole table, zlib-compressed in the body
+ *     (inline for a name server that does not know QUERY_DATA_VERSION);
+ *   - a delta: only the topics changed since the version that name server
+ *     holds (at most REG_DELTA_MAX names are remembered; past that, full);
+ *   - every registerNameServerPeriod, QUERY_DATA_VERSION: the name server
+ *     refreshes the broker's liveness and says whether it needs the table.
+ * So creating N topics costs what changed, not N whole tables, and the
+ * memory held is one name set and one encoded table, whatever the rate. */
 #include "bk_register.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "bk_ha.h"
+#include "bk_map.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
 #define REG_TIMEOUT_MS 3000
+#define REG_DELTA_MAX 4096       /* changed names remembered per name server */
+
+typedef enum reg_kind { REG_QUERY, REG_FULL, REG_DELTA } reg_kind_t;
 
 typedef struct ns_target {
     bk_register_t *reg;
     char addr[128];
-    int ok;                    /* last registration accepted */
+    int ok;                    /* last request accepted */
     int unreg_pending;
+    int inflight;              /* a request is out; its answer sends the next */
+    reg_kind_t kind;           /* of the request in flight */
+    Rmq__DataVersion sent;     /* data version of the request in flight */
+    Rmq__DataVersion base;     /* version this name server holds (has_base) */
+    int has_base;
+    int need_full;             /* the next registration sends the whole table */
+    int legacy;                /* no QUERY_DATA_VERSION: full, inline tables */
+    int backoff;               /* failed: wait for the next period */
+    bk_map_t *delta;           /* names changed since base (keys owned by values) */
 } ns_target_t;
 
 struct bk_register {
@@ -33,7 +56,20 @@ struct bk_register {
     void *done_arg;
     char master_addr[128];
     char ha_addr[128];
+    uint8_t *full;             /* the compressed table of version full_dv */
+    size_t full_len;
+    Rmq__DataVersion full_dv;
+    uint64_t bytes_sent;
 };
+
+static void target_delta_clear(ns_target_t *t)
+{
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(t->delta, &cursor, &key, &val))
+        free(bk_map_del_current(t->delta, &cursor));
+}
 
 /* Splits "a;b" into targets; -1 on a malformed address. */
 static int register_parse(bk_register_t *r, const char *addrs, char *err, size_t errlen)
@@ -61,6 +97,8 @@ static int register_parse(bk_register_t *r, const char *addrs, char *err, size_t
                 rmq_addr_split(t->addr, host, sizeof(host), &port) != RMQ_OK || port <= 0 || port > 65535)
                 return snprintf(err, errlen, "namesrvAddr=%s: '%.*s' is not host:port", addrs,
                                 (int)(e - s), s), -1;
+            if (!(t->delta = bk_map_new()))
+                return snprintf(err, errlen, "namesrvAddr: out of memory"), -1;
             r->n_ns++;
         }
         p += len;
@@ -70,72 +108,265 @@ static int register_parse(bk_register_t *r, const char *addrs, char *err, size_t
     return 0;
 }
 
-/* Response to REGISTER_BROKER from one name server. */
-static void register_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
-{
-    ns_target_t *t = arg;
-    bk_register_t *r = t->reg;
-    int was_ok = t->ok;
-    if (err != RMQ_OK || resp->cmd->status != RMQ__STATUS__SUCCESS) {
-        t->ok = 0;
-        if (was_ok || err != RMQ_ESHUTDOWN)
-            LOG_WARN_RL("register with name server %s failed: %s", t->addr,
-                        err != RMQ_OK ? rmq_strerror(err) : resp->cmd->remark);
-        return;
-    }
-    t->ok = 1;
-    if (!was_ok)
-        LOG_INFO("registered with name server %s", t->addr);
-    if (resp->cmd->header_case == RMQ__COMMAND__HEADER_REGISTER_BROKER_RESP) {
-        const Rmq__RegisterBrokerResponse *rr = resp->cmd->register_broker_resp;
-        if (rr->master_addr[0])
-            snprintf(r->master_addr, sizeof(r->master_addr), "%s", rr->master_addr);
-        if (rr->ha_server_addr[0])
-            snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", rr->ha_server_addr);
-        bk_ha_master_seen(r->bk->ha, r->ha_addr);
-    }
-}
-
-/* Sends REGISTER_BROKER with the whole topic table to every name server. */
-static void register_all(bk_register_t *r)
+/* The fields every registration and version query carry. ha must hold 96 bytes. */
+static void register_header(bk_register_t *r, Rmq__RegisterBrokerRequest *rb, Rmq__DataVersion *dv, char *ha)
 {
     bk_broker_t *bk = r->bk;
-    if (r->n_ns == 0 || bk->stopping)
-        return;
-    Rmq__TopicConfigTable *tab = bk_topics_table_new(bk->topics);
-    if (!tab) {
-        LOG_ERROR_RL("register: out of memory");
+    ha[0] = '\0';                  /* a slave has no HA listener: registers none */
+    if (bk_broker_ha_port(bk) > 0)
+        snprintf(ha, 96, "%s:%d", bk->cfg->broker_ip1, bk_broker_ha_port(bk));
+    rmq__register_broker_request__init(rb);
+    bk_topics_version(bk->topics, dv);
+    rb->cluster_name = bk->cfg->broker_cluster_name;
+    rb->broker_name = bk->cfg->broker_name;
+    rb->broker_addr = bk->addr;
+    rb->broker_id = bk->cfg->broker_id;
+    rb->ha_server_addr = ha;
+    rb->data_version = dv;
+    rb->broker_perm = (int32_t)bk->cfg->broker_permission;
+    rb->epoch = bk->boot_ms;
+}
+
+/* The whole table, packed and compressed, as of dv (cached per version, so
+ * every name server gets the same bytes). NULL when out of memory. */
+static const uint8_t *register_full_body(bk_register_t *r, const Rmq__DataVersion *dv, size_t *len)
+{
+    if (r->full && r->full_dv.timestamp == dv->timestamp && r->full_dv.counter == dv->counter) {
+        *len = r->full_len;
+        return r->full;
+    }
+    free(r->full);
+    r->full = NULL;
+    Rmq__TopicConfigTable *tab = bk_topics_table_new(r->bk->topics);
+    size_t raw_len = tab ? rmq__topic_config_table__get_packed_size(tab) : 0;
+    uint8_t *raw = tab ? malloc(raw_len ? raw_len : 1) : NULL;
+    uLongf zlen = compressBound(raw_len);
+    uint8_t *z = raw ? malloc(zlen) : NULL;
+    if (z) {
+        rmq__topic_config_table__pack(tab, raw);
+        if (compress2(z, &zlen, raw, raw_len, Z_BEST_SPEED) == Z_OK) {
+            r->full = z;
+            r->full_len = zlen;
+            r->full_dv = *dv;
+            z = NULL;
+            LOG_DEBUG("register: table of %zu topics, %zu bytes, %zu compressed", tab->n_topics,
+                      raw_len, r->full_len);
+        }
+    }
+    free(z);
+    free(raw);
+    bk_topics_table_free(tab);
+    *len = r->full_len;
+    return r->full;
+}
+
+static void target_done(rmq_err_t err, rmq_frame_t *resp, void *arg);
+
+/* Sends cmd (body may be NULL) to t; on success t has it in flight. */
+static void target_call(ns_target_t *t, reg_kind_t kind, Rmq__Command *cmd, const Rmq__DataVersion *dv,
+                        const void *body, size_t len)
+{
+    bk_register_t *r = t->reg;
+    rmq_client_t *cli = rmq_client_pool_get(r->pool, t->addr);
+    if (!cli || rmq_client_call(cli, cmd, body, len, REG_TIMEOUT_MS, target_done, t) != RMQ_OK) {
+        LOG_WARN_RL("register: cannot send to name server %s", t->addr);
+        t->need_full = kind != REG_QUERY || t->need_full;
+        t->backoff = 1;
         return;
     }
-    char ha[96] = "";                /* a slave has no HA listener: registers none */
-    if (bk_broker_ha_port(bk) > 0)
-        snprintf(ha, sizeof(ha), "%s:%d", bk->cfg->broker_ip1, bk_broker_ha_port(bk));
-    Rmq__RegisterBrokerRequest rb = RMQ__REGISTER_BROKER_REQUEST__INIT;
-    rb.cluster_name = bk->cfg->broker_cluster_name;
-    rb.broker_name = bk->cfg->broker_name;
-    rb.broker_addr = bk->addr;
-    rb.broker_id = bk->cfg->broker_id;
-    rb.ha_server_addr = ha;
-    rb.data_version = tab->data_version;
-    rb.topics = tab->topics;
-    rb.n_topics = tab->n_topics;
-    rb.broker_perm = (int32_t)bk->cfg->broker_permission;
-    rb.epoch = bk->boot_ms;
+    t->inflight = 1;
+    t->kind = kind;
+    t->sent = *dv;
+    r->bytes_sent += len + rmq__command__get_packed_size(cmd);
+}
+
+/* QUERY_DATA_VERSION: the register_broker header without topics. */
+static void target_query(ns_target_t *t)
+{
+    Rmq__RegisterBrokerRequest rb;
+    Rmq__DataVersion dv;
+    char ha[96];
+    register_header(t->reg, &rb, &dv, ha);
+    Rmq__Command cmd = RMQ__COMMAND__INIT;
+    cmd.code = RMQ__REQUEST_CODE__QUERY_DATA_VERSION;
+    cmd.header_case = RMQ__COMMAND__HEADER_REGISTER_BROKER;
+    cmd.register_broker = &rb;
+    target_call(t, REG_QUERY, &cmd, &dv, NULL, 0);
+}
+
+/* REGISTER_BROKER with the whole table: compressed in the body, or inline
+ * for a legacy name server. */
+static void target_full(ns_target_t *t)
+{
+    bk_register_t *r = t->reg;
+    Rmq__RegisterBrokerRequest rb;
+    Rmq__DataVersion dv;
+    char ha[96];
+    register_header(r, &rb, &dv, ha);
+    Rmq__TopicConfigTable *tab = NULL;
+    const uint8_t *body = NULL;
+    size_t len = 0;
+    if (t->legacy) {
+        tab = bk_topics_table_new(r->bk->topics);
+        if (tab) {
+            rb.topics = tab->topics;
+            rb.n_topics = tab->n_topics;
+        }
+    } else {
+        body = register_full_body(r, &dv, &len);
+        rb.topics_in_body = 1;
+    }
+    if (t->legacy ? !tab : !body) {
+        LOG_ERROR_RL("register: out of memory");
+        t->backoff = 1;
+        return;
+    }
     Rmq__Command cmd = RMQ__COMMAND__INIT;
     cmd.code = RMQ__REQUEST_CODE__REGISTER_BROKER;
     cmd.header_case = RMQ__COMMAND__HEADER_REGISTER_BROKER;
     cmd.register_broker = &rb;
-    for (size_t i = 0; i < r->n_ns; i++) {
-        rmq_client_t *cli = rmq_client_pool_get(r->pool, r->ns[i].addr);
-        if (!cli || rmq_client_call(cli, &cmd, NULL, 0, REG_TIMEOUT_MS, register_done, &r->ns[i]) != RMQ_OK)
-            LOG_WARN_RL("register: cannot send to name server %s", r->ns[i].addr);
-    }
+    target_delta_clear(t);
+    t->need_full = 0;
+    target_call(t, REG_FULL, &cmd, &dv, body, len);
     bk_topics_table_free(tab);
 }
 
+/* REGISTER_BROKER with only the topics changed since t->base (deleted ones
+ * are left out: a registration never removes a topic from a route). */
+static void target_delta(ns_target_t *t)
+{
+    bk_register_t *r = t->reg;
+    size_t n = bk_map_count(t->delta), k = 0, cursor = 0;
+    Rmq__TopicConfig *items = malloc((n ? n : 1) * sizeof(*items));
+    Rmq__TopicConfig **ptrs = malloc((n ? n : 1) * sizeof(*ptrs));
+    if (!items || !ptrs) {
+        free(items);
+        free(ptrs);
+        t->need_full = 1;
+        t->backoff = 1;
+        return;
+    }
+    const char *key;
+    void *val;
+    while (bk_map_next(t->delta, &cursor, &key, &val)) {
+        const bk_topic_t *topic = bk_topics_get(r->bk->topics, key, strlen(key));
+        if (topic) {
+            bk_topic_to_pb(topic, &items[k]);
+            ptrs[k] = &items[k];
+            k++;
+        }
+    }
+    Rmq__RegisterBrokerRequest rb;
+    Rmq__DataVersion dv;
+    char ha[96];
+    register_header(r, &rb, &dv, ha);
+    rb.delta = 1;
+    rb.base_version = &t->base;
+    rb.topics = ptrs;
+    rb.n_topics = k;
+    Rmq__Command cmd = RMQ__COMMAND__INIT;
+    cmd.code = RMQ__REQUEST_CODE__REGISTER_BROKER;
+    cmd.header_case = RMQ__COMMAND__HEADER_REGISTER_BROKER;
+    cmd.register_broker = &rb;
+    target_call(t, REG_DELTA, &cmd, &dv, NULL, 0);
+    target_delta_clear(t);       /* before: names are the packed topics' keys */
+    free(items);
+    free(ptrs);
+}
+
+/* Sends what t is owed, if nothing is in flight: the whole table, a
+ * version query when it is new, or the changes since the version it holds. */
+static void target_pump(ns_target_t *t)
+{
+    if (t->inflight || t->backoff || t->reg->bk->stopping)
+        return;
+    if (t->need_full)
+        target_full(t);
+    else if (!t->has_base)
+        target_query(t);           /* learns whether it needs the table, and its dialect */
+    else if (bk_map_count(t->delta))
+        t->legacy ? target_full(t) : target_delta(t);
+}
+
+/* Keeps the master / HA addresses a registration or version-query answer
+ * names (a slave's). */
+static void register_seen(bk_register_t *r, const rmq_frame_t *resp)
+{
+    const char *master, *ha;
+    if (resp->cmd->header_case == RMQ__COMMAND__HEADER_REGISTER_BROKER_RESP) {
+        master = resp->cmd->register_broker_resp->master_addr;
+        ha = resp->cmd->register_broker_resp->ha_server_addr;
+    } else if (resp->cmd->header_case == RMQ__COMMAND__HEADER_QUERY_DATA_VERSION_RESP) {
+        master = resp->cmd->query_data_version_resp->master_addr;
+        ha = resp->cmd->query_data_version_resp->ha_server_addr;
+    } else {
+        return;
+    }
+    if (master[0])
+        snprintf(r->master_addr, sizeof(r->master_addr), "%s", master);
+    if (ha[0])
+        snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", ha);
+    bk_ha_master_seen(r->bk->ha, r->ha_addr);
+}
+
+/* The answer to t's request in flight; sends the next one it is owed. */
+static void target_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
+{
+    ns_target_t *t = arg;
+    bk_register_t *r = t->reg;
+    int was_ok = t->ok, status = err == RMQ_OK ? resp->cmd->status : -1;
+    t->inflight = 0;
+    if (err == RMQ_ESHUTDOWN)
+        return;
+    if (t->kind == REG_QUERY && status == RMQ__STATUS__REQUEST_CODE_NOT_SUPPORTED) {
+        LOG_INFO("name server %s has no QUERY_DATA_VERSION: registering whole tables", t->addr);
+        t->legacy = 1;
+        t->need_full = 1;
+    } else if (status != RMQ__STATUS__SUCCESS) {
+        t->ok = 0;
+        t->need_full = 1;
+        t->backoff = status != RMQ__STATUS__DATA_VERSION_MISMATCH;
+        if (t->backoff && (was_ok || err != RMQ_OK))
+            LOG_WARN_RL("register with name server %s failed: %s", t->addr,
+                        err != RMQ_OK ? rmq_strerror(err) : resp->cmd->remark);
+    } else if (t->kind == REG_QUERY && resp->cmd->header_case == RMQ__COMMAND__HEADER_QUERY_DATA_VERSION_RESP &&
+               resp->cmd->query_data_version_resp->changed) {
+        t->need_full = 1;
+    } else {
+        t->ok = 1;
+        t->base = t->sent;
+        t->has_base = 1;
+        if (!was_ok)
+            LOG_INFO("registered with name server %s", t->addr);
+        register_seen(r, resp);
+    }
+    target_pump(t);
+}
+
+/* Every period: a version query (or what is owed) to each idle name server. */
 static void register_tick(evutil_socket_t fd, short what, void *arg)
 {
-    register_all(arg);
+    bk_register_t *r = arg;
+    for (size_t i = 0; i < r->n_ns; i++) {
+        ns_target_t *t = &r->ns[i];
+        t->backoff = 0;
+        if (t->inflight || r->bk->stopping)
+            continue;
+        if (t->legacy)
+            t->need_full = 1;
+        if (t->need_full || bk_map_count(t->delta))
+            target_pump(t);
+        else
+            target_query(t);
+    }
+}
+
+/* End of a loop pass with changes: each idle name server gets them. */
+static void register_soon(evutil_socket_t fd, short what, void *arg)
+{
+    bk_register_t *r = arg;
+    for (size_t i = 0; i < r->n_ns; i++)
+        target_pump(&r->ns[i]);
 }
 
 bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, size_t errlen)
@@ -154,7 +385,7 @@ bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, si
     rmq_security_client_opts(&bk->sec, &opts);
     r->pool = rmq_client_pool_new(bk->base, &opts);
     r->period = event_new(bk->base, -1, EV_PERSIST, register_tick, r);
-    r->soon = event_new(bk->base, -1, 0, register_tick, r);
+    r->soon = event_new(bk->base, -1, 0, register_soon, r);
     if (!r->pool || !r->period || !r->soon) {
         snprintf(err, errlen, "register: out of memory");
         bk_register_free(r);
@@ -175,6 +406,13 @@ void bk_register_free(bk_register_t *r)
         event_free(r->soon);
     if (r->unreg_timer)
         event_free(r->unreg_timer);
+    for (size_t i = 0; i < r->n_ns; i++) {
+        if (r->ns[i].delta) {
+            target_delta_clear(&r->ns[i]);
+            bk_map_free(r->ns[i].delta, NULL);
+        }
+    }
+    free(r->full);
     free(r->ns);
     free(r);
 }
@@ -184,13 +422,30 @@ void bk_register_start(bk_register_t *r)
     int64_t ms = r->bk->cfg->register_name_server_period;
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
     event_add(r->period, &tv);
-    register_all(r);
+    register_tick(-1, 0, r);
 }
 
-void bk_register_soon(bk_register_t *r)
+void bk_register_topic_changed(bk_register_t *r, const char *name)
 {
+    for (size_t i = 0; i < r->n_ns; i++) {
+        ns_target_t *t = &r->ns[i];
+        size_t len = strlen(name);
+        if (t->need_full || bk_map_get(t->delta, name, len))
+            continue;            /* the whole table goes next anyway, or the name is noted */
+        char *copy = bk_map_count(t->delta) < REG_DELTA_MAX ? strdup(name) : NULL;
+        if (!copy || bk_map_put(t->delta, copy, len, copy) != RMQ_OK) {
+            free(copy);
+            target_delta_clear(t);     /* too many (or no memory): the whole table */
+            t->need_full = 1;
+        }
+    }
     if (r->n_ns && !event_pending(r->soon, EV_TIMEOUT, NULL))
         event_active(r->soon, EV_TIMEOUT, 0);
+}
+
+uint64_t bk_register_bytes_sent(const bk_register_t *r)
+{
+    return r->bytes_sent;
 }
 
 /* Calls the stop callback once. */

@@ -40,18 +40,39 @@ static bk_status_t name_check(const char *cmd, const char *what, const char *nam
     return bk_result_set(r, BK_NAME_ILLEGAL, "%s: %s '%.200s' %s", cmd, what, name, why);
 }
 
-bk_status_t bk_admin_topic_update(bk_admin_ops_t *a, const bk_topic_t *topic, bk_result_t *r)
+/* The checks of one topic config: its name, queue counts and perm. */
+static bk_status_t topic_check(const char *cmd, const bk_topic_t *topic, bk_result_t *r)
 {
-    if (name_check("UPDATE_AND_CREATE_TOPIC", "topic", topic->name, r) != BK_OK)
+    if (name_check(cmd, "topic", topic->name, r) != BK_OK)
         return r->status;
     if (topic->read_queues < 1 || topic->read_queues > QUEUES_MAX || topic->write_queues < 1 ||
         topic->write_queues > QUEUES_MAX || topic->perm < 0 || topic->perm > PERM_MAX)
         return bk_result_set(r, BK_BAD_REQUEST,
-                             "UPDATE_AND_CREATE_TOPIC: queues must be 1..%d and perm 0..%d (got read %d write %d perm %d)",
-                             QUEUES_MAX, PERM_MAX, topic->read_queues, topic->write_queues, topic->perm);
-    if (bk_topics_update(a->cfg.topics, topic) != RMQ_OK)
-        return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
+                             "%s: topic %.200s: queues must be 1..%d and perm 0..%d (got read %d write %d perm %d)",
+                             cmd, topic->name, QUEUES_MAX, PERM_MAX, topic->read_queues, topic->write_queues,
+                             topic->perm);
     return BK_OK;
+}
+
+bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, const bk_topic_t *topics, size_t n,
+                                   bk_topics_durable_fn durable, void *arg, bk_result_t *r)
+{
+    if (n < 1 || n > BK_TOPIC_LIST_MAX)
+        return bk_result_set(r, BK_BAD_REQUEST, "%s: 1..%d topics per request (got %zu)", cmd, BK_TOPIC_LIST_MAX,
+                             n);
+    for (size_t i = 0; i < n; i++)
+        if (topic_check(cmd, &topics[i], r) != BK_OK) {
+            if (n > 1)
+                snprintf(r->why + strlen(r->why), sizeof(r->why) - strlen(r->why),
+                         " (entry %zu; no topic was changed)", i);
+            return r->status;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (bk_topics_update(a->cfg.topics, &topics[i]) != RMQ_OK)
+            return bk_result_set(r, BK_SYSTEM_ERROR, "%s: out of memory at topic %zu of %zu", cmd, i, n);
+    if (bk_topics_wait_durable(a->cfg.topics, durable, arg) != RMQ_OK)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "%s: out of memory", cmd);
+    return bk_result_set(r, BK_OK, "%s", "");
 }
 
 rmq_err_t bk_admin_topic_purge(bk_topics_t *topics, st_store_t *store, bk_offsets_t *offsets, const char *name)

@@ -119,7 +119,7 @@ END_TEST
 
 static int changes;
 
-static void on_change(void *arg)
+static void on_change(void *arg, const char *name)
 {
     changes++;
 }

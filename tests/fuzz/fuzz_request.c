@@ -6,7 +6,8 @@
  * fields (topic/group naming rule, property lookup, batch body walk, msg id
  * parsing, tag hashing of subscription expressions); and the name server's
  * requests are applied, in order, to a real route table (ns_route, the pure
- * data behind mqnamesrv's handlers), whose answers must pack too. Every
+ * data behind mqnamesrv's handlers, registrations' compressed bodies
+ * inflated and decoded as the handler does), whose answers must pack too. Every
  * frame also goes through the rmq codec's access check (signature over
  * header and body digest, replay cache, needs per request code) against a
  * small ACL whose replay cache is tiny, so eviction runs too; a frame with
@@ -37,6 +38,7 @@
 #include "fr_routes.h"
 #include "rmq_acl.h"
 #include "rmq_loop.h"
+#include "ns_regbody.h"
 #include "ns_route.h"
 #include "rmq_frame.h"
 #include "rmq_log.h"
@@ -391,8 +393,11 @@ static void fuzz_sign(Rmq__Command *cmd, struct evbuffer *body, int64_t now, rmq
     cmd->auth = &sig->auth;
 }
 
-/* Applies a name-server request to rt as ns_server's handlers do. */
-static void namesrv_apply(ns_route_t *rt, const Rmq__Command *cmd, uint64_t conn_id, int64_t now)
+/* Applies a name-server request (with its frame body) to rt as
+ * ns_server's handlers do: a registration's compressed table is inflated
+ * and decoded first (ns_regbody_view). */
+static void namesrv_apply(ns_route_t *rt, const Rmq__Command *cmd, struct evbuffer *body, uint64_t conn_id,
+                          int64_t now)
 {
     char why[512];
     rmq_err_t err;
@@ -401,11 +406,29 @@ static void namesrv_apply(ns_route_t *rt, const Rmq__Command *cmd, uint64_t conn
     case RMQ__REQUEST_CODE__REGISTER_BROKER:
         if (cmd->header_case == RMQ__COMMAND__HEADER_REGISTER_BROKER) {
             ns_register_result_t res;
+            Rmq__RegisterBrokerRequest view;
+            Rmq__TopicConfigTable *tab;
 
             why[0] = '\0';
-            err = ns_route_register(rt, cmd->register_broker, conn_id, now, &res, why, sizeof why);
+            err = ns_regbody_view(cmd->register_broker, body, &view, &tab, why, sizeof why);
+            if (err != RMQ_OK && !why[0] && err != RMQ_ENOMEM)
+                abort();             /* a refused body always says why */
+            if (err == RMQ_OK)
+                err = ns_route_register(rt, &view, conn_id, now, &res, why, sizeof why);
+            if (tab)
+                rmq__topic_config_table__free_unpacked(tab, NULL);
             if (err == RMQ_OK && (!memchr(res.master_addr, 0, sizeof res.master_addr) ||
                                   !memchr(res.master_ha_addr, 0, sizeof res.master_ha_addr)))
+                abort();
+        }
+        break;
+    case RMQ__REQUEST_CODE__QUERY_DATA_VERSION:
+        if (cmd->header_case == RMQ__COMMAND__HEADER_REGISTER_BROKER) {
+            ns_register_result_t res;
+
+            if (!ns_route_query_version(rt, cmd->register_broker, conn_id, now, &res) &&
+                (!memchr(res.master_addr, 0, sizeof res.master_addr) ||
+                 !memchr(res.master_ha_addr, 0, sizeof res.master_ha_addr)))
                 abort();
         }
         break;
@@ -526,7 +549,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         broker_checks(cmd, f.body);
         now += cmd->version & 0xffff;
         conn_id = 1 + cmd->flags % 4;
-        namesrv_apply(rt, cmd, conn_id, now);
+        namesrv_apply(rt, cmd, f.body, conn_id, now);
         Rmq__Auth *given = f.cmd->auth;
         rmq_signature_t sig;
         if (cmd->opaque % 2 == 0)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <event2/buffer.h>
+#include <zlib.h>
 
 #include "rmq_frame.h"
 #include "rmq_message.h"
@@ -192,6 +193,55 @@ static void seeds_request(void)
     c.version = 5000;
     frame(b, &c, NULL, 0);
     emit_buf("request", "register_wipe_unregister", b);
+
+    /* the broker's registration flow: version query, whole table compressed
+     * in the body, delta over it, query again, route */
+    rb.broker_id = 0;
+    rb.broker_addr = (char *)"127.0.0.1:10911";
+    rb.topics = NULL;
+    rb.n_topics = 0;
+    rmq__command__init(&c);
+    c.code = RMQ__REQUEST_CODE__QUERY_DATA_VERSION;
+    c.header_case = RMQ__COMMAND__HEADER_REGISTER_BROKER;
+    c.register_broker = &rb;
+    frame(b, &c, NULL, 0);
+    {
+        Rmq__TopicConfigTable tab = RMQ__TOPIC_CONFIG_TABLE__INIT;
+        uint8_t raw[256], z[512];
+        uLongf zlen = sizeof z;
+        tab.topics = tcs;
+        tab.n_topics = 1;
+        tab.data_version = &dv;
+        size_t rawlen = rmq__topic_config_table__pack(&tab, raw);
+        if (compress2(z, &zlen, raw, rawlen, Z_BEST_SPEED) != Z_OK)
+            exit(1);
+        rb.topics_in_body = 1;
+        c.code = RMQ__REQUEST_CODE__REGISTER_BROKER;
+        frame(b, &c, z, zlen);
+    }
+    Rmq__DataVersion base = dv;
+    rb.topics_in_body = 0;
+    rb.delta = 1;
+    rb.base_version = &base;
+    dv.counter = 3;
+    tc.topic_name = (char *)"TopicB";
+    rb.topics = tcs;
+    rb.n_topics = 1;
+    frame(b, &c, NULL, 0);
+    rb.delta = 0;
+    rb.base_version = NULL;
+    rb.topics = NULL;
+    rb.n_topics = 0;
+    c.code = RMQ__REQUEST_CODE__QUERY_DATA_VERSION;
+    frame(b, &c, NULL, 0);
+    rmq__command__init(&c);
+    tr.topic = (char *)"TopicB";
+    c.code = RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC;
+    c.header_case = RMQ__COMMAND__HEADER_TOPIC;
+    c.topic = &tr;
+    frame(b, &c, NULL, 0);
+    emit_buf("request", "register_compressed_delta", b);
+    tc.topic_name = (char *)"TopicA";
 
     /* KV */
     rmq__command__init(&c);

@@ -1,9 +1,11 @@
 /* test_ns_route.c: the name server's route table (namesrv/ns_route.c) and
  * its sorted vector, without any networking: registration, slaves and
  * masters, epochs, unregister, expiry, connection loss, queries, write
- * permission, KV config. */
+ * permission, KV config, delta registrations and version queries, and
+ * many new topics merged in one registration. */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -550,6 +552,103 @@ START_TEST(test_set_master)
 }
 END_TEST
 
+START_TEST(test_delta_and_version_query)
+{
+    ns_route_t *rt = ns_route_new();
+    ns_register_result_t res;
+    Rmq__DataVersion base;
+    rmq_err_t err;
+    reg_t r;
+
+    /* unknown broker: the query asks for the table, a delta is refused */
+    reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
+    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 100, &res), 1);
+    base = r.dv;
+    r.req.delta = 1;
+    r.req.base_version = &base;
+    reg_topic(&r, "TopicD", 4, 4, 6);
+    ck_assert_int_eq(do_register(rt, &r, 1, 100, &res), RMQ_ENOTFOUND);
+    ck_assert_ptr_null(ns_route_topic(rt, "TopicD", &err));
+
+    /* whole table at version 1, then a delta over it at version 2 */
+    r.req.delta = 0;
+    r.req.n_topics = 0;
+    reg_topic(&r, "TopicA", 4, 4, 6);
+    ck_assert_int_eq(do_register(rt, &r, 1, 100, &res), RMQ_OK);
+    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 150, &res), 0);
+    r.req.delta = 1;
+    r.req.n_topics = 0;
+    reg_topic(&r, "TopicD", 2, 2, 6);
+    r.dv.counter = 2;
+    ck_assert_int_eq(do_register(rt, &r, 1, 200, &res), RMQ_OK);
+    Rmq__TopicRouteData *rd = ns_route_topic(rt, "TopicD", &err);
+    ck_assert_ptr_nonnull(rd);
+    ck_assert_int_eq(route_queue(rd, "broker-a")->write_queue_nums, 2);
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+    ck_assert_uint_eq(ns_route_topic_count(rt), 2);    /* TopicA stays */
+
+    /* a delta over a version the name server no longer holds is refused */
+    r.dv.counter = 3;
+    ck_assert_int_eq(do_register(rt, &r, 1, 300, &res), RMQ_ENOTFOUND);
+    /* the query matches only the version and epoch held */
+    r.dv.counter = 2;
+    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 300, &res), 0);
+    r.req.epoch = 6;
+    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 1, 300, &res), 1);
+    /* the query refreshed liveness: nothing expires at 300 + 200 */
+    ck_assert_uint_eq(ns_route_expire(rt, 500, 250), 0);
+    ns_route_free(rt);
+}
+END_TEST
+
+/* Registers n topics (names "T<i*7919 % n>", unordered, one repeated) in
+ * one request and checks they are all found and listed sorted. */
+START_TEST(test_many_topics_merge)
+{
+    enum { N = 5000 };
+    ns_route_t *rt = ns_route_new();
+    Rmq__TopicConfig *tc = calloc(N + 1, sizeof(*tc));
+    Rmq__TopicConfig **tcp = calloc(N + 1, sizeof(*tcp));
+    char (*names)[16] = calloc(N, 16);
+    ns_register_result_t res;
+    rmq_err_t err;
+    reg_t r;
+
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], 16, "T%d", (i * 7919) % N);
+        rmq__topic_config__init(&tc[i]);
+        tc[i].topic_name = names[i];
+        tc[i].read_queue_nums = tc[i].write_queue_nums = 8;
+        tc[i].perm = 6;
+        tcp[i] = &tc[i];
+    }
+    tc[N] = tc[0];                       /* the same topic twice */
+    tcp[N] = &tc[N];
+    reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
+    reg_topic(&r, "T7", 8, 8, 6);        /* an existing topic first */
+    ck_assert_int_eq(do_register(rt, &r, 1, 100, &res), RMQ_OK);
+    r.req.topics = tcp;
+    r.req.n_topics = N + 1;
+    r.dv.counter = 2;
+    ck_assert_int_eq(do_register(rt, &r, 1, 100, &res), RMQ_OK);
+    ck_assert_uint_eq(ns_route_topic_count(rt), N);
+    for (int i = 0; i < N; i++) {
+        Rmq__TopicRouteData *rd = ns_route_topic(rt, names[i], &err);
+        ck_assert_msg(rd != NULL, "%s not found", names[i]);
+        rmq__topic_route_data__free_unpacked(rd, NULL);
+    }
+    Rmq__TopicList *tl = ns_route_topic_list(rt);
+    ck_assert_uint_eq(tl->n_topics, N);
+    for (size_t i = 1; i < tl->n_topics; i++)
+        ck_assert_int_lt(strcmp(tl->topics[i - 1], tl->topics[i]), 0);
+    rmq__topic_list__free_unpacked(tl, NULL);
+    ns_route_free(rt);
+    free(tc);
+    free(tcp);
+    free(names);
+}
+END_TEST
+
 static Suite *route_suite(void)
 {
     Suite *s = suite_create("ns_route");
@@ -571,6 +670,8 @@ static Suite *route_suite(void)
     tcase_add_test(tc, test_bad_register);
     tcase_add_test(tc, test_address_takeover);
     tcase_add_test(tc, test_set_master);
+    tcase_add_test(tc, test_delta_and_version_query);
+    tcase_add_test(tc, test_many_topics_merge);
     suite_add_tcase(s, tc);
     return s;
 }

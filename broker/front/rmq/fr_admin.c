@@ -11,6 +11,7 @@
 #include "bk_broker.h"
 #include "fr_routes.h"
 #include "fr_status.h"
+#include "rmq_log.h"
 
 #define KV_MAX 80
 
@@ -69,19 +70,82 @@ void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     free(t);
 }
 
-/* UPDATE_AND_CREATE_TOPIC: creates or replaces; registration follows at once. */
+/* A topic request's answer, held until the table is on disk. */
+typedef struct topic_ack {
+    rmq_conn_t *conn;                /* referenced */
+    rmq_reply_to_t to;
+} topic_ack_t;
+
+/* bk_topics_durable_fn: answers the held request, drops the reference. */
+static void topic_ack_done(void *arg, rmq_err_t rc)
+{
+    topic_ack_t *ack = arg;
+    if (rc == RMQ_OK)
+        rmq_conn_reply(ack->conn, ack->to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
+    else if (rc != RMQ_ESHUTDOWN)
+        rmq_conn_replyf(ack->conn, ack->to, RMQ__STATUS__SYSTEM_ERROR, "%s: the topic table could not be written: %s",
+                        rmq_request_name(ack->to.code), rmq_strerror(rc));
+    rmq_conn_unref(ack->conn);
+    free(ack);
+}
+
+/* The core's topic from the wire's TopicConfig. */
+static void topic_from_pb(const Rmq__TopicConfig *tc, bk_topic_t *t)
+{
+    *t = (bk_topic_t){.read_queues = tc->read_queue_nums, .write_queues = tc->write_queue_nums, .perm = tc->perm,
+                      .order = tc->order, .sys_flag = tc->topic_sys_flag};
+    snprintf(t->name, sizeof(t->name), "%s", tc->topic_name ? tc->topic_name : "");
+}
+
+/* Creates or replaces topics[0..n) through the core; answers SUCCESS once
+ * the table is durable (registration follows at once), or the refusal. */
+static void topics_update(bk_broker_t *bk, rmq_conn_t *conn, const rmq_frame_t *req, const bk_topic_t *topics,
+                          size_t n)
+{
+    bk_result_t r;
+    topic_ack_t *ack = malloc(sizeof(*ack));
+    if (!ack) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
+        return;
+    }
+    *ack = (topic_ack_t){conn, rmq_reply_to(req->cmd)};
+    rmq_conn_ref(conn);
+    if (bk_admin_topics_update(bk->admin_ops, rmq_request_name(req->cmd->code), topics, n, topic_ack_done, ack,
+                               &r) == BK_OK)
+        return;
+    rmq_conn_unref(conn);
+    free(ack);
+    reply_result(conn, req, &r);
+}
+
+/* UPDATE_AND_CREATE_TOPIC: creates or replaces one topic. */
 void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
+    bk_topic_t topic;
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC_CONFIG, "TopicConfig (topic_config)"))
         return;
-    const Rmq__TopicConfig *h = req->cmd->topic_config;
-    bk_topic_t topic = {.read_queues = h->read_queue_nums, .write_queues = h->write_queue_nums,
-                        .perm = h->perm, .order = h->order, .sys_flag = h->topic_sys_flag};
-    snprintf(topic.name, sizeof(topic.name), "%s", h->topic_name);
-    bk_result_t r;
-    bk_admin_topic_update(bk->admin_ops, &topic, &r);
-    reply_result(conn, req, &r);
+    topic_from_pb(req->cmd->topic_config, &topic);
+    topics_update(arg, conn, req, &topic, 1);
+}
+
+/* UPDATE_AND_CREATE_TOPIC_LIST: creates or replaces many topics in one
+ * table write and one registration; one bad entry refuses them all. */
+void fr_update_topic_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC_CONFIG_TABLE, "TopicConfigTable (topic_config_table)"))
+        return;
+    const Rmq__TopicConfigTable *tab = req->cmd->topic_config_table;
+    size_t n = tab->n_topics <= BK_TOPIC_LIST_MAX ? tab->n_topics : BK_TOPIC_LIST_MAX + 1;
+    bk_topic_t *topics = calloc(n ? n : 1, sizeof(*topics));
+    if (!topics) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < n && i < tab->n_topics; i++)
+        topic_from_pb(tab->topics[i], &topics[i]);
+    LOG_INFO("UPDATE_AND_CREATE_TOPIC_LIST from %s: %zu topics", rmq_conn_peer(conn), tab->n_topics);
+    topics_update(arg, conn, req, topics, n);
+    free(topics);
 }
 
 /* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets. */

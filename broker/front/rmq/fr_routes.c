@@ -19,6 +19,7 @@ static const struct {
     {RMQ__REQUEST_CODE__VIEW_MESSAGE_BY_ID, fr_view_message},
     {RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO, fr_runtime_info},
     {RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC, fr_update_topic},
+    {RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC_LIST, fr_update_topic_list},
     {RMQ__REQUEST_CODE__DELETE_TOPIC_IN_BROKER, fr_delete_topic},
     {RMQ__REQUEST_CODE__GET_ALL_TOPIC_CONFIG, fr_all_topics},
     {RMQ__REQUEST_CODE__GET_TOPIC_STATS_INFO, fr_topic_stats},

@@ -19,6 +19,7 @@ void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 /* fr_admin.c */
 void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
+void fr_update_topic_list(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_all_topics(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_topic_stats(rmq_conn_t *conn, rmq_frame_t *req, void *bk);

@@ -1,0 +1,146 @@
+#!/bin/bash
+# scripts/bench-topics.sh: a broker with many topics. For each way of
+# creating them, a fresh name server and broker on loopback, then topics of
+# 8 queues created up to 1,000, 10,000 and 100,000; at each step it reports
+#   time of the step, failures (must be 0), time until every topic is in the
+#   name server's routes, broker and name-server RSS, route-lookup latency
+#   (p50/p99 of one-at-a-time GET_ROUTEINFO_BY_TOPIC on 2,000 topics) and
+#   the bytes the name server read during one idle registration period
+#   (/proc/PID/io rchar: what the broker's periodic registration costs).
+# Ways: "batch" (UPDATE_AND_CREATE_TOPIC_LIST, 1,000 topics a request) and
+# "single" (one UPDATE_AND_CREATE_TOPIC per topic, WINDOW requests in flight
+# on one connection: the topicload driver, tests/cluster/topicload.c). Last,
+# the broker of the last way is stopped and restarted over its store and
+# timed until all its topics are back in the routes.
+#
+#   scripts/bench-topics.sh [-n MAX_TOPICS] [-w WINDOW] [-p PERIOD_MS] [-m batch|single|both] [-b BUILD_DIR]
+#
+# Defaults: 100000 topics, window 128, registerNameServerPeriod 10000 ms,
+# both ways, build dir build ($RMQ_BUILD_ROOT when set). Ports are
+# ephemeral; everything it starts is stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MAX=100000 WINDOW=128 PERIOD=10000 MODES=both
+BUILD=${RMQ_BUILD_ROOT:-build}
+usage() {
+  echo "usage: scripts/bench-topics.sh [-n MAX_TOPICS] [-w WINDOW] [-p PERIOD_MS] [-m batch|single|both] [-b BUILD_DIR]" >&2
+  exit 2
+}
+while [ $# -gt 0 ]; do
+  case $1 in
+    -n) MAX=$2; shift 2 ;;
+    -w) WINDOW=$2; shift 2 ;;
+    -p) PERIOD=$2; shift 2 ;;
+    -m) MODES=$2; shift 2 ;;
+    -b) BUILD=$2; shift 2 ;;
+    *) usage ;;
+  esac
+done
+case $MODES in batch|single) ;; both) MODES="batch single" ;; *) usage ;; esac
+scripts/build.sh "$BUILD" -- namesrv/mqnamesrv broker/mqbroker tests/cluster/topicload
+BUILD=$(cd "$BUILD" && pwd)
+TL=$BUILD/tests/cluster/topicload
+QUEUES=8
+work=$(mktemp -d /tmp/rmq-bench-topics.XXXXXX)
+pids=()
+
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start NAME BIN PROPS: starts a daemon; sets LAST_PID and LAST_PORT.
+start() {
+  local name=$1 bin=$2 props=$3
+  rm -f "$work/$name.ready"
+  printf '%s\n' "$props" >"$work/$name.properties"
+  "$bin" -c "$work/$name.properties" --ready-file "$work/$name.ready" >>"$work/$name.log" 2>&1 &
+  LAST_PID=$!
+  pids+=("$LAST_PID")
+  for _ in $(seq 600); do
+    if [ -s "$work/$name.ready" ]; then
+      LAST_PORT=$(sed -n 's/^listenPort=//p' "$work/$name.ready")
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "bench-topics: $name did not start:" >&2
+  tail -n 20 "$work/$name.log" >&2
+  exit 1
+}
+
+rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+rchar() { awk '/^rchar/ { print $2 }' "/proc/$1/io"; }
+now_ms() { date +%s%3N; }
+field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
+
+# wait_routes NS FROM TO: polls until every topic of [FROM, TO) is routed; prints ms waited.
+wait_routes() {
+  local t0 out
+  t0=$(now_ms)
+  for _ in $(seq 600); do
+    if out=$("$TL" routes "$1" T "$2" "$3" "$QUEUES" 64); then
+      echo $(($(now_ms) - t0))
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "bench-topics: routes still missing: $out" >&2
+  return 1
+}
+
+printf 'machine: %s cores, load average %s\n' "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-6s %7s %8s %6s %9s %8s %8s %10s %10s %12s\n' WAY TOPICS STEP_S FAILED ROUTED_MS BK_MiB NS_MiB LOOKUP_P50 LOOKUP_P99 NS_B/PERIOD
+for way in $MODES; do
+  start "ns-$way" "$BUILD/namesrv/mqnamesrv" "listenPort=0
+bindAddress=127.0.0.1"
+  ns_pid=$LAST_PID ns="127.0.0.1:$LAST_PORT"
+  bk_props="brokerName=broker-$way
+listenPort=0
+haListenPort=0
+storePathRootDir=$work/store-$way
+namesrvAddr=$ns
+autoCreateTopicEnable=false
+registerNameServerPeriod=$PERIOD
+mapedFileSizeCommitLog=67108864"
+  start "bk-$way" "$BUILD/broker/mqbroker" "$bk_props"
+  bk_pid=$LAST_PID bk="127.0.0.1:$LAST_PORT"
+  batch=1
+  [ "$way" = batch ] && batch=1000
+  from=0
+  for step in 1000 10000 100000; do
+    [ "$step" -le "$MAX" ] || break
+    out=$("$TL" create "$bk" T "$from" "$step" "$QUEUES" "$batch" "$WINDOW") || true
+    routed=$(wait_routes "$ns" 0 "$step")
+    lat=$("$TL" routes "$ns" T 0 $((step < 2000 ? step : 2000)) "$QUEUES" 1) || true
+    sleep 1
+    r0=$(rchar "$ns_pid")
+    sleep $(((PERIOD + 999) / 1000))
+    r1=$(rchar "$ns_pid")
+    printf '%-6s %7d %8s %6s %9s %8s %8s %8sus %8sus %12d\n' "$way" "$step" "$(field secs "$out")" \
+      "$(field failed "$out")" "$routed" "$(rss_mib "$bk_pid")" "$(rss_mib "$ns_pid")" \
+      "$(field p50_us "$lat")" "$(field p99_us "$lat")" $((r1 - r0))
+    from=$step
+  done
+  last_way=$way last_ns=$ns last_top=$from
+  if [ "$way" != "${MODES##* }" ]; then
+    kill "$bk_pid" "$ns_pid"
+    wait "$bk_pid" "$ns_pid" 2>/dev/null || true
+  fi
+done
+
+# restart: clean stop (the broker unregisters, its routes go), then time the
+# start until every topic is routed again
+kill "$bk_pid"
+wait "$bk_pid" 2>/dev/null || true
+t0=$(now_ms)
+start "bk-$last_way" "$BUILD/broker/mqbroker" "$bk_props"
+ready=$(($(now_ms) - t0))
+routed=$(wait_routes "$last_ns" 0 "$last_top")
+printf 'restart of the %s broker with %d topics: ready in %d ms, every topic routed %d ms after start\n' \
+  "$last_way" "$last_top" "$ready" $((ready + routed))
