@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bk_batch.h"
 #include "bk_broker.h"
 #include "bk_consume.h"
 #include "bk_status.h"
@@ -24,12 +25,7 @@ struct fr_remoting {
     bk_consume_t *consume;           /* remoting pulls and their hold */
     int32_t next_opaque;             /* of requests the broker sends (ids changed) */
     fr_rm_send_wait_t *spare;        /* reusable send waiters */
-    st_msg_t *msgs;                  /* batch scratch, reused */
-    size_t msgs_cap;
-    char *props;                     /* batch: merged properties */
-    size_t props_cap;
-    char *ids;                       /* batch: comma-joined msgIds */
-    size_t ids_cap;
+    bk_batch_t batch;                /* batch scratch, reused: messages, merged properties, msgIds */
 };
 
 /* ---- what bk_broker.c calls --------------------------------------------- */

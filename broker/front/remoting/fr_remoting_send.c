@@ -37,22 +37,6 @@ typedef struct send_hdr {
     int64_t default_queue_nums, queue_id, sys_flag, born_ts, flag, reconsume_times;
 } send_hdr_t;
 
-/* Grows *buf to at least need bytes (kept for reuse); -1 when out of memory. */
-static int scratch_reserve(void **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 4096;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*buf, n);
-    if (!p)
-        return -1;
-    *buf = p;
-    *cap = n;
-    return 0;
-}
-
 void fr_rm_send_free(fr_remoting_t *rm)
 {
     while (rm->spare) {
@@ -60,9 +44,7 @@ void fr_rm_send_free(fr_remoting_t *rm)
         rm->spare = w->next;
         free(w);
     }
-    free(rm->msgs);
-    free(rm->props);
-    free(rm->ids);
+    bk_batch_free(&rm->batch);
 }
 
 /* ---- answers ------------------------------------------------------------- */
@@ -182,21 +164,7 @@ static void msg_common(const send_hdr_t *h, uint32_t ip, uint16_t port, st_msg_t
     m->reconsume_times = (int32_t)h->reconsume_times;
 }
 
-/* Appends the batch-level properties to an entry's; returns the merged length. */
-static size_t props_merge(char *out, const char *own, size_t own_len, const char *extra, size_t extra_len)
-{
-    size_t n = own_len;
-    memcpy(out, own, own_len);
-    if (extra_len) {
-        if (n && out[n - 1] != '\x02')
-            out[n++] = '\x02';
-        memcpy(out + n, extra, extra_len);
-        n += extra_len;
-    }
-    return n;
-}
-
-/* Splits a batch body into rm->msgs; the count, or -1 after answering. */
+/* Splits a batch body into rm->batch.msgs; the count, or -1 after answering. */
 static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
                            const send_hdr_t *h, uint32_t ip, uint16_t port)
 {
@@ -216,43 +184,23 @@ static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoti
                             why);
         return -1;
     }
-    if (scratch_reserve((void **)&rm->msgs, &rm->msgs_cap, n * sizeof(st_msg_t)) != 0 ||
-        scratch_reserve((void **)&rm->props, &rm->props_cap, props_total + 1) != 0) {
+    if (bk_batch_reserve(&rm->batch, n, props_total) != RMQ_OK) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "out of memory for a batch of %zu", n);
         return -1;
     }
-    size_t poff = 0;
     off = 0;
     for (size_t i = 0; i < n; i++) {
         fr_rm_batch_decode(req->body + off, req->body_len - off, &e, &used, &why);
         off += used;
-        st_msg_t *m = &rm->msgs[i];
+        st_msg_t *m = &rm->batch.msgs[i];
         msg_common(h, ip, port, m);
         m->flag = e.flag;
         m->body = e.body;
         m->body_len = e.body_len;
-        m->properties = rm->props + poff;
-        m->properties_len = props_merge(rm->props + poff, e.properties, e.properties_len, h->properties, extra);
+        bk_batch_props(&rm->batch, m, e.properties, e.properties_len, h->properties, extra);
         m->tag_code = tag_code(m->properties, m->properties_len);
-        poff += m->properties_len;
     }
     return (ssize_t)n;
-}
-
-/* The comma-joined offset msgIds of a stored batch (each record follows the previous one). */
-static const char *batch_ids(fr_remoting_t *rm, const st_put_result_t *res, size_t n)
-{
-    if (scratch_reserve((void **)&rm->ids, &rm->ids_cap, n * 33 + 1) != 0)
-        return NULL;
-    int64_t phys = res->phys_offset;
-    char *p = rm->ids;
-    for (size_t i = 0; i < n; i++) {
-        st_store_msg_id(rm->bk->ip, (uint16_t)rm->bk->port, phys, p);
-        p += 32;
-        *p++ = i + 1 < n ? ',' : '\0';
-        phys += (int64_t)rmq_record_size(rm->msgs[i].body_len, rm->msgs[i].topic_len, rm->msgs[i].properties_len);
-    }
-    return rm->ids;
 }
 
 /* ---- handlers ------------------------------------------------------------ */
@@ -276,7 +224,7 @@ static void send_store(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_r
         bk_stats_add(&bk->stats, BK_STAT_PUT, out.put.count);
         bk_metrics_messages_in(bk->metrics, tgt->topic->name, (uint64_t)out.put.count, req->body_len);
         if (n > 1)
-            ids = batch_ids(rm, &out.put, n);
+            ids = bk_batch_ids(&rm->batch, rm->bk->ip, (uint16_t)rm->bk->port, out.put.phys_offset, n);
     }
     if (done) {
         send_answer(conn, &w->to, &out, ids, tgt->queue_id);
@@ -317,7 +265,7 @@ void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
     if (batch) {
         ssize_t n = batch_split(rm, conn, req, &h, ip, port);
         if (n > 0)
-            send_store(rm, conn, req, &tgt, rm->msgs, (size_t)n);
+            send_store(rm, conn, req, &tgt, rm->batch.msgs, (size_t)n);
         return;
     }
     st_msg_t m;

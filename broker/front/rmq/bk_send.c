@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_batch.h"
 #include "bk_broker.h"
 #include "fr_routes.h"
 #include "fr_status.h"
@@ -50,12 +51,7 @@ struct bk_send {
     send_waiter_t *waiting;        /* sends waiting for the append path */
     send_waiter_t *spare;          /* reusable waiters (singly linked by next) */
     size_t n_waiting;
-    st_msg_t *msgs;                /* batch scratch */
-    size_t msgs_cap;
-    char *props;                   /* batch: merged properties */
-    size_t props_cap;
-    char *ids;                     /* batch: comma-joined ids */
-    size_t ids_cap;
+    bk_batch_t batch;              /* batch scratch: messages, merged properties, ids */
     uint8_t *body;                 /* a request body that was not contiguous */
     size_t body_cap;
 };
@@ -71,22 +67,6 @@ typedef struct send_ctx {
     const uint8_t *body;
     size_t body_len;
 } send_ctx_t;
-
-/* Grows *buf to at least need bytes (kept for reuse). */
-static int scratch_reserve(void **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 4096;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*buf, n);
-    if (!p)
-        return -1;
-    *buf = p;
-    *cap = n;
-    return 0;
-}
 
 size_t bk_send_waiting(const bk_send_t *s)
 {
@@ -206,9 +186,8 @@ static void msg_common(const send_ctx_t *c, st_msg_t *m)
     m->reconsume_times = c->hdr->reconsume_times;
 }
 
-static const char *batch_ids(bk_send_t *s, const st_put_result_t *res, size_t n);
 
-/* Stores msgs (n > 1: a batch in s->msgs) through the append path and
+/* Stores msgs (n > 1: a batch in s->batch.msgs) through the append path and
  * answers now, or once the append is durable as configured. */
 static void send_store(bk_send_t *s, send_ctx_t *c, st_msg_t *msgs, size_t n)
 {
@@ -225,7 +204,7 @@ static void send_store(bk_send_t *s, send_ctx_t *c, st_msg_t *msgs, size_t n)
         bk_stats_add(&bk->stats, BK_STAT_PUT, out.put.count);
         bk_metrics_messages_in(bk->metrics, c->tgt.topic->name, (uint64_t)out.put.count, c->body_len);
         if (n > 1)
-            ids = batch_ids(s, &out.put, n);
+            ids = bk_batch_ids(&s->batch, s->bk->ip, (uint16_t)s->bk->port, out.put.phys_offset, n);
     }
     if (done) {
         send_answer(s, c->conn, c->to, &out, ids, c->tgt.queue_id);
@@ -274,37 +253,6 @@ static int batch_scan(const send_ctx_t *c, size_t extra_props, size_t *n, size_t
     return *n ? 0 : -1;
 }
 
-/* Joins the ids of a stored batch, each record following the previous one. */
-static const char *batch_ids(bk_send_t *s, const st_put_result_t *res, size_t n)
-{
-    if (scratch_reserve((void **)&s->ids, &s->ids_cap, n * 33 + 1) != 0)
-        return NULL;
-    int64_t phys = res->phys_offset;
-    char *p = s->ids;
-    for (size_t i = 0; i < n; i++) {
-        st_store_msg_id(s->bk->ip, (uint16_t)s->bk->port, phys, p);
-        p += 32;
-        *p++ = i + 1 < n ? ',' : '\0';
-        phys += (int64_t)rmq_record_size(s->msgs[i].body_len, s->msgs[i].topic_len, s->msgs[i].properties_len);
-    }
-    return s->ids;
-}
-
-/* Appends batch-level properties to an entry's; returns the merged length. */
-static size_t props_merge(char *out, const char *own, size_t own_len, const char *extra, size_t extra_len)
-{
-    size_t n = 0;
-    memcpy(out, own, own_len);
-    n = own_len;
-    if (extra_len) {
-        if (n && out[n - 1] != '\x02')
-            out[n++] = '\x02';
-        memcpy(out + n, extra, extra_len);
-        n += extra_len;
-    }
-    return n;
-}
-
 static void send_batch(bk_send_t *s, send_ctx_t *c)
 {
     size_t n, props_total, extra_len = strlen(c->hdr->properties);
@@ -313,29 +261,25 @@ static void send_batch(bk_send_t *s, send_ctx_t *c)
                         "SEND_BATCH_MESSAGE: malformed or empty batch body (%zu bytes)", c->body_len);
         return;
     }
-    if (scratch_reserve((void **)&s->msgs, &s->msgs_cap, n * sizeof(st_msg_t)) != 0 ||
-        scratch_reserve((void **)&s->props, &s->props_cap, props_total + 1) != 0) {
+    if (bk_batch_reserve(&s->batch, n, props_total) != RMQ_OK) {
         rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory for a batch of %zu", n);
         return;
     }
-    size_t off = 0, poff = 0;
+    size_t off = 0;
     for (size_t i = 0; i < n; i++) {
         rmq_batch_entry_t e;
         size_t used = 0;
         rmq_batch_decode(c->body + off, c->body_len - off, &e, &used);
         off += used;
-        st_msg_t *m = &s->msgs[i];
+        st_msg_t *m = &s->batch.msgs[i];
         msg_common(c, m);
         m->flag = e.flag;
         m->body = e.body;
         m->body_len = e.body_len;
-        m->properties = s->props + poff;
-        m->properties_len = props_merge(s->props + poff, e.properties, e.properties_len,
-                                        c->hdr->properties, extra_len);
+        bk_batch_props(&s->batch, m, e.properties, e.properties_len, c->hdr->properties, extra_len);
         m->tag_code = props_tag_code(m->properties, m->properties_len);
-        poff += m->properties_len;
     }
-    send_store(s, c, s->msgs, n);
+    send_store(s, c, s->batch.msgs, n);
 }
 
 /* ---- queue and dispatch ------------------------------------------------- */
@@ -354,7 +298,7 @@ static int send_body(bk_send_t *s, send_ctx_t *c, struct evbuffer *body)
         c->body = evbuffer_pullup(body, (ssize_t)len);
         return c->body ? 0 : -1;
     }
-    if (scratch_reserve((void **)&s->body, &s->body_cap, len) != 0)
+    if (bk_scratch_reserve((void **)&s->body, &s->body_cap, len) != 0)
         return -1;
     evbuffer_copyout(body, s->body, len);
     c->body = s->body;
@@ -469,9 +413,7 @@ void bk_send_free(bk_send_t *s)
     if (s->drain)
         event_free(s->drain);
     free(s->ring);
-    free(s->msgs);
-    free(s->props);
-    free(s->ids);
+    bk_batch_free(&s->batch);
     free(s->body);
     free(s);
 }
