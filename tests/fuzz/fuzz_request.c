@@ -18,7 +18,9 @@
  * send's checks and the transaction divert of its properties, END_TRANSACTION
  * with the signing account (PUB on the real topic), a heartbeat decoded by
  * the rmq front into the neutral one and recorded (caps, names, producer
- * groups) through a fake session that is closed after each input; and
+ * groups) through a fake session that is closed after each input, a
+ * send-back through the core's (read as the signer: the record's topic is
+ * checked; the copy goes through the delay scheduler or to the DLQ); and
  * the check of a record's topic that send-back and view by id make
  * (rmq_acl_request_may_read). */
 #define _XOPEN_SOURCE 700
@@ -33,9 +35,12 @@
 #include "bk_clients.h"
 #include "bk_produce.h"
 #include "bk_topics.h"
+#include "bk_sendback.h"
 #include "bk_tx.h"
 #include "core_fake.h"
+#include "fr_reader.h"
 #include "fr_routes.h"
+#include "fr_schedule.h"
 #include "rmq_acl.h"
 #include "rmq_loop.h"
 #include "ns_regbody.h"
@@ -234,6 +239,10 @@ typedef struct fuzz_broker {
     bk_produce_t *p;
     bk_tx_t *tx;
     bk_clients_t *clients;
+    bk_groups_t *groups;
+    bk_stats_t stats;
+    bk_schedule_t *schedule;
+    bk_sendback_t *sendback;
     int64_t half;                    /* the half message's commit-log offset */
 } fuzz_broker_t;
 
@@ -253,6 +262,28 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 static void broker_cleanup(void)
 {
     nftw(fb.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The send-back path over the fuzz store: groups, the delay scheduler (its
+ * progress in the rmq front's file format), and the core's send-back. */
+static void broker_init_sendback(const char *cfgdir)
+{
+    char err[256], path[160];
+    snprintf(path, sizeof path, "%s/delayOffset.pb", cfgdir);
+    if (!(fb.groups = bk_groups_new(cfgdir, fb.persist, 1, err, sizeof err)))
+        abort();
+    bk_schedule_config_t sc = {.base = fb.base, .store = fb.st, .append = fb.ap, .topics = fb.topics,
+                               .produce = fb.p, .persist = fb.persist, .stats = &fb.stats,
+                               .delay_levels = "1s 5s 10s", .horizon_ms = 3600 * 1000, .path = path,
+                               .encode = fr_schedule_encode, .decode = fr_schedule_decode};
+    if (!(fb.schedule = bk_schedule_new(&sc, err, sizeof err)))
+        abort();
+    bk_schedule_start(fb.schedule);  /* creates SCHEDULE_TOPIC_XXXX; the loop never runs its timers */
+    bk_sendback_config_t bc = {.store = fb.st, .append = fb.ap, .topics = fb.topics, .groups = fb.groups,
+                               .schedule = fb.schedule, .store_ip = 0x7F000001, .store_port = 10911,
+                               .addr = "fuzz"};
+    if (!(fb.sendback = bk_sendback_new(&bc)))
+        abort();
 }
 
 /* Opens the store (a temp dir), the topic table and the core once. */
@@ -295,6 +326,7 @@ static void broker_init(void)
                               .tx = fb.tx};
     if (!(fb.clients = bk_clients_new(&cc)))
         abort();
+    broker_init_sendback(cfgdir);
     bk_produce_req_t req = {.cmd = "SEND", .topic = FUZZ_TOPIC, .producer_group = FUZZ_PGROUP,
                             .default_topic = "TBW102", .queue_id = 0, .body_len = 1};
     bk_produce_target_t tgt;
@@ -357,6 +389,25 @@ static void core_heartbeat(const Rmq__HeartbeatData *w, bk_session_t *ss)
     free(subs);
 }
 
+/* CONSUMER_SEND_MSG_BACK through the core, read as the request's signer
+ * (the record's topic is checked); an even offset names the half message. */
+static void core_send_back(rmq_acl_t *acl, const Rmq__Command *cmd)
+{
+    const Rmq__ConsumerSendMsgBackRequest *h = cmd->send_back;
+    fr_reader_t rd = {.acl = acl, .peer = "127.0.0.1:1", .cmd = cmd};
+    rd.base = (bk_reader_t){fr_reader_may_read, &rd};
+    bk_sendback_req_t req = {.group = h->group, .offset = h->offset % 2 ? h->offset : fb.half,
+                             .delay_level = h->delay_level, .max_reconsume_times = h->max_reconsume_times,
+                             .origin_topic = h->origin_topic, .origin_msg_id = h->origin_msg_id,
+                             .reader = &rd.base};
+    bk_append_out_t out;
+
+    if (bk_sendback_run(fb.sendback, &req, &out, NULL, NULL) != 1)
+        abort();                     /* ASYNC_FLUSH: every outcome is final at once */
+    if (out.r.status != BK_OK && !out.r.why[0])
+        abort();
+}
+
 /* Runs the core path of a request the ACL let through. */
 static void broker_apply(rmq_acl_t *acl, const Rmq__Command *cmd, struct evbuffer *body, bk_session_t *ss)
 {
@@ -375,6 +426,9 @@ static void broker_apply(rmq_acl_t *acl, const Rmq__Command *cmd, struct evbuffe
         break;
     case RMQ__COMMAND__HEADER_HEARTBEAT:
         core_heartbeat(cmd->heartbeat, ss);
+        break;
+    case RMQ__COMMAND__HEADER_SEND_BACK:
+        core_send_back(acl, cmd);
         break;
     default:
         break;

@@ -4,8 +4,7 @@
 
 #include "rmq_acl.h"
 
-/* bk_reader_t.may_read over the request's signer. */
-static int reader_may_read(void *arg, const char *topic, char *why, size_t whylen)
+int fr_reader_may_read(void *arg, const char *topic, char *why, size_t whylen)
 {
     const fr_reader_t *rd = arg;
     return rmq_acl_request_may_read(rd->acl, rd->peer, rd->cmd, topic, why, whylen);
@@ -17,7 +16,7 @@ const bk_reader_t *fr_reader_init(fr_reader_t *rd, const bk_broker_t *bk, const 
     rd->acl = bk->sec.acl;
     rd->peer = rmq_conn_peer(conn);
     rd->cmd = req->cmd;
-    rd->base.may_read = bk->sec.acl ? reader_may_read : NULL;
+    rd->base.may_read = bk->sec.acl ? fr_reader_may_read : NULL;
     rd->base.arg = rd;
     return &rd->base;
 }

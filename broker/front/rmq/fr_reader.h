@@ -15,6 +15,9 @@ typedef struct fr_reader {
     const Rmq__Command *cmd;
 } fr_reader_t;
 
+/* bk_reader_t.may_read over the signer of rd (an fr_reader_t) of the request. */
+int fr_reader_may_read(void *arg, const char *topic, char *why, size_t whylen);
+
 /* Fills rd for req from conn on bk (access control off: reads everything);
  * returns &rd->base. */
 const bk_reader_t *fr_reader_init(fr_reader_t *rd, const bk_broker_t *bk, const rmq_conn_t *conn,
