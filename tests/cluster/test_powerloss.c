@@ -540,10 +540,11 @@ END_TEST
 static void delay_broker_start(hn_daemon_t *d, const char *name, const char *store, char *addr, size_t len)
 {
     char props[2048];
-    snprintf(props, sizeof props,
+    int n = snprintf(props, sizeof props,
              "brokerName=broker-d\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s\nflushDiskType=SYNC_FLUSH\n"
              "flushIntervalCommitLog=60000\nmapedFileSizeCommitLog=%d\nmaxMessageSize=65536\nmessageDelayLevel=2s\n",
              store, SEG_SIZE);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof props, "properties for %s do not fit", store);
     ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len), 0);
 }
 
