@@ -10,12 +10,14 @@
 #                          [-b BATCH] [--async] [--sync-flush] [--runs R] [--callgrind]
 #
 #   --build DIR   build directory measured (default build/)
-#   --base DIR    a second build measured the same way first (old vs new in one run)
+#   --base DIR    a second build measured the same way, run for run alternating
+#                 with the measured one (old vs new in one run)
 #   -n N          messages per run (default 300000; 20000 with --callgrind)
 #   -w, -s, -b    mqbench's threads (64), body size (128), batch (1)
 #   --async       mqbench --async (4 threads unless -w is given; not with --callgrind)
 #   --sync-flush  the broker flushes synchronously (default ASYNC_FLUSH)
-#   --runs R      runs per build (default 3); the median is printed too
+#   --runs R      runs per build (default 3); the medians are printed too
+#                 (without --callgrind: CPU-us per message and mqbench's TPS)
 #   --callgrind   the broker runs under valgrind --tool=callgrind and the tool
 #                 prints instructions (Ir) per message: each run drives N and
 #                 then, on a fresh broker, N/10 messages, and divides the
@@ -114,18 +116,20 @@ drive() {
   bk_json_num "$BK_TMP/drive.json" total
 }
 
-# cpu_run BUILD: one measured run; prints "us_per_msg acked".
+# cpu_run BUILD: one measured run; prints "us_per_msg acked tps" (tps:
+# mqbench's send rate of the measured run).
 cpu_run() {
-  local pid t0 t1 acked
+  local pid t0 t1 acked tps
   broker_up "$1"
   pid=${BK_PIDS[broker-a]}
   drive 2000 >/dev/null   # warm-up: routes, connections, first pages of the store
   t0=$(cpu_ticks "$pid")
   acked=$(drive "$N")
   t1=$(cpu_ticks "$pid")
+  tps=$(bk_json_num "$BK_TMP/drive.json" tps)
   bk_down
-  awk -v d=$((t1 - t0)) -v t="$TCK" -v n="${acked:-0}" \
-    'BEGIN { if (n > 0) printf "%.2f %d\n", d * 1e6 / t / n, n; else print "nan 0" }'
+  awk -v d=$((t1 - t0)) -v t="$TCK" -v n="${acked:-0}" -v tps="${tps:-0}" \
+    'BEGIN { if (n > 0) printf "%.2f %d %d\n", d * 1e6 / t / n, n, tps; else print "nan 0 0" }'
 }
 
 # cg_total COUNT BUILD: "Ir acked": total Ir of a broker driven with COUNT
@@ -152,29 +156,46 @@ cg_run() {
   echo "$big $small" | awk '$2 > $4 { printf "%.0f %d\n", ($1 - $3) / ($2 - $4), $2; next } { print "nan 0" }'
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { sort -g | awk 'NF { v[++n] = $1 } END { print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
 
-measure() {
-  local build=$1 label=$2 i r vals=()
+# measure_all: RUNS runs of each build, alternating base and build run by
+# run (so a slow spell of the machine hits both), then each one's medians.
+measure_all() {
+  local builds=() labels=() i k r
+  [ -z "$BASE" ] || { builds+=("$BASE"); labels+=("base ($BASE)"); }
+  builds+=("$BUILD"); labels+=("build ($BUILD)")
+  local -a vals tpss
   for ((i = 1; i <= RUNS; i++)); do
-    if [ $CG = 1 ]; then r=$(cg_run "$build"); else r=$(cpu_run "$build"); fi
-    vals+=("${r%% *}")
+    for k in "${!builds[@]}"; do
+      if [ $CG = 1 ]; then
+        r=$(cg_run "${builds[$k]}")
+        printf '%s run %d: %s instructions (Ir) per message (%s acknowledged in the N run)\n' "${labels[$k]}" "$i" \
+          "${r%% *}" "${r#* }"
+      else
+        r=$(cpu_run "${builds[$k]}")
+        read -r us acked tps <<<"$r"
+        printf '%s run %d: %s broker CPU-us per message, %s TPS (%s acknowledged)\n' "${labels[$k]}" "$i" \
+          "$us" "$tps" "$acked"
+        tpss[k]+="$tps "
+      fi
+      vals[k]+="${r%% *} "
+    done
+  done
+  for k in "${!builds[@]}"; do
     if [ $CG = 1 ]; then
-      printf '%s run %d: %s instructions (Ir) per message (%s acknowledged in the N run)\n' "$label" "$i" "${r%% *}" "${r#* }"
+      printf '%s median: %s Ir/msg\n' "${labels[$k]}" "$(tr ' ' '\n' <<<"${vals[$k]}" | median)"
     else
-      printf '%s run %d: %s broker CPU-us per message (%s acknowledged)\n' "$label" "$i" "${r%% *}" "${r#* }"
+      printf '%s median: %s CPU-us/msg, %s TPS\n' "${labels[$k]}" "$(tr ' ' '\n' <<<"${vals[$k]}" | median)" \
+        "$(tr ' ' '\n' <<<"${tpss[$k]}" | median)"
     fi
   done
-  printf '%s median: %s %s\n' "$label" "$(printf '%s\n' "${vals[@]}" | median)" \
-    "$([ $CG = 1 ] && echo Ir/msg || echo CPU-us/msg)"
 }
 
 desc="-w $W -s $S"
 [ "$B" = 1 ] || desc+=" -b $B"
 [ $ASYNC = 0 ] || desc+=" --async"
 bk_log "mqbench producer $desc, $N messages, $FLUSH, $RUNS run(s) per build$([ $CG = 1 ] && echo ', callgrind')"
-[ -z "$BASE" ] || measure "$BASE" "base ($BASE)"
-measure "$BUILD" "build ($BUILD)"
+measure_all
 echo "commands (\$TMP is a mktemp directory, \$RMQ_BUILD the build measured;" \
   "with --callgrind \$TMP/mqbroker-callgrind execs the valgrind line):"
 sort -u "$BK_STAGE_DIR/commands.txt" | sed 's/^/  /'
