@@ -215,10 +215,12 @@ const char *rmq_props_get(const char *props, size_t len, const char *name, size_
 {
     size_t nlen = strlen(name);
     size_t pos = 0;
+    int nameable = !memchr(name, '\x01', nlen);
 
     /* one memchr per piece: a name (no \x01 or \x02 in it) matches when
-     * the piece starts with it and its first \x01 follows */
-    while (props && pos < len) {
+     * the piece starts with it and its first \x01 follows; a name holding
+     * \x01 names no pair */
+    while (nameable && props && pos < len) {
         const char *piece = props + pos;
         const char *end = memchr(piece, '\x02', len - pos);
         size_t plen = end ? (size_t)(end - piece) : len - pos;
