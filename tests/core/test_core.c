@@ -55,24 +55,6 @@ static const scenario_t scenarios[] = {
     {"divert refuses bad properties", 0, 0, 0, 0, 0, TOPIC, 0, 10, "BAD", BK_MESSAGE_ILLEGAL, 0, 0},
 };
 
-static struct event_base *base;
-static rmq_loop_poster_t *poster;
-static ts_env_t env;
-
-static void setup(void)
-{
-    ts_env_init(&env);
-    ck_assert_ptr_nonnull(base = event_base_new());
-    ck_assert_ptr_nonnull(poster = rmq_loop_poster_new(base));
-}
-
-static void teardown(void)
-{
-    rmq_loop_poster_free(poster);
-    event_base_free(base);
-    ts_env_cleanup(&env);
-}
-
 /* The fake divert hook: refuses a message whose properties are "BAD". */
 static rmq_err_t fake_divert(void *arg, st_msg_t *m, const char **why)
 {
@@ -98,19 +80,13 @@ static void on_appended(const bk_append_out_t *out, void *arg)
 /* Runs one scenario against a fresh store and topic table. */
 static void run_scenario(const scenario_t *sc)
 {
-    char err[256], dir[128];
-    env.cfg.flush_type = sc->sync_flush ? ST_SYNC_FLUSH : ST_ASYNC_FLUSH;
-    env.cfg.max_message_size = 4096;
-    st_store_t *st = ts_open(&env);
-    ck_assert_int_eq(st_store_start(st, base, poster), RMQ_OK);
-    bk_persist_t *persist = bk_persist_new();
-    snprintf(dir, sizeof dir, "%s/config", env.dir);
-    ck_assert_ptr_nonnull(persist);
-    bk_topics_t *topics = bk_topics_new(dir, persist, sc->auto_create, 8, err, sizeof err);
-    ck_assert_msg(topics != NULL, "%s", err);
-    bk_topic_t t = {.read_queues = QUEUES, .write_queues = QUEUES, .perm = BK_PERM_READ | BK_PERM_WRITE};
-    strcpy(t.name, TOPIC);
-    ck_assert_int_eq(bk_topics_update(topics, &t), RMQ_OK);
+    core_base_t *cb = core_base();
+    cb->env.cfg.flush_type = sc->sync_flush ? ST_SYNC_FLUSH : ST_ASYNC_FLUSH;
+    cb->env.cfg.max_message_size = 4096;
+    core_base_open(cb, sc->auto_create);
+    st_store_t *st = cb->st;
+    bk_topics_t *topics = cb->topics;
+    core_topic_add(topics, TOPIC, QUEUES);
 
     bk_append_config_t ac = {.store = st, .sync_flush = sc->sync_flush, .sync_flush_timeout_ms = 5000,
                              .is_slave = sc->is_slave, .permission = sc->permission ? sc->permission : 6,
@@ -141,7 +117,7 @@ static void run_scenario(const scenario_t *sc)
             pending = 1;
             int64_t deadline = rmq_mono_ms() + 5000;
             while (!a.done && rmq_mono_ms() < deadline)
-                event_base_loop(base, EVLOOP_ONCE);
+                event_base_loop(cb->base, EVLOOP_ONCE);
             ck_assert_msg(a.done, "%s: no answer after the wait", sc->name);
         }
     }
@@ -155,10 +131,8 @@ static void run_scenario(const scenario_t *sc)
 
     free(body);
     bk_produce_free(p);
-    st_store_close(st);
+    core_base_close(cb);
     bk_append_free(ap);
-    bk_persist_free(persist);
-    bk_topics_free(topics);
 }
 
 START_TEST(test_scenarios)
@@ -195,16 +169,11 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("core");
-    TCase *tc = tcase_create("send");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = core_tcase_new("send");
     tcase_add_loop_test(tc, test_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
     suite_add_tcase(s, tc);
     TCase *ts = tcase_create("session");
     tcase_add_test(ts, test_fake_session);
     suite_add_tcase(s, ts);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return core_suite_run(s);
 }

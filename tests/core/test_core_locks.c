@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bk_lock.h"
+#include "core_fake.h"
 
 #define TOPIC "OrderTopic"
 #define LIVE_MS 60000                /* rebalanceLockMaxLiveTime */
@@ -115,9 +116,5 @@ int main(void)
     tcase_add_loop_test(tc, test_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
     tcase_add_test(tc, test_renewal_extends);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return core_suite_run(s);
 }

@@ -14,8 +14,7 @@
 #include "bk_groupstats.h"
 #include "bk_offset_ops.h"
 #include "bk_offsets.h"
-#include "rmq_loop.h"
-#include "test_store_util.h"
+#include "core_fake.h"
 
 #define TOPIC "OffTopic"
 #define GROUP "g"
@@ -78,24 +77,6 @@ static const scenario_t scenarios[] = {
     {"consume progress of an unknown group", OP_PROGRESS, "", "nobody", 0, 0, 0, BK_OK, -1, 0},
 };
 
-static struct event_base *base;
-static rmq_loop_poster_t *poster;
-static ts_env_t env;
-
-static void setup(void)
-{
-    ts_env_init(&env);
-    ck_assert_ptr_nonnull(base = event_base_new());
-    ck_assert_ptr_nonnull(poster = rmq_loop_poster_new(base));
-}
-
-static void teardown(void)
-{
-    rmq_loop_poster_free(poster);
-    event_base_free(base);
-    ts_env_cleanup(&env);
-}
-
 /* The commit hook: counts the commits the core reports. */
 static void on_committed(void *arg, const char *topic, const char *group, int32_t queue_id)
 {
@@ -112,9 +93,10 @@ static void sleep_ms(long ms)
 /* Runs one scenario against a fresh store and offsets table. */
 static void run_scenario(const scenario_t *sc)
 {
-    char err[256], dir[128];
-    st_store_t *st = ts_open(&env);
-    ck_assert_int_eq(st_store_start(st, base, poster), RMQ_OK);
+    char err[256];
+    core_base_t *cb = core_base();
+    core_base_open(cb, 0);
+    st_store_t *st = cb->st;
     int64_t times[MSGS];
     for (int i = 0; i < MSGS; i++) {
         st_put_result_t res;
@@ -124,10 +106,7 @@ static void run_scenario(const scenario_t *sc)
         sleep_ms(5);
     }
     ck_assert_int_lt(times[0], times[MSGS - 1]);
-    bk_persist_t *persist = bk_persist_new();
-    ck_assert_ptr_nonnull(persist);
-    snprintf(dir, sizeof dir, "%s/config", env.dir);
-    bk_offsets_t *offsets = bk_offsets_new(dir, persist, err, sizeof err);
+    bk_offsets_t *offsets = bk_offsets_new(cb->config_dir, cb->persist, err, sizeof err);
     ck_assert_msg(offsets != NULL, "%s", err);
     ck_assert_int_eq(bk_offsets_commit(offsets, TOPIC, GROUP, 0, COMMITTED), RMQ_OK);
     bk_groupstats_t *gs = bk_groupstats_new();
@@ -199,8 +178,7 @@ static void run_scenario(const scenario_t *sc)
     bk_offset_ops_free(o);
     bk_groupstats_free(gs);
     bk_offsets_free(offsets);
-    bk_persist_free(persist);
-    st_store_close(st);
+    core_base_close(cb);
 }
 
 START_TEST(test_scenarios)
@@ -212,13 +190,8 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("core_offsets");
-    TCase *tc = tcase_create("offsets");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = core_tcase_new("offsets");
     tcase_add_loop_test(tc, test_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return core_suite_run(s);
 }

@@ -79,24 +79,6 @@ static const scenario_t scenarios[] = {
     {"bad group name", 0, TOPIC, 0, 0, "*", 0, "", -1, BK_NAME_ILLEGAL, 0, 0, 0, 0, 0, -1, "a b"},
 };
 
-static struct event_base *base;
-static rmq_loop_poster_t *poster;
-static ts_env_t env;
-
-static void setup(void)
-{
-    ts_env_init(&env);
-    ck_assert_ptr_nonnull(base = event_base_new());
-    ck_assert_ptr_nonnull(poster = rmq_loop_poster_new(base));
-}
-
-static void teardown(void)
-{
-    rmq_loop_poster_free(poster);
-    event_base_free(base);
-    ts_env_cleanup(&env);
-}
-
 /* What the core answered (at once or through the callbacks). */
 typedef struct answer {
     int done, freed;
@@ -141,9 +123,8 @@ static void on_arrival(const char *topic, int32_t queue_id, int64_t max_offset, 
 
 /* The store, tables and core of one scenario. */
 typedef struct fixture {
-    st_store_t *st;
-    bk_persist_t *persist;
-    bk_topics_t *topics;
+    st_store_t *st;                  /* core_base()'s */
+    bk_topics_t *topics;             /* core_base()'s */
     bk_groups_t *groups;
     bk_offsets_t *offsets;
     bk_consume_t *core;
@@ -151,11 +132,13 @@ typedef struct fixture {
 
 static void fixture_open(fixture_t *fx, int is_slave)
 {
-    char err[256], dir[128];
+    char err[256];
     static const char *const tags[MSGS] = {"TagA", "TagB", "TagA"};
     st_put_result_t res;
-    fx->st = ts_open(&env);
-    ck_assert_int_eq(st_store_start(fx->st, base, poster), RMQ_OK);
+    core_base_t *cb = core_base();
+    core_base_open(cb, 0);
+    fx->st = cb->st;
+    fx->topics = cb->topics;
     for (uint32_t i = 0; i < MSGS; i++) {
         ts_put(fx->st, TOPIC, 0, i, 40, tags[i], &res);
         ck_assert_int_eq(res.status, ST_PUT_OK);
@@ -164,19 +147,13 @@ static void fixture_open(fixture_t *fx, int is_slave)
         ts_put(fx->st, STANDIN, 0, 100 + i, 40, NULL, &res);
         ck_assert_int_eq(res.status, ST_PUT_OK);
     }
-    ck_assert_ptr_nonnull(fx->persist = bk_persist_new());
-    snprintf(dir, sizeof dir, "%s/config", env.dir);
-    fx->topics = bk_topics_new(dir, fx->persist, 0, 8, err, sizeof err);
-    ck_assert_msg(fx->topics != NULL, "%s", err);
-    bk_topic_t t = {.read_queues = QUEUES, .write_queues = QUEUES, .perm = BK_PERM_READ | BK_PERM_WRITE};
-    strcpy(t.name, TOPIC);
-    ck_assert_int_eq(bk_topics_update(fx->topics, &t), RMQ_OK);
-    fx->groups = bk_groups_new(dir, fx->persist, 1, err, sizeof err);
+    core_topic_add(fx->topics, TOPIC, QUEUES);
+    fx->groups = bk_groups_new(cb->config_dir, cb->persist, 1, err, sizeof err);
     ck_assert_msg(fx->groups != NULL, "%s", err);
-    fx->offsets = bk_offsets_new(dir, fx->persist, err, sizeof err);
+    fx->offsets = bk_offsets_new(cb->config_dir, cb->persist, err, sizeof err);
     ck_assert_msg(fx->offsets != NULL, "%s", err);
     bk_consume_config_t cc = {
-        .base = base, .store = fx->st, .topics = fx->topics, .groups = fx->groups, .offsets = fx->offsets,
+        .base = cb->base, .store = fx->st, .topics = fx->topics, .groups = fx->groups, .offsets = fx->offsets,
         .is_slave = is_slave, .permission = BK_PERM_READ | BK_PERM_WRITE, .max_transfer_count = 32,
         .max_transfer_bytes = 1 << 20, .long_polling = 1, .short_polling_ms = 1000, .in_memory_max = 1 << 30,
         .addr = "127.0.0.1:0", .answer = on_answer, .ctx_free = on_ctx_free,
@@ -188,11 +165,9 @@ static void fixture_open(fixture_t *fx, int is_slave)
 static void fixture_close(fixture_t *fx)
 {
     bk_consume_free(fx->core);
-    st_store_close(fx->st);
     bk_offsets_free(fx->offsets);
     bk_groups_free(fx->groups);
-    bk_topics_free(fx->topics);
-    bk_persist_free(fx->persist);
+    core_base_close(core_base());
 }
 
 /* Runs the loop until a is answered or ms pass. */
@@ -200,7 +175,7 @@ static void wait_answer(answer_t *a, int64_t ms)
 {
     int64_t deadline = rmq_mono_ms() + ms;
     while (!a->done && rmq_mono_ms() < deadline)
-        event_base_loop(base, EVLOOP_ONCE);
+        event_base_loop(core_base()->base, EVLOOP_ONCE);
 }
 
 /* Runs one scenario against a fresh store and tables. */
@@ -314,16 +289,10 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("core_pull");
-    TCase *tc = tcase_create("pull");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 30);
+    TCase *tc = core_tcase_new("pull");
     tcase_add_loop_test(tc, test_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
     tcase_add_test(tc, test_held_session_closed);
     tcase_add_test(tc, test_stop_answers_held);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return core_suite_run(s);
 }

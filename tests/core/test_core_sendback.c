@@ -20,11 +20,9 @@
 #include "bk_query.h"
 #include "bk_schedule.h"
 #include "bk_sendback.h"
-#include "bk_topics.h"
-#include "rmq_loop.h"
+#include "core_fake.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
-#include "st_file.h"
 #include "test_store_util.h"
 
 #define TOPIC "CoreTopic"
@@ -68,15 +66,10 @@ static const scenario_t scenarios[] = {
      BK_NO_PERMISSION, NULL, 0},
 };
 
-static struct event_base *base;
-static rmq_loop_poster_t *poster;
-static ts_env_t env;
-
 /* What a test broker is made of. */
 typedef struct rig {
-    st_store_t *st;
-    bk_persist_t *persist;
-    bk_topics_t *topics;
+    st_store_t *st;                  /* core_base()'s */
+    bk_topics_t *topics;             /* core_base()'s */
     bk_groups_t *groups;
     bk_append_t *ap;
     bk_sendback_t *sb;
@@ -85,27 +78,6 @@ typedef struct rig {
 } rig_t;
 
 static bk_stats_t stats;
-
-static void setup(void)
-{
-    ts_env_init(&env);
-    ck_assert_ptr_nonnull(base = event_base_new());
-    ck_assert_ptr_nonnull(poster = rmq_loop_poster_new(base));
-}
-
-static void teardown(void)
-{
-    rmq_loop_poster_free(poster);
-    event_base_free(base);
-    ts_env_cleanup(&env);
-}
-
-static void topic_add(bk_topics_t *topics, const char *name)
-{
-    bk_topic_t t = {.read_queues = 1, .write_queues = 1, .perm = BK_PERM_READ | BK_PERM_WRITE};
-    strcpy(t.name, name);
-    ck_assert_int_eq(bk_topics_update(topics, &t), RMQ_OK);
-}
 
 /* The fake progress codec: the struct's bytes. */
 static uint8_t *fake_encode(const bk_schedule_progress_t *p, size_t *len)
@@ -129,9 +101,10 @@ static rmq_err_t fake_decode(const uint8_t *data, size_t len, bk_schedule_progre
 static bk_schedule_t *sched_new(rig_t *rg)
 {
     char err[256], path[160];
-    snprintf(path, sizeof path, "%s/config/delayOffset.test", env.dir);
-    bk_schedule_config_t sc = {.base = base, .store = rg->st, .append = rg->ap, .topics = rg->topics,
-                               .produce = rg->prod, .persist = rg->persist, .stats = &stats,
+    core_base_t *cb = core_base();
+    ck_assert_int_lt(snprintf(path, sizeof path, "%s/delayOffset.test", cb->config_dir), (int)sizeof path);
+    bk_schedule_config_t sc = {.base = cb->base, .store = rg->st, .append = rg->ap, .topics = rg->topics,
+                               .produce = rg->prod, .persist = cb->persist, .stats = &stats,
                                .delay_levels = "1s 2s 3s 4s 5s", .horizon_ms = 3600 * 1000, .path = path,
                                .encode = fake_encode, .decode = fake_decode};
     bk_schedule_t *s = bk_schedule_new(&sc, err, sizeof err);
@@ -141,18 +114,15 @@ static bk_schedule_t *sched_new(rig_t *rg)
 
 static void rig_open(rig_t *rg, int is_slave, int64_t permission)
 {
-    char err[256], dir[128];
+    char err[256];
+    core_base_t *cb = core_base();
     memset(rg, 0, sizeof(*rg));
-    rg->st = ts_open(&env);
-    ck_assert_int_eq(st_store_start(rg->st, base, poster), RMQ_OK);
-    ck_assert_ptr_nonnull(rg->persist = bk_persist_new());
-    snprintf(dir, sizeof dir, "%s/config", env.dir);
-    ck_assert_int_eq(st_file_mkdirs(dir), RMQ_OK);
-    rg->topics = bk_topics_new(dir, rg->persist, 0, 8, err, sizeof err);
-    ck_assert_msg(rg->topics != NULL, "%s", err);
-    rg->groups = bk_groups_new(dir, rg->persist, 1, err, sizeof err);
+    core_base_open(cb, 0);
+    rg->st = cb->st;
+    rg->topics = cb->topics;
+    rg->groups = bk_groups_new(cb->config_dir, cb->persist, 1, err, sizeof err);
     ck_assert_msg(rg->groups != NULL, "%s", err);
-    topic_add(rg->topics, TOPIC);
+    core_topic_add(rg->topics, TOPIC, 1);
     bk_append_config_t ac = {.store = rg->st, .sync_flush_timeout_ms = 5000, .is_slave = is_slave,
                              .permission = permission ? permission : 6, .addr = "127.0.0.1:0"};
     ck_assert_ptr_nonnull(rg->ap = bk_append_new(&ac));
@@ -170,13 +140,11 @@ static void rig_close(rig_t *rg)
 {
     bk_sendback_free(rg->sb);
     st_store_set_arrival_cb(rg->st, NULL, NULL);
-    st_store_close(rg->st);
     bk_produce_free(rg->prod);
-    bk_append_free(rg->ap);
     bk_schedule_free(rg->sched);
-    bk_persist_free(rg->persist);
+    core_base_close(core_base());
+    bk_append_free(rg->ap);
     bk_groups_free(rg->groups);
-    bk_topics_free(rg->topics);
 }
 
 /* Stores body on topic queue 0 with PROPS; its commit-log offset. */
@@ -258,7 +226,7 @@ static void run_scenario(const scenario_t *sc)
     rig_t rg;
     rig_open(&rg, sc->is_slave, sc->permission);
     if (strcmp(sc->record_topic, TOPIC) != 0)
-        topic_add(rg.topics, sc->record_topic);
+        core_topic_add(rg.topics, sc->record_topic, 1);
     int64_t phys = put_record(&rg, sc->record_topic, "fail", sc->record_reconsume);
     bk_reader_t rd = {.may_read = fake_may_read, .arg = (void *)sc->reader_denies};
     bk_sendback_req_t req = {.group = sc->group, .offset = sc->bad_offset ? phys + 7 : phys,
@@ -269,7 +237,7 @@ static void run_scenario(const scenario_t *sc)
         a.done = 1;
     int64_t deadline = rmq_mono_ms() + 5000;
     while (!a.done && rmq_mono_ms() < deadline)
-        event_base_loop(base, EVLOOP_ONCE);
+        event_base_loop(core_base()->base, EVLOOP_ONCE);
     ck_assert_msg(a.done, "%s: no answer", sc->name);
     ck_assert_msg(a.out.r.status == sc->want, "%s: status %s (%s), want %s", sc->name,
                   bk_status_name(a.out.r.status), a.out.r.why, bk_status_name(sc->want));
@@ -311,7 +279,7 @@ static void query_until(key_wait_t *kw, int32_t want)
         evbuffer_free(body);
         if (kw->count >= want || rmq_mono_ms() > deadline)
             return;
-        event_base_loop(base, EVLOOP_NONBLOCK);
+        event_base_loop(core_base()->base, EVLOOP_NONBLOCK);
         usleep(10 * 1000);
     }
 }
@@ -388,7 +356,7 @@ static void loop_for(int64_t ms)
 {
     int64_t end = rmq_mono_ms() + ms;
     while (rmq_mono_ms() < end) {
-        event_base_loop(base, EVLOOP_NONBLOCK);
+        event_base_loop(core_base()->base, EVLOOP_NONBLOCK);
         usleep(5 * 1000);
     }
 }
@@ -444,8 +412,8 @@ START_TEST(test_delayed_message_reaches_its_time)
     ck_assert_int_eq(p.offsets[0], 1);
     st_store_set_arrival_cb(rg.st, NULL, NULL);
     bk_schedule_free(s);
-    bk_persist_free(rg.persist);     /* waits for the progress write */
-    ck_assert_ptr_nonnull(rg.persist = bk_persist_new());
+    bk_persist_free(core_base()->persist);     /* waits for the progress write */
+    ck_assert_ptr_nonnull(core_base()->persist = bk_persist_new());
     rg.sched = sched_new(&rg);
     sched_start(&rg);
     bk_schedule_progress(rg.sched, &p);
@@ -459,22 +427,15 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("core_sendback");
-    TCase *tc = tcase_create("sendback");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = core_tcase_new("sendback");
     tcase_add_loop_test(tc, test_sendback_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
     suite_add_tcase(s, tc);
-    TCase *tq = tcase_create("query");
-    tcase_add_checked_fixture(tq, setup, teardown);
+    TCase *tq = core_tcase_new("query");
     tcase_add_test(tq, test_query_by_key);
     tcase_add_test(tq, test_view_by_offset);
     suite_add_tcase(s, tq);
-    TCase *td = tcase_create("schedule");
-    tcase_add_checked_fixture(td, setup, teardown);
+    TCase *td = core_tcase_new("schedule");
     tcase_add_test(td, test_delayed_message_reaches_its_time);
     suite_add_tcase(s, td);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return core_suite_run(s);
 }

@@ -9,9 +9,7 @@
  * groups, the caps, the ids-changed notice and unregistering. */
 #include <check.h>
 #include <stdlib.h>
-#include <limits.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -38,12 +36,8 @@ static const char acl_text[] =
 
 /* The broker state of one test. */
 typedef struct fixture {
-    struct event_base *base;
-    rmq_loop_poster_t *poster;
-    ts_env_t env;
-    st_store_t *st;
-    bk_persist_t *persist;
-    bk_topics_t *topics;
+    struct event_base *base;         /* core_base()'s */
+    st_store_t *st;                  /* core_base()'s */
     bk_append_t *ap;
     bk_produce_t *p;
     bk_tx_t *tx;
@@ -58,27 +52,21 @@ static rmq_err_t tx_divert(void *arg, st_msg_t *m, const char **why)
     return bk_tx_divert(fx.tx, m, why);
 }
 
+/* After core_base()'s own set-up (the loop, the temp dir): the store and the
+ * tables of one test. */
 static void setup(void)
 {
-    char err[256], dir[PATH_MAX];
+    char err[256];
+    core_base_t *cb = core_base();
     memset(&fx, 0, sizeof fx);
-    ts_env_init(&fx.env);
-    ck_assert_ptr_nonnull(fx.base = event_base_new());
-    ck_assert_ptr_nonnull(fx.poster = rmq_loop_poster_new(fx.base));
-    fx.env.cfg.max_message_size = 4096;
-    fx.st = ts_open(&fx.env);
-    ck_assert_int_eq(st_store_start(fx.st, fx.base, fx.poster), RMQ_OK);
-    ck_assert_ptr_nonnull(fx.persist = bk_persist_new());
-    snprintf(dir, sizeof dir, "%s/config", fx.env.dir);
-    ck_assert_int_eq(mkdir(dir, 0755), 0);
-    fx.topics = bk_topics_new(dir, fx.persist, 0, 8, err, sizeof err);
-    ck_assert_msg(fx.topics != NULL, "%s", err);
-    bk_topic_t t = {.read_queues = 1, .write_queues = 1, .perm = BK_PERM_READ | BK_PERM_WRITE};
-    strcpy(t.name, TOPIC);
-    ck_assert_int_eq(bk_topics_update(fx.topics, &t), RMQ_OK);
+    cb->env.cfg.max_message_size = 4096;
+    core_base_open(cb, 0);
+    fx.base = cb->base;
+    fx.st = cb->st;
+    core_topic_add(cb->topics, TOPIC, 1);
     bk_append_config_t ac = {.store = fx.st, .sync_flush_timeout_ms = 5000, .permission = 6, .addr = "127.0.0.1:0"};
     ck_assert_ptr_nonnull(fx.ap = bk_append_new(&ac));
-    bk_produce_config_t pc = {.append = fx.ap, .topics = fx.topics, .max_message_size = 4096,
+    bk_produce_config_t pc = {.append = fx.ap, .topics = cb->topics, .max_message_size = 4096,
                               .addr = "127.0.0.1:0", .divert = tx_divert};
     ck_assert_ptr_nonnull(fx.p = bk_produce_new(&pc));
     bk_tx_config_t tc = {.base = fx.base, .store = fx.st, .append = fx.ap, .produce = fx.p, .addr = "127.0.0.1:0",
@@ -97,14 +85,9 @@ static void teardown(void)
     bk_clients_free(fx.clients);
     bk_tx_free(fx.tx);
     bk_produce_free(fx.p);
-    st_store_close(fx.st);
+    core_base_close(core_base());
     bk_append_free(fx.ap);
-    bk_persist_free(fx.persist);
-    bk_topics_free(fx.topics);
     rmq_acl_free(fx.acl);
-    rmq_loop_poster_free(fx.poster);
-    event_base_free(fx.base);
-    ts_env_cleanup(&fx.env);
 }
 
 /* Stores a half message of PGROUP for TOPIC; returns its commit-log offset. */
@@ -327,7 +310,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("core_tx");
-    TCase *tc = tcase_create("tx");
+    TCase *tc = core_tcase_new("tx");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_end_scenarios, 0, (int)(sizeof ends / sizeof ends[0]));
@@ -335,9 +318,5 @@ int main(void)
     tcase_add_test(tc, test_heartbeat_register_unregister);
     tcase_add_test(tc, test_heartbeat_caps);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return core_suite_run(s);
 }
