@@ -27,12 +27,14 @@ skip_all() {
   exit 0
 }
 
-# java_build PLAN: builds tests/java offline after fetching its dependencies;
-# sets $cp (the classpath). Prints "not ok 1" and exits when it fails to build.
+# java_build PLAN [PROJECT]: builds the Maven project PROJECT (default
+# tests/java) offline after fetching its dependencies; sets $cp (the
+# classpath). Prints "not ok 1" and exits when it fails to build.
 java_build() {
+  local project=${2:-$here}
   if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then skip_all "$1" "java or mvn not installed"; fi
   # the project is copied so that target/ (classes, jars) never lands in the tree
-  cp -r "$here/pom.xml" "$here/src" "$run/"
+  cp -r "$project/pom.xml" "$project/src" "$run/"
   if ! (cd "$run" && mvn -q -B dependency:go-offline >"$run/mvn-fetch.log" 2>&1); then
     tail -20 "$run/mvn-fetch.log" >&2
     skip_all "$1" "cannot fetch rocketmq-client from Maven Central"
