@@ -114,7 +114,6 @@ TCase *core_tcase_new(const char *name)
 {
     TCase *tc = tcase_create(name);
     tcase_add_checked_fixture(tc, base_setup, base_teardown);
-    tcase_set_timeout(tc, 30);
     return tc;
 }
 

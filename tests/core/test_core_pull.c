@@ -290,6 +290,7 @@ int main(void)
 {
     Suite *s = suite_create("core_pull");
     TCase *tc = core_tcase_new("pull");
+    tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, test_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
     tcase_add_test(tc, test_held_session_closed);
     tcase_add_test(tc, test_stop_answers_held);
