@@ -1,14 +1,10 @@
-/* core_fake.c: the ground of the core tests: a fake client session that
- * records what the core asks of a client (ids-changed notices, transaction
- * checks, closes) instead of sending anything, the per-case loop, temp dir,
- * store and topic table, and the suite runner. */
+/* core_fake.c: a fake client session for core tests: it records what the
+ * core asks of a client (ids-changed notices, transaction checks, closes)
+ * instead of sending anything. */
 #include "core_fake.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include "st_file.h"
 
 static rmq_err_t fake_notify(bk_session_t *ss, const char *group)
 {
@@ -53,75 +49,4 @@ void core_fake_session_init(core_fake_session_t *f)
 {
     memset(f, 0, sizeof *f);
     bk_session_init(&f->base, &fake_ops);
-}
-
-static core_base_t the_base;         /* the running case's (Check runs one case per process) */
-
-core_base_t *core_base(void)
-{
-    return &the_base;
-}
-
-static void base_setup(void)
-{
-    core_base_t *cb = &the_base;
-    memset(cb, 0, sizeof *cb);
-    ts_env_init(&cb->env);
-    ck_assert_ptr_nonnull(cb->base = event_base_new());
-    ck_assert_ptr_nonnull(cb->poster = rmq_loop_poster_new(cb->base));
-    ck_assert_int_lt(snprintf(cb->config_dir, sizeof cb->config_dir, "%s/config", cb->env.dir),
-                     (int)sizeof cb->config_dir);
-}
-
-static void base_teardown(void)
-{
-    core_base_t *cb = &the_base;
-    rmq_loop_poster_free(cb->poster);
-    event_base_free(cb->base);
-    ts_env_cleanup(&cb->env);
-}
-
-void core_base_open(core_base_t *cb, int auto_create)
-{
-    char err[256];
-    cb->st = ts_open(&cb->env);
-    ck_assert_int_eq(st_store_start(cb->st, cb->base, cb->poster), RMQ_OK);
-    ck_assert_ptr_nonnull(cb->persist = bk_persist_new());
-    ck_assert_int_eq(st_file_mkdirs(cb->config_dir), RMQ_OK);
-    cb->topics = bk_topics_new(cb->config_dir, cb->persist, auto_create, 8, err, sizeof err);
-    ck_assert_msg(cb->topics != NULL, "%s", err);
-}
-
-void core_base_close(core_base_t *cb)
-{
-    st_store_close(cb->st);
-    bk_topics_free(cb->topics);
-    bk_persist_free(cb->persist);
-    cb->st = NULL;
-    cb->topics = NULL;
-    cb->persist = NULL;
-}
-
-void core_topic_add(bk_topics_t *topics, const char *name, int32_t queues)
-{
-    bk_topic_t t = {.read_queues = queues, .write_queues = queues, .perm = BK_PERM_READ | BK_PERM_WRITE};
-    ck_assert_uint_lt(strlen(name), sizeof t.name);
-    strcpy(t.name, name);
-    ck_assert_int_eq(bk_topics_update(topics, &t), RMQ_OK);
-}
-
-TCase *core_tcase_new(const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, base_setup, base_teardown);
-    return tc;
-}
-
-int core_suite_run(Suite *s)
-{
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

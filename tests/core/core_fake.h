@@ -1,20 +1,11 @@
-/* core_fake.h: what every core test stands on (see core_fake.c): the fake
- * client session, the loop and store of a case, a topic table, and the
- * suite runner. */
+/* core_fake.h: a fake client session for core tests and fuzzers (see
+ * core_fake.c). */
 #ifndef CORE_FAKE_H
 #define CORE_FAKE_H
 
-#include <check.h>
-#include <limits.h>
 #include <stdint.h>
 
-#include <event2/event.h>
-
-#include "bk_persist.h"
 #include "bk_session.h"
-#include "bk_topics.h"
-#include "rmq_loop.h"
-#include "test_store_util.h"
 
 /* What the core asked of the fake client: counts and the last arguments. */
 typedef struct core_fake_session {
@@ -26,39 +17,5 @@ typedef struct core_fake_session {
 
 /* Zeroes f and initializes its session with one reference (the caller's). */
 void core_fake_session_init(core_fake_session_t *f);
-
-/* The case's loop and temp dir (set up by the fixture core_tcase_new adds),
- * and what core_base_open opens there: the store (with env.cfg as the case
- * set it), the persistence queue and a topic table under config_dir. */
-typedef struct core_base {
-    ts_env_t env;
-    struct event_base *base;
-    rmq_loop_poster_t *poster;
-    char config_dir[PATH_MAX];
-    st_store_t *st;
-    bk_persist_t *persist;
-    bk_topics_t *topics;
-} core_base_t;
-
-/* The running case's base. */
-core_base_t *core_base(void);
-
-/* Opens and starts the store, then the persistence queue and the topic
- * table (auto_create: autoCreateTopicEnable); fails the case on an error. */
-void core_base_open(core_base_t *cb, int auto_create);
-
-/* Closes the store, then frees the topic table and the persistence queue
- * (which first finishes its writes). Whatever uses them is freed after the
- * store closes and may be freed after this. */
-void core_base_close(core_base_t *cb);
-
-/* Adds or replaces a read-write topic of queues queues. */
-void core_topic_add(bk_topics_t *topics, const char *name, int32_t queues);
-
-/* A test case whose every test gets a fresh core_base() (loop, temp dir). */
-TCase *core_tcase_new(const char *name);
-
-/* Runs suite s; the process's exit status. */
-int core_suite_run(Suite *s);
 
 #endif

@@ -15,7 +15,7 @@
 #include "bk_produce.h"
 #include "bk_session.h"
 #include "bk_topics.h"
-#include "core_fake.h"
+#include "core_base.h"
 #include "rmq_loop.h"
 #include "rmq_time.h"
 #include "test_store_util.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "bk_lock.h"
-#include "core_fake.h"
+#include "core_base.h"
 
 #define TOPIC "OrderTopic"
 #define LIVE_MS 60000                /* rebalanceLockMaxLiveTime */

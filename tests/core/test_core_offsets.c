@@ -14,7 +14,7 @@
 #include "bk_groupstats.h"
 #include "bk_offset_ops.h"
 #include "bk_offsets.h"
-#include "core_fake.h"
+#include "core_base.h"
 
 #define TOPIC "OffTopic"
 #define GROUP "g"

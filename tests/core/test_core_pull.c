@@ -13,7 +13,7 @@
 #include <event2/event.h>
 
 #include "bk_consume.h"
-#include "core_fake.h"
+#include "core_base.h"
 #include "rmq_loop.h"
 #include "rmq_time.h"
 #include "test_store_util.h"

@@ -20,7 +20,7 @@
 #include "bk_query.h"
 #include "bk_schedule.h"
 #include "bk_sendback.h"
-#include "core_fake.h"
+#include "core_base.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
 #include "test_store_util.h"

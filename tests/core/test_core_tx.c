@@ -19,7 +19,7 @@
 #include "bk_produce.h"
 #include "bk_topics.h"
 #include "bk_tx.h"
-#include "core_fake.h"
+#include "core_base.h"
 #include "rmq_acl_policy.h"
 #include "rmq_loop.h"
 #include "rmq_time.h"
