@@ -769,3 +769,13 @@ rmq_err_t st_store_query_key(st_store_t *st, const char *topic, const char *key,
     free(cand);
     return RMQ_OK;
 }
+
+void st_store_index_last(st_store_t *st, int64_t *end_ts, int64_t *end_phys)
+{
+    st_index_header_t h = {0};
+
+    if (st->index && st->index->n > 0)
+        header_get(st->index->files[st->index->n - 1], &h);
+    *end_ts = h.end_ts;
+    *end_phys = h.end_phys;
+}

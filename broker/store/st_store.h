@@ -210,6 +210,11 @@ rmq_err_t st_store_read_record(st_store_t *st, int64_t phys_offset, struct evbuf
 rmq_err_t st_store_query_key(st_store_t *st, const char *topic, const char *key, int64_t begin_ms,
                              int64_t end_ms, int32_t max_num, struct evbuffer *out, int32_t *count);
 
+/* The store time and commit-log end of the newest indexed record (0, 0
+ * when nothing is indexed): QUERY_MESSAGE's indexLastUpdateTimestamp and
+ * indexLastUpdatePhyoffset. Loop thread. */
+void st_store_index_last(st_store_t *st, int64_t *end_ts, int64_t *end_phys);
+
 /* Removes a topic's consume queues (commit-log data ages out normally). */
 void st_store_delete_topic(st_store_t *st, const char *topic);
 

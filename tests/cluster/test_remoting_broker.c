@@ -22,10 +22,22 @@
  * GET_CONSUMER_LIST_BY_GROUP, the first told NOTIFY_CONSUMER_IDS_CHANGED
  * when the second joins, and UNREGISTER_CLIENT leaving the group.
  *
+ * locks: LOCK_BATCH_MQ answers the queues a client holds (renewals too,
+ * never queues of a missing topic or past its queues, never another live
+ * client's); UNLOCK_BATCH_MQ frees only the client's own; bad bodies (no
+ * JSON, missing fields, bad queue ids) get SYSTEM_ERROR naming the field.
+ *
+ * queries: QUERY_MESSAGE by a KEYS word and by UNIQ_KEY (_UNIQUE_KEY_QUERY)
+ * answers the messages newest first in MessageDecoder's layout with the
+ * index's last update, maxNum honoured; no match is QUERY_NOT_FOUND; a
+ * missing or bad field is SYSTEM_ERROR naming it.
+ *
  * acl: with aclEnable, ACL 1.0 signatures are checked against what each
  * code needs: a send needs PUB on its topic, a pull SUB on its topic and
  * its group; a heartbeat any account; unsigned requests and codes without
- * a handler (admin) are refused with NO_PERMISSION. */
+ * a handler (admin) are refused with NO_PERMISSION. acl_queries: a query by
+ * key needs SUB on its topic, a view by id SUB on its record's topic,
+ * queue locks any account. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,17 +420,181 @@ START_TEST(clients)
 }
 END_TEST
 
+/* ---- queue locks and queries ---------------------------------------------------- */
+
+/* A LockBatchRequestBody of client for RemTopic queues "q0,q1,..." (mqs is JSON array items). */
+static const char *lock_body(const char *client, const char *mqs, char *buf, size_t len)
+{
+    snprintf(buf, len, "{\"clientId\":\"%s\",\"consumerGroup\":\"rem_cg\",\"mqSet\":[%s],\"onlyThisBroker\":false}",
+             client, mqs);
+    return buf;
+}
+
+#define MQ(topic, qid) "{\"brokerName\":\"broker-a\",\"queueId\":" #qid ",\"topic\":\"" topic "\"}"
+
+/* LOCK_BATCH_MQ of client for mqs; asserts SUCCESS and returns how many
+ * queues lockOKMQSet holds, each checked to name broker-a. */
+static size_t lock_call(int type, const char *client, const char *mqs, const char *want_held)
+{
+    char body[1024], err[128];
+    rem_resp_t r;
+    lock_body(client, mqs, body, sizeof body);
+    ck_assert_int_eq(call(type, 41, NULL, 0, body, strlen(body), &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *doc = rmq_json_parse((const char *)r.msg.body, r.msg.body_len, err, sizeof err);
+    ck_assert_msg(doc != NULL, "lock answer is no JSON: %s", err);
+    const rmq_json_t *set = rmq_json_get(doc, "lockOKMQSet");
+    ck_assert(set && set->type == RMQ_JSON_ARRAY);
+    char held[64] = "";
+    for (size_t i = 0; i < set->n; i++) {
+        int64_t qid;
+        ck_assert_str_eq(rmq_json_scalar(rmq_json_get(set->items[i], "topic")), "RemTopic");
+        ck_assert_str_eq(rmq_json_scalar(rmq_json_get(set->items[i], "brokerName")), "broker-a");
+        ck_assert_int_eq(rmq_json_int(rmq_json_get(set->items[i], "queueId"), 0, 99, &qid), 0);
+        snprintf(held + strlen(held), sizeof held - strlen(held), "%s%d", i ? "," : "", (int)qid);
+    }
+    ck_assert_str_eq(held, want_held);
+    size_t n = set->n;
+    rmq_json_free(doc);
+    rem_resp_clear(&r);
+    return n;
+}
+
+START_TEST(locks)
+{
+    rem_resp_t r;
+    char body[1024];
+    /* queues of a missing topic and past the topic's queues are never locked */
+    lock_call(RMQ_REMOTING_JSON, "client-a", MQ("RemTopic", 0) "," MQ("RemTopic", 1) "," MQ("RemTopic", 9) ","
+              MQ("NoSuchTopic", 0), "0,1");
+    lock_call(RMQ_REMOTING_ROCKETMQ, "client-b", MQ("RemTopic", 1) "," MQ("RemTopic", 2), "2");
+    lock_call(RMQ_REMOTING_JSON, "client-a", MQ("RemTopic", 0) "," MQ("RemTopic", 1), "0,1");   /* renewal */
+
+    lock_body("client-a", MQ("RemTopic", 1), body, sizeof body);
+    ck_assert_int_eq(call(RMQ_REMOTING_JSON, 42, NULL, 0, body, strlen(body), &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    lock_body("client-b", MQ("RemTopic", 0), body, sizeof body);                  /* not b's: stays a's */
+    ck_assert_int_eq(call(RMQ_REMOTING_ROCKETMQ, 42, NULL, 0, body, strlen(body), &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    lock_call(RMQ_REMOTING_JSON, "client-b", MQ("RemTopic", 0) "," MQ("RemTopic", 1) "," MQ("RemTopic", 2), "1,2");
+
+    /* bad bodies: a clear SYSTEM_ERROR naming what was wrong */
+    static const struct {
+        const char *body, *what;
+    } bad[] = {
+        {"", "no JSON"},
+        {"{\"clientId\":", "no JSON"},
+        {"[1,2]", "consumerGroup"},
+        {"{\"consumerGroup\":\"rem_cg\",\"mqSet\":[]}", "clientId"},
+        {"{\"consumerGroup\":\"rem_cg\",\"clientId\":\"c\",\"mqSet\":{}}", "mqSet"},
+        {"{\"consumerGroup\":\"rem_cg\",\"clientId\":\"c\",\"mqSet\":[{\"topic\":\"RemTopic\"}]}", "queueId"},
+        {"{\"consumerGroup\":\"rem_cg\",\"clientId\":\"c\",\"mqSet\":[{\"topic\":\"RemTopic\",\"queueId\":-1}]}",
+         "queueId"},
+        {"{\"consumerGroup\":\"rem_cg\",\"clientId\":\"c\",\"mqSet\":[{\"queueId\":1}]}", "topic"},
+        {"{\"consumerGroup\":\"rem_cg\",\"clientId\":\"c\",\"mqSet\":[7]}", "topic"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (int code = 41; code <= 42; code++) {
+            ck_assert_int_eq(call(RMQ_REMOTING_JSON, code, NULL, 0, bad[i].body, strlen(bad[i].body), &r),
+                             RMQ_REMOTING_SYSTEM_ERROR);
+            remark_has(&r, bad[i].what);
+            remark_has(&r, code == 41 ? "LOCK_BATCH_MQ" : "UNLOCK_BATCH_MQ");
+            rem_resp_clear(&r);
+        }
+    }
+    /* the broker still answers */
+    lock_call(RMQ_REMOTING_JSON, "client-b", MQ("RemTopic", 3), "3");
+    hn_case_passed();
+}
+END_TEST
+
+/* QUERY_MESSAGE of key on RemTopic (uniq: _UNIQUE_KEY_QUERY); returns the code. */
+static int query_call(const char *key, int uniq, const char *max_num, rem_resp_t *r)
+{
+    rmq_remoting_field_t f[] = {{"topic", "RemTopic"}, {"key", (char *)key}, {"maxNum", (char *)max_num},
+                                {"beginTimestamp", "0"}, {"endTimestamp", "9223372036854775807"},
+                                {"_UNIQUE_KEY_QUERY", uniq ? "true" : "false"}};
+    return call(RMQ_REMOTING_JSON, 12, f, sizeof f / sizeof f[0], NULL, 0, r);
+}
+
+/* Asserts r's body holds n messages (V1 layout, body CRC) with these bodies, newest first. */
+static void check_query_body(const rem_resp_t *r, size_t n, const char *const *bodies)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        rmq_record_t rec;
+        ck_assert_int_eq(rmq_record_decode(r->msg.body + off, r->msg.body_len - off, 0, &rec), RMQ_OK);
+        ck_assert_int_eq((int32_t)rec.crc, fr_rm_body_crc(rec.body, rec.body_len));
+        ck_assert_uint_eq(rec.body_len, strlen(bodies[i]));
+        ck_assert(memcmp(rec.body, bodies[i], rec.body_len) == 0);
+        off += rec.total_size;
+    }
+    ck_assert_uint_eq(off, r->msg.body_len);
+    ck_assert_int_gt(atoll(rem_field(r, "indexLastUpdatePhyoffset")), 0);
+    ck_assert_int_gt(atoll(rem_field(r, "indexLastUpdateTimestamp")), 0);
+}
+
+START_TEST(queries)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(send_one(RMQ_REMOTING_JSON, "0", "KEYS\001order-1 shared\002UNIQ_KEY\001UQ1", "first", &r),
+                     RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(send_one(RMQ_REMOTING_ROCKETMQ, "1", "KEYS\001shared\002UNIQ_KEY\001UQ2", "second", &r),
+                     RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+
+    /* the key index is built on dispatch: wait for it */
+    int code = RMQ_REMOTING_QUERY_NOT_FOUND;
+    for (int i = 0; i < 100 && code == RMQ_REMOTING_QUERY_NOT_FOUND; i++) {
+        if ((code = query_call("shared", 0, "32", &r)) == RMQ_REMOTING_QUERY_NOT_FOUND) {
+            rem_resp_clear(&r);
+            usleep(50000);
+        }
+    }
+    ck_assert_int_eq(code, RMQ_REMOTING_SUCCESS);
+    check_query_body(&r, 2, (const char *const[]){"second", "first"});
+    rem_resp_clear(&r);
+    ck_assert_int_eq(query_call("shared", 0, "1", &r), RMQ_REMOTING_SUCCESS);     /* maxNum honoured */
+    check_query_body(&r, 1, (const char *const[]){"second"});
+    rem_resp_clear(&r);
+    ck_assert_int_eq(query_call("order-1", 0, "32", &r), RMQ_REMOTING_SUCCESS);
+    check_query_body(&r, 1, (const char *const[]){"first"});
+    rem_resp_clear(&r);
+    ck_assert_int_eq(query_call("UQ2", 1, "0", &r), RMQ_REMOTING_SUCCESS);        /* by UNIQ_KEY */
+    check_query_body(&r, 1, (const char *const[]){"second"});
+    rem_resp_clear(&r);
+
+    ck_assert_int_eq(query_call("nobody", 0, "32", &r), RMQ_REMOTING_QUERY_NOT_FOUND);
+    remark_has(&r, "nobody");
+    ck_assert_int_gt(atoll(rem_field(&r, "indexLastUpdatePhyoffset")), 0);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(query_call("shared", 0, "many", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "maxNum");
+    rem_resp_clear(&r);
+    rmq_remoting_field_t no_key[] = {{"topic", "RemTopic"}, {"maxNum", "32"}};
+    ck_assert_int_eq(call(RMQ_REMOTING_ROCKETMQ, 12, no_key, 2, NULL, 0, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "key");
+    rem_resp_clear(&r);
+    rmq_remoting_field_t no_end[] = {{"topic", "RemTopic"}, {"key", "shared"}, {"maxNum", "32"},
+                                     {"beginTimestamp", "0"}};
+    ck_assert_int_eq(call(RMQ_REMOTING_JSON, 12, no_end, 4, NULL, 0, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "endTimestamp");
+    rem_resp_clear(&r);
+    hn_case_passed();
+}
+END_TEST
+
 /* ---- access control ------------------------------------------------------------ */
 
 #define SIGNED_MAX 16
 
-/* A request signed by account key/secret (NULL: unsigned); returns its code. */
-static int signed_call(int code, const rmq_remoting_field_t *f, size_t n, const char *body, const char *key,
-                       const char *secret)
+/* A request signed by account key/secret (NULL: unsigned); returns its
+ * code, the response in *r (the caller clears it). */
+static int signed_call_r(int code, const rmq_remoting_field_t *f, size_t n, const char *body, const char *key,
+                         const char *secret, rem_resp_t *r)
 {
     rmq_remoting_field_t all[SIGNED_MAX + 2];
     char sig[29];
-    rem_resp_t r;
     ck_assert_uint_le(n, SIGNED_MAX);
     if (n)
         memcpy(all, f, n * sizeof(*f));
@@ -429,7 +605,15 @@ static int signed_call(int code, const rmq_remoting_field_t *f, size_t n, const 
         rmq_remoting_sign(&req, secret, sig);
         all[n++] = (rmq_remoting_field_t){"Signature", sig};
     }
-    int rc = call(RMQ_REMOTING_JSON, code, all, n, body, body ? strlen(body) : 0, &r);
+    return call(RMQ_REMOTING_JSON, code, all, n, body, body ? strlen(body) : 0, r);
+}
+
+/* The same, the response dropped. */
+static int signed_call(int code, const rmq_remoting_field_t *f, size_t n, const char *body, const char *key,
+                       const char *secret)
+{
+    rem_resp_t r;
+    int rc = signed_call_r(code, f, n, body, key, secret, &r);
     rem_resp_clear(&r);
     return rc;
 }
@@ -459,6 +643,45 @@ START_TEST(acl)
 }
 END_TEST
 
+/* With ACL: a query by key needs SUB on its topic; a view by id SUB on the
+ * topic of the record it names; queue locks any account. */
+START_TEST(acl_queries)
+{
+    rmq_remoting_field_t sf[] = V2_FIELDS("0", "KEYS\001acl-key");
+    rem_resp_t r;
+    ck_assert_int_eq(signed_call_r(310, sf, sizeof sf / sizeof sf[0], "m", "pub", "pubsecret1", &r),
+                     RMQ_REMOTING_SUCCESS);
+    uint32_t ip;
+    uint16_t port;
+    int64_t phys;
+    ck_assert_int_eq(st_msg_id_parse(rem_field(&r, "msgId"), &ip, &port, &phys), RMQ_OK);
+    rem_resp_clear(&r);
+
+    rmq_remoting_field_t qf[] = {{"topic", "RemTopic"}, {"key", "acl-key"}, {"maxNum", "32"},
+                                 {"beginTimestamp", "0"}, {"endTimestamp", "0"}};
+    int code = RMQ_REMOTING_QUERY_NOT_FOUND;
+    for (int i = 0; i < 100 && code == RMQ_REMOTING_QUERY_NOT_FOUND; i++)
+        if ((code = signed_call(12, qf, 5, NULL, "sub", "subsecret1")) == RMQ_REMOTING_QUERY_NOT_FOUND)
+            usleep(50000);
+    ck_assert_int_eq(code, RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(signed_call(12, qf, 5, NULL, "pub", "pubsecret1"), RMQ_REMOTING_NO_PERMISSION);
+    ck_assert_int_eq(signed_call(12, qf, 5, NULL, NULL, NULL), RMQ_REMOTING_NO_PERMISSION);
+
+    char off[24];
+    snprintf(off, sizeof off, "%lld", (long long)phys);
+    rmq_remoting_field_t vf = {"offset", off};
+    ck_assert_int_eq(signed_call(33, &vf, 1, NULL, "sub", "subsecret1"), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(signed_call(33, &vf, 1, NULL, "pub", "pubsecret1"), RMQ_REMOTING_NO_PERMISSION);
+
+    char body[512];
+    lock_body("client-s", MQ("RemTopic", 0), body, sizeof body);
+    ck_assert_int_eq(signed_call(41, NULL, 0, body, "pub", "pubsecret1"), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(signed_call(42, NULL, 0, body, "pub", "pubsecret1"), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(signed_call(41, NULL, 0, body, NULL, NULL), RMQ_REMOTING_NO_PERMISSION);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *remoting_broker_suite(void)
 {
     Suite *s = suite_create("remoting_broker");
@@ -469,11 +692,14 @@ static Suite *remoting_broker_suite(void)
     tcase_add_test(tc, send_pull);
     tcase_add_test(tc, bad_requests);
     tcase_add_test(tc, clients);
+    tcase_add_test(tc, locks);
+    tcase_add_test(tc, queries);
     suite_add_tcase(s, tc);
     TCase *ta = tcase_create("remoting_broker_acl");
     tcase_add_checked_fixture(ta, acl_setup, teardown);
     tcase_set_timeout(ta, 120);
     tcase_add_test(ta, acl);
+    tcase_add_test(ta, acl_queries);
     suite_add_tcase(s, ta);
     return s;
 }

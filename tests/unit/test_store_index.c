@@ -130,8 +130,11 @@ END_TEST
 START_TEST(test_time_range)
 {
     st_store_t *st = ts_open(&env);
-    int64_t t0, t1;
+    int64_t t0, t1, last_ts, last_phys;
+    st_store_stats_t stats;
 
+    st_store_index_last(st, &last_ts, &last_phys);      /* nothing indexed yet */
+    ck_assert(last_ts == 0 && last_phys == 0);
     put_keyed(st, "T", "k", NULL);
     usleep(30 * 1000);
     t0 = rmq_wall_ms();
@@ -143,6 +146,11 @@ START_TEST(test_time_range)
     ck_assert_int_eq(query(st, "T", "k", t0, t1, 32), 1);
     ck_assert_int_eq(query(st, "T", "k", 0, t0 - 1, 32), 1);
     ck_assert_int_eq(query(st, "T", "k", t1 + 1, INT64_MAX, 32), 1);
+    /* QUERY_MESSAGE's indexLastUpdate*: the newest indexed record */
+    st_store_index_last(st, &last_ts, &last_phys);
+    st_store_stats(st, &stats);
+    ck_assert_int_gt(last_ts, t1);
+    ck_assert_int_eq(last_phys, stats.commitlog_max_offset);
     st_store_close(st);
 }
 END_TEST

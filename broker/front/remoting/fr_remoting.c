@@ -56,6 +56,7 @@ int fr_rm_status_code(bk_status_t status)
         [BK_BUSY] = 2,
         [BK_TRANSACTION_FAILED] = 1,
         [BK_SUBSCRIPTION_PARSE_FAILED] = 23,
+        [BK_NOT_FOUND] = 22,                 /* QUERY_NOT_FOUND */
         [BK_SYSTEM_ERROR] = 1,
     };
     if ((unsigned)status < sizeof(code) / sizeof(code[0]))
@@ -214,13 +215,17 @@ bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_re
 
 /* What a code needs under ACL 1.0, as RocketMQ's PlainAccessValidator
  * asks: a send PUB on its topic; a pull SUB on its topic and group; the
- * offsets of a group SUB on both; the consumer list SUB on the group; the
- * rest (heartbeat, unregister, queue offsets, view by id) any account. */
+ * offsets of a group SUB on both; the consumer list SUB on the group; a
+ * query by key SUB on its topic; the rest (heartbeat, unregister, queue
+ * offsets, queue locks, which RocketMQ's validator lets any account send)
+ * any account. A view by id is checked on the record's topic once it is
+ * read (fr_remoting_query.c). */
 typedef enum rm_need {
     NEED_ANY = 0,
     NEED_PUB_TOPIC,
     NEED_SUB_TOPIC_GROUP,
     NEED_SUB_GROUP,
+    NEED_SUB_TOPIC,
 } rm_need_t;
 
 static const struct {
@@ -241,6 +246,10 @@ static const struct {
     {34, fr_rm_handle_heartbeat, NEED_ANY},                  /* HEART_BEAT */
     {35, fr_rm_handle_unregister, NEED_ANY},                 /* UNREGISTER_CLIENT */
     {38, fr_rm_handle_consumer_list, NEED_SUB_GROUP},        /* GET_CONSUMER_LIST_BY_GROUP */
+    /* queue locks and queries (fr_remoting_locks.c, fr_remoting_query.c) */
+    {41, fr_rm_handle_lock, NEED_ANY},                       /* LOCK_BATCH_MQ */
+    {42, fr_rm_handle_unlock, NEED_ANY},                     /* UNLOCK_BATCH_MQ */
+    {12, fr_rm_handle_query, NEED_SUB_TOPIC},                /* QUERY_MESSAGE */
 };
 
 /* rmq_remoting_needs_fn of the broker: codes without a handler here need admin. */
@@ -264,6 +273,9 @@ static int rm_needs(const rmq_remoting_request_t *req, rmq_acl_need_t *needs, si
             return 2;
         case NEED_SUB_GROUP:
             needs[0] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group};
+            return 1;
+        case NEED_SUB_TOPIC:
+            needs[0] = (rmq_acl_need_t){RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
             return 1;
         default:
             return 0;

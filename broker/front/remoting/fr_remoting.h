@@ -102,6 +102,11 @@ void fr_rm_handle_consumer_list(rmq_conn_t *conn, const rmq_remoting_request_t *
 void fr_rm_handle_offset_query(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_offset_update(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_queue_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+/* LOCK_BATCH_MQ, UNLOCK_BATCH_MQ (fr_remoting_locks.c) */
+void fr_rm_handle_lock(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_unlock(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+/* QUERY_MESSAGE (fr_remoting_query.c; VIEW_MESSAGE_BY_ID above is there too) */
+void fr_rm_handle_query(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 
 /* Creates the pull core of rm (fr_remoting_pull.c). */
 bk_consume_t *fr_rm_pull_core_new(fr_remoting_t *rm);

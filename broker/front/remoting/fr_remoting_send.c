@@ -2,9 +2,8 @@
  * fields under the names a..m), SEND_BATCH_MESSAGE (320, RocketMQ's batch
  * body) over the core's send (core/bk_produce.c), answered with
  * SendMessageResponseHeader (msgId: the offset msgId of store host and
- * commit-log offset, comma-joined for a batch; queueId; queueOffset); and
- * VIEW_MESSAGE_BY_ID (33), which resolves such an id's offset back to the
- * message. A send waiting for the disk or a slave keeps its reply address
+ * commit-log offset, comma-joined for a batch; queueId; queueOffset;
+ * VIEW_MESSAGE_BY_ID resolves such an id, fr_remoting_query.c). A send waiting for the disk or a slave keeps its reply address
  * in a pooled waiter. */
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -277,30 +276,4 @@ void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
     m.properties_len = strlen(h.properties);
     m.tag_code = tag_code(m.properties, m.properties_len);
     send_store(rm, conn, req, &tgt, &m, 1);
-}
-
-/* VIEW_MESSAGE_BY_ID: the message at commit-log offset `offset`, MessageDecoder's layout. */
-void fr_rm_handle_view(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    fr_remoting_t *rm = arg;
-    int64_t off;
-    int32_t count = 0;
-    if (fr_rm_int(conn, req, "offset", NULL, 1, 0, INT64_MAX, 0, &off) != 0)
-        return;
-    struct evbuffer *rec = evbuffer_new();
-    rmq_err_t rc = rec ? st_store_read_record(rm->bk->store, off, rec) : RMQ_ENOMEM;
-    size_t len = rec ? evbuffer_get_length(rec) : 0;
-    const uint8_t *data = rc == RMQ_OK ? evbuffer_pullup(rec, -1) : NULL;
-    uint8_t *msg = data ? malloc(len) : NULL;
-    if (msg && fr_rm_messages_encode(data, len, msg, &count) == RMQ_OK) {
-        rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .body = msg, .body_len = len};
-        rmq_remoting_reply(conn, req, &rep);
-    } else {
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
-                            "can not find message by the offset %" PRId64 ": %s", off,
-                            rc != RMQ_OK ? rmq_strerror(rc) : "out of memory");
-    }
-    free(msg);
-    if (rec)
-        evbuffer_free(rec);
 }
