@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fr_remoting_wire.h"
 #include "fr_session.h"
@@ -103,6 +104,63 @@ int fr_rm_int(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *k
     }
     *out = n;
     return 0;
+}
+
+int fr_rm_bool(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key, int required, int dflt,
+               int *out)
+{
+    const char *v = fr_rm_str(conn, req, key, NULL, required, NULL);
+    *out = dflt;
+    if (!v)
+        return required ? -1 : 0;
+    if (strcasecmp(v, "true") == 0 || strcasecmp(v, "false") == 0) {
+        *out = strcasecmp(v, "true") == 0;
+        return 0;
+    }
+    rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: extField %s='%.64s' is not true or false",
+                        req->code, key, v);
+    return -1;
+}
+
+/* ---- the signer ------------------------------------------------------------ */
+
+int fr_rm_signer(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
+                 const rmq_acl_account_t **account)
+{
+    *account = NULL;
+    if (!rm->bk->sec.acl ||
+        rmq_acl_account_of(rm->bk->sec.acl, rmq_conn_peer(conn), rmq_remoting_field(req, "AccessKey"), account) >= 0)
+        return 0;
+    rmq_remoting_replyf(conn, req, RMQ_REMOTING_NO_PERMISSION, "request code %d from %s is not signed by a known account",
+                        req->code, rmq_conn_peer(conn));
+    return -1;
+}
+
+/* bk_reader_t.may_read: may the signer read topic (SUB)? */
+static int rm_may_read(void *arg, const char *topic, char *why, size_t whylen)
+{
+    const fr_rm_reader_t *rd = arg;
+    rmq_acl_need_t need = {RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
+    char op[32];
+    if (!rd->account) {
+        snprintf(why, whylen, "no permission: request code %d is not signed by a known account", rd->code);
+        return 0;
+    }
+    snprintf(op, sizeof(op), "request code %d", rd->code);
+    return rmq_acl_allows(rd->account, &need, 1, op, why, whylen);
+}
+
+const bk_reader_t *fr_rm_reader_init(fr_rm_reader_t *rd, const fr_remoting_t *rm, rmq_conn_t *conn,
+                                     const rmq_remoting_request_t *req)
+{
+    const rmq_acl_t *acl = rm->bk->sec.acl;
+    rd->account = NULL;
+    int rc = acl ? rmq_acl_account_of(acl, rmq_conn_peer(conn), rmq_remoting_field(req, "AccessKey"), &rd->account)
+                 : 1;
+    rd->code = req->code;
+    rd->base.may_read = rc > 0 ? NULL : rm_may_read;
+    rd->base.arg = rd;
+    return &rd->base;
 }
 
 /* ---- session -------------------------------------------------------------- */
@@ -214,13 +272,18 @@ bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_re
 
 /* What a code needs under ACL 1.0, as RocketMQ's PlainAccessValidator
  * asks: a send PUB on its topic; a pull SUB on its topic and group; the
- * offsets of a group SUB on both; the consumer list SUB on the group; the
- * rest (heartbeat, unregister, queue offsets, view by id) any account. */
+ * offsets of a group SUB on both; the consumer list SUB on the group; a
+ * send-back SUB on its group (RocketMQ: SUB on %RETRY%group), then the
+ * core checks SUB on the topic of the record it names; the rest
+ * (heartbeat, unregister, queue offsets, view by id, and END_TRANSACTION,
+ * whose real topic the core checks for PUB once it has read the half
+ * message) any account. */
 typedef enum rm_need {
     NEED_ANY = 0,
     NEED_PUB_TOPIC,
     NEED_SUB_TOPIC_GROUP,
     NEED_SUB_GROUP,
+    NEED_SUB_BACK_GROUP,             /* SUB on extField "group" */
 } rm_need_t;
 
 static const struct {
@@ -241,6 +304,8 @@ static const struct {
     {34, fr_rm_handle_heartbeat, NEED_ANY},                  /* HEART_BEAT */
     {35, fr_rm_handle_unregister, NEED_ANY},                 /* UNREGISTER_CLIENT */
     {38, fr_rm_handle_consumer_list, NEED_SUB_GROUP},        /* GET_CONSUMER_LIST_BY_GROUP */
+    {36, fr_rm_handle_send_back, NEED_SUB_BACK_GROUP},      /* CONSUMER_SEND_MSG_BACK */
+    {37, fr_rm_handle_end_transaction, NEED_ANY},            /* END_TRANSACTION */
 };
 
 /* rmq_remoting_needs_fn of the broker: codes without a handler here need admin. */
@@ -264,6 +329,9 @@ static int rm_needs(const rmq_remoting_request_t *req, rmq_acl_need_t *needs, si
             return 2;
         case NEED_SUB_GROUP:
             needs[0] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group};
+            return 1;
+        case NEED_SUB_BACK_GROUP:
+            needs[0] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, rmq_remoting_field(req, "group")};
             return 1;
         default:
             return 0;
