@@ -40,7 +40,7 @@
  * invisible; commit (8) delivers once (twice is harmless), rollback (12)
  * never; unknown (0) is checked back with CHECK_TRANSACTION_STATE pushed on
  * the producer's connection (offsets, msgId, the message in MessageDecoder's
- * layout), whose oneway commit with fromTransactionCheck delivers it and
+ * layout under its real topic), whose oneway commit with fromTransactionCheck delivers it and
  * stops the checks. Missing fields, a bad state or offset, a message that
  * is not a half of that group get SYSTEM_ERROR naming them; a oneway
  * request is never answered. */
@@ -729,6 +729,9 @@ START_TEST(end_transaction)
     ck_assert_int_eq((int32_t)rec.crc, fr_rm_body_crc(rec.body, rec.body_len));
     ck_assert(memcmp(rec.body, "ask me later", 12) == 0);
     prop_is(&rec, RMQ_PROP_PRODUCER_GROUP, "rem_txg");
+    ck_assert_uint_eq(rec.topic_len, strlen("RemTopic"));       /* under its real topic, as RocketMQ sends it */
+    ck_assert(memcmp(rec.topic, "RemTopic", rec.topic_len) == 0);
+    ck_assert_int_eq(rec.queue_id, 0);
     rem_resp_clear(&r);
 
     /* the producer answers oneway, as the Java client does: committed, no response */

@@ -69,7 +69,8 @@ start_namesrv() {
   ns=127.0.0.1:$port
 }
 
-# start_broker CLUSTER NAME: a master registered with $ns; sets $bk_port and $bk_pid
+# start_broker CLUSTER NAME: a master registered with $ns; sets $bk_port and
+# $bk_pid. $broker_extra (property lines), when set, ends the properties.
 start_broker() {
   cat >"$run/broker.properties" <<PROPS
 brokerClusterName=$1
@@ -83,6 +84,7 @@ storePathRootDir=$run/store
 mapedFileSizeCommitLog=16777216
 namesrvAddr=$ns
 registerNameServerPeriod=1000
+${broker_extra:-}
 PROPS
   rm -f "$run/broker.ready"
   "$bin/broker/mqbroker" -c "$run/broker.properties" --ready-file "$run/broker.ready" >>"$run/broker.log" 2>&1 &

@@ -195,15 +195,14 @@ static rmq_err_t rs_notify_ids_changed(bk_session_t *ss, const char *group)
     return rs_push((rm_session_t *)ss, CODE_NOTIFY_CONSUMER_IDS_CHANGED, &f, 1, NULL, 0);
 }
 
-/* CHECK_TRANSACTION_STATE: the half message in MessageDecoder's layout. */
+/* CHECK_TRANSACTION_STATE: the half message in MessageDecoder's layout,
+ * under its real topic. */
 static rmq_err_t rs_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk)
 {
     char tso[24], clo[24];
-    int32_t n = 0;
-    uint8_t *msg = malloc(chk->record_len ? chk->record_len : 1);
-    if (!msg)
-        return RMQ_ENOMEM;
-    rmq_err_t err = fr_rm_messages_encode(chk->record, chk->record_len, msg, &n);
+    uint8_t *msg = NULL;
+    size_t msg_len = 0;
+    rmq_err_t err = fr_rm_check_message_encode(chk->record, chk->record_len, &msg, &msg_len);
     snprintf(tso, sizeof(tso), "%" PRId64, chk->tran_state_table_offset);
     snprintf(clo, sizeof(clo), "%" PRId64, chk->commit_log_offset);
     rmq_remoting_field_t f[] = {
@@ -214,8 +213,7 @@ static rmq_err_t rs_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk
         {"offsetMsgId", (char *)(chk->offset_msg_id ? chk->offset_msg_id : "")},
     };
     if (err == RMQ_OK)
-        err = rs_push((rm_session_t *)ss, CODE_CHECK_TRANSACTION_STATE, f, sizeof(f) / sizeof(f[0]), msg,
-                      chk->record_len);
+        err = rs_push((rm_session_t *)ss, CODE_CHECK_TRANSACTION_STATE, f, sizeof(f) / sizeof(f[0]), msg, msg_len);
     free(msg);
     return err;
 }
