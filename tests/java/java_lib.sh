@@ -27,17 +27,21 @@ skip_all() {
   exit 0
 }
 
-# java_build PLAN: builds tests/java offline after fetching its dependencies;
-# sets $cp (the classpath). Prints "not ok 1" and exits when it fails to build.
+# java_build PLAN [PROFILE]: builds tests/java (with Maven profile PROFILE,
+# e.g. rocketmq5 for the 5.x client) offline after fetching its
+# dependencies; sets $cp (the classpath). Prints "not ok 1" and exits when
+# it fails to build.
 java_build() {
+  local profile=()
+  [ -z "${2:-}" ] || profile=("-P$2")
   if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then skip_all "$1" "java or mvn not installed"; fi
   # the project is copied so that target/ (classes, jars) never lands in the tree
   cp -r "$here/pom.xml" "$here/src" "$run/"
-  if ! (cd "$run" && mvn -q -B dependency:go-offline >"$run/mvn-fetch.log" 2>&1); then
+  if ! (cd "$run" && mvn -q -B "${profile[@]}" dependency:go-offline >"$run/mvn-fetch.log" 2>&1); then
     tail -20 "$run/mvn-fetch.log" >&2
     skip_all "$1" "cannot fetch rocketmq-client from Maven Central"
   fi
-  if ! (cd "$run" && mvn -q -B -o package dependency:build-classpath -Dmdep.outputFile=cp.txt \
+  if ! (cd "$run" && mvn -q -B -o "${profile[@]}" package dependency:build-classpath -Dmdep.outputFile=cp.txt \
         >"$run/mvn-build.log" 2>&1); then
     tail -40 "$run/mvn-build.log" >&2
     echo "not ok 1 - tests/java builds offline"

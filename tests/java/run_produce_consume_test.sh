@@ -8,13 +8,15 @@
 # by its offset msgId; then a second round consumed by a restarted
 # consumer of the same group, which gets the new messages and nothing
 # committed before. Prints TAP; SKIP without java, mvn or Maven Central.
+# An argument names a Maven profile of tests/java/pom.xml: rocketmq5 runs
+# the same scenario with the 5.x client in remoting mode.
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
 plan=9
 echo "1..$plan"
-java_build $plan
+java_build $plan "${1:-}"
 start_namesrv
 start_broker JavaCluster broker-j
 create_topic JavaCluster JavaPC

@@ -46,21 +46,28 @@ import org.apache.rocketmq.common.message.MessageExt;
 
 public final class TxRetry {
     private static final String[] KINDS = {"commit", "rollback", "check-commit", "check-rollback"};
+    /* Route look-ups at start fail the start past this; the test machines are loaded. */
+    private static final int CLIENT_API_TIMEOUT_MS = 15000;
 
     private TxRetry() {
     }
 
-    public static void main(String[] args) throws Exception {
-        switch (args[0]) {
-            case "tx":
-                tx(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]));
-                break;
-            case "delay":
-                delay(args[1], args[2]);
-                break;
-            default:
-                retry(args[1], args[2], args[3], Integer.parseInt(args[4]), Integer.parseInt(args[5]));
-                break;
+    public static void main(String[] args) {
+        try {
+            switch (args[0]) {
+                case "tx":
+                    tx(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+                    break;
+                case "delay":
+                    delay(args[1], args[2]);
+                    break;
+                default:
+                    retry(args[1], args[2], args[3], Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+                    break;
+            }
+        } catch (Throwable e) {
+            e.printStackTrace();
+            System.exit(2);      /* the clients' threads would keep the JVM up */
         }
         System.exit(0);
     }
@@ -77,6 +84,7 @@ public final class TxRetry {
         c.setInstanceName(group + "-" + ProcessHandle.current().pid());
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         c.setPollNameServerInterval(1000);
+        c.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         c.setPersistConsumerOffsetInterval(1000);
         c.subscribe(topic, "*");
         return c;
@@ -87,6 +95,7 @@ public final class TxRetry {
         p.setInstanceName(p.getProducerGroup() + "-" + ProcessHandle.current().pid());
         p.setSendMsgTimeout(10000);
         p.setPollNameServerInterval(1000);
+        p.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         p.start();
         return p;
     }
