@@ -711,7 +711,8 @@ START_TEST(end_transaction)
     ck_assert(memcmp(rec.body, "commit me", 9) == 0);
     prop_is(&rec, RMQ_PROP_UNIQ_KEY, "TXC");
     rem_resp_clear(&r);
-    ck_assert_int_eq(end_tx("rem_txg", commit_q, commit, "8", "TXC", &r), RMQ_REMOTING_SUCCESS);   /* again: nothing new */
+    /* again: nothing new */
+    ck_assert_int_eq(end_tx("rem_txg", commit_q, commit, "8", "TXC", &r), RMQ_REMOTING_SUCCESS);
     rem_resp_clear(&r);
     ck_assert_int_eq(end_tx("rem_txg", roll_q, roll, "12", "TXR", &r), RMQ_REMOTING_SUCCESS);
     rem_resp_clear(&r);

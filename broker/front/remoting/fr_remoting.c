@@ -117,8 +117,8 @@ int fr_rm_bool(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *
         *out = strcasecmp(v, "true") == 0;
         return 0;
     }
-    rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: extField %s='%.64s' is not true or false",
-                        req->code, key, v);
+    rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
+                        "request code %d: extField %s='%.64s' is not true or false", req->code, key, v);
     return -1;
 }
 
@@ -131,8 +131,8 @@ int fr_rm_signer(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_r
     if (!rm->bk->sec.acl ||
         rmq_acl_account_of(rm->bk->sec.acl, rmq_conn_peer(conn), rmq_remoting_field(req, "AccessKey"), account) >= 0)
         return 0;
-    rmq_remoting_replyf(conn, req, RMQ_REMOTING_NO_PERMISSION, "request code %d from %s is not signed by a known account",
-                        req->code, rmq_conn_peer(conn));
+    rmq_remoting_replyf(conn, req, RMQ_REMOTING_NO_PERMISSION,
+                        "request code %d from %s is not signed by a known account", req->code, rmq_conn_peer(conn));
     return -1;
 }
 
@@ -302,7 +302,7 @@ static const struct {
     {34, fr_rm_handle_heartbeat, NEED_ANY},                  /* HEART_BEAT */
     {35, fr_rm_handle_unregister, NEED_ANY},                 /* UNREGISTER_CLIENT */
     {38, fr_rm_handle_consumer_list, NEED_SUB_GROUP},        /* GET_CONSUMER_LIST_BY_GROUP */
-    {36, fr_rm_handle_send_back, NEED_SUB_BACK_GROUP},      /* CONSUMER_SEND_MSG_BACK */
+    {36, fr_rm_handle_send_back, NEED_SUB_BACK_GROUP},       /* CONSUMER_SEND_MSG_BACK */
     {37, fr_rm_handle_end_transaction, NEED_ANY},            /* END_TRANSACTION */
 };
 
