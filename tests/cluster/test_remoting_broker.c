@@ -37,7 +37,25 @@
  * its group; a heartbeat any account; unsigned requests and codes without
  * a handler (admin) are refused with NO_PERMISSION. acl_queries: a query by
  * key needs SUB on its topic, a view by id SUB on its record's topic,
- * queue locks any account. */
+ * queue locks any account. acl_tx: a send-back needs SUB on its group, then
+ * SUB on the topic of the message it names; ending a transaction PUB on the
+ * half message's real topic.
+ *
+ * send_back_retry_dlq: CONSUMER_SEND_MSG_BACK with delayLevel 0 goes to
+ * %RETRY%group through delay level 3 + reconsumeTimes, with
+ * reconsumeTimes + 1, RETRY_TOPIC and ORIGIN_MESSAGE_ID; past
+ * maxReconsumeTimes, or with a negative level, to %DLQ%group at once; a
+ * level given is used. Missing and malformed fields, an offset with no
+ * message and a bad group name get SYSTEM_ERROR naming them.
+ *
+ * end_transaction: a producer that heartbeats its group; half messages stay
+ * invisible; commit (8) delivers once (twice is harmless), rollback (12)
+ * never; unknown (0) is checked back with CHECK_TRANSACTION_STATE pushed on
+ * the producer's connection (offsets, msgId, the message in MessageDecoder's
+ * layout under its real topic), whose oneway commit with fromTransactionCheck delivers it and
+ * stops the checks. Missing fields, a bad state or offset, a message that
+ * is not a half of that group get SYSTEM_ERROR naming them; a oneway
+ * request is never answered. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,14 +94,20 @@ static void daemons_start(const char *extra)
                                           sizeof bk_addr), 0);
 }
 
-static void setup(void)
+/* Creates RemTopic with QUEUES queues over the native protocol. */
+static void topic_create(void)
 {
-    case_dir = hn_case_begin("remoting_broker");
-    daemons_start("");
     Rmq__Command req;
     Rmq__TopicConfig tc;
     wire_topic_request(&req, &tc, "RemTopic", QUEUES);
     ck_assert_int_eq(wire_call(bk_addr, &req, NULL, 0, NULL), RMQ__STATUS__SUCCESS);
+}
+
+static void setup(void)
+{
+    case_dir = hn_case_begin("remoting_broker");
+    daemons_start("");
+    topic_create();
 }
 
 static void acl_setup(void)
@@ -95,7 +119,9 @@ static void acl_setup(void)
                                         "account.pub.topicPerms=RemTopic=PUB\n"
                                         "account.sub.secretKey=subsecret1\n"
                                         "account.sub.topicPerms=RemTopic=SUB\n"
-                                        "account.sub.groupPerms=rem_cg=SUB\n",
+                                        "account.sub.groupPerms=rem_cg=SUB\n"
+                                        "account.back.secretKey=backsecret1\n"
+                                        "account.back.groupPerms=rem_cg=SUB\n",
                                         path, sizeof path));
     int n = snprintf(props, sizeof props, "aclEnable=true\naclFile=%s\n", path);
     ck_assert_msg(n > 0 && (size_t)n < sizeof props, "ACL properties do not fit");
@@ -155,16 +181,23 @@ static int send_one(int type, const char *qid, const char *props, const char *bo
     return call(type, 310, f, sizeof f / sizeof f[0], body, strlen(body), r);
 }
 
-static int pull(int fd, const char *qid, const char *offset, const char *sys_flag, const char *suspend_ms,
-                rem_resp_t *r)
+/* PULL_MESSAGE of topic by rem_cg on connection fd. */
+static int pull_topic(int fd, const char *topic, const char *qid, const char *offset, const char *sys_flag,
+                      const char *suspend_ms, rem_resp_t *r)
 {
     rmq_remoting_field_t f[] = {
-        {"consumerGroup", "rem_cg"}, {"topic", "RemTopic"}, {"queueId", (char *)qid},
+        {"consumerGroup", "rem_cg"}, {"topic", (char *)topic}, {"queueId", (char *)qid},
         {"queueOffset", (char *)offset}, {"maxMsgNums", "32"}, {"sysFlag", (char *)sys_flag},
         {"commitOffset", "0"}, {"suspendTimeoutMillis", (char *)suspend_ms}, {"subVersion", "0"},
         {"expressionType", "TAG"},
     };
     return call_on(fd, RMQ_REMOTING_JSON, 11, f, sizeof f / sizeof f[0], NULL, 0, r);
+}
+
+static int pull(int fd, const char *qid, const char *offset, const char *sys_flag, const char *suspend_ms,
+                rem_resp_t *r)
+{
+    return pull_topic(fd, "RemTopic", qid, offset, sys_flag, suspend_ms, r);
 }
 
 /* ---- send and pull ---------------------------------------------------------- */
@@ -682,6 +715,348 @@ START_TEST(acl_queries)
 }
 END_TEST
 
+/* ---- send-back and transactions ------------------------------------------------ */
+
+static void tx_setup(void)
+{
+    case_dir = hn_case_begin("remoting_broker_tx");
+    daemons_start("transactionTimeOut=1000\ntransactionCheckInterval=300\nmessageDelayLevel=1s 1s 1s 1s 1s 1s\n");
+    topic_create();
+}
+
+/* The commit-log offset named by the msgId of a send response, as text. */
+static void sent_offset(const rem_resp_t *r, char *off, size_t len)
+{
+    uint32_t ip;
+    uint16_t port;
+    int64_t phys;
+    ck_assert_int_eq(st_msg_id_parse(rem_field(r, "msgId"), &ip, &port, &phys), RMQ_OK);
+    snprintf(off, len, "%lld", (long long)phys);
+}
+
+/* Sends body to RemTopic queue 0 with props; its commit-log offset (and,
+ * when qoff is not NULL, its queue offset) as text. */
+static void send_msg(const char *props, const char *body, char off[24], char *qoff)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(send_one(RMQ_REMOTING_JSON, "0", props, body, &r), RMQ_REMOTING_SUCCESS);
+    sent_offset(&r, off, 24);
+    if (qoff)
+        snprintf(qoff, 24, "%s", rem_field(&r, "queueOffset"));
+    rem_resp_clear(&r);
+}
+
+/* GET_MAX_OFFSET of topic queue qid. */
+static long long max_offset(const char *topic, const char *qid)
+{
+    rem_resp_t r;
+    rmq_remoting_field_t f[] = {{"topic", (char *)topic}, {"queueId", (char *)qid}};
+    ck_assert_int_eq(call(RMQ_REMOTING_JSON, 30, f, 2, NULL, 0, &r), RMQ_REMOTING_SUCCESS);
+    long long v = atoll(rem_field(&r, "offset"));
+    rem_resp_clear(&r);
+    return v;
+}
+
+/* Pulls the message at offset of topic queue 0, waiting up to 10 s for it
+ * (a delayed copy); *rec points into r (the caller clears it). */
+static void pull_wait(const char *topic, const char *offset, rem_resp_t *r, rmq_record_t *rec)
+{
+    int fd = rem_connect(bk_addr);
+    long long t0 = hn_now_ms();
+    while (pull_topic(fd, topic, "0", offset, "0", "0", r) != RMQ_REMOTING_SUCCESS) {
+        ck_assert_msg(hn_now_ms() - t0 < 10000, "no message at %s of %s: %d %s", offset, topic, r->msg.code,
+                      r->msg.remark);
+        rem_resp_clear(r);
+        hn_sleep_ms(200);
+    }
+    close(fd);
+    ck_assert_int_eq(rmq_record_decode(r->msg.body, r->msg.body_len, 0, rec), RMQ_OK);
+}
+
+/* Asserts property name of rec is value. */
+static void prop_is(const rmq_record_t *rec, const char *name, const char *value)
+{
+    size_t vl = 0;
+    const char *v = rmq_props_get(rec->properties, rec->properties_len, name, &vl);
+    ck_assert_msg(v && vl == strlen(value) && memcmp(v, value, vl) == 0, "property %s is '%.*s', not '%s'", name,
+                  v ? (int)vl : 6, v ? v : "absent", value);
+}
+
+/* CONSUMER_SEND_MSG_BACK of the message at off for rem_cg. */
+static int send_back(const char *off, const char *level, const char *max, rem_resp_t *r)
+{
+    rmq_remoting_field_t f[] = {{"offset", (char *)off}, {"group", "rem_cg"}, {"delayLevel", (char *)level},
+                                {"originMsgId", "SB1"}, {"originTopic", "RemTopic"}, {"unitMode", "false"},
+                                {"maxReconsumeTimes", (char *)max}};
+    return call(RMQ_REMOTING_ROCKETMQ, 36, f, sizeof f / sizeof f[0], NULL, 0, r);
+}
+
+START_TEST(send_back_retry_dlq)
+{
+    rem_resp_t r, p;
+    rmq_record_t rec;
+    char off[24], retry1[24], retry2[24];
+    send_msg("TAGS\001TagA\002UNIQ_KEY\001SB1", "retry me", off, NULL);
+
+    /* delayLevel 0, never consumed again yet: level 3 + 0, onto %RETRY%rem_cg */
+    ck_assert_int_eq(send_back(off, "0", "2", &r), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(r.msg.serialize_type, RMQ_REMOTING_ROCKETMQ);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(max_offset(RMQ_TOPIC_SCHEDULE, "2"), 1);
+    pull_wait("%RETRY%rem_cg", "0", &p, &rec);
+    ck_assert_int_eq(rec.reconsume_times, 1);
+    ck_assert_uint_eq(rec.body_len, 8);
+    ck_assert(memcmp(rec.body, "retry me", 8) == 0);
+    prop_is(&rec, RMQ_PROP_RETRY_TOPIC, "RemTopic");
+    prop_is(&rec, RMQ_PROP_ORIGIN_MESSAGE_ID, "SB1");
+    prop_is(&rec, RMQ_PROP_TAGS, "TagA");
+    snprintf(retry1, sizeof retry1, "%lld", (long long)rec.phys_offset);
+    rem_resp_clear(&p);
+
+    /* the retry copy fails again: level 3 + 1 */
+    ck_assert_int_eq(send_back(retry1, "0", "2", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(max_offset(RMQ_TOPIC_SCHEDULE, "3"), 1);
+    pull_wait("%RETRY%rem_cg", "1", &p, &rec);
+    ck_assert_int_eq(rec.reconsume_times, 2);
+    prop_is(&rec, RMQ_PROP_RETRY_TOPIC, "RemTopic");
+    snprintf(retry2, sizeof retry2, "%lld", (long long)rec.phys_offset);
+    rem_resp_clear(&p);
+
+    /* consumed twice, maxReconsumeTimes 2: the dead-letter topic, at once */
+    ck_assert_int_eq(send_back(retry2, "0", "2", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(max_offset("%DLQ%rem_cg", "0"), 1);
+    pull_wait("%DLQ%rem_cg", "0", &p, &rec);
+    ck_assert_int_eq(rec.reconsume_times, 3);
+    ck_assert(memcmp(rec.body, "retry me", 8) == 0);
+    prop_is(&rec, RMQ_PROP_RETRY_TOPIC, "RemTopic");
+    prop_is(&rec, RMQ_PROP_ORIGIN_MESSAGE_ID, "SB1");
+    rem_resp_clear(&p);
+
+    /* a negative level: straight to the DLQ; a level given: that level */
+    ck_assert_int_eq(send_back(off, "-1", "16", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(max_offset("%DLQ%rem_cg", "0"), 2);
+    ck_assert_int_eq(send_back(off, "2", "16", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(max_offset(RMQ_TOPIC_SCHEDULE, "1"), 1);
+    hn_case_passed();
+}
+END_TEST
+
+START_TEST(send_back_bad_requests)
+{
+    rem_resp_t r;
+    char off[24];
+    send_msg("", "x", off, NULL);
+    rmq_remoting_field_t no_group[] = {{"offset", off}, {"delayLevel", "0"}};
+    ck_assert_int_eq(call(RMQ_REMOTING_JSON, 36, no_group, 2, NULL, 0, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "group");
+    rem_resp_clear(&r);
+    rmq_remoting_field_t no_level[] = {{"offset", off}, {"group", "rem_cg"}};
+    ck_assert_int_eq(call(RMQ_REMOTING_JSON, 36, no_level, 2, NULL, 0, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "delayLevel");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(send_back("abc", "0", "2", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "offset");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(send_back("-5", "0", "2", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "offset");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(send_back(off, "0", "many", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "maxReconsumeTimes");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(send_back("999999999", "0", "2", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "999999999");
+    rem_resp_clear(&r);
+    rmq_remoting_field_t bad_group[] = {{"offset", off}, {"group", "bad group!"}, {"delayLevel", "0"}};
+    ck_assert_int_eq(call(RMQ_REMOTING_JSON, 36, bad_group, 3, NULL, 0, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "bad group!");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(max_offset("%RETRY%rem_cg", "0"), 0);
+    hn_case_passed();
+}
+END_TEST
+
+#define HALF_PROPS(uniq) "TRAN_MSG\001true\002PGROUP\001rem_txg\002UNIQ_KEY\001" uniq
+
+/* END_TRANSACTION fields (fromTransactionCheck from_check, commitOrRollback type). */
+#define END_FIELDS(group, qoff, off, type, from_check, msg_id)                                                  \
+    {{"producerGroup", (char *)(group)}, {"tranStateTableOffset", (char *)(qoff)}, {"commitLogOffset", (char *)(off)}, \
+     {"commitOrRollback", (char *)(type)}, {"fromTransactionCheck", (char *)(from_check)}, {"msgId", (char *)(msg_id)}}
+
+static int end_tx(const char *group, const char *qoff, const char *off, const char *type, const char *msg_id,
+                  rem_resp_t *r)
+{
+    rmq_remoting_field_t f[] = END_FIELDS(group, qoff, off, type, "false", msg_id);
+    return call(RMQ_REMOTING_JSON, 37, f, sizeof f / sizeof f[0], NULL, 0, r);
+}
+
+/* Waits up to 10 s for a CHECK_TRANSACTION_STATE pushed on fd (nothing else may arrive). */
+static void check_back_wait(int fd, rem_resp_t *r)
+{
+    ck_assert_int_eq(rem_recv_frame(fd, r, 10000), 0);
+    ck_assert_int_eq(r->msg.code, 39);
+    ck_assert(r->msg.flags & RMQ_REMOTING_FLAG_ONEWAY);
+    ck_assert(!(r->msg.flags & RMQ_REMOTING_FLAG_RESPONSE));
+}
+
+START_TEST(end_transaction)
+{
+    rem_resp_t r;
+    rmq_record_t rec;
+    char commit[24], commit_q[24], roll[24], roll_q[24], unk[24], unk_q[24];
+    const char *hb = "{\"clientID\":\"tx-producer\",\"producerDataSet\":[{\"groupName\":\"rem_txg\"}],"
+                     "\"consumerDataSet\":[]}";
+    int producer = rem_connect(bk_addr);
+    ck_assert_int_eq(call_on(producer, RMQ_REMOTING_JSON, 34, NULL, 0, hb, strlen(hb), &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+
+    send_msg(HALF_PROPS("TXC"), "commit me", commit, commit_q);
+    send_msg(HALF_PROPS("TXR"), "roll me back", roll, roll_q);
+    send_msg(HALF_PROPS("TXU"), "ask me later", unk, unk_q);
+    ck_assert_int_eq(max_offset("RemTopic", "0"), 0);        /* halves are invisible */
+
+    ck_assert_int_eq(end_tx("rem_txg", commit_q, commit, "8", "TXC", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(max_offset("RemTopic", "0"), 1);
+    pull_wait("RemTopic", "0", &r, &rec);
+    ck_assert_uint_eq(rec.body_len, 9);
+    ck_assert(memcmp(rec.body, "commit me", 9) == 0);
+    prop_is(&rec, RMQ_PROP_UNIQ_KEY, "TXC");
+    rem_resp_clear(&r);
+    /* again: nothing new */
+    ck_assert_int_eq(end_tx("rem_txg", commit_q, commit, "8", "TXC", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(end_tx("rem_txg", roll_q, roll, "12", "TXR", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(end_tx("rem_txg", unk_q, unk, "0", "TXU", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(max_offset("RemTopic", "0"), 1);
+
+    /* the unknown one is checked back on the producer's connection, in its encoding */
+    check_back_wait(producer, &r);
+    ck_assert_int_eq(r.msg.serialize_type, RMQ_REMOTING_JSON);
+    ck_assert_str_eq(rem_field(&r, "commitLogOffset"), unk);
+    ck_assert_str_eq(rem_field(&r, "tranStateTableOffset"), unk_q);
+    ck_assert_str_eq(rem_field(&r, "msgId"), "TXU");
+    ck_assert_int_eq(rmq_record_decode(r.msg.body, r.msg.body_len, 0, &rec), RMQ_OK);
+    ck_assert_int_eq((int32_t)rec.crc, fr_rm_body_crc(rec.body, rec.body_len));
+    ck_assert(memcmp(rec.body, "ask me later", 12) == 0);
+    prop_is(&rec, RMQ_PROP_PRODUCER_GROUP, "rem_txg");
+    ck_assert_uint_eq(rec.topic_len, strlen("RemTopic"));       /* under its real topic, as RocketMQ sends it */
+    ck_assert(memcmp(rec.topic, "RemTopic", rec.topic_len) == 0);
+    ck_assert_int_eq(rec.queue_id, 0);
+    rem_resp_clear(&r);
+
+    /* the producer answers oneway, as the Java client does: committed, no response */
+    rmq_remoting_field_t ans[] = END_FIELDS("rem_txg", unk_q, unk, "8", "true", "TXU");
+    rem_send(producer, RMQ_REMOTING_JSON, 37, 11, RMQ_REMOTING_FLAG_ONEWAY, ans, sizeof ans / sizeof ans[0], NULL, 0);
+    long long t0 = hn_now_ms();
+    while (max_offset("RemTopic", "0") < 2 && hn_now_ms() - t0 < 10000)
+        hn_sleep_ms(100);
+    ck_assert_int_eq(max_offset("RemTopic", "0"), 2);
+    pull_wait("RemTopic", "1", &r, &rec);
+    ck_assert(memcmp(rec.body, "ask me later", 12) == 0);
+    rem_resp_clear(&r);
+    /* resolved: no more check-backs, no response to the oneway answer */
+    ck_assert_int_eq(rem_recv_frame(producer, &r, 1500), -1);
+    close(producer);
+    ck_assert_int_eq(max_offset("RemTopic", "0"), 2);         /* the rolled-back one never appears */
+    hn_case_passed();
+}
+END_TEST
+
+START_TEST(end_transaction_bad_requests)
+{
+    rem_resp_t r;
+    char half[24], half_q[24], plain[24];
+    send_msg(HALF_PROPS("TXB"), "b", half, half_q);
+    send_msg("", "plain", plain, NULL);
+    static const char *const need[] = {"producerGroup", "tranStateTableOffset", "commitLogOffset",
+                                       "commitOrRollback", "msgId"};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        rmq_remoting_field_t f[] = END_FIELDS("rem_txg", half_q, half, "8", "false", "TXB");
+        rmq_remoting_field_t keep[6];
+        size_t n = 0;
+        for (size_t j = 0; j < 6; j++)
+            if (strcmp(f[j].key, need[i]) != 0)
+                keep[n++] = f[j];
+        ck_assert_int_eq(call(RMQ_REMOTING_ROCKETMQ, 37, keep, n, NULL, 0, &r), RMQ_REMOTING_SYSTEM_ERROR);
+        remark_has(&r, need[i]);
+        rem_resp_clear(&r);
+    }
+    ck_assert_int_eq(end_tx("rem_txg", half_q, "-1", "8", "TXB", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "commitLogOffset");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(end_tx("rem_txg", half_q, half, "5", "TXB", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "commitOrRollback");
+    rem_resp_clear(&r);
+    rmq_remoting_field_t maybe[] = END_FIELDS("rem_txg", half_q, half, "8", "maybe", "TXB");
+    ck_assert_int_eq(call(RMQ_REMOTING_JSON, 37, maybe, 6, NULL, 0, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "fromTransactionCheck");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(end_tx("rem_txg", half_q, "999999999", "8", "TXB", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "no half message");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(end_tx("rem_txg", "0", plain, "8", "TXB", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "not a half message");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(end_tx("rem_other", half_q, half, "8", "TXB", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "rem_other");
+    rem_resp_clear(&r);
+
+    /* a oneway request gets no answer, not even an error: the next answer on
+     * the connection is the next request's */
+    int fd = rem_connect(bk_addr);
+    rmq_remoting_field_t bad[] = END_FIELDS("rem_txg", half_q, half, "5", "false", "TXB");
+    rem_send(fd, RMQ_REMOTING_JSON, 37, 21, RMQ_REMOTING_FLAG_ONEWAY, bad, 6, NULL, 0);
+    rem_send(fd, RMQ_REMOTING_JSON, 37, 22, 0, bad, 6, NULL, 0);
+    ck_assert_int_eq(rem_recv(fd, &r, 10000), 0);
+    ck_assert_int_eq(r.msg.opaque, 22);
+    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SYSTEM_ERROR);
+    rem_resp_clear(&r);
+    close(fd);
+    ck_assert_int_eq(max_offset("RemTopic", "0"), 1);         /* only the plain message */
+    hn_case_passed();
+}
+END_TEST
+
+/* Under ACL: a send-back needs SUB on its group, then SUB on the topic of
+ * the message it names; ending a transaction needs PUB on the half's real topic. */
+START_TEST(acl_tx)
+{
+    rem_resp_t r;
+    char off[24], half[24], half_q[24];
+    rmq_remoting_field_t sf[] = V2_FIELDS("0", "");
+    ck_assert_int_eq(signed_call_r(310, sf, sizeof sf / sizeof sf[0], "m", "pub", "pubsecret1", &r),
+                     RMQ_REMOTING_SUCCESS);
+    sent_offset(&r, off, sizeof off);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t bf[] = {{"offset", off}, {"group", "rem_cg"}, {"delayLevel", "0"}};
+    ck_assert_int_eq(signed_call(36, bf, 3, NULL, "pub", "pubsecret1"), RMQ_REMOTING_NO_PERMISSION);
+    ck_assert_int_eq(signed_call_r(36, bf, 3, NULL, "back", "backsecret1", &r), RMQ_REMOTING_NO_PERMISSION);
+    remark_has(&r, "RemTopic");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(signed_call(36, bf, 3, NULL, "sub", "subsecret1"), RMQ_REMOTING_SUCCESS);
+
+    rmq_remoting_field_t hf[] = V2_FIELDS("0", HALF_PROPS("TXA"));
+    ck_assert_int_eq(signed_call_r(310, hf, sizeof hf / sizeof hf[0], "h", "pub", "pubsecret1", &r),
+                     RMQ_REMOTING_SUCCESS);
+    sent_offset(&r, half, sizeof half);
+    snprintf(half_q, sizeof half_q, "%s", rem_field(&r, "queueOffset"));
+    rem_resp_clear(&r);
+    rmq_remoting_field_t ef[] = END_FIELDS("rem_txg", half_q, half, "8", "false", "TXA");
+    ck_assert_int_eq(signed_call_r(37, ef, 6, NULL, "sub", "subsecret1", &r), RMQ_REMOTING_NO_PERMISSION);
+    remark_has(&r, "RemTopic");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(signed_call(37, ef, 6, NULL, NULL, NULL), RMQ_REMOTING_NO_PERMISSION);
+    ck_assert_int_eq(signed_call(37, ef, 6, NULL, "pub", "pubsecret1"), RMQ_REMOTING_SUCCESS);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *remoting_broker_suite(void)
 {
     Suite *s = suite_create("remoting_broker");
@@ -700,7 +1075,16 @@ static Suite *remoting_broker_suite(void)
     tcase_set_timeout(ta, 120);
     tcase_add_test(ta, acl);
     tcase_add_test(ta, acl_queries);
+    tcase_add_test(ta, acl_tx);
     suite_add_tcase(s, ta);
+    TCase *tt = tcase_create("remoting_broker_tx");
+    tcase_add_checked_fixture(tt, tx_setup, teardown);
+    tcase_set_timeout(tt, 120);
+    tcase_add_test(tt, send_back_retry_dlq);
+    tcase_add_test(tt, send_back_bad_requests);
+    tcase_add_test(tt, end_transaction);
+    tcase_add_test(tt, end_transaction_bad_requests);
+    suite_add_tcase(s, tt);
     return s;
 }
 

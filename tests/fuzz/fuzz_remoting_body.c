@@ -2,8 +2,10 @@
  * (broker/front/remoting/fr_remoting_wire.c) over arbitrary input: a
  * RocketMQ batch body looped as SEND_BATCH_MESSAGE does (each entry inside
  * the input, re-encoding to the same bytes), a HeartbeatData JSON body
- * (every consumer and subscription it yields has its strings), and stored
- * records re-encoded for a pull (same length, never past the input). */
+ * (every consumer and subscription it yields has its strings), stored
+ * records re-encoded for a pull (same length, never past the input), and a
+ * half message re-encoded under its real topic for a check-back (one whole
+ * record with its body CRC). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,6 +68,20 @@ static void records(const uint8_t *data, size_t size)
     free(out);
 }
 
+/* A check-back's message: one whole V1 record, or an error. */
+static void check_message(const uint8_t *data, size_t size)
+{
+    uint8_t *msg = NULL;
+    size_t len = 0;
+    rmq_record_t rec;
+    if (fr_rm_check_message_encode(data, size, &msg, &len) != RMQ_OK)
+        return;
+    if (rmq_record_decode(msg, len, 0, &rec) != RMQ_OK || rec.total_size != len ||
+        (int32_t)rec.crc != fr_rm_body_crc(rec.body, rec.body_len))
+        abort();
+    free(msg);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint8_t *copy = malloc(size ? size : 1);
@@ -73,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     batch(copy, size);
     heartbeat(copy, size);
     records(copy, size);
+    check_message(copy, size);
     free(copy);
     return 0;
 }

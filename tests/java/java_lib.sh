@@ -27,19 +27,21 @@ skip_all() {
   exit 0
 }
 
-# java_build PLAN [PROJECT]: builds the Maven project PROJECT (default
-# tests/java) offline after fetching its dependencies; sets $cp (the
+# java_build PLAN [PROJECT [PROFILE]]: builds the Maven project PROJECT
+# (default tests/java; with Maven profile PROFILE, e.g. rocketmq5 for the
+# 5.x client) offline after fetching its dependencies; sets $cp (the
 # classpath). Prints "not ok 1" and exits when it fails to build.
 java_build() {
-  local project=${2:-$here}
+  local project=${2:-$here} profile=()
+  [ -z "${3:-}" ] || profile=("-P$3")
   if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then skip_all "$1" "java or mvn not installed"; fi
   # the project is copied so that target/ (classes, jars) never lands in the tree
   cp -r "$project/pom.xml" "$project/src" "$run/"
-  if ! (cd "$run" && mvn -q -B dependency:go-offline >"$run/mvn-fetch.log" 2>&1); then
+  if ! (cd "$run" && mvn -q -B "${profile[@]}" dependency:go-offline >"$run/mvn-fetch.log" 2>&1); then
     tail -20 "$run/mvn-fetch.log" >&2
     skip_all "$1" "cannot fetch rocketmq-client from Maven Central"
   fi
-  if ! (cd "$run" && mvn -q -B -o package dependency:build-classpath -Dmdep.outputFile=cp.txt \
+  if ! (cd "$run" && mvn -q -B -o "${profile[@]}" package dependency:build-classpath -Dmdep.outputFile=cp.txt \
         >"$run/mvn-build.log" 2>&1); then
     tail -40 "$run/mvn-build.log" >&2
     echo "not ok 1 - tests/java builds offline"
@@ -71,7 +73,8 @@ start_namesrv() {
   ns=127.0.0.1:$port
 }
 
-# start_broker CLUSTER NAME: a master registered with $ns; sets $bk_port and $bk_pid
+# start_broker CLUSTER NAME: a master registered with $ns; sets $bk_port and
+# $bk_pid. $broker_extra (property lines), when set, ends the properties.
 start_broker() {
   cat >"$run/broker.properties" <<PROPS
 brokerClusterName=$1
@@ -85,6 +88,7 @@ storePathRootDir=$run/store
 mapedFileSizeCommitLog=16777216
 namesrvAddr=$ns
 registerNameServerPeriod=1000
+${broker_extra:-}
 PROPS
   rm -f "$run/broker.ready"
   "$bin/broker/mqbroker" -c "$run/broker.properties" --ready-file "$run/broker.ready" >>"$run/broker.log" 2>&1 &

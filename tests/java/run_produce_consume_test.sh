@@ -8,13 +8,17 @@
 # by its offset msgId; then a second round consumed by a restarted
 # consumer of the same group, which gets the new messages and nothing
 # committed before. Prints TAP; SKIP without java, mvn or Maven Central.
+# An argument names a Maven profile of tests/java/pom.xml: rocketmq5 runs
+# the same scenario with the 5.x client (5.5.0) in remoting mode. That run
+# is not a meson test yet: the 5.x client's first route look-up at
+# mqnamesrv gets no answer in time (issue 14).
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
 plan=9
 echo "1..$plan"
-java_build $plan
+java_build $plan "$here" "${1:-}"
 start_namesrv
 start_broker JavaCluster broker-j
 create_topic JavaCluster JavaPC

@@ -3,6 +3,7 @@
  * against zlib's check value, RocketMQ batch entries (round trip, each
  * malformed length refused with its reason), stored records re-encoded as
  * MessageDecoder V1 (only the CRC word and the IPv6 host bits change), a
+ * check-back's half message under its real topic and queue, a
  * Java client's HeartbeatData read into the broker's view, and the
  * ConsumerListBody answer. */
 #include <check.h>
@@ -81,6 +82,36 @@ START_TEST(test_messages_encode)
 }
 END_TEST
 
+START_TEST(test_check_message)
+{
+    const char *props = "REAL_TOPIC\001RealT\002REAL_QID\0012\002PGROUP\001G";
+    rmq_record_t rec = {
+        .queue_id = 0, .queue_offset = 5, .phys_offset = 8192, .sys_flag = 4, .store_ip = 0x7f000001,
+        .body = (const uint8_t *)"123456789", .body_len = 9, .topic = "RMQ_SYS_TRANS_HALF_TOPIC", .topic_len = 24,
+        .properties = props, .properties_len = (uint16_t)strlen(props),
+    };
+    size_t len = rmq_record_size(9, 24, rec.properties_len), out_len = 0;
+    uint8_t *in = malloc(len + 1), *out = NULL;
+    rmq_record_t m;
+    rmq_record_encode(&rec, in);
+    ck_assert_int_eq(fr_rm_check_message_encode(in, len, &out, &out_len), RMQ_OK);
+    ck_assert_uint_eq(out_len, len - 24 + 5);
+    ck_assert_int_eq(rmq_record_decode(out, out_len, 0, &m), RMQ_OK);
+    ck_assert_int_eq((int32_t)m.crc, 0x4BF43926);
+    ck_assert_uint_eq(m.topic_len, 5);
+    ck_assert(memcmp(m.topic, "RealT", 5) == 0);
+    ck_assert_int_eq(m.queue_id, 2);
+    ck_assert_int_eq(m.queue_offset, 5);
+    ck_assert_int_eq(m.phys_offset, 8192);
+    ck_assert_uint_eq(m.properties_len, rec.properties_len);
+    free(out);
+    ck_assert_int_eq(fr_rm_check_message_encode(in, len - 1, &out, &out_len), RMQ_ECORRUPT);
+    in[len] = 0;
+    ck_assert_int_eq(fr_rm_check_message_encode(in, len + 1, &out, &out_len), RMQ_ECORRUPT);   /* one record only */
+    free(in);
+}
+END_TEST
+
 START_TEST(test_heartbeat)
 {
     const char *body =
@@ -143,6 +174,7 @@ int main(void)
     tcase_add_test(tc, test_body_crc);
     tcase_add_test(tc, test_batch);
     tcase_add_test(tc, test_messages_encode);
+    tcase_add_test(tc, test_check_message);
     tcase_add_test(tc, test_heartbeat);
     tcase_add_test(tc, test_consumer_list);
     suite_add_tcase(s, tc);

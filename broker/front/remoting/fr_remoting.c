@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fr_remoting_wire.h"
 #include "fr_session.h"
@@ -106,6 +107,63 @@ int fr_rm_int(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *k
     return 0;
 }
 
+int fr_rm_bool(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key, int required, int dflt,
+               int *out)
+{
+    const char *v = fr_rm_str(conn, req, key, NULL, required, NULL);
+    *out = dflt;
+    if (!v)
+        return required ? -1 : 0;
+    if (strcasecmp(v, "true") == 0 || strcasecmp(v, "false") == 0) {
+        *out = strcasecmp(v, "true") == 0;
+        return 0;
+    }
+    rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
+                        "request code %d: extField %s='%.64s' is not true or false", req->code, key, v);
+    return -1;
+}
+
+/* ---- the signer ------------------------------------------------------------ */
+
+int fr_rm_signer(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
+                 const rmq_acl_account_t **account)
+{
+    *account = NULL;
+    if (!rm->bk->sec.acl ||
+        rmq_acl_account_of(rm->bk->sec.acl, rmq_conn_peer(conn), rmq_remoting_field(req, "AccessKey"), account) >= 0)
+        return 0;
+    rmq_remoting_replyf(conn, req, RMQ_REMOTING_NO_PERMISSION,
+                        "request code %d from %s is not signed by a known account", req->code, rmq_conn_peer(conn));
+    return -1;
+}
+
+/* bk_reader_t.may_read: may the signer read topic (SUB)? */
+static int rm_may_read(void *arg, const char *topic, char *why, size_t whylen)
+{
+    const fr_rm_reader_t *rd = arg;
+    rmq_acl_need_t need = {RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
+    char op[32];
+    if (!rd->account) {
+        snprintf(why, whylen, "no permission: request code %d is not signed by a known account", rd->code);
+        return 0;
+    }
+    snprintf(op, sizeof(op), "request code %d", rd->code);
+    return rmq_acl_allows(rd->account, &need, 1, op, why, whylen);
+}
+
+const bk_reader_t *fr_rm_reader_init(fr_rm_reader_t *rd, const fr_remoting_t *rm, rmq_conn_t *conn,
+                                     const rmq_remoting_request_t *req)
+{
+    const rmq_acl_t *acl = rm->bk->sec.acl;
+    rd->account = NULL;
+    int rc = acl ? rmq_acl_account_of(acl, rmq_conn_peer(conn), rmq_remoting_field(req, "AccessKey"), &rd->account)
+                 : 1;
+    rd->code = req->code;
+    rd->base.may_read = rc > 0 ? NULL : rm_may_read;
+    rd->base.arg = rd;
+    return &rd->base;
+}
+
 /* ---- session -------------------------------------------------------------- */
 
 /* A remoting client as the core sees it. Kept as the connection's data, so
@@ -138,15 +196,14 @@ static rmq_err_t rs_notify_ids_changed(bk_session_t *ss, const char *group)
     return rs_push((rm_session_t *)ss, CODE_NOTIFY_CONSUMER_IDS_CHANGED, &f, 1, NULL, 0);
 }
 
-/* CHECK_TRANSACTION_STATE: the half message in MessageDecoder's layout. */
+/* CHECK_TRANSACTION_STATE: the half message in MessageDecoder's layout,
+ * under its real topic. */
 static rmq_err_t rs_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk)
 {
     char tso[24], clo[24];
-    int32_t n = 0;
-    uint8_t *msg = malloc(chk->record_len ? chk->record_len : 1);
-    if (!msg)
-        return RMQ_ENOMEM;
-    rmq_err_t err = fr_rm_messages_encode(chk->record, chk->record_len, msg, &n);
+    uint8_t *msg = NULL;
+    size_t msg_len = 0;
+    rmq_err_t err = fr_rm_check_message_encode(chk->record, chk->record_len, &msg, &msg_len);
     snprintf(tso, sizeof(tso), "%" PRId64, chk->tran_state_table_offset);
     snprintf(clo, sizeof(clo), "%" PRId64, chk->commit_log_offset);
     rmq_remoting_field_t f[] = {
@@ -157,8 +214,7 @@ static rmq_err_t rs_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk
         {"offsetMsgId", (char *)(chk->offset_msg_id ? chk->offset_msg_id : "")},
     };
     if (err == RMQ_OK)
-        err = rs_push((rm_session_t *)ss, CODE_CHECK_TRANSACTION_STATE, f, sizeof(f) / sizeof(f[0]), msg,
-                      chk->record_len);
+        err = rs_push((rm_session_t *)ss, CODE_CHECK_TRANSACTION_STATE, f, sizeof(f) / sizeof(f[0]), msg, msg_len);
     free(msg);
     return err;
 }
@@ -216,16 +272,20 @@ bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_re
 /* What a code needs under ACL 1.0, as RocketMQ's PlainAccessValidator
  * asks: a send PUB on its topic; a pull SUB on its topic and group; the
  * offsets of a group SUB on both; the consumer list SUB on the group; a
- * query by key SUB on its topic; the rest (heartbeat, unregister, queue
- * offsets, queue locks, which RocketMQ's validator lets any account send)
- * any account. A view by id is checked on the record's topic once it is
- * read (fr_remoting_query.c). */
+ * query by key SUB on its topic; a send-back SUB on its group (RocketMQ:
+ * SUB on %RETRY%group), then the core checks SUB on the topic of the record
+ * it names; the rest (heartbeat, unregister, queue offsets, queue locks,
+ * which RocketMQ's validator lets any account send, and END_TRANSACTION,
+ * whose real topic the core checks for PUB once it has read the half
+ * message) any account. A view by id is checked on the record's topic once
+ * it is read (fr_remoting_query.c). */
 typedef enum rm_need {
     NEED_ANY = 0,
     NEED_PUB_TOPIC,
     NEED_SUB_TOPIC_GROUP,
     NEED_SUB_GROUP,
     NEED_SUB_TOPIC,
+    NEED_SUB_BACK_GROUP,             /* SUB on extField "group" */
 } rm_need_t;
 
 static const struct {
@@ -250,6 +310,9 @@ static const struct {
     {41, fr_rm_handle_lock, NEED_ANY},                       /* LOCK_BATCH_MQ */
     {42, fr_rm_handle_unlock, NEED_ANY},                     /* UNLOCK_BATCH_MQ */
     {12, fr_rm_handle_query, NEED_SUB_TOPIC},                /* QUERY_MESSAGE */
+    /* send-back and transactions (fr_remoting_tx.c) */
+    {36, fr_rm_handle_send_back, NEED_SUB_BACK_GROUP},       /* CONSUMER_SEND_MSG_BACK */
+    {37, fr_rm_handle_end_transaction, NEED_ANY},            /* END_TRANSACTION */
 };
 
 /* rmq_remoting_needs_fn of the broker: codes without a handler here need admin. */
@@ -276,6 +339,9 @@ static int rm_needs(const rmq_remoting_request_t *req, rmq_acl_need_t *needs, si
             return 1;
         case NEED_SUB_TOPIC:
             needs[0] = (rmq_acl_need_t){RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
+            return 1;
+        case NEED_SUB_BACK_GROUP:
+            needs[0] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, rmq_remoting_field(req, "group")};
             return 1;
         default:
             return 0;

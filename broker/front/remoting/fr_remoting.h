@@ -15,6 +15,7 @@
 #include "bk_batch.h"
 #include "bk_broker.h"
 #include "bk_consume.h"
+#include "bk_query.h"
 #include "bk_status.h"
 #include "rmq_codec_remoting.h"
 
@@ -72,6 +73,32 @@ const char *fr_rm_str(rmq_conn_t *conn, const rmq_remoting_request_t *req, const
 int fr_rm_int(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key, const char *alt,
               int required, int64_t min, int64_t max, int64_t dflt, int64_t *out);
 
+/* A boolean extField ("true" or "false", any case); absent: dflt unless
+ * required. 0 with *out set; -1 after answering SYSTEM_ERROR naming it. */
+int fr_rm_bool(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key, int required, int dflt,
+               int *out);
+
+/* The ACL account that signed req (a request the codec admitted), for the
+ * checks the core makes once it has read what req names: 0 with *account
+ * set (NULL when access control is off or the peer is whitelisted); -1
+ * after answering NO_PERMISSION when no known account signed it. */
+int fr_rm_signer(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
+                 const rmq_acl_account_t **account);
+
+/* The core's reader (bk_query.h) for a remoting request: the signer of
+ * req may read a topic if its account has SUB on it. Valid for the
+ * handler's call only. */
+typedef struct fr_rm_reader {
+    bk_reader_t base;                /* what the core is given */
+    const rmq_acl_account_t *account;
+    int code;
+} fr_rm_reader_t;
+
+/* Fills rd for req on conn (access control off or a whitelisted peer:
+ * reads everything); returns &rd->base. */
+const bk_reader_t *fr_rm_reader_init(fr_rm_reader_t *rd, const fr_remoting_t *rm, rmq_conn_t *conn,
+                                     const rmq_remoting_request_t *req);
+
 /* The session of a remoting connection, created on first use (borrowed);
  * NULL when out of memory. Its pushes use req's encoding. */
 bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req);
@@ -107,6 +134,9 @@ void fr_rm_handle_lock(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
 void fr_rm_handle_unlock(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 /* QUERY_MESSAGE (fr_remoting_query.c; VIEW_MESSAGE_BY_ID above is there too) */
 void fr_rm_handle_query(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+/* fr_remoting_tx.c */
+void fr_rm_handle_send_back(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_end_transaction(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 
 /* Creates the pull core of rm (fr_remoting_pull.c). */
 bk_consume_t *fr_rm_pull_core_new(fr_remoting_t *rm);

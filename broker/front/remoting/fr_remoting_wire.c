@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_props.h"
 #include "rmq_http.h"
 
 #define BATCH_FIXED 22u              /* totalSize, magic, bodyCRC, flag, bodyLen, propertiesLen */
@@ -83,6 +84,15 @@ size_t fr_rm_batch_encode(const rmq_batch_entry_t *e, uint8_t *out)
 
 /* ---- pulled messages ----------------------------------------------------- */
 
+/* Turns the record r, copied at m, into MessageDecoder's V1: body CRC,
+ * IPv4 host bits. */
+static void v1_fix(uint8_t *m, const rmq_record_t *r)
+{
+    wr32(m + REC_CRC_AT, (uint32_t)fr_rm_body_crc(r->body, r->body_len));
+    wr32(m + REC_SYSFLAG_AT, (uint32_t)r->sys_flag & ~(uint32_t)(FR_RM_SYSFLAG_BORNHOST_V6 |
+                                                                 FR_RM_SYSFLAG_STOREHOST_V6));
+}
+
 rmq_err_t fr_rm_messages_encode(const uint8_t *rec, size_t len, uint8_t *out, int32_t *count)
 {
     size_t off = 0;
@@ -91,14 +101,38 @@ rmq_err_t fr_rm_messages_encode(const uint8_t *rec, size_t len, uint8_t *out, in
         rmq_record_t r;
         if (rmq_record_decode(rec + off, len - off, 0, &r) != RMQ_OK)
             return RMQ_ECORRUPT;
-        uint8_t *m = out + off;
-        memcpy(m, rec + off, r.total_size);
-        wr32(m + REC_CRC_AT, (uint32_t)fr_rm_body_crc(r.body, r.body_len));
-        wr32(m + REC_SYSFLAG_AT, (uint32_t)r.sys_flag & ~(uint32_t)(FR_RM_SYSFLAG_BORNHOST_V6 |
-                                                                    FR_RM_SYSFLAG_STOREHOST_V6));
+        memcpy(out + off, rec + off, r.total_size);
+        v1_fix(out + off, &r);
         off += r.total_size;
         (*count)++;
     }
+    return RMQ_OK;
+}
+
+rmq_err_t fr_rm_check_message_encode(const uint8_t *rec, size_t len, uint8_t **out, size_t *out_len)
+{
+    rmq_record_t r;
+    size_t tlen = 0;
+    *out = NULL;
+    *out_len = 0;
+    if (rmq_record_decode(rec, len, 0, &r) != RMQ_OK || r.total_size != len)
+        return RMQ_ECORRUPT;
+    const char *topic = rmq_props_get(r.properties, r.properties_len, RMQ_PROP_REAL_TOPIC, &tlen);
+    int64_t qid = bk_props_int(r.properties, r.properties_len, RMQ_PROP_REAL_QID, -1, NULL);
+    if (topic && tlen > 0 && tlen <= RMQ_TOPIC_MAX) {
+        r.topic = topic;
+        r.topic_len = (uint8_t)tlen;
+    }
+    if (qid >= 0 && qid <= INT32_MAX)
+        r.queue_id = (int32_t)qid;
+    size_t n = rmq_record_size(r.body_len, r.topic_len, r.properties_len);
+    uint8_t *m = malloc(n);
+    if (!m)
+        return RMQ_ENOMEM;
+    rmq_record_encode(&r, m);
+    v1_fix(m, &r);
+    *out = m;
+    *out_len = n;
     return RMQ_OK;
 }
 

@@ -10,7 +10,8 @@
  *   the same places (rmq_message.h) except the third word, which RocketMQ
  *   reads as the body's CRC-32 & 0x7fffffff (ours is a CRC32C of the
  *   record), and our hosts are always IPv4, so the IPv6 sysFlag bits are
- *   cleared;
+ *   cleared; a check-back's half message is re-encoded under its real
+ *   topic and queue;
  * - a HeartbeatData JSON body, read into the broker's heartbeat view;
  * - the ConsumerListBody JSON answer. */
 #ifndef FR_REMOTING_WIRE_H
@@ -46,6 +47,14 @@ size_t fr_rm_batch_encode(const rmq_batch_entry_t *e, uint8_t *out);
  * out (len bytes, may not overlap rec); *count = how many. RMQ_ECORRUPT if
  * rec is not a whole number of valid records. */
 rmq_err_t fr_rm_messages_encode(const uint8_t *rec, size_t len, uint8_t *out, int32_t *count);
+
+/* The half message of a CHECK_TRANSACTION_STATE as RocketMQ's broker
+ * sends it: the one stored record at rec[0..len) in the V1 layout under
+ * its real topic and queue (REAL_TOPIC, REAL_QID, when present and
+ * valid), properties unchanged. *out (malloc'd, the caller's) holds
+ * *out_len bytes. RMQ_ECORRUPT if rec is not exactly one valid record;
+ * RMQ_ENOMEM. */
+rmq_err_t fr_rm_check_message_encode(const uint8_t *rec, size_t len, uint8_t **out, size_t *out_len);
 
 /* A HeartbeatData body read into the core's neutral heartbeat (bk_clients.h). Strings
  * point into doc; everything is owned here (fr_rm_heartbeat_clear). */

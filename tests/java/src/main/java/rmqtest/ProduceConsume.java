@@ -82,7 +82,7 @@ public final class ProduceConsume {
             sent(p.send(m), "props-body");
         }
         System.out.println("OFFSETID " + firstOffsetId);
-        MessageExt v = p.viewMessage(firstOffsetId);
+        MessageExt v = p.viewMessage(topic, firstOffsetId);   /* an offset msgId: viewed by offset (4.9 and 5.x) */
         System.out.println("VIEW " + new String(v.getBody(), StandardCharsets.UTF_8));
         p.shutdown();
     }
