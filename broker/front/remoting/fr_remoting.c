@@ -56,6 +56,7 @@ int fr_rm_status_code(bk_status_t status)
         [BK_BUSY] = 2,
         [BK_TRANSACTION_FAILED] = 1,
         [BK_SUBSCRIPTION_PARSE_FAILED] = 23,
+        [BK_NOT_FOUND] = 22,                 /* QUERY_NOT_FOUND */
         [BK_SYSTEM_ERROR] = 1,
     };
     if ((unsigned)status < sizeof(code) / sizeof(code[0]))
@@ -214,13 +215,18 @@ bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_re
 
 /* What a code needs under ACL 1.0, as RocketMQ's PlainAccessValidator
  * asks: a send PUB on its topic; a pull SUB on its topic and group; the
- * offsets of a group SUB on both; the consumer list SUB on the group; the
- * rest (heartbeat, unregister, queue offsets, view by id) any account. */
+ * offsets of a group SUB on both; the consumer list SUB on the group; a
+ * query by key SUB on its topic; the changes Permission.ADMIN_CODE lists
+ * (topic and group create, update and delete, broker config) an admin
+ * account; the rest (heartbeat, unregister, queue offsets, view by id,
+ * the read-only admin codes) any account. */
 typedef enum rm_need {
     NEED_ANY = 0,
     NEED_PUB_TOPIC,
     NEED_SUB_TOPIC_GROUP,
     NEED_SUB_GROUP,
+    NEED_SUB_TOPIC,
+    NEED_ADMIN,
 } rm_need_t;
 
 static const struct {
@@ -241,6 +247,22 @@ static const struct {
     {34, fr_rm_handle_heartbeat, NEED_ANY},                  /* HEART_BEAT */
     {35, fr_rm_handle_unregister, NEED_ANY},                 /* UNREGISTER_CLIENT */
     {38, fr_rm_handle_consumer_list, NEED_SUB_GROUP},        /* GET_CONSUMER_LIST_BY_GROUP */
+    /* administration (fr_remoting_admin.c) and queries by key (fr_remoting_query.c) */
+    {12, fr_rm_handle_query_message, NEED_SUB_TOPIC},        /* QUERY_MESSAGE */
+    {17, fr_rm_handle_update_topic, NEED_ADMIN},             /* UPDATE_AND_CREATE_TOPIC */
+    {21, fr_rm_handle_all_topics, NEED_ANY},                 /* GET_ALL_TOPIC_CONFIG */
+    {25, fr_rm_handle_update_broker_config, NEED_ADMIN},     /* UPDATE_BROKER_CONFIG (refused) */
+    {26, fr_rm_handle_broker_config, NEED_ANY},              /* GET_BROKER_CONFIG */
+    {28, fr_rm_handle_runtime_info, NEED_ANY},               /* GET_BROKER_RUNTIME_INFO */
+    {200, fr_rm_handle_update_group, NEED_ADMIN},            /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP */
+    {201, fr_rm_handle_all_groups, NEED_ANY},                /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
+    {202, fr_rm_handle_topic_stats, NEED_ANY},               /* GET_TOPIC_STATS_INFO */
+    {203, fr_rm_handle_consumer_connections, NEED_ANY},      /* GET_CONSUMER_CONNECTION_LIST */
+    {207, fr_rm_handle_delete_group, NEED_ADMIN},            /* DELETE_SUBSCRIPTIONGROUP */
+    {208, fr_rm_handle_consume_stats, NEED_ANY},             /* GET_CONSUME_STATS */
+    {215, fr_rm_handle_delete_topic, NEED_ADMIN},            /* DELETE_TOPIC_IN_BROKER */
+    {300, fr_rm_handle_consume_by_who, NEED_ANY},            /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {351, fr_rm_handle_topic_config, NEED_ANY},              /* GET_TOPIC_CONFIG */
 };
 
 /* rmq_remoting_needs_fn of the broker: codes without a handler here need admin. */
@@ -265,6 +287,11 @@ static int rm_needs(const rmq_remoting_request_t *req, rmq_acl_need_t *needs, si
         case NEED_SUB_GROUP:
             needs[0] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group};
             return 1;
+        case NEED_SUB_TOPIC:
+            needs[0] = (rmq_acl_need_t){RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
+            return 1;
+        case NEED_ADMIN:
+            return -1;
         default:
             return 0;
         }
