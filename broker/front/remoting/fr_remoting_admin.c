@@ -157,18 +157,18 @@ void fr_rm_handle_all_topics(rmq_conn_t *conn, const rmq_remoting_request_t *req
     Rmq__DataVersion dv;
     if (!b)
         return;
-    evbuffer_add(b, "{\"topicConfigTable\":{", 21);
+    FR_RM_ADD(b, "{\"topicConfigTable\":{");
     for (int first = 1; bk_topics_next(rm->bk->topics, &cursor, &t); first = 0) {
         if (!first)
-            evbuffer_add(b, ",", 1);
+            FR_RM_ADD(b, ",");
         rmq_json_str(b, t->name);
-        evbuffer_add(b, ":", 1);
+        FR_RM_ADD(b, ":");
         fr_rm_topic_json(b, t);
     }
     bk_topics_version(rm->bk->topics, &dv);
-    evbuffer_add(b, "},\"dataVersion\":", 16);
+    FR_RM_ADD(b, "},\"dataVersion\":");
     fr_rm_data_version_json(b, dv.counter, dv.timestamp);
-    evbuffer_add(b, "}", 1);
+    FR_RM_ADD(b, "}");
     reply_body(conn, req, b);
     evbuffer_free(b);
 }
@@ -210,17 +210,17 @@ void fr_rm_handle_topic_stats(rmq_conn_t *conn, const rmq_remoting_request_t *re
     }
     struct evbuffer *b = body_new(conn, req);
     if (b) {
-        evbuffer_add(b, "{\"offsetTable\":{", 16);
+        FR_RM_ADD(b, "{\"offsetTable\":{");
         for (size_t i = 0; i < ts.n; i++) {
             const bk_queue_stat_t *q = &ts.queues[i];
             if (i)
-                evbuffer_add(b, ",", 1);
+                FR_RM_ADD(b, ",");
             fr_rm_mq_json(b, ts.topic, rm->bk->cfg->broker_name, q->queue_id);
             evbuffer_add_printf(b, ":{\"lastUpdateTimestamp\":%" PRId64 ",\"maxOffset\":%" PRId64
                                 ",\"minOffset\":%" PRId64 "}", q->last_update_timestamp, q->max_offset,
                                 q->min_offset);
         }
-        evbuffer_add(b, "}}", 2);
+        FR_RM_ADD(b, "}}");
         reply_body(conn, req, b);
         evbuffer_free(b);
     }
@@ -238,7 +238,7 @@ static void list_add(void *arg, const char *name)
 {
     json_list_t *l = arg;
     if (l->n++)
-        evbuffer_add(l->b, ",", 1);
+        FR_RM_ADD(l->b, ",");
     rmq_json_str(l->b, name);
 }
 
@@ -254,11 +254,11 @@ void fr_rm_handle_consume_by_who(rmq_conn_t *conn, const rmq_remoting_request_t 
     if (!b)
         return;
     json_list_t l = {b, 0};
-    evbuffer_add(b, "{\"groupList\":[", 14);
+    FR_RM_ADD(b, "{\"groupList\":[");
     if (bk_admin_topic_groups(rm->bk->admin_ops, topic, list_add, &l, &r) != BK_OK) {
         fr_rm_reply_result(conn, req, &r);
     } else {
-        evbuffer_add(b, "]}", 2);
+        FR_RM_ADD(b, "]}");
         reply_body(conn, req, b);
     }
     evbuffer_free(b);
@@ -304,20 +304,20 @@ void fr_rm_handle_all_groups(rmq_conn_t *conn, const rmq_remoting_request_t *req
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "GET_ALL_SUBSCRIPTIONGROUP_CONFIG: out of memory");
     if (!b)
         goto out;
-    evbuffer_add(b, "{\"subscriptionGroupTable\":{", 27);
+    FR_RM_ADD(b, "{\"subscriptionGroupTable\":{");
     for (size_t i = 0; i < tab->n_groups; i++) {
         bk_group_t grp;
         bk_group_from_pb(&grp, tab->groups[i]);
         if (i)
-            evbuffer_add(b, ",", 1);
+            FR_RM_ADD(b, ",");
         rmq_json_str(b, grp.name);
-        evbuffer_add(b, ":", 1);
+        FR_RM_ADD(b, ":");
         fr_rm_group_json(b, &grp);
     }
-    evbuffer_add(b, "},\"dataVersion\":", 16);
+    FR_RM_ADD(b, "},\"dataVersion\":");
     fr_rm_data_version_json(b, tab->data_version ? tab->data_version->counter : 0,
                             tab->data_version ? tab->data_version->timestamp : 0);
-    evbuffer_add(b, "}", 1);
+    FR_RM_ADD(b, "}");
     reply_body(conn, req, b);
     evbuffer_free(b);
 out:
@@ -332,12 +332,12 @@ static void connection_add(void *arg, const bk_client_view_t *cl)
 {
     json_list_t *l = arg;
     if (l->n++)
-        evbuffer_add(l->b, ",", 1);
-    evbuffer_add(l->b, "{\"clientAddr\":", 14);
+        FR_RM_ADD(l->b, ",");
+    FR_RM_ADD(l->b, "{\"clientAddr\":");
     rmq_json_str(l->b, cl->addr);
-    evbuffer_add(l->b, ",\"clientId\":", 12);
+    FR_RM_ADD(l->b, ",\"clientId\":");
     rmq_json_str(l->b, cl->client_id);
-    evbuffer_add(l->b, ",\"language\":", 12);
+    FR_RM_ADD(l->b, ",\"language\":");
     rmq_json_str(l->b, cl->language[0] ? cl->language : "OTHER");
     evbuffer_add_printf(l->b, ",\"version\":%" PRId32 "}", cl->version);
 }
@@ -347,7 +347,7 @@ static rmq_err_t tag_add(const char *tag, size_t len, void *arg)
 {
     json_list_t *l = arg;
     if (l->n++)
-        evbuffer_add(l->b, ",", 1);
+        FR_RM_ADD(l->b, ",");
     rmq_json_strn(l->b, tag, len);
     return RMQ_OK;
 }
@@ -359,16 +359,16 @@ static void subscription_add(void *arg, const char *topic, const char *expr)
     json_list_t *l = arg;
     int all;
     if (l->n++)
-        evbuffer_add(l->b, ",", 1);
+        FR_RM_ADD(l->b, ",");
     rmq_json_str(l->b, topic);
-    evbuffer_add(l->b, ":{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":", 75);
+    FR_RM_ADD(l->b, ":{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":");
     rmq_json_str(l->b, expr);
-    evbuffer_add(l->b, ",\"subVersion\":0,\"tagsSet\":[", 27);
+    FR_RM_ADD(l->b, ",\"subVersion\":0,\"tagsSet\":[");
     json_list_t tags = {l->b, 0};
     rmq_subexpr_parse(expr, &all, tag_add, &tags);
-    evbuffer_add(l->b, "],\"topic\":", 10);
+    FR_RM_ADD(l->b, "],\"topic\":");
     rmq_json_str(l->b, topic);
-    evbuffer_add(l->b, "}", 1);
+    FR_RM_ADD(l->b, "}");
 }
 
 /* GET_CONSUMER_CONNECTION_LIST: ConsumerConnection {connectionSet,
@@ -389,7 +389,7 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
     if (!b)
         return;
     json_list_t conns = {b, 0}, subs = {b, 0};
-    evbuffer_add(b, "{\"connectionSet\":[", 18);
+    FR_RM_ADD(b, "{\"connectionSet\":[");
     bk_clients_each_client(rm->bk->clients, group, connection_add, &conns);
     evbuffer_add_printf(b, "],\"consumeFromWhere\":\"%s\",\"consumeType\":\"%s\",\"messageModel\":\"%s\","
                         "\"subscriptionTable\":{", fr_rm_consume_from_name(gv.consume_from),
@@ -398,7 +398,7 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
     if (bk_clients_each_sub(rm->bk->clients, group, subscription_add, &subs) != RMQ_OK) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "GET_CONSUMER_CONNECTION_LIST: out of memory");
     } else {
-        evbuffer_add(b, "}}", 2);
+        FR_RM_ADD(b, "}}");
         reply_body(conn, req, b);
     }
     evbuffer_free(b);
@@ -426,13 +426,13 @@ void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *
         for (size_t i = 0; i < cp.n; i++) {
             const bk_queue_progress_t *q = &cp.queues[i];
             if (i)
-                evbuffer_add(b, ",", 1);
+                FR_RM_ADD(b, ",");
             fr_rm_mq_json(b, q->topic, rm->bk->cfg->broker_name, q->queue_id);
             evbuffer_add_printf(b, ":{\"brokerOffset\":%" PRId64 ",\"consumerOffset\":%" PRId64
                                 ",\"lastTimestamp\":%" PRId64 "}", q->broker_offset, q->consumer_offset,
                                 q->last_timestamp);
         }
-        evbuffer_add(b, "}}", 2);
+        FR_RM_ADD(b, "}}");
         reply_body(conn, req, b);
         evbuffer_free(b);
     }
@@ -446,9 +446,9 @@ static void kv_add(const char *key, const char *value, void *arg)
 {
     json_list_t *l = arg;
     if (l->n++)
-        evbuffer_add(l->b, ",", 1);
+        FR_RM_ADD(l->b, ",");
     rmq_json_str(l->b, key);
-    evbuffer_add(l->b, ":", 1);
+    FR_RM_ADD(l->b, ":");
     rmq_json_str(l->b, value);
 }
 
@@ -463,9 +463,9 @@ void fr_rm_handle_runtime_info(rmq_conn_t *conn, const rmq_remoting_request_t *r
     bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = bk_pull_held(bk->pull),
                               .conn_count = rmq_server_conn_count(bk->srv)};
     json_list_t l = {b, 0};
-    evbuffer_add(b, "{\"table\":{", 10);
+    FR_RM_ADD(b, "{\"table\":{");
     bk_admin_runtime_info(bk->admin_ops, &live, kv_add, &l);
-    evbuffer_add(b, "}}", 2);
+    FR_RM_ADD(b, "}}");
     reply_body(conn, req, b);
     evbuffer_free(b);
 }

@@ -118,11 +118,11 @@ void fr_rm_topic_json(struct evbuffer *out, const bk_topic_t *topic)
 
 void fr_rm_mq_json(struct evbuffer *out, const char *topic, const char *broker_name, int32_t queue_id)
 {
-    evbuffer_add(out, "{\"brokerName\":", 14);
+    FR_RM_ADD(out, "{\"brokerName\":");
     rmq_json_str(out, broker_name);
     evbuffer_add_printf(out, ",\"queueId\":%" PRId32 ",\"topic\":", queue_id);
     rmq_json_str(out, topic);
-    evbuffer_add(out, "}", 1);
+    FR_RM_ADD(out, "}");
 }
 
 void fr_rm_data_version_json(struct evbuffer *out, int64_t counter, int64_t timestamp)

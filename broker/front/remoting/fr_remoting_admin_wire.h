@@ -27,6 +27,9 @@
 #include "bk_topics.h"
 #include "rmq_err.h"
 
+/* Appends string literal lit (without its NUL) to evbuffer b. */
+#define FR_RM_ADD(b, lit) evbuffer_add((b), (lit), sizeof(lit) - 1)
+
 /* Reads a SubscriptionGroupConfig body into *out: groupName is required;
  * an absent field takes RocketMQ's default (consume and broadcast enabled,
  * 1 retry queue, 16 retries, broker 0, slow-consumption broker 1). A

@@ -126,13 +126,6 @@ const char *fr_rm_consume_from_name(bk_consume_from_t from)
                                                                                         : consume_from_names[0];
 }
 
-const char *fr_rm_language_name(int code)
-{
-    static const char *const names[] = {"JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY",
-                                        "OTHER", "HTTP", "GO", "PHP", "OMS", "RUST"};
-    return code >= 0 && (size_t)code < sizeof(names) / sizeof(names[0]) ? names[code] : "OTHER";
-}
-
 void fr_rm_heartbeat_clear(fr_rm_heartbeat_t *h)
 {
     rmq_json_free(h->doc);

@@ -68,8 +68,6 @@ void fr_rm_heartbeat_clear(fr_rm_heartbeat_t *h);
  * offset, RocketMQ's default), and the name of a value. */
 bk_consume_from_t fr_rm_consume_from_parse(const char *name);
 const char *fr_rm_consume_from_name(bk_consume_from_t from);
-/* The name of a RocketMQ LanguageCode ("OTHER" for an unknown code). */
-const char *fr_rm_language_name(int code);
 
 /* Appends {"consumerIdList":[ids...]} to out. */
 rmq_err_t fr_rm_consumer_list_encode(struct evbuffer *out, const char *const *ids, size_t n);
