@@ -240,6 +240,7 @@ static rmq_err_t broker_admin_new(bk_broker_t *bk, char *err, size_t errlen)
         .topics = bk->topics,
         .groups = bk->groups,
         .offsets = bk->offsets,
+        .clients = bk->clients,
         .stats = &bk->stats,
         .addr = bk->addr,
         .role = bk_role_name(bk->cfg->broker_role),

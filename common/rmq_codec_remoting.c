@@ -39,6 +39,11 @@ static const char *const language_names[] = {
 };
 #define LANGUAGES (sizeof(language_names) / sizeof(language_names[0]))
 
+const char *rmq_remoting_language_name(int code)
+{
+    return code >= 0 && (size_t)code < LANGUAGES ? language_names[code] : language_names[LANGUAGE_OTHER];
+}
+
 static uint32_t be32(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];

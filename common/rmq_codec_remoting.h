@@ -102,6 +102,9 @@ rmq_err_t rmq_remoting_decode(const uint8_t *data, size_t len, uint32_t max_fram
                               rmq_remoting_request_t *req, size_t *used, const char **why);
 void rmq_remoting_request_clear(rmq_remoting_request_t *req);
 
+/* The name of a RocketMQ LanguageCode ("JAVA" for 0; "OTHER" for a code
+ * it does not name). */
+const char *rmq_remoting_language_name(int code);
 /* The value of extField key, or NULL. */
 const char *rmq_remoting_field(const rmq_remoting_request_t *req, const char *key);
 

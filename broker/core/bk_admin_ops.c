@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_map.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
 
@@ -90,6 +91,50 @@ bk_status_t bk_admin_topic_delete(bk_admin_ops_t *a, const char *name, int *exis
         return r->status;
     *existed = bk_admin_topic_purge(a->cfg.topics, a->cfg.store, a->cfg.offsets, name) != RMQ_ENOTFOUND;
     return BK_OK;
+}
+
+/* The groups of a topic, collected once each (bk_admin_topic_groups). */
+typedef struct topic_groups {
+    bk_map_t *seen;
+    const char *topic;
+    rmq_err_t rc;
+} topic_groups_t;
+
+/* bk_clients_name_fn: adds group to the set. */
+static void topic_group_add(void *arg, const char *group)
+{
+    topic_groups_t *tg = arg;
+    if (tg->rc == RMQ_OK && !bk_map_get(tg->seen, group, strlen(group)))
+        tg->rc = bk_map_put(tg->seen, group, strlen(group), tg);
+}
+
+/* bk_offsets_fn: adds the group of an offset stored on the topic. */
+static void topic_offset_add(void *arg, const char *topic, const char *group, int32_t queue_id, int64_t offset)
+{
+    (void)queue_id;
+    (void)offset;
+    if (strcmp(topic, ((topic_groups_t *)arg)->topic) == 0)
+        topic_group_add(arg, group);
+}
+
+bk_status_t bk_admin_topic_groups(bk_admin_ops_t *a, const char *topic, bk_clients_name_fn fn, void *arg,
+                                  bk_result_t *r)
+{
+    topic_groups_t tg = {bk_map_new(), topic, RMQ_OK};
+    size_t cursor = 0;
+    const char *group;
+    void *val;
+    if (!tg.seen)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
+    if (a->cfg.clients)
+        bk_clients_groups_of(a->cfg.clients, topic, topic_group_add, &tg);
+    bk_offsets_each(a->cfg.offsets, NULL, topic_offset_add, &tg);
+    while (tg.rc == RMQ_OK && bk_map_next(tg.seen, &cursor, &group, &val))
+        fn(arg, group);
+    bk_map_free(tg.seen, NULL);
+    if (tg.rc != RMQ_OK)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
+    return bk_result_set(r, BK_OK, "%s", "");
 }
 
 bk_status_t bk_admin_topic_stats(bk_admin_ops_t *a, const char *name, bk_topic_stats_t *out, bk_result_t *r)
@@ -197,6 +242,12 @@ void bk_admin_runtime_info(bk_admin_ops_t *a, const bk_runtime_live_t *live, bk_
     kv(add, arg, "sendThreadPoolQueueSize", "%zu", live->send_waiting);
     kv(add, arg, "sendThreadPoolQueueCapacity", "%" PRId64, a->cfg.send_queue_capacity);
     kv(add, arg, "sendBusyTotal", "%" PRId64, s->total[BK_STAT_BUSY]);
+    /* Requests are handled on the loop thread as they arrive: none waits in
+     * a thread pool's queue, and no append holds the log while this runs. */
+    kv(add, arg, "sendThreadPoolQueueHeadWaitTimeMills", "0");
+    kv(add, arg, "pullThreadPoolQueueSize", "0");
+    kv(add, arg, "pullThreadPoolQueueHeadWaitTimeMills", "0");
+    kv(add, arg, "pageCacheLockTimeMills", "0");
     kv(add, arg, "pullHoldCount", "%zu", live->pull_held);
     kv(add, arg, "connectionCount", "%zu", live->conn_count);
     kv_tps(a, add, arg, "putTps", BK_STAT_PUT, 0, 0);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bk_clients.h"
 #include "bk_groups.h"
 #include "bk_offsets.h"
 #include "bk_stats.h"
@@ -28,6 +29,7 @@ typedef struct bk_admin_ops_config {
     bk_topics_t *topics;             /* borrowed */
     bk_groups_t *groups;             /* borrowed */
     bk_offsets_t *offsets;           /* borrowed */
+    const bk_clients_t *clients;     /* borrowed: who consumes a topic (NULL: offsets only) */
     const bk_stats_t *stats;         /* borrowed: request counters and rates */
     const char *addr;                /* this broker (borrowed) */
     const char *role;                /* brokerRole as its property value (borrowed) */
@@ -91,6 +93,13 @@ rmq_err_t bk_admin_topic_purge(bk_topics_t *topics, st_store_t *store, bk_offset
  * BK_TOPIC_NOT_EXIST, or BK_SYSTEM_ERROR when out of memory. */
 bk_status_t bk_admin_topic_stats(bk_admin_ops_t *a, const char *name, bk_topic_stats_t *out, bk_result_t *r);
 void bk_topic_stats_clear(bk_topic_stats_t *out);
+
+/* Calls fn once for each group consuming topic: a connected client of it
+ * subscribes to the topic, or it has an offset stored on the topic
+ * (RocketMQ's QUERY_TOPIC_CONSUME_BY_WHO), in no particular order. BK_OK,
+ * or BK_SYSTEM_ERROR when out of memory (fn not called). */
+bk_status_t bk_admin_topic_groups(bk_admin_ops_t *a, const char *topic, bk_clients_name_fn fn, void *arg,
+                                  bk_result_t *r);
 
 /* Creates or replaces group grp (copied): BK_NAME_ILLEGAL, BK_SYSTEM_ERROR. */
 bk_status_t bk_admin_group_update(bk_admin_ops_t *a, const bk_group_t *grp, bk_result_t *r);

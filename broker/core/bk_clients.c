@@ -3,6 +3,7 @@
  * time of its last heartbeat and its subscriptions (topic -> expression). */
 #include "bk_clients.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,11 +19,14 @@ typedef struct bk_client {
     bk_session_t *ss;
     int64_t last_ms;
     bk_map_t *subs;       /* topic -> strdup'ed expression */
+    char language[16];    /* of its latest heartbeat */
+    int32_t version;
 } bk_client_t;
 
 typedef struct bk_cgroup {
     char *name;
     bk_map_t *clients;    /* client id -> bk_client_t */
+    bk_group_view_t view; /* settings of the latest heartbeat */
 } bk_cgroup_t;
 
 struct bk_clients {
@@ -133,13 +137,15 @@ static void client_set_subs(bk_client_t *cl, const bk_hb_consumer_t *cd)
     cl->subs = subs;
 }
 
-/* Records client_id in the group of cd; returns 1 if membership changed. */
-static int cgroup_touch(bk_clients_t *c, bk_session_t *ss, const char *client_id,
+/* Records hb's client in the group of cd; returns 1 if membership changed. */
+static int cgroup_touch(bk_clients_t *c, bk_session_t *ss, const bk_heartbeat_t *hb,
                         const bk_hb_consumer_t *cd, int64_t now)
 {
+    const char *client_id = hb->client_id;
     bk_cgroup_t *grp = cgroup_get(c, cd->group);
     if (!grp)
         return 0;
+    grp->view = (bk_group_view_t){cd->clustering, cd->pull_mode, cd->consume_from};
     size_t len = strlen(client_id);
     bk_client_t *cl = bk_map_get(grp->clients, client_id, len);
     int changed = 0;
@@ -153,6 +159,8 @@ static int cgroup_touch(bk_clients_t *c, bk_session_t *ss, const char *client_id
     }
     client_set_session(cl, ss);
     cl->last_ms = now;
+    snprintf(cl->language, sizeof(cl->language), "%s", hb->language ? hb->language : "");
+    cl->version = hb->version;
     client_set_subs(cl, cd);
     if (changed)
         cgroup_notify(grp);
@@ -207,7 +215,7 @@ int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const bk_heartbeat_t
     for (size_t i = 0; i < hb->nconsumers; i++) {
         if (c->cfg.consumer_group)
             c->cfg.consumer_group(c->cfg.arg, hb->consumers[i].group, hb->consumers[i].clustering);
-        changed += cgroup_touch(c, ss, hb->client_id, &hb->consumers[i], now);
+        changed += cgroup_touch(c, ss, hb, &hb->consumers[i], now);
     }
     return changed;
 }
@@ -318,4 +326,74 @@ const char *bk_clients_subscription(const bk_clients_t *c, const char *group, co
             return expr;
     }
     return NULL;
+}
+
+/* ---- views for administration ------------------------------------------- */
+
+int bk_clients_group(const bk_clients_t *c, const char *group, bk_group_view_t *out)
+{
+    const bk_cgroup_t *grp = bk_map_get(c->groups, group, strlen(group));
+    if (!grp || bk_map_count(grp->clients) == 0)
+        return 0;
+    *out = grp->view;
+    return 1;
+}
+
+void bk_clients_each_client(const bk_clients_t *c, const char *group, bk_client_view_fn fn, void *arg)
+{
+    const bk_cgroup_t *grp = bk_map_get(c->groups, group, strlen(group));
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (grp && bk_map_next(grp->clients, &cursor, &key, &val)) {
+        const bk_client_t *cl = val;
+        const char *peer = bk_session_is_open(cl->ss) ? bk_session_peer(cl->ss) : NULL;
+        bk_client_view_t v = {cl->id, peer ? peer : "", cl->language, cl->version};
+        fn(arg, &v);
+    }
+}
+
+rmq_err_t bk_clients_each_sub(const bk_clients_t *c, const char *group, bk_clients_sub_fn fn, void *arg)
+{
+    const bk_cgroup_t *grp = bk_map_get(c->groups, group, strlen(group));
+    bk_map_t *seen = bk_map_new();
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    rmq_err_t rc = seen ? RMQ_OK : RMQ_ENOMEM;
+    while (rc == RMQ_OK && grp && bk_map_next(grp->clients, &cursor, &key, &val)) {
+        const bk_client_t *cl = val;
+        size_t sc = 0;
+        const char *topic;
+        void *expr;
+        while (rc == RMQ_OK && cl->subs && bk_map_next(cl->subs, &sc, &topic, &expr)) {
+            if (bk_map_get(seen, topic, strlen(topic)))
+                continue;
+            rc = bk_map_put(seen, topic, strlen(topic), expr);
+            if (rc == RMQ_OK)
+                fn(arg, topic, expr);
+        }
+    }
+    bk_map_free(seen, NULL);
+    return rc;
+}
+
+void bk_clients_groups_of(const bk_clients_t *c, const char *topic, bk_clients_name_fn fn, void *arg)
+{
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(c->groups, &cursor, &key, &val)) {
+        const bk_cgroup_t *grp = val;
+        size_t cc = 0;
+        const char *id;
+        void *cl;
+        while (bk_map_next(grp->clients, &cc, &id, &cl)) {
+            const bk_map_t *subs = ((const bk_client_t *)cl)->subs;
+            if (subs && bk_map_get(subs, topic, strlen(topic))) {
+                fn(arg, grp->name);
+                break;
+            }
+        }
+    }
 }

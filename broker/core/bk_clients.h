@@ -16,6 +16,7 @@
 
 #include "bk_session.h"
 #include "bk_status.h"
+#include "rmq_err.h"
 
 typedef struct bk_clients bk_clients_t;
 
@@ -26,11 +27,20 @@ typedef struct bk_hb_sub {
     const char *expr;
 } bk_hb_sub_t;
 
+/* Where a consumer group with no committed offset starts. */
+typedef enum bk_consume_from {
+    BK_CONSUME_FROM_LAST = 0,
+    BK_CONSUME_FROM_FIRST,
+    BK_CONSUME_FROM_TIMESTAMP,
+} bk_consume_from_t;
+
 typedef struct bk_hb_consumer {
     const char *group;
     int clustering;                  /* CLUSTERING (else BROADCASTING) */
     const bk_hb_sub_t *subs;
     size_t nsubs;
+    int pull_mode;                   /* the client pulls itself (else a push consumer) */
+    bk_consume_from_t consume_from;
 } bk_hb_consumer_t;
 
 /* A client's heartbeat as a front-end decoded it. Borrowed for the call. */
@@ -40,6 +50,8 @@ typedef struct bk_heartbeat {
     size_t nproducers;
     const bk_hb_consumer_t *consumers;
     size_t nconsumers;
+    const char *language;            /* the client library's language (NULL: unknown) */
+    int32_t version;                 /* the client library's version number (0: unknown) */
 } bk_heartbeat_t;
 
 typedef struct bk_tx bk_tx_t;
@@ -81,5 +93,39 @@ void bk_clients_expire(bk_clients_t *c, int64_t now_ms);
 size_t bk_clients_ids(const bk_clients_t *c, const char *group, const char **ids, size_t cap);
 /* The subscription expression group registered for topic, or NULL. */
 const char *bk_clients_subscription(const bk_clients_t *c, const char *group, const char *topic);
+
+/* ---- views for administration (consumer connections, who consumes a topic) */
+
+/* A consumer group's settings, from its latest heartbeat. */
+typedef struct bk_group_view {
+    int clustering;
+    int pull_mode;
+    bk_consume_from_t consume_from;
+} bk_group_view_t;
+
+/* One client of a group; strings borrowed for the call. */
+typedef struct bk_client_view {
+    const char *client_id;
+    const char *addr;                /* its connection's peer ("" when closed) */
+    const char *language;            /* "" when unknown */
+    int32_t version;
+} bk_client_view_t;
+
+typedef void (*bk_client_view_fn)(void *arg, const bk_client_view_t *cl);
+/* Receives one topic and its expression (borrowed for the call). */
+typedef void (*bk_clients_sub_fn)(void *arg, const char *topic, const char *expr);
+/* Receives one group name (borrowed for the call). */
+typedef void (*bk_clients_name_fn)(void *arg, const char *name);
+
+/* Fills *out and returns 1 if group has a client; else 0. */
+int bk_clients_group(const bk_clients_t *c, const char *group, bk_group_view_t *out);
+/* Calls fn for every client of group. */
+void bk_clients_each_client(const bk_clients_t *c, const char *group, bk_client_view_fn fn, void *arg);
+/* Calls fn once per topic some client of group subscribes to (the first
+ * client's expression), in no particular order. RMQ_ENOMEM: fn may have
+ * been called for some topics only. */
+rmq_err_t bk_clients_each_sub(const bk_clients_t *c, const char *group, bk_clients_sub_fn fn, void *arg);
+/* Calls fn for every group with a client subscribed to topic. */
+void bk_clients_groups_of(const bk_clients_t *c, const char *topic, bk_clients_name_fn fn, void *arg);
 
 #endif

@@ -274,11 +274,13 @@ bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_re
  * offsets of a group SUB on both; the consumer list SUB on the group; a
  * query by key SUB on its topic; a send-back SUB on its group (RocketMQ:
  * SUB on %RETRY%group), then the core checks SUB on the topic of the record
- * it names; the rest (heartbeat, unregister, queue offsets, queue locks,
- * which RocketMQ's validator lets any account send, and END_TRANSACTION,
- * whose real topic the core checks for PUB once it has read the half
- * message) any account. A view by id is checked on the record's topic once
- * it is read (fr_remoting_query.c). */
+ * it names; the changes Permission.ADMIN_CODE lists (topic and group
+ * create, update and delete, broker config) an admin account; the rest
+ * (heartbeat, unregister, queue offsets, queue locks, which RocketMQ's
+ * validator lets any account send, the read-only admin codes, and
+ * END_TRANSACTION, whose real topic the core checks for PUB once it has
+ * read the half message) any account. A view by id is checked on the
+ * record's topic once it is read (fr_remoting_query.c). */
 typedef enum rm_need {
     NEED_ANY = 0,
     NEED_PUB_TOPIC,
@@ -286,6 +288,7 @@ typedef enum rm_need {
     NEED_SUB_GROUP,
     NEED_SUB_TOPIC,
     NEED_SUB_BACK_GROUP,             /* SUB on extField "group" */
+    NEED_ADMIN,
 } rm_need_t;
 
 static const struct {
@@ -313,6 +316,21 @@ static const struct {
     /* send-back and transactions (fr_remoting_tx.c) */
     {36, fr_rm_handle_send_back, NEED_SUB_BACK_GROUP},       /* CONSUMER_SEND_MSG_BACK */
     {37, fr_rm_handle_end_transaction, NEED_ANY},            /* END_TRANSACTION */
+    /* administration (fr_remoting_admin.c) */
+    {17, fr_rm_handle_update_topic, NEED_ADMIN},             /* UPDATE_AND_CREATE_TOPIC */
+    {21, fr_rm_handle_all_topics, NEED_ANY},                 /* GET_ALL_TOPIC_CONFIG */
+    {25, fr_rm_handle_update_broker_config, NEED_ADMIN},     /* UPDATE_BROKER_CONFIG (refused) */
+    {26, fr_rm_handle_broker_config, NEED_ANY},              /* GET_BROKER_CONFIG */
+    {28, fr_rm_handle_runtime_info, NEED_ANY},               /* GET_BROKER_RUNTIME_INFO */
+    {200, fr_rm_handle_update_group, NEED_ADMIN},            /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP */
+    {201, fr_rm_handle_all_groups, NEED_ANY},                /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
+    {202, fr_rm_handle_topic_stats, NEED_ANY},               /* GET_TOPIC_STATS_INFO */
+    {203, fr_rm_handle_consumer_connections, NEED_ANY},      /* GET_CONSUMER_CONNECTION_LIST */
+    {207, fr_rm_handle_delete_group, NEED_ADMIN},            /* DELETE_SUBSCRIPTIONGROUP */
+    {208, fr_rm_handle_consume_stats, NEED_ANY},             /* GET_CONSUME_STATS */
+    {215, fr_rm_handle_delete_topic, NEED_ADMIN},            /* DELETE_TOPIC_IN_BROKER */
+    {300, fr_rm_handle_consume_by_who, NEED_ANY},            /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {351, fr_rm_handle_topic_config, NEED_ANY},              /* GET_TOPIC_CONFIG */
 };
 
 /* rmq_remoting_needs_fn of the broker: codes without a handler here need admin. */
@@ -343,6 +361,8 @@ static int rm_needs(const rmq_remoting_request_t *req, rmq_acl_need_t *needs, si
         case NEED_SUB_BACK_GROUP:
             needs[0] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, rmq_remoting_field(req, "group")};
             return 1;
+        case NEED_ADMIN:
+            return -1;
         default:
             return 0;
         }

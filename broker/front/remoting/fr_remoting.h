@@ -138,6 +138,22 @@ void fr_rm_handle_query(rmq_conn_t *conn, const rmq_remoting_request_t *req, voi
 void fr_rm_handle_send_back(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_end_transaction(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 
+/* administration (fr_remoting_admin.c) and queries by key (fr_remoting_query.c) */
+void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_all_topics(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_topic_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_topic_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_consume_by_who(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_update_group(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_delete_group(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_all_groups(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_runtime_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_update_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+
 /* Creates the pull core of rm (fr_remoting_pull.c). */
 bk_consume_t *fr_rm_pull_core_new(fr_remoting_t *rm);
 /* Frees rm's send scratch and spare waiters (fr_remoting_send.c). */

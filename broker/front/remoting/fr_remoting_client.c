@@ -55,6 +55,8 @@ void fr_rm_handle_heartbeat(rmq_conn_t *conn, const rmq_remoting_request_t *req,
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "HEART_BEAT: %s", why);
         return;
     }
+    hb.hb.language = rmq_remoting_language_name(req->language);
+    hb.hb.version = req->version;
     bk_session_t *ss = fr_rm_session_of(rm, conn, req);
     if (!ss)
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "HEART_BEAT: out of memory");

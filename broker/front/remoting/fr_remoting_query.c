@@ -19,45 +19,6 @@
 #include "bk_query.h"
 #include "fr_remoting.h"
 #include "fr_remoting_wire.h"
-#include "rmq_acl_policy.h"
-
-/* The core's reader for a remoting request: may its signer read a topic. */
-typedef struct rm_reader {
-    bk_reader_t base;                /* what the core is given */
-    const rmq_acl_t *acl;
-    const char *peer;
-    const rmq_remoting_request_t *req;
-} rm_reader_t;
-
-/* bk_reader_t.may_read: SUB on topic for the AccessKey that signed the
- * request (whitelisted peers read everything). */
-static int rm_reader_may_read(void *arg, const char *topic, char *why, size_t whylen)
-{
-    const rm_reader_t *rd = arg;
-    const rmq_acl_account_t *a = NULL;
-    rmq_acl_need_t need = {RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
-    char op[32];
-    int rc = rmq_acl_account_of(rd->acl, rd->peer, rmq_remoting_field(rd->req, "AccessKey"), &a);
-    snprintf(op, sizeof(op), "request code %d", rd->req->code);
-    if (rc > 0)
-        return 1;
-    if (rc < 0) {
-        snprintf(why, whylen, "no permission: %s from %s is not signed by a known account", op, rd->peer);
-        return 0;
-    }
-    return rmq_acl_allows(a, &need, 1, op, why, whylen);
-}
-
-static const bk_reader_t *rm_reader_init(rm_reader_t *rd, const fr_remoting_t *rm, rmq_conn_t *conn,
-                                         const rmq_remoting_request_t *req)
-{
-    rd->acl = rm->bk->sec.acl;
-    rd->peer = rmq_conn_peer(conn);
-    rd->req = req;
-    rd->base.may_read = rd->acl ? rm_reader_may_read : NULL;
-    rd->base.arg = rd;
-    return &rd->base;
-}
 
 /* Answers code with the raw records of body re-encoded for RocketMQ's
  * MessageDecoder and fields f[0..n); SYSTEM_ERROR if they do not re-encode. */
@@ -133,7 +94,7 @@ void fr_rm_handle_view(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
     fr_remoting_t *rm = arg;
     int64_t off;
     bk_result_t r;
-    rm_reader_t rd;
+    fr_rm_reader_t rd;
     if (fr_rm_int(conn, req, "offset", NULL, 1, 0, INT64_MAX, 0, &off) != 0)
         return;
     struct evbuffer *body = evbuffer_new();
@@ -141,7 +102,7 @@ void fr_rm_handle_view(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
         return;
     }
-    bk_query_view(rm->bk->store, off, rm_reader_init(&rd, rm, conn, req), body, &r);
+    bk_query_view(rm->bk->store, off, fr_rm_reader_init(&rd, rm, conn, req), body, &r);
     if (r.status == BK_OK)
         query_reply_records(conn, req, body, NULL, 0);
     else if (r.status == BK_NOT_FOUND)               /* RocketMQ's viewMessageById: SYSTEM_ERROR */

@@ -138,6 +138,28 @@ rmq_err_t fr_rm_check_message_encode(const uint8_t *rec, size_t len, uint8_t **o
 
 /* ---- heartbeat ----------------------------------------------------------- */
 
+/* RocketMQ's ConsumeFromWhere names, by the core's value. */
+static const char *const consume_from_names[] = {
+    [BK_CONSUME_FROM_LAST] = "CONSUME_FROM_LAST_OFFSET",
+    [BK_CONSUME_FROM_FIRST] = "CONSUME_FROM_FIRST_OFFSET",
+    [BK_CONSUME_FROM_TIMESTAMP] = "CONSUME_FROM_TIMESTAMP",
+};
+
+bk_consume_from_t fr_rm_consume_from_parse(const char *name)
+{
+    if (strcmp(name, "CONSUME_FROM_FIRST_OFFSET") == 0 || strcmp(name, "CONSUME_FROM_MIN_OFFSET") == 0)
+        return BK_CONSUME_FROM_FIRST;
+    if (strcmp(name, "CONSUME_FROM_TIMESTAMP") == 0)
+        return BK_CONSUME_FROM_TIMESTAMP;
+    return BK_CONSUME_FROM_LAST;
+}
+
+const char *fr_rm_consume_from_name(bk_consume_from_t from)
+{
+    return (unsigned)from < sizeof(consume_from_names) / sizeof(consume_from_names[0]) ? consume_from_names[from]
+                                                                                        : consume_from_names[0];
+}
+
 void fr_rm_heartbeat_clear(fr_rm_heartbeat_t *h)
 {
     rmq_json_free(h->doc);
@@ -175,6 +197,8 @@ static rmq_err_t heartbeat_consumer(fr_rm_heartbeat_t *h, const rmq_json_t *cd, 
                RMQ_EPROTO;
     c->group = group;
     c->clustering = strcmp(json_text(cd, "messageModel", "CLUSTERING"), "BROADCASTING") != 0;
+    c->pull_mode = strcmp(json_text(cd, "consumeType", "CONSUME_PASSIVELY"), "CONSUME_ACTIVELY") == 0;
+    c->consume_from = fr_rm_consume_from_parse(json_text(cd, "consumeFromWhere", ""));
     c->subs = h->subs + *next_sub;
     c->nsubs = 0;
     for (size_t i = 0; i < subs->n; i++) {

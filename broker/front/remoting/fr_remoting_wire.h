@@ -67,11 +67,16 @@ typedef struct fr_rm_heartbeat {
 } fr_rm_heartbeat_t;
 
 /* Parses body[0..len) (clientID, producerDataSet[{groupName}],
- * consumerDataSet[{groupName, messageModel, consumeFromWhere,
+ * consumerDataSet[{groupName, consumeType, messageModel, consumeFromWhere,
  * subscriptionDataSet[{topic, subString}]}]; other fields are ignored). RMQ_OK; RMQ_EPROTO with a reason in why; RMQ_ENOMEM. */
 rmq_err_t fr_rm_heartbeat_parse(const uint8_t *body, size_t len, fr_rm_heartbeat_t *out, char *why,
                                 size_t whylen);
 void fr_rm_heartbeat_clear(fr_rm_heartbeat_t *h);
+
+/* The core's value of a ConsumeFromWhere name (an unknown one: last
+ * offset, RocketMQ's default), and the name of a value. */
+bk_consume_from_t fr_rm_consume_from_parse(const char *name);
+const char *fr_rm_consume_from_name(bk_consume_from_t from);
 
 /* Appends {"consumerIdList":[ids...]} to out. */
 rmq_err_t fr_rm_consumer_list_encode(struct evbuffer *out, const char *const *ids, size_t n);

@@ -9,6 +9,16 @@
 #include "fr_session.h"
 #include "fr_status.h"
 
+/* The core's value of the wire's ConsumeFromWhere (an unknown one: last offset). */
+static bk_consume_from_t consume_from(Rmq__ConsumeFromWhere w)
+{
+    switch (w) {
+    case RMQ__CONSUME_FROM_WHERE__CONSUME_FROM_FIRST_OFFSET: return BK_CONSUME_FROM_FIRST;
+    case RMQ__CONSUME_FROM_WHERE__CONSUME_FROM_TIMESTAMP: return BK_CONSUME_FROM_TIMESTAMP;
+    default: return BK_CONSUME_FROM_LAST;
+    }
+}
+
 int fr_heartbeat_decode(const Rmq__HeartbeatData *w, bk_heartbeat_t *hb, bk_hb_consumer_t **cons,
                             bk_hb_sub_t **subs)
 {
@@ -22,7 +32,8 @@ int fr_heartbeat_decode(const Rmq__HeartbeatData *w, bk_heartbeat_t *hb, bk_hb_c
     for (size_t i = 0; i < w->n_consumers; i++) {
         const Rmq__ConsumerData *cd = w->consumers[i];
         (*cons)[i] = (bk_hb_consumer_t){cd->group_name, cd->message_model == RMQ__MESSAGE_MODEL__CLUSTERING,
-                                        *subs + k, cd->n_subscriptions};
+                                        *subs + k, cd->n_subscriptions, cd->pull_mode,
+                                        consume_from(cd->consume_from_where)};
         for (size_t j = 0; j < cd->n_subscriptions; j++, k++)
             (*subs)[k] = (bk_hb_sub_t){cd->subscriptions[j]->topic, cd->subscriptions[j]->sub_string};
     }

@@ -1,0 +1,501 @@
+/* fr_remoting_admin.c: the remoting front of the administration requests
+ * RocketMQ's mqadmin sends to a broker: topics (UPDATE_AND_CREATE_TOPIC 17,
+ * DELETE_TOPIC_IN_BROKER 215, GET_ALL_TOPIC_CONFIG 21, GET_TOPIC_CONFIG
+ * 351, GET_TOPIC_STATS_INFO 202, QUERY_TOPIC_CONSUME_BY_WHO 300),
+ * subscription groups (200, 201, 207), consumers (GET_CONSUMER_CONNECTION_LIST
+ * 203, GET_CONSUME_STATS 208) and the broker itself (GET_BROKER_RUNTIME_INFO
+ * 28, GET_BROKER_CONFIG 26; UPDATE_BROKER_CONFIG 25 is refused: an rmq
+ * broker reads its configuration once, from its properties file). Each
+ * handler reads its extFields (or its JSON body,
+ * fr_remoting_admin_wire.h), calls the same core operation as the native
+ * front (core/bk_admin_ops.c, core/bk_offset_ops.c, core/bk_clients.c) and
+ * writes RocketMQ's JSON answer. Loop thread. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_admin_ops.h"
+#include "bk_offset_ops.h"
+#include "fr_remoting.h"
+#include "fr_remoting_admin_wire.h"
+#include "fr_remoting_wire.h"
+#include "rmq_http.h"
+#include "rmq_log.h"
+#include "rmq_subexpr.h"
+
+#define CODE_CONSUMER_NOT_ONLINE 206
+
+/* Answers SUCCESS with body (NULL: none), or SYSTEM_ERROR when body could
+ * not be made contiguous (out of memory). */
+static void reply_body(rmq_conn_t *conn, const rmq_remoting_request_t *req, struct evbuffer *body)
+{
+    size_t len = body ? evbuffer_get_length(body) : 0;
+    const void *data = len ? evbuffer_pullup(body, -1) : NULL;
+    if (data || len == 0) {
+        rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .body = data, .body_len = len};
+        rmq_remoting_reply(conn, req, &rep);
+    } else {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
+    }
+}
+
+/* Answers SUCCESS, or r's failure. */
+static void reply_result(rmq_conn_t *conn, const rmq_remoting_request_t *req, const bk_result_t *r)
+{
+    if (r->status == BK_OK)
+        reply_body(conn, req, NULL);
+    else
+        fr_rm_reply_result(conn, req, r);
+}
+
+/* A fresh body buffer, or NULL after answering SYSTEM_ERROR. */
+static struct evbuffer *body_new(rmq_conn_t *conn, const rmq_remoting_request_t *req)
+{
+    struct evbuffer *b = evbuffer_new();
+    if (!b)
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
+    return b;
+}
+
+/* ---- topics --------------------------------------------------------------- */
+
+/* An UPDATE_AND_CREATE_TOPIC answer held until the table is on disk. */
+typedef struct topic_ack {
+    rmq_conn_t *conn;                /* referenced */
+    fr_rm_to_t to;
+} topic_ack_t;
+
+/* bk_topics_durable_fn: answers the held request, drops the reference. */
+static void topic_ack_done(void *arg, rmq_err_t rc)
+{
+    topic_ack_t *ack = arg;
+    if (rc == RMQ_OK) {
+        rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS};
+        fr_rm_reply_to(ack->conn, &ack->to, &rep);
+    } else if (rc != RMQ_ESHUTDOWN) {
+        char why[160];
+        snprintf(why, sizeof(why), "UPDATE_AND_CREATE_TOPIC: the topic table could not be written: %s",
+                 rmq_strerror(rc));
+        rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SYSTEM_ERROR, .remark = why};
+        fr_rm_reply_to(ack->conn, &ack->to, &rep);
+    }
+    rmq_conn_unref(ack->conn);
+    free(ack);
+}
+
+/* Reads the topic extField into name (checked to fit); 0, or -1 after answering. */
+static int topic_name(rmq_conn_t *conn, const rmq_remoting_request_t *req, char *name, size_t cap)
+{
+    const char *v = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
+    if (!v)
+        return -1;
+    if (strlen(v) >= cap) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: topic '%.64s...' is longer "
+                            "than %zu characters", req->code, v, cap - 1);
+        return -1;
+    }
+    snprintf(name, cap, "%s", v);
+    return 0;
+}
+
+/* UPDATE_AND_CREATE_TOPIC: extFields topic, readQueueNums, writeQueueNums,
+ * perm (required, as RocketMQ's header has them), topicSysFlag, order. */
+void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    bk_topic_t t = {0};
+    int64_t rq, wq, perm, sys = 0;
+    bk_result_t r;
+    if (topic_name(conn, req, t.name, sizeof(t.name)) != 0 ||
+        fr_rm_int(conn, req, "readQueueNums", NULL, 1, INT32_MIN, INT32_MAX, 0, &rq) != 0 ||
+        fr_rm_int(conn, req, "writeQueueNums", NULL, 1, INT32_MIN, INT32_MAX, 0, &wq) != 0 ||
+        fr_rm_int(conn, req, "perm", NULL, 1, INT32_MIN, INT32_MAX, 0, &perm) != 0 ||
+        fr_rm_int(conn, req, "topicSysFlag", NULL, 0, INT32_MIN, INT32_MAX, 0, &sys) != 0)
+        return;
+    t.read_queues = (int32_t)rq;
+    t.write_queues = (int32_t)wq;
+    t.perm = (int32_t)perm;
+    t.sys_flag = (int32_t)sys;
+    t.order = strcmp(fr_rm_str(conn, req, "order", NULL, 0, "false"), "true") == 0;
+    topic_ack_t *ack = malloc(sizeof(*ack));
+    if (!ack) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "UPDATE_AND_CREATE_TOPIC: out of memory");
+        return;
+    }
+    *ack = (topic_ack_t){conn, fr_rm_to(req)};
+    rmq_conn_ref(conn);
+    if (bk_admin_topics_update(rm->bk->admin_ops, "UPDATE_AND_CREATE_TOPIC", &t, 1, topic_ack_done, ack, &r) ==
+        BK_OK)
+        return;
+    rmq_conn_unref(conn);
+    free(ack);
+    fr_rm_reply_result(conn, req, &r);
+}
+
+/* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets. */
+void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
+    bk_result_t r;
+    int existed;
+    if (!topic)
+        return;
+    if (bk_admin_topic_delete(rm->bk->admin_ops, topic, &existed, &r) == BK_OK)
+        LOG_INFO("DELETE_TOPIC_IN_BROKER from %s: %s%s", rmq_conn_peer(conn), topic, existed ? "" : " (absent)");
+    reply_result(conn, req, &r);
+}
+
+/* GET_ALL_TOPIC_CONFIG: TopicConfigSerializeWrapper {topicConfigTable, dataVersion}. */
+void fr_rm_handle_all_topics(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    struct evbuffer *b = body_new(conn, req);
+    const bk_topic_t *t;
+    size_t cursor = 0;
+    Rmq__DataVersion dv;
+    if (!b)
+        return;
+    FR_RM_ADD(b, "{\"topicConfigTable\":{");
+    for (int first = 1; bk_topics_next(rm->bk->topics, &cursor, &t); first = 0) {
+        if (!first)
+            FR_RM_ADD(b, ",");
+        rmq_json_str(b, t->name);
+        FR_RM_ADD(b, ":");
+        fr_rm_topic_json(b, t);
+    }
+    bk_topics_version(rm->bk->topics, &dv);
+    FR_RM_ADD(b, "},\"dataVersion\":");
+    fr_rm_data_version_json(b, dv.counter, dv.timestamp);
+    FR_RM_ADD(b, "}");
+    reply_body(conn, req, b);
+    evbuffer_free(b);
+}
+
+/* GET_TOPIC_CONFIG: one TopicConfig, or TOPIC_NOT_EXIST. */
+void fr_rm_handle_topic_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
+    if (!topic)
+        return;
+    const bk_topic_t *t = bk_topics_get(rm->bk->topics, topic, strlen(topic));
+    if (!t) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_TOPIC_NOT_EXIST, "No topic %.200s in broker %s", topic,
+                            rm->bk->addr);
+        return;
+    }
+    struct evbuffer *b = body_new(conn, req);
+    if (!b)
+        return;
+    fr_rm_topic_json(b, t);
+    reply_body(conn, req, b);
+    evbuffer_free(b);
+}
+
+/* GET_TOPIC_STATS_INFO: TopicStatsTable {offsetTable: {MessageQueue:
+ * {lastUpdateTimestamp, maxOffset, minOffset}}}. */
+void fr_rm_handle_topic_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
+    bk_topic_stats_t ts;
+    bk_result_t r;
+    if (!topic)
+        return;
+    if (bk_admin_topic_stats(rm->bk->admin_ops, topic, &ts, &r) != BK_OK) {
+        fr_rm_reply_result(conn, req, &r);
+        return;
+    }
+    struct evbuffer *b = body_new(conn, req);
+    if (b) {
+        FR_RM_ADD(b, "{\"offsetTable\":{");
+        for (size_t i = 0; i < ts.n; i++) {
+            const bk_queue_stat_t *q = &ts.queues[i];
+            if (i)
+                FR_RM_ADD(b, ",");
+            fr_rm_mq_json(b, ts.topic, rm->bk->cfg->broker_name, q->queue_id);
+            evbuffer_add_printf(b, ":{\"lastUpdateTimestamp\":%" PRId64 ",\"maxOffset\":%" PRId64
+                                ",\"minOffset\":%" PRId64 "}", q->last_update_timestamp, q->max_offset,
+                                q->min_offset);
+        }
+        FR_RM_ADD(b, "}}");
+        reply_body(conn, req, b);
+        evbuffer_free(b);
+    }
+    bk_topic_stats_clear(&ts);
+}
+
+/* A JSON string array under construction (GroupList, tagsSet). */
+typedef struct json_list {
+    struct evbuffer *b;
+    int n;
+} json_list_t;
+
+/* bk_clients_name_fn: appends name to the list. */
+static void list_add(void *arg, const char *name)
+{
+    json_list_t *l = arg;
+    if (l->n++)
+        FR_RM_ADD(l->b, ",");
+    rmq_json_str(l->b, name);
+}
+
+/* QUERY_TOPIC_CONSUME_BY_WHO: GroupList {groupList: [...]}. */
+void fr_rm_handle_consume_by_who(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
+    bk_result_t r;
+    if (!topic)
+        return;
+    struct evbuffer *b = body_new(conn, req);
+    if (!b)
+        return;
+    json_list_t l = {b, 0};
+    FR_RM_ADD(b, "{\"groupList\":[");
+    if (bk_admin_topic_groups(rm->bk->admin_ops, topic, list_add, &l, &r) != BK_OK) {
+        fr_rm_reply_result(conn, req, &r);
+    } else {
+        FR_RM_ADD(b, "]}");
+        reply_body(conn, req, b);
+    }
+    evbuffer_free(b);
+}
+
+/* ---- subscription groups -------------------------------------------------- */
+
+/* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: a SubscriptionGroupConfig body. */
+void fr_rm_handle_update_group(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    bk_group_t grp;
+    bk_result_t r;
+    char why[256];
+    if (fr_rm_group_parse(req->body, req->body_len, &grp, why, sizeof(why)) != RMQ_OK) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: %s", why);
+        return;
+    }
+    bk_admin_group_update(rm->bk->admin_ops, &grp, &r);
+    reply_result(conn, req, &r);
+}
+
+/* DELETE_SUBSCRIPTIONGROUP: extField groupName. */
+void fr_rm_handle_delete_group(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *group = fr_rm_str(conn, req, "groupName", NULL, 1, NULL);
+    bk_result_t r;
+    if (!group)
+        return;
+    bk_admin_group_delete(rm->bk->admin_ops, group, &r);
+    reply_result(conn, req, &r);
+}
+
+/* GET_ALL_SUBSCRIPTIONGROUP_CONFIG: SubscriptionGroupWrapper
+ * {subscriptionGroupTable, dataVersion}. */
+void fr_rm_handle_all_groups(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(rm->bk->groups);
+    struct evbuffer *b = tab ? body_new(conn, req) : NULL;
+    if (!tab)
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "GET_ALL_SUBSCRIPTIONGROUP_CONFIG: out of memory");
+    if (!b)
+        goto out;
+    FR_RM_ADD(b, "{\"subscriptionGroupTable\":{");
+    for (size_t i = 0; i < tab->n_groups; i++) {
+        bk_group_t grp;
+        bk_group_from_pb(&grp, tab->groups[i]);
+        if (i)
+            FR_RM_ADD(b, ",");
+        rmq_json_str(b, grp.name);
+        FR_RM_ADD(b, ":");
+        fr_rm_group_json(b, &grp);
+    }
+    FR_RM_ADD(b, "},\"dataVersion\":");
+    fr_rm_data_version_json(b, tab->data_version ? tab->data_version->counter : 0,
+                            tab->data_version ? tab->data_version->timestamp : 0);
+    FR_RM_ADD(b, "}");
+    reply_body(conn, req, b);
+    evbuffer_free(b);
+out:
+    if (tab)
+        bk_groups_table_free(tab);
+}
+
+/* ---- consumers ------------------------------------------------------------- */
+
+/* bk_client_view_fn: appends one Connection {clientAddr, clientId, language, version}. */
+static void connection_add(void *arg, const bk_client_view_t *cl)
+{
+    json_list_t *l = arg;
+    if (l->n++)
+        FR_RM_ADD(l->b, ",");
+    FR_RM_ADD(l->b, "{\"clientAddr\":");
+    rmq_json_str(l->b, cl->addr);
+    FR_RM_ADD(l->b, ",\"clientId\":");
+    rmq_json_str(l->b, cl->client_id);
+    FR_RM_ADD(l->b, ",\"language\":");
+    rmq_json_str(l->b, cl->language[0] ? cl->language : "OTHER");
+    evbuffer_add_printf(l->b, ",\"version\":%" PRId32 "}", cl->version);
+}
+
+/* rmq_subexpr_fn: appends one tag to a tagsSet. */
+static rmq_err_t tag_add(const char *tag, size_t len, void *arg)
+{
+    json_list_t *l = arg;
+    if (l->n++)
+        FR_RM_ADD(l->b, ",");
+    rmq_json_strn(l->b, tag, len);
+    return RMQ_OK;
+}
+
+/* bk_clients_sub_fn: appends topic: SubscriptionData {classFilterMode,
+ * codeSet, expressionType, subString, subVersion, tagsSet, topic}. */
+static void subscription_add(void *arg, const char *topic, const char *expr)
+{
+    json_list_t *l = arg;
+    int all;
+    if (l->n++)
+        FR_RM_ADD(l->b, ",");
+    rmq_json_str(l->b, topic);
+    FR_RM_ADD(l->b, ":{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":");
+    rmq_json_str(l->b, expr);
+    FR_RM_ADD(l->b, ",\"subVersion\":0,\"tagsSet\":[");
+    json_list_t tags = {l->b, 0};
+    rmq_subexpr_parse(expr, &all, tag_add, &tags);
+    FR_RM_ADD(l->b, "],\"topic\":");
+    rmq_json_str(l->b, topic);
+    FR_RM_ADD(l->b, "}");
+}
+
+/* GET_CONSUMER_CONNECTION_LIST: ConsumerConnection {connectionSet,
+ * subscriptionTable, consumeType, messageModel, consumeFromWhere}, or
+ * CONSUMER_NOT_ONLINE when no client of the group is connected. */
+void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
+    bk_group_view_t gv;
+    if (!group)
+        return;
+    if (!bk_clients_group(rm->bk->clients, group, &gv)) {
+        rmq_remoting_replyf(conn, req, CODE_CONSUMER_NOT_ONLINE, "the consumer group[%.200s] not online", group);
+        return;
+    }
+    struct evbuffer *b = body_new(conn, req);
+    if (!b)
+        return;
+    json_list_t conns = {b, 0}, subs = {b, 0};
+    FR_RM_ADD(b, "{\"connectionSet\":[");
+    bk_clients_each_client(rm->bk->clients, group, connection_add, &conns);
+    evbuffer_add_printf(b, "],\"consumeFromWhere\":\"%s\",\"consumeType\":\"%s\",\"messageModel\":\"%s\","
+                        "\"subscriptionTable\":{", fr_rm_consume_from_name(gv.consume_from),
+                        gv.pull_mode ? "CONSUME_ACTIVELY" : "CONSUME_PASSIVELY",
+                        gv.clustering ? "CLUSTERING" : "BROADCASTING");
+    if (bk_clients_each_sub(rm->bk->clients, group, subscription_add, &subs) != RMQ_OK) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "GET_CONSUMER_CONNECTION_LIST: out of memory");
+    } else {
+        FR_RM_ADD(b, "}}");
+        reply_body(conn, req, b);
+    }
+    evbuffer_free(b);
+}
+
+/* GET_CONSUME_STATS: ConsumeStats {offsetTable: {MessageQueue:
+ * {brokerOffset, consumerOffset, lastTimestamp}}, consumeTps} of
+ * consumerGroup on topic (absent or empty: every topic it has offsets on). */
+void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
+    const char *topic = group ? fr_rm_str(conn, req, "topic", NULL, 0, "") : NULL;
+    bk_consume_progress_t cp;
+    bk_result_t r;
+    if (!group)
+        return;
+    if (bk_offset_progress(rm->bk->offset_ops, group, topic, &cp, &r) != BK_OK) {
+        fr_rm_reply_result(conn, req, &r);
+        return;
+    }
+    struct evbuffer *b = body_new(conn, req);
+    if (b) {
+        evbuffer_add_printf(b, "{\"consumeTps\":%.2f,\"offsetTable\":{", cp.consume_tps);
+        for (size_t i = 0; i < cp.n; i++) {
+            const bk_queue_progress_t *q = &cp.queues[i];
+            if (i)
+                FR_RM_ADD(b, ",");
+            fr_rm_mq_json(b, q->topic, rm->bk->cfg->broker_name, q->queue_id);
+            evbuffer_add_printf(b, ":{\"brokerOffset\":%" PRId64 ",\"consumerOffset\":%" PRId64
+                                ",\"lastTimestamp\":%" PRId64 "}", q->broker_offset, q->consumer_offset,
+                                q->last_timestamp);
+        }
+        FR_RM_ADD(b, "}}");
+        reply_body(conn, req, b);
+        evbuffer_free(b);
+    }
+    bk_consume_progress_clear(&cp);
+}
+
+/* ---- the broker ------------------------------------------------------------ */
+
+/* bk_kv_fn: appends "key":"value" to a KVTable under construction. */
+static void kv_add(const char *key, const char *value, void *arg)
+{
+    json_list_t *l = arg;
+    if (l->n++)
+        FR_RM_ADD(l->b, ",");
+    rmq_json_str(l->b, key);
+    FR_RM_ADD(l->b, ":");
+    rmq_json_str(l->b, value);
+}
+
+/* GET_BROKER_RUNTIME_INFO: KVTable {table: {key: value}} of the core's runtime keys. */
+void fr_rm_handle_runtime_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    bk_broker_t *bk = rm->bk;
+    struct evbuffer *b = body_new(conn, req);
+    if (!b)
+        return;
+    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = bk_pull_held(bk->pull),
+                              .conn_count = rmq_server_conn_count(bk->srv)};
+    json_list_t l = {b, 0};
+    FR_RM_ADD(b, "{\"table\":{");
+    bk_admin_runtime_info(bk->admin_ops, &live, kv_add, &l);
+    FR_RM_ADD(b, "}}");
+    reply_body(conn, req, b);
+    evbuffer_free(b);
+}
+
+/* GET_BROKER_CONFIG: the effective configuration as properties text
+ * (key=value lines), what MixAll.string2Properties reads. */
+void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f) {
+        bk_config_print(rm->bk->cfg, f);
+        fclose(f);
+    }
+    if (!f || !text) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "GET_BROKER_CONFIG: out of memory");
+    } else {
+        rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .body = text, .body_len = len};
+        rmq_remoting_reply(conn, req, &rep);
+    }
+    free(text);
+}
+
+/* UPDATE_BROKER_CONFIG: refused, naming why (no runtime configuration change). */
+void fr_rm_handle_update_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    (void)arg;
+    rmq_remoting_replyf(conn, req, RMQ_REMOTING_REQUEST_CODE_NOT_SUPPORTED,
+                        "UPDATE_BROKER_CONFIG (25) is not supported: an rmq broker reads its configuration once, "
+                        "from its properties file; change the file and restart the broker");
+}

@@ -1,0 +1,50 @@
+/* fr_remoting_admin_wire.h: the JSON bodies of RocketMQ's administration
+ * requests and answers, as pure functions (no broker, no connection) so
+ * the fuzz target and the tests call them directly. Field names are
+ * RocketMQ's (fastjson's view of its classes):
+ *
+ * - SubscriptionGroupConfig, read from UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
+ *   and written in GET_ALL_SUBSCRIPTIONGROUP_CONFIG: groupName,
+ *   consumeEnable, consumeFromMinEnable, consumeBroadcastEnable,
+ *   retryQueueNums, retryMaxTimes, brokerId, whichBrokerWhenConsumeSlowly,
+ *   notifyConsumerIdsChangedEnable;
+ * - TopicConfig: topicName, readQueueNums, writeQueueNums, perm,
+ *   topicFilterType, topicSysFlag, order;
+ * - MessageQueue {brokerName, queueId, topic}, which fastjson also writes
+ *   as a map key (TopicStatsTable.offsetTable, ConsumeStats.offsetTable:
+ *   an object where a string would stand; RocketMQ's clients read it so);
+ * - DataVersion {counter, timestamp}.
+ * Writers append to an evbuffer; strings are escaped by rmq_json_str. */
+#ifndef FR_REMOTING_ADMIN_WIRE_H
+#define FR_REMOTING_ADMIN_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "bk_groups.h"
+#include "bk_topics.h"
+#include "rmq_err.h"
+
+/* Appends string literal lit (without its NUL) to evbuffer b. */
+#define FR_RM_ADD(b, lit) evbuffer_add((b), (lit), sizeof(lit) - 1)
+
+/* Reads a SubscriptionGroupConfig body into *out: groupName is required;
+ * an absent field takes RocketMQ's default (consume and broadcast enabled,
+ * 1 retry queue, 16 retries, broker 0, slow-consumption broker 1). A
+ * boolean is a JSON boolean or the string "true"/"false"; a number a JSON
+ * integer (or a string holding one) in its field's range. RMQ_OK, or
+ * RMQ_EPROTO with why naming the field and the rule. */
+rmq_err_t fr_rm_group_parse(const uint8_t *body, size_t len, bk_group_t *out, char *why, size_t whylen);
+
+/* Appends grp as a SubscriptionGroupConfig object. */
+void fr_rm_group_json(struct evbuffer *out, const bk_group_t *grp);
+/* Appends topic as a TopicConfig object. */
+void fr_rm_topic_json(struct evbuffer *out, const bk_topic_t *topic);
+/* Appends a MessageQueue object. */
+void fr_rm_mq_json(struct evbuffer *out, const char *topic, const char *broker_name, int32_t queue_id);
+/* Appends a DataVersion object. */
+void fr_rm_data_version_json(struct evbuffer *out, int64_t counter, int64_t timestamp);
+
+#endif

@@ -1,0 +1,364 @@
+/* test_remoting_admin.c: the administration codes of the broker's remoting
+ * front (broker/front/remoting/fr_remoting_admin.c, fr_remoting_query.c)
+ * with real mqnamesrv / mqbroker processes on loopback and the blocking
+ * remoting client of remwire.h; the JSON answers are read back with the
+ * project's JSON reader where they are JSON (TopicStatsTable and
+ * ConsumeStats key their maps with MessageQueue objects, as fastjson
+ * writes them, so those are matched as text).
+ *
+ * topics: UPDATE_AND_CREATE_TOPIC, GET_TOPIC_CONFIG, GET_ALL_TOPIC_CONFIG,
+ * GET_TOPIC_STATS_INFO after a send, QUERY_MESSAGE by key (the record in
+ * MessageDecoder's layout; an unknown key QUERY_NOT_FOUND), then
+ * DELETE_TOPIC_IN_BROKER: the topic is gone (TOPIC_NOT_EXIST).
+ *
+ * groups: UPDATE_AND_CREATE_SUBSCRIPTIONGROUP with a SubscriptionGroupConfig
+ * body, read back by GET_ALL_SUBSCRIPTIONGROUP_CONFIG, then
+ * DELETE_SUBSCRIPTIONGROUP (twice: SUBSCRIPTION_GROUP_NOT_EXIST).
+ *
+ * consumers: a heartbeat's client listed by GET_CONSUMER_CONNECTION_LIST
+ * with its address, subscription tags and settings; QUERY_TOPIC_CONSUME_BY_WHO
+ * names its group; GET_CONSUME_STATS shows its committed offset; an
+ * unknown group is CONSUMER_NOT_ONLINE.
+ *
+ * broker: GET_BROKER_RUNTIME_INFO (KVTable), GET_BROKER_CONFIG (properties
+ * text), UPDATE_BROKER_CONFIG refused naming why.
+ *
+ * bad_input: a body that is no JSON, a group without groupName, a field of
+ * the wrong type, a missing or non-numeric topic field, an illegal topic
+ * name, a missing query field: each a clear code and a remark naming it. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "remwire.h"
+#include "rmq_json.h"
+#include "rmq_message.h"
+
+static const char *case_dir;
+static char ns_addr[64], bk_addr[64];
+static hn_daemon_t ns, bk;
+
+static void setup(void)
+{
+    char props[2048];
+    case_dir = hn_case_begin("remoting_admin");
+    ck_assert_int_eq(hn_daemon_start_conf(&ns, case_dir, "namesrv/mqnamesrv", "ns",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", ns_addr, sizeof ns_addr), 0);
+    int n = snprintf(props, sizeof props,
+                     "brokerClusterName=AdmCluster\nbrokerName=broker-a\nbrokerId=0\nlistenPort=0\n"
+                     "haListenPort=0\nbrokerRole=ASYNC_MASTER\nstorePathRootDir=%s/store\n"
+                     "mapedFileSizeCommitLog=16777216\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\n", case_dir, ns_addr);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof props, "broker properties do not fit");
+    ck_assert_int_eq(hn_daemon_start_conf(&bk, case_dir, "broker/mqbroker", "broker-a", props, bk_addr,
+                                          sizeof bk_addr), 0);
+}
+
+static void teardown(void)
+{
+    hn_case_end();
+}
+
+/* One request on connection fd; returns the response code (pushed requests skipped). */
+static int call_on(int fd, int code, const rmq_remoting_field_t *f, size_t n, const char *body, rem_resp_t *r)
+{
+    rem_send(fd, RMQ_REMOTING_JSON, code, 9, 0, f, n, body, body ? strlen(body) : 0);
+    for (;;) {
+        ck_assert_int_eq(rem_recv_frame(fd, r, 20000), 0);
+        if (r->msg.flags & RMQ_REMOTING_FLAG_RESPONSE)
+            break;
+        rem_resp_clear(r);
+    }
+    ck_assert_int_eq(r->msg.opaque, 9);
+    return r->msg.code;
+}
+
+/* The same on a fresh connection. */
+static int call(int code, const rmq_remoting_field_t *f, size_t n, const char *body, rem_resp_t *r)
+{
+    int fd = rem_connect(bk_addr);
+    int rc = call_on(fd, code, f, n, body, r);
+    close(fd);
+    return rc;
+}
+
+/* Asserts the remark of r mentions what, and clears r. */
+static void remark_has(rem_resp_t *r, const char *what)
+{
+    ck_assert_msg(strstr(r->msg.remark, what) != NULL, "remark '%s' does not name '%s'", r->msg.remark, what);
+    rem_resp_clear(r);
+}
+
+/* Asserts the body of r contains text. */
+static void body_has(const rem_resp_t *r, const char *text)
+{
+    ck_assert_msg(r->msg.body_len && memmem(r->msg.body, r->msg.body_len, text, strlen(text)) != NULL,
+                  "body '%.*s' lacks '%s'", (int)r->msg.body_len, (const char *)r->msg.body, text);
+}
+
+/* The body of r as JSON (asserted to parse). Owner: caller. */
+static rmq_json_t *body_json(const rem_resp_t *r)
+{
+    char err[128];
+    rmq_json_t *d = rmq_json_parse((const char *)r->msg.body, r->msg.body_len, err, sizeof err);
+    ck_assert_msg(d != NULL, "body is no JSON: %s", err);
+    return d;
+}
+
+/* The scalar at path a.b.c of d (a NULL key ends the path early), asserted present. */
+static const char *json_at(const rmq_json_t *d, const char *a, const char *b, const char *c)
+{
+    const char *keys[] = {a, b, c};
+    const rmq_json_t *v = d;
+    for (size_t i = 0; i < 3 && keys[i]; i++) {
+        v = rmq_json_get(v, keys[i]);
+        ck_assert_msg(v != NULL, "no member %s", keys[i]);
+    }
+    ck_assert_ptr_nonnull(rmq_json_scalar(v));
+    return rmq_json_scalar(v);
+}
+
+/* UPDATE_AND_CREATE_TOPIC of topic with 4 queues, perm 6; the response code. */
+static int create_topic(const char *topic, rem_resp_t *r)
+{
+    rmq_remoting_field_t f[] = {{"topic", (char *)topic}, {"defaultTopic", "TBW102"}, {"readQueueNums", "4"},
+                                {"writeQueueNums", "4"}, {"perm", "6"}, {"topicFilterType", "SINGLE_TAG"},
+                                {"topicSysFlag", "0"}, {"order", "false"}};
+    return call(17, f, sizeof f / sizeof f[0], NULL, r);
+}
+
+/* SEND_MESSAGE_V2 of one message with keys to topic queue 1. */
+static void send_one(const char *topic, const char *keys)
+{
+    char props[128];
+    rem_resp_t r;
+    snprintf(props, sizeof props, "TAGS\001TagA\002KEYS\001%s\002", keys);
+    rmq_remoting_field_t f[] = {{"a", "adm_pg"}, {"b", (char *)topic}, {"c", "TBW102"}, {"d", "4"}, {"e", "1"},
+                                {"f", "0"}, {"g", "1700000000000"}, {"h", "0"}, {"i", props}, {"j", "0"},
+                                {"k", "false"}, {"m", "false"}};
+    ck_assert_int_eq(call(310, f, sizeof f / sizeof f[0], "admin-body", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+}
+
+START_TEST(topics)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(create_topic("AdmTopic", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t t = {"topic", "AdmTopic"};
+    ck_assert_int_eq(call(351, &t, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *d = body_json(&r);
+    ck_assert_str_eq(json_at(d, "topicName", NULL, NULL), "AdmTopic");
+    ck_assert_str_eq(json_at(d, "readQueueNums", NULL, NULL), "4");
+    ck_assert_str_eq(json_at(d, "perm", NULL, NULL), "6");
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(call(21, NULL, 0, NULL, &r), RMQ_REMOTING_SUCCESS);
+    d = body_json(&r);
+    ck_assert_str_eq(json_at(d, "topicConfigTable", "AdmTopic", "writeQueueNums"), "4");
+    ck_assert_ptr_nonnull(rmq_json_get(rmq_json_get(d, "dataVersion"), "counter"));
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+
+    send_one("AdmTopic", "k1 k2");
+    ck_assert_int_eq(call(202, &t, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    body_has(&r, "{\"brokerName\":\"broker-a\",\"queueId\":1,\"topic\":\"AdmTopic\"}:{\"lastUpdateTimestamp\":");
+    body_has(&r, "\"maxOffset\":1,\"minOffset\":0}");
+    body_has(&r, "{\"brokerName\":\"broker-a\",\"queueId\":3,\"topic\":\"AdmTopic\"}:");
+    rem_resp_clear(&r);
+
+    rmq_remoting_field_t q[] = {{"topic", "AdmTopic"}, {"key", "k2"}, {"maxNum", "32"}, {"beginTimestamp", "0"},
+                                {"endTimestamp", "9223372036854775807"}};
+    ck_assert_int_eq(call(12, q, 5, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_record_t rec;
+    ck_assert_int_eq(rmq_record_decode(r.msg.body, r.msg.body_len, 0, &rec), RMQ_OK);
+    ck_assert_uint_eq(rec.total_size, r.msg.body_len);
+    ck_assert(rec.body_len == 10 && memcmp(rec.body, "admin-body", 10) == 0);
+    ck_assert_str_eq(rem_field(&r, "indexLastUpdateTimestamp"), "0");
+    rem_resp_clear(&r);
+    q[1].value = "nosuchkey";
+    ck_assert_int_eq(call(12, q, 5, NULL, &r), RMQ_REMOTING_QUERY_NOT_FOUND);
+    rem_resp_clear(&r);
+
+    ck_assert_int_eq(call(215, &t, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(call(351, &t, 1, NULL, &r), RMQ_REMOTING_TOPIC_NOT_EXIST);
+    remark_has(&r, "AdmTopic");
+    ck_assert_int_eq(call(202, &t, 1, NULL, &r), RMQ_REMOTING_TOPIC_NOT_EXIST);
+    rem_resp_clear(&r);
+    hn_case_passed();
+}
+END_TEST
+
+START_TEST(groups)
+{
+    rem_resp_t r;
+    const char *cfg = "{\"brokerId\":0,\"consumeBroadcastEnable\":false,\"consumeEnable\":true,"
+                      "\"consumeFromMinEnable\":false,\"groupName\":\"adm_grp\",\"notifyConsumerIdsChangedEnable\":true,"
+                      "\"retryMaxTimes\":5,\"retryQueueNums\":1,\"whichBrokerWhenConsumeSlowly\":1}";
+    ck_assert_int_eq(call(200, NULL, 0, cfg, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(call(201, NULL, 0, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *d = body_json(&r);
+    ck_assert_str_eq(json_at(d, "subscriptionGroupTable", "adm_grp", "retryMaxTimes"), "5");
+    ck_assert_str_eq(json_at(d, "subscriptionGroupTable", "adm_grp", "consumeBroadcastEnable"), "false");
+    ck_assert_str_eq(json_at(d, "subscriptionGroupTable", "adm_grp", "groupName"), "adm_grp");
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t g = {"groupName", "adm_grp"};
+    ck_assert_int_eq(call(207, &g, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(call(207, &g, 1, NULL, &r), 26);   /* SUBSCRIPTION_GROUP_NOT_EXIST */
+    remark_has(&r, "adm_grp");
+    hn_case_passed();
+}
+END_TEST
+
+START_TEST(consumers)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(create_topic("AdmTopic", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    send_one("AdmTopic", "k1");
+    const char *hb = "{\"clientID\":\"10.0.0.1@adm\",\"producerDataSet\":[],\"consumerDataSet\":[{"
+                     "\"groupName\":\"adm_cg\",\"consumeType\":\"CONSUME_PASSIVELY\",\"messageModel\":\"CLUSTERING\","
+                     "\"consumeFromWhere\":\"CONSUME_FROM_FIRST_OFFSET\",\"unitMode\":false,\"subscriptionDataSet\":["
+                     "{\"topic\":\"AdmTopic\",\"subString\":\"TagA || TagB\",\"subVersion\":1,\"tagsSet\":[],"
+                     "\"codeSet\":[],\"expressionType\":\"TAG\"}]}]}";
+    int fd = rem_connect(bk_addr);          /* the consumer stays connected */
+    ck_assert_int_eq(call_on(fd, 34, NULL, 0, hb, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+
+    rmq_remoting_field_t cg = {"consumerGroup", "adm_cg"};
+    ck_assert_int_eq(call(203, &cg, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *d = body_json(&r);
+    const rmq_json_t *set = rmq_json_get(d, "connectionSet");
+    ck_assert(set && set->type == RMQ_JSON_ARRAY && set->n == 1);
+    ck_assert_str_eq(rmq_json_scalar(rmq_json_get(set->items[0], "clientId")), "10.0.0.1@adm");
+    ck_assert(strncmp(rmq_json_scalar(rmq_json_get(set->items[0], "clientAddr")), "127.0.0.1:", 10) == 0);
+    ck_assert_str_eq(rmq_json_scalar(rmq_json_get(set->items[0], "language")), "OTHER");
+    ck_assert_str_eq(json_at(d, "consumeFromWhere", NULL, NULL), "CONSUME_FROM_FIRST_OFFSET");
+    ck_assert_str_eq(json_at(d, "consumeType", NULL, NULL), "CONSUME_PASSIVELY");
+    ck_assert_str_eq(json_at(d, "messageModel", NULL, NULL), "CLUSTERING");
+    ck_assert_str_eq(json_at(d, "subscriptionTable", "AdmTopic", "subString"), "TagA || TagB");
+    const rmq_json_t *tags = rmq_json_get(rmq_json_get(rmq_json_get(d, "subscriptionTable"), "AdmTopic"), "tagsSet");
+    ck_assert(tags && tags->n == 2 && strcmp(tags->items[0]->str, "TagA") == 0 &&
+              strcmp(tags->items[1]->str, "TagB") == 0);
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+
+    rmq_remoting_field_t t = {"topic", "AdmTopic"};
+    ck_assert_int_eq(call(300, &t, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    body_has(&r, "{\"groupList\":[");
+    body_has(&r, "\"adm_cg\"");
+    rem_resp_clear(&r);
+
+    rmq_remoting_field_t u[] = {{"consumerGroup", "adm_cg"}, {"topic", "AdmTopic"}, {"queueId", "1"},
+                                {"commitOffset", "1"}};
+    ck_assert_int_eq(call(15, u, 4, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t cs[] = {{"consumerGroup", "adm_cg"}, {"topic", "AdmTopic"}};
+    ck_assert_int_eq(call(208, cs, 2, NULL, &r), RMQ_REMOTING_SUCCESS);
+    body_has(&r, "{\"brokerName\":\"broker-a\",\"queueId\":1,\"topic\":\"AdmTopic\"}:{\"brokerOffset\":1,"
+                 "\"consumerOffset\":1,\"lastTimestamp\":");
+    body_has(&r, "\"consumeTps\":");
+    rem_resp_clear(&r);
+
+    rmq_remoting_field_t other = {"consumerGroup", "adm_nobody"};
+    ck_assert_int_eq(call(203, &other, 1, NULL, &r), 206);   /* CONSUMER_NOT_ONLINE */
+    remark_has(&r, "adm_nobody");
+    close(fd);
+    hn_case_passed();
+}
+END_TEST
+
+START_TEST(broker)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(call(28, NULL, 0, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *d = body_json(&r);
+    ck_assert_str_eq(json_at(d, "table", "brokerAddr", NULL), bk_addr);
+    ck_assert_str_eq(json_at(d, "table", "brokerRole", NULL), "ASYNC_MASTER");
+    ck_assert_str_eq(json_at(d, "table", "pullThreadPoolQueueSize", NULL), "0");
+    ck_assert_ptr_nonnull(rmq_json_get(rmq_json_get(d, "table"), "putTps"));
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(call(26, NULL, 0, NULL, &r), RMQ_REMOTING_SUCCESS);
+    body_has(&r, "brokerName=broker-a\n");
+    body_has(&r, "brokerClusterName=AdmCluster\n");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(call(25, NULL, 0, "flushIntervalCommitLog=1000\n", &r),
+                     RMQ_REMOTING_REQUEST_CODE_NOT_SUPPORTED);
+    remark_has(&r, "properties file");
+    hn_case_passed();
+}
+END_TEST
+
+START_TEST(bad_input)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(call(200, NULL, 0, "{\"groupName\":", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "no JSON");
+    ck_assert_int_eq(call(200, NULL, 0, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "no JSON");
+    ck_assert_int_eq(call(200, NULL, 0, "{\"retryMaxTimes\":3}", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "groupName");
+    ck_assert_int_eq(call(200, NULL, 0, "{\"groupName\":\"g\",\"retryMaxTimes\":\"many\"}", &r),
+                     RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "retryMaxTimes");
+    ck_assert_int_eq(call(200, NULL, 0, "{\"groupName\":\"g\",\"consumeEnable\":1}", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "consumeEnable");
+    ck_assert_int_eq(call(200, NULL, 0, "{\"groupName\":\"g/h\"}", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "groupName");
+
+    rmq_remoting_field_t nop[] = {{"topic", "AdmBad"}, {"readQueueNums", "4"}, {"writeQueueNums", "4"}};
+    ck_assert_int_eq(call(17, nop, 3, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "perm");
+    rmq_remoting_field_t nan[] = {{"topic", "AdmBad"}, {"readQueueNums", "four"}, {"writeQueueNums", "4"},
+                                  {"perm", "6"}};
+    ck_assert_int_eq(call(17, nan, 4, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "readQueueNums");
+    rmq_remoting_field_t bad[] = {{"topic", "Adm/Bad"}, {"readQueueNums", "4"}, {"writeQueueNums", "4"},
+                                  {"perm", "6"}};
+    ck_assert_int_eq(call(17, bad, 4, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "Adm/Bad");
+    rmq_remoting_field_t many[] = {{"topic", "AdmBad"}, {"readQueueNums", "100000"}, {"writeQueueNums", "4"},
+                                   {"perm", "6"}};
+    ck_assert_int_eq(call(17, many, 4, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "AdmBad");
+
+    ck_assert_int_eq(call(202, NULL, 0, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "topic");
+    ck_assert_int_eq(call(208, NULL, 0, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "consumerGroup");
+    ck_assert_int_eq(call(207, NULL, 0, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "groupName");
+    rmq_remoting_field_t q[] = {{"topic", "AdmTopic"}, {"maxNum", "32"}, {"beginTimestamp", "0"},
+                                {"endTimestamp", "0"}};
+    ck_assert_int_eq(call(12, q, 4, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "key");
+    hn_case_passed();
+}
+END_TEST
+
+static Suite *remoting_admin_suite(void)
+{
+    Suite *s = suite_create("remoting_admin");
+    TCase *tc = tcase_create("remoting_admin");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, topics);
+    tcase_add_test(tc, groups);
+    tcase_add_test(tc, consumers);
+    tcase_add_test(tc, broker);
+    tcase_add_test(tc, bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return hn_run_suite(remoting_admin_suite());
+}
