@@ -142,10 +142,10 @@ static char *arena_str(arena_t *a, const char *s, size_t n)
 
 /* Appends key = value (strings in req's arena) to req and its table (a
  * repeated key stays found at its first place); -1 when the array is full. */
-static int field_put(rmq_remoting_request_t *req, char *key, char *value)
+static int field_put(rmq_remoting_request_t *req, char *key, size_t klen, char *value)
 {
     arena_t *a = req->arena;
-    size_t i = key_hash(key, strlen(key)) & a->mask;
+    size_t i = key_hash(key, klen) & a->mask;
 
     if (req->n_fields == a->cap)
         return -1;
@@ -164,7 +164,7 @@ static int add_field(rmq_remoting_request_t *req, const char *key, size_t klen,
 {
     char *k = arena_str(req->arena, key, klen), *v = arena_str(req->arena, value, vlen);
 
-    return k == NULL || v == NULL ? -1 : field_put(req, k, v);
+    return k == NULL || v == NULL ? -1 : field_put(req, k, klen, v);
 }
 
 void rmq_remoting_request_clear(rmq_remoting_request_t *req)
@@ -343,70 +343,84 @@ static int js_hex4(const char *p, unsigned *cp)
     return 0;
 }
 
+/* Bytes that end a run of a JSON string copied as it is: controls, the
+ * quote, the backslash. */
+static const uint8_t js_special[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    ['"'] = 1, ['\\'] = 1,
+};
+
 /* One escape at s->p (its backslash) decoded to o; bytes written, 0: declined
  * (surrogates and \u0000 are left to the tree reader). */
 static size_t js_escape(jscan_t *s, char *o)
 {
-    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
     unsigned cp;
 
     if (s->end - s->p < 2)
         return 0;
-    const char *e = s->p[1] != '\0' ? strchr(from, s->p[1]) : NULL;
-    if (e != NULL) {
-        *o = to[e - from];
-        s->p += 2;
-        return 1;
-    }
-    if (s->p[1] != 'u' || s->end - s->p < 6 || js_hex4(s->p + 2, &cp) != 0 || cp == 0 ||
-        (cp >= 0xd800 && cp <= 0xdfff))
+    switch (s->p[1]) {
+    case '"': case '\\': case '/': *o = s->p[1]; break;
+    case 'b': *o = '\b'; break;
+    case 'f': *o = '\f'; break;
+    case 'n': *o = '\n'; break;
+    case 'r': *o = '\r'; break;
+    case 't': *o = '\t'; break;
+    case 'u':
+        if (s->end - s->p < 6 || js_hex4(s->p + 2, &cp) != 0 || cp == 0 || (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+        s->p += 6;
+        if (cp < 0x80) {
+            o[0] = (char)cp;
+            return 1;
+        }
+        if (cp < 0x800) {
+            o[0] = (char)(0xc0 | cp >> 6);
+            o[1] = (char)(0x80 | (cp & 0x3f));
+            return 2;
+        }
+        o[0] = (char)(0xe0 | cp >> 12);
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        o[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    default:
         return 0;
-    s->p += 6;
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
     }
-    if (cp < 0x800) {
-        o[0] = (char)(0xc0 | cp >> 6);
-        o[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    o[0] = (char)(0xe0 | cp >> 12);
-    o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    o[2] = (char)(0x80 | (cp & 0x3f));
-    return 3;
+    s->p += 2;
+    return 1;
 }
 
-/* A string at s->p (its quote) into the arena as v; -1: declined. An escape
- * decodes to at most its own length, so the text fits where the source did. */
+/* A string at s->p (its quote) into the arena as v; -1: declined. An
+ * escape decodes to at most its own length and every token before left at
+ * least as much arena as source, so one check makes room for the string. */
 static int js_string(jscan_t *s, rmq_json_t *v)
 {
     char *o = s->a->next;
+    const unsigned char *q = (const unsigned char *)s->p + 1, *e = (const unsigned char *)s->end;
 
-    if (!js_peek(s, '"'))
+    if (!js_peek(s, '"') || (size_t)(s->a->end - o) <= (size_t)(e - q))
         return -1;
-    s->p++;
-    while (s->p < s->end && *s->p != '"') {
-        const char *run = s->p;
-        while (s->p < s->end && (unsigned char)*s->p >= 0x20 && *s->p != '"' && *s->p != '\\')
-            s->p++;
-        size_t n = (size_t)(s->p - run);
-        if ((size_t)(s->a->end - o) < n + 4 || !rmq_json_utf8_valid(run, n))
-            return -1;
-        memcpy(o, run, n);
-        o += n;
-        if (s->p < s->end && *s->p == '\\') {
-            size_t k = js_escape(s, o);
-            if (k == 0)
-                return -1;
-            o += k;
-        } else if (s->p < s->end && *s->p != '"') {
-            return -1;              /* a control character */
+    for (;;) {
+        const unsigned char *run = q;
+        unsigned high = 0;
+        while (q < e && !js_special[*q]) {
+            high |= *q;
+            *o++ = (char)*q++;
         }
+        if (high >= 0x80 && !rmq_json_utf8_valid((const char *)run, (size_t)(q - run)))
+            return -1;
+        if (q == e || *q < 0x20)
+            return -1;              /* unterminated, or a control character */
+        if (*q == '"')
+            break;
+        s->p = (const char *)q;
+        size_t k = js_escape(s, o);
+        if (k == 0)
+            return -1;
+        o += k;
+        q = (const unsigned char *)s->p;
     }
-    if (s->p >= s->end)
-        return -1;
-    s->p++;
+    s->p = (const char *)q + 1;
     *o = '\0';
     *v = (rmq_json_t){ .type = RMQ_JSON_STRING, .str = s->a->next, .len = (size_t)(o - s->a->next) };
     s->a->next = o + 1;
@@ -422,42 +436,49 @@ static int js_digits(jscan_t *s)
     return s->p > from ? 0 : -1;
 }
 
+/* true, false or null at s->p as v; -1: none of them. */
+static int js_literal(jscan_t *s, rmq_json_t *v)
+{
+    const char *text = *s->p == 't' ? "true" : *s->p == 'f' ? "false" : "null";
+    size_t n = *s->p == 'f' ? 5 : 4;
+
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, text, n) != 0)
+        return -1;
+    s->p += n;
+    *v = (rmq_json_t){ .type = *text == 'n' ? RMQ_JSON_NULL : RMQ_JSON_BOOL };
+    return 0;
+}
+
 /* A number (RFC 8259's grammar), true, false or null at s->p as v. */
 static int js_atom(jscan_t *s, rmq_json_t *v)
 {
-    static const struct {
-        const char *text;
-        rmq_json_type_t type;
-    } lit[] = { { "true", RMQ_JSON_BOOL }, { "false", RMQ_JSON_BOOL }, { "null", RMQ_JSON_NULL } };
     const char *from = s->p;
 
-    for (size_t i = 0; i < sizeof(lit) / sizeof(lit[0]); i++) {
-        size_t n = strlen(lit[i].text);
-        if ((size_t)(s->end - s->p) >= n && memcmp(s->p, lit[i].text, n) == 0) {
-            s->p += n;
-            *v = (rmq_json_t){ .type = lit[i].type };
-            goto text;
+    if (s->p >= s->end)
+        return -1;
+    if (*s->p == 't' || *s->p == 'f' || *s->p == 'n') {
+        if (js_literal(s, v) != 0)
+            return -1;
+        if (v->type == RMQ_JSON_NULL)
+            return 0;
+    } else {
+        *v = (rmq_json_t){ .type = RMQ_JSON_NUMBER };
+        if (js_peek(s, '-'))
+            s->p++;
+        if (js_peek(s, '0'))
+            s->p++;
+        else if (s->p >= s->end || *s->p < '1' || *s->p > '9' || js_digits(s) != 0)
+            return -1;
+        if (js_peek(s, '.') && (s->p++, js_digits(s) != 0))
+            return -1;
+        if (js_peek(s, 'e') || js_peek(s, 'E')) {
+            s->p++;
+            if (js_peek(s, '+') || js_peek(s, '-'))
+                s->p++;
+            if (js_digits(s) != 0)
+                return -1;
         }
     }
-    *v = (rmq_json_t){ .type = RMQ_JSON_NUMBER };
-    if (js_peek(s, '-'))
-        s->p++;
-    if (js_peek(s, '0'))
-        s->p++;
-    else if (s->p >= s->end || *s->p < '1' || *s->p > '9' || js_digits(s) != 0)
-        return -1;
-    if (js_peek(s, '.') && (s->p++, js_digits(s) != 0))
-        return -1;
-    if ((js_peek(s, 'e') || js_peek(s, 'E'))) {
-        s->p++;
-        if (js_peek(s, '+') || js_peek(s, '-'))
-            s->p++;
-        if (js_digits(s) != 0)
-            return -1;
-    }
-text:
-    if (v->type == RMQ_JSON_NULL)
-        return 0;
     v->len = (size_t)(s->p - from);
     return (v->str = arena_str(s->a, from, v->len)) != NULL ? 0 : -1;
 }
@@ -521,7 +542,7 @@ static int js_ext(jscan_t *s, rmq_remoting_request_t *req)
             return -1;
         if (v.type == RMQ_JSON_NULL)
             s->a->next = mark;
-        else if (field_put(req, k.str, v.str) != 0)
+        else if (field_put(req, k.str, k.len, v.str) != 0)
             return -1;
         r = js_next(s);
     }
@@ -529,12 +550,29 @@ static int js_ext(jscan_t *s, rmq_remoting_request_t *req)
 }
 
 #define JS_MEMBERS_MAX 64          /* top-level members the fast reader takes */
+#define JS_EXT 6                   /* js_member: extFields */
+
+/* Which header member key k names: 0..5 code, opaque, flag, version,
+ * language, remark (json_members_t's order), JS_EXT, or 7: another. */
+static size_t js_member(const rmq_json_t *k)
+{
+    static const struct {
+        const char *name;
+        size_t len;
+    } names[] = { { "code", 4 }, { "opaque", 6 }, { "flag", 4 }, { "version", 7 },
+                  { "language", 8 }, { "remark", 6 }, { "extFields", 9 } };
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (k->len == names[i].len && k->str[0] == names[i].name[0] &&
+            memcmp(k->str, names[i].name, k->len) == 0)
+            return i;
+    return 7;
+}
 
 /* The header object: members of m filled (each at most once), extFields
  * into req; nodes holds m's values. */
 static int js_header(jscan_t *s, json_members_t *m, rmq_json_t nodes[6], rmq_remoting_request_t *req)
 {
-    static const char *const names[6] = { "code", "opaque", "flag", "version", "language", "remark" };
     const rmq_json_t **slots[6] = { &m->code, &m->opaque, &m->flag, &m->version, &m->language, &m->remark };
     int ext_seen = 0, r, members = 0;
 
@@ -542,15 +580,13 @@ static int js_header(jscan_t *s, json_members_t *m, rmq_json_t nodes[6], rmq_rem
     r = js_open(s);
     while (r == 0) {
         rmq_json_t k, other;
-        size_t i = 0;
+        size_t i;
         if (++members > JS_MEMBERS_MAX || js_key(s, &k) != 0)
             return -1;
-        if (strcmp(k.str, "extFields") == 0) {
+        if ((i = js_member(&k)) == JS_EXT) {
             if (ext_seen++ || js_ext(s, req) != 0)
                 return -1;
         } else {
-            while (i < 6 && strcmp(k.str, names[i]) != 0)
-                i++;
             if (i < 6 && *slots[i] != NULL)
                 return -1;          /* repeated: the tree reader keeps the first */
             if (js_scalar(s, i < 6 ? &nodes[i] : &other) != 0)
@@ -718,12 +754,11 @@ static void put_be32(uint8_t *p, uint32_t v)
 /* 1 if s[0..n) needs no JSON escape (what rmq_json_strn copies as it is). */
 static int json_plain(const char *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
-            return 0;
-    }
-    return 1;
+    unsigned bad = 0;
+
+    for (size_t i = 0; i < n; i++)
+        bad |= js_special[(unsigned char)s[i]] | (unsigned char)s[i] >> 7;
+    return bad == 0;
 }
 
 static char *put_bytes(char *o, const void *s, size_t n)
