@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "rmq_fmt.h"
 #include "rmq_http.h"
 #include "rmq_json.h"
 #include "rmq_log.h"
@@ -78,52 +79,134 @@ static rmq_codec_probe_t remoting_probe(const uint8_t *data, size_t len, uint32_
     return data[REMOTING_PREFIX] == '{' ? RMQ_CODEC_YES : RMQ_CODEC_NO;
 }
 
-/* ---- decoding ------------------------------------------------------------ */
+/* ---- the request's arena and its key table -------------------------------- */
+
+/* A decoded request's one allocation (req->arena): the table that finds a
+ * key, the fields array, and the NUL-terminated copies of the remark and of
+ * every key and value. */
+typedef struct arena {
+    size_t mask;                   /* table slots - 1: a power of two over 2 * cap */
+    size_t cap;                    /* fields the array holds */
+    char *text, *next, *end;       /* the string space, its free part */
+    uint16_t *slot;                /* field index + 1 by key hash; 0: empty */
+} arena_t;
+
+static size_t key_hash(const char *k, size_t n)
+{
+    return n == 0 ? 0 : n * 131 + (unsigned char)k[0] * 31 + (unsigned char)k[n - 1];
+}
+
+/* Gives req an arena of cap fields and text bytes of strings; -1 on ENOMEM. */
+static int arena_new(rmq_remoting_request_t *req, size_t cap, size_t text)
+{
+    size_t slots = 16;
+
+    while (slots <= 2 * cap)
+        slots *= 2;
+    size_t table = (slots * sizeof(uint16_t) + 7) & ~(size_t)7;
+    size_t head = (sizeof(arena_t) + 7) & ~(size_t)7;
+    arena_t *a = malloc(head + table + cap * sizeof(rmq_remoting_field_t) + text);
+
+    if (a == NULL)
+        return -1;
+    a->mask = slots - 1;
+    a->cap = cap;
+    a->slot = (uint16_t *)((char *)a + head);
+    req->fields = (rmq_remoting_field_t *)((char *)a->slot + table);
+    a->text = (char *)(req->fields + cap);
+    a->end = a->text + text;
+    req->arena = a;
+    req->n_fields = 0;
+    a->next = a->text;
+    memset(a->slot, 0, slots * sizeof(uint16_t));
+    return 0;
+}
+
+/* Empties req's arena: no fields, no strings. */
+static void arena_reset(rmq_remoting_request_t *req)
+{
+    arena_t *a = req->arena;
+
+    req->n_fields = 0;
+    req->remark = NULL;
+    a->next = a->text;
+    memset(a->slot, 0, (a->mask + 1) * sizeof(uint16_t));
+}
+
+/* A copy of s[0..n) in the arena, or NULL when it has no room. */
+static char *arena_str(arena_t *a, const char *s, size_t n)
+{
+    if ((size_t)(a->end - a->next) < n + 1)
+        return NULL;
+    char *c = a->next;
+    memcpy(c, s, n);
+    c[n] = '\0';
+    a->next += n + 1;
+    return c;
+}
+
+/* Appends key = value (strings in req's arena) to req and its table (a
+ * repeated key stays found at its first place); -1 when the array is full. */
+static int field_put(rmq_remoting_request_t *req, char *key, size_t klen, char *value)
+{
+    arena_t *a = req->arena;
+    size_t i = key_hash(key, klen) & a->mask;
+
+    if (req->n_fields == a->cap)
+        return -1;
+    for (; a->slot[i] != 0; i = (i + 1) & a->mask)
+        if (strcmp(req->fields[a->slot[i] - 1].key, key) == 0)
+            break;
+    if (a->slot[i] == 0)
+        a->slot[i] = (uint16_t)(req->n_fields + 1);
+    req->fields[req->n_fields++] = (rmq_remoting_field_t){ key, value };
+    return 0;
+}
+
+/* Appends a copy of key[0..klen) = value[0..vlen) to req; -1 when full. */
+static int add_field(rmq_remoting_request_t *req, const char *key, size_t klen,
+                     const char *value, size_t vlen)
+{
+    char *k = arena_str(req->arena, key, klen), *v = arena_str(req->arena, value, vlen);
+
+    return k == NULL || v == NULL ? -1 : field_put(req, k, klen, v);
+}
 
 void rmq_remoting_request_clear(rmq_remoting_request_t *req)
 {
-    for (size_t i = 0; i < req->n_fields; i++) {
-        free(req->fields[i].key);
-        free(req->fields[i].value);
-    }
-    free(req->fields);
-    free(req->remark);
+    free(req->arena);
     memset(req, 0, sizeof(*req));
 }
 
 const char *rmq_remoting_field(const rmq_remoting_request_t *req, const char *key)
 {
-    for (size_t i = 0; i < req->n_fields; i++)
-        if (strcmp(req->fields[i].key, key) == 0)
-            return req->fields[i].value;
+    const arena_t *a = req->arena;
+
+    if (a == NULL) {            /* built by hand, not decoded */
+        for (size_t i = 0; i < req->n_fields; i++)
+            if (strcmp(req->fields[i].key, key) == 0)
+                return req->fields[i].value;
+        return NULL;
+    }
+    for (size_t i = key_hash(key, strlen(key)) & a->mask; a->slot[i] != 0; i = (i + 1) & a->mask) {
+        const rmq_remoting_field_t *f = &req->fields[a->slot[i] - 1];
+        if (strcmp(f->key, key) == 0)
+            return f->value;
+    }
     return NULL;
 }
 
-/* Appends a copy of key[0..klen) = value[0..vlen) to req; -1 on ENOMEM. */
-static int add_field(rmq_remoting_request_t *req, const char *key, size_t klen,
-                     const char *value, size_t vlen)
-{
-    rmq_remoting_field_t *grown = realloc(req->fields, (req->n_fields + 1) * sizeof(*grown));
+/* ---- the JSON header ------------------------------------------------------ */
 
-    if (grown == NULL)
-        return -1;
-    req->fields = grown;
-    char *k = strndup(key, klen), *v = strndup(value, vlen);
-    if (k == NULL || v == NULL) {
-        free(k);
-        free(v);
-        return -1;
-    }
-    req->fields[req->n_fields++] = (rmq_remoting_field_t){ k, v };
-    return 0;
-}
+/* The header members the decoder reads (NULL: absent), from either reader. */
+typedef struct json_members {
+    const rmq_json_t *code, *opaque, *flag, *version, *language, *remark;
+} json_members_t;
 
 /* An integer member of the JSON header (absent: dflt). -1 when present but bad. */
-static int json_int_member(const rmq_json_t *h, const char *key, int64_t min, int64_t max,
-                           int64_t dflt, int64_t *out)
+static int json_int_member(const rmq_json_t *v, int64_t min, int64_t max, int64_t dflt,
+                           int64_t *out)
 {
-    const rmq_json_t *v = rmq_json_get(h, key);
-
     *out = dflt;
     if (v == NULL || v->type == RMQ_JSON_NULL)
         return 0;
@@ -131,9 +214,8 @@ static int json_int_member(const rmq_json_t *h, const char *key, int64_t min, in
 }
 
 /* language: a name ("JAVA") or its number; anything else is OTHER. */
-static int json_language(const rmq_json_t *h)
+static int json_language(const rmq_json_t *v)
 {
-    const rmq_json_t *v = rmq_json_get(h, "language");
     int64_t n;
 
     if (v != NULL && v->type == RMQ_JSON_STRING)
@@ -145,7 +227,39 @@ static int json_language(const rmq_json_t *h)
     return LANGUAGE_OTHER;
 }
 
-/* extFields: string, number and boolean values are kept as text; null skipped. */
+/* Reads code, opaque, flag, version, language and the remark (copied into
+ * the arena unless it is there already: in_arena) from m into req. */
+static rmq_err_t json_apply(const json_members_t *m, int in_arena, rmq_remoting_request_t *req,
+                            const char **why)
+{
+    int64_t code, opaque, flag, version;
+    const char *remark = rmq_json_scalar(m->remark);
+
+    if (rmq_json_int(m->code, 0, REMOTING_CODE_MAX, &code) != 0 ||
+        json_int_member(m->opaque, INT32_MIN, INT32_MAX, 0, &opaque) != 0 ||
+        json_int_member(m->flag, INT32_MIN, INT32_MAX, 0, &flag) != 0 ||
+        json_int_member(m->version, INT32_MIN, INT32_MAX, 0, &version) != 0) {
+        *why = "JSON header: code, opaque, flag or version missing or not an integer";
+        return RMQ_EPROTO;
+    }
+    req->code = (int)code;
+    req->opaque = (int32_t)opaque;
+    req->flags = (int32_t)flag;
+    req->version = (int)version;
+    req->language = json_language(m->language);
+    if (remark != NULL && in_arena)
+        req->remark = (char *)remark;
+    else
+        req->remark = arena_str(req->arena, remark != NULL ? remark : "", remark != NULL ? m->remark->len : 0);
+    if (req->remark == NULL) {
+        *why = "out of memory";
+        return RMQ_ENOMEM;
+    }
+    return RMQ_OK;
+}
+
+/* extFields from rmq_json's tree: string, number and boolean values are
+ * kept as text; null skipped. */
 static rmq_err_t json_fields(const rmq_json_t *ext, rmq_remoting_request_t *req,
                              const char **why)
 {
@@ -176,11 +290,11 @@ static rmq_err_t json_fields(const rmq_json_t *ext, rmq_remoting_request_t *req,
     return RMQ_OK;
 }
 
-static rmq_err_t decode_json_header(const uint8_t *p, size_t len, rmq_remoting_request_t *req,
-                                    const char **why)
+/* The general reader: the header through rmq_json's tree. */
+static rmq_err_t json_header_tree(const uint8_t *p, size_t len, rmq_remoting_request_t *req,
+                                  const char **why)
 {
     char err[128];
-    int64_t code, opaque, flag, version;
     rmq_err_t rc = RMQ_EPROTO;
     rmq_json_t *h = rmq_json_parse((const char *)p, len, err, sizeof(err));
 
@@ -188,29 +302,330 @@ static rmq_err_t decode_json_header(const uint8_t *p, size_t len, rmq_remoting_r
         *why = "JSON header does not parse as an object";
         goto out;
     }
-    if (rmq_json_int(rmq_json_get(h, "code"), 0, REMOTING_CODE_MAX, &code) != 0 ||
-        json_int_member(h, "opaque", INT32_MIN, INT32_MAX, 0, &opaque) != 0 ||
-        json_int_member(h, "flag", INT32_MIN, INT32_MAX, 0, &flag) != 0 ||
-        json_int_member(h, "version", INT32_MIN, INT32_MAX, 0, &version) != 0) {
-        *why = "JSON header: code, opaque, flag or version missing or not an integer";
-        goto out;
-    }
-    req->code = (int)code;
-    req->opaque = (int32_t)opaque;
-    req->flags = (int32_t)flag;
-    req->version = (int)version;
-    req->language = json_language(h);
-    const char *remark = rmq_json_scalar(rmq_json_get(h, "remark"));
-    if ((req->remark = strdup(remark != NULL ? remark : "")) == NULL) {
-        *why = "out of memory";
-        rc = RMQ_ENOMEM;
-        goto out;
-    }
-    rc = json_fields(rmq_json_get(h, "extFields"), req, why);
+    json_members_t m = {
+        rmq_json_get(h, "code"), rmq_json_get(h, "opaque"), rmq_json_get(h, "flag"),
+        rmq_json_get(h, "version"), rmq_json_get(h, "language"), rmq_json_get(h, "remark"),
+    };
+    if ((rc = json_apply(&m, 0, req, why)) == RMQ_OK)
+        rc = json_fields(rmq_json_get(h, "extFields"), req, why);
 out:
     rmq_json_free(h);
     return rc;
 }
+
+/* The fast reader: one pass over the text straight into the arena, for
+ * the headers clients send (scalar members, an extFields object of
+ * scalars). It reads what the tree reader would read, or declines (-1):
+ * then that reader decides, and names what is wrong. */
+typedef struct jscan {
+    const char *p, *end;
+    arena_t *a;
+} jscan_t;
+
+static void js_ws(jscan_t *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static int js_peek(const jscan_t *s, char c)
+{
+    return s->p < s->end && *s->p == c;
+}
+
+static int js_hex4(const char *p, unsigned *cp)
+{
+    *cp = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16;
+        if (d == 16)
+            return -1;
+        *cp = *cp << 4 | d;
+    }
+    return 0;
+}
+
+/* Bytes that end a run of a JSON string copied as it is: controls, the
+ * quote, the backslash. */
+static const uint8_t js_special[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    ['"'] = 1, ['\\'] = 1,
+};
+
+/* One escape at s->p (its backslash) decoded to o; bytes written, 0: declined
+ * (surrogates and \u0000 are left to the tree reader). */
+static size_t js_escape(jscan_t *s, char *o)
+{
+    unsigned cp;
+
+    if (s->end - s->p < 2)
+        return 0;
+    switch (s->p[1]) {
+    case '"': case '\\': case '/': *o = s->p[1]; break;
+    case 'b': *o = '\b'; break;
+    case 'f': *o = '\f'; break;
+    case 'n': *o = '\n'; break;
+    case 'r': *o = '\r'; break;
+    case 't': *o = '\t'; break;
+    case 'u':
+        if (s->end - s->p < 6 || js_hex4(s->p + 2, &cp) != 0 || cp == 0 || (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+        s->p += 6;
+        if (cp < 0x80) {
+            o[0] = (char)cp;
+            return 1;
+        }
+        if (cp < 0x800) {
+            o[0] = (char)(0xc0 | cp >> 6);
+            o[1] = (char)(0x80 | (cp & 0x3f));
+            return 2;
+        }
+        o[0] = (char)(0xe0 | cp >> 12);
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        o[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    default:
+        return 0;
+    }
+    s->p += 2;
+    return 1;
+}
+
+/* A string at s->p (its quote) into the arena as v; -1: declined. An
+ * escape decodes to at most its own length and every token before left at
+ * least as much arena as source, so one check makes room for the string. */
+static int js_string(jscan_t *s, rmq_json_t *v)
+{
+    char *o = s->a->next;
+    const unsigned char *q = (const unsigned char *)s->p + 1, *e = (const unsigned char *)s->end;
+
+    if (!js_peek(s, '"') || (size_t)(s->a->end - o) <= (size_t)(e - q))
+        return -1;
+    for (;;) {
+        const unsigned char *run = q;
+        unsigned high = 0;
+        while (q < e && !js_special[*q]) {
+            high |= *q;
+            *o++ = (char)*q++;
+        }
+        if (high >= 0x80 && !rmq_json_utf8_valid((const char *)run, (size_t)(q - run)))
+            return -1;
+        if (q == e || *q < 0x20)
+            return -1;              /* unterminated, or a control character */
+        if (*q == '"')
+            break;
+        s->p = (const char *)q;
+        size_t k = js_escape(s, o);
+        if (k == 0)
+            return -1;
+        o += k;
+        q = (const unsigned char *)s->p;
+    }
+    s->p = (const char *)q + 1;
+    *o = '\0';
+    *v = (rmq_json_t){ .type = RMQ_JSON_STRING, .str = s->a->next, .len = (size_t)(o - s->a->next) };
+    s->a->next = o + 1;
+    return 0;
+}
+
+static int js_digits(jscan_t *s)
+{
+    const char *from = s->p;
+
+    while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+        s->p++;
+    return s->p > from ? 0 : -1;
+}
+
+/* true, false or null at s->p as v; -1: none of them. */
+static int js_literal(jscan_t *s, rmq_json_t *v)
+{
+    const char *text = *s->p == 't' ? "true" : *s->p == 'f' ? "false" : "null";
+    size_t n = *s->p == 'f' ? 5 : 4;
+
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, text, n) != 0)
+        return -1;
+    s->p += n;
+    *v = (rmq_json_t){ .type = *text == 'n' ? RMQ_JSON_NULL : RMQ_JSON_BOOL };
+    return 0;
+}
+
+/* A number (RFC 8259's grammar), true, false or null at s->p as v. */
+static int js_atom(jscan_t *s, rmq_json_t *v)
+{
+    const char *from = s->p;
+
+    if (s->p >= s->end)
+        return -1;
+    if (*s->p == 't' || *s->p == 'f' || *s->p == 'n') {
+        if (js_literal(s, v) != 0)
+            return -1;
+        if (v->type == RMQ_JSON_NULL)
+            return 0;
+    } else {
+        *v = (rmq_json_t){ .type = RMQ_JSON_NUMBER };
+        if (js_peek(s, '-'))
+            s->p++;
+        if (js_peek(s, '0'))
+            s->p++;
+        else if (s->p >= s->end || *s->p < '1' || *s->p > '9' || js_digits(s) != 0)
+            return -1;
+        if (js_peek(s, '.') && (s->p++, js_digits(s) != 0))
+            return -1;
+        if (js_peek(s, 'e') || js_peek(s, 'E')) {
+            s->p++;
+            if (js_peek(s, '+') || js_peek(s, '-'))
+                s->p++;
+            if (js_digits(s) != 0)
+                return -1;
+        }
+    }
+    v->len = (size_t)(s->p - from);
+    return (v->str = arena_str(s->a, from, v->len)) != NULL ? 0 : -1;
+}
+
+/* A scalar value: a string or an atom. */
+static int js_scalar(jscan_t *s, rmq_json_t *v)
+{
+    return js_peek(s, '"') ? js_string(s, v) : js_atom(s, v);
+}
+
+/* After a member: 0 at ',' (consumed), 1 at '}' (consumed), -1 otherwise. */
+static int js_next(jscan_t *s)
+{
+    js_ws(s);
+    if (js_peek(s, ',') || js_peek(s, '}')) {
+        s->p++;
+        js_ws(s);
+        return s->p[-1] == '}';
+    }
+    return -1;
+}
+
+/* An object's opening: 0 before its first member, 1 when empty, -1 not one. */
+static int js_open(jscan_t *s)
+{
+    if (!js_peek(s, '{'))
+        return -1;
+    s->p++;
+    js_ws(s);
+    if (js_peek(s, '}')) {
+        s->p++;
+        js_ws(s);
+        return 1;
+    }
+    return 0;
+}
+
+/* A member's key and colon; the key as k. */
+static int js_key(jscan_t *s, rmq_json_t *k)
+{
+    if (js_string(s, k) != 0)
+        return -1;
+    js_ws(s);
+    if (!js_peek(s, ':'))
+        return -1;
+    s->p++;
+    js_ws(s);
+    return 0;
+}
+
+/* The extFields object into req's fields (null values skipped). */
+static int js_ext(jscan_t *s, rmq_remoting_request_t *req)
+{
+    size_t members = 0;
+    int r = js_open(s);
+
+    while (r == 0) {
+        rmq_json_t k, v;
+        char *mark = s->a->next;
+        if (++members > RMQ_REMOTING_FIELDS_MAX || js_key(s, &k) != 0 || js_scalar(s, &v) != 0)
+            return -1;
+        if (v.type == RMQ_JSON_NULL)
+            s->a->next = mark;
+        else if (field_put(req, k.str, k.len, v.str) != 0)
+            return -1;
+        r = js_next(s);
+    }
+    return r < 0 ? -1 : 0;
+}
+
+#define JS_MEMBERS_MAX 64          /* top-level members the fast reader takes */
+#define JS_EXT 6                   /* js_member: extFields */
+
+/* Which header member key k names: 0..5 code, opaque, flag, version,
+ * language, remark (json_members_t's order), JS_EXT, or 7: another. */
+static size_t js_member(const rmq_json_t *k)
+{
+    static const struct {
+        const char *name;
+        size_t len;
+    } names[] = { { "code", 4 }, { "opaque", 6 }, { "flag", 4 }, { "version", 7 },
+                  { "language", 8 }, { "remark", 6 }, { "extFields", 9 } };
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (k->len == names[i].len && k->str[0] == names[i].name[0] &&
+            memcmp(k->str, names[i].name, k->len) == 0)
+            return i;
+    return 7;
+}
+
+/* The header object: members of m filled (each at most once), extFields
+ * into req; nodes holds m's values. */
+static int js_header(jscan_t *s, json_members_t *m, rmq_json_t nodes[6], rmq_remoting_request_t *req)
+{
+    const rmq_json_t **slots[6] = { &m->code, &m->opaque, &m->flag, &m->version, &m->language, &m->remark };
+    int ext_seen = 0, r, members = 0;
+
+    js_ws(s);
+    r = js_open(s);
+    while (r == 0) {
+        rmq_json_t k, other;
+        size_t i;
+        if (++members > JS_MEMBERS_MAX || js_key(s, &k) != 0)
+            return -1;
+        if ((i = js_member(&k)) == JS_EXT) {
+            if (ext_seen++ || js_ext(s, req) != 0)
+                return -1;
+        } else {
+            if (i < 6 && *slots[i] != NULL)
+                return -1;          /* repeated: the tree reader keeps the first */
+            if (js_scalar(s, i < 6 ? &nodes[i] : &other) != 0)
+                return -1;
+            if (i < 6)
+                *slots[i] = &nodes[i];
+        }
+        r = js_next(s);
+    }
+    return r < 0 || s->p != s->end ? -1 : 0;
+}
+
+static rmq_err_t decode_json_header(const uint8_t *p, size_t len, rmq_remoting_request_t *req,
+                                    const char **why)
+{
+    /* each member takes 5 bytes at least ("":0 and its comma); every string
+     * fits in the bytes of its source and the byte after it */
+    size_t cap = len / 5 + 1;
+    if (cap > RMQ_REMOTING_FIELDS_MAX)
+        cap = RMQ_REMOTING_FIELDS_MAX;
+    if (arena_new(req, cap, len + 2) != 0) {
+        *why = "out of memory";
+        return RMQ_ENOMEM;
+    }
+    jscan_t s = { (const char *)p, (const char *)p + len, req->arena };
+    json_members_t m = { 0 };
+    rmq_json_t nodes[6];
+    if (js_header(&s, &m, nodes, req) == 0)
+        return json_apply(&m, 1, req, why);
+    arena_reset(req);
+    return json_header_tree(p, len, req, why);
+}
+
+/* ---- the binary header ---------------------------------------------------- */
 
 /* Reads a length-prefixed string (lenbytes 2 or 4) at *p within end. */
 static int read_str(const uint8_t **p, const uint8_t *end, int lenbytes, const uint8_t **s,
@@ -236,8 +651,8 @@ static int has_nul(const uint8_t *s, size_t n)
 static rmq_err_t decode_binary_header(const uint8_t *p, size_t len, rmq_remoting_request_t *req,
                                       const char **why)
 {
-    const uint8_t *end = p + len, *s, *ext_end;
-    size_t n;
+    const uint8_t *end = p + len, *s, *ext, *ext_end;
+    size_t n, ext_len;
 
     *why = "binary header truncated";
     if (len < 13)
@@ -258,12 +673,17 @@ static rmq_err_t decode_binary_header(const uint8_t *p, size_t len, rmq_remoting
         *why = "NUL in the remark";
         return RMQ_EPROTO;
     }
-    if ((req->remark = strndup((const char *)s, n)) == NULL)
-        goto nomem;
-    if (read_str(&p, end, 4, &s, &n) != 0)
+    if (read_str(&p, end, 4, &ext, &ext_len) != 0)
         return RMQ_EPROTO;
-    ext_end = s + n;
-    for (p = s; p < ext_end;) {
+    /* an entry takes 6 bytes at least; its length words make room for the NULs */
+    size_t cap = ext_len / 6;
+    if (cap > RMQ_REMOTING_FIELDS_MAX)
+        cap = RMQ_REMOTING_FIELDS_MAX;
+    if (arena_new(req, cap, len + 1) != 0 ||
+        (req->remark = arena_str(req->arena, (const char *)s, n)) == NULL)
+        goto nomem;
+    ext_end = ext + ext_len;
+    for (p = ext; p < ext_end;) {
         const uint8_t *k, *v;
         size_t kn, vn;
         if (read_str(&p, ext_end, 2, &k, &kn) != 0 || read_str(&p, ext_end, 4, &v, &vn) != 0) {
@@ -336,6 +756,145 @@ static void put_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
+/* 1 if s[0..n) needs no JSON escape (what rmq_json_strn copies as it is). */
+static int json_plain(const char *s, size_t n)
+{
+    unsigned bad = 0;
+
+    for (size_t i = 0; i < n; i++)
+        bad |= js_special[(unsigned char)s[i]] | (unsigned char)s[i] >> 7;
+    return bad == 0;
+}
+
+static char *put_bytes(char *o, const void *s, size_t n)
+{
+    memcpy(o, s, n);
+    return o + n;
+}
+
+static char *put_quoted(char *o, const char *s, size_t n)
+{
+    *o++ = '"';
+    o = put_bytes(o, s, n);
+    *o++ = '"';
+    return o;
+}
+
+/* The header's bytes at most (a JSON header: NULL when a string needs an
+ * escape, which the evbuffer writer below does). The remark and every key
+ * and value are measured once into len[0..2 * n_fields]. */
+static int header_bound(int type, const rmq_remoting_reply_t *rep, size_t *len, size_t *bound)
+{
+    const char *remark = rep->remark != NULL ? rep->remark : "";
+    size_t b = 13 + 4 + 4 + (len[0] = strlen(remark));
+
+    if (type != RMQ_REMOTING_ROCKETMQ && !json_plain(remark, len[0]))
+        return -1;
+    for (size_t i = 0; i < rep->n_fields; i++) {
+        len[1 + 2 * i] = strlen(rep->fields[i].key);
+        len[2 + 2 * i] = strlen(rep->fields[i].value);
+        if (type == RMQ_REMOTING_ROCKETMQ && len[1 + 2 * i] > UINT16_MAX)
+            return -1;
+        if (type != RMQ_REMOTING_ROCKETMQ && (!json_plain(rep->fields[i].key, len[1 + 2 * i]) ||
+                                              !json_plain(rep->fields[i].value, len[2 + 2 * i])))
+            return -1;
+        b += 6 + len[1 + 2 * i] + len[2 + 2 * i];
+    }
+    /* JSON: the fixed members with four integers (164 bytes at most with
+     * the remark's and extFields' wrapping), beyond the binary layout's b */
+    *bound = b + 164;
+    return 0;
+}
+
+/* The JSON header at o (strings plain, measured in len); its end. */
+static char *put_json_header(char *o, int code, int32_t opaque, int32_t flags, int version,
+                             const rmq_remoting_reply_t *rep, const size_t *len)
+{
+    static const char language[] = ",\"language\":\"OTHER\",\"opaque\":";
+    static const char rpc[] = ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":";
+
+    o = put_bytes(o, "{\"code\":", 8);
+    o += rmq_fmt_i64(o, code);
+    o = put_bytes(o, ",\"flag\":", 8);
+    o += rmq_fmt_i64(o, flags);
+    o = put_bytes(o, language, sizeof(language) - 1);
+    o += rmq_fmt_i64(o, opaque);
+    o = put_bytes(o, rpc, sizeof(rpc) - 1);
+    o += rmq_fmt_i64(o, version);
+    if (len[0] > 0)
+        o = put_quoted(put_bytes(o, ",\"remark\":", 10), rep->remark, len[0]);
+    if (rep->n_fields > 0) {
+        o = put_bytes(o, ",\"extFields\":{", 14);
+        for (size_t i = 0; i < rep->n_fields; i++) {
+            if (i > 0)
+                *o++ = ',';
+            o = put_quoted(o, rep->fields[i].key, len[1 + 2 * i]);
+            *o++ = ':';
+            o = put_quoted(o, rep->fields[i].value, len[2 + 2 * i]);
+        }
+        *o++ = '}';
+    }
+    *o++ = '}';
+    return o;
+}
+
+static char *put_be(char *o, uint32_t v, int bytes)
+{
+    for (int i = bytes - 1; i >= 0; i--)
+        *o++ = (char)(v >> (8 * i));
+    return o;
+}
+
+/* The binary header at o (strings measured in len); its end. */
+static char *put_binary_header(char *o, int code, int32_t opaque, int32_t flags, int version,
+                               const rmq_remoting_reply_t *rep, const size_t *len)
+{
+    size_t ext = 0;
+
+    o = put_be(o, (uint32_t)code, 2);
+    *o++ = LANGUAGE_OTHER;
+    o = put_be(o, (uint32_t)version, 2);
+    o = put_be(o, (uint32_t)opaque, 4);
+    o = put_be(o, (uint32_t)flags, 4);
+    o = put_be(o, (uint32_t)len[0], 4);
+    o = put_bytes(o, rep->remark, len[0]);
+    for (size_t i = 0; i < rep->n_fields; i++)
+        ext += 6 + len[1 + 2 * i] + len[2 + 2 * i];
+    o = put_be(o, (uint32_t)ext, 4);
+    for (size_t i = 0; i < rep->n_fields; i++) {
+        o = put_bytes(put_be(o, (uint32_t)len[1 + 2 * i], 2), rep->fields[i].key, len[1 + 2 * i]);
+        o = put_bytes(put_be(o, (uint32_t)len[2 + 2 * i], 4), rep->fields[i].value, len[2 + 2 * i]);
+    }
+    return o;
+}
+
+#define ENCODE_DIRECT_FIELDS 32    /* replies with more fields go through a buffer */
+#define ENCODE_DIRECT_MAX 65536    /* and so do headers that may be longer */
+
+/* Writes the frame's prefix and header straight into out's free space: 0,
+ * or -1 when rep is not for this path (nothing written). */
+static int encode_direct(struct evbuffer *out, int type, int code, int32_t opaque, int32_t flags,
+                         int version, const rmq_remoting_reply_t *rep)
+{
+    size_t len[1 + 2 * ENCODE_DIRECT_FIELDS], bound;
+    struct evbuffer_iovec v;
+
+    if (rep->n_fields > ENCODE_DIRECT_FIELDS || header_bound(type, rep, len, &bound) != 0 ||
+        bound > ENCODE_DIRECT_MAX || rep->body_len > UINT32_MAX - 4 - bound ||
+        evbuffer_reserve_space(out, (ev_ssize_t)(REMOTING_PREFIX + bound), &v, 1) != 1)
+        return -1;
+    char *h = (char *)v.iov_base + REMOTING_PREFIX;
+    char *end = type == RMQ_REMOTING_ROCKETMQ
+                    ? put_binary_header(h, code, opaque, flags, version, rep, len)
+                    : put_json_header(h, code, opaque, flags, version, rep, len);
+    size_t hlen = (size_t)(end - h);
+    put_be32(v.iov_base, (uint32_t)(4 + hlen + rep->body_len));
+    put_be32((uint8_t *)v.iov_base + 4, (uint32_t)type << 24 | (uint32_t)hlen);
+    v.iov_len = REMOTING_PREFIX + hlen;
+    return evbuffer_commit_space(out, &v, 1) == 0 ? 0 : -1;
+}
+
+/* The general writer: the header in its own buffer, escaping strings. */
 static rmq_err_t encode_json_header(struct evbuffer *h, int code, int32_t opaque, int32_t flags,
                                     int version, const rmq_remoting_reply_t *rep)
 {
@@ -408,8 +967,9 @@ static rmq_err_t encode_binary_header(struct evbuffer *h, int code, int32_t opaq
     return RMQ_OK;
 }
 
-rmq_err_t rmq_remoting_encode(struct evbuffer *out, int type, int code, int32_t opaque,
-                              int32_t flags, int version, const rmq_remoting_reply_t *rep)
+/* The general path: the header in a buffer of its own, then the frame. */
+static rmq_err_t encode_buffered(struct evbuffer *out, int type, int code, int32_t opaque,
+                                 int32_t flags, int version, const rmq_remoting_reply_t *rep)
 {
     struct evbuffer *h = evbuffer_new();
     rmq_err_t err = RMQ_ENOMEM;
@@ -432,6 +992,16 @@ rmq_err_t rmq_remoting_encode(struct evbuffer *out, int type, int code, int32_t 
 out:
     evbuffer_free(h);
     return err;
+}
+
+rmq_err_t rmq_remoting_encode(struct evbuffer *out, int type, int code, int32_t opaque,
+                              int32_t flags, int version, const rmq_remoting_reply_t *rep)
+{
+    if (encode_direct(out, type, code, opaque, flags, version, rep) != 0)
+        return encode_buffered(out, type, code, opaque, flags, version, rep);
+    if (rep->body_len > 0 && evbuffer_add(out, rep->body, rep->body_len) != 0)
+        return RMQ_ENOMEM;
+    return RMQ_OK;
 }
 
 /* ---- replies ------------------------------------------------------------- */

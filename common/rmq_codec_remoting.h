@@ -61,8 +61,10 @@ typedef struct rmq_remoting_field {
     char *value;
 } rmq_remoting_field_t;
 
-/* A decoded request. Strings are owned by it (rmq_remoting_request_clear);
- * body points into the bytes it was decoded from. */
+/* A decoded request. Its fields and strings live in one allocation it owns
+ * (arena; rmq_remoting_request_clear frees it), with a table that finds a
+ * key without a walk over every field; body points into the bytes it was
+ * decoded from. A request built by hand (arena NULL) is searched in order. */
 typedef struct rmq_remoting_request {
     int serialize_type;            /* RMQ_REMOTING_JSON or _ROCKETMQ */
     int code;
@@ -75,6 +77,7 @@ typedef struct rmq_remoting_request {
     size_t n_fields;
     const uint8_t *body;
     size_t body_len;
+    void *arena;                   /* the decoder's; NULL in one built by hand */
 } rmq_remoting_request_t;
 
 /* A reply: extFields fields[0..n_fields) and body are borrowed for the encode. */

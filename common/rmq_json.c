@@ -1,6 +1,7 @@
 /* rmq_json.c: the strict JSON reader (rmq_json.h): a recursive-descent
  * parser bounded in depth and value count, building a tree of rmq_json_t. */
 #include "rmq_json.h"
+#include "rmq_fmt.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -445,13 +446,9 @@ int rmq_json_int(const rmq_json_t *v, int64_t min, int64_t max, int64_t *out)
 {
     const char *s = v != NULL && (v->type == RMQ_JSON_NUMBER || v->type == RMQ_JSON_STRING)
                         ? v->str : NULL;
-    char *end;
+    int64_t n;
 
-    if (s == NULL || s[0] == '\0')
-        return -1;
-    errno = 0;
-    long long n = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0' || n < min || n > max)
+    if (s == NULL || rmq_parse_i64(s, &n) != 0 || n < min || n > max)
         return -1;
     *out = n;
     return 0;

@@ -8,6 +8,7 @@
 #
 #   scripts/cpu-per-msg.sh [--build DIR] [--base DIR] [-n N] [-w THREADS] [-s SIZE]
 #                          [-b BATCH] [--async] [--sync-flush] [--runs R] [--callgrind]
+#                          [--client mqbench|java|both] [--binary]
 #
 #   --build DIR   build directory measured (default build/)
 #   --base DIR    a second build measured the same way, run for run alternating
@@ -26,6 +27,14 @@
 #                 cancel out
 #   --annotate    with --callgrind: also prints callgrind_annotate's top
 #                 functions (self Ir, whole process) of each N-message run
+#   --client C    who sends: mqbench (the native protocol, the default), java
+#                 (the unmodified RocketMQ 4.9 Java producer over remoting:
+#                 tests/java BenchSend, W threads of sync sends of S bytes;
+#                 needs java, mvn and tests/java's pom in ~/.m2), or both
+#                 (native and remoting run by run alternating, and the
+#                 remoting/native ratio of the medians printed)
+#   --binary      java's headers in ROCKETMQ binary encoding
+#                 (-Drocketmq.serialize.type=ROCKETMQ) instead of JSON
 #
 # Environment: RMQ_CPM_PORT_BASE (first port, default 21000), TMPDIR.
 set -euo pipefail
@@ -40,6 +49,7 @@ usage() {
 }
 
 BUILD=$BK_ROOT/build BASE='' N='' W='' S=128 B=1 ASYNC=0 FLUSH=ASYNC_FLUSH RUNS=3 CG=0 ANNOTATE=0
+CLIENTS=mqbench JOPTS=''
 while [ $# -gt 0 ]; do
   case $1 in
     --build) BUILD=$2; shift 2 ;;
@@ -53,6 +63,14 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift 2 ;;
     --callgrind) CG=1; shift ;;
     --annotate) ANNOTATE=1; shift ;;
+    --client)
+      case $2 in
+        mqbench | java) CLIENTS=$2 ;;
+        both) CLIENTS='mqbench java' ;;
+        *) echo "cpu-per-msg.sh: --client takes mqbench, java or both" >&2; usage ;;
+      esac
+      shift 2 ;;
+    --binary) JOPTS=-Drocketmq.serialize.type=ROCKETMQ; shift ;;
     -h | --help) usage ;;
     *) echo "cpu-per-msg.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -72,6 +90,11 @@ if [ $CG = 1 ] && ! command -v valgrind >/dev/null; then
   exit 2
 fi
 
+if [ "$CLIENTS" != mqbench ] && { [ $ASYNC = 1 ] || [ "$B" != 1 ]; }; then
+  echo "cpu-per-msg.sh: the java client sends single sync messages (no --async, no -b)" >&2
+  exit 2
+fi
+
 BK_PORT_BASE=$(bk_free_port "${RMQ_CPM_PORT_BASE:-21000}")
 BK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rmq-cpm.XXXXXX")
 BK_OUT=$BK_TMP/out
@@ -80,6 +103,21 @@ mkdir -p "$BK_STAGE_DIR"
 trap bk_cleanup EXIT
 trap 'bk_log "interrupted"; exit 130' INT TERM
 TCK=$(getconf CLK_TCK)
+CLIENT=mqbench   # the client of the current run
+
+# java_build: compiles tests/java (BenchSend) offline into $BK_TMP/java and
+# sets JCP, its class path.
+java_build() {
+  local d=$BK_TMP/java
+  mkdir -p "$d"
+  cp -r "$BK_ROOT/tests/java/pom.xml" "$BK_ROOT/tests/java/src" "$d/"
+  (cd "$d" && mvn -q -B -o package dependency:build-classpath -Dmdep.outputFile=cp.txt >"$d/mvn.log" 2>&1) ||
+    (cd "$d" && mvn -q -B dependency:go-offline >>"$d/mvn.log" 2>&1 &&
+      mvn -q -B -o package dependency:build-classpath -Dmdep.outputFile=cp.txt >>"$d/mvn.log" 2>&1) ||
+    { tail -20 "$d/mvn.log" >&2; bk_die "tests/java does not build (mvn)"; }
+  JCP=$(cat "$d/cp.txt"):$d/target/classes
+}
+[ "$CLIENTS" = mqbench ] || java_build
 [ $CG = 0 ] || BK_READY_SECS=120   # valgrind starts slowly
 
 # cpu_ticks PID: utime+stime of the process (all threads), clock ticks.
@@ -107,8 +145,19 @@ broker_up() {
   bk_topic CpuBench
 }
 
-# drive COUNT: mqbench sends COUNT messages; prints how many were acknowledged.
+# drive_java COUNT: BenchSend sends COUNT messages; prints how many were acknowledged.
+drive_java() {
+  # shellcheck disable=SC2086
+  bk_cmd java $JOPTS -cp '$JCP' rmqtest.BenchSend "$BK_NS" CpuBench "$W" "$1" "$S"
+  # shellcheck disable=SC2086
+  timeout --kill-after=10 900 java $JOPTS -cp "$JCP" rmqtest.BenchSend "$BK_NS" CpuBench "$W" "$1" "$S" \
+    >"$BK_TMP/drive-java.out" 2>&1 || bk_log "java BenchSend exited $?: $(tail -2 "$BK_TMP/drive-java.out" | tr '\n' ' ')"
+  sed -n 's/^ACKED //p' "$BK_TMP/drive-java.out"
+}
+
+# drive COUNT: the run's client sends COUNT messages; prints how many were acknowledged.
 drive() {
+  [ "$CLIENT" = mqbench ] || { drive_java "$1"; return; }
   local args=(-t CpuBench -w "$W" -s "$S" -q "$1")
   [ "$B" = 1 ] || args+=(-b "$B")
   [ $ASYNC = 0 ] || args+=(--async)
@@ -126,7 +175,8 @@ cpu_run() {
   t0=$(cpu_ticks "$pid")
   acked=$(drive "$N")
   t1=$(cpu_ticks "$pid")
-  tps=$(bk_json_num "$BK_TMP/drive.json" tps)
+  tps=0
+  [ "$CLIENT" != mqbench ] || tps=$(bk_json_num "$BK_TMP/drive.json" tps)
   bk_down
   awk -v d=$((t1 - t0)) -v t="$TCK" -v n="${acked:-0}" -v tps="${tps:-0}" \
     'BEGIN { if (n > 0) printf "%.2f %d %d\n", d * 1e6 / t / n, n, tps; else print "nan 0 0" }'
@@ -158,43 +208,58 @@ cg_run() {
 
 median() { sort -g | awk 'NF { v[++n] = $1 } END { print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
 
-# measure_all: RUNS runs of each build, alternating base and build run by
-# run (so a slow spell of the machine hits both), then each one's medians.
+# measure_all: RUNS runs of each build and client, alternating base and
+# build (and native and remoting) run by run, so a slow spell of the machine
+# hits all of them; then each one's medians, and with --client both the
+# remoting/native ratio of each build's medians.
 measure_all() {
-  local builds=() labels=() i k r
+  local builds=() labels=() i k c r key
   [ -z "$BASE" ] || { builds+=("$BASE"); labels+=("base ($BASE)"); }
   builds+=("$BUILD"); labels+=("build ($BUILD)")
-  local -a vals tpss
+  local -A vals=() tpss=() med=()
   for ((i = 1; i <= RUNS; i++)); do
     for k in "${!builds[@]}"; do
-      if [ $CG = 1 ]; then
-        r=$(cg_run "${builds[$k]}")
-        printf '%s run %d: %s instructions (Ir) per message (%s acknowledged in the N run)\n' "${labels[$k]}" "$i" \
-          "${r%% *}" "${r#* }"
-      else
-        r=$(cpu_run "${builds[$k]}")
-        read -r us acked tps <<<"$r"
-        printf '%s run %d: %s broker CPU-us per message, %s TPS (%s acknowledged)\n' "${labels[$k]}" "$i" \
-          "$us" "$tps" "$acked"
-        tpss[k]+="$tps "
-      fi
-      vals[k]+="${r%% *} "
+      for c in $CLIENTS; do
+        CLIENT=$c
+        key="$k $c"
+        if [ $CG = 1 ]; then
+          r=$(cg_run "${builds[$k]}")
+          printf '%s, %s, run %d: %s instructions (Ir) per message (%s acknowledged in the N run)\n' \
+            "${labels[$k]}" "$c" "$i" "${r%% *}" "${r#* }"
+        else
+          r=$(cpu_run "${builds[$k]}")
+          read -r us acked tps <<<"$r"
+          printf '%s, %s, run %d: %s broker CPU-us per message, %s TPS (%s acknowledged)\n' "${labels[$k]}" "$c" \
+            "$i" "$us" "$tps" "$acked"
+          tpss[$key]+="$tps "
+        fi
+        vals[$key]+="${r%% *} "
+      done
     done
   done
+  local unit=CPU-us/msg
+  [ $CG = 0 ] || unit=Ir/msg
   for k in "${!builds[@]}"; do
-    if [ $CG = 1 ]; then
-      printf '%s median: %s Ir/msg\n' "${labels[$k]}" "$(tr ' ' '\n' <<<"${vals[$k]}" | median)"
-    else
-      printf '%s median: %s CPU-us/msg, %s TPS\n' "${labels[$k]}" "$(tr ' ' '\n' <<<"${vals[$k]}" | median)" \
-        "$(tr ' ' '\n' <<<"${tpss[$k]}" | median)"
-    fi
+    for c in $CLIENTS; do
+      key="$k $c"
+      med[$key]=$(tr ' ' '\n' <<<"${vals[$key]}" | median)
+      if [ $CG = 1 ] || [ "$c" != mqbench ]; then
+        printf '%s, %s, median: %s %s\n' "${labels[$k]}" "$c" "${med[$key]}" "$unit"
+      else
+        printf '%s, %s, median: %s %s, %s TPS\n' "${labels[$k]}" "$c" "${med[$key]}" "$unit" \
+          "$(tr ' ' '\n' <<<"${tpss[$key]}" | median)"
+      fi
+    done
+    [ "$CLIENTS" = mqbench ] || [ "$CLIENTS" = java ] ||
+      awk -v l="${labels[$k]}" -v j="${med[$k java]}" -v n="${med[$k mqbench]}" -v u="$unit" \
+        'BEGIN { if (n > 0) printf "%s: remoting/native %s ratio %.2f\n", l, u, j / n }'
   done
 }
 
 desc="-w $W -s $S"
 [ "$B" = 1 ] || desc+=" -b $B"
 [ $ASYNC = 0 ] || desc+=" --async"
-bk_log "mqbench producer $desc, $N messages, $FLUSH, $RUNS run(s) per build$([ $CG = 1 ] && echo ', callgrind')"
+bk_log "clients: $CLIENTS${JOPTS:+ ($JOPTS)}; $desc, $N messages, $FLUSH, $RUNS run(s) per build$([ $CG = 1 ] && echo ', callgrind')"
 measure_all
 echo "commands (\$TMP is a mktemp directory, \$RMQ_BUILD the build measured;" \
   "with --callgrind \$TMP/mqbroker-callgrind execs the valgrind line):"

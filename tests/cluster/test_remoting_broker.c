@@ -55,7 +55,13 @@
  * layout under its real topic), whose oneway commit with fromTransactionCheck delivers it and
  * stops the checks. Missing fields, a bad state or offset, a message that
  * is not a half of that group get SYSTEM_ERROR naming them; a oneway
- * request is never answered. */
+ * request is never answered.
+ *
+ * send_busy: with SYNC_FLUSH and sendQueueCapacity=8, a window of 256
+ * pipelined sends on one connection is answered partly SYSTEM_BUSY (2,
+ * RocketMQ's "[OVERLOAD]" remark), as the native front answers its sends;
+ * every send gets an answer, none fails otherwise, and a send after the
+ * burst succeeds. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +132,16 @@ static void acl_setup(void)
     int n = snprintf(props, sizeof props, "aclEnable=true\naclFile=%s\n", path);
     ck_assert_msg(n > 0 && (size_t)n < sizeof props, "ACL properties do not fit");
     daemons_start(props);
+}
+
+static void busy_setup(void)
+{
+    case_dir = hn_case_begin("remoting_broker_busy");
+    daemons_start("flushDiskType=SYNC_FLUSH\nsendQueueCapacity=8\n");
+    Rmq__Command req;
+    Rmq__TopicConfig tc;
+    wire_topic_request(&req, &tc, "RemTopic", QUEUES);
+    ck_assert_int_eq(wire_call(bk_addr, &req, NULL, 0, NULL), RMQ__STATUS__SUCCESS);
 }
 
 static void teardown(void)
@@ -1057,6 +1073,42 @@ START_TEST(acl_tx)
 }
 END_TEST
 
+/* ---- back-pressure ----------------------------------------------------------- */
+
+#define BUSY_TOTAL 3000
+#define BUSY_WINDOW 256
+
+START_TEST(send_busy)
+{
+    rmq_remoting_field_t f[] = V2_FIELDS("0", "");
+    int fd = rem_connect(bk_addr), sent = 0, answered = 0, acked = 0, busy = 0;
+    rem_resp_t r;
+    while (answered < BUSY_TOTAL) {
+        while (sent < BUSY_TOTAL && sent - answered < BUSY_WINDOW)
+            rem_send(fd, RMQ_REMOTING_JSON, 310, sent++, 0, f, sizeof f / sizeof f[0], "burst", 5);
+        ck_assert_int_eq(rem_recv(fd, &r, 20000), 0);
+        if (r.msg.code == RMQ_REMOTING_SUCCESS) {
+            acked++;
+        } else {
+            ck_assert_int_eq(r.msg.code, 2);
+            remark_has(&r, "[OVERLOAD]");
+            remark_has(&r, "sendQueueCapacity=8");
+            busy++;
+        }
+        answered++;
+        rem_resp_clear(&r);
+    }
+    close(fd);
+    fprintf(stderr, "# remoting flow control: %d acked, %d SYSTEM_BUSY of %d (sendQueueCapacity=8, window %d)\n",
+            acked, busy, BUSY_TOTAL, BUSY_WINDOW);
+    ck_assert_int_gt(busy, 0);
+    ck_assert_int_gt(acked, 0);
+    ck_assert_int_eq(send_one(RMQ_REMOTING_ROCKETMQ, "1", "", "after", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *remoting_broker_suite(void)
 {
     Suite *s = suite_create("remoting_broker");
@@ -1085,6 +1137,11 @@ static Suite *remoting_broker_suite(void)
     tcase_add_test(tt, end_transaction);
     tcase_add_test(tt, end_transaction_bad_requests);
     suite_add_tcase(s, tt);
+    TCase *tb = tcase_create("remoting_broker_busy");
+    tcase_add_checked_fixture(tb, busy_setup, teardown);
+    tcase_set_timeout(tb, 120);
+    tcase_add_test(tb, send_busy);
+    suite_add_tcase(s, tb);
     return s;
 }
 

@@ -6,7 +6,9 @@
  * to RMQ_CODEC_PROBE_MAX bytes: neither may take back a decision, both
  * must decide by then, and they may never both answer YES on the same
  * bytes; a remoting probe must claim a first frame that decodes with a
- * binary header or a JSON header opening with '{'. */
+ * binary header or a JSON header opening with '{'. A JSON header the
+ * decoder read (its one-pass reader or rmq_json's tree) must read the same
+ * through rmq_json's tree, and every key must find its first field. */
 #include "rmq_codec_remoting.h"
 
 #include "rmq_json.h"
@@ -39,6 +41,47 @@ static int all_utf8(const rmq_remoting_request_t *req)
             !rmq_json_utf8_valid(req->fields[i].value, strlen(req->fields[i].value)))
             return 0;
     return 1;
+}
+
+/* Aborts unless rmq_remoting_field finds each key of req at its first field. */
+static void lookup_agrees(const rmq_remoting_request_t *req)
+{
+    for (size_t i = 0; i < req->n_fields; i++) {
+        size_t j = 0;
+        while (strcmp(req->fields[j].key, req->fields[i].key) != 0)
+            j++;
+        if (rmq_remoting_field(req, req->fields[i].key) != req->fields[j].value)
+            abort();
+    }
+}
+
+/* Aborts unless the JSON header of frame reads as req through rmq_json's
+ * tree: code, remark, and every non-null extFields member in order. */
+static void json_agrees(const uint8_t *frame, const rmq_remoting_request_t *req)
+{
+    size_t hl = (size_t)frame[5] << 16 | (size_t)frame[6] << 8 | frame[7], n = 0;
+    char err[128];
+    int64_t code;
+    rmq_json_t *h = rmq_json_parse((const char *)frame + 8, hl, err, sizeof(err));
+
+    if (h == NULL || h->type != RMQ_JSON_OBJECT ||
+        rmq_json_int(rmq_json_get(h, "code"), 0, 32767, &code) != 0 || code != req->code)
+        abort();
+    const char *remark = rmq_json_scalar(rmq_json_get(h, "remark"));
+    if (strcmp(remark != NULL ? remark : "", req->remark) != 0)
+        abort();
+    const rmq_json_t *ext = rmq_json_get(h, "extFields");
+    for (size_t i = 0; ext != NULL && ext->type == RMQ_JSON_OBJECT && i < ext->n; i++) {
+        if (ext->items[i]->type == RMQ_JSON_NULL)
+            continue;
+        if (n >= req->n_fields || strcmp(ext->keys[i], req->fields[n].key) != 0 ||
+            strcmp(rmq_json_scalar(ext->items[i]), req->fields[n].value) != 0)
+            abort();
+        n++;
+    }
+    if (n != req->n_fields)
+        abort();
+    rmq_json_free(h);
 }
 
 /* Encodes req in type and decodes it back; the result must match. */
@@ -102,6 +145,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
            RMQ_OK) {
         if (used < 8 || used > size - off)
             abort();
+        lookup_agrees(&req);
+        if (req.serialize_type == RMQ_REMOTING_JSON)
+            json_agrees(data + off, &req);
         round_trip(&req, RMQ_REMOTING_JSON);
         round_trip(&req, RMQ_REMOTING_ROCKETMQ);
         rmq_remoting_request_clear(&req);

@@ -14,6 +14,7 @@
 
 #include "fr_remoting_wire.h"
 #include "fr_session.h"
+#include "rmq_fmt.h"
 #include "rmq_log.h"
 
 #define CODE_CHECK_TRANSACTION_STATE 39
@@ -90,14 +91,12 @@ int fr_rm_int(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *k
               int required, int64_t min, int64_t max, int64_t dflt, int64_t *out)
 {
     const char *v = fr_rm_str(conn, req, key, alt, required, NULL);
-    char *end = NULL;
+    int64_t n;
     if (!v) {
         *out = dflt;
         return required ? -1 : 0;
     }
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (errno || end == v || *end || n < min || n > max) {
+    if (rmq_parse_i64(v, &n) != 0 || n < min || n > max) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
                             "request code %d: extField %s%s%s%s='%.64s' is not an integer in [%" PRId64 ", %" PRId64 "]",
                             req->code, key, alt ? " (or " : "", alt ? alt : "", alt ? ")" : "", v, min, max);

@@ -26,6 +26,7 @@ struct fr_remoting {
     bk_consume_t *consume;           /* remoting pulls and their hold */
     int32_t next_opaque;             /* of requests the broker sends (ids changed) */
     fr_rm_send_wait_t *spare;        /* reusable send waiters */
+    size_t n_waiting;                /* sends waiting for the append path */
     bk_batch_t batch;                /* batch scratch, reused: messages, merged properties, msgIds */
 };
 

@@ -3,8 +3,10 @@
  * body) over the core's send (core/bk_produce.c), answered with
  * SendMessageResponseHeader (msgId: the offset msgId of store host and
  * commit-log offset, comma-joined for a batch; queueId; queueOffset;
- * VIEW_MESSAGE_BY_ID resolves such an id, fr_remoting_query.c). A send waiting for the disk or a slave keeps its reply address
- * in a pooled waiter. */
+ * VIEW_MESSAGE_BY_ID resolves such an id, fr_remoting_query.c). A send
+ * waiting for the disk or a slave keeps its reply address in a pooled
+ * waiter; while such waiters and the native front's queued sends fill
+ * sendQueueCapacity, sends are answered SYSTEM_BUSY. */
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "bk_metrics.h"
 #include "fr_remoting.h"
 #include "fr_remoting_wire.h"
+#include "rmq_fmt.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
 
@@ -54,9 +57,9 @@ void fr_rm_send_free(fr_remoting_t *rm)
 static void send_answer(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_append_out_t *out, const char *ids,
                         int32_t queue_id)
 {
-    char qid[16], qoff[24];
-    snprintf(qid, sizeof(qid), "%" PRId32, queue_id);
-    snprintf(qoff, sizeof(qoff), "%" PRId64, out->put.queue_offset);
+    char qid[RMQ_FMT_I64_LEN], qoff[RMQ_FMT_I64_LEN];
+    rmq_fmt_i64(qid, queue_id);
+    rmq_fmt_i64(qoff, out->put.queue_offset);
     rmq_remoting_field_t f[] = {
         {"msgId", (char *)(ids ? ids : out->put.msg_id)},
         {"queueId", qid},
@@ -97,6 +100,7 @@ static void wait_put(fr_rm_send_wait_t *w)
 static void send_appended(const bk_append_out_t *out, void *arg)
 {
     fr_rm_send_wait_t *w = arg;
+    w->rm->n_waiting--;
     send_answer(w->conn, &w->to, out, w->ids, w->queue_id);
     wait_put(w);
 }
@@ -232,8 +236,25 @@ static void send_store(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_r
     }
     rmq_conn_ref(conn);
     w->conn = conn;
+    rm->n_waiting++;
     if (ids && !(w->ids = strdup(ids)))
         LOG_ERROR_RL("remoting send: out of memory keeping the ids of a batch of %zu; its answer names the first", n);
+}
+
+/* SYSTEM_BUSY while the sends queued or waiting for the append path, on
+ * both fronts, fill sendQueueCapacity: the native front's rule (bk_send.c)
+ * with RocketMQ's remark for a full send queue. 1 after answering. */
+static int send_busy(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req)
+{
+    size_t waiting = bk_send_waiting(rm->bk->send) + rm->n_waiting;
+    size_t cap = (size_t)rm->bk->cfg->send_queue_capacity;
+    if (waiting < cap)
+        return 0;
+    bk_stats_add(&rm->bk->stats, BK_STAT_BUSY, 1);
+    rmq_remoting_replyf(conn, req, fr_rm_status_code(BK_BUSY),
+                        "[OVERLOAD]system busy, start flow control for a while: %zu sends queued or waiting for "
+                        "the disk (sendQueueCapacity=%zu)", waiting, cap);
+    return 1;
 }
 
 void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
@@ -245,7 +266,7 @@ void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
     bk_result_t r;
     uint32_t ip;
     uint16_t port;
-    if (send_header(conn, req, &h) != 0)
+    if (send_busy(rm, conn, req) || send_header(conn, req, &h) != 0)
         return;
     bk_produce_req_t pr = {
         .cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE",

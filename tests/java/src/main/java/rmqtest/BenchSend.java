@@ -1,6 +1,6 @@
 /* BenchSend: sync sends from the unmodified RocketMQ 4.9 Java producer, for
  * measuring the broker's CPU per message over remoting (the native figure
- * is scripts/cpu-per-msg.sh's, with mqbench):
+ * is scripts/cpu-per-msg.sh's default, with mqbench; `--client java` runs this):
  *   BenchSend NS TOPIC THREADS TOTAL SIZE
  * THREADS threads share one producer and send TOTAL messages of SIZE bytes
  * in all; prints "ACKED <n>" (SEND_OK answers) and "FAILED <n>". */

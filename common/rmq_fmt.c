@@ -1,0 +1,45 @@
+/* rmq_fmt.c: integers to decimal text and back (see rmq_fmt.h). */
+#include "rmq_fmt.h"
+
+size_t rmq_fmt_i64(char *out, int64_t v)
+{
+    char tmp[RMQ_FMT_I64_LEN];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, len = 0;
+
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        out[len++] = '-';
+    while (n > 0)
+        out[len++] = tmp[--n];
+    out[len] = '\0';
+    return len;
+}
+
+int rmq_parse_i64(const char *s, int64_t *out)
+{
+    uint64_t u = 0, limit = INT64_MAX;
+    int neg = 0;
+
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+        s++;
+    if (*s == '-' || *s == '+')
+        neg = *s++ == '-';
+    if (neg)
+        limit++;
+    if (*s < '0' || *s > '9')
+        return -1;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (u > (limit - d) / 10)
+            return -1;
+        u = u * 10 + d;
+    }
+    if (*s != '\0')
+        return -1;
+    *out = neg ? (int64_t)(0 - u) : (int64_t)u;
+    return 0;
+}
