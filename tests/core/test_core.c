@@ -18,6 +18,7 @@
 #include "core_fake.h"
 #include "rmq_loop.h"
 #include "rmq_time.h"
+#include "st_file.h"
 #include "test_store_util.h"
 
 #define TOPIC "CoreTopic"
@@ -106,6 +107,7 @@ static void run_scenario(const scenario_t *sc)
     bk_persist_t *persist = bk_persist_new();
     snprintf(dir, sizeof dir, "%s/config", env.dir);
     ck_assert_ptr_nonnull(persist);
+    ck_assert_int_eq(st_file_mkdirs(dir), RMQ_OK);
     bk_topics_t *topics = bk_topics_new(dir, persist, sc->auto_create, 8, err, sizeof err);
     ck_assert_msg(topics != NULL, "%s", err);
     bk_topic_t t = {.read_queues = QUEUES, .write_queues = QUEUES, .perm = BK_PERM_READ | BK_PERM_WRITE};

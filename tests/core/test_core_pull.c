@@ -16,6 +16,7 @@
 #include "core_fake.h"
 #include "rmq_loop.h"
 #include "rmq_time.h"
+#include "st_file.h"
 #include "test_store_util.h"
 
 #define TOPIC "PullTopic"
@@ -166,6 +167,7 @@ static void fixture_open(fixture_t *fx, int is_slave)
     }
     ck_assert_ptr_nonnull(fx->persist = bk_persist_new());
     snprintf(dir, sizeof dir, "%s/config", env.dir);
+    ck_assert_int_eq(st_file_mkdirs(dir), RMQ_OK);
     fx->topics = bk_topics_new(dir, fx->persist, 0, 8, err, sizeof err);
     ck_assert_msg(fx->topics != NULL, "%s", err);
     bk_topic_t t = {.read_queues = QUEUES, .write_queues = QUEUES, .perm = BK_PERM_READ | BK_PERM_WRITE};
