@@ -239,6 +239,40 @@ START_TEST(test_topic_list_batch)
 }
 END_TEST
 
+/* 1 once ListTopic0's route is gone. */
+static int list_gone(void *arg)
+{
+    route_wait_t *w = arg;
+    tl_routes(w->ns_addr, "ListTopic", 0, 1, QUEUES, 1, &w->res);
+    return w->res.first_error == RMQ__STATUS__TOPIC_NOT_EXIST;
+}
+
+/* A topic deleted on the broker leaves the name server's routes through
+ * the broker's next registration (a delta naming it), with no
+ * DELETE_TOPIC_IN_NAMESRV; the other topics stay. */
+START_TEST(test_delete_reaches_routes)
+{
+    hn_daemon_t ns, bk;
+    char ns_addr[64], bk_addr[64];
+    tl_result_t res = {0};
+
+    namesrv_start(&ns, ns_addr, sizeof ns_addr);
+    broker_start(&bk, ns_addr, bk_addr, sizeof bk_addr);
+    tl_create(bk_addr, "ListTopic", 0, 2, QUEUES, 1, 2, &res);
+    ck_assert_int_eq(res.ok, 2);
+    route_wait_t w = {ns_addr, 0, 2, {0}};
+    ck_assert(hn_wait_until(list_routed, &w, ROUTE_WAIT_MS));
+    Rmq__TopicRequest tr = RMQ__TOPIC_REQUEST__INIT;
+    Rmq__Command del = RMQ__COMMAND__INIT;
+    wire_topic_query(&del, &tr, RMQ__REQUEST_CODE__DELETE_TOPIC_IN_BROKER, "ListTopic0");
+    ck_assert_int_eq(wire_call(bk_addr, &del, NULL, 0, NULL), RMQ__STATUS__SUCCESS);
+    ck_assert_msg(hn_wait_until(list_gone, &w, ROUTE_WAIT_MS), "ListTopic0 is still routed");
+    tl_routes(ns_addr, "ListTopic", 1, 2, QUEUES, 1, &res);
+    ck_assert_int_eq(res.ok, 1);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *topics_suite(void)
 {
     Suite *s = suite_create("topics");
@@ -248,6 +282,7 @@ static Suite *topics_suite(void)
     tcase_add_test(tc, test_20k_topics_one_by_one_survive_kill9);
     tcase_add_test(tc, test_kill9_during_burst_keeps_acked_topics);
     tcase_add_test(tc, test_topic_list_batch);
+    tcase_add_test(tc, test_delete_reaches_routes);
     suite_add_tcase(s, tc);
     return s;
 }
