@@ -1,7 +1,7 @@
 /* bk_persist.c: the metadata writer thread. Jobs sit in a FIFO guarded by
- * one mutex; a newer job for the same path replaces the queued one, so a
- * burst of offset updates costs one write. A job with a completion callback
- * (the topic table's) is never merged: its owner coalesces instead. */
+ * one mutex; a newer write for the same path replaces the queued one, so a
+ * burst of offset updates costs one write. A work job (path NULL) runs its
+ * function in queue order and is never merged: its owner coalesces. */
 #include "bk_persist.h"
 
 #include <pthread.h>
@@ -13,10 +13,11 @@
 
 typedef struct bk_job {
     struct bk_job *next;
+    bk_persist_work_fn work;     /* set: a work job (path and data NULL) */
     char *path;
     void *data;
     size_t len;
-    bk_persist_done_fn done;     /* NULL: merged with a newer job of its path */
+    bk_persist_done_fn done;     /* a work job's */
     void *done_arg;
 } bk_job_t;
 
@@ -51,8 +52,8 @@ static void *persist_main(void *arg)
         if (!p->head)
             p->tail = NULL;
         pthread_mutex_unlock(&p->mu);
-        rmq_err_t rc = st_file_write_atomic(j->path, j->data, j->len);
-        if (rc != RMQ_OK)
+        rmq_err_t rc = j->work ? j->work(j->done_arg) : st_file_write_atomic(j->path, j->data, j->len);
+        if (rc != RMQ_OK && !j->work)
             LOG_ERROR("persist %s: %s", j->path, rmq_strerror(rc));
         if (j->done)
             j->done(j->done_arg, rc);
@@ -81,8 +82,30 @@ bk_persist_t *bk_persist_new(void)
     return p;
 }
 
-rmq_err_t bk_persist_submit_cb(bk_persist_t *p, const char *path, void *data, size_t len,
-                               bk_persist_done_fn done, void *arg)
+/* Appends j to the queue and wakes the thread. */
+static void persist_enqueue(bk_persist_t *p, bk_job_t *j)
+{
+    if (p->tail)
+        p->tail->next = j;
+    else
+        p->head = j;
+    p->tail = j;
+    pthread_cond_signal(&p->cond);
+}
+
+rmq_err_t bk_persist_run(bk_persist_t *p, bk_persist_work_fn work, bk_persist_done_fn done, void *arg)
+{
+    bk_job_t *j = malloc(sizeof(*j));
+    if (!j)
+        return RMQ_ENOMEM;
+    *j = (bk_job_t){.work = work, .done = done, .done_arg = arg};
+    pthread_mutex_lock(&p->mu);
+    persist_enqueue(p, j);
+    pthread_mutex_unlock(&p->mu);
+    return RMQ_OK;
+}
+
+rmq_err_t bk_persist_submit(bk_persist_t *p, const char *path, void *data, size_t len)
 {
     char *copy = strdup(path);
     if (!copy) {
@@ -90,8 +113,8 @@ rmq_err_t bk_persist_submit_cb(bk_persist_t *p, const char *path, void *data, si
         return RMQ_ENOMEM;
     }
     pthread_mutex_lock(&p->mu);
-    for (bk_job_t *j = p->head; j && !done; j = j->next) {
-        if (!j->done && strcmp(j->path, path) == 0) {
+    for (bk_job_t *j = p->head; j; j = j->next) {
+        if (j->path && strcmp(j->path, path) == 0) {
             free(j->data);
             j->data = data;
             j->len = len;
@@ -107,20 +130,10 @@ rmq_err_t bk_persist_submit_cb(bk_persist_t *p, const char *path, void *data, si
         free(data);
         return RMQ_ENOMEM;
     }
-    *j = (bk_job_t){NULL, copy, data, len, done, arg};
-    if (p->tail)
-        p->tail->next = j;
-    else
-        p->head = j;
-    p->tail = j;
-    pthread_cond_signal(&p->cond);
+    *j = (bk_job_t){.path = copy, .data = data, .len = len};
+    persist_enqueue(p, j);
     pthread_mutex_unlock(&p->mu);
     return RMQ_OK;
-}
-
-rmq_err_t bk_persist_submit(bk_persist_t *p, const char *path, void *data, size_t len)
-{
-    return bk_persist_submit_cb(p, path, data, len, NULL, NULL);
 }
 
 void bk_persist_free(bk_persist_t *p)

@@ -1,21 +1,30 @@
 /* bk_topics.c: the topic table: a map of heap bk_topic_t, a data version,
- * load from and persist to config/topics.pb (packed TopicConfigTable).
- * Persistence costs one table write per disk write, not per change: change
- * seq numbers the changes; a write carries the table as of its seq; when it
+ * loaded from config/topics.pb (packed TopicConfigTable) plus the change
+ * log config/topics.log (bk_topiclog.h) and persisted in proportion to
+ * what changed: each change is one log record. seq numbers the changes;
+ * one job is in flight on the writer thread: the records of every change
+ * since the last job appended with one fdatasync (group commit), or, once
+ * the log outgrows its bound (or after a failed write), the whole table
+ * replacing topics.pb and the log emptied (compaction). When the job
  * completes (the writer thread activates an event on the loop) the waiters
- * up to that seq are released and, if changes came meanwhile, the next
- * write starts with the latest table. */
+ * up to its seq are released and the changes made meanwhile go in the
+ * next job. A log record older than the table's version is skipped on
+ * replay, so a crash between a compaction's two steps loses nothing. */
 #include "bk_topics_pb.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bk_map.h"
+#include "bk_topiclog.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 #include "st_file.h"
+
+#define TOPICS_LOG_MIN (256u << 10) /* the log's bound: this, or the table's size if larger */
 
 typedef struct topics_waiter {
     struct topics_waiter *next;
@@ -26,15 +35,21 @@ typedef struct topics_waiter {
 
 struct bk_topics {
     bk_map_t *map;
-    char *path;
+    char *path;                    /* topics.pb */
+    char *log_path;                /* topics.log */
     bk_persist_t *persist;
     struct event *written;         /* NULL until started */
     pthread_mutex_t mu;            /* guards written_rc (the writer thread sets it) */
     rmq_err_t written_rc;
+    bk_topiclog_buf_t pending;     /* records of the changes since the last job */
+    size_t log_bytes;              /* the log's length once the jobs submitted ran */
+    size_t table_bytes;            /* size of the table last loaded or written */
+    int need_compact;              /* a record is missing from the log: write the table */
     uint64_t seq;                  /* changes so far */
-    uint64_t writing_seq;          /* seq of the write in flight */
-    uint64_t durable_seq;          /* seq of the last write that reached the disk */
+    uint64_t writing_seq;          /* seq of the job in flight */
+    uint64_t durable_seq;          /* seq of the last job that reached the disk */
     int writing;
+    int writing_compact;           /* the job in flight is a compaction */
     topics_waiter_t *waiters, *waiters_tail;   /* in seq order */
     int64_t dv_timestamp;
     int64_t dv_counter;
@@ -43,6 +58,17 @@ struct bk_topics {
     bk_topics_item_fn item;
     void *item_arg;
 };
+
+/* One writer-thread job: an append of records to the log, or (table_path
+ * set) a compaction. It owns copies of the paths, so it may outlive a
+ * table that was never started. */
+typedef struct topics_job {
+    bk_topics_t *t;                /* told on completion; NULL before start */
+    char *table_path;
+    char *log_path;
+    uint8_t *data;
+    size_t len;
+} topics_job_t;
 
 void bk_topic_to_pb(const bk_topic_t *topic, Rmq__TopicConfig *pb)
 {
@@ -74,8 +100,23 @@ static rmq_err_t topics_put(bk_topics_t *t, const bk_topic_t *topic)
     return rc;
 }
 
+static void topic_from_pb(const Rmq__TopicConfig *pb, bk_topic_t *topic)
+{
+    *topic = (bk_topic_t){.read_queues = pb->read_queue_nums, .write_queues = pb->write_queue_nums,
+                          .perm = pb->perm, .order = pb->order, .sys_flag = pb->topic_sys_flag};
+    snprintf(topic->name, sizeof(topic->name), "%s", pb->topic_name);
+}
+
+/* Removes a topic without persisting; 0 if it was absent. */
+static int topics_del(bk_topics_t *t, const char *name)
+{
+    bk_topic_t *cur = bk_map_del(t->map, name, strlen(name));
+    free(cur);
+    return cur != NULL;
+}
+
 /* Reads topics.pb into the table; a missing file is an empty table. */
-static rmq_err_t topics_load(bk_topics_t *t, char *err, size_t errlen)
+static rmq_err_t topics_load_table(bk_topics_t *t, char *err, size_t errlen)
 {
     char *data = NULL;
     size_t len = 0;
@@ -92,11 +133,10 @@ static rmq_err_t topics_load(bk_topics_t *t, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not a valid TopicConfigTable", t->path);
         return RMQ_ECORRUPT;
     }
+    t->table_bytes = len;
     for (size_t i = 0; i < tab->n_topics && rc == RMQ_OK; i++) {
-        const Rmq__TopicConfig *pb = tab->topics[i];
-        bk_topic_t topic = {.read_queues = pb->read_queue_nums, .write_queues = pb->write_queue_nums,
-                            .perm = pb->perm, .order = pb->order, .sys_flag = pb->topic_sys_flag};
-        snprintf(topic.name, sizeof(topic.name), "%s", pb->topic_name);
+        bk_topic_t topic;
+        topic_from_pb(tab->topics[i], &topic);
         rc = topics_put(t, &topic);
     }
     if (tab->data_version) {
@@ -104,39 +144,139 @@ static rmq_err_t topics_load(bk_topics_t *t, char *err, size_t errlen)
         t->dv_counter = tab->data_version->counter;
     }
     rmq__topic_config_table__free_unpacked(tab, NULL);
+    if (rc != RMQ_OK)
+        snprintf(err, errlen, "%s: out of memory", t->path);
     return rc;
 }
 
-/* Writer thread: a write finished; hand its result to the loop. */
-static void topics_write_done(void *arg, rmq_err_t rc)
+/* Replay: applies one log record newer than the table; non-zero when out
+ * of memory. */
+static int topics_replay_one(void *arg, const Rmq__HaMeta *meta)
 {
     bk_topics_t *t = arg;
+    if (!meta->version || meta->version->counter <= t->dv_counter)
+        return 0;                  /* the table holds it already */
+    if (meta->change_case == RMQ__HA_META__CHANGE_TOPIC) {
+        bk_topic_t topic;
+        topic_from_pb(meta->topic, &topic);
+        if (topics_put(t, &topic) != RMQ_OK)
+            return 1;
+    } else {
+        topics_del(t, meta->deleted_topic);
+    }
+    t->dv_timestamp = meta->version->timestamp;
+    t->dv_counter = meta->version->counter;
+    return 0;
+}
+
+/* The table file, then the log's newer records over it. */
+static rmq_err_t topics_load(bk_topics_t *t, char *err, size_t errlen)
+{
+    rmq_err_t rc = topics_load_table(t, err, errlen);
+    if (rc != RMQ_OK)
+        return rc;
+    int64_t table_counter = t->dv_counter;
+    rc = bk_topiclog_replay(t->log_path, topics_replay_one, t, &t->log_bytes, err, errlen);
+    if (rc == RMQ_OK && t->dv_counter != table_counter)
+        LOG_INFO("topics: %zu topics, %" PRId64 " changes replayed from %s", bk_map_count(t->map),
+                 t->dv_counter - table_counter, t->log_path);
+    return rc;
+}
+
+static void topics_job_free(topics_job_t *j)
+{
+    if (!j)
+        return;
+    free(j->table_path);
+    free(j->log_path);
+    free(j->data);
+    free(j);
+}
+
+/* Writer thread: runs a job. */
+static rmq_err_t topics_job_run(void *arg)
+{
+    topics_job_t *j = arg;
+    if (!j->table_path)
+        return bk_topiclog_append(j->log_path, j->data, j->len);
+    rmq_err_t rc = st_file_write_atomic(j->table_path, j->data, j->len);
+    if (rc != RMQ_OK) {
+        LOG_ERROR_RL("persist %s: %s", j->table_path, rmq_strerror(rc));
+        return rc;
+    }
+    return bk_topiclog_reset(j->log_path);
+}
+
+/* Writer thread: a job finished; hand its result to the loop. */
+static void topics_job_done(void *arg, rmq_err_t rc)
+{
+    topics_job_t *j = arg;
+    bk_topics_t *t = j->t;
+    topics_job_free(j);
+    if (!t)
+        return;
     pthread_mutex_lock(&t->mu);
     t->written_rc = rc;
     pthread_mutex_unlock(&t->mu);
     event_active(t->written, EV_READ, 0);
 }
 
-/* Packs the table as of now and queues its write (with a completion once
- * started). */
-static void topics_write(bk_topics_t *t)
+/* The log's bound: past it the next job is a compaction. */
+static size_t topics_log_bound(const bk_topics_t *t)
+{
+    return t->table_bytes > TOPICS_LOG_MIN ? t->table_bytes : TOPICS_LOG_MIN;
+}
+
+/* Packs the whole table into j's data. */
+static rmq_err_t topics_pack(const bk_topics_t *t, topics_job_t *j)
 {
     Rmq__TopicConfigTable *tab = bk_topics_table_new(t);
     size_t len = tab ? rmq__topic_config_table__get_packed_size(tab) : 0;
     uint8_t *buf = tab ? malloc(len ? len : 1) : NULL;
-    rmq_err_t rc = RMQ_ENOMEM;
     if (buf) {
         rmq__topic_config_table__pack(tab, buf);
-        rc = t->written ? bk_persist_submit_cb(t->persist, t->path, buf, len, topics_write_done, t)
-                        : bk_persist_submit(t->persist, t->path, buf, len);
+        j->data = buf;
+        j->len = len;
     }
     bk_topics_table_free(tab);
-    if (rc != RMQ_OK) {
-        LOG_ERROR_RL("topics: out of memory persisting %s", t->path);
-        return;
+    return buf ? RMQ_OK : RMQ_ENOMEM;
+}
+
+/* Submits the next job: the pending records appended to the log, or,
+ * past the log's bound or with a record missing, the whole table. */
+static void topics_write(bk_topics_t *t)
+{
+    int compact = t->need_compact || t->log_bytes + t->pending.len > topics_log_bound(t);
+    topics_job_t *j = calloc(1, sizeof(*j));
+    if (!j || !(j->log_path = strdup(t->log_path)) || (compact && !(j->table_path = strdup(t->path))))
+        goto nomem;
+    if (compact) {
+        if (topics_pack(t, j) != RMQ_OK)
+            goto nomem;
+        t->pending.len = 0;        /* the table holds those changes */
+    } else {
+        j->data = t->pending.data;
+        j->len = t->pending.len;
+        t->pending = (bk_topiclog_buf_t){0};
+    }
+    size_t len = j->len;
+    j->t = t->written ? t : NULL;
+    if (bk_persist_run(t->persist, topics_job_run, topics_job_done, j) != RMQ_OK)
+        goto nomem;
+    if (compact) {
+        t->table_bytes = len;
+        t->log_bytes = 0;
+    } else {
+        t->log_bytes += len;
     }
     t->writing = t->written != NULL;
     t->writing_seq = t->seq;
+    t->writing_compact = compact;
+    return;
+nomem:
+    LOG_ERROR_RL("topics: out of memory persisting %s", t->path);
+    topics_job_free(j);
+    t->need_compact = 1;           /* an append's records went with the job */
 }
 
 /* Releases the waiters up to seq with rc, in order. */
@@ -152,8 +292,9 @@ static void topics_release(bk_topics_t *t, uint64_t seq, rmq_err_t rc)
     }
 }
 
-/* Loop: the write in flight finished; release its waiters and write the
- * changes that came meanwhile. */
+/* Loop: the job in flight finished; release its waiters and write the
+ * changes that came meanwhile. A failure leaves records out of the log:
+ * the next job writes the table. */
 static void topics_written(evutil_socket_t fd, short what, void *arg)
 {
     bk_topics_t *t = arg;
@@ -161,20 +302,43 @@ static void topics_written(evutil_socket_t fd, short what, void *arg)
     rmq_err_t rc = t->written_rc;
     pthread_mutex_unlock(&t->mu);
     t->writing = 0;
-    if (rc == RMQ_OK)
+    if (rc == RMQ_OK) {
         t->durable_seq = t->writing_seq;
+        if (t->writing_compact)
+            t->need_compact = 0;
+    } else {
+        t->need_compact = 1;
+    }
     topics_release(t, t->writing_seq, rc);
     if (t->seq != t->writing_seq)
         topics_write(t);
 }
 
-/* Bumps the version, writes the table unless a write is in flight (its
- * completion writes again) and notifies. */
-static void topics_changed(bk_topics_t *t, const char *name)
+/* Adds the change's record (topic set: created or replaced, else name
+ * deleted) to the pending ones. Past the log's bound, or without memory,
+ * the pending records are dropped and the next job writes the table. */
+static void topics_record(bk_topics_t *t, const char *name, const bk_topic_t *topic)
+{
+    Rmq__HaMeta meta;
+    Rmq__TopicConfig tc;
+    Rmq__DataVersion dv;
+    if (t->need_compact)
+        return;
+    bk_topics_change_meta(t, name, topic, &meta, &tc, &dv);
+    if (t->pending.len > topics_log_bound(t) || bk_topiclog_encode(&t->pending, &meta) != RMQ_OK) {
+        t->pending.len = 0;
+        t->need_compact = 1;
+    }
+}
+
+/* Bumps the version, records the change, writes unless a job is in flight
+ * (its completion writes again) and notifies. */
+static void topics_changed(bk_topics_t *t, const char *name, const bk_topic_t *topic)
 {
     t->dv_counter++;
     t->dv_timestamp = rmq_wall_ms();
     t->seq++;
+    topics_record(t, name, topic);
     if (!t->writing)
         topics_write(t);
     if (t->changed)
@@ -213,10 +377,12 @@ bk_topics_t *bk_topics_new(const char *dir, bk_persist_t *persist, int auto_crea
     bk_topics_t *t = calloc(1, sizeof(*t));
     if (t)
         pthread_mutex_init(&t->mu, NULL);
-    if (!t || !(t->map = bk_map_new()) || asprintf(&t->path, "%s/topics.pb", dir) < 0) {
+    if (t && asprintf(&t->path, "%s/topics.pb", dir) < 0)
+        t->path = NULL;
+    if (t && t->path && asprintf(&t->log_path, "%s/topics.log", dir) < 0)
+        t->log_path = NULL;
+    if (!t || !t->log_path || !(t->map = bk_map_new())) {
         snprintf(err, errlen, "topics: out of memory");
-        if (t)
-            t->path = NULL;
         bk_topics_free(t);
         return NULL;
     }
@@ -238,6 +404,21 @@ bk_topics_t *bk_topics_new(const char *dir, bk_persist_t *persist, int auto_crea
     return t;
 }
 
+/* After the writer thread stopped: a started table still holding changes
+ * in no job, or a log, is compacted here (blocking), so a clean stop keeps
+ * every change and the next start reads one file. */
+static void topics_final_write(bk_topics_t *t)
+{
+    topics_job_t j = {0};
+    if (!t->written || (t->durable_seq == t->seq && !t->need_compact && !t->log_bytes))
+        return;
+    j.table_path = t->path;
+    j.log_path = t->log_path;
+    if (topics_pack(t, &j) != RMQ_OK || topics_job_run(&j) != RMQ_OK)
+        LOG_ERROR("topics: the table could not be written at stop (the log keeps what it holds)");
+    free(j.data);
+}
+
 static void topic_free(void *p)
 {
     free(p);
@@ -247,12 +428,16 @@ void bk_topics_free(bk_topics_t *t)
 {
     if (!t)
         return;
+    if (t->map)
+        topics_final_write(t);
     topics_release(t, UINT64_MAX, RMQ_ESHUTDOWN);
     if (t->written)
         event_free(t->written);
     pthread_mutex_destroy(&t->mu);
     bk_map_free(t->map, topic_free);
+    free(t->pending.data);
     free(t->path);
+    free(t->log_path);
     free(t);
 }
 
@@ -279,7 +464,7 @@ rmq_err_t bk_topics_update(bk_topics_t *t, const bk_topic_t *topic)
     if (rc == RMQ_OK) {
         LOG_INFO("topic %s: read %d write %d perm %d", topic->name, topic->read_queues,
                  topic->write_queues, topic->perm);
-        topics_changed(t, topic->name);
+        topics_changed(t, topic->name, topic);
         if (t->item)
             t->item(t->item_arg, topic->name, topic);
     }
@@ -306,12 +491,10 @@ const bk_topic_t *bk_topics_auto_create(bk_topics_t *t, const char *name, size_t
 
 rmq_err_t bk_topics_delete(bk_topics_t *t, const char *name)
 {
-    bk_topic_t *cur = bk_map_del(t->map, name, strlen(name));
-    if (!cur)
+    if (!topics_del(t, name))
         return RMQ_ENOTFOUND;
-    free(cur);
     LOG_INFO("topic %s deleted", name);
-    topics_changed(t, name);
+    topics_changed(t, name, NULL);
     if (t->item)
         t->item(t->item_arg, name, NULL);
     return RMQ_OK;
@@ -337,6 +520,22 @@ void bk_topics_version(const bk_topics_t *t, Rmq__DataVersion *dv)
     rmq__data_version__init(dv);
     dv->timestamp = t->dv_timestamp;
     dv->counter = t->dv_counter;
+}
+
+void bk_topics_change_meta(const bk_topics_t *t, const char *name, const bk_topic_t *topic, Rmq__HaMeta *meta,
+                           Rmq__TopicConfig *tc, Rmq__DataVersion *dv)
+{
+    rmq__ha_meta__init(meta);
+    bk_topics_version(t, dv);
+    meta->version = dv;
+    if (topic) {
+        bk_topic_to_pb(topic, tc);
+        meta->change_case = RMQ__HA_META__CHANGE_TOPIC;
+        meta->topic = tc;
+    } else {
+        meta->change_case = RMQ__HA_META__CHANGE_DELETED_TOPIC;
+        meta->deleted_topic = (char *)name;
+    }
 }
 
 /* One allocation holds the table, its version, pointer array and entries. */

@@ -4,6 +4,7 @@
 #define BK_TOPICS_PB_H
 
 #include "bk_topics.h"
+#include "ha.pb-c.h"
 #include "rmq.pb-c.h"
 
 /* A heap TopicConfigTable snapshot (with the data version); free with
@@ -16,5 +17,12 @@ void bk_topics_version(const bk_topics_t *t, Rmq__DataVersion *dv);
 
 /* Fills a TopicConfig message from a topic (strings borrowed from topic). */
 void bk_topic_to_pb(const bk_topic_t *topic, Rmq__TopicConfig *pb);
+
+/* Fills meta with one change of t, the typed change its log records and
+ * an HA master streams: topic created or replaced (topic set) or name
+ * deleted (topic NULL), with t's version now. meta points into tc, dv and
+ * the strings given, which must outlive it. */
+void bk_topics_change_meta(const bk_topics_t *t, const char *name, const bk_topic_t *topic, Rmq__HaMeta *meta,
+                           Rmq__TopicConfig *tc, Rmq__DataVersion *dv);
 
 #endif

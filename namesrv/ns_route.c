@@ -169,22 +169,47 @@ static rmq_err_t str_set(char **slot, const char *s)
 
 /* ---- removals, cascading ---------------------------------------------- */
 
+/* Which queue data of one broker name a pass over the topics drops. */
+typedef struct queue_drop {
+    const char *broker_name;
+    const char **names;      /* sorted topic names; NULL: every topic */
+    size_t n;
+    int listed;              /* drop the topics names lists (1) or those it does not (0) */
+} queue_drop_t;
+
+static int str_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* ns_vec_filter step: drops d's broker name from one topic, and the topic
+ * when that leaves it empty. */
+static int topic_keep(void *item, void *arg)
+{
+    ns_topic_t *topic = item;
+    const queue_drop_t *d = arg;
+    int found;
+
+    if (d->names &&
+        (bsearch(&topic->name, d->names, d->n, sizeof *d->names, str_ptr_cmp) != NULL) != d->listed)
+        return 1;
+    size_t qi = ns_vec_search(&topic->queues, name_cmp, d->broker_name, &found);
+    if (!found)
+        return 1;
+    free(((ns_queue_t *)ns_vec_at(&topic->queues, qi))->broker_name);
+    ns_vec_remove_at(&topic->queues, qi);
+    if (topic->queues.len > 0)
+        return 1;
+    topic_free(topic);
+    return 0;
+}
+
 /* Drops broker_name's queue data from every topic and topics left empty. */
 static void drop_queues_of(ns_route_t *rt, const char *broker_name)
 {
-    for (size_t i = rt->topics.len; i-- > 0;) {
-        ns_topic_t *topic = ns_vec_at(&rt->topics, i);
-        int found;
-        size_t qi = ns_vec_search(&topic->queues, name_cmp, broker_name, &found);
-        if (!found)
-            continue;
-        free(((ns_queue_t *)ns_vec_at(&topic->queues, qi))->broker_name);
-        ns_vec_remove_at(&topic->queues, qi);
-        if (topic->queues.len == 0) {
-            topic_free(topic);
-            ns_vec_remove_at(&rt->topics, i);
-        }
-    }
+    queue_drop_t d = {broker_name, NULL, 0, 0};
+
+    ns_vec_filter(&rt->topics, topic_keep, &d);
 }
 
 /* Removes liveness entry li and its address from its broker set; a broker
@@ -259,6 +284,12 @@ static rmq_err_t check_register(const Rmq__RegisterBrokerRequest *req, char *why
             tc->perm < 0 || tc->perm > NS_PERM_MAX) {
             snprintf(why, whylen, "topic %s: queue nums must be 0..%d and perm 0..%d",
                      tc->topic_name, NS_QUEUE_NUMS_MAX, NS_PERM_MAX);
+            return RMQ_EINVAL;
+        }
+    }
+    for (size_t i = 0; i < req->n_deleted_topics; i++) {
+        if (!name_ok(req->deleted_topics[i])) {
+            snprintf(why, whylen, "deleted_topics %zu: a topic name must be 1..%d characters", i, NS_NAME_MAX);
             return RMQ_EINVAL;
         }
     }
@@ -428,6 +459,27 @@ static rmq_err_t upsert_queues(ns_route_t *rt, const Rmq__RegisterBrokerRequest 
     return RMQ_OK;
 }
 
+/* Drops req's broker name's queue data of the topics a delta deletes, or,
+ * for a complete table, of those it does not name: one pass over the
+ * table. */
+static rmq_err_t drop_queues(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req)
+{
+    size_t n = req->delta ? req->n_deleted_topics : req->n_topics;
+
+    if (req->delta ? n == 0 : !req->complete)
+        return RMQ_OK;
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    if (!names)
+        return RMQ_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        names[i] = req->delta ? req->deleted_topics[i] : req->topics[i]->topic_name;
+    qsort(names, n, sizeof *names, str_ptr_cmp);
+    queue_drop_t d = {req->broker_name, names, n, req->delta};
+    ns_vec_filter(&rt->topics, topic_keep, &d);
+    free(names);
+    return RMQ_OK;
+}
+
 /* Creates or refreshes the liveness entry of req's address. */
 static rmq_err_t live_put(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
                           uint64_t conn_id, int64_t now_ms)
@@ -574,6 +626,8 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
     err = bset_put_addr(rt, req, &first);
     if (err == RMQ_OK && req->broker_id == 0 && (first || changed))
         err = upsert_queues(rt, req);
+    if (err == RMQ_OK && req->broker_id == 0 && (first || changed))
+        err = drop_queues(rt, req);
     if (err == RMQ_OK)
         err = live_put(rt, req, conn_id, now_ms);
     if (err != RMQ_OK) {

@@ -46,7 +46,10 @@ void ns_route_free(ns_route_t *rt);
 /* Registers (or refreshes) the broker at req->broker_addr, seen on
  * connection conn_id (0: none) at monotonic time now_ms. A master whose data
  * version changed (or that is new) rewrites its broker name's queue data
- * for every topic it sends; slaves never change queue data.
+ * for every topic it sends and drops it for every topic a delta deletes
+ * (req->deleted_topics) or a complete table (req->complete) leaves out, a
+ * topic left with no queue data leaving the table; slaves never change
+ * queue data.
  * RMQ_OK: res filled. RMQ_EINVAL: a bad field, named in why.
  * RMQ_EEXIST: req->epoch is older than the epoch registered for that
  * address; nothing changed, why says so. A delta registration (req->delta:

@@ -75,6 +75,20 @@ void ns_vec_remove_at(ns_vec_t *v, size_t i)
     v->len--;
 }
 
+void ns_vec_filter(ns_vec_t *v, ns_vec_keep_fn keep, void *arg)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < v->len; i++) {
+        char *item = v->items + i * v->size;
+        if (!keep(item, arg))
+            continue;
+        if (kept != i)
+            memcpy(v->items + kept * v->size, item, v->size);
+        kept++;
+    }
+    v->len = kept;
+}
+
 rmq_err_t ns_vec_merge(ns_vec_t *v, const void *items, size_t n, ns_vec_cmp_fn cmp)
 {
     if (n == 0)

@@ -45,6 +45,12 @@ void *ns_vec_insert_at(ns_vec_t *v, size_t i);
 /* Removes element i, moving the tail down. */
 void ns_vec_remove_at(ns_vec_t *v, size_t i);
 
+/* Keeps, in order and in one pass, the elements keep(item, arg) returns
+ * non-zero for; keep releases what an element it drops points to. So
+ * dropping many costs O(len), not a move of the tail per element. */
+typedef int (*ns_vec_keep_fn)(void *item, void *arg);
+void ns_vec_filter(ns_vec_t *v, ns_vec_keep_fn keep, void *arg);
+
 /* Inserts n elements (copied from items: sorted, distinct, none already in
  * v) in one pass from the back, so adding many costs O(len + n) rather than
  * a move of the tail per element. Elements' first member must be a pointer

@@ -61,19 +61,10 @@ static void ha_push_meta(bk_ha_t *ha, Rmq__HaMeta *meta, const char *what, const
 static void ha_topic_changed(void *arg, const char *name, const bk_topic_t *topic)
 {
     bk_ha_t *ha = arg;
-    Rmq__HaMeta meta = RMQ__HA_META__INIT;
+    Rmq__HaMeta meta;
     Rmq__TopicConfig tc;
     Rmq__DataVersion dv;
-    bk_topics_version(ha->bk->topics, &dv);
-    meta.version = &dv;
-    if (topic) {
-        bk_topic_to_pb(topic, &tc);
-        meta.change_case = RMQ__HA_META__CHANGE_TOPIC;
-        meta.topic = &tc;
-    } else {
-        meta.change_case = RMQ__HA_META__CHANGE_DELETED_TOPIC;
-        meta.deleted_topic = (char *)name;
-    }
+    bk_topics_change_meta(ha->bk->topics, name, topic, &meta, &tc, &dv);
     ha_push_meta(ha, &meta, "topic", name);
 }
 

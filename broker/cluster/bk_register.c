@@ -4,8 +4,9 @@
  * the next request, built from the table as it is then:
  *   - a full registration: the whole table, zlib-compressed in the body
  *     (inline for a name server that does not know QUERY_DATA_VERSION);
- *   - a delta: only the topics changed since the version that name server
- *     holds (at most REG_DELTA_MAX names are remembered; past that, full);
+ *   - a delta: only the topics changed or deleted since the version that
+ *     name server holds (at most REG_DELTA_MAX names are remembered; past
+ *     that, full: a complete table, so the name server drops what it lacks);
  *   - every registerNameServerPeriod, QUERY_DATA_VERSION: the name server
  *     refreshes the broker's liveness and says whether it needs the table.
  * So creating N topics costs what changed, not N whole tables, and the
@@ -203,6 +204,7 @@ static void target_full(ns_target_t *t)
     Rmq__DataVersion dv;
     char ha[96];
     register_header(r, &rb, &dv, ha);
+    rb.complete = 1;
     Rmq__TopicConfigTable *tab = NULL;
     const uint8_t *body = NULL;
     size_t len = 0;
@@ -231,17 +233,19 @@ static void target_full(ns_target_t *t)
     bk_topics_table_free(tab);
 }
 
-/* REGISTER_BROKER with only the topics changed since t->base (deleted ones
- * are left out: a registration never removes a topic from a route). */
+/* REGISTER_BROKER with only the topics changed since t->base, and the
+ * names of those deleted since. */
 static void target_delta(ns_target_t *t)
 {
     bk_register_t *r = t->reg;
-    size_t n = bk_map_count(t->delta), k = 0, cursor = 0;
+    size_t n = bk_map_count(t->delta), k = 0, gone = 0, cursor = 0;
     Rmq__TopicConfig *items = malloc((n ? n : 1) * sizeof(*items));
     Rmq__TopicConfig **ptrs = malloc((n ? n : 1) * sizeof(*ptrs));
-    if (!items || !ptrs) {
+    char **deleted = malloc((n ? n : 1) * sizeof(*deleted));
+    if (!items || !ptrs || !deleted) {
         free(items);
         free(ptrs);
+        free(deleted);
         t->need_full = 1;
         t->backoff = 1;
         return;
@@ -254,6 +258,8 @@ static void target_delta(ns_target_t *t)
             bk_topic_to_pb(topic, &items[k]);
             ptrs[k] = &items[k];
             k++;
+        } else {
+            deleted[gone++] = (char *)key;
         }
     }
     Rmq__RegisterBrokerRequest rb;
@@ -264,6 +270,8 @@ static void target_delta(ns_target_t *t)
     rb.base_version = &t->base;
     rb.topics = ptrs;
     rb.n_topics = k;
+    rb.deleted_topics = deleted;
+    rb.n_deleted_topics = gone;
     Rmq__Command cmd = RMQ__COMMAND__INIT;
     cmd.code = RMQ__REQUEST_CODE__REGISTER_BROKER;
     cmd.header_case = RMQ__COMMAND__HEADER_REGISTER_BROKER;
@@ -272,6 +280,7 @@ static void target_delta(ns_target_t *t)
     target_delta_clear(t);       /* before: names are the packed topics' keys */
     free(items);
     free(ptrs);
+    free(deleted);
 }
 
 /* Sends what t is owed, if nothing is in flight: the whole table, a

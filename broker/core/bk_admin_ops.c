@@ -84,12 +84,17 @@ rmq_err_t bk_admin_topic_purge(bk_topics_t *topics, st_store_t *store, bk_offset
     return rc;
 }
 
-bk_status_t bk_admin_topic_delete(bk_admin_ops_t *a, const char *name, int *existed, bk_result_t *r)
+bk_status_t bk_admin_topic_delete(bk_admin_ops_t *a, const char *name, bk_topics_durable_fn durable, void *arg,
+                                  int *existed, bk_result_t *r)
 {
     *existed = 0;
     if (name_check("DELETE_TOPIC_IN_BROKER", "topic", name, r) != BK_OK)
         return r->status;
     *existed = bk_admin_topic_purge(a->cfg.topics, a->cfg.store, a->cfg.offsets, name) != RMQ_ENOTFOUND;
+    if (*existed && bk_topics_wait_durable(a->cfg.topics, durable, arg) != RMQ_OK) {
+        *existed = 0;
+        return bk_result_set(r, BK_SYSTEM_ERROR, "DELETE_TOPIC_IN_BROKER: out of memory");
+    }
     return BK_OK;
 }
 

@@ -78,8 +78,12 @@ bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, const bk_
                                    bk_topics_durable_fn durable, void *arg, bk_result_t *r);
 
 /* Deletes topic name everywhere (bk_admin_topic_purge); BK_OK whether it
- * existed or not (*existed tells), BK_NAME_ILLEGAL for a bad name. */
-bk_status_t bk_admin_topic_delete(bk_admin_ops_t *a, const char *name, int *existed, bk_result_t *r);
+ * existed or not (*existed tells), BK_NAME_ILLEGAL for a bad name,
+ * BK_SYSTEM_ERROR (out of memory). On BK_OK with *existed, durable(arg, rc)
+ * runs once the deletion is on disk (or failed to be written): answer the
+ * client then; otherwise it does not run. */
+bk_status_t bk_admin_topic_delete(bk_admin_ops_t *a, const char *name, bk_topics_durable_fn durable, void *arg,
+                                  int *existed, bk_result_t *r);
 
 /* The one rule of a topic's deletion, for the admin request and for a
  * slave applying its master's: its config, its consume queues and every

@@ -368,10 +368,11 @@ START_TEST(test_topic_round_trip)
     ck_assert_int_eq(lines_with(res.out, bk_addr, CLUSTER), 1);
     hn_result_free(&res);
 
-    /* deleteTopic -c removes it from the broker and the route */
+    /* deleteTopic -c removes it from the broker and the route (the
+     * broker's registration may have taken it out of the route first) */
     admin_ok(&res, "deleteTopic", "-n", ns_addr, "-t", TOPIC, "-c", CLUSTER, NULL);
     ck_assert_int_eq(lines_with(res.out, bk_addr, "deleted"), 1);
-    ck_assert_int_eq(lines_with(res.out, ns_addr, "deleted"), 1);
+    ck_assert_int_eq(lines_with(res.out, ns_addr, "deleted") + lines_with(res.out, ns_addr, "not present"), 1);
     hn_result_free(&res);
     route_probe_t gone = { ns_addr, TOPIC, NULL, NULL };
     ck_assert(hn_wait_until(route_matches, &gone, 5000));

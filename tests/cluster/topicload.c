@@ -15,6 +15,8 @@
 
 typedef struct tl_run tl_run_t;
 
+typedef enum tl_kind { TL_CREATE, TL_ROUTES, TL_STATS } tl_kind_t;
+
 /* One request in flight: which topics it carries, when it left. */
 typedef struct tl_slot {
     tl_run_t *run;
@@ -26,8 +28,9 @@ struct tl_run {
     struct event_base *base;
     rmq_client_t *cli;
     const char *prefix;
-    long next, to;
-    int queues, batch, window, inflight, routes;
+    long from, next, to;
+    int queues, batch, window, inflight;
+    tl_kind_t kind;
     tl_result_t *res;
 };
 
@@ -59,7 +62,9 @@ static void tl_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
     tl_run_t *run = slot->run;
     run->inflight--;
     rmq_histogram_record(&run->res->lat_us, (uint64_t)(rmq_mono_us() - slot->sent_us));
-    int good = err == RMQ_OK && (run->routes ? route_ok(run, resp) : resp->cmd->status == RMQ__STATUS__SUCCESS);
+    int good = err == RMQ_OK && (run->kind == TL_ROUTES ? route_ok(run, resp) : resp->cmd->status == RMQ__STATUS__SUCCESS);
+    if (good && run->res->ok_map)
+        memset(run->res->ok_map + (slot->first - run->from), 1, (size_t)slot->count);
     if (good)
         run->res->ok += slot->count;
     else
@@ -88,9 +93,10 @@ static rmq_err_t tl_send(tl_run_t *run, tl_slot_t *slot)
         items[i].perm = RMQ__PERM__PERM_READ | RMQ__PERM__PERM_WRITE;
         ptrs[i] = &items[i];
     }
-    if (run->routes) {
+    if (run->kind != TL_CREATE) {
         tr.topic = names[0];
-        req.code = RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC;
+        req.code = run->kind == TL_ROUTES ? RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC
+                                          : RMQ__REQUEST_CODE__GET_TOPIC_STATS_INFO;
         req.header_case = RMQ__COMMAND__HEADER_TOPIC;
         req.topic = &tr;
     } else if (run->batch == 1) {
@@ -138,8 +144,12 @@ static void tl_pump(tl_run_t *run)
 /* Runs requests for [from, to) against addr until all are answered. */
 static void tl_run(tl_run_t *run, const char *addr, long from, long to, tl_result_t *res)
 {
+    unsigned char *ok_map = res->ok_map;
     memset(res, 0, sizeof(*res));
     rmq_histogram_init(&res->lat_us);
+    if ((res->ok_map = ok_map))
+        memset(ok_map, 0, (size_t)(to - from));
+    run->from = from;
     run->base = event_base_new();
     rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "topicload"};
     run->cli = run->base ? rmq_client_new(run->base, addr, &opts) : NULL;
@@ -170,6 +180,12 @@ void tl_create(const char *addr, const char *prefix, long from, long to, int que
 void tl_routes(const char *ns_addr, const char *prefix, long from, long to, int queues, int window,
                tl_result_t *res)
 {
-    tl_run_t run = {.prefix = prefix, .queues = queues, .batch = 1, .window = window, .routes = 1};
+    tl_run_t run = {.prefix = prefix, .queues = queues, .batch = 1, .window = window, .kind = TL_ROUTES};
     tl_run(&run, ns_addr, from, to, res);
+}
+
+void tl_stats(const char *addr, const char *prefix, long from, long to, int window, tl_result_t *res)
+{
+    tl_run_t run = {.prefix = prefix, .queues = 1, .batch = 1, .window = window, .kind = TL_STATS};
+    tl_run(&run, addr, from, to, res);
 }

@@ -1,8 +1,8 @@
 /* topicload.h: many topics over the native protocol, pipelined on one
  * connection, for the topic-scale test and scripts/bench-topics.sh:
  * creation through the broker's admin requests (one topic per
- * UPDATE_AND_CREATE_TOPIC, or many per UPDATE_AND_CREATE_TOPIC_LIST) and
- * route lookups at the name server. Topic i is named PREFIX + i. Blocking
+ * UPDATE_AND_CREATE_TOPIC, or many per UPDATE_AND_CREATE_TOPIC_LIST),
+ * route lookups at the name server and topic lookups at a broker. Topic i is named PREFIX + i. Blocking
  * (each call runs its own event base); no Check asserts, so a plain driver
  * can use it. */
 #ifndef TOPICLOAD_H
@@ -18,7 +18,11 @@ typedef struct tl_result {
     int first_error;            /* status or rmq_err_t of the first failure (0: none) */
     double secs;
     rmq_histogram_t lat_us;     /* per request round trip */
+    unsigned char *ok_map;      /* optional (caller's, to - from bytes): 1 per topic that was ok */
 } tl_result_t;
+
+/* Each call clears *res but keeps res->ok_map (zeroed, then filled): start
+ * from a zeroed tl_result_t. */
 
 /* Creates topics [from, to) with queues read and write queues on the
  * broker at addr: batch topics per request (1: UPDATE_AND_CREATE_TOPIC),
@@ -31,5 +35,10 @@ void tl_create(const char *addr, const char *prefix, long from, long to, int que
  * queues write queues. */
 void tl_routes(const char *ns_addr, const char *prefix, long from, long to, int queues, int window,
                tl_result_t *res);
+
+/* Asks the broker at addr for each topic of [from, to)
+ * (GET_TOPIC_STATS_INFO) with window requests in flight; a topic counts as
+ * ok when the broker has it (a slave's copy catching up, for one). */
+void tl_stats(const char *addr, const char *prefix, long from, long to, int window, tl_result_t *res);
 
 #endif

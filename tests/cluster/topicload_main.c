@@ -1,6 +1,7 @@
 /* topicload_main.c: the topicload driver for scripts/bench-topics.sh:
  *   topicload create BROKER PREFIX FROM TO QUEUES BATCH WINDOW
  *   topicload routes NAMESRV PREFIX FROM TO QUEUES WINDOW
+ *   topicload stats BROKER PREFIX FROM TO WINDOW
  * prints one line of key=value figures and exits 0 when nothing failed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,22 +13,26 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: topicload create BROKER PREFIX FROM TO QUEUES BATCH WINDOW\n"
-                    "       topicload routes NAMESRV PREFIX FROM TO QUEUES WINDOW\n");
+                    "       topicload routes NAMESRV PREFIX FROM TO QUEUES WINDOW\n"
+                    "       topicload stats BROKER PREFIX FROM TO WINDOW\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    tl_result_t res;
+    tl_result_t res = {0};
     int create = argc == 9 && strcmp(argv[1], "create") == 0;
+    int stats = argc == 7 && strcmp(argv[1], "stats") == 0;
 
-    if (!create && !(argc == 8 && strcmp(argv[1], "routes") == 0))
+    if (!create && !stats && !(argc == 8 && strcmp(argv[1], "routes") == 0))
         return usage();
     long from = atol(argv[4]), to = atol(argv[5]);
-    int queues = atoi(argv[6]);
+    int queues = stats ? 1 : atoi(argv[6]);
     if (from < 0 || to < from || queues < 1)
         return usage();
-    if (create)
+    if (stats)
+        tl_stats(argv[2], argv[3], from, to, atoi(argv[6]), &res);
+    else if (create)
         tl_create(argv[2], argv[3], from, to, queues, atoi(argv[7]), atoi(argv[8]), &res);
     else
         tl_routes(argv[2], argv[3], from, to, queues, atoi(argv[7]), &res);

@@ -601,6 +601,57 @@ START_TEST(test_delta_and_version_query)
 }
 END_TEST
 
+/* Deletes reach the route: a delta names them, a complete table leaves
+ * them out; only the registering broker name's queue data goes, and a
+ * topic goes with its last queue data. */
+START_TEST(test_deletes_in_registrations)
+{
+    ns_route_t *rt = ns_route_new();
+    ns_register_result_t res;
+    Rmq__DataVersion base;
+    rmq_err_t err;
+    reg_t r;
+    char *gone[] = {"TopicB", "NoSuchTopic"}, *bad[] = {""};
+
+    setup_2m1s(rt, 100);     /* TopicA on broker-a and broker-b, TopicB on broker-b */
+    reg_init(&r, "c1", "broker-b", "127.0.0.1:10931", 0, 5);
+    base = r.dv;
+    r.req.delta = 1;
+    r.req.base_version = &base;
+    r.req.deleted_topics = bad;
+    r.req.n_deleted_topics = 1;
+    r.dv.counter = 2;
+    ck_assert_int_eq(do_register(rt, &r, 0, 200, &res), RMQ_EINVAL);
+    r.req.deleted_topics = gone;
+    r.req.n_deleted_topics = 2;
+    ck_assert_int_eq(do_register(rt, &r, 0, 200, &res), RMQ_OK);
+    ck_assert_ptr_null(ns_route_topic(rt, "TopicB", &err));
+    ck_assert_int_eq(err, RMQ_ENOTFOUND);
+
+    /* broker-b's complete table without TopicA: broker-a's queues stay */
+    r.req.delta = 0;
+    r.req.n_deleted_topics = 0;
+    r.req.complete = 1;
+    reg_topic(&r, "TopicC", 2, 2, 6);
+    r.dv.counter = 3;
+    ck_assert_int_eq(do_register(rt, &r, 0, 300, &res), RMQ_OK);
+    Rmq__TopicRouteData *rd = ns_route_topic(rt, "TopicA", &err);
+    ck_assert_ptr_nonnull(rd);
+    ck_assert_ptr_nonnull(route_queue(rd, "broker-a"));
+    ck_assert_ptr_null(route_queue(rd, "broker-b"));
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+    ck_assert_uint_eq(ns_route_topic_count(rt), 2);    /* TopicA, TopicC */
+
+    /* a table without complete only adds */
+    reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
+    reg_topic(&r, "TopicE", 1, 1, 6);
+    r.dv.counter = 9;
+    ck_assert_int_eq(do_register(rt, &r, 0, 400, &res), RMQ_OK);
+    ck_assert_uint_eq(ns_route_topic_count(rt), 3);
+    ns_route_free(rt);
+}
+END_TEST
+
 /* Registers n topics (names "T<i*7919 % n>", unordered, one repeated) in
  * one request and checks they are all found and listed sorted. */
 START_TEST(test_many_topics_merge)
@@ -671,6 +722,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, test_address_takeover);
     tcase_add_test(tc, test_set_master);
     tcase_add_test(tc, test_delta_and_version_query);
+    tcase_add_test(tc, test_deletes_in_registrations);
     tcase_add_test(tc, test_many_topics_merge);
     suite_add_tcase(s, tc);
     return s;

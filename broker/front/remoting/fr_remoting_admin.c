@@ -60,11 +60,31 @@ static struct evbuffer *body_new(rmq_conn_t *conn, const rmq_remoting_request_t 
 
 /* ---- topics --------------------------------------------------------------- */
 
-/* An UPDATE_AND_CREATE_TOPIC answer held until the table is on disk. */
+/* A topic change's answer held until the table is on disk. */
 typedef struct topic_ack {
     rmq_conn_t *conn;                /* referenced */
     fr_rm_to_t to;
+    int code;                        /* the request's, for an error's remark */
 } topic_ack_t;
+
+/* The held answer of req on conn; NULL after answering SYSTEM_ERROR. */
+static topic_ack_t *topic_ack_new(rmq_conn_t *conn, const rmq_remoting_request_t *req)
+{
+    topic_ack_t *ack = malloc(sizeof(*ack));
+    if (!ack) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
+        return NULL;
+    }
+    *ack = (topic_ack_t){conn, fr_rm_to(req), req->code};
+    rmq_conn_ref(conn);
+    return ack;
+}
+
+static void topic_ack_free(topic_ack_t *ack)
+{
+    rmq_conn_unref(ack->conn);
+    free(ack);
+}
 
 /* bk_topics_durable_fn: answers the held request, drops the reference. */
 static void topic_ack_done(void *arg, rmq_err_t rc)
@@ -75,13 +95,12 @@ static void topic_ack_done(void *arg, rmq_err_t rc)
         fr_rm_reply_to(ack->conn, &ack->to, &rep);
     } else if (rc != RMQ_ESHUTDOWN) {
         char why[160];
-        snprintf(why, sizeof(why), "UPDATE_AND_CREATE_TOPIC: the topic table could not be written: %s",
+        snprintf(why, sizeof(why), "request code %d: the topic table could not be written: %s", ack->code,
                  rmq_strerror(rc));
         rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SYSTEM_ERROR, .remark = why};
         fr_rm_reply_to(ack->conn, &ack->to, &rep);
     }
-    rmq_conn_unref(ack->conn);
-    free(ack);
+    topic_ack_free(ack);
 }
 
 /* Reads the topic extField into name (checked to fit); 0, or -1 after answering. */
@@ -118,22 +137,16 @@ void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     t.perm = (int32_t)perm;
     t.sys_flag = (int32_t)sys;
     t.order = strcmp(fr_rm_str(conn, req, "order", NULL, 0, "false"), "true") == 0;
-    topic_ack_t *ack = malloc(sizeof(*ack));
-    if (!ack) {
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "UPDATE_AND_CREATE_TOPIC: out of memory");
+    topic_ack_t *ack = topic_ack_new(conn, req);
+    if (!ack ||
+        bk_admin_topics_update(rm->bk->admin_ops, "UPDATE_AND_CREATE_TOPIC", &t, 1, topic_ack_done, ack, &r) == BK_OK)
         return;
-    }
-    *ack = (topic_ack_t){conn, fr_rm_to(req)};
-    rmq_conn_ref(conn);
-    if (bk_admin_topics_update(rm->bk->admin_ops, "UPDATE_AND_CREATE_TOPIC", &t, 1, topic_ack_done, ack, &r) ==
-        BK_OK)
-        return;
-    rmq_conn_unref(conn);
-    free(ack);
+    topic_ack_free(ack);
     fr_rm_reply_result(conn, req, &r);
 }
 
-/* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets. */
+/* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets;
+ * answered once the deletion is on disk. */
 void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
@@ -142,8 +155,15 @@ void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     int existed;
     if (!topic)
         return;
-    if (bk_admin_topic_delete(rm->bk->admin_ops, topic, &existed, &r) == BK_OK)
+    topic_ack_t *ack = topic_ack_new(conn, req);
+    if (!ack)
+        return;
+    bk_status_t st = bk_admin_topic_delete(rm->bk->admin_ops, topic, topic_ack_done, ack, &existed, &r);
+    if (st == BK_OK)
         LOG_INFO("DELETE_TOPIC_IN_BROKER from %s: %s%s", rmq_conn_peer(conn), topic, existed ? "" : " (absent)");
+    if (st == BK_OK && existed)
+        return;
+    topic_ack_free(ack);
     reply_result(conn, req, &r);
 }
 

@@ -148,7 +148,8 @@ void fr_update_topic_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     free(topics);
 }
 
-/* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets. */
+/* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets;
+ * answered once the deletion is on disk. */
 void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
@@ -156,11 +157,22 @@ void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         return;
     bk_result_t r;
     int existed;
-    if (bk_admin_topic_delete(bk->admin_ops, req->cmd->topic->topic, &existed, &r) != BK_OK)
+    topic_ack_t *ack = malloc(sizeof(*ack));
+    if (!ack) {
+        rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
+        return;
+    }
+    *ack = (topic_ack_t){conn, rmq_reply_to(req->cmd)};
+    rmq_conn_ref(conn);
+    bk_status_t st = bk_admin_topic_delete(bk->admin_ops, req->cmd->topic->topic, topic_ack_done, ack, &existed, &r);
+    if (st == BK_OK && existed)
+        return;
+    rmq_conn_unref(conn);
+    free(ack);
+    if (st != BK_OK)
         fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
     else
-        rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS,
-                       existed ? NULL : "topic was not present", NULL);
+        rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, "topic was not present", NULL);
 }
 
 /* GET_ALL_TOPIC_CONFIG: the whole table with its data version. */
