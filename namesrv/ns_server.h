@@ -26,9 +26,10 @@ typedef struct ns_stats {
     uint64_t conn_closed_removed_total;    /* brokers removed because their connection closed */
 } ns_stats_t;
 
-/* Creates a name server on base; cfg is borrowed and must outlive it.
+/* Creates a name server on base; cfg is borrowed and must outlive it (the
+ * keys ns_config_update may change are changed in place).
  * Not listening yet. NULL on ENOMEM. Owner: caller. */
-ns_server_t *ns_server_new(struct event_base *base, const ns_config_t *cfg);
+ns_server_t *ns_server_new(struct event_base *base, ns_config_t *cfg);
 
 /* Loads the KV config from kvConfigPath (when set), then listens on
  * bindAddress:listenPort. Logs why on failure. */
@@ -82,6 +83,12 @@ rmq_err_t ns_server_kv_put(ns_server_t *ns, const char *space, const char *key,
                            const char *value, char *why, size_t whylen);
 rmq_err_t ns_server_kv_delete(ns_server_t *ns, const char *space, const char *key, char *why,
                               size_t whylen);
+
+/* UPDATE_NAMESRV_CONFIG from peer: applies properties text[0..len) with
+ * ns_config_update (its errors, why set) and puts the new values to work
+ * (log level, expiry timer); logged. */
+rmq_err_t ns_server_config_update(ns_server_t *ns, const char *text, size_t len, const char *peer,
+                                  char *why, size_t whylen);
 
 /* Closes every connection, stops the timer and frees the table. */
 void ns_server_free(ns_server_t *ns);
