@@ -572,14 +572,16 @@ static void handle_write_perm(rmq_conn_t *conn, const rmq_remoting_request_t *re
     rmq_remoting_reply(conn, req, &rep);
 }
 
-/* 216. Like RocketMQ, deleting a topic the route does not hold succeeds. */
+/* 216: the topic, or with a clusterName only its queues on that cluster's
+ * brokers (RocketMQ 4.9.7's mqadmin deleteTopic sends it). Like RocketMQ,
+ * deleting a topic the route does not hold succeeds. */
 static void handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
-    const char *topic = need_field(conn, req, "topic");
+    const char *topic = need_field(conn, req, "topic"), *cluster = rmq_remoting_field(req, "clusterName");
 
     if (topic == NULL)
         return;
-    ns_server_delete_topic(arg, topic, rmq_conn_peer(conn));
+    ns_server_delete_topic(arg, topic, cluster != NULL && cluster[0] ? cluster : NULL, rmq_conn_peer(conn));
     reply_body(conn, req, NULL);
 }
 

@@ -119,12 +119,12 @@ Rmq__TopicRouteData *ns_server_route_query(ns_server_t *ns, const char *topic, r
     return rd;
 }
 
-rmq_err_t ns_server_delete_topic(ns_server_t *ns, const char *topic, const char *peer)
+rmq_err_t ns_server_delete_topic(ns_server_t *ns, const char *topic, const char *cluster, const char *peer)
 {
-    rmq_err_t err = ns_route_delete_topic(ns->route, topic);
+    rmq_err_t err = ns_route_delete_topic(ns->route, topic, cluster);
 
     if (err == RMQ_OK)
-        LOG_INFO("topic %s deleted by %s", topic, peer);
+        LOG_INFO("topic %s deleted%s%s by %s", topic, cluster ? " in cluster " : "", cluster ? cluster : "", peer);
     return err;
 }
 

@@ -69,8 +69,9 @@ int ns_server_query_version(ns_server_t *ns, const Rmq__RegisterBrokerRequest *r
                             ns_register_result_t *res);
 /* A topic's route, counted (ns_route_topic's result; caller frees it). */
 Rmq__TopicRouteData *ns_server_route_query(ns_server_t *ns, const char *topic, rmq_err_t *err);
-/* Removes a topic from the route (RMQ_ENOTFOUND if absent), logged with peer. */
-rmq_err_t ns_server_delete_topic(ns_server_t *ns, const char *topic, const char *peer);
+/* Removes a topic from the route, or only its queues in cluster when not
+ * NULL (ns_route_delete_topic; RMQ_ENOTFOUND if absent), logged with peer. */
+rmq_err_t ns_server_delete_topic(ns_server_t *ns, const char *topic, const char *cluster, const char *peer);
 /* Wipes (wipe 1) or adds the write permission of a broker name in every
  * topic; returns how many topics changed, logged with peer. */
 size_t ns_server_write_perm(ns_server_t *ns, const char *broker_name, int wipe,

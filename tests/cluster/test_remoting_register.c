@@ -8,7 +8,8 @@
  * of ORDER_TOPIC_CONFIG comes back as the body; QUERY_DATA_VERSION says
  * changed=false for the registered version and true for another; wiping
  * and adding write permission count the broker's topics and change the
- * routes' perm; DELETE_TOPIC_IN_NAMESRV drops a topic; UNREGISTER_BROKER of
+ * routes' perm; DELETE_TOPIC_IN_NAMESRV with another cluster's name keeps
+ * the topic, with its own drops it; UNREGISTER_BROKER of
  * the slave then the master empties the route.
  *
  * register_compressed: the zlib form RocketMQ sends with compressed=true
@@ -250,8 +251,11 @@ START_TEST(register_json)
     ck_assert_int_eq(perm, 6);
 
     /* delete a topic, then unregister slave and master */
-    rmq_remoting_field_t t2 = { "topic", "MigT2" };
-    ck_assert_int_eq(call(216, &t2, 1, NULL, 0, NULL), RMQ_REMOTING_SUCCESS);
+    rmq_remoting_field_t t1_other[2] = { { "topic", "MigT1" }, { "clusterName", "OtherCluster" } };
+    ck_assert_int_eq(call(216, t1_other, 2, NULL, 0, NULL), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(route_of("MigT1", "broker-m", &perm, addr, sizeof addr), 0);
+    rmq_remoting_field_t t2[2] = { { "topic", "MigT2" }, { "clusterName", "MigCluster" } };
+    ck_assert_int_eq(call(216, t2, 2, NULL, 0, NULL), RMQ_REMOTING_SUCCESS);
     ck_assert_int_eq(route_of("MigT2", "broker-m", &perm, addr, sizeof addr), RMQ_REMOTING_TOPIC_NOT_EXIST);
     n = reg_fields(f, "1", SLAVE, "", "false", NULL) - 2;
     ck_assert_int_eq(call(104, f, n, NULL, 0, NULL), RMQ_REMOTING_SUCCESS);
