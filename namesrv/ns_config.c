@@ -1,8 +1,11 @@
-/* ns_config.c: the name server's configuration table. */
+/* ns_config.c: the name server's configuration table, and which of its
+ * keys may change while it runs. */
 #include "ns_config.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 static const char *const log_levels[] = { "debug", "info", "warn", "error", "off", NULL };
 static const char *const controller_types[] = { "etcd", NULL };
@@ -73,4 +76,64 @@ rmq_err_t ns_config_defaults(ns_config_t *cfg)
 void ns_config_deinit(ns_config_t *cfg)
 {
     rmq_config_deinit(&ns_config_tab, cfg);
+}
+
+/* Keys UPDATE_NAMESRV_CONFIG may change while the name server runs: read
+ * where they are used, none a string (so a shallow copy of the config is
+ * a whole candidate). */
+static const char *const ns_runtime_keys[] = {
+    "brokerChannelExpiredTime", "scanNotActiveBrokerInterval", "logLevel", NULL,
+};
+
+/* One update in progress: the candidate config and the first refusal. */
+typedef struct ns_update {
+    ns_config_t next;
+    rmq_err_t err;
+    char *why;
+    size_t whylen;
+} ns_update_t;
+
+static int is_runtime_key(const char *key)
+{
+    for (size_t i = 0; ns_runtime_keys[i] != NULL; i++)
+        if (strcmp(ns_runtime_keys[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+/* rmq_properties_parse callback: applies one pair to the candidate. */
+static int update_pair(const char *key, const char *value, int line, void *arg)
+{
+    ns_update_t *u = arg;
+    char cur[64];
+
+    if (value == NULL) {
+        snprintf(u->why, u->whylen, "line %d: malformed \\u escape in '%.100s'", line, key);
+        u->err = RMQ_EINVAL;
+    } else if (strcmp(key, "kvConfigPath") == 0 || strcmp(key, "configStorePath") == 0) {
+        snprintf(u->why, u->whylen, "Can not update config path (%s)", key);
+        u->err = RMQ_EREADONLY;
+    } else if (is_runtime_key(key)) {
+        u->err = rmq_config_set(&ns_config_tab, &u->next, key, value, u->why, u->whylen);
+    } else if (rmq_config_get(&ns_config_tab, &u->next, key, cur, sizeof cur) != RMQ_ENOTFOUND) {
+        snprintf(u->why, u->whylen, "%.100s cannot change while the name server runs (these can: "
+                 "brokerChannelExpiredTime, scanNotActiveBrokerInterval, logLevel); set it in the "
+                 "properties file and restart", key);
+        u->err = RMQ_EREADONLY;
+    } else {
+        snprintf(u->why, u->whylen, "unknown name server property %.100s", key);
+        u->err = RMQ_ENOTFOUND;
+    }
+    return u->err != RMQ_OK;
+}
+
+rmq_err_t ns_config_update(ns_config_t *cfg, const char *text, size_t len, char *why, size_t whylen)
+{
+    ns_update_t u = { .next = *cfg, .err = RMQ_OK, .why = why, .whylen = whylen };
+
+    if (rmq_properties_parse(text, len, update_pair, &u) != 0 && u.err == RMQ_OK)
+        u.err = RMQ_ENOMEM;
+    if (u.err == RMQ_OK)
+        *cfg = u.next;
+    return u.err;
 }

@@ -39,6 +39,12 @@ const rmq_cfg_table_t *ns_config_table(void);
 /* Fills cfg with the defaults (cfg zeroed by the caller first). */
 rmq_err_t ns_config_defaults(ns_config_t *cfg);
 
+/* Applies properties text[0..len) (UPDATE_NAMESRV_CONFIG's body) to cfg:
+ * all pairs or none. RMQ_EREADONLY: a key that cannot change while the
+ * name server runs (the config paths among them); RMQ_ENOTFOUND: an unknown
+ * key; RMQ_EINVAL: a bad value; RMQ_ENOMEM. why names the key and rule. */
+rmq_err_t ns_config_update(ns_config_t *cfg, const char *text, size_t len, char *why, size_t whylen);
+
 /* Frees cfg's strings. */
 void ns_config_deinit(ns_config_t *cfg);
 

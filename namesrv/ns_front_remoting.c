@@ -3,15 +3,22 @@
  * (ns_server.h) or reads the route table, and answers with RocketMQ's
  * response code and JSON body: TopicRouteData for routes, ClusterInfo,
  * TopicList, KV values in extFields, the configuration as properties text.
+ * RocketMQ brokers register (103, 104, 322; bodies decoded by ns_rembody)
+ * into the same route table and liveness as native brokers: a broker that
+ * registered over a connection leaves the route when it closes.
  * Map keys that RocketMQ's name server writes unquoted (broker ids) are
  * written quoted, which is valid JSON and what its clients accept. Loop
  * thread; arg is the ns_server_t. */
 #include "ns_front_remoting.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "ns_rembody.h"
 #include "rmq_http.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -22,12 +29,19 @@ enum {
     CODE_PUT_KV_CONFIG = 100,
     CODE_GET_KV_CONFIG = 101,
     CODE_DELETE_KV_CONFIG = 102,
+    CODE_REGISTER_BROKER = 103,
+    CODE_UNREGISTER_BROKER = 104,
     CODE_GET_ROUTEINFO_BY_TOPIC = 105,
     CODE_GET_BROKER_CLUSTER_INFO = 106,
+    CODE_WIPE_WRITE_PERM_OF_BROKER = 205,
     CODE_GET_ALL_TOPIC_LIST_FROM_NAMESERVER = 206,
+    CODE_DELETE_TOPIC_IN_NAMESRV = 216,
     CODE_GET_TOPICS_BY_CLUSTER = 224,
     CODE_GET_SYSTEM_TOPIC_LIST_FROM_NS = 304,
+    CODE_UPDATE_NAMESRV_CONFIG = 318,
     CODE_GET_NAMESRV_CONFIG = 319,
+    CODE_QUERY_DATA_VERSION = 322,
+    CODE_ADD_WRITE_PERM_OF_BROKER = 327,
 };
 
 /* ---- replies ------------------------------------------------------------ */
@@ -68,6 +82,28 @@ static const char *need_field(rmq_conn_t *conn, const rmq_remoting_request_t *re
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
                             "request code %d needs extField %s", req->code, key);
     return v;
+}
+
+/* A required integer extField in [min, max] into *out; answers
+ * SYSTEM_ERROR naming it and returns -1 when absent or bad. */
+static int need_int(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key,
+                    int64_t min, int64_t max, int64_t *out)
+{
+    const char *v = need_field(conn, req, key);
+    char *end;
+
+    if (v == NULL)
+        return -1;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (v[0] != '\0' && *end == '\0' && errno == 0 && n >= min && n <= max) {
+        *out = n;
+        return 0;
+    }
+    rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
+                        "request code %d: extField %s=%.64s is not an integer in [%" PRId64 ", %" PRId64 "]",
+                        req->code, key, v, min, max);
+    return -1;
 }
 
 /* ---- JSON bodies ------------------------------------------------------------ */
@@ -348,6 +384,224 @@ static void handle_get_config(rmq_conn_t *conn, const rmq_remoting_request_t *re
     free(text);
 }
 
+/* ---- broker registration (RocketMQ brokers) ------------------------------- */
+
+/* The extFields naming a broker (clusterName, brokerName, brokerAddr,
+ * brokerId) into rb, strings borrowed from req; 0, or -1 after answering
+ * which one was missing or bad. */
+static int broker_fields(rmq_conn_t *conn, const rmq_remoting_request_t *req,
+                         Rmq__RegisterBrokerRequest *rb)
+{
+    int64_t id;
+
+    rmq__register_broker_request__init(rb);
+    if ((rb->cluster_name = (char *)need_field(conn, req, "clusterName")) == NULL ||
+        (rb->broker_name = (char *)need_field(conn, req, "brokerName")) == NULL ||
+        (rb->broker_addr = (char *)need_field(conn, req, "brokerAddr")) == NULL ||
+        need_int(conn, req, "brokerId", 0, INT64_MAX, &id) != 0)
+        return -1;
+    rb->broker_id = id;
+    return 0;
+}
+
+typedef struct kv_json {
+    struct evbuffer *out;
+    size_t n;
+} kv_json_t;
+
+/* ns_route_kv_foreach callback: one entry of namespace ORDER_TOPIC_CONFIG. */
+static int kv_json_add(const char *space, const char *key, const char *value, void *arg)
+{
+    kv_json_t *kj = arg;
+
+    if (strcmp(space, NS_ORDER_TOPIC_NS) != 0)
+        return 0;
+    if (kj->n++ == 0)
+        evbuffer_add(kj->out, "{\"table\":{", 10);
+    json_key(kj->out, key, kj->n > 1);
+    rmq_json_str(kj->out, value);
+    return 0;
+}
+
+/* REGISTER_BROKER's answer: masterAddr and haServerAddr for a slave whose
+ * master is live, and the KVTable of ORDER_TOPIC_CONFIG (no body when it
+ * is empty, as RocketMQ). */
+static void reply_registered(rmq_conn_t *conn, const rmq_remoting_request_t *req, ns_server_t *ns,
+                             const ns_register_result_t *res)
+{
+    rmq_remoting_field_t f[2];
+    rmq_remoting_reply_t rep = { .code = RMQ_REMOTING_SUCCESS, .fields = f };
+    kv_json_t kj = { evbuffer_new(), 0 };
+
+    if (kj.out == NULL) {
+        reply_nomem(conn, req);
+        return;
+    }
+    if (res->master_addr[0])
+        f[rep.n_fields++] = (rmq_remoting_field_t){ "masterAddr", (char *)res->master_addr };
+    if (res->master_ha_addr[0])
+        f[rep.n_fields++] = (rmq_remoting_field_t){ "haServerAddr", (char *)res->master_ha_addr };
+    ns_route_kv_foreach(ns_server_route(ns), kv_json_add, &kj);
+    if (kj.n)
+        evbuffer_add(kj.out, "}}", 2);
+    rep.body_len = evbuffer_get_length(kj.out);
+    rep.body = rep.body_len ? evbuffer_pullup(kj.out, -1) : NULL;
+    if (rep.body_len && rep.body == NULL)
+        reply_nomem(conn, req);
+    else
+        rmq_remoting_reply(conn, req, &rep);
+    evbuffer_free(kj.out);
+}
+
+/* 103: RegisterBrokerRequestHeader (+ haServerAddr, compressed,
+ * bodyCrc32) and a RegisterBrokerBody, through the native registration. */
+static void handle_register(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    ns_server_t *ns = arg;
+    Rmq__RegisterBrokerRequest rb;
+    ns_rembody_t body;
+    ns_register_result_t res;
+    char why[NS_WHY_MAX];
+    int64_t crc = 0;
+
+    if (broker_fields(conn, req, &rb) != 0 ||
+        (rb.ha_server_addr = (char *)need_field(conn, req, "haServerAddr")) == NULL)
+        return;
+    if (rmq_remoting_field(req, "bodyCrc32") != NULL &&
+        need_int(conn, req, "bodyCrc32", INT32_MIN, INT32_MAX, &crc) != 0)
+        return;
+    if (crc != 0 && crc != (int64_t)ns_rembody_crc32(req->body, req->body_len)) {
+        LOG_WARN_RL("REGISTER_BROKER from %s refused: body CRC does not match bodyCrc32", rmq_conn_peer(conn));
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
+                            "crc32 not match: bodyCrc32=%" PRId64 " but the %zu-byte body's is %" PRIu32,
+                            crc, req->body_len, ns_rembody_crc32(req->body, req->body_len));
+        return;
+    }
+    const char *compressed = rmq_remoting_field(req, "compressed");
+    rmq_err_t err = ns_rembody_decode(req->body, req->body_len,
+                                      compressed != NULL && strcasecmp(compressed, "true") == 0, &body,
+                                      why, sizeof why);
+    if (err == RMQ_OK) {
+        rb.data_version = &body.version;
+        rb.topics = body.topics;
+        rb.n_topics = body.n_topics;
+        err = ns_server_register(ns, &rb, rmq_conn_id(conn), rmq_conn_peer(conn), &res, why, sizeof why);
+        ns_rembody_clear(&body);
+    } else if (err == RMQ_EPROTO) {
+        LOG_WARN_RL("REGISTER_BROKER from %s refused: %s", rmq_conn_peer(conn), why);
+    }
+    if (err == RMQ_ENOMEM)
+        reply_nomem(conn, req);
+    else if (err != RMQ_OK)
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "%s", why);
+    else
+        reply_registered(conn, req, ns, &res);
+}
+
+/* 322: changed=false when the route holds the body's DataVersion for the
+ * broker (its liveness is then refreshed); the body echoes that version. */
+static void handle_query_version(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    ns_server_t *ns = arg;
+    Rmq__RegisterBrokerRequest rb;
+    Rmq__DataVersion dv;
+    ns_register_result_t res;
+    char why[NS_WHY_MAX];
+
+    if (broker_fields(conn, req, &rb) != 0)
+        return;
+    if (ns_rembody_version_decode(req->body, req->body_len, &dv, why, sizeof why) != RMQ_OK) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "%s", why);
+        return;
+    }
+    rb.data_version = &dv;
+    int changed = ns_server_query_version(ns, &rb, rmq_conn_id(conn), &res);
+    struct evbuffer *body = evbuffer_new();
+    if (body == NULL) {
+        reply_nomem(conn, req);
+        return;
+    }
+    if (!changed)
+        ns_rembody_version_encode(body, &dv);
+    rmq_remoting_field_t f = { "changed", changed ? "true" : "false" };
+    rmq_remoting_reply_t rep = { .code = RMQ_REMOTING_SUCCESS, .fields = &f, .n_fields = 1 };
+    rep.body_len = evbuffer_get_length(body);
+    rep.body = rep.body_len ? evbuffer_pullup(body, -1) : NULL;
+    rmq_remoting_reply(conn, req, &rep);
+    evbuffer_free(body);
+}
+
+/* 104. Like RocketMQ, unregistering a broker that is not registered succeeds. */
+static void handle_unregister(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    ns_server_t *ns = arg;
+    Rmq__RegisterBrokerRequest rb;
+    Rmq__UnregisterBrokerRequest ub = RMQ__UNREGISTER_BROKER_REQUEST__INIT;
+    char why[NS_WHY_MAX];
+
+    if (broker_fields(conn, req, &rb) != 0)
+        return;
+    ub.cluster_name = rb.cluster_name;
+    ub.broker_name = rb.broker_name;
+    ub.broker_addr = rb.broker_addr;
+    ub.broker_id = rb.broker_id;
+    rmq_err_t err = ns_route_unregister(ns_server_route(ns), &ub, why, sizeof why);
+    if (err == RMQ_OK)
+        LOG_INFO("broker %s (%s id %" PRId64 ") unregistered", ub.broker_addr, ub.broker_name, ub.broker_id);
+    else
+        LOG_WARN("UNREGISTER_BROKER from %s: %s", rmq_conn_peer(conn), why);
+    if (err == RMQ_OK || err == RMQ_ENOTFOUND)
+        reply_body(conn, req, NULL);
+    else
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "%s", why);
+}
+
+/* 205 and 327: answer how many topics the broker name serves. */
+static void handle_write_perm(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    ns_server_t *ns = arg;
+    const char *name = need_field(conn, req, "brokerName");
+    int wipe = req->code == CODE_WIPE_WRITE_PERM_OF_BROKER;
+    char count[24];
+
+    if (name == NULL)
+        return;
+    snprintf(count, sizeof count, "%zu", ns_server_write_perm(ns, name, wipe, rmq_conn_peer(conn)));
+    rmq_remoting_field_t f = { wipe ? "wipeTopicCount" : "addTopicCount", count };
+    rmq_remoting_reply_t rep = { .code = RMQ_REMOTING_SUCCESS, .fields = &f, .n_fields = 1 };
+    rmq_remoting_reply(conn, req, &rep);
+}
+
+/* 216: the topic, or with a clusterName only its queues on that cluster's
+ * brokers (RocketMQ 4.9.7's mqadmin deleteTopic sends it). Like RocketMQ,
+ * deleting a topic the route does not hold succeeds. */
+static void handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    const char *topic = need_field(conn, req, "topic"), *cluster = rmq_remoting_field(req, "clusterName");
+
+    if (topic == NULL)
+        return;
+    ns_server_delete_topic(arg, topic, cluster != NULL && cluster[0] ? cluster : NULL, rmq_conn_peer(conn));
+    reply_body(conn, req, NULL);
+}
+
+/* 318: a properties body; the keys that can change at runtime are applied
+ * (all or none), the config paths are refused as RocketMQ does. */
+static void handle_update_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    char why[NS_WHY_MAX];
+    rmq_err_t err = ns_server_config_update(arg, (const char *)req->body, req->body_len,
+                                            rmq_conn_peer(conn), why, sizeof why);
+
+    if (err == RMQ_ENOMEM)
+        reply_nomem(conn, req);
+    else if (err != RMQ_OK)
+        rmq_remoting_replyf(conn, req, err == RMQ_EREADONLY ? RMQ_REMOTING_NO_PERMISSION
+                                                            : RMQ_REMOTING_SYSTEM_ERROR, "%s", why);
+    else
+        reply_body(conn, req, NULL);
+}
+
 /* ---- installation ------------------------------------------------------ */
 
 rmq_err_t ns_front_remoting_install(ns_server_t *ns, rmq_server_t *srv)
@@ -359,6 +613,13 @@ rmq_err_t ns_front_remoting_install(ns_server_t *ns, rmq_server_t *srv)
         { CODE_PUT_KV_CONFIG, handle_kv_change },
         { CODE_GET_KV_CONFIG, handle_kv_get },
         { CODE_DELETE_KV_CONFIG, handle_kv_change },
+        { CODE_REGISTER_BROKER, handle_register },
+        { CODE_UNREGISTER_BROKER, handle_unregister },
+        { CODE_QUERY_DATA_VERSION, handle_query_version },
+        { CODE_WIPE_WRITE_PERM_OF_BROKER, handle_write_perm },
+        { CODE_ADD_WRITE_PERM_OF_BROKER, handle_write_perm },
+        { CODE_DELETE_TOPIC_IN_NAMESRV, handle_delete_topic },
+        { CODE_UPDATE_NAMESRV_CONFIG, handle_update_config },
         { CODE_GET_ROUTEINFO_BY_TOPIC, handle_get_route },
         { CODE_GET_BROKER_CLUSTER_INFO, handle_cluster_info },
         { CODE_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, handle_topic_list },

@@ -185,7 +185,7 @@ static void handle_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     if (!has_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "topic"))
         return;
     const char *topic = req->cmd->topic->topic;
-    if (ns_server_delete_topic(ns, topic, rmq_conn_peer(conn)) != RMQ_OK) {
+    if (ns_server_delete_topic(ns, topic, NULL, rmq_conn_peer(conn)) != RMQ_OK) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__TOPIC_NOT_EXIST,
                         "topic %s is not in the route", topic);
         return;

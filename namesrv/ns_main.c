@@ -99,7 +99,7 @@ static void on_stop(int sig, void *arg)
 }
 
 /* Runs the server until SIGTERM or SIGINT; returns the exit status. */
-static int run(const ns_config_t *cfg, const ns_opts_t *opts)
+static int run(ns_config_t *cfg, const ns_opts_t *opts)
 {
     struct event_base *base = event_base_new();
     ns_server_t *ns = NULL;

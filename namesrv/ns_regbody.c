@@ -1,14 +1,14 @@
-/* ns_regbody.c: inflating and decoding the compressed topic table of a
- * registration (see ns_regbody.h), with the inflated size bounded before
- * anything of that size is allocated. */
+/* ns_regbody.c: inflating registration bodies (the native protocol's
+ * compressed topic table and RocketMQ's compressed RegisterBrokerBody),
+ * with the inflated size bounded before anything of that size is
+ * allocated, and decoding the native table (see ns_regbody.h). */
 #include "ns_regbody.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <zlib.h>
 
-/* Inflates in[0..len) into a heap buffer of at most NS_REGBODY_MAX bytes. */
-static rmq_err_t regbody_inflate(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen,
+rmq_err_t ns_regbody_inflate(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen,
                                  char *why, size_t whylen)
 {
     z_stream zs = {0};
@@ -81,7 +81,7 @@ rmq_err_t ns_regbody_view(const Rmq__RegisterBrokerRequest *req, struct evbuffer
     size_t rawlen = 0;
     if (len && !in)
         return RMQ_ENOMEM;
-    rmq_err_t err = regbody_inflate(in, len, &raw, &rawlen, why, whylen);
+    rmq_err_t err = ns_regbody_inflate(in, len, &raw, &rawlen, why, whylen);
     if (err != RMQ_OK)
         return err;
     *tab = rmq__topic_config_table__unpack(NULL, rawlen, raw);

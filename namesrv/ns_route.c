@@ -904,16 +904,21 @@ err:
     return NULL;
 }
 
+/* 1 if queue data q is on a broker name of cluster. */
+static int queue_in_cluster(const ns_route_t *rt, const ns_queue_t *q, const char *cluster)
+{
+    int found;
+    size_t bi = ns_vec_search(&rt->bsets, name_cmp, q->broker_name, &found);
+
+    return found && strcmp(((const ns_bset_t *)ns_vec_at(&rt->bsets, bi))->cluster, cluster) == 0;
+}
+
 /* 1 if one of topic's queues is on a broker name of cluster. */
 static int topic_in_cluster(const ns_route_t *rt, const ns_topic_t *topic, const char *cluster)
 {
-    for (size_t i = 0; i < topic->queues.len; i++) {
-        const ns_queue_t *q = ns_vec_at(&topic->queues, i);
-        int found;
-        size_t bi = ns_vec_search(&rt->bsets, name_cmp, q->broker_name, &found);
-        if (found && strcmp(((const ns_bset_t *)ns_vec_at(&rt->bsets, bi))->cluster, cluster) == 0)
+    for (size_t i = 0; i < topic->queues.len; i++)
+        if (queue_in_cluster(rt, ns_vec_at(&topic->queues, i), cluster))
             return 1;
-    }
     return 0;
 }
 
@@ -949,15 +954,25 @@ Rmq__TopicList *ns_route_topic_list(const ns_route_t *rt)
 
 /* ---- admin ------------------------------------------------------------ */
 
-rmq_err_t ns_route_delete_topic(ns_route_t *rt, const char *topic_name)
+rmq_err_t ns_route_delete_topic(ns_route_t *rt, const char *topic_name, const char *cluster)
 {
     int found;
     size_t ti = ns_vec_search(&rt->topics, name_cmp, topic_name, &found);
 
     if (!found)
         return RMQ_ENOTFOUND;
-    topic_free(ns_vec_at(&rt->topics, ti));
-    ns_vec_remove_at(&rt->topics, ti);
+    ns_topic_t *topic = ns_vec_at(&rt->topics, ti);
+    for (size_t qi = topic->queues.len; cluster && qi-- > 0;) {
+        ns_queue_t *q = ns_vec_at(&topic->queues, qi);
+        if (queue_in_cluster(rt, q, cluster)) {
+            free(q->broker_name);
+            ns_vec_remove_at(&topic->queues, qi);
+        }
+    }
+    if (cluster == NULL || topic->queues.len == 0) {
+        topic_free(topic);
+        ns_vec_remove_at(&rt->topics, ti);
+    }
     return RMQ_OK;
 }
 

@@ -107,8 +107,10 @@ Rmq__TopicList *ns_route_topic_list(const ns_route_t *rt);
  * sorted. NULL on ENOMEM. Owner: caller. */
 Rmq__TopicList *ns_route_topic_list_cluster(const ns_route_t *rt, const char *cluster);
 
-/* Drops topic from the route. RMQ_ENOTFOUND if unknown. */
-rmq_err_t ns_route_delete_topic(ns_route_t *rt, const char *topic);
+/* Drops topic from the route, or with cluster (non-NULL) only its queue
+ * data on that cluster's broker names (the topic goes when none is left).
+ * RMQ_ENOTFOUND if unknown. */
+rmq_err_t ns_route_delete_topic(ns_route_t *rt, const char *topic, const char *cluster);
 
 /* Clears (wipe) or sets (add) the write bit of broker_name's queue data in
  * every topic; returns how many topics broker_name serves. A later

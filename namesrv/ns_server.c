@@ -27,7 +27,7 @@
 
 struct ns_server {
     struct event_base *base;
-    const ns_config_t *cfg;
+    ns_config_t *cfg;             /* borrowed; UPDATE_NAMESRV_CONFIG changes its runtime keys */
     rmq_server_t *srv;
     ns_route_t *route;
     struct event *expiry_timer;
@@ -119,12 +119,12 @@ Rmq__TopicRouteData *ns_server_route_query(ns_server_t *ns, const char *topic, r
     return rd;
 }
 
-rmq_err_t ns_server_delete_topic(ns_server_t *ns, const char *topic, const char *peer)
+rmq_err_t ns_server_delete_topic(ns_server_t *ns, const char *topic, const char *cluster, const char *peer)
 {
-    rmq_err_t err = ns_route_delete_topic(ns->route, topic);
+    rmq_err_t err = ns_route_delete_topic(ns->route, topic, cluster);
 
     if (err == RMQ_OK)
-        LOG_INFO("topic %s deleted by %s", topic, peer);
+        LOG_INFO("topic %s deleted%s%s by %s", topic, cluster ? " in cluster " : "", cluster ? cluster : "", peer);
     return err;
 }
 
@@ -136,6 +136,24 @@ size_t ns_server_write_perm(ns_server_t *ns, const char *broker_name, int wipe, 
     LOG_INFO("%s write permission of %s in %zu topic(s), asked by %s", wipe ? "wiped" : "added",
              broker_name, n, peer);
     return n;
+}
+
+rmq_err_t ns_server_config_update(ns_server_t *ns, const char *text, size_t len, const char *peer,
+                                  char *why, size_t whylen)
+{
+    rmq_err_t err = ns_config_update(ns->cfg, text, len, why, whylen);
+
+    if (err != RMQ_OK) {
+        LOG_WARN("configuration update from %s refused: %s", peer, why);
+        return err;
+    }
+    rmq_log_set_level((rmq_log_level_t)ns->cfg->log_level);
+    evtimer_del(ns->expiry_timer);
+    expiry_arm(ns);
+    LOG_INFO("configuration updated by %s: brokerChannelExpiredTime=%" PRId64
+             " scanNotActiveBrokerInterval=%" PRId64, peer, ns->cfg->broker_channel_expired_ms,
+             ns->cfg->scan_interval_ms);
+    return RMQ_OK;
 }
 
 /* Saves the KV config when kvConfigPath is set; RMQ_EIO with why (logged)
@@ -195,7 +213,7 @@ rmq_err_t ns_server_kv_delete(ns_server_t *ns, const char *space, const char *ke
 
 /* ---- lifetime --------------------------------------------------------- */
 
-ns_server_t *ns_server_new(struct event_base *base, const ns_config_t *cfg)
+ns_server_t *ns_server_new(struct event_base *base, ns_config_t *cfg)
 {
     ns_server_t *ns = calloc(1, sizeof *ns);
     rmq_server_opts_t opts = { 0 };

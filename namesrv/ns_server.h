@@ -26,9 +26,10 @@ typedef struct ns_stats {
     uint64_t conn_closed_removed_total;    /* brokers removed because their connection closed */
 } ns_stats_t;
 
-/* Creates a name server on base; cfg is borrowed and must outlive it.
+/* Creates a name server on base; cfg is borrowed and must outlive it (the
+ * keys ns_config_update may change are changed in place).
  * Not listening yet. NULL on ENOMEM. Owner: caller. */
-ns_server_t *ns_server_new(struct event_base *base, const ns_config_t *cfg);
+ns_server_t *ns_server_new(struct event_base *base, ns_config_t *cfg);
 
 /* Loads the KV config from kvConfigPath (when set), then listens on
  * bindAddress:listenPort. Logs why on failure. */
@@ -68,8 +69,9 @@ int ns_server_query_version(ns_server_t *ns, const Rmq__RegisterBrokerRequest *r
                             ns_register_result_t *res);
 /* A topic's route, counted (ns_route_topic's result; caller frees it). */
 Rmq__TopicRouteData *ns_server_route_query(ns_server_t *ns, const char *topic, rmq_err_t *err);
-/* Removes a topic from the route (RMQ_ENOTFOUND if absent), logged with peer. */
-rmq_err_t ns_server_delete_topic(ns_server_t *ns, const char *topic, const char *peer);
+/* Removes a topic from the route, or only its queues in cluster when not
+ * NULL (ns_route_delete_topic; RMQ_ENOTFOUND if absent), logged with peer. */
+rmq_err_t ns_server_delete_topic(ns_server_t *ns, const char *topic, const char *cluster, const char *peer);
 /* Wipes (wipe 1) or adds the write permission of a broker name in every
  * topic; returns how many topics changed, logged with peer. */
 size_t ns_server_write_perm(ns_server_t *ns, const char *broker_name, int wipe,
@@ -82,6 +84,12 @@ rmq_err_t ns_server_kv_put(ns_server_t *ns, const char *space, const char *key,
                            const char *value, char *why, size_t whylen);
 rmq_err_t ns_server_kv_delete(ns_server_t *ns, const char *space, const char *key, char *why,
                               size_t whylen);
+
+/* UPDATE_NAMESRV_CONFIG from peer: applies properties text[0..len) with
+ * ns_config_update (its errors, why set) and puts the new values to work
+ * (log level, expiry timer); logged. */
+rmq_err_t ns_server_config_update(ns_server_t *ns, const char *text, size_t len, const char *peer,
+                                  char *why, size_t whylen);
 
 /* Closes every connection, stops the timer and frees the table. */
 void ns_server_free(ns_server_t *ns);

@@ -503,7 +503,7 @@ static void namesrv_apply(ns_route_t *rt, const Rmq__Command *cmd, struct evbuff
         break;
     case RMQ__REQUEST_CODE__DELETE_TOPIC_IN_NAMESRV:
         if (cmd->header_case == RMQ__COMMAND__HEADER_TOPIC)
-            (void)ns_route_delete_topic(rt, cmd->topic->topic);
+            (void)ns_route_delete_topic(rt, cmd->topic->topic, NULL);
         break;
     case RMQ__REQUEST_CODE__GET_BROKER_CLUSTER_INFO: {
         Rmq__ClusterInfo *ci = ns_route_cluster_info(rt, now, 1700000000000);

@@ -420,9 +420,28 @@ START_TEST(test_delete_topic_and_perm)
     rmq_err_t err;
 
     setup_2m1s(rt, 100);
-    ck_assert_int_eq(ns_route_delete_topic(rt, "TopicB"), RMQ_OK);
-    ck_assert_int_eq(ns_route_delete_topic(rt, "TopicB"), RMQ_ENOTFOUND);
+    ck_assert_int_eq(ns_route_delete_topic(rt, "TopicB", NULL), RMQ_OK);
+    ck_assert_int_eq(ns_route_delete_topic(rt, "TopicB", NULL), RMQ_ENOTFOUND);
     ck_assert_ptr_null(ns_route_topic(rt, "TopicB", &err));
+
+    /* by cluster: only that cluster's queue data goes; the topic with the last */
+    reg_t r;
+    ns_register_result_t res;
+    reg_init(&r, "c2", "broker-x", "127.0.0.1:10951", 0, 5);
+    reg_topic(&r, "TopicC", 4, 4, 6);
+    ck_assert_int_eq(do_register(rt, &r, 5, 100, &res), RMQ_OK);
+    reg_init(&r, "c1", "broker-b", "127.0.0.1:10931", 0, 5);
+    r.dv.counter = 9;
+    reg_topic(&r, "TopicC", 2, 2, 6);
+    ck_assert_int_eq(do_register(rt, &r, 3, 100, &res), RMQ_OK);
+    ck_assert_int_eq(ns_route_delete_topic(rt, "TopicC", "c1"), RMQ_OK);
+    Rmq__TopicRouteData *rc = ns_route_topic(rt, "TopicC", &err);
+    ck_assert_ptr_nonnull(rc);
+    ck_assert_ptr_null(route_queue(rc, "broker-b"));
+    ck_assert_ptr_nonnull(route_queue(rc, "broker-x"));
+    rmq__topic_route_data__free_unpacked(rc, NULL);
+    ck_assert_int_eq(ns_route_delete_topic(rt, "TopicC", "c2"), RMQ_OK);
+    ck_assert_ptr_null(ns_route_topic(rt, "TopicC", &err));
 
     ck_assert_uint_eq(ns_route_wipe_write_perm(rt, "broker-b"), 1);
     ck_assert_uint_eq(ns_route_wipe_write_perm(rt, "broker-x"), 0);

@@ -1,0 +1,113 @@
+# tests/java/rocketmq_lib.sh: Apache RocketMQ's own name server and broker
+# run from the Maven Central jars with java -cp, for the migration tests
+# (sourced after java_lib.sh, which provides $run, $pids, skip_all). The jars
+# are fetched as scripts/bench/rocketmq.sh fetches them: the same pom
+# (scripts/bench/rocketmq/pom.xml, mvn dependency:copy-dependencies) into the
+# same cache (RMQ_BENCH_ROCKETMQ_CACHE, default ~/.cache/rmq-bench), so a
+# machine downloads them once for the bench and the tests, never into the tree.
+# shellcheck shell=bash
+
+rq_version=${RMQ_TEST_ROCKETMQ_VERSION:-4.9.7}
+rq_lib=${RMQ_BENCH_ROCKETMQ_CACHE:-$HOME/.cache/rmq-bench}/rocketmq-$rq_version/lib
+# Java 17: RocketMQ 4.9's store unmaps with jdk.internal.ref.Cleaner and its
+# remoting reflects into java.nio / sun.nio.ch (as scripts/bench/rocketmq.sh).
+rq_opens=(--add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED
+  --add-opens java.base/sun.nio.ch=ALL-UNNAMED --add-opens java.base/jdk.internal.ref=ALL-UNNAMED
+  --add-exports java.base/jdk.internal.ref=ALL-UNNAMED --add-opens java.base/java.util=ALL-UNNAMED)
+
+# rq_jars PLAN: the RocketMQ jars in $rq_lib (fetched once); SKIPs every
+# check when Maven Central cannot serve them.
+rq_jars() {
+  [ -f "$rq_lib/rocketmq-broker-$rq_version.jar" ] && return 0
+  mkdir -p "$rq_lib"
+  if ! mvn -q -B -f "$src/scripts/bench/rocketmq/pom.xml" -Drocketmq.version="$rq_version" \
+       dependency:copy-dependencies -DoutputDirectory="$rq_lib" >"$run/rq-mvn.log" 2>&1; then
+    tail -20 "$run/rq-mvn.log" >&2
+    skip_all "$1" "cannot fetch rocketmq-broker $rq_version from Maven Central"
+  fi
+}
+
+# free_port_run: a port P with P-2, P and P+1 free on loopback (a RocketMQ
+# broker listens on all three).
+free_port_run() {
+  python3 - <<'PY'
+import random, socket
+for _ in range(200):
+    p = random.randint(20000, 60000)
+    socks = []
+    try:
+        for q in (p - 2, p, p + 1):
+            s = socket.socket()
+            s.bind(("127.0.0.1", q))
+            socks.append(s)
+    except OSError:
+        continue
+    finally:
+        for s in socks:
+            s.close()
+    print(p)
+    break
+PY
+}
+
+# port_open PORT
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# rq_java NAME CLASS ARGS...: a RocketMQ JVM in the background (log
+# $run/NAME.log, user.home $run/NAME-home); sets $rq_pid.
+rq_java() {
+  local name=$1 cls=$2
+  shift 2
+  mkdir -p "$run/$name-home/conf"
+  for c in namesrv broker tools; do
+    cp "$src/scripts/bench/rocketmq/logback.xml" "$run/$name-home/conf/logback_$c.xml"
+  done
+  ROCKETMQ_HOME=$run/$name-home java -Xms256m -Xmx256m -XX:MaxDirectMemorySize=256m "${rq_opens[@]}" \
+    "-Duser.home=$run/$name-home" -cp "$rq_lib/*" "$cls" "$@" >>"$run/$name.log" 2>&1 &
+  rq_pid=$!
+  pids+=("$rq_pid")
+}
+
+# rq_wait_port NAME PORT PID: waits up to 180 s (JVMs start slowly on a
+# loaded machine); 1 with the log tail when it never opens.
+rq_wait_port() {
+  local i
+  for ((i = 0; i < 360; i++)); do
+    port_open "$2" && return 0
+    kill -0 "$3" 2>/dev/null || break
+    sleep 0.5
+  done
+  tail -20 "$run/$1.log" | sed 's/^/# /'
+  return 1
+}
+
+# rq_broker NAME CLUSTER BROKERNAME PORT NAMESRV [EXTRA-PROPERTIES]: a
+# RocketMQ master; sets $rq_pid.
+rq_broker() {
+  mkdir -p "$run/$1-store"
+  {
+    echo "brokerClusterName=$2"
+    echo "brokerName=$3"
+    echo "brokerId=0"
+    echo "brokerRole=ASYNC_MASTER"
+    echo "flushDiskType=ASYNC_FLUSH"
+    echo "listenPort=$4"
+    echo "haListenPort=$(($4 + 1))"
+    echo "brokerIP1=127.0.0.1"
+    echo "namesrvAddr=$5"
+    echo "storePathRootDir=$run/$1-store"
+    echo "storePathCommitLog=$run/$1-store/commitlog"
+    echo "mapedFileSizeCommitLog=16777216"
+    echo "autoCreateTopicEnable=true"
+    printf '%b' "${6:-}"
+  } >"$run/$1.properties"
+  rq_java "$1" org.apache.rocketmq.broker.BrokerStartup -c "$run/$1.properties"
+}
+
+# rq_admin ARGS...: RocketMQ's own mqadmin (MQAdminStartup).
+rq_admin() {
+  mkdir -p "$run/admin-home/conf"
+  cp "$src/scripts/bench/rocketmq/logback.xml" "$run/admin-home/conf/logback_tools.xml"
+  ROCKETMQ_HOME=$run/admin-home timeout 120 java -Xmx256m "${rq_opens[@]}" "-Duser.home=$run/admin-home" \
+    -cp "$rq_lib/*" org.apache.rocketmq.tools.command.MQAdminStartup "$@"
+}
