@@ -65,6 +65,7 @@ static const rmq_cfg_entry_t entries[] = {
     INT("haHousekeepingInterval", ha_housekeeping_interval, "20000", 1000, 600000, "HA: drop a silent slave after this, ms"),
     INT("haSlaveFallbehindMax", ha_slave_fallbehind_max, "268435456", 0, 64 * GB, "SYNC_MASTER: slave in sync range, bytes"),
     BOOL("enableControllerMode", enable_controller_mode, "false", "controller mode: epochs, log truncation on rejoin, reads up to the confirm offset"),
+    INT("controllerModeStartEpoch", controller_mode_start_epoch, "0", 0, INT64_MAX, "controller mode without a controller (tests, manual recovery): a master begins this epoch at startup; 0: the controller names epochs"),
     STR("haMasterAddress", ha_master_address, "", 256, "slave: master HA address (else from the name server)"),
     INT("slaveSyncInterval", slave_sync_interval, "10000", 100, 3600000, "slave: copy topics, groups and offsets from the master this often, ms"),
     INT("accessMessageInMemoryMaxRatio", access_message_in_memory_max_ratio, "40", 0, 100, "slaveReadEnable: pulls further behind than this percent of RAM go to a slave"),

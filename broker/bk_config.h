@@ -57,6 +57,7 @@ typedef struct bk_config {
     int64_t ha_slave_fallbehind_max;
     char *ha_master_address;
     int enable_controller_mode;
+    int64_t controller_mode_start_epoch; /* 0: the controller names epochs */
     int slave_read_enable;
     int64_t slave_sync_interval;
     int64_t access_message_in_memory_max_ratio;

@@ -190,6 +190,18 @@ static void ha_confirm_update(void *arg)
     st_store_set_read_limit(ha->bk->store, c);
 }
 
+/* controllerModeStartEpoch: a master begins that epoch now unless its
+ * epoch file already ends with it (a restart). */
+static rmq_err_t ha_start_epoch(bk_ha_t *ha, char *err, size_t errlen)
+{
+    int64_t e = ha->bk->cfg->controller_mode_start_epoch;
+    size_t n = st_epoch_count(ha->epochs);
+
+    if (e == 0 || (n > 0 && st_epoch_entries(ha->epochs)[n - 1].epoch == e))
+        return RMQ_OK;
+    return bk_ha_epoch_begin(ha, e, err, errlen);
+}
+
 bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
 {
     bk_ha_t *ha = calloc(1, sizeof(*ha));
@@ -223,6 +235,10 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
             ha->confirm = ha_log_end(ha);    /* a new master's log stays */
             ha_master_on_progress(ha->master, ha_confirm_update, ha);
             ha_confirm_update(ha);
+            if (ha_start_epoch(ha, err, errlen) != RMQ_OK) {
+                bk_ha_free(ha);
+                return NULL;
+            }
         }
         bk_topics_on_item(bk->topics, ha_topic_changed, ha);
         bk_groups_on_item(bk->groups, ha_group_changed, ha);
@@ -374,8 +390,22 @@ static void describe_slave(bk_ha_t *ha, void (*add)(const char *, const char *, 
     add("slaveSyncCount", val, arg);
 }
 
+/* Controller mode: the current epoch and the confirm offset (master). */
+static void describe_epochs(bk_ha_t *ha, void (*add)(const char *, const char *, void *), void *arg)
+{
+    size_t n = st_epoch_count(ha->epochs);
+    char val[32];
+
+    snprintf(val, sizeof(val), "%" PRId64, n ? st_epoch_entries(ha->epochs)[n - 1].epoch : 0);
+    add("haEpoch", val, arg);
+    snprintf(val, sizeof(val), "%" PRId64, bk_ha_confirm_offset(ha));
+    add("haConfirmOffset", val, arg);
+}
+
 void bk_ha_describe(bk_ha_t *ha, void (*add)(const char *key, const char *value, void *arg), void *arg)
 {
+    if (ha->epochs)
+        describe_epochs(ha, add, arg);
     if (ha->master)
         describe_master(ha, add, arg);
     else
