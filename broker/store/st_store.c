@@ -650,9 +650,32 @@ void st_store_get(st_store_t *st, const char *topic, int32_t queue_id, int64_t o
              filter, out, res);
 }
 
+typedef struct readable_ctx {
+    st_store_t *st;
+    int64_t from, to;
+} readable_ctx_t;
+
+/* A queue whose newest record just became readable: its arrival again
+ * (with that record's tag), for the pulls held while it was not. */
+static void notify_readable(st_cq_t *cq, void *arg)
+{
+    readable_ctx_t *c = arg;
+    int64_t phys, tag;
+    int32_t size;
+
+    if (cq->max_phys_end <= c->from || cq->max_phys_end > c->to || cq->max_offset <= cq->min_offset ||
+        !st_cq_read(&c->st->cqs, cq, cq->max_offset - 1, &phys, &size, &tag))
+        return;
+    c->st->arrival(cq->topic, cq->queue_id, cq->max_offset, tag, c->st->arrival_arg);
+}
+
 void st_store_set_read_limit(st_store_t *st, int64_t phys)
 {
-    st->read_limit = phys < 0 ? INT64_MAX : phys;
+    readable_ctx_t c = { st, st->read_limit, phys < 0 ? INT64_MAX : phys };
+
+    st->read_limit = c.to;
+    if (c.to > c.from && st->arrival)
+        st_cq_table_foreach(&st->cqs, notify_readable, &c);
 }
 
 int64_t st_store_max_offset(st_store_t *st, const char *topic, int32_t queue_id)

@@ -194,7 +194,9 @@ void st_store_get(st_store_t *st, const char *topic, int32_t queue_id, int64_t o
 /* Pulls (st_store_get) serve only records that end at or below the
  * commit-log offset phys (a controller-mode master's confirm offset: what
  * every in-sync replica holds); a pull that reaches it finds
- * ST_GET_OFFSET_OVERFLOW_ONE. Negative: no limit (the default). Loop. */
+ * ST_GET_OFFSET_OVERFLOW_ONE. Negative: no limit (the default). Raising
+ * it runs the arrival callback again for each queue whose newest record it
+ * made readable (with that record's tag), so held pulls wake. Loop. */
 void st_store_set_read_limit(st_store_t *st, int64_t phys);
 
 /* Queue offsets: next offset to be assigned (max), first available (min). */

@@ -308,10 +308,19 @@ START_TEST(test_truncate_with_threads_running)
 }
 END_TEST
 
+static int arrivals;
+
+static void count_arrival(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
+{
+    (void)topic, (void)queue_id, (void)max_offset, (void)tag_code, (void)arg;
+    arrivals++;
+}
+
 START_TEST(test_read_limit_hides_the_tail)
 {
     st_store_t *st = ts_open(&env);
-    int64_t cut = put_range(st, 0, 10, 6);
+    int64_t cut = put_range(st, 0, 10, 6), end;
+    st_store_stats_t stats;
     struct evbuffer *buf = evbuffer_new();
     st_get_result_t gr;
 
@@ -325,7 +334,15 @@ START_TEST(test_read_limit_hides_the_tail)
     ck_assert_int_eq(gr.status, ST_GET_OFFSET_OVERFLOW_ONE);
     ck_assert_int_eq(gr.next_begin_offset, 3);
     ck_assert_uint_eq(evbuffer_get_length(buf), 0);
+    st_store_stats(st, &stats);
+    end = stats.commitlog_max_offset;
+    st_store_set_arrival_cb(st, count_arrival, NULL);
+    st_store_set_read_limit(st, cut + 1);        /* nothing newest became readable */
+    ck_assert_int_eq(arrivals, 0);
+    st_store_set_read_limit(st, end);            /* both queues' newest records did */
+    ck_assert_int_eq(arrivals, 2);
     st_store_set_read_limit(st, -1);
+    ck_assert_int_eq(arrivals, 2);
     st_store_get(st, "Tr", 0, 3, 32, 0, NULL, buf, &gr);
     ck_assert_int_eq(gr.msg_count, 2);
     evbuffer_free(buf);
