@@ -24,6 +24,7 @@ typedef struct bk_config {
     char *namesrv_addr;
     char *store_path_root_dir;
     char *store_path_commit_log;
+    char *store_path_epoch_file;        /* "": ROOT/epochFileCheckpoint */
     int64_t maped_file_size_commit_log;
     int64_t maped_file_size_consume_queue;
     int64_t flush_interval_commit_log;
@@ -55,6 +56,8 @@ typedef struct bk_config {
     int64_t ha_housekeeping_interval;
     int64_t ha_slave_fallbehind_max;
     char *ha_master_address;
+    int enable_controller_mode;
+    int64_t controller_mode_start_epoch; /* 0: the controller names epochs */
     int slave_read_enable;
     int64_t slave_sync_interval;
     int64_t access_message_in_memory_max_ratio;

@@ -4,12 +4,16 @@
  * from haMasterAddress or, failing that, the name server's register answer,
  * and hands the streamed changes to its metadata copy (bk_metasync). Runtime
  * info lists the role and each slave's (or the slave's own) replication
- * state. */
+ * state. In controller mode (enableControllerMode) it owns the epoch file,
+ * and a master limits pulls to the confirm offset: the lowest offset every
+ * member of the sync state set has acknowledged. */
 #include "bk_ha.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 #include "bk_metasync.h"
 #include "ha_master.h"
@@ -17,6 +21,7 @@
 #include "rmq_log.h"
 
 #define HA_INFO_MAX_SLAVES 8
+#define HA_SYNC_SET_MAX 64
 
 struct bk_ha {
     bk_broker_t *bk;
@@ -24,6 +29,14 @@ struct bk_ha {
     ha_master_t *master;
     ha_slave_t *slave;
     bk_metasync_t *metasync;      /* slave: metadata copy from the master */
+    st_epoch_t *epochs;           /* controller mode: the epoch file; NULL otherwise */
+    /* controller mode, master: the sync state set (broker ids) the
+     * controller gave; -1 members until it gives one (then every streaming
+     * slave counts) */
+    int64_t sync_set[HA_SYNC_SET_MAX];
+    ssize_t n_sync_set;
+    int64_t confirm;              /* last confirm offset */
+    int confirm_all;              /* the set is the master alone: its log end */
 };
 
 /* haListenPort, else listenPort + 1 (0 stays ephemeral). */
@@ -94,6 +107,92 @@ static int ha_meta_arrived(const Rmq__HaMeta *meta, void *arg, char *why, size_t
     return bk_metasync_apply(arg, meta, why, whylen);
 }
 
+/* Controller mode: opens the epoch file (storePathEpochFile, else
+ * ROOT/epochFileCheckpoint). 0, or -1 with err filled. */
+static int ha_epochs_open(bk_ha_t *ha, char *err, size_t errlen)
+{
+    const bk_config_t *c = ha->bk->cfg;
+    char path[PATH_MAX], why[PATH_MAX + 200];
+
+    if (!c->enable_controller_mode)
+        return 0;
+    if (c->store_path_epoch_file[0])
+        snprintf(path, sizeof(path), "%s", c->store_path_epoch_file);
+    else if (snprintf(path, sizeof(path), "%s/epochFileCheckpoint", c->store_path_root_dir) >= (int)sizeof(path)) {
+        snprintf(err, errlen, "storePathRootDir=%s: too long for the epoch file path", c->store_path_root_dir);
+        return -1;
+    }
+    if (!(ha->epochs = st_epoch_open(path, why, sizeof(why)))) {
+        snprintf(err, errlen, "storePathEpochFile: %s", why);
+        return -1;
+    }
+    ha->cfg.epochs = ha->epochs;
+    return 0;
+}
+
+static int64_t ha_log_end(const bk_ha_t *ha)
+{
+    st_store_stats_t stats;
+
+    st_store_stats(ha->bk->store, &stats);
+    return stats.commitlog_max_offset;
+}
+
+/* The confirm offset from the slaves' acks: the lowest ack of the set's
+ * members, the last value while one of them is not connected, or -1 when
+ * the set is the master alone. */
+static int64_t ha_confirm_compute(bk_ha_t *ha)
+{
+    ha_slave_info_t info[HA_SYNC_SET_MAX];
+    size_t n = ha_master_slaves(ha->master, info, HA_SYNC_SET_MAX);
+    int64_t confirm = -1;
+
+    if (n > HA_SYNC_SET_MAX)
+        n = HA_SYNC_SET_MAX;
+    if (ha->n_sync_set < 0) {            /* no set given: every streaming slave */
+        for (size_t i = 0; i < n; i++)
+            if (confirm < 0 || info[i].acked_offset < confirm)
+                confirm = info[i].acked_offset;
+        return confirm;
+    }
+    for (ssize_t k = 0; k < ha->n_sync_set; k++) {
+        size_t i = 0;
+
+        if (ha->sync_set[k] == ha->cfg.broker_id)
+            continue;                    /* the master itself has everything */
+        while (i < n && info[i].broker_id != ha->sync_set[k])
+            i++;
+        if (i == n)
+            return ha->confirm;          /* a member is not connected: hold still (RocketMQ #6662) */
+        if (confirm < 0 || info[i].acked_offset < confirm)
+            confirm = info[i].acked_offset;
+    }
+    return confirm;
+}
+
+/* Recomputes the confirm offset and applies it to the store's pulls. */
+static void ha_confirm_update(void *arg)
+{
+    bk_ha_t *ha = arg;
+    int64_t c = ha_confirm_compute(ha);
+
+    ha->confirm_all = c < 0;
+    ha->confirm = c < 0 ? ha_log_end(ha) : c;
+    st_store_set_read_limit(ha->bk->store, c);
+}
+
+/* controllerModeStartEpoch: a master begins that epoch now unless its
+ * epoch file already ends with it (a restart). */
+static rmq_err_t ha_start_epoch(bk_ha_t *ha, char *err, size_t errlen)
+{
+    int64_t e = ha->bk->cfg->controller_mode_start_epoch;
+    size_t n = st_epoch_count(ha->epochs);
+
+    if (e == 0 || (n > 0 && st_epoch_entries(ha->epochs)[n - 1].epoch == e))
+        return RMQ_OK;
+    return bk_ha_epoch_begin(ha, e, err, errlen);
+}
+
 bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
 {
     bk_ha_t *ha = calloc(1, sizeof(*ha));
@@ -102,7 +201,12 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
         return NULL;
     }
     ha->bk = bk;
+    ha->n_sync_set = -1;
     ha_cfg_fill(bk->cfg, &ha->cfg);
+    if (ha_epochs_open(ha, err, errlen) != 0) {
+        free(ha);
+        return NULL;
+    }
     ha->cfg.ssl_ctx = bk->cfg->broker_role != BK_SLAVE ? bk->sec.server_ctx : bk->sec.client_ctx;
     ha->cfg.tls_mode = bk->sec.tls_mode;
     ha->cfg.acl = bk->sec.acl;
@@ -114,8 +218,18 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
         char why[256] = "";
         if (!(ha->master = ha_master_new(bk->base, bk->store, &ha->cfg, why, sizeof(why)))) {
             snprintf(err, errlen, "haListenPort=%d: %s", ha->cfg.listen_port, why);
+            st_epoch_close(ha->epochs);
             free(ha);
             return NULL;
+        }
+        if (ha->epochs) {
+            ha->confirm = ha_log_end(ha);    /* a new master's log stays */
+            ha_master_on_progress(ha->master, ha_confirm_update, ha);
+            ha_confirm_update(ha);
+            if (ha_start_epoch(ha, err, errlen) != RMQ_OK) {
+                bk_ha_free(ha);
+                return NULL;
+            }
         }
         bk_topics_on_item(bk->topics, ha_topic_changed, ha);
         bk_groups_on_item(bk->groups, ha_group_changed, ha);
@@ -141,12 +255,57 @@ void bk_ha_free(bk_ha_t *ha)
     if (ha->master) {
         bk_topics_on_item(ha->bk->topics, NULL, NULL);
         bk_groups_on_item(ha->bk->groups, NULL, NULL);
+        ha_master_on_progress(ha->master, NULL, NULL);
         ha_master_free(ha->master);
+        if (ha->epochs)
+            st_store_set_read_limit(ha->bk->store, -1);
     }
     if (ha->slave)
         ha_slave_free(ha->slave);
     bk_metasync_free(ha->metasync);
+    st_epoch_close(ha->epochs);
     free(ha);
+}
+
+rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen)
+{
+    st_store_stats_t stats;
+    char why[300];
+    rmq_err_t rc;
+
+    if (!ha->epochs || !ha->master) {
+        snprintf(err, errlen, "epoch %" PRId64 ": %s", epoch,
+                 ha->epochs ? "this broker is not the master" : "enableControllerMode is off");
+        return RMQ_EINVAL;
+    }
+    st_store_stats(ha->bk->store, &stats);
+    if ((rc = st_epoch_append(ha->epochs, epoch, stats.commitlog_max_offset, why, sizeof(why))) != RMQ_OK) {
+        snprintf(err, errlen, "epoch %" PRId64 " at offset %" PRId64 ": %s", epoch,
+                 stats.commitlog_max_offset, why);
+        return rc;
+    }
+    LOG_INFO("HA: master at epoch %" PRId64 " from offset %" PRId64, epoch, stats.commitlog_max_offset);
+    return RMQ_OK;
+}
+
+int64_t bk_ha_confirm_offset(const bk_ha_t *ha)
+{
+    if (!ha->epochs || !ha->master)
+        return -1;
+    return ha->confirm_all ? ha_log_end(ha) : ha->confirm;
+}
+
+void bk_ha_set_sync_state_set(bk_ha_t *ha, const int64_t *broker_ids, size_t n)
+{
+    if (n > HA_SYNC_SET_MAX) {
+        LOG_WARN("HA: sync state set of %zu members; counting the first %d", n, HA_SYNC_SET_MAX);
+        n = HA_SYNC_SET_MAX;
+    }
+    for (size_t i = 0; i < n; i++)
+        ha->sync_set[i] = broker_ids[i];
+    ha->n_sync_set = (ssize_t)n;
+    if (ha->epochs && ha->master)
+        ha_confirm_update(ha);
 }
 
 int bk_ha_port(const bk_ha_t *ha)
@@ -222,8 +381,22 @@ static void describe_slave(bk_ha_t *ha, void (*add)(const char *, const char *, 
     add("slaveSyncCount", val, arg);
 }
 
+/* Controller mode: the current epoch and the confirm offset (master). */
+static void describe_epochs(bk_ha_t *ha, void (*add)(const char *, const char *, void *), void *arg)
+{
+    size_t n = st_epoch_count(ha->epochs);
+    char val[32];
+
+    snprintf(val, sizeof(val), "%" PRId64, n ? st_epoch_entries(ha->epochs)[n - 1].epoch : 0);
+    add("haEpoch", val, arg);
+    snprintf(val, sizeof(val), "%" PRId64, bk_ha_confirm_offset(ha));
+    add("haConfirmOffset", val, arg);
+}
+
 void bk_ha_describe(bk_ha_t *ha, void (*add)(const char *key, const char *value, void *arg), void *arg)
 {
+    if (ha->epochs)
+        describe_epochs(ha, add, arg);
     if (ha->master)
         describe_master(ha, add, arg);
     else

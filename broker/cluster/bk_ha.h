@@ -18,6 +18,25 @@ typedef struct bk_ha bk_ha_t;
 bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen);
 void bk_ha_free(bk_ha_t *ha);
 
+/* Controller mode: this broker became master at epoch and is about to take
+ * writes: records <epoch, log end> durably in the epoch file. RMQ_EINVAL
+ * (err) off controller mode, on a slave, or for an epoch not above the last
+ * one; the write's error otherwise (nothing recorded: do not take writes).
+ * Loop thread. */
+rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen);
+
+/* Controller mode, master: the confirm offset, below which every member of
+ * the sync state set holds the log (the log end when the set is the master
+ * alone); pulls serve only records below it. -1 off controller mode or on a
+ * slave. Loop thread. */
+int64_t bk_ha_confirm_offset(const bk_ha_t *ha);
+
+/* Controller mode, master: the sync state set the controller holds (broker
+ * ids; the master's own id may be among them). Until it is first called
+ * every streaming slave counts as in sync. A member that is not connected
+ * holds the confirm offset where it is. Copies the ids. Loop thread. */
+void bk_ha_set_sync_state_set(bk_ha_t *ha, const int64_t *broker_ids, size_t n);
+
 /* The bound HA port (0 on a slave). */
 int bk_ha_port(const bk_ha_t *ha);
 

@@ -143,12 +143,31 @@ rmq_err_t ha_handshake_unpack(const uint8_t *body, size_t len, Rmq__HaHandshake 
     return RMQ_OK;
 }
 
+/* An epoch answer's list: at most HA_EPOCHS_MAX entries in the epoch
+ * file's order, none starting past the master's log end. */
+static int epochs_ok(const Rmq__HaHandshakeResponse *r)
+{
+    st_epoch_entry_t prev;
+
+    if (r->n_epochs > HA_EPOCHS_MAX || (!r->epoch_answer && r->n_epochs > 0))
+        return 0;
+    for (size_t i = 0; i < r->n_epochs; i++) {
+        const Rmq__HaEpoch *e = r->epochs[i];
+
+        if (!st_epoch_follows(i ? &prev : NULL, e->epoch, e->start_offset) ||
+            e->start_offset > r->master_max_offset)
+            return 0;
+        prev = (st_epoch_entry_t){ e->epoch, e->start_offset };
+    }
+    return 1;
+}
+
 static int response_ok(const Rmq__HaHandshakeResponse *r)
 {
     if (!r->accepted)
         return r->reason != NULL;
     return r->start_offset >= 0 && r->master_min_offset >= 0 &&
-           r->master_max_offset >= r->start_offset;
+           r->master_max_offset >= r->start_offset && epochs_ok(r);
 }
 
 rmq_err_t ha_response_unpack(const uint8_t *body, size_t len, Rmq__HaHandshakeResponse **out)

@@ -1,7 +1,8 @@
 /* ha_codec.h: the HA wire format as pure functions over byte buffers (no
  * sockets, no store), shared by master and slave and fuzzed directly.
  *
- *   handshake / response:  u32 len | protobuf (HaHandshake, HaHandshakeResponse)
+ *   handshake / response:  u32 len | protobuf (HaHandshake, HaHandshakeResponse);
+ *                          in controller mode an epoch query and its answer first
  *   master -> slave:       u64 offset | u32 length | bytes   (length 0: heartbeat)
  *                          u64 offset | u32 1ttttttt llll... | body  (typed record:
  *                          top bit set, 7-bit type, 24-bit length; see ha.proto)
@@ -18,6 +19,7 @@
 
 #include "ha.pb-c.h"
 #include "rmq_err.h"
+#include "st_epoch.h"
 
 #define HA_CHUNK_HDR 12u
 #define HA_ACK_LEN 8u
@@ -25,6 +27,7 @@
 #define HA_CHUNK_MAX (16u * 1024 * 1024)   /* largest chunk body a slave accepts */
 #define HA_HANDSHAKE_MAX (64u * 1024)      /* largest handshake frame body */
 #define HA_RECORD_MAX (64u * 1024)         /* largest typed record body */
+#define HA_EPOCHS_MAX 2048u                /* epochs in an answer (fits HA_HANDSHAKE_MAX) */
 
 /* What a chunk carries: commit-log bytes, or a typed record (HA_REC_META and
  * any type a newer master may define, which this side must refuse). */
@@ -68,7 +71,9 @@ rmq_err_t ha_frame_parse(const uint8_t *data, size_t len, uint32_t *body_len);
  * (rmq__ha_handshake__free_unpacked). RMQ_EPROTO otherwise, *out NULL. */
 rmq_err_t ha_handshake_unpack(const uint8_t *body, size_t len, Rmq__HaHandshake **out);
 
-/* Unpacks and validates a response body; ownership as above. */
+/* Unpacks and validates a response body (an epoch answer's list: at most
+ * HA_EPOCHS_MAX entries ordered as st_epoch_follows says, none starting
+ * past master_max_offset); ownership as above. */
 rmq_err_t ha_response_unpack(const uint8_t *body, size_t len, Rmq__HaHandshakeResponse **out);
 
 /* Unpacks and validates an HA_REC_META body: exactly one change this build

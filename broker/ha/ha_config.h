@@ -10,6 +10,7 @@
 #include <openssl/ssl.h>
 
 #include "rmq_acl.h"
+#include "st_epoch.h"
 
 #define HA_DEFAULT_TRANSFER_BATCH (256 * 1024)
 #define HA_DEFAULT_HEARTBEAT_MS 5000
@@ -36,6 +37,11 @@ typedef struct ha_config {
     const rmq_acl_t *acl;            /* master: handshakes must be signed by an admin; NULL: off */
     const char *access_key;          /* slave: signs its handshake when set (aclAccessKey) */
     const char *secret_key;          /* slave: aclSecretKey */
+    /* controller mode (enableControllerMode): the broker's epoch file
+     * (borrowed). A master answers epoch queries from it; a slave queries
+     * first, cuts its log to the point both agree on and appends the
+     * master's epochs as it replicates past their starts. NULL: classic HA */
+    st_epoch_t *epochs;
 } ha_config_t;
 
 /* Copies cfg into out, replacing zero numeric fields with defaults and

@@ -56,6 +56,7 @@ typedef struct ha_conn {
     int64_t connected_since_ms;
     int64_t last_read_ms;
     int64_t last_write_ms;
+    int epochs_sent;                 /* answered this connection's epoch query */
     int meta;                        /* slave takes HA_REC_META records */
     uint64_t meta_next;              /* seq of the next change to send it */
     struct ha_conn *prev, *next;
@@ -86,6 +87,8 @@ struct ha_master {
     uint64_t meta_seq;               /* seq of the next change */
     size_t meta_count;               /* kept: seqs [meta_seq - meta_count, meta_seq) */
     int64_t meta_dropped_at;         /* log offset of the newest dropped change; -1: none */
+    void (*on_progress)(void *arg);  /* a slave's ack or link changed */
+    void *progress_arg;
 };
 
 static void conn_pump(ha_conn_t *conn);
@@ -124,6 +127,14 @@ static void master_update_sync(ha_master_t *master)
             best = c->acked;
     }
     ha_sync_update(master->sync, n, best);
+    if (master->on_progress)
+        master->on_progress(master->progress_arg);
+}
+
+void ha_master_on_progress(ha_master_t *master, void (*fn)(void *arg), void *arg)
+{
+    master->on_progress = fn;
+    master->progress_arg = arg;
 }
 
 /* Closes conn now (socket freed, struct freed on the next pass). Safe inside
@@ -319,6 +330,65 @@ static void conn_accept(ha_conn_t *conn, const Rmq__HaHandshake *hs,
     conn_pump(conn);
 }
 
+/* Answers a controller-mode slave's epoch query with this master's newest
+ * HA_EPOCHS_MAX epochs; the connection then waits for the real handshake. */
+static void conn_answer_epochs(ha_conn_t *conn, const st_store_stats_t *stats)
+{
+    Rmq__HaHandshakeResponse resp = RMQ__HA_HANDSHAKE_RESPONSE__INIT;
+    const st_epoch_t *ef = conn->master->cfg.epochs;
+    size_t n = st_epoch_count(ef), skip = n > HA_EPOCHS_MAX ? n - HA_EPOCHS_MAX : 0;
+    const st_epoch_entry_t *e = st_epoch_entries(ef) + skip;
+    Rmq__HaEpoch *items = calloc(n - skip + 1, sizeof(*items));
+    Rmq__HaEpoch **ptrs = calloc(n - skip + 1, sizeof(*ptrs));
+
+    if (!items || !ptrs) {
+        conn_close(conn, "out of memory answering an epoch query");
+        goto out;
+    }
+    for (size_t i = 0; i < n - skip; i++) {
+        rmq__ha_epoch__init(&items[i]);
+        items[i].epoch = e[i].epoch;
+        items[i].start_offset = e[i].start_offset;
+        ptrs[i] = &items[i];
+    }
+    resp.accepted = 1;
+    resp.epoch_answer = 1;
+    resp.n_epochs = n - skip;
+    resp.epochs = ptrs;
+    resp.master_max_offset = stats->commitlog_max_offset;
+    resp.master_min_offset = stats->commitlog_min_offset;
+    if (ha_frame_add(bufferevent_get_output(conn->bev), &resp.base) != RMQ_OK) {
+        conn_close(conn, "out of memory answering an epoch query");
+        goto out;
+    }
+    conn->epochs_sent = 1;
+    LOG_INFO("HA: slave %s asked for the epochs: sent %zu (log ends at %" PRId64 ")", conn->addr,
+             n - skip, stats->commitlog_max_offset);
+out:
+    free(items);
+    free(ptrs);
+}
+
+/* Handles a handshake frame that passed the ACL: an epoch query (controller
+ * mode, once per connection) or the real handshake. */
+static void conn_on_handshake(ha_conn_t *conn, const Rmq__HaHandshake *hs, const st_store_stats_t *stats)
+{
+    int64_t start = 0;
+    char why[1200];
+
+    if (hs->epoch_query && !conn->master->cfg.epochs)
+        conn_refuse(conn, "slave asks for epochs, but this master does not run in controller mode "
+                          "(enableControllerMode=false)");
+    else if (hs->epoch_query && conn->epochs_sent)
+        conn_refuse(conn, "second epoch query on one connection");
+    else if (hs->epoch_query)
+        conn_answer_epochs(conn, stats);
+    else if (master_check_handshake(conn->master, hs, stats, &start, why, sizeof(why)))
+        conn_accept(conn, hs, stats, start);
+    else
+        conn_refuse(conn, why);
+}
+
 /* Reads the handshake frame if complete. Returns 0 if more bytes are needed
  * or the handshake was handled, -1 if the connection was closed. */
 static int conn_read_handshake(ha_conn_t *conn, struct evbuffer *in)
@@ -328,7 +398,6 @@ static int conn_read_handshake(ha_conn_t *conn, struct evbuffer *in)
     const uint8_t *body;
     Rmq__HaHandshake *hs;
     st_store_stats_t stats;
-    int64_t start = 0;
     char why[1200];
     rmq_err_t rc;
 
@@ -353,10 +422,8 @@ static int conn_read_handshake(ha_conn_t *conn, struct evbuffer *in)
                          hs->cluster_name, hs->broker_name, hs->broker_id, hs->max_offset,
                          hs->auth_timestamp_ms, rmq_wall_ms(), why, sizeof(why)) != 0)
         conn_refuse(conn, why);
-    else if (master_check_handshake(conn->master, hs, &stats, &start, why, sizeof(why)))
-        conn_accept(conn, hs, &stats, start);
     else
-        conn_refuse(conn, why);
+        conn_on_handshake(conn, hs, &stats);
     rmq__ha_handshake__free_unpacked(hs, NULL);
     return conn->state == CONN_CLOSED ? -1 : 0;
 }
@@ -389,8 +456,14 @@ static void conn_on_read(struct bufferevent *bev, void *arg)
     struct evbuffer *in = bufferevent_get_input(bev);
 
     conn->last_read_ms = rmq_mono_ms();
-    if (conn->state == CONN_HANDSHAKE && conn_read_handshake(conn, in) != 0)
-        return;
+    while (conn->state == CONN_HANDSHAKE && evbuffer_get_length(in) > 0) {
+        size_t before = evbuffer_get_length(in);
+
+        if (conn_read_handshake(conn, in) != 0)
+            return;
+        if (evbuffer_get_length(in) == before)
+            break;                   /* a frame still incomplete */
+    }
     if (conn->state == CONN_STREAMING)
         conn_read_acks(conn, in);
     else if (conn->state == CONN_REFUSING)

@@ -2,7 +2,8 @@
  * checks each slave's handshake (same cluster and broker name, log not ahead
  * of or diverged from ours), then streams the commit log to it straight from
  * the mapped files and collects its acks, which release SYNC_MASTER waiters
- * (ha_sync.h). Everything on the broker's loop thread; no locks. */
+ * (ha_sync.h). In controller mode it first answers a slave's epoch query
+ * from the epoch file. Everything on the broker's loop thread; no locks. */
 #ifndef HA_MASTER_H
 #define HA_MASTER_H
 
@@ -57,6 +58,10 @@ rmq_err_t ha_master_push_meta(ha_master_t *master, const Rmq__HaMeta *meta);
 
 /* The SYNC_MASTER waiter set fed by this master's slaves. Borrowed. */
 ha_sync_t *ha_master_sync(ha_master_t *master);
+
+/* Calls fn(arg) whenever a slave's acked offset changes or a slave starts
+ * or stops streaming (fn NULL: none). fn must not free the master. Loop. */
+void ha_master_on_progress(ha_master_t *master, void (*fn)(void *arg), void *arg);
 
 /* Slaves that passed the handshake. Fills up to n entries; returns how many
  * there are. Loop thread. */

@@ -6,7 +6,13 @@
  * reconnect after reconnect_interval_ms. With a metadata callback the
  * handshake asks for typed records, and each HA_REC_META record is handed
  * to it at its place between the chunks; a record type this build does not
- * know drops the link with a reason (nothing of it reaches the log). */
+ * know drops the link with a reason (nothing of it reaches the log).
+ *
+ * Controller mode (an epoch file in the config): the first frame is an
+ * epoch query; with the master's epochs the slave finds where both logs
+ * agree (st_epoch_consistent_end), cuts its log and epoch file there
+ * (st_store_truncate, st_epoch_truncate), sends the real handshake, and
+ * appends each master epoch to its file once its log reaches the start. */
 #include "ha_slave.h"
 
 #include <inttypes.h>
@@ -33,6 +39,7 @@
 typedef enum ha_slave_phase {
     SLAVE_IDLE = 0,                  /* no connection; maybe a retry timer */
     SLAVE_CONNECTING,
+    SLAVE_EPOCHS,                    /* controller mode: epoch query sent */
     SLAVE_HANDSHAKING,               /* handshake sent, waiting for the answer */
     SLAVE_STREAMING,
 } ha_slave_phase_t;
@@ -56,6 +63,10 @@ struct ha_slave {
     struct event *tick_ev;
     ha_meta_fn on_meta;              /* NULL: the handshake asks for log bytes only */
     void *meta_arg;
+    /* controller mode: the master's epochs from its answer; those from
+     * theirs_next on go into the epoch file once the log reaches their start */
+    st_epoch_entry_t *theirs;        /* HA_EPOCHS_MAX slots */
+    size_t n_theirs, theirs_next;
 };
 
 static void slave_connect(ha_slave_t *slave);
@@ -110,8 +121,9 @@ static void slave_ack(ha_slave_t *slave)
     slave->acked = slave->next;
 }
 
-/* Sends the handshake: names, id, local end and tail CRC. */
-static void slave_send_handshake(ha_slave_t *slave)
+/* Sends the handshake: names, id, local end and tail CRC; with query set
+ * the controller-mode epoch query instead. */
+static void slave_send_handshake(ha_slave_t *slave, int query)
 {
     Rmq__HaHandshake hs = RMQ__HA_HANDSHAKE__INIT;
     st_store_stats_t stats;
@@ -133,6 +145,7 @@ static void slave_send_handshake(ha_slave_t *slave)
     }
     hs.tail_crc = crc;
     hs.meta_version = slave->on_meta ? HA_META_VERSION : 0;
+    hs.epoch_query = query;
     char sig[65];
     if (slave->cfg.access_key && slave->cfg.access_key[0]) {
         hs.access_key = (char *)slave->cfg.access_key;
@@ -147,7 +160,95 @@ static void slave_send_handshake(ha_slave_t *slave)
     }
     slave->next = stats.commitlog_max_offset;
     slave->last_write_ms = rmq_mono_ms();
-    slave->phase = SLAVE_HANDSHAKING;
+    slave->phase = query ? SLAVE_EPOCHS : SLAVE_HANDSHAKING;
+}
+
+/* Appends to the epoch file each of the master's epochs the local log has
+ * reached the start of. RMQ_OK, else the reason in why. */
+static rmq_err_t slave_note_epochs(ha_slave_t *slave, char *why, size_t whylen)
+{
+    char ewhy[200];
+
+    while (slave->theirs_next < slave->n_theirs &&
+           slave->theirs[slave->theirs_next].start_offset <= slave->next) {
+        const st_epoch_entry_t *e = &slave->theirs[slave->theirs_next];
+        rmq_err_t rc = st_epoch_append(slave->cfg.epochs, e->epoch, e->start_offset, ewhy, sizeof(ewhy));
+
+        if (rc != RMQ_OK) {
+            snprintf(why, whylen, "cannot record the master's epoch %" PRId64 ": %s", e->epoch, ewhy);
+            return rc;
+        }
+        slave->theirs_next++;
+    }
+    return RMQ_OK;
+}
+
+/* Cuts the local log and epoch file to the point where they agree with the
+ * master's (epochs theirs, log ending at their_end), and keeps the master's
+ * later epochs for slave_note_epochs. A log without epochs is left to the
+ * handshake's tail check. 0, or -1 with the reason in why. */
+static int slave_align(ha_slave_t *slave, const Rmq__HaHandshakeResponse *r, char *why, size_t whylen)
+{
+    st_epoch_t *ef = slave->cfg.epochs;
+    size_t n_mine = st_epoch_count(ef);
+    const st_epoch_entry_t *mine = st_epoch_entries(ef);
+    st_store_stats_t stats;
+    char err[300];
+    int64_t end;
+
+    slave->n_theirs = r->n_epochs;
+    slave->theirs_next = 0;
+    for (size_t i = 0; i < r->n_epochs; i++)
+        slave->theirs[i] = (st_epoch_entry_t){ r->epochs[i]->epoch, r->epochs[i]->start_offset };
+    st_store_stats(slave->st, &stats);
+    if (n_mine == 0)
+        return 0;
+    end = st_epoch_consistent_end(mine, n_mine, stats.commitlog_max_offset, slave->theirs,
+                                  slave->n_theirs, r->master_max_offset);
+    if (end < 0) {
+        snprintf(why, whylen, "no epoch in common with the master (local epochs %" PRId64 "..%" PRId64
+                 ", master sent %zu); this log cannot follow it: clear the store", mine[0].epoch,
+                 mine[n_mine - 1].epoch, slave->n_theirs);
+        return -1;
+    }
+    if (end < stats.commitlog_max_offset) {
+        LOG_WARN("HA: local log %" PRId64 "..%" PRId64 " diverged from master %s at %" PRId64
+                 ": truncating", stats.commitlog_min_offset, stats.commitlog_max_offset,
+                 slave->master_addr, end);
+        if (st_store_truncate(slave->st, end, err, sizeof(err)) != RMQ_OK) {
+            snprintf(why, whylen, "cannot truncate the log to %" PRId64 ": %s", end, err);
+            return -1;
+        }
+    }
+    if (st_epoch_truncate(ef, end) != RMQ_OK) {
+        snprintf(why, whylen, "cannot truncate the epoch file to %" PRId64, end);
+        return -1;
+    }
+    n_mine = st_epoch_count(ef);
+    while (slave->theirs_next < slave->n_theirs && n_mine > 0 &&
+           slave->theirs[slave->theirs_next].epoch <= mine[n_mine - 1].epoch)
+        slave->theirs_next++;
+    return 0;
+}
+
+/* Handles the answer to the epoch query: aligns the log, then sends the
+ * real handshake. Returns 0, or -1 if dropped. */
+static int slave_on_epochs(ha_slave_t *slave, const Rmq__HaHandshakeResponse *r)
+{
+    char why[400];
+
+    if (!r->accepted || !r->epoch_answer) {
+        snprintf(why, sizeof(why), "master did not answer the epoch query: %s",
+                 r->accepted ? "it does not run in controller mode (or is older)" : r->reason);
+        slave_drop(slave, why);
+        return -1;
+    }
+    if (slave_align(slave, r, why, sizeof(why)) != 0) {
+        slave_drop(slave, why);
+        return -1;
+    }
+    slave_send_handshake(slave, 0);
+    return slave->phase == SLAVE_HANDSHAKING ? 0 : -1;
 }
 
 /* Handles the master's answer. Returns 0 when streaming, -1 if dropped. */
@@ -168,6 +269,10 @@ static int slave_on_response(ha_slave_t *slave, const Rmq__HaHandshakeResponse *
     }
     slave->next = r->start_offset;
     slave->acked = r->start_offset;
+    if (slave->cfg.epochs && slave_note_epochs(slave, why, sizeof(why)) != RMQ_OK) {
+        slave_drop(slave, why);
+        return -1;
+    }
     slave->phase = SLAVE_STREAMING;
     slave->connects++;
     slave->last_error[0] = '\0';
@@ -203,7 +308,7 @@ static int slave_read_response(ha_slave_t *slave, struct evbuffer *in)
         slave_drop(slave, "malformed handshake answer");
         return -1;
     }
-    ret = slave_on_response(slave, r);
+    ret = slave->phase == SLAVE_EPOCHS ? slave_on_epochs(slave, r) : slave_on_response(slave, r);
     rmq__ha_handshake_response__free_unpacked(r, NULL);
     return ret;
 }
@@ -298,6 +403,10 @@ static int slave_read_chunks(ha_slave_t *slave, struct evbuffer *in)
             slave_drop(slave, why);
             return -1;
         }
+        if (slave->cfg.epochs && slave_note_epochs(slave, why, sizeof(why)) != RMQ_OK) {
+            slave_drop(slave, why);
+            return -1;
+        }
     }
     return 0;
 }
@@ -308,6 +417,8 @@ static void slave_on_read(struct bufferevent *bev, void *arg)
     struct evbuffer *in = bufferevent_get_input(bev);
 
     slave->last_read_ms = rmq_mono_ms();
+    if (slave->phase == SLAVE_EPOCHS && slave_read_response(slave, in) != 0)
+        return;
     if (slave->phase == SLAVE_HANDSHAKING && slave_read_response(slave, in) != 0)
         return;
     if (slave->phase != SLAVE_STREAMING || slave_read_chunks(slave, in) != 0)
@@ -324,7 +435,7 @@ static void slave_on_event(struct bufferevent *bev, short what, void *arg)
 
     if (what & BEV_EVENT_CONNECTED) {
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        slave_send_handshake(slave);
+        slave_send_handshake(slave, slave->cfg.epochs != NULL);
         return;
     }
     if (what & BEV_EVENT_EOF)
@@ -427,6 +538,10 @@ ha_slave_t *ha_slave_new(struct event_base *base, st_store_t *st, const ha_confi
     snprintf(slave->broker_name, sizeof(slave->broker_name), "%s",
              cfg->broker_name ? cfg->broker_name : "");
     slave->acked = -1;
+    if (cfg->epochs && !(slave->theirs = calloc(HA_EPOCHS_MAX, sizeof(*slave->theirs)))) {
+        free(slave);
+        return NULL;
+    }
     slave->retry_ev = evtimer_new(base, slave_on_retry, slave);
     slave->tick_ev = event_new(base, -1, EV_PERSIST, slave_on_tick, slave);
     period = slave->cfg.heartbeat_interval_ms < slave->cfg.housekeeping_interval_ms
@@ -448,6 +563,7 @@ void ha_slave_free(ha_slave_t *slave)
         event_free(slave->retry_ev);
     if (slave->tick_ev)
         event_free(slave->tick_ev);
+    free(slave->theirs);
     free(slave);
 }
 

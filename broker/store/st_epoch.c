@@ -35,6 +35,12 @@ static int64_t read_num(const char **p, const char *end)
     return v;
 }
 
+int st_epoch_follows(const st_epoch_entry_t *prev, int64_t epoch, int64_t start_offset)
+{
+    return epoch >= 1 && start_offset >= 0 &&
+           (!prev || (epoch > prev->epoch && start_offset >= prev->start_offset));
+}
+
 rmq_err_t st_epoch_parse(const char *text, size_t len, st_epoch_entry_t *out, size_t cap, size_t *n,
                          char *why, size_t whylen)
 {
@@ -56,7 +62,7 @@ rmq_err_t st_epoch_parse(const char *text, size_t len, st_epoch_entry_t *out, si
             snprintf(why, whylen, "line %zu: more than %zu epochs", line, cap);
             return RMQ_ECORRUPT;
         }
-        if (*n && (epoch <= out[*n - 1].epoch || start < out[*n - 1].start_offset)) {
+        if (!st_epoch_follows(*n ? &out[*n - 1] : NULL, epoch, start)) {
             snprintf(why, whylen, "line %zu: epoch %" PRId64 " at %" PRId64 " does not follow epoch %" PRId64
                      " at %" PRId64, line, epoch, start, out[*n - 1].epoch, out[*n - 1].start_offset);
             return RMQ_ECORRUPT;
@@ -136,7 +142,7 @@ rmq_err_t st_epoch_append(st_epoch_t *ef, int64_t epoch, int64_t start_offset, c
 {
     const st_epoch_entry_t *last = ef->n ? &ef->e[ef->n - 1] : NULL;
 
-    if (epoch < 1 || start_offset < 0 || (last && (epoch <= last->epoch || start_offset < last->start_offset))) {
+    if (!st_epoch_follows(last, epoch, start_offset)) {
         snprintf(why, whylen, "epoch %" PRId64 " at %" PRId64 " does not follow the last epoch %" PRId64 " at %" PRId64,
                  epoch, start_offset, last ? last->epoch : 0, last ? last->start_offset : 0);
         return RMQ_EINVAL;

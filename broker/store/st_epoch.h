@@ -23,6 +23,12 @@ typedef struct st_epoch_entry {
 
 typedef struct st_epoch st_epoch_t;
 
+/* 1 if <epoch, start_offset> may follow prev (NULL: the first entry):
+ * epoch >= 1 and above prev's, start_offset >= 0 and not below prev's.
+ * The one ordering rule of an epoch list (file, append, a master's list on
+ * the wire). Pure. */
+int st_epoch_follows(const st_epoch_entry_t *prev, int64_t epoch, int64_t start_offset);
+
 /* Parses a file's text into out[0..cap); *n entries. RMQ_ECORRUPT with the
  * line and the rule in why: a line that is not two decimal integers, an
  * epoch below 1 or not above the previous one, an offset below 0 or below

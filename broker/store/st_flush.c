@@ -414,7 +414,7 @@ rmq_err_t st_flush_start(st_store_t *st)
 {
     st_flush_t *fl = &st->flush;
 
-    if (st->base && !(fl->timer = evtimer_new(st->base, timer_cb, st)))
+    if (st->base && !fl->timer && !(fl->timer = evtimer_new(st->base, timer_cb, st)))
         return RMQ_ENOMEM;
     fl->stop = 0;
     if (pthread_create(&fl->thread, NULL, flush_main, st) != 0)

@@ -33,6 +33,11 @@ typedef struct st_hooks {
     void *sync_arg;
     double (*disk_ratio)(const char *dir, void *arg);  /* statvfs used ratio */
     void *disk_arg;
+    /* called at each named point of a truncation ("marker": the marker is
+     * durable, nothing cut yet; "cut": the commit log is cut, the queues
+     * and the index not yet), e.g. to stop there like a crash */
+    void (*truncate_point)(st_store_t *st, const char *point, void *arg);
+    void *truncate_arg;
 } st_hooks_t;
 
 /* A handle the other threads post through; outlives the store while jobs
@@ -112,6 +117,7 @@ struct st_store {
     st_house_t house;
     int64_t put_count, put_bytes, put_latency_max_us;
     int64_t recovered_records;       /* records validated by the last open (tests) */
+    int64_t read_limit;              /* st_store_get serves records ending at or below it */
 };
 
 /* --- test hooks (st_store.c) --- */
@@ -186,6 +192,26 @@ void st_retention_run(st_store_t *st, double disk_ratio, int64_t now_ms);
 void st_retention_apply(st_store_t *st, int64_t new_min);
 
 /* --- recovery (st_recovery.c), loop thread at open --- */
+/* Loads the files and makes the store consistent; a truncation marker
+ * (st_truncate.c) caps the log end at its offset and is removed at the end. */
 rmq_err_t st_recovery_run(st_store_t *st, int crashed, char *err, size_t errlen);
+
+/* --- truncation (st_truncate.c), loop thread --- */
+/* The marker's offset, or -1 when there is none. RMQ_ECORRUPT if it cannot
+ * be parsed, the read's error otherwise. */
+rmq_err_t st_truncate_marker_read(st_store_t *st, int64_t *offset);
+/* Removes the marker durably. */
+rmq_err_t st_truncate_marker_clear(st_store_t *st);
+/* Runs the truncate_point hook, if any, at the named point. */
+void st_truncate_point(st_store_t *st, const char *point);
+
+/* --- reload (st_store.c), loop thread --- */
+/* Drops the in-memory commit log, consume queues and key index and runs
+ * recovery over the files again, as after a crash. The store's threads
+ * must be stopped. */
+rmq_err_t st_store_reload(st_store_t *st, char *err, size_t errlen);
+/* Starts the flush and housekeeping threads again (after st_store_start)
+ * and asks for the spare files. */
+rmq_err_t st_store_resume(st_store_t *st);
 
 #endif

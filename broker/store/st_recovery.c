@@ -8,7 +8,9 @@
  * a crash the tail past the end is zeroed and later files removed,
  * consume-queue units pointing past the end are dropped, and records from
  * the checkpoint on are re-dispatched (idempotently) so the queues match
- * the log. Finally everything is synced and a new checkpoint written. */
+ * the log. Finally everything is synced and a new checkpoint written.
+ * A truncation marker (st_truncate.c) caps the end at its offset, as if
+ * the log had been torn there, and is removed once the store is synced. */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -103,10 +105,17 @@ static void mark_unflushed(st_store_t *st, int64_t from)
 
 rmq_err_t st_recovery_run(st_store_t *st, int crashed, char *err, size_t errlen)
 {
-    int64_t start, end, reached;
+    int64_t start, end, reached, cut;
     int clean_stop;
-    rmq_err_t rc = st_commitlog_load(&st->cl);
+    rmq_err_t rc = st_truncate_marker_read(st, &cut);
 
+    if (rc != RMQ_OK) {
+        snprintf(err, errlen, "reading the truncation marker under %s: %s", st->root_dir, rmq_strerror(rc));
+        return rc;
+    }
+    if (cut >= 0)
+        crashed = 1;                 /* zero the tail past the cut, rebuild the index past it */
+    rc = st_commitlog_load(&st->cl);
     if (rc == RMQ_OK)
         rc = st_cq_table_load(&st->cqs, crashed);
     if (rc != RMQ_OK) {
@@ -114,15 +123,21 @@ rmq_err_t st_recovery_run(st_store_t *st, int crashed, char *err, size_t errlen)
         return rc;
     }
     start = scan_start(st, &crashed);
+    if (cut >= 0 && start > cut)
+        start = cut;
     end = scan_log(st, start, &clean_stop);
-    LOG_INFO("recovery (%s): validated %" PRId64 " records from %" PRId64 ", log ends at %" PRId64,
-             crashed ? "after a crash" : "clean", st->recovered_records, start, end);
+    if (cut >= 0 && end > cut)
+        end = cut;
+    LOG_INFO("recovery (%s): validated %" PRId64 " records from %" PRId64 ", log ends at %" PRId64 "%s",
+             crashed ? "after a crash" : "clean", st->recovered_records, start, end,
+             cut >= 0 ? " (finishing a truncation)" : "");
     rc = st_commitlog_truncate(&st->cl, end, crashed || !clean_stop);
     if (rc != RMQ_OK) {
         snprintf(err, errlen, "truncating the commit log at %" PRId64 ": %s", end, rmq_strerror(rc));
         return rc;
     }
     mark_unflushed(st, start);
+    st_truncate_point(st, "cut");
     st_cq_table_foreach(&st->cqs, trim_cq, st);
     if ((rc = st_index_recover(st, crashed)) != RMQ_OK) {
         snprintf(err, errlen, "recovering the key index: %s", rmq_strerror(rc));
@@ -138,6 +153,10 @@ rmq_err_t st_recovery_run(st_store_t *st, int crashed, char *err, size_t errlen)
     rc = st_flush_all(st);
     if (rc != RMQ_OK) {
         snprintf(err, errlen, "syncing the recovered store: %s", rmq_strerror(rc));
+        return rc;
+    }
+    if (cut >= 0 && (rc = st_truncate_marker_clear(st)) != RMQ_OK) {
+        snprintf(err, errlen, "removing the truncation marker under %s: %s", st->root_dir, rmq_strerror(rc));
         return rc;
     }
     return RMQ_OK;

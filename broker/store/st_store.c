@@ -231,6 +231,17 @@ static rmq_err_t store_setup(st_store_t *st, int when_ok, char *err, size_t errl
     return RMQ_OK;
 }
 
+/* The key index object over ROOT/index (not loaded yet), or NULL. */
+static st_index_t *index_create(const st_store_t *st)
+{
+    char *index_dir = path_join(st->root_dir, "index");
+    st_index_t *ix = index_dir ? st_index_new(index_dir, st->cfg.max_hash_slot_num, st->cfg.max_index_num,
+                                              st->cfg.message_index_disable) : NULL;
+
+    free(index_dir);
+    return ix;
+}
+
 st_store_t *st_store_open(const st_store_config_t *cfg, char *err, size_t errlen)
 {
     st_store_t *st = calloc(1, sizeof(*st));
@@ -241,6 +252,7 @@ st_store_t *st_store_open(const st_store_config_t *cfg, char *err, size_t errlen
         return NULL;
     st->cfg = *cfg;
     st->lock_fd = -1;
+    st->read_limit = INT64_MAX;
     apply_defaults(&st->cfg);
     pthread_mutex_init(&st->maps_lock, NULL);
     st_flush_init(st);
@@ -252,11 +264,7 @@ st_store_t *st_store_open(const st_store_config_t *cfg, char *err, size_t errlen
         return NULL;
     }
     atomic_init(&st->link->refs, 1);
-    char *index_dir = path_join(st->root_dir, "index");
-    st->index = index_dir ? st_index_new(index_dir, st->cfg.max_hash_slot_num, st->cfg.max_index_num,
-                                         st->cfg.message_index_disable) : NULL;
-    free(index_dir);
-    if (!st->index) {
+    if (!(st->index = index_create(st))) {
         store_free(st);
         return NULL;
     }
@@ -276,17 +284,49 @@ static void want_cq_spare(st_cq_t *cq, void *arg)
 
 rmq_err_t st_store_start(st_store_t *st, struct event_base *base, rmq_loop_poster_t *poster)
 {
-    rmq_err_t rc;
-
     if (!base || !poster)
         return RMQ_EINVAL;
     st->base = base;
     st->link->poster = poster;
+    return st_store_resume(st);
+}
+
+rmq_err_t st_store_resume(st_store_t *st)
+{
+    rmq_err_t rc;
+
     if ((rc = st_flush_start(st)) != RMQ_OK || (rc = st_house_start(st)) != RMQ_OK)
         return rc;
     st_house_want_spare(st);
     st_index_want_spare(st);         /* the first file too: producers set UNIQ_KEY */
     st_cq_table_foreach(&st->cqs, want_cq_spare, st);
+    return RMQ_OK;
+}
+
+rmq_err_t st_store_reload(st_store_t *st, char *err, size_t errlen)
+{
+    st_index_t *ix = index_create(st);
+    st_cq_table_t cqs;
+    rmq_err_t rc;
+
+    if (!ix || st_cq_table_init(&cqs, st->cq_dir, st->cfg.cq_entries_per_file, &st->maps_lock) != RMQ_OK) {
+        st_index_free(ix);
+        snprintf(err, errlen, "reloading the store under %s: out of memory", st->root_dir);
+        return RMQ_ENOMEM;
+    }
+    st_commitlog_deinit(&st->cl);
+    st_commitlog_init(&st->cl, st->cl_dir, st->cfg.commitlog_file_size, &st->maps_lock);
+    st_cq_table_deinit(&st->cqs);
+    st->cqs = cqs;
+    st_index_free(st->index);
+    st->index = ix;
+    rc = st_recovery_run(st, 1, err, errlen);
+    if (rc != RMQ_OK) {
+        atomic_store(&st->write_error, 1);
+        return rc;
+    }
+    atomic_store(&st->flush.durable, st->cl.write_pos);
+    st->flush.checkpointed = st->cl.write_pos;
     return RMQ_OK;
 }
 
@@ -549,6 +589,7 @@ static void get_scan(st_store_t *st, const st_cq_t *cq, int64_t offset, int32_t 
     int64_t end = file_end < cq->max_offset ? file_end : cq->max_offset;
     int64_t limit = max_msgs > MIN_SCAN_UNITS ? max_msgs : MIN_SCAN_UNITS;
     int64_t cl_min = st_commitlog_min(&st->cl), i;
+    int capped = 0;
 
     res->status = ST_GET_NO_MATCHED_MESSAGE;
     for (i = offset; i < end && i - offset < limit; i++) {
@@ -563,6 +604,10 @@ static void get_scan(st_store_t *st, const st_cq_t *cq, int64_t offset, int32_t 
         }
         if (size == ST_CQ_DUMMY_SIZE)
             continue;
+        if (phys + size > st->read_limit) {
+            capped = 1;
+            break;
+        }
         if (res->msg_count >= max_msgs || (res->msg_count > 0 && res->bytes + size > max_bytes))
             break;
         res->max_phys_scanned = phys + size;
@@ -581,6 +626,8 @@ static void get_scan(st_store_t *st, const st_cq_t *cq, int64_t offset, int32_t 
     res->next_begin_offset = i;
     if (res->msg_count > 0)
         res->status = ST_GET_FOUND;
+    else if (capped)
+        res->status = ST_GET_OFFSET_OVERFLOW_ONE;   /* nothing readable yet: a long-poll candidate */
 }
 
 void st_store_get(st_store_t *st, const char *topic, int32_t queue_id, int64_t offset,
@@ -601,6 +648,34 @@ void st_store_get(st_store_t *st, const char *topic, int32_t queue_id, int64_t o
         return;
     get_scan(st, cq, offset, max_msgs > 0 ? max_msgs : 1, max_bytes > 0 ? max_bytes : INT64_MAX,
              filter, out, res);
+}
+
+typedef struct readable_ctx {
+    st_store_t *st;
+    int64_t from, to;
+} readable_ctx_t;
+
+/* A queue whose newest record just became readable: its arrival again
+ * (with that record's tag), for the pulls held while it was not. */
+static void notify_readable(st_cq_t *cq, void *arg)
+{
+    readable_ctx_t *c = arg;
+    int64_t phys, tag;
+    int32_t size;
+
+    if (cq->max_phys_end <= c->from || cq->max_phys_end > c->to || cq->max_offset <= cq->min_offset ||
+        !st_cq_read(&c->st->cqs, cq, cq->max_offset - 1, &phys, &size, &tag))
+        return;
+    c->st->arrival(cq->topic, cq->queue_id, cq->max_offset, tag, c->st->arrival_arg);
+}
+
+void st_store_set_read_limit(st_store_t *st, int64_t phys)
+{
+    readable_ctx_t c = { st, st->read_limit, phys < 0 ? INT64_MAX : phys };
+
+    st->read_limit = c.to;
+    if (c.to > c.from && st->arrival)
+        st_cq_table_foreach(&st->cqs, notify_readable, &c);
 }
 
 int64_t st_store_max_offset(st_store_t *st, const char *topic, int32_t queue_id)

@@ -191,6 +191,14 @@ void st_store_get(st_store_t *st, const char *topic, int32_t queue_id, int64_t o
                   int32_t max_msgs, int64_t max_bytes, const st_tag_filter_t *filter,
                   struct evbuffer *out, st_get_result_t *res);
 
+/* Pulls (st_store_get) serve only records that end at or below the
+ * commit-log offset phys (a controller-mode master's confirm offset: what
+ * every in-sync replica holds); a pull that reaches it finds
+ * ST_GET_OFFSET_OVERFLOW_ONE. Negative: no limit (the default). Raising
+ * it runs the arrival callback again for each queue whose newest record it
+ * made readable (with that record's tag), so held pulls wake. Loop. */
+void st_store_set_read_limit(st_store_t *st, int64_t phys);
+
 /* Queue offsets: next offset to be assigned (max), first available (min). */
 int64_t st_store_max_offset(st_store_t *st, const char *topic, int32_t queue_id);
 int64_t st_store_min_offset(st_store_t *st, const char *topic, int32_t queue_id);
@@ -227,6 +235,18 @@ void st_store_stats(st_store_t *st, st_store_stats_t *out);
  * RMQ_EREADONLY after a write error; RMQ_ENOSPC/RMQ_EIO if a file cannot be
  * created). Loop thread. */
 rmq_err_t st_store_append_raw(st_store_t *st, int64_t offset, const void *data, size_t len);
+
+/* Cuts the log back to offset (a record boundary at or above the first
+ * retained offset) with everything derived from it: consume-queue units
+ * and key-index entries of the records at or past it, the checkpoint, the
+ * queues' max offsets. Crash-safe: a durable marker holds the target until
+ * the store is consistent again, and an open that finds it finishes the
+ * cut. Blocks the loop for the rebuild (briefly stops the store's threads).
+ * RMQ_OK (also when offset is at or past the end), RMQ_EINVAL below the
+ * retained log, RMQ_EREADONLY after a write error; the reason in err.
+ * After a failure past the marker the store latches read-only and the
+ * next open completes the cut. Loop thread. */
+rmq_err_t st_store_truncate(st_store_t *st, int64_t offset, char *err, size_t errlen);
 
 /* Replication (master side): references up to max_len commit-log bytes from
  * offset, never across a file, into out. Returns bytes added (0 if none yet),

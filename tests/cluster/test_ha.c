@@ -551,6 +551,132 @@ START_TEST(test_pull_suggests_slave)
 }
 END_TEST
 
+/* ---- controller-mode epochs ------------------------------------------------------ */
+
+#define E1_MSGS 200
+#define DIV_MSGS 100
+#define E2_MSGS 50
+
+/* Sends n messages "<tag>-<i>" to queue 0 of addr, each answered SUCCESS. */
+static void send_tagged(const char *addr, const char *tag, int n)
+{
+    char body[64];
+    for (int i = 0; i < n; i++) {
+        snprintf(body, sizeof body, "%s-%d", tag, i);
+        ck_assert_int_eq(send_sync(addr, body), RMQ__STATUS__SUCCESS);
+    }
+}
+
+/* Pulls queue 0 of addr from offset 0 (no suspension); returns how many
+ * messages came back and counts in *div those whose body starts "div-". */
+static int pull_count(const char *addr, int *div)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    Rmq__PullMessageRequest h = RMQ__PULL_MESSAGE_REQUEST__INIT;
+    rmq_frame_t resp = { 0 };
+    int n = 0;
+    h.consumer_group = (char *)GROUP;
+    h.topic = (char *)TOPIC;
+    h.max_msg_nums = 1024;
+    h.subscription = (char *)"*";
+    req.code = RMQ__REQUEST_CODE__PULL_MESSAGE;
+    req.header_case = RMQ__COMMAND__HEADER_PULL;
+    req.pull = &h;
+    *div = 0;
+    if (wire_call(addr, &req, NULL, 0, &resp) != RMQ__STATUS__SUCCESS)
+        return 0;
+    size_t len = evbuffer_get_length(resp.body), pos = 0;
+    const uint8_t *data = len ? evbuffer_pullup(resp.body, -1) : NULL;
+    rmq_record_t rec;
+    while (pos < len && rmq_record_decode(data + pos, len - pos, 1, &rec) == RMQ_OK) {
+        n++;
+        *div += rec.body_len >= 4 && memcmp(rec.body, "div-", 4) == 0;
+        pos += rec.total_size;
+    }
+    rmq_frame_clear(&resp);
+    return n;
+}
+
+typedef struct pull_want {
+    const char *addr;
+    int n;
+} pull_want_t;
+
+static int pull_sees(void *arg)
+{
+    pull_want_t *w = arg;
+    int div;
+    return pull_count(w->addr, &div) == w->n && div == 0;
+}
+
+/* Starts `name` in controller mode over its store as a slave of master. */
+static void epoch_slave_start(hn_daemon_t *d, const char *name, const hn_daemon_t *master, char *addr, size_t len)
+{
+    char extra[512];
+    snprintf(extra, sizeof extra, "enableControllerMode=true\nbrokerRole=SLAVE\nbrokerId=1\n"
+             "haMasterAddress=127.0.0.1:%d\n", hn_daemon_port(master, "haListenPort"));
+    broker_start(d, name, extra, addr, len);
+}
+
+/* Controller-mode epochs without a controller (controllerModeStartEpoch
+ * stands in for its election): A, master at epoch 1, replicates to B; B
+ * freezes (SIGSTOP), A takes records B never gets, which consumers of A do
+ * not see (confirm offset); both die; B becomes master at epoch 2 and takes
+ * more; A rejoins as B's slave, truncates its divergent tail and ends up
+ * with B's log and epoch file byte for byte. */
+START_TEST(test_epochs_truncate_divergent_tail)
+{
+    hn_daemon_t a, b;
+    char aaddr[64], baddr[64], v[160], fa[PATH_MAX], fb[PATH_MAX];
+    int div;
+    broker_start(&a, "a", "enableControllerMode=true\ncontrollerModeStartEpoch=1\nhaHousekeepingInterval=60000\n",
+                 aaddr, sizeof aaddr);
+    epoch_slave_start(&b, "b", &a, baddr, sizeof baddr);
+    wait_connected(baddr);
+    ck_assert_int_eq(create_topic(aaddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(create_topic(baddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    send_tagged(aaddr, "e1", E1_MSGS);
+    wait_caught_up(aaddr, baddr, 30000);
+    long long x = runtime_ll(aaddr, "commitLogMaxOffset");
+    pull_want_t all1 = { aaddr, E1_MSGS };
+    ck_assert(hn_wait_until(pull_sees, &all1, 5000));
+    ck_assert_int_eq(runtime_ll(aaddr, "haEpoch"), 1);
+    ck_assert_int_eq(runtime_ll(baddr, "haEpoch"), 1);
+
+    ck_assert_int_eq(kill(b.pid, SIGSTOP), 0);
+    send_tagged(aaddr, "div", DIV_MSGS);
+    ck_assert_int_gt(runtime_ll(aaddr, "commitLogMaxOffset"), x);
+    ck_assert_int_eq(runtime_ll(aaddr, "haConfirmOffset"), x);
+    ck_assert_int_eq(pull_count(aaddr, &div), E1_MSGS);   /* the unreplicated tail stays unseen */
+    ck_assert_int_eq(div, 0);
+    hn_daemon_kill9(&a);
+    hn_daemon_kill9(&b);
+
+    broker_start(&b, "b", "enableControllerMode=true\ncontrollerModeStartEpoch=2\n", baddr, sizeof baddr);
+    ck_assert_int_eq(runtime_ll(baddr, "haEpoch"), 2);
+    ck_assert_int_eq(runtime_ll(baddr, "commitLogMaxOffset"), x);
+    send_tagged(baddr, "e2", E2_MSGS);
+    epoch_slave_start(&a, "a", &b, aaddr, sizeof aaddr);
+    wait_connected(aaddr);
+    wait_caught_up(baddr, aaddr, 30000);
+    ck_assert_int_eq(runtime_ll(aaddr, "haEpoch"), 2);
+    ck_assert_int_eq(runtime_get(aaddr, "haLastError", v, sizeof v), 0);
+    ck_assert_str_eq(v, "");
+    ck_assert_int_eq(pull_count(aaddr, &div), E1_MSGS + E2_MSGS);
+    ck_assert_int_eq(div, 0);
+    ck_assert_int_eq(hn_daemon_stop(&a, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&b, HN_STOP_TIMEOUT_MS), 0);
+    int files = assert_same_commitlog("a", "b");
+    ck_assert_int_ge(files, 1);
+    snprintf(fa, sizeof fa, "%s/a/epochFileCheckpoint", case_dir);
+    snprintf(fb, sizeof fb, "%s/b/epochFileCheckpoint", case_dir);
+    ck_assert_msg(same_file(fa, fb), "epoch files differ");
+    fprintf(stderr, "# epochs: A cut its %d-message divergent tail at %lld; %d commit-log files equal\n",
+            DIV_MSGS, x, files);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *ha_suite(void)
 {
     Suite *s = suite_create("ha");
@@ -558,6 +684,7 @@ static Suite *ha_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_sync_master_statuses);
+    tcase_add_test(tc, test_epochs_truncate_divergent_tail);
     tcase_add_test(tc, test_empty_slave_catches_up);
     tcase_add_test(tc, test_async_master_logs_equal);
     tcase_add_test(tc, test_sync_master_kill9_slave_has_acked);

@@ -1,5 +1,5 @@
 /* fuzz_ha.c: libFuzzer target for the HA stream decoders: the input is read
- * as a handshake frame (both message types), then as a master -> slave chunk
+ * as a handshake frame (both message types; an epoch answer's list too), then as a master -> slave chunk
  * stream (each typed metadata record's body through ha_meta_unpack, as the
  * slave would), as one metadata body, and as a slave -> master ack stream. */
 #include <stddef.h>

@@ -716,6 +716,54 @@ START_TEST(codec_handshake_frames)
 }
 END_TEST
 
+/* Packs r and runs it through ha_response_unpack; returns the result. */
+static rmq_err_t response_roundtrip(const Rmq__HaHandshakeResponse *r)
+{
+    struct evbuffer *buf = evbuffer_new();
+    Rmq__HaHandshakeResponse *out;
+    rmq_err_t rc;
+
+    ck_assert_int_eq(ha_frame_add(buf, &r->base), RMQ_OK);
+    rc = ha_response_unpack(evbuffer_pullup(buf, -1) + 4, evbuffer_get_length(buf) - 4, &out);
+    if (rc == RMQ_OK)
+        rmq__ha_handshake_response__free_unpacked(out, NULL);
+    else
+        ck_assert_ptr_null(out);
+    evbuffer_free(buf);
+    return rc;
+}
+
+START_TEST(codec_epoch_answer)
+{
+    Rmq__HaHandshakeResponse r = RMQ__HA_HANDSHAKE_RESPONSE__INIT;
+    Rmq__HaEpoch e[3], *ptrs[3] = { &e[0], &e[1], &e[2] };
+
+    for (int i = 0; i < 3; i++) {
+        rmq__ha_epoch__init(&e[i]);
+        e[i].epoch = i + 1;
+        e[i].start_offset = 100 * i;
+    }
+    r.accepted = 1;
+    r.epoch_answer = 1;
+    r.master_max_offset = 300;
+    r.n_epochs = 3;
+    r.epochs = ptrs;
+    ck_assert_int_eq(response_roundtrip(&r), RMQ_OK);
+    e[2].start_offset = 301;                        /* starts past the master's log end */
+    ck_assert_int_eq(response_roundtrip(&r), RMQ_EPROTO);
+    e[2].start_offset = 50;                         /* start offsets going back */
+    ck_assert_int_eq(response_roundtrip(&r), RMQ_EPROTO);
+    e[2].start_offset = 200;
+    e[2].epoch = 2;                                 /* epochs not ascending */
+    ck_assert_int_eq(response_roundtrip(&r), RMQ_EPROTO);
+    e[2].epoch = 3;
+    r.epoch_answer = 0;                             /* epochs outside an answer */
+    ck_assert_int_eq(response_roundtrip(&r), RMQ_EPROTO);
+    r.n_epochs = 0;
+    ck_assert_int_eq(response_roundtrip(&r), RMQ_OK);
+}
+END_TEST
+
 /* ---- waiter heap with a fake ack source ---- */
 
 typedef struct rel {
@@ -979,6 +1027,7 @@ static Suite *ha_suite(void)
 
     tcase_add_test(pure, codec_chunk_and_ack);
     tcase_add_test(pure, codec_handshake_frames);
+    tcase_add_test(pure, codec_epoch_answer);
     tcase_add_test(pure, codec_typed_records);
     tcase_add_test(pure, sync_heap_one_ack_frees_many);
     tcase_add_test(pure, sync_heap_deadlines_and_shutdown);

@@ -1,0 +1,380 @@
+/* test_store_truncate.c: st_store_truncate on real store files: the commit
+ * log (several segments), the consume queues and the key index are cut back
+ * to a record boundary and later appends continue from there; a truncation
+ * interrupted like a crash (after the marker, after the commit log is cut)
+ * is finished by the next open; the same with the store's threads running;
+ * the read limit (confirm offset) hides what lies past it. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "rmq_loop.h"
+#include "rmq_time.h"
+#include "st_checkpoint.h"
+#include "st_file.h"
+#include "st_internal.h"
+#include "test_store_util.h"
+
+#define N_MSGS 120
+#define CUT_AT 70                    /* the first message cut */
+
+static ts_env_t env;
+
+static void setup(void)
+{
+    ts_env_init(&env);
+}
+
+static void teardown(void)
+{
+    ts_env_cleanup(&env);
+}
+
+/* Puts message seq on queue seq % 2 of "Tr" with key "k<seq>"; its phys
+ * offset goes to *phys when not NULL. */
+static void put_keyed(st_store_t *st, uint32_t seq, int64_t *phys)
+{
+    size_t len = 1500 + (seq * 37) % 1500;
+    uint8_t *body = malloc(len);
+    char props[64];
+    st_msg_t m = {0};
+    st_put_result_t res;
+
+    ts_body(seq, body, len);
+    m.properties_len = (size_t)snprintf(props, sizeof(props), "KEYS\x01k%u", seq);
+    m.properties = props;
+    m.topic = "Tr";
+    m.topic_len = 2;
+    m.queue_id = (int32_t)(seq % 2);
+    m.born_timestamp = 1000 + seq;
+    m.body = body;
+    m.body_len = len;
+    st_store_put(st, &m, &res);
+    ck_assert_int_eq(res.status, ST_PUT_OK);
+    if (phys)
+        *phys = res.phys_offset;
+    free(body);
+}
+
+/* Puts messages [from, to); returns the phys offset of message cut_seq
+ * (-1 if not in the range). */
+static int64_t put_range(st_store_t *st, uint32_t from, uint32_t to, uint32_t cut_seq)
+{
+    int64_t cut = -1, phys;
+
+    for (uint32_t i = from; i < to; i++) {
+        put_keyed(st, i, &phys);
+        if (i == cut_seq)
+            cut = phys;
+    }
+    return cut;
+}
+
+/* Checks that the store holds exactly messages [0, upto), then messages
+ * [first_new, first_new + n_new) written after the cut, queue by queue,
+ * and that the key index finds the kept ones and none of the cut ones. */
+static void check_store(st_store_t *st, uint32_t upto, uint32_t first_new, uint32_t n_new)
+{
+    for (int32_t q = 0; q < 2; q++) {
+        int64_t k = 0;
+
+        for (uint32_t seq = 0; seq < upto + n_new; seq++) {
+            uint32_t want = seq < upto ? seq : first_new + (seq - upto);
+            struct evbuffer *buf;
+            st_get_result_t gr;
+            rmq_record_t rec;
+            uint8_t *flat;
+
+            if ((int32_t)(want % 2) != q)
+                continue;
+            buf = evbuffer_new();
+            st_store_get(st, "Tr", q, k, 1, 0, NULL, buf, &gr);
+            ck_assert_int_eq(gr.status, ST_GET_FOUND);
+            ck_assert_uint_eq(ts_records(buf, &rec, 1, &flat), 1);
+            ts_check_body(&rec, want);
+            free(flat);
+            evbuffer_free(buf);
+            k++;
+        }
+        ck_assert_int_eq(st_store_max_offset(st, "Tr", q), k);
+    }
+    for (uint32_t seq = 0; seq < N_MSGS; seq++) {
+        struct evbuffer *out = evbuffer_new();
+        char key[16];
+        int32_t count = -1;
+        int kept = seq < upto || (seq >= first_new && seq < first_new + n_new);
+
+        snprintf(key, sizeof(key), "k%u", seq);
+        ck_assert_int_eq(st_store_query_key(st, "Tr", key, 0, INT64_MAX, 4, out, &count), RMQ_OK);
+        ck_assert_msg(count == (kept ? 1 : 0), "key %s: %d hits", key, (int)count);
+        evbuffer_free(out);
+    }
+}
+
+/* The cut's invariants on disk: the checkpoint does not point past it and
+ * no marker is left. */
+static void check_files(int64_t cut)
+{
+    char path[256];
+    st_checkpoint_t cp;
+
+    ts_path(&env, path, sizeof(path), "checkpoint");
+    ck_assert_int_eq(st_checkpoint_read(path, &cp), RMQ_OK);
+    ck_assert_int_le(cp.cl_offset, cut);
+    ts_path(&env, path, sizeof(path), "truncate");
+    ck_assert_int_ne(access(path, F_OK), 0);
+}
+
+START_TEST(test_truncate_cuts_log_queues_index)
+{
+    st_store_t *st = ts_open(&env);
+    int64_t cut = put_range(st, 0, N_MSGS, CUT_AT), phys;
+    st_store_stats_t stats;
+    char err[256], path[256];
+
+    ck_assert_int_gt(cut, 2 * TS_FILE_SIZE);     /* several commit-log files */
+    st_store_stats(st, &stats);
+    ck_assert_int_gt(stats.commitlog_max_offset, cut + TS_FILE_SIZE);
+    ck_assert_int_eq(st_store_truncate(st, cut, err, sizeof(err)), RMQ_OK);
+    st_store_stats(st, &stats);
+    ck_assert_int_eq(stats.commitlog_max_offset, cut);
+    ck_assert_int_eq(stats.dispatched_offset, cut);
+    check_store(st, CUT_AT, 0, 0);
+    check_files(cut);
+    snprintf(path, sizeof(path), "commitlog/%020lld", (long long)((cut / TS_FILE_SIZE + 1) * TS_FILE_SIZE));
+    ts_path(&env, err, sizeof(err), path);
+    ck_assert_int_ne(access(err, F_OK), 0);      /* files past the cut are gone */
+    put_keyed(st, 100, &phys);                   /* appends continue at the cut */
+    ck_assert_int_eq(phys, cut);
+    put_range(st, 101, 110, 0);
+    check_store(st, CUT_AT, 100, 10);
+    st_store_close(st);
+    st = ts_open(&env);
+    check_store(st, CUT_AT, 100, 10);
+    st_store_close(st);
+}
+END_TEST
+
+START_TEST(test_truncate_bounds)
+{
+    st_store_t *st = ts_open(&env);
+    st_store_stats_t stats;
+    char err[256] = "";
+
+    put_range(st, 0, 10, 0);
+    st_store_stats(st, &stats);
+    ck_assert_int_eq(st_store_truncate(st, stats.commitlog_max_offset, err, sizeof(err)), RMQ_OK);
+    ck_assert_int_eq(st_store_truncate(st, stats.commitlog_max_offset + 100, err, sizeof(err)), RMQ_OK);
+    check_store(st, 10, 0, 0);
+    ck_assert_int_eq(st_store_truncate(st, -1, err, sizeof(err)), RMQ_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "below its first retained offset"));
+    ck_assert_int_eq(st_store_truncate(st, 0, err, sizeof(err)), RMQ_OK);
+    st_store_stats(st, &stats);
+    ck_assert_int_eq(stats.commitlog_max_offset, 0);
+    ck_assert_int_eq(st_store_max_offset(st, "Tr", 0), 0);
+    put_range(st, 0, 4, 0);
+    check_store(st, 4, 0, 0);
+    st_store_close(st);
+}
+END_TEST
+
+/* truncate_point hook: exits (a kill -9 as far as the files go) at the
+ * point named by arg. */
+static void crash_at(st_store_t *st, const char *point, void *arg)
+{
+    (void)st;
+    if (strcmp(point, arg) == 0)
+        _exit(0);
+}
+
+static void child_truncate_and_crash(ts_env_t *e, const char *point)
+{
+    st_store_t *st = ts_open(e);
+    st_hooks_t hooks = { .truncate_point = crash_at, .truncate_arg = (void *)point };
+    int64_t cut = put_range(st, 0, N_MSGS, CUT_AT);
+    char err[256];
+
+    ck_assert_int_eq(st_store_flush_now(st), RMQ_OK);
+    st_store_set_hooks(st, &hooks);
+    st_store_truncate(st, cut, err, sizeof(err));
+    ck_abort_msg("the truncation went past %s", point);
+}
+
+static void child_crash_after_marker(ts_env_t *e)
+{
+    child_truncate_and_crash(e, "marker");
+}
+
+static void child_crash_after_cut(ts_env_t *e)
+{
+    child_truncate_and_crash(e, "cut");
+}
+
+/* Checks a store reopened after an interrupted truncation: the cut done. */
+static void check_finished(void)
+{
+    st_store_t *st = ts_open(&env);
+    st_store_stats_t stats;
+    char path[256];
+    int64_t phys;
+
+    ts_path(&env, path, sizeof(path), "truncate");
+    ck_assert_int_ne(access(path, F_OK), 0);
+    check_store(st, CUT_AT, 0, 0);
+    st_store_stats(st, &stats);
+    ck_assert_int_eq(stats.dispatched_offset, stats.commitlog_max_offset);
+    put_keyed(st, 100, &phys);
+    ck_assert_int_eq(phys, stats.commitlog_max_offset);
+    check_store(st, CUT_AT, 100, 1);
+    check_files(stats.commitlog_max_offset);
+    st_store_close(st);
+}
+
+START_TEST(test_crash_after_marker_finishes_at_open)
+{
+    char path[256], *text;
+    size_t len;
+    int64_t off;
+
+    ts_crash_child(&env, child_crash_after_marker);
+    ts_path(&env, path, sizeof(path), "truncate");
+    ck_assert_int_eq(access(path, F_OK), 0);     /* the crash left the marker */
+    ck_assert_int_eq(st_file_read_all(path, &text, &len), RMQ_OK);
+    off = strtoll(text, NULL, 10);
+    free(text);
+    ck_assert_int_gt(off, 2 * TS_FILE_SIZE);
+    check_finished();
+}
+END_TEST
+
+START_TEST(test_crash_after_cut_finishes_at_open)
+{
+    ts_crash_child(&env, child_crash_after_cut);
+    check_finished();
+}
+END_TEST
+
+START_TEST(test_corrupt_marker_refuses_open)
+{
+    st_store_t *st = ts_open(&env);
+    char path[256], err[256];
+
+    put_range(st, 0, 4, 0);
+    st_store_close(st);
+    ts_path(&env, path, sizeof(path), "truncate");
+    ck_assert_int_eq(st_file_write_atomic(path, "12x\n", 4), RMQ_OK);
+    ck_assert_ptr_null(st_store_open(&env.cfg, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "truncation marker"));
+}
+END_TEST
+
+START_TEST(test_truncate_with_threads_running)
+{
+    struct event_base *base;
+    rmq_loop_poster_t *poster;
+    st_store_t *st = ts_open(&env);
+    int64_t cut, phys;
+    char err[256];
+
+    rmq_loop_global_init();
+    base = event_base_new();
+    poster = rmq_loop_poster_new(base);
+    ck_assert_int_eq(st_store_start(st, base, poster), RMQ_OK);
+    cut = put_range(st, 0, N_MSGS, CUT_AT);
+    for (int i = 0; i < 10; i++) {
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        rmq_sleep_ms(20);
+    }
+    ck_assert_int_eq(st_store_truncate(st, cut, err, sizeof(err)), RMQ_OK);
+    check_store(st, CUT_AT, 0, 0);
+    put_keyed(st, 100, &phys);
+    ck_assert_int_eq(phys, cut);
+    st_store_stats_t stats;
+    st_store_stats(st, &stats);
+    for (int i = 0; i < 150 && stats.flushed_offset <= cut; i++) {  /* the flush thread runs again */
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        rmq_sleep_ms(20);
+        st_store_stats(st, &stats);
+    }
+    ck_assert_int_gt(stats.flushed_offset, cut);
+    check_store(st, CUT_AT, 100, 1);
+    st_store_close(st);
+    rmq_loop_poster_free(poster);
+    event_base_free(base);
+}
+END_TEST
+
+static int arrivals;
+
+static void count_arrival(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
+{
+    (void)topic, (void)queue_id, (void)max_offset, (void)tag_code, (void)arg;
+    arrivals++;
+}
+
+START_TEST(test_read_limit_hides_the_tail)
+{
+    st_store_t *st = ts_open(&env);
+    int64_t cut = put_range(st, 0, 10, 6), end;
+    st_store_stats_t stats;
+    struct evbuffer *buf = evbuffer_new();
+    st_get_result_t gr;
+
+    st_store_set_read_limit(st, cut);
+    st_store_get(st, "Tr", 0, 0, 32, 0, NULL, buf, &gr);
+    ck_assert_int_eq(gr.status, ST_GET_FOUND);
+    ck_assert_int_eq(gr.msg_count, 3);           /* 0, 2, 4; 6 ends past the limit */
+    ck_assert_int_eq(gr.next_begin_offset, 3);
+    evbuffer_drain(buf, evbuffer_get_length(buf));
+    st_store_get(st, "Tr", 0, 3, 32, 0, NULL, buf, &gr);
+    ck_assert_int_eq(gr.status, ST_GET_OFFSET_OVERFLOW_ONE);
+    ck_assert_int_eq(gr.next_begin_offset, 3);
+    ck_assert_uint_eq(evbuffer_get_length(buf), 0);
+    st_store_stats(st, &stats);
+    end = stats.commitlog_max_offset;
+    st_store_set_arrival_cb(st, count_arrival, NULL);
+    st_store_set_read_limit(st, cut + 1);        /* nothing newest became readable */
+    ck_assert_int_eq(arrivals, 0);
+    st_store_set_read_limit(st, end);            /* both queues' newest records did */
+    ck_assert_int_eq(arrivals, 2);
+    st_store_set_read_limit(st, -1);
+    ck_assert_int_eq(arrivals, 2);
+    st_store_get(st, "Tr", 0, 3, 32, 0, NULL, buf, &gr);
+    ck_assert_int_eq(gr.msg_count, 2);
+    evbuffer_free(buf);
+    st_store_close(st);
+}
+END_TEST
+
+static Suite *truncate_suite(void)
+{
+    Suite *s = suite_create("store_truncate");
+    TCase *tc = tcase_create("truncate");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_truncate_cuts_log_queues_index);
+    tcase_add_test(tc, test_truncate_bounds);
+    tcase_add_test(tc, test_crash_after_marker_finishes_at_open);
+    tcase_add_test(tc, test_crash_after_cut_finishes_at_open);
+    tcase_add_test(tc, test_corrupt_marker_refuses_open);
+    tcase_add_test(tc, test_truncate_with_threads_running);
+    tcase_add_test(tc, test_read_limit_hides_the_tail);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(truncate_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
