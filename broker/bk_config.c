@@ -25,7 +25,7 @@ static const char *const flush_types[] = {"ASYNC_FLUSH", "SYNC_FLUSH", NULL};
 static const rmq_cfg_entry_t entries[] = {
     STR("brokerClusterName", broker_cluster_name, "DefaultCluster", 127, "cluster this broker belongs to"),
     STR("brokerName", broker_name, "broker-a", 127, "broker set name shared by a master and its slaves"),
-    INT("brokerId", broker_id, "0", 0, 1024, "0 for the master, >= 1 for slaves"),
+    INT("brokerId", broker_id, "0", 0, 1024, "0 for the master, >= 1 for slaves; controller mode: the fixed replica id, >= 1"),
     ENUM("brokerRole", broker_role, "ASYNC_MASTER", roles, "ASYNC_MASTER, SYNC_MASTER or SLAVE; controller mode: SYNC_MASTER makes an elected master wait for its in-sync slaves"),
     ENUM("flushDiskType", flush_disk_type, "ASYNC_FLUSH", flush_types, "ASYNC_FLUSH or SYNC_FLUSH (group commit)"),
     INT("listenPort", listen_port, "10911", 0, 65535, "client port; 0 picks an ephemeral port"),

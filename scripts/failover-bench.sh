@@ -6,7 +6,8 @@
 # and measure from the kill to the first SEND_OK on the new master (probes
 # every 20 ms sent straight to the other replica); every message
 # acknowledged before the kill is read back from the new master, and the
-# killed replica restarts and rejoins as slave before the next repetition.
+# killed replica restarts (over an empty store) and rejoins as slave before
+# the next repetition.
 # Runs once with the default settings (controllerHeartBeatTimeoutMills
 # 10000, brokerHeartbeatInterval 1000) and once tuned (2000 / 200), and
 # prints the median and the worst of each.
@@ -39,7 +40,7 @@ run() {
   local label=$1 out
   shift
   echo "== $label: $*"
-  out=$(env RMQ_BUILD_ROOT="$BUILD" CK_VERBOSITY=silent CK_DEFAULT_TIMEOUT=7200 FB_REPS="$REPS" "$@" \
+  out=$(env RMQ_BUILD_ROOT="$BUILD" CK_VERBOSITY=normal CK_DEFAULT_TIMEOUT=7200 FB_REPS="$REPS" "$@" \
         "$BUILD/tests/cluster/failover_bench" 2>&1) || { echo "$out" | tail -n 60 >&2; echo "failover-bench: $label failed" >&2; exit 1; }
   echo "$out" | grep '^# rep'
   SUMMARY[$label]=$(echo "$out" | grep '^failover:')

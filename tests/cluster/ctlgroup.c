@@ -33,22 +33,30 @@ int cg_start(cg_group_t *g, const char *dir, const cg_settings_t *set)
     if (hn_daemon_start_conf(&g->ns, dir, "namesrv/mqnamesrv", "ns", props, g->ns_addr, sizeof g->ns_addr) != 0)
         return -1;
     for (int i = 0; i < CG_REPLICAS; i++)
-        if (cg_replica_start(g, i) != 0)
+        if (cg_replica_start(g, i, 0) != 0)
             return -1;
     return 0;
 }
 
-int cg_replica_start(cg_group_t *g, int i)
+int cg_replica_start(cg_group_t *g, int i, int wipe)
 {
-    char props[2048], name[32];
+    char props[2048 + PATH_MAX], name[32], store[PATH_MAX];
 
+    snprintf(store, sizeof store, "%s/store%d", g->dir, i + 1);
+    if (wipe) {
+        const char *rm[] = { "/bin/rm", "-rf", store, NULL };
+        hn_result_t res;
+        if (hn_run(rm, 30000, &res) != 0 || res.status != 0)
+            return -1;
+        hn_result_free(&res);
+    }
     snprintf(props, sizeof props,
              "brokerName=broker-a\nbrokerId=%d\nbrokerRole=SYNC_MASTER\nenableControllerMode=true\n"
-             "controllerAddr=%s\nnamesrvAddr=%s\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/store%d\n"
+             "controllerAddr=%s\nnamesrvAddr=%s\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s\n"
              "mapedFileSizeCommitLog=1048576\nmaxMessageSize=262144\nsyncFlushTimeout=1500\n"
              "registerNameServerPeriod=1000\n"
              "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n",
-             i + 1, g->ns_addr, g->ns_addr, g->dir, i + 1);
+             i + 1, g->ns_addr, g->ns_addr, store);
     prop_int(props, sizeof props, "controllerHeartBeatTimeoutMills", g->set.hb_timeout_ms);
     prop_int(props, sizeof props, "brokerHeartbeatInterval", g->set.hb_interval_ms);
     prop_int(props, sizeof props, "checkSyncStateSetPeriod", g->set.check_ms);

@@ -39,8 +39,9 @@ typedef struct cg_group {
 /* Starts etcd, the name server and both replicas in dir. 0, or -1. */
 int cg_start(cg_group_t *g, const char *dir, const cg_settings_t *set);
 
-/* (Re)starts replica i over its store (a new client address). 0, or -1. */
-int cg_replica_start(cg_group_t *g, int i);
+/* (Re)starts replica i over its store (a new client address), emptied
+ * first when wipe. 0, or -1. */
+int cg_replica_start(cg_group_t *g, int i, int wipe);
 
 /* Waits until a replica reports itself master; its index, or -1. */
 int cg_wait_master(cg_group_t *g, int timeout_ms);

@@ -4,8 +4,9 @@
  * repetition) and kill -9 it after a second, then probe the other replica
  * until a send answers SEND_OK; the time from the kill to that answer is
  * the repetition's figure. Every message acknowledged before the kill must
- * be read back from the new master; the killed replica is restarted and
- * must rejoin as slave before the next repetition. Timings come from
+ * be read back from the new master; the killed replica is restarted over
+ * an empty store (see test_ctl_failover.c) and must rejoin as slave before
+ * the next repetition. Timings come from
  * FB_HB_TIMEOUT, FB_HB_INTERVAL, FB_CHECK, FB_CATCHUP (ms) and FB_LEASE (s),
  * unset meaning the defaults. Prints one "# rep" line per repetition and a
  * last line "failover: reps=N median_ms=M worst_ms=W". */
@@ -53,7 +54,7 @@ static long long one_failover(cg_group_t *g, int rep)
     fprintf(stderr, "# rep %d: kill -9 %s -> first SEND_OK on %s in %lld ms (%d acknowledged before the kill, "
             "all read back)\n", rep, g->addr[m], g->addr[s], took, sd.acked);
     wire_sender_deinit(&sd);
-    ck_assert_int_eq(cg_replica_start(g, m), 0);
+    ck_assert_int_eq(cg_replica_start(g, m, 1), 0);
     ck_assert_msg(cg_wait_runtime(g->addr[m], "haConnected", "true", FB_WAIT_MS), "rep %d: no rejoin", rep);
     return took;
 }
