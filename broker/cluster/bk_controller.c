@@ -158,7 +158,8 @@ static void state_take(bk_controller_t *c, const Rmq__ReplicaInfo *ri, int64_t s
     c->master_epoch = ri->master_epoch;
     c->sse_epoch = ri->sync_state_set_epoch;
     c->n_sync = ri->n_sync_state_set;
-    memcpy(c->sync_set, ri->sync_state_set, c->n_sync * sizeof c->sync_set[0]);
+    if (c->n_sync)
+        memcpy(c->sync_set, ri->sync_state_set, c->n_sync * sizeof c->sync_set[0]);
     snprintf(c->master_addr, sizeof c->master_addr, "%s", ri->master_addr ? ri->master_addr : "");
     snprintf(c->master_ha, sizeof c->master_ha, "%s", ri->master_ha_addr ? ri->master_ha_addr : "");
     if (c->master_id == bk->cfg->broker_id) {
