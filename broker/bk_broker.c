@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bk_admin_ops.h"
+#include "bk_controller.h"
 #include "bk_ha.h"
 #include "fr_remoting.h"
 #include "fr_session.h"
@@ -45,7 +46,85 @@ bk_broker_t *bk_broker_new(bk_config_t *cfg, struct event_base *base)
         return NULL;
     bk->cfg = cfg;
     bk->base = base;
+    bk->role = bk_config_controlled(cfg) ? BK_SLAVE : (bk_role_t)cfg->broker_role;
+    bk->sync_acks = !bk_config_controlled(cfg);
     return bk;
+}
+
+bk_role_t bk_broker_role(const bk_broker_t *bk)
+{
+    return bk->role;
+}
+
+int64_t bk_broker_id(const bk_broker_t *bk)
+{
+    return bk_config_controlled(bk->cfg) && bk->role != BK_SLAVE ? 0 : bk->cfg->broker_id;
+}
+
+/* Hands the current role to every part that acts on it. */
+static void broker_role_spread(bk_broker_t *bk)
+{
+    int slave = bk->role == BK_SLAVE;
+    bk_append_set_role(bk->append, slave, bk->sync_acks ? bk_ha_sync(bk->ha) : NULL);
+    bk_sendback_set_slave(bk->sendback, slave);
+    bk_schedule_set_slave(bk->schedule, slave);
+    bk_pull_set_slave(bk->pull, slave);
+    bk_consume_set_slave(bk->remoting->consume, slave);
+    bk_admin_ops_set_role(bk->admin_ops, bk_role_name(bk->role));
+}
+
+void bk_broker_set_sync_acks(bk_broker_t *bk, int wait)
+{
+    if (bk->sync_acks == wait)
+        return;
+    bk->sync_acks = wait;
+    LOG_INFO("broker %s: sends %s", bk->addr, wait && bk_ha_sync(bk->ha) ? "wait for an in-sync slave's ack"
+                                                                        : "are acknowledged without a slave");
+    broker_role_spread(bk);
+}
+
+/* Rebuilds HA for the current role; bk->ha is NULL on failure (err filled). */
+static rmq_err_t broker_ha_rebuild(bk_broker_t *bk, char *err, size_t errlen)
+{
+    bk_append_set_role(bk->append, 1, NULL);    /* no append waits on the HA being freed */
+    bk_ha_free(bk->ha);
+    bk->ha = bk_ha_new(bk, err, errlen);
+    return bk->ha ? RMQ_OK : RMQ_EIO;
+}
+
+rmq_err_t bk_broker_switch_role(bk_broker_t *bk, bk_role_t role, int64_t epoch, const char *master_addr,
+                                const char *master_ha, char *err, size_t errlen)
+{
+    bk_role_t was = bk->role;
+    rmq_err_t rc = RMQ_OK;
+
+    if (role == BK_SLAVE) {
+        bk->role = BK_SLAVE;
+        broker_role_spread(bk);                 /* writes stop before anything else */
+        if (was != BK_SLAVE || !bk->ha)
+            rc = broker_ha_rebuild(bk, err, errlen);
+        bk_ha_follow(bk->ha, master_ha);
+    } else {
+        bk->role = role;
+        rc = broker_ha_rebuild(bk, err, errlen);
+        if (rc == RMQ_OK)
+            rc = bk_ha_epoch_begin(bk->ha, epoch, err, errlen);
+        if (rc != RMQ_OK) {
+            char why[256];
+            bk->role = BK_SLAVE;
+            if (broker_ha_rebuild(bk, why, sizeof why) != RMQ_OK)
+                LOG_ERROR("broker %s: no HA after a failed switch to master: %s", bk->addr, why);
+        }
+    }
+    broker_role_spread(bk);
+    if (bk->role != BK_SLAVE && was == BK_SLAVE)
+        bk_schedule_start(bk->schedule);
+    bk_register_role_changed(bk->reg, bk->role == BK_SLAVE ? master_addr : "",
+                             bk->role == BK_SLAVE ? master_ha : "");
+    LOG_INFO("broker %s: %s -> %s at master epoch %lld%s%s", bk->addr, bk_role_name(was), bk_role_name(bk->role),
+             (long long)epoch, bk->role == BK_SLAVE && master_ha[0] ? ", following " : "",
+             bk->role == BK_SLAVE ? master_ha : "");
+    return rc;
 }
 
 int bk_broker_port(const bk_broker_t *bk)
@@ -223,6 +302,8 @@ static void broker_describe(void *arg, bk_kv_fn add, void *add_arg)
 {
     bk_broker_t *bk = arg;
     bk_ha_describe(bk->ha, add, add_arg);
+    if (bk->ctl)
+        bk_controller_describe(bk->ctl, add, add_arg);
 }
 
 /* Creates the core's offset and admin operations over the opened tables. */
@@ -243,7 +324,7 @@ static rmq_err_t broker_admin_new(bk_broker_t *bk, char *err, size_t errlen)
         .clients = bk->clients,
         .stats = &bk->stats,
         .addr = bk->addr,
-        .role = bk_role_name(bk->cfg->broker_role),
+        .role = bk_role_name(bk_broker_role(bk)),
         .boot_ms = bk->boot_ms,
         .send_queue_capacity = bk->cfg->send_queue_capacity,
         .group_updated = broker_group_updated,
@@ -338,7 +419,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .sync = bk_ha_sync(bk->ha),
         .sync_flush = bk->cfg->flush_disk_type == ST_SYNC_FLUSH,
         .sync_flush_timeout_ms = bk->cfg->sync_flush_timeout,
-        .is_slave = bk->cfg->broker_role == BK_SLAVE,
+        .is_slave = bk_broker_role(bk) == BK_SLAVE,
         .permission = bk->cfg->broker_permission,
         .addr = bk->addr,
         .appended = broker_appended,
@@ -380,7 +461,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .topics = bk->topics,
         .groups = bk->groups,
         .schedule = bk->schedule,
-        .is_slave = bk->cfg->broker_role == BK_SLAVE,
+        .is_slave = bk_broker_role(bk) == BK_SLAVE,
         .store_ip = bk->ip,
         .store_port = (uint16_t)bk->port,
         .addr = bk->addr,
@@ -408,8 +489,13 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     event_add(bk->tick, &sec);
     bk->last_offsets_ms = rmq_mono_ms();
     bk_register_start(bk->reg);
-    LOG_INFO("broker %s (%s, cluster %s, %s) listening on %s, HA port %d", bk->cfg->broker_name,
-             bk_role_name(bk->cfg->broker_role),
+    if (bk_config_controlled(bk->cfg)) {
+        if (!(bk->ctl = bk_controller_new(bk, err, errlen)))
+            return RMQ_EINVAL;
+        bk_controller_start(bk->ctl);
+    }
+    LOG_INFO("broker %s (%s%s, cluster %s, %s) listening on %s, HA port %d", bk->cfg->broker_name,
+             bk_role_name(bk_broker_role(bk)), bk->ctl ? " until the controller names the master" : "",
              bk->cfg->broker_cluster_name, bk->cfg->flush_disk_type == ST_SYNC_FLUSH ? "SYNC_FLUSH" : "ASYNC_FLUSH",
              bk->addr, bk_broker_ha_port(bk));
     return RMQ_OK;
@@ -420,6 +506,8 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     if (bk->stopping)
         return;
     bk->stopping = 1;
+    bk_controller_free(bk->ctl);         /* no role switch while stopping */
+    bk->ctl = NULL;
     bk_append_stop(bk->append);
     bk_schedule_stop(bk->schedule);
     bk->stopped = done;
@@ -440,6 +528,8 @@ void bk_broker_free(bk_broker_t *bk)
         event_free(bk->tick);
     if (bk->drain)
         event_free(bk->drain);
+    bk_controller_free(bk->ctl);
+    bk->ctl = NULL;
     bk_metrics_free(bk->metrics);
     bk->metrics = NULL;
     if (bk->offsets)

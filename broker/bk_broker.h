@@ -29,6 +29,7 @@
 typedef struct bk_send bk_send_t;
 typedef struct bk_pull bk_pull_t;
 typedef struct bk_register bk_register_t;
+typedef struct bk_controller bk_controller_t;
 typedef struct bk_ha bk_ha_t;
 typedef struct bk_schedule bk_schedule_t;
 typedef struct bk_metrics bk_metrics_t;
@@ -54,7 +55,10 @@ typedef struct bk_broker {
     bk_send_t *send;
     bk_pull_t *pull;
     bk_register_t *reg;
-    bk_ha_t *ha;                  /* HA master or slave */
+    bk_ha_t *ha;                  /* HA master or slave; rebuilt when the role changes */
+    bk_role_t role;               /* the current role: read it with bk_broker_role */
+    int sync_acks;                /* SYNC_MASTER waits for a slave (controller mode: while the in-sync set has one) */
+    bk_controller_t *ctl;         /* enableControllerMode: the controllers' client; NULL otherwise */
     rmq_security_t sec;           /* TLS contexts, ACL, own credentials (tls*, acl* keys) */
     bk_schedule_t *schedule;      /* delayed messages (bk_schedule.c) */
     bk_metrics_t *metrics;        /* counters and the metricsPort endpoint */
@@ -96,6 +100,28 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg);
  * everything. */
 void bk_broker_free(bk_broker_t *bk);
 
+/* The role the broker acts in now: brokerRole, or in controller mode the
+ * one the controller named last (SLAVE until it names one). */
+bk_role_t bk_broker_role(const bk_broker_t *bk);
+
+/* The brokerId it registers with the name servers: brokerId, or in
+ * controller mode 0 while it is master. */
+int64_t bk_broker_id(const bk_broker_t *bk);
+
+/* Controller mode: acts as role from now on. A master (ASYNC_MASTER or
+ * SYNC_MASTER) rebuilds HA as the master listener and begins epoch before
+ * it opens writes; a SLAVE refuses writes at once, then rebuilds HA to
+ * follow master_ha (may be "" while unknown; master_addr is its client
+ * address). Registers the new role with the name servers. On failure
+ * (the HA listener or the epoch file) the broker stays a slave, with the
+ * reason in err. */
+rmq_err_t bk_broker_switch_role(bk_broker_t *bk, bk_role_t role, int64_t epoch, const char *master_addr,
+                                const char *master_ha, char *err, size_t errlen);
+
+/* Controller mode, SYNC_MASTER: whether sends wait for a slave's ack (while
+ * the in-sync set holds a slave, or one is being added). */
+void bk_broker_set_sync_acks(bk_broker_t *bk, int wait);
+
 int bk_broker_port(const bk_broker_t *bk);
 int bk_broker_ha_port(const bk_broker_t *bk);
 
@@ -113,6 +139,8 @@ bk_pull_t *bk_pull_new(bk_broker_t *bk);
 void bk_pull_free(bk_pull_t *p);
 /* Store arrival callback: wakes held pulls of topic/queue. */
 void bk_pull_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg);
+/* The broker's role changed at runtime (controller mode). */
+void bk_pull_set_slave(bk_pull_t *p, int is_slave);
 /* Drops held pulls of a closing connection. */
 void bk_pull_conn_closed(bk_pull_t *p, rmq_conn_t *conn);
 size_t bk_pull_held(const bk_pull_t *p);

@@ -25,8 +25,8 @@ static const char *const flush_types[] = {"ASYNC_FLUSH", "SYNC_FLUSH", NULL};
 static const rmq_cfg_entry_t entries[] = {
     STR("brokerClusterName", broker_cluster_name, "DefaultCluster", 127, "cluster this broker belongs to"),
     STR("brokerName", broker_name, "broker-a", 127, "broker set name shared by a master and its slaves"),
-    INT("brokerId", broker_id, "0", 0, 1024, "0 for the master, >= 1 for slaves"),
-    ENUM("brokerRole", broker_role, "ASYNC_MASTER", roles, "ASYNC_MASTER, SYNC_MASTER or SLAVE"),
+    INT("brokerId", broker_id, "0", 0, 1024, "0 for the master, >= 1 for slaves; controller mode: the fixed replica id, >= 1"),
+    ENUM("brokerRole", broker_role, "ASYNC_MASTER", roles, "ASYNC_MASTER, SYNC_MASTER or SLAVE; controller mode: SYNC_MASTER makes an elected master wait for its in-sync slaves"),
     ENUM("flushDiskType", flush_disk_type, "ASYNC_FLUSH", flush_types, "ASYNC_FLUSH or SYNC_FLUSH (group commit)"),
     INT("listenPort", listen_port, "10911", 0, 65535, "client port; 0 picks an ephemeral port"),
     STR("brokerIP1", broker_ip1, "127.0.0.1", 64, "IPv4 address clients and name servers use"),
@@ -64,9 +64,20 @@ static const rmq_cfg_entry_t entries[] = {
     INT("haTransferBatchSize", ha_transfer_batch_size, "32768", 1024, 64 * MB, "HA: bytes per transfer at most"),
     INT("haHousekeepingInterval", ha_housekeeping_interval, "20000", 1000, 600000, "HA: drop a silent slave after this, ms"),
     INT("haSlaveFallbehindMax", ha_slave_fallbehind_max, "268435456", 0, 64 * GB, "SYNC_MASTER: slave in sync range, bytes"),
-    BOOL("enableControllerMode", enable_controller_mode, "false", "controller mode: epochs, log truncation on rejoin, reads up to the confirm offset"),
-    INT("controllerModeStartEpoch", controller_mode_start_epoch, "0", 0, INT64_MAX, "controller mode without a controller (tests, manual recovery): a master begins this epoch at startup; 0: the controller names epochs"),
     STR("haMasterAddress", ha_master_address, "", 256, "slave: master HA address (else from the name server)"),
+    BOOL("enableControllerMode", enable_controller_mode, "false",
+         "epochs, log truncation on rejoin, reads up to the confirm offset; with controllerAddr the controllers name this group's master (automatic failover) and brokerId is the fixed replica id >= 1"),
+    INT("controllerModeStartEpoch", controller_mode_start_epoch, "0", 0, INT64_MAX, "controller mode without controllerAddr (tests, manual recovery): roles as brokerRole says, and a master begins this epoch at startup; 0: none"),
+    STR("controllerAddr", controller_addr, "", 4096, "controller mode: controllers (name servers with the controller), host:port;host:port"),
+    INT("controllerHeartBeatTimeoutMills", controller_heart_beat_timeout_mills, "10000", 500, 600000,
+        "controller mode: a master silent this long is replaced; it stops acknowledging writes a margin before, ms"),
+    INT("brokerHeartbeatInterval", broker_heartbeat_interval, "1000", 50, 60000, "controller mode: heartbeat every controller this often, ms"),
+    INT("checkSyncStateSetPeriod", check_sync_state_set_period, "5000", 100, 600000,
+        "controller mode, master: check which slaves are in sync this often, ms"),
+    INT("haMaxTimeSlaveNotCatchup", ha_max_time_slave_not_catchup, "15000", 100, 3600000,
+        "controller mode, master: a slave not caught up for this long leaves the sync state set, ms"),
+    INT("brokerElectionPriority", broker_election_priority, "2147483647", 0, INT64_MAX,
+        "controller mode: election preference among equally advanced replicas, lower first"),
     INT("slaveSyncInterval", slave_sync_interval, "10000", 100, 3600000, "slave: copy topics, groups and offsets from the master this often, ms"),
     INT("accessMessageInMemoryMaxRatio", access_message_in_memory_max_ratio, "40", 0, 100, "slaveReadEnable: pulls further behind than this percent of RAM go to a slave"),
     BOOL("slaveReadEnable", slave_read_enable, "false", "suggest slaves to consumers that fall behind"),
@@ -118,8 +129,8 @@ void bk_config_deinit(bk_config_t *cfg)
     rmq_config_deinit(&table, cfg);
 }
 
-/* Checks every "host:port" of namesrvAddr ("a:p;b:p"). */
-static rmq_err_t check_namesrv(const char *addrs, char *err, size_t errlen)
+/* Checks every "host:port" of key's value addrs ("a:p;b:p"). */
+static rmq_err_t check_addrs(const char *key, const char *addrs, char *err, size_t errlen)
 {
     for (const char *p = addrs; *p;) {
         size_t len = strcspn(p, ";");
@@ -128,7 +139,7 @@ static rmq_err_t check_namesrv(const char *addrs, char *err, size_t errlen)
         snprintf(one, sizeof(one), "%.*s", (int)len, p);
         if (len > 0 && (len >= sizeof(one) || rmq_addr_split(one, host, sizeof(host), &port) != RMQ_OK ||
                         port <= 0 || port > 65535)) {
-            snprintf(err, errlen, "namesrvAddr=%s: '%s' must be host:port (several separated by ;)", addrs, one);
+            snprintf(err, errlen, "%s=%s: '%s' must be host:port (several separated by ;)", key, addrs, one);
             return RMQ_EINVAL;
         }
         p += len;
@@ -138,6 +149,14 @@ static rmq_err_t check_namesrv(const char *addrs, char *err, size_t errlen)
     return RMQ_OK;
 }
 
+static rmq_err_t check_controller(const bk_config_t *cfg, char *err, size_t errlen);
+static rmq_err_t check_common(const bk_config_t *cfg, char *err, size_t errlen);
+
+int bk_config_controlled(const bk_config_t *cfg)
+{
+    return cfg->enable_controller_mode && cfg->controller_addr[0];
+}
+
 rmq_err_t bk_config_check(const bk_config_t *cfg, char *err, size_t errlen)
 {
     struct in_addr a;
@@ -145,6 +164,8 @@ rmq_err_t bk_config_check(const bk_config_t *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "brokerIP1=%s: must be an IPv4 address", cfg->broker_ip1);
         return RMQ_EINVAL;
     }
+    if (bk_config_controlled(cfg))
+        return check_controller(cfg, err, errlen);
     if (cfg->broker_role == BK_SLAVE && cfg->broker_id == 0) {
         snprintf(err, errlen, "brokerId=0: a SLAVE needs a brokerId >= 1");
         return RMQ_EINVAL;
@@ -154,6 +175,34 @@ rmq_err_t bk_config_check(const bk_config_t *cfg, char *err, size_t errlen)
                  (long long)cfg->broker_id, roles[cfg->broker_role]);
         return RMQ_EINVAL;
     }
+    return check_common(cfg, err, errlen);
+}
+
+/* Controller mode: a fixed replica id, the controllers, no fixed master. */
+static rmq_err_t check_controller(const bk_config_t *cfg, char *err, size_t errlen)
+{
+    if (cfg->broker_id < 1) {
+        snprintf(err, errlen, "brokerId=%lld: enableControllerMode=true needs the replica's fixed id >= 1 "
+                 "(the controller names the master; it registers as brokerId 0 while it is)", (long long)cfg->broker_id);
+        return RMQ_EINVAL;
+    }
+    if (cfg->controller_mode_start_epoch) {
+        snprintf(err, errlen, "controllerModeStartEpoch=%lld: the controllers name the epochs when controllerAddr is "
+                 "set; leave it 0", (long long)cfg->controller_mode_start_epoch);
+        return RMQ_EINVAL;
+    }
+    if (cfg->ha_master_address[0]) {
+        snprintf(err, errlen, "haMasterAddress=%s: the controller names the master in controller mode; leave it empty",
+                 cfg->ha_master_address);
+        return RMQ_EINVAL;
+    }
+    rmq_err_t rc = check_addrs("controllerAddr", cfg->controller_addr, err, errlen);
+    return rc == RMQ_OK ? check_common(cfg, err, errlen) : rc;
+}
+
+/* The rules every mode shares. */
+static rmq_err_t check_common(const bk_config_t *cfg, char *err, size_t errlen)
+{
     if (rmq_log_level_parse(cfg->log_level) < 0) {
         snprintf(err, errlen, "logLevel=%s: must be one of debug, info, warn, error, off", cfg->log_level);
         return RMQ_EINVAL;
@@ -163,7 +212,7 @@ rmq_err_t bk_config_check(const bk_config_t *cfg, char *err, size_t errlen)
                  (long long)cfg->disk_full_ratio, (long long)cfg->disk_max_used_space_ratio);
         return RMQ_EINVAL;
     }
-    return check_namesrv(cfg->namesrv_addr, err, errlen);
+    return check_addrs("namesrvAddr", cfg->namesrv_addr, err, errlen);
 }
 
 void bk_config_print(const bk_config_t *cfg, FILE *out)
@@ -193,7 +242,8 @@ void bk_config_to_store(const bk_config_t *cfg, st_store_config_t *sc)
     sc->warm_mapped_files = cfg->warm_maped_file_enable;
     sc->store_host_ip = ntohl(a.s_addr);
     sc->store_host_port = (uint16_t)cfg->listen_port;
-    sc->read_only_role = cfg->broker_role == BK_SLAVE;
+    /* controller mode: the role changes at runtime; the append path refuses a slave's writes */
+    sc->read_only_role = cfg->broker_role == BK_SLAVE && !bk_config_controlled(cfg);
     sc->message_index_disable = !cfg->message_index_enable;
     sc->max_hash_slot_num = (int32_t)cfg->max_hash_slot_num;
     sc->max_index_num = (int32_t)cfg->max_index_num;

@@ -56,8 +56,15 @@ typedef struct bk_config {
     int64_t ha_housekeeping_interval;
     int64_t ha_slave_fallbehind_max;
     char *ha_master_address;
-    int enable_controller_mode;
+    /* controller mode (automatic failover; bk_controller.c) */
+    int enable_controller_mode;         /* enableControllerMode */
     int64_t controller_mode_start_epoch; /* 0: the controller names epochs */
+    char *controller_addr;              /* controllerAddr, host:port;host:port */
+    int64_t controller_heart_beat_timeout_mills;
+    int64_t broker_heartbeat_interval;
+    int64_t check_sync_state_set_period;
+    int64_t ha_max_time_slave_not_catchup;
+    int64_t broker_election_priority;
     int slave_read_enable;
     int64_t slave_sync_interval;
     int64_t access_message_in_memory_max_ratio;
@@ -90,9 +97,13 @@ const rmq_cfg_table_t *bk_config_table(void);
 rmq_err_t bk_config_init(bk_config_t *cfg);
 void bk_config_deinit(bk_config_t *cfg);
 
-/* Cross-key checks (e.g. brokerId 0 iff not SLAVE). On error writes one
+/* Cross-key checks (e.g. brokerId 0 iff not SLAVE, unless controller mode). On error writes one
  * line naming the key, the value and the rule into err. */
 rmq_err_t bk_config_check(const bk_config_t *cfg, char *err, size_t errlen);
+/* The controllers name this broker's role (enableControllerMode with
+ * controllerAddr); enableControllerMode alone keeps brokerRole's role and
+ * only adds epochs, truncation and the confirm offset. */
+int bk_config_controlled(const bk_config_t *cfg);
 
 void bk_config_print(const bk_config_t *cfg, FILE *out);
 

@@ -12,7 +12,7 @@ void bk_consume_cfg_fill(const bk_broker_t *bk, bk_consume_config_t *cc)
     cc->topics = bk->topics;
     cc->groups = bk->groups;
     cc->offsets = bk->offsets;
-    cc->is_slave = bk->cfg->broker_role == BK_SLAVE;
+    cc->is_slave = bk_broker_role(bk) == BK_SLAVE;
     cc->permission = bk->cfg->broker_permission;
     cc->max_transfer_count = bk->cfg->max_transfer_count_on_message_in_memory;
     cc->max_transfer_bytes = bk->cfg->max_transfer_bytes_on_message_in_memory;

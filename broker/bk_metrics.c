@@ -133,7 +133,7 @@ static void render_identity(bk_metrics_t *m, struct evbuffer *out)
     rmq_metrics_label(lb, sizeof(lb), "cluster", bk->cfg->broker_cluster_name);
     rmq_metrics_label(lb, sizeof(lb), "broker", bk->cfg->broker_name);
     rmq_metrics_label_int(lb, sizeof(lb), "id", (long long)bk->cfg->broker_id);
-    rmq_metrics_label(lb, sizeof(lb), "role", bk_role_name(bk->cfg->broker_role));
+    rmq_metrics_label(lb, sizeof(lb), "role", bk_role_name(bk_broker_role(bk)));
     rmq_metrics_label(lb, sizeof(lb), "addr", bk->addr);
     rmq_metrics_family(out, "rmq_broker_info", "gauge", "Identity of this broker (always 1).");
     rmq_metrics_sample(out, "rmq_broker_info", lb, 1);

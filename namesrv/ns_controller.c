@@ -568,6 +568,15 @@ rmq_err_t ns_controller_replica_info(const ns_controller_t *ctl, const char *clu
     return ns_controller_is_leader(ctl) && g->loaded ? RMQ_OK : RMQ_EAGAIN;
 }
 
+const char *ns_controller_ha_addr(const ns_controller_t *ctl, const char *cluster, const char *broker_name,
+                                  int64_t broker_id)
+{
+    const ctl_group_t *g = group_find(ctl, cluster ? cluster : "", broker_name ? broker_name : "");
+    const ctl_member_t *mb = g ? member_by_id(g, broker_id) : NULL;
+
+    return mb ? mb->ha_addr : "";
+}
+
 /* Checks a sync state set change against g; the wire status and why on refusal. */
 static int alter_check(const ns_controller_t *ctl, const ctl_group_t *g,
                        const Rmq__AlterSyncStateSetRequest *req, char *why, size_t whylen)

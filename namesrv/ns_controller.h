@@ -68,6 +68,11 @@ rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBro
 rmq_err_t ns_controller_replica_info(const ns_controller_t *ctl, const char *cluster,
                                      const char *broker_name, ns_ctl_state_t *out);
 
+/* The HA address broker_id of the group last reported in a heartbeat, or
+ * "" when it has not been heard (or reports none). Borrowed from ctl. */
+const char *ns_controller_ha_addr(const ns_controller_t *ctl, const char *cluster, const char *broker_name,
+                                  int64_t broker_id);
+
 /* A master's request to change its group's sync state set (leader only).
  * RMQ_EAGAIN: accepted, the txn is in flight and out holds the state it
  * commits. RMQ_ESTATUS with the wire status in *status and why: this

@@ -340,8 +340,8 @@ static ns_controller_t *controller_of(rmq_conn_t *conn, const rmq_frame_t *req, 
 
 /* Answers with st as a ReplicaInfo: SUCCESS from the leader, else
  * CONTROLLER_NOT_LEADER carrying what this standby last knew. */
-static void reply_replica_info(rmq_conn_t *conn, const rmq_frame_t *req, const char *cluster,
-                               const char *name, const ns_ctl_state_t *st, int leader)
+static void reply_replica_info(rmq_conn_t *conn, const rmq_frame_t *req, const ns_controller_t *ctl,
+                               const char *cluster, const char *name, const ns_ctl_state_t *st, int leader)
 {
     Rmq__ReplicaInfo ri = RMQ__REPLICA_INFO__INIT;
     Rmq__Command resp = RMQ__COMMAND__INIT;
@@ -351,6 +351,7 @@ static void reply_replica_info(rmq_conn_t *conn, const rmq_frame_t *req, const c
     ri.broker_name = (char *)name;
     ri.master_broker_id = st->master_id;
     ri.master_addr = (char *)st->master_addr;
+    ri.master_ha_addr = (char *)ns_controller_ha_addr(ctl, cluster, name, st->master_id);
     ri.master_epoch = st->master_epoch;
     memcpy(ids, st->sync_set, st->n_sync * sizeof ids[0]);
     ri.sync_state_set = ids;
@@ -379,7 +380,7 @@ static void handle_ctl_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     else if (err == RMQ_EINVAL)
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "%s", why);
     else
-        reply_replica_info(conn, req, cb->cluster_name, cb->broker_name, &st, err == RMQ_OK);
+        reply_replica_info(conn, req, ctl, cb->cluster_name, cb->broker_name, &st, err == RMQ_OK);
 }
 
 static void handle_ctl_replica_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
@@ -395,7 +396,7 @@ static void handle_ctl_replica_info(rmq_conn_t *conn, rmq_frame_t *req, void *ar
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BROKER_NOT_FOUND,
                         "the controller knows no group %s in cluster %s", q->broker_name, q->cluster_name);
     else
-        reply_replica_info(conn, req, q->cluster_name, q->broker_name, &st, err == RMQ_OK);
+        reply_replica_info(conn, req, ctl, q->cluster_name, q->broker_name, &st, err == RMQ_OK);
 }
 
 /* Accepted changes answer SUCCESS with the state being committed. */
@@ -413,7 +414,7 @@ static void handle_ctl_alter(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), status, "%s", why);
         return;
     }
-    reply_replica_info(conn, req, a->cluster_name, a->broker_name, &st, 1);
+    reply_replica_info(conn, req, ctl, a->cluster_name, a->broker_name, &st, 1);
 }
 
 /* ---- installation ------------------------------------------------------ */

@@ -207,14 +207,14 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
         free(ha);
         return NULL;
     }
-    ha->cfg.ssl_ctx = bk->cfg->broker_role != BK_SLAVE ? bk->sec.server_ctx : bk->sec.client_ctx;
+    ha->cfg.ssl_ctx = bk_broker_role(bk) != BK_SLAVE ? bk->sec.server_ctx : bk->sec.client_ctx;
     ha->cfg.tls_mode = bk->sec.tls_mode;
     ha->cfg.acl = bk->sec.acl;
     if (bk->sec.signs) {
         ha->cfg.access_key = bk->sec.cred.access_key;
         ha->cfg.secret_key = bk->sec.cred.secret_key;
     }
-    if (bk->cfg->broker_role != BK_SLAVE) {
+    if (bk_broker_role(bk) != BK_SLAVE) {
         char why[256] = "";
         if (!(ha->master = ha_master_new(bk->base, bk->store, &ha->cfg, why, sizeof(why)))) {
             snprintf(err, errlen, "haListenPort=%d: %s", ha->cfg.listen_port, why);
@@ -315,19 +315,30 @@ int bk_ha_port(const bk_ha_t *ha)
 
 void bk_ha_notify_append(bk_ha_t *ha)
 {
-    if (ha->master)
+    if (ha && ha->master)
         ha_master_notify_append(ha->master);
 }
 
 ha_sync_t *bk_ha_sync(bk_ha_t *ha)
 {
-    return ha->master && ha->bk->cfg->broker_role == BK_SYNC_MASTER ? ha_master_sync(ha->master) : NULL;
+    return ha && ha->master && bk_broker_role(ha->bk) == BK_SYNC_MASTER ? ha_master_sync(ha->master) : NULL;
 }
 
 void bk_ha_offset_committed(bk_ha_t *ha, const char *topic, const char *group, int32_t queue_id)
 {
     if (ha && ha->metasync)
         bk_metasync_note_commit(ha->metasync, topic, group, queue_id);
+}
+
+size_t bk_ha_slaves(bk_ha_t *ha, ha_slave_info_t *out, size_t n)
+{
+    return ha && ha->master ? ha_master_slaves(ha->master, out, n) : 0;
+}
+
+void bk_ha_follow(bk_ha_t *ha, const char *ha_addr)
+{
+    if (ha && ha->slave && ha_addr[0])
+        ha_slave_set_master(ha->slave, ha_addr);
 }
 
 void bk_ha_master_seen(bk_ha_t *ha, const char *ha_addr)
@@ -395,6 +406,8 @@ static void describe_epochs(bk_ha_t *ha, void (*add)(const char *, const char *,
 
 void bk_ha_describe(bk_ha_t *ha, void (*add)(const char *key, const char *value, void *arg), void *arg)
 {
+    if (!ha)
+        return;
     if (ha->epochs)
         describe_epochs(ha, add, arg);
     if (ha->master)

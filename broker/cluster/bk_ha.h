@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "bk_broker.h"
+#include "ha_master.h"
 #include "ha_sync.h"
 
 typedef struct bk_ha bk_ha_t;
@@ -53,6 +54,13 @@ void bk_ha_offset_committed(bk_ha_t *ha, const char *topic, const char *group, i
 /* A name server named the master's HA address (slave only; ignored when
  * haMasterAddress is set). */
 void bk_ha_master_seen(bk_ha_t *ha, const char *ha_addr);
+
+/* A master's connected slaves (at most n into out); 0 on a slave. */
+size_t bk_ha_slaves(bk_ha_t *ha, ha_slave_info_t *out, size_t n);
+
+/* Controller mode, slave: follow the master at ha_addr (the controller
+ * named it; "" keeps the current one). */
+void bk_ha_follow(bk_ha_t *ha, const char *ha_addr);
 
 /* Calls add(key, value, arg) for each HA runtime-info entry. */
 void bk_ha_describe(bk_ha_t *ha, void (*add)(const char *key, const char *value, void *arg), void *arg);

@@ -121,7 +121,7 @@ static void register_header(bk_register_t *r, Rmq__RegisterBrokerRequest *rb, Rm
     rb->cluster_name = bk->cfg->broker_cluster_name;
     rb->broker_name = bk->cfg->broker_name;
     rb->broker_addr = bk->addr;
-    rb->broker_id = bk->cfg->broker_id;
+    rb->broker_id = bk_broker_id(bk);
     rb->ha_server_addr = ha;
     rb->data_version = dv;
     rb->broker_perm = (int32_t)bk->cfg->broker_permission;
@@ -311,6 +311,8 @@ static void register_seen(bk_register_t *r, const rmq_frame_t *resp)
     } else {
         return;
     }
+    if (bk_config_controlled(r->bk->cfg))
+        return;                    /* the controller names the master (bk_register_role_changed) */
     if (master[0])
         snprintf(r->master_addr, sizeof(r->master_addr), "%s", master);
     if (ha[0])
@@ -452,6 +454,18 @@ void bk_register_topic_changed(bk_register_t *r, const char *name)
         event_active(r->soon, EV_TIMEOUT, 0);
 }
 
+void bk_register_role_changed(bk_register_t *r, const char *master_addr, const char *ha_addr)
+{
+    snprintf(r->master_addr, sizeof(r->master_addr), "%s", master_addr);
+    snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", ha_addr);
+    for (size_t i = 0; i < r->n_ns; i++) {
+        r->ns[i].need_full = 1;
+        r->ns[i].backoff = 0;
+    }
+    if (r->n_ns && !event_pending(r->soon, EV_TIMEOUT, NULL))
+        event_active(r->soon, EV_TIMEOUT, 0);
+}
+
 uint64_t bk_register_bytes_sent(const bk_register_t *r)
 {
     return r->bytes_sent;
@@ -502,7 +516,7 @@ void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg),
     ub.cluster_name = bk->cfg->broker_cluster_name;
     ub.broker_name = bk->cfg->broker_name;
     ub.broker_addr = bk->addr;
-    ub.broker_id = bk->cfg->broker_id;
+    ub.broker_id = bk_broker_id(bk);
     ub.epoch = bk->boot_ms;
     Rmq__Command cmd = RMQ__COMMAND__INIT;
     cmd.code = RMQ__REQUEST_CODE__UNREGISTER_BROKER;

@@ -24,7 +24,15 @@ void bk_register_topic_changed(bk_register_t *r, const char *name);
  * answered or after timeout_ms. */
 void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg), void *arg);
 
-/* Master client / HA addresses from the last register response ("" if none). */
+/* Controller mode: the role (so the registered brokerId) changed and the
+ * controller names the master at master_addr / ha_addr ("" while this
+ * broker is master or none is known): registers the whole table with
+ * every name server now. Name-server answers then no longer name the
+ * master. */
+void bk_register_role_changed(bk_register_t *r, const char *master_addr, const char *ha_addr);
+
+/* Master client / HA addresses from the last register response, or as the
+ * controller named them ("" if none). */
 const char *bk_register_master_addr(const bk_register_t *r);
 const char *bk_register_ha_addr(const bk_register_t *r);
 /* Name servers that accepted the last registration. */

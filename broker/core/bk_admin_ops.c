@@ -27,6 +27,11 @@ bk_admin_ops_t *bk_admin_ops_new(const bk_admin_ops_config_t *cfg)
     return a;
 }
 
+void bk_admin_ops_set_role(bk_admin_ops_t *a, const char *role)
+{
+    a->cfg.role = role;
+}
+
 void bk_admin_ops_free(bk_admin_ops_t *a)
 {
     free(a);

@@ -67,6 +67,9 @@ typedef struct bk_topic_stats {
 bk_admin_ops_t *bk_admin_ops_new(const bk_admin_ops_config_t *cfg);
 void bk_admin_ops_free(bk_admin_ops_t *a);
 
+/* The broker's role changed at runtime (controller mode); role is borrowed. */
+void bk_admin_ops_set_role(bk_admin_ops_t *a, const char *role);
+
 #define BK_TOPIC_LIST_MAX 100000     /* topics in one create-or-update request */
 
 /* Creates or replaces topics[0..n) (copied) for request cmd after checking

@@ -26,6 +26,7 @@ struct bk_append {
     append_waiter_t *spare;
     size_t n_waiting;
     int stopping;
+    int64_t lease_until_ms;          /* 0: no controller lease */
 };
 
 bk_append_t *bk_append_new(const bk_append_config_t *cfg)
@@ -74,6 +75,27 @@ static void put_status(bk_result_t *r, st_put_status_t st, const char *why)
     bk_result_set(r, s, "store refused the message: %s", why ? why : "unknown");
 }
 
+void bk_append_set_role(bk_append_t *ap, int is_slave, ha_sync_t *sync)
+{
+    ap->cfg.is_slave = is_slave;
+    ap->cfg.sync = sync;
+}
+
+void bk_append_set_lease(bk_append_t *ap, int64_t until_ms)
+{
+    ap->lease_until_ms = until_ms;
+}
+
+/* 1 (r set) when the controller lease has lapsed: this master may have been replaced. */
+static int lease_lapsed(const bk_append_t *ap, bk_result_t *r)
+{
+    if (!ap->lease_until_ms || rmq_mono_ms() < ap->lease_until_ms)
+        return 0;
+    bk_result_set(r, BK_NOT_MASTER, "broker %s is fenced: no controller confirmed it as master within "
+                  "controllerHeartBeatTimeoutMills (less a margin); it may have been replaced", ap->cfg.addr);
+    return 1;
+}
+
 int bk_append_writable(const bk_append_t *ap, bk_result_t *r)
 {
     const char *why = NULL;
@@ -82,6 +104,8 @@ int bk_append_writable(const bk_append_t *ap, bk_result_t *r)
         return bk_result_set(r, BK_SHUTDOWN, "broker is shutting down"), 0;
     if (ap->cfg.is_slave)
         return bk_result_set(r, BK_NOT_MASTER, "broker %s is a slave; send to its master", ap->cfg.addr), 0;
+    if (lease_lapsed(ap, r))
+        return 0;
     if (!(ap->cfg.permission & PERM_WRITE))
         return bk_result_set(r, BK_NO_PERMISSION, "broker %s is not writable (brokerPermission=%lld)", ap->cfg.addr,
                              (long long)ap->cfg.permission), 0;
@@ -135,6 +159,8 @@ static void waiter_done(append_waiter_t *w)
     ap->n_waiting--;
     w->next = ap->spare;
     ap->spare = w;
+    if (w->out.r.status == BK_OK)
+        lease_lapsed(ap, &w->out.r);
     w->cb(&w->out, w->arg);
 }
 

@@ -52,8 +52,19 @@ void bk_append_free(bk_append_t *ap);
 /* The broker is stopping: refuse further writes. */
 void bk_append_stop(bk_append_t *ap);
 
+/* The broker's role changed at runtime (controller mode): is_slave refuses
+ * writes from now on; sync (may be NULL) is the waiter set later appends
+ * wait on (waits already parked end on the set they started on). */
+void bk_append_set_role(bk_append_t *ap, int is_slave, ha_sync_t *sync);
+
+/* Controller mode's self-fencing: from rmq_mono_ms() == until_ms on, writes
+ * are refused and appends still waiting are not acknowledged, until a later
+ * call moves until_ms (0: no lease, the default). */
+void bk_append_set_lease(bk_append_t *ap, int64_t until_ms);
+
 /* 1 if this broker may take writes now; else 0 with r set (slave role,
- * shutdown, brokerPermission, store disk or write state). */
+ * lapsed controller lease, shutdown, brokerPermission, store disk or write
+ * state). */
 int bk_append_writable(const bk_append_t *ap, bk_result_t *r);
 
 /* Stores msgs[0..n) (n > 1: a batch on one topic and queue) after the

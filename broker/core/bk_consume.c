@@ -245,6 +245,11 @@ bk_consume_t *bk_consume_new(const bk_consume_config_t *cfg)
     return c;
 }
 
+void bk_consume_set_slave(bk_consume_t *c, int is_slave)
+{
+    c->cfg.is_slave = is_slave;
+}
+
 void bk_consume_free(bk_consume_t *c)
 {
     if (!c)

@@ -88,6 +88,9 @@ bk_consume_t *bk_consume_new(const bk_consume_config_t *cfg);
 /* Drops every held pull without answering (their ctx freed). */
 void bk_consume_free(bk_consume_t *c);
 
+/* The broker's role changed at runtime (controller mode). */
+void bk_consume_set_slave(bk_consume_t *c, int is_slave);
+
 /* Runs a pull from session ss. Returns 1 when answered now (*out filled;
  * the caller encodes it, then bk_pull_out_clear), or 0 when held: answer
  * runs later with ctx, then ctx_free(ctx). */

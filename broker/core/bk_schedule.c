@@ -748,6 +748,13 @@ void bk_schedule_stop(bk_schedule_t *s)
         s->running = 0;
 }
 
+void bk_schedule_set_slave(bk_schedule_t *s, int is_slave)
+{
+    s->cfg.is_slave = is_slave;
+    if (is_slave)
+        s->running = 0;
+}
+
 void bk_schedule_free(bk_schedule_t *s)
 {
     if (!s)

@@ -95,6 +95,9 @@ void bk_schedule_start(bk_schedule_t *s);
 /* The broker is stopping: no further deliveries (what is in flight ends
  * through the append path). */
 void bk_schedule_stop(bk_schedule_t *s);
+/* The broker's role changed at runtime (controller mode): a slave stops
+ * delivering; a new master then calls bk_schedule_start. */
+void bk_schedule_set_slave(bk_schedule_t *s, int is_slave);
 
 /* Number of delay levels N. */
 int bk_schedule_levels(const bk_schedule_t *s);

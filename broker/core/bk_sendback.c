@@ -35,6 +35,11 @@ bk_sendback_t *bk_sendback_new(const bk_sendback_config_t *cfg)
     return sb;
 }
 
+void bk_sendback_set_slave(bk_sendback_t *sb, int is_slave)
+{
+    sb->cfg.is_slave = is_slave;
+}
+
 void bk_sendback_free(bk_sendback_t *sb)
 {
     if (!sb)

@@ -55,6 +55,9 @@ typedef struct bk_sendback_req {
 bk_sendback_t *bk_sendback_new(const bk_sendback_config_t *cfg);
 void bk_sendback_free(bk_sendback_t *sb);
 
+/* The broker's role changed at runtime (controller mode). */
+void bk_sendback_set_slave(bk_sendback_t *sb, int is_slave);
+
 /* The group's retry topic, created on a master when missing (a clustering
  * consumer's heartbeat and a group's creation call this, so the consumer can
  * subscribe to it before the first failure). NULL on a slave, for an unknown

@@ -38,6 +38,8 @@ typedef struct scenario {
     bk_status_t want;
     int want_stored;
     int want_pending;                /* answered after a wait, not at once */
+    int lease_ms;                    /* controller lease ends this far from now (0: none) */
+    int promoted;                    /* a slave made master at runtime (bk_append_set_role) */
 } scenario_t;
 
 static const scenario_t scenarios[] = {
@@ -53,6 +55,10 @@ static const scenario_t scenarios[] = {
     {"queue out of range", 0, 0, 0, 0, 0, TOPIC, QUEUES, 10, "", BK_BAD_REQUEST, 0, 0},
     {"body over maxMessageSize", 0, 0, 0, 0, 0, TOPIC, 0, 5000, "", BK_MESSAGE_ILLEGAL, 0, 0},
     {"divert refuses bad properties", 0, 0, 0, 0, 0, TOPIC, 0, 10, "BAD", BK_MESSAGE_ILLEGAL, 0, 0},
+    {"lapsed controller lease refuses", 0, 0, 0, 0, 0, TOPIC, 0, 10, "", BK_NOT_MASTER, 0, 0, -1, 0},
+    {"controller lease held takes writes", 1, 0, 0, 0, 0, TOPIC, 0, 10, "", BK_OK, 1, 1, 60000, 0},
+    {"slave promoted at runtime takes writes", 0, 1, 0, 0, 0, TOPIC, 0, 10, "", BK_OK, 1, 0, 0, 1},
+    {"master demoted at runtime refuses", 0, 0, 0, 0, 0, TOPIC, 0, 10, "", BK_NOT_MASTER, 0, 0, 0, -1},
 };
 
 /* The fake divert hook: refuses a message whose properties are "BAD". */
@@ -95,6 +101,10 @@ static void run_scenario(const scenario_t *sc)
     ck_assert_ptr_nonnull(ap);
     if (sc->stopping)
         bk_append_stop(ap);
+    if (sc->lease_ms)
+        bk_append_set_lease(ap, rmq_mono_ms() + sc->lease_ms);
+    if (sc->promoted)
+        bk_append_set_role(ap, sc->promoted < 0, NULL);
     bk_produce_config_t pc = {.append = ap, .topics = topics, .auto_create_topic = sc->auto_create,
                               .max_message_size = 4096, .addr = "127.0.0.1:0", .divert = fake_divert};
     bk_produce_t *p = bk_produce_new(&pc);

@@ -166,6 +166,11 @@ bk_pull_t *bk_pull_new(bk_broker_t *bk)
     return p;
 }
 
+void bk_pull_set_slave(bk_pull_t *p, int is_slave)
+{
+    bk_consume_set_slave(p->core, is_slave);
+}
+
 void bk_pull_free(bk_pull_t *p)
 {
     if (!p)

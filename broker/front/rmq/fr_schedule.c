@@ -84,7 +84,7 @@ bk_schedule_t *fr_schedule_new(bk_broker_t *bk, char *err, size_t errlen)
         .stats = &bk->stats,
         .delay_levels = bk->cfg->message_delay_level,
         .horizon_ms = bk->cfg->file_reserved_time * 3600 * 1000,
-        .is_slave = bk->cfg->broker_role == BK_SLAVE,
+        .is_slave = bk_broker_role(bk) == BK_SLAVE,
         .path = path,
         .encode = fr_schedule_encode,
         .decode = fr_schedule_decode,

@@ -1,0 +1,175 @@
+/* test_ctl_failover.c: controller mode end to end with real processes: a
+ * private etcd, a name server running the controller, and two mqbroker
+ * replicas of broker-a with enableControllerMode (SYNC_MASTER when
+ * elected). The controller elects one master, which grows the sync state
+ * set once the other catches up; kill -9 of the master under load promotes
+ * the slave within the heartbeat timeout, every message acknowledged
+ * before the kill is read back from the new master, the route shows it as
+ * brokerId 0, and the old master restarted rejoins as its slave. A master
+ * cut off from the controller (name server frozen) stops acknowledging
+ * writes within the timeout and takes them again once confirmed. */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctlgroup.h"
+#include "harness.h"
+#include "rmq_rpc.h"
+#include "wire.h"
+
+#define TOPIC "CtlFailTopic"
+#define PRODUCER "ctl_producer"
+#define CONSUMER "ctl_consumer"
+#define HB_TIMEOUT_MS 2000
+#define WAIT_MS 30000
+
+static const char *case_dir;
+static const wire_flow_t FLOW = { .topic = TOPIC, .producer_group = PRODUCER, .consumer_group = CONSUMER };
+static const cg_settings_t FAST = { .hb_timeout_ms = HB_TIMEOUT_MS, .hb_interval_ms = 200, .check_ms = 300,
+                                    .catchup_ms = 3000, .lease_s = 2 };
+static cg_group_t grp;
+
+static int route_is_master(void *arg)
+{
+    char got[64];
+    cg_route_addr(grp.ns_addr, TOPIC, 0, got, sizeof got);
+    return strcmp(got, arg) == 0;
+}
+
+static void setup(void)
+{
+    case_dir = hn_case_begin("ctlfail");
+    ck_assert_ptr_nonnull(case_dir);
+    ck_assert_msg(hn_etcd_available(), "etcd is not on PATH (scripts/bootstrap.sh installs etcd-server)");
+    memset(&grp, 0, sizeof grp);
+}
+
+static void teardown(void)
+{
+    hn_etcd_kill(&grp.etcd);
+    hn_case_end();
+}
+
+/* ---- cases --------------------------------------------------------------------------- */
+
+/* kill -9 of the master under load: the in-sync slave takes over with every
+ * acknowledged message; the old master rejoins as its slave. */
+START_TEST(test_kill_master_promotes_slave)
+{
+    ck_assert_int_eq(cg_start(&grp, case_dir, &FAST), 0);
+    int m = cg_wait_master(&grp, WAIT_MS), s = 1 - m;
+    ck_assert_int_ge(m, 0);
+    ck_assert(cg_wait_runtime(grp.addr[s], "brokerRole", "SLAVE", WAIT_MS));
+    ck_assert_int_ge(cg_until_send_ok(grp.addr[m], WAIT_MS), 0);
+    ck_assert_msg(cg_wait_sync_set_full(grp.addr[m], WAIT_MS), "the slave never joined the sync state set");
+
+    wire_sender_t sd;
+    long long t_kill = hn_now_ms() + 1500;
+    wire_send_kill9(grp.addr[m], &sd, &FLOW, 1000000, 64, &grp.rep[m], 1500);
+    ck_assert_int_gt(sd.acked, 50);
+    ck_assert_msg(cg_until_send_ok(grp.addr[s], WAIT_MS) >= 0, "the slave %s never took writes", grp.addr[s]);
+    long long took = hn_now_ms() - t_kill;
+    fprintf(stderr, "# controller mode: kill -9 master -> first SEND_OK on the new master in %lld ms "
+            "(controllerHeartBeatTimeoutMills=%d), %d acknowledged before the kill\n", took, HB_TIMEOUT_MS, sd.acked);
+    ck_assert_int_lt(took, HB_TIMEOUT_MS + 8000);
+    ck_assert_int_ge(wire_assert_acked_on(grp.addr[s], &FLOW, sd.acked_map, sd.total), sd.acked);
+    wire_sender_deinit(&sd);
+    ck_assert_msg(hn_wait_until(route_is_master, grp.addr[s], WAIT_MS), "the route never showed %s as brokerId 0",
+                  grp.addr[s]);
+
+    /* the old master, restarted over its own store, truncates its
+     * unacknowledged tail to the last common epoch and follows the new one */
+    ck_assert_int_eq(cg_replica_start(&grp, m, 0), 0);
+    ck_assert_msg(cg_wait_runtime(grp.addr[m], "haConnected", "true", WAIT_MS),
+                  "the old master never followed the new one");
+    ck_assert(cg_runtime_is(grp.addr[m], "brokerRole", "SLAVE"));
+    ck_assert_msg(cg_wait_sync_set_full(grp.addr[s], WAIT_MS), "the old master never rejoined the set");
+    ck_assert_int_eq(cg_probe_send(grp.addr[s], NULL, 0), RMQ__STATUS__SUCCESS);
+    hn_case_passed();
+}
+END_TEST
+
+/* The master cut off from the controller (name server frozen) stops
+ * acknowledging within the timeout; writes resume once it is confirmed. */
+START_TEST(test_cut_off_master_fences_itself)
+{
+    char why[256] = "";
+
+    ck_assert_int_eq(cg_start(&grp, case_dir, &FAST), 0);
+    int m = cg_wait_master(&grp, WAIT_MS);
+    ck_assert_int_ge(m, 0);
+    ck_assert_int_ge(cg_until_send_ok(grp.addr[m], WAIT_MS), 0);
+
+    ck_assert_int_eq(kill(grp.ns.pid, SIGSTOP), 0);
+    long long t0 = hn_now_ms(), fenced = -1;
+    while (hn_now_ms() - t0 < 3 * HB_TIMEOUT_MS) {
+        if (cg_probe_send(grp.addr[m], why, sizeof why) != RMQ__STATUS__SUCCESS) {
+            fenced = hn_now_ms() - t0;
+            break;
+        }
+        hn_sleep_ms(20);
+    }
+    fprintf(stderr, "# controller mode: name server frozen -> master stops acknowledging in %lld ms "
+            "(timeout %d ms): %s\n", fenced, HB_TIMEOUT_MS, why);
+    ck_assert_msg(fenced >= 0 && fenced <= HB_TIMEOUT_MS, "the cut-off master still acknowledged after %lld ms",
+                  hn_now_ms() - t0);
+    ck_assert_ptr_nonnull(strstr(why, "fenced"));
+    ck_assert(cg_runtime_is(grp.addr[m], "controllerFenced", "true"));
+
+    ck_assert_int_eq(kill(grp.ns.pid, SIGCONT), 0);
+    long long back = -1;
+    for (long long end = hn_now_ms() + WAIT_MS; back < 0 && hn_now_ms() < end; hn_sleep_ms(50))
+        for (int i = 0; i < CG_REPLICAS && back < 0; i++)
+            if (cg_probe_send(grp.addr[i], NULL, 0) == RMQ__STATUS__SUCCESS)
+                back = hn_now_ms() - t0;
+    ck_assert_msg(back >= 0, "no replica took writes after the name server resumed");
+    hn_case_passed();
+}
+END_TEST
+
+/* Controllers with an epoch set by hand (controllerModeStartEpoch), or without a replica id, are a clear startup error. */
+START_TEST(test_config_errors)
+{
+    hn_daemon_t d;
+    char addr[64], log[8192] = "";
+
+    ck_assert_int_ne(hn_daemon_start_conf(&d, case_dir, "broker/mqbroker", "bad",
+                                          "enableControllerMode=true\ncontrollerAddr=127.0.0.1:1\nbrokerId=1\n"
+                                          "controllerModeStartEpoch=3\nlistenPort=0\n", addr, sizeof addr), 0);
+    FILE *f = fopen(d.log_path, "r");
+    ck_assert_ptr_nonnull(f);
+    log[fread(log, 1, sizeof log - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(log, "controllerModeStartEpoch=3: the controllers name the epochs"));
+    ck_assert_int_ne(hn_daemon_start_conf(&d, case_dir, "broker/mqbroker", "bad0",
+                                          "enableControllerMode=true\ncontrollerAddr=127.0.0.1:1\nlistenPort=0\n",
+                                          addr, sizeof addr), 0);
+    f = fopen(d.log_path, "r");
+    ck_assert_ptr_nonnull(f);
+    log[fread(log, 1, sizeof log - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(log, "brokerId=0: enableControllerMode=true needs"));
+    hn_case_passed();
+}
+END_TEST
+
+static Suite *ctl_failover_suite(void)
+{
+    Suite *s = suite_create("ctl_failover");
+    TCase *tc = tcase_create("process");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_kill_master_promotes_slave);
+    tcase_add_test(tc, test_cut_off_master_fences_itself);
+    tcase_add_test(tc, test_config_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return hn_run_suite(ctl_failover_suite());
+}
