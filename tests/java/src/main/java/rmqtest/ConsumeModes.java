@@ -51,6 +51,8 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
 
 public final class ConsumeModes {
     private static final int KEYS = 8;
+    /* Route look-ups at start fail the start past this; the test machines are loaded. */
+    private static final int CLIENT_API_TIMEOUT_MS = 15000;
 
     private ConsumeModes() {
     }
@@ -82,6 +84,7 @@ public final class ConsumeModes {
     private static DefaultMQProducer producer(String ns, String name) throws Exception {
         DefaultMQProducer p = new DefaultMQProducer("rmq_modes_producer");
         p.setNamesrvAddr(ns);
+        p.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         p.setInstanceName(name);
         p.setSendMsgTimeout(10000);
         p.start();
@@ -121,6 +124,7 @@ public final class ConsumeModes {
         Orderly(String ns, String topic, String group, String name, Set<Integer> all) throws Exception {
             consumer = new DefaultMQPushConsumer(group);
             consumer.setNamesrvAddr(ns);
+            consumer.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
             consumer.setInstanceName(name);
             consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
             consumer.subscribe(topic, "*");
@@ -186,6 +190,7 @@ public final class ConsumeModes {
                                                      Set<String> got) throws Exception {
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
         c.setNamesrvAddr(ns);
+        c.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         c.setInstanceName(name);
         c.setMessageModel(MessageModel.BROADCASTING);
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
@@ -237,6 +242,7 @@ public final class ConsumeModes {
         p.shutdown();
         DefaultLitePullConsumer sub = new DefaultLitePullConsumer(group);
         sub.setNamesrvAddr(ns);
+        sub.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         sub.setInstanceName("lite-subscribe");
         sub.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         sub.subscribe(topic, "*");
@@ -247,6 +253,7 @@ public final class ConsumeModes {
 
         DefaultLitePullConsumer asg = new DefaultLitePullConsumer(group + "_assign");
         asg.setNamesrvAddr(ns);
+        asg.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         asg.setInstanceName("lite-assign");
         asg.setAutoCommit(false);
         asg.start();
