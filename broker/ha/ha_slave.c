@@ -365,7 +365,7 @@ static int slave_read_chunks(ha_slave_t *slave, struct evbuffer *in)
 {
     uint8_t hdr[HA_CHUNK_HDR];
     ha_chunk_t c;
-    char why[200];
+    char why[400];
     rmq_err_t rc;
 
     while (evbuffer_copyout(in, hdr, sizeof(hdr)) == (ev_ssize_t)sizeof(hdr)) {
