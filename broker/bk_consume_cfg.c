@@ -19,7 +19,12 @@ void bk_consume_cfg_fill(const bk_broker_t *bk, bk_consume_config_t *cc)
     cc->long_polling = bk->cfg->long_polling_enable;
     cc->short_polling_ms = bk->cfg->short_polling_time_mills;
     cc->slave_read_enable = bk->cfg->slave_read_enable;
-    cc->in_memory_max = (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 100 *
-                        bk->cfg->access_message_in_memory_max_ratio;
+    cc->in_memory_max = bk_consume_cfg_in_memory_max(bk);
     cc->addr = bk->addr;
+}
+
+int64_t bk_consume_cfg_in_memory_max(const bk_broker_t *bk)
+{
+    return (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 100 *
+           bk->cfg->access_message_in_memory_max_ratio;
 }

@@ -10,4 +10,8 @@
 /* Fills cc from bk (pointers borrowed); the caller sets answer and ctx_free. */
 void bk_consume_cfg_fill(const bk_broker_t *bk, bk_consume_config_t *cc);
 
+/* accessMessageInMemoryMaxRatio of the host's memory, in bytes: how far
+ * behind the commit log's end data still counts as in memory. */
+int64_t bk_consume_cfg_in_memory_max(const bk_broker_t *bk);
+
 #endif

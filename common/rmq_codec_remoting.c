@@ -768,7 +768,8 @@ static int json_plain(const char *s, size_t n)
 
 static char *put_bytes(char *o, const void *s, size_t n)
 {
-    memcpy(o, s, n);
+    if (n)                           /* s may be NULL when n is 0 */
+        memcpy(o, s, n);
     return o + n;
 }
 

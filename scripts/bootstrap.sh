@@ -28,6 +28,9 @@ packages=(
   # private members (tests/cluster/etcdproc.c), etcdctl helps when debugging
   etcd-server etcd-client
 )
+# tests/node runs the ali-ons client, which the test fetches with npm (a
+# nodejs from elsewhere, e.g. NodeSource's, brings its own npm)
+command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do

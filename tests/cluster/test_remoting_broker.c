@@ -17,7 +17,8 @@
  * unknown code, a bad heartbeat body each get a clear code and a remark
  * naming what was wrong; a frame over maxFrameSize closes the connection.
  *
- * clients: consumer offsets (QUERY_NOT_FOUND, then what was committed),
+ * clients: consumer offsets (0 for a new group on an empty queue, then
+ * what was committed),
  * GET_MAX_OFFSET, heartbeats of two clients of one group listed by
  * GET_CONSUMER_LIST_BY_GROUP, the first told NOTIFY_CONSUMER_IDS_CHANGED
  * when the second joins, and UNREGISTER_CLIENT leaving the group.
@@ -61,7 +62,12 @@
  * pipelined sends on one connection is answered partly SYSTEM_BUSY (2,
  * RocketMQ's "[OVERLOAD]" remark), as the native front answers its sends;
  * every send gets an answer, none fails otherwise, and a send after the
- * burst succeeds. */
+ * burst succeeds.
+ *
+ * offset_query_new_group: as RocketMQ's broker, QUERY_CONSUMER_OFFSET of a
+ * group with nothing stored answers 0 while the queue's head is in memory
+ * (empty, or its first message within accessMessageInMemoryMaxRatio of the
+ * log's end; 0 here) and QUERY_NOT_FOUND naming the group once it is not. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +148,13 @@ static void busy_setup(void)
     Rmq__TopicConfig tc;
     wire_topic_request(&req, &tc, "RemTopic", QUEUES);
     ck_assert_int_eq(wire_call(bk_addr, &req, NULL, 0, NULL), RMQ__STATUS__SUCCESS);
+}
+
+static void cold_setup(void)
+{
+    case_dir = hn_case_begin("remoting_broker_cold");
+    daemons_start("accessMessageInMemoryMaxRatio=0\n");
+    topic_create();
 }
 
 static void teardown(void)
@@ -404,8 +417,8 @@ START_TEST(clients)
     rem_resp_t r;
     char hb[1024];
     rmq_remoting_field_t q[] = {{"consumerGroup", "rem_cg"}, {"topic", "RemTopic"}, {"queueId", "2"}};
-    ck_assert_int_eq(call(RMQ_REMOTING_JSON, 14, q, 3, NULL, 0, &r), RMQ_REMOTING_QUERY_NOT_FOUND);
-    remark_has(&r, "rem_cg");
+    ck_assert_int_eq(call(RMQ_REMOTING_JSON, 14, q, 3, NULL, 0, &r), RMQ_REMOTING_SUCCESS);
+    ck_assert_str_eq(rem_field(&r, "offset"), "0");     /* a new group, an empty queue */
     rem_resp_clear(&r);
     rmq_remoting_field_t u[] = {{"consumerGroup", "rem_cg"}, {"topic", "RemTopic"}, {"queueId", "2"},
                                 {"commitOffset", "3"}};
@@ -1109,6 +1122,42 @@ START_TEST(send_busy)
 }
 END_TEST
 
+/* QUERY_CONSUMER_OFFSET of rem_cg on RemTopic queue 1. */
+static int offset_query(rem_resp_t *r)
+{
+    rmq_remoting_field_t q[] = {{"consumerGroup", "rem_cg"}, {"topic", "RemTopic"}, {"queueId", "1"}};
+    return call(RMQ_REMOTING_JSON, 14, q, 3, NULL, 0, r);
+}
+
+START_TEST(offset_query_new_group)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(offset_query(&r), RMQ_REMOTING_SUCCESS);
+    ck_assert_str_eq(rem_field(&r, "offset"), "0");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(send_one(RMQ_REMOTING_JSON, "1", "", "first", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(offset_query(&r), RMQ_REMOTING_SUCCESS);   /* its head ends the log */
+    ck_assert_str_eq(rem_field(&r, "offset"), "0");
+    rem_resp_clear(&r);
+    /* with accessMessageInMemoryMaxRatio=0, a head behind the log's end is
+     * "in disk": the client chooses where a new group starts */
+    ck_assert_int_eq(send_one(RMQ_REMOTING_JSON, "1", "", "second", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    int code = RMQ_REMOTING_SUCCESS;
+    for (int i = 0; i < 100 && code == RMQ_REMOTING_SUCCESS; i++) {      /* until dispatched */
+        if ((code = offset_query(&r)) == RMQ_REMOTING_SUCCESS) {
+            rem_resp_clear(&r);
+            usleep(50 * 1000);
+        }
+    }
+    ck_assert_int_eq(code, RMQ_REMOTING_QUERY_NOT_FOUND);
+    remark_has(&r, "rem_cg");
+    rem_resp_clear(&r);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *remoting_broker_suite(void)
 {
     Suite *s = suite_create("remoting_broker");
@@ -1142,6 +1191,11 @@ static Suite *remoting_broker_suite(void)
     tcase_set_timeout(tb, 120);
     tcase_add_test(tb, send_busy);
     suite_add_tcase(s, tb);
+    TCase *to = tcase_create("remoting_broker_cold");
+    tcase_add_checked_fixture(to, cold_setup, teardown);
+    tcase_set_timeout(to, 120);
+    tcase_add_test(to, offset_query_new_group);
+    suite_add_tcase(s, to);
     return s;
 }
 

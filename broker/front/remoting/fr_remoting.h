@@ -107,6 +107,10 @@ bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_re
 /* ---- the broker core's operations, one function each (fr_remoting_core.c) */
 
 int64_t fr_rm_core_offset_query(bk_broker_t *bk, const char *topic, const char *group, int32_t queue_id);
+/* 1 when the queue still starts at offset 0 and that message (if any) ends
+ * within accessMessageInMemoryMaxRatio of memory from the log's end, the
+ * "not in disk" of RocketMQ's checkInDiskByConsumeOffset; else 0. */
+int fr_rm_core_queue_head_in_memory(bk_broker_t *bk, const char *topic, int32_t queue_id);
 /* Commits offset through the core (which streams it to slaves); BK_OK or a
  * refusal with r set. */
 bk_status_t fr_rm_core_offset_commit(bk_broker_t *bk, const char *topic, const char *group, int32_t queue_id,

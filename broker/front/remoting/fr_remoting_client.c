@@ -120,6 +120,12 @@ void fr_rm_handle_offset_query(rmq_conn_t *conn, const rmq_remoting_request_t *r
     if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0)
         return;
     int64_t off = fr_rm_core_offset_query(rm->bk, topic, group, (int32_t)qid);
+    /* RocketMQ's broker: a group new to a queue whose head is still in
+     * memory starts at 0 (so CONSUME_FROM_LAST_OFFSET consumers, ali-ons'
+     * default, read a young queue from its start, and no client logs an
+     * error); otherwise QUERY_NOT_FOUND lets the client choose. */
+    if (off < 0 && fr_rm_core_queue_head_in_memory(rm->bk, topic, (int32_t)qid))
+        off = 0;
     if (off < 0) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_QUERY_NOT_FOUND,
                             "no offset stored for group %.200s on %.200s queue %" PRId64, group, topic, qid);

@@ -1,7 +1,10 @@
 /* fr_remoting_core.c: what the remoting front asks of the broker core's
- * offset and client operations (core/bk_offset_ops.c, core/bk_clients.c),
- * one function per operation. */
+ * offset and client operations (core/bk_offset_ops.c, core/bk_clients.c)
+ * and of the store, one function per operation. */
+#include <event2/buffer.h>
+
 #include "bk_clients.h"
+#include "bk_consume_cfg.h"
 #include "bk_offset_ops.h"
 #include "fr_remoting.h"
 
@@ -11,6 +14,25 @@ int64_t fr_rm_core_offset_query(bk_broker_t *bk, const char *topic, const char *
     int64_t off = -1;
     bk_result_t r;
     return bk_offset_query(bk->offset_ops, &key, &off, &r) == BK_OK ? off : -1;
+}
+
+int fr_rm_core_queue_head_in_memory(bk_broker_t *bk, const char *topic, int32_t queue_id)
+{
+    static const st_tag_filter_t all = {.match_all = 1};
+    st_get_result_t res = {0};
+    st_store_stats_t stats;
+    struct evbuffer *buf;
+
+    if (st_store_min_offset(bk->store, topic, queue_id) > 0 || !(buf = evbuffer_new()))
+        return 0;
+    st_store_get(bk->store, topic, queue_id, 0, 1, INT32_MAX, &all, buf, &res);
+    evbuffer_free(buf);
+    if (res.status == ST_GET_MESSAGE_WAS_REMOVING)
+        return 0;
+    if (res.msg_count == 0)
+        return 1;
+    st_store_stats(bk->store, &stats);
+    return stats.commitlog_max_offset - res.max_phys_scanned <= bk_consume_cfg_in_memory_max(bk);
 }
 
 bk_status_t fr_rm_core_offset_commit(bk_broker_t *bk, const char *topic, const char *group, int32_t queue_id,

@@ -1,0 +1,96 @@
+#!/bin/bash
+# tests/node/run_ali_ons_test.sh: the unmodified ali-ons client (RocketMQ's
+# Node client, from npm) against the 2-master/2-slave SYNC cluster that
+# `deploy/cluster.sh up sync` starts: roundtrip.js's byte-for-byte round
+# trips (every byte value, bodies around and over ali-ons' zlib threshold,
+# tags, keys, user properties), then the application of deploy/examples/node
+# that deploy/README.md shows. The cluster's ports are moved out of the way
+# (RMQ_PORT_OFFSET) and its files, node_modules included, go to a temp dir
+# (npm keeps its cache in ~/.npm). Prints TAP; SKIP when node or npm is
+# missing or npm cannot fetch the packages. Always stops the cluster.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+bin=${RMQ_BUILD_ROOT:-$src/build}
+run=$(mktemp -d /tmp/rmq-test-node.XXXXXX)
+PLAN=12
+N=20
+
+export RMQ_BIN=$bin RMQ_RUN_DIR=$run/cluster
+# ports 9876+OFF ... 10942+OFF, below the ephemeral range (32768-);
+# the other cluster.sh tests use offsets 19000 to 21500
+export RMQ_PORT_OFFSET=${RMQ_TEST_NODE_PORT_OFFSET:-17000}
+export RMQ_START_TIMEOUT=30 RMQ_STOP_TIMEOUT=30
+unset RMQ_PORT_BASE RMQ_SSH RMQ_CONF_DIR
+cluster=$src/deploy/cluster.sh
+ns=127.0.0.1:$((9876 + RMQ_PORT_OFFSET))
+
+cleanup() {
+  [ ! -d "$RMQ_RUN_DIR" ] || "$cluster" down >/dev/null 2>&1
+  rm -rf "$run"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+skip_all() {
+  local i
+  for i in $(seq 1 "$PLAN"); do echo "ok $i # SKIP $1"; done
+  exit 0
+}
+
+# create_topic TOPIC: 4 queues on each master, waits until both route it
+create_topic() {
+  "$bin/tools/mqadmin" updateTopic -n "$ns" -c DefaultCluster -t "$1" -r 4 -w 4 >"$run/topic.log" 2>&1 \
+    || sed 's/^/# /' "$run/topic.log"
+  for _ in $(seq 1 100); do
+    [ "$("$bin/tools/mqadmin" topicRoute -n "$ns" -t "$1" 2>/dev/null | grep -c broker-)" -ge 2 ] && return
+    sleep 0.2
+  done
+}
+
+echo "1..$PLAN"
+command -v node >/dev/null && command -v npm >/dev/null || skip_all "node or npm not installed"
+# the example's package.json, installed once for both programs
+cp "$src/deploy/examples/node/package.json" "$src/deploy/examples/node/"*.js "$here/roundtrip.js" "$run/"
+if ! (cd "$run" && timeout 600 npm install --no-audit --no-fund --prefer-offline >"$run/npm.log" 2>&1); then
+  tail -20 "$run/npm.log" | sed 's/^/# /'
+  skip_all "npm cannot fetch ali-ons"
+fi
+
+mkdir -p "$RMQ_RUN_DIR"
+if "$cluster" up sync >"$run/up.log" 2>&1; then echo "ok 1 - deploy/cluster.sh up sync"; else
+  echo "not ok 1 - deploy/cluster.sh up sync"; sed 's/^/# /' "$run/up.log"; exit 1; fi
+create_topic NodeTopic
+create_topic ExampleTopic
+
+# checks 2-8
+(cd "$run" && timeout 240 node roundtrip.js "$ns" NodeTopic node_roundtrip 2) >"$run/roundtrip.out" 2>"$run/roundtrip.err"
+rc=$?
+cat "$run/roundtrip.out"
+done=$(grep -cE '^(not )?ok ' "$run/roundtrip.out")
+if [ "$rc" -ne 0 ] || [ "$done" -ne 7 ]; then
+  tail -20 "$run/roundtrip.err" | sed 's/^/# /'
+  for i in $(seq $((2 + done)) 8); do echo "not ok $i - roundtrip.js stopped (exit $rc)"; done
+fi
+
+(cd "$run" && timeout 120 node producer.js "$ns" ExampleTopic "$N") >"$run/producer.out" 2>"$run/producer.err"
+rc=$?
+sent=$(grep -c '^SENT .* SEND_OK ' "$run/producer.out")
+if [ "$rc" -eq 0 ] && [ "$sent" -eq "$N" ]; then echo "ok 9 - examples/node producer.js: $N of $N SEND_OK"; else
+  echo "not ok 9 - examples/node producer.js: $sent of $N SEND_OK (exit $rc)"; tail -20 "$run/producer.err" | sed 's/^/# /'; fi
+brokers=$(awk '$1 == "SENT" {print $4}' "$run/producer.out" | sort -u | tr '\n' ' ')
+if [ "$(awk '$1 == "SENT" {print $4}' "$run/producer.out" | sort -u | wc -l)" -eq 2 ]; then
+  echo "ok 10 - the sends went to both masters ($brokers)"; else echo "not ok 10 - the sends went to: $brokers"; fi
+
+(cd "$run" && timeout 120 node consumer.js "$ns" ExampleTopic example_node_consumer "$N" 60) \
+  >"$run/consumer.out" 2>"$run/consumer.err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -qx "DONE $N" "$run/consumer.out"; then echo "ok 11 - examples/node consumer.js got $N messages"; else
+  echo "not ok 11 - examples/node consumer.js (exit $rc): $(tail -1 "$run/consumer.out")"; tail -20 "$run/consumer.err" | sed 's/^/# /'; fi
+# "<msgId> hello <i>" on both sides; keys "order-<i>" on the consumer's
+awk '$1 == "SENT" {print $2, $5, $6}' "$run/producer.out" | sort >"$run/sent.txt"
+awk '$1 == "RECV" && $3 == "order-" $5 {print $2, $4, $5}' "$run/consumer.out" | sort -u >"$run/recv.txt"
+if [ "$(wc -l <"$run/sent.txt")" -eq "$N" ] && cmp -s "$run/sent.txt" "$run/recv.txt"; then
+  echo "ok 12 - every acknowledged id was consumed with its key and body"; else
+  echo "not ok 12 - sent and consumed differ"; diff "$run/sent.txt" "$run/recv.txt" | head -20 | sed 's/^/# /'; fi
