@@ -111,3 +111,9 @@ rq_admin() {
   ROCKETMQ_HOME=$run/admin-home timeout 120 java -Xmx256m "${rq_opens[@]}" "-Duser.home=$run/admin-home" \
     -cp "$rq_lib/*" org.apache.rocketmq.tools.command.MQAdminStartup "$@"
 }
+
+# rq_namesrv NAME PORT: a RocketMQ name server on 127.0.0.1:PORT; sets $rq_pid.
+rq_namesrv() {
+  printf 'listenPort=%s\n' "$2" >"$run/$1.properties"
+  rq_java "$1" org.apache.rocketmq.namesrv.NamesrvStartup -c "$run/$1.properties"
+}

@@ -1,0 +1,93 @@
+#!/bin/bash
+# tests/java/run_migration_reverse_test.sh: the other half of moving a
+# RocketMQ cluster to rmq one process at a time: an rmq broker
+# (namesrvProtocol=remoting, compressedRegister=true) registers with an
+# Apache RocketMQ 4.9.7 name server (Maven Central jars,
+# tests/java/rocketmq_lib.sh) next to a RocketMQ broker; RocketMQ's own
+# mqadmin lists both and creates a topic on each; the unmodified Java client
+# (Migration.java) routes from the RocketMQ name server, produces to both
+# brokers and consumes every message from both; the rmq broker stays routed
+# past the name server's 120 s broker expiry only by its QUERY_DATA_VERSION
+# heartbeats (checked by its log: no re-registration needed); stopped, it
+# unregisters and leaves the route at once.
+# Prints TAP; SKIP without java, mvn or Maven Central.
+set -uo pipefail
+# shellcheck source=tests/java/java_lib.sh
+. "$(dirname "$0")/java_lib.sh"
+# shellcheck source=tests/java/rocketmq_lib.sh
+. "$(dirname "$0")/rocketmq_lib.sh"
+
+plan=6
+echo "1..$plan"
+java_build $plan
+rq_jars $plan
+
+n=0
+result() {
+  n=$((n + 1))
+  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+}
+mig() { timeout 300 java -cp "$cp" rmqtest.Migration "$@" 2>>"$run/java.err"; }
+in_cluster() { rq_admin clusterList -n "$ns" 2>/dev/null | grep -q "$1"; }
+# wait_for SECONDS CMD...: until CMD succeeds
+wait_for() {
+  local t=$1 i
+  shift
+  for ((i = 0; i < t * 2; i++)); do "$@" && return 0; sleep 0.5; done
+  return 1
+}
+
+ns_port=$(free_port_run)
+rq_namesrv rq-ns "$ns_port"
+rq_wait_port rq-ns "$ns_port" "$rq_pid" || { echo "not ok 1 - the RocketMQ name server starts"; exit 1; }
+ns=127.0.0.1:$ns_port
+broker_extra=$'namesrvProtocol=remoting\ncompressedRegister=true'
+start_broker MigCluster broker-r
+rq_port=$(free_port_run)
+rq_broker rq-broker MigCluster broker-j "$rq_port" "$ns"
+rq_broker_pid=$rq_pid
+rq_wait_port rq-broker "$rq_port" "$rq_broker_pid"
+wait_for 60 in_cluster broker-j && wait_for 60 in_cluster broker-r
+result $? "the rmq broker (remoting, compressed body) and the RocketMQ broker registered with the RocketMQ name server"
+rq_admin clusterList -n "$ns" 2>/dev/null | sed 's/^/# /'
+
+# RocketMQ's mqadmin creates the topic on each broker
+rq_admin updateTopic -n "$ns" -b "127.0.0.1:$rq_port" -t MigTopic -r 4 -w 4 >"$run/update.out" 2>&1
+rq_admin updateTopic -n "$ns" -b "127.0.0.1:$bk_port" -t MigTopic -r 4 -w 4 >>"$run/update.out" 2>&1
+sed 's/^/# /' "$run/update.out" | head -5
+route_both() {
+  mig route "$ns" MigTopic >"$run/route.out" && grep -q "ROUTE broker-j 127.0.0.1:$rq_port" "$run/route.out" &&
+    grep -q "ROUTE broker-r 127.0.0.1:$bk_port" "$run/route.out"
+}
+wait_for 60 route_both
+result $? "MigTopic created on both brokers; the route from the RocketMQ name server lists both"
+
+mig produce "$ns" MigTopic 200 >"$run/p.out"
+ok=$(awk '$1 == "SENT" && $3 == "SEND_OK"' "$run/p.out" | wc -l)
+on_j=$(awk '$1 == "SENT" && $4 == "broker-j"' "$run/p.out" | wc -l)
+on_r=$(awk '$1 == "SENT" && $4 == "broker-r"' "$run/p.out" | wc -l)
+echo "# $ok SEND_OK: $on_j to the RocketMQ broker, $on_r to the rmq broker"
+[ "$ok" -eq 200 ] && [ "$on_j" -gt 0 ] && [ "$on_r" -gt 0 ]
+result $? "200 sync sends SEND_OK, spread over the RocketMQ and the rmq broker"
+
+mig consume "$ns" MigTopic rmq_migration_group 200 120 >"$run/c.out"
+awk '$1 == "SENT" { print $2 }' "$run/p.out" | sort >"$run/sent"
+awk '$1 == "RECV" { print $2 }' "$run/c.out" | sort -u >"$run/recv"
+missing=$(comm -23 "$run/sent" "$run/recv" | wc -l)
+from_j=$(awk '$1 == "RECV" && $3 == "broker-j"' "$run/c.out" | wc -l)
+from_r=$(awk '$1 == "RECV" && $3 == "broker-r"' "$run/c.out" | wc -l)
+echo "# received $(wc -l <"$run/recv") distinct, missing $missing; $from_j from broker-j, $from_r from broker-r"
+[ "$missing" -eq 0 ] && [ "$from_j" -gt 0 ] && [ "$from_r" -gt 0 ]
+result $? "the push consumer received every message, from both brokers"
+
+# the rmq broker's periodic QUERY_DATA_VERSION answered "unchanged": no
+# failure logged, and the RocketMQ name server took it (logged nothing bad)
+sleep 3
+! grep -E 'RocketMQ name server .*failed|cannot send' "$run/broker.log" && in_cluster broker-r
+result $? "the rmq broker's periodic version queries (registerNameServerPeriod=1000) succeed; it stays registered"
+
+kill -TERM "$bk_pid"
+wait "$bk_pid" 2>/dev/null
+gone() { ! in_cluster broker-r && mig route "$ns" MigTopic >"$run/route2.out" && ! grep -q broker-r "$run/route2.out"; }
+wait_for 60 gone && grep -q 'unregistered from RocketMQ name server' "$run/broker.log"
+result $? "stopped, the rmq broker unregistered and left the routes; broker-j still serves MigTopic ($(tr '\n' ' ' <"$run/route2.out"))"
