@@ -14,6 +14,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include <event2/buffer.h>
+
 #include "bk_ha.h"
 #include "bk_topics_pb.h"
 #include "fr_remoting_admin_wire.h"
@@ -21,7 +23,7 @@
 #include "rmq_log.h"
 #include "rmq_remoting_client.h"
 
-#define REGREM_TIMEOUT_MS 3000
+#define REGREM_TIMEOUT_MS 6000      /* RocketMQ BrokerConfig.registerBrokerTimeoutMills */
 #define REGREM_REGISTER_BROKER 103
 #define REGREM_UNREGISTER_BROKER 104
 #define REGREM_QUERY_DATA_VERSION 322
@@ -116,8 +118,10 @@ static int regrem_body_json(const bk_topics_t *topics, const Rmq__DataVersion *d
     return FR_RM_ADD(out, "}}}");
 }
 
-rmq_err_t bk_regrem_body(const bk_topics_t *topics, const Rmq__DataVersion *dv, int compressed,
-                         struct evbuffer *out)
+/* Appends RocketMQ's RegisterBrokerBody for topics at version dv to out:
+ * the JSON form, or with compressed the zlib one. RMQ_ENOMEM. */
+static rmq_err_t regrem_body(const bk_topics_t *topics, const Rmq__DataVersion *dv, int compressed,
+                             struct evbuffer *out)
 {
     if (!compressed)
         return regrem_body_json(topics, dv, out) ? RMQ_ENOMEM : RMQ_OK;
@@ -207,7 +211,7 @@ static void regrem_full(regrem_ns_t *t)
     Rmq__DataVersion dv;
     bk_topics_version(bk->topics, &dv);
     struct evbuffer *body = evbuffer_new();
-    if (!body || bk_regrem_body(bk->topics, &dv, bk->cfg->compressed_register, body) != RMQ_OK) {
+    if (!body || regrem_body(bk->topics, &dv, bk->cfg->compressed_register, body) != RMQ_OK) {
         LOG_ERROR_RL("register: out of memory");
         goto out;
     }

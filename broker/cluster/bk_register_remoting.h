@@ -9,8 +9,6 @@
 #ifndef BK_REGISTER_REMOTING_H
 #define BK_REGISTER_REMOTING_H
 
-#include <event2/buffer.h>
-
 #include "bk_broker.h"
 
 typedef struct bk_regrem bk_regrem_t;
@@ -31,11 +29,5 @@ const char *bk_regrem_master_addr(const bk_regrem_t *r);
 const char *bk_regrem_ha_addr(const bk_regrem_t *r);
 size_t bk_regrem_ok_count(const bk_regrem_t *r);
 uint64_t bk_regrem_bytes_sent(const bk_regrem_t *r);
-
-/* Appends RocketMQ's RegisterBrokerBody for the broker's topics at
- * version dv to out: the JSON form, or with compressed the zlib one
- * (RegisterBrokerBody.encode(true)). RMQ_ENOMEM. */
-rmq_err_t bk_regrem_body(const bk_topics_t *topics, const Rmq__DataVersion *dv, int compressed,
-                         struct evbuffer *out);
 
 #endif

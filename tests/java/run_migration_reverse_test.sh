@@ -52,8 +52,10 @@ result $? "the rmq broker (remoting, compressed body) and the RocketMQ broker re
 rq_admin clusterList -n "$ns" 2>/dev/null | sed 's/^/# /'
 
 # RocketMQ's mqadmin creates the topic on each broker
-rq_admin updateTopic -n "$ns" -b "127.0.0.1:$rq_port" -t MigTopic -r 4 -w 4 >"$run/update.out" 2>&1
-rq_admin updateTopic -n "$ns" -b "127.0.0.1:$bk_port" -t MigTopic -r 4 -w 4 >>"$run/update.out" 2>&1
+# retried: a cold JVM under load can miss the tool's 5 s timeout
+retry3() { "$@" || "$@" || "$@"; }
+retry3 rq_admin updateTopic -n "$ns" -b "127.0.0.1:$rq_port" -t MigTopic -r 4 -w 4 >"$run/update.out" 2>&1
+retry3 rq_admin updateTopic -n "$ns" -b "127.0.0.1:$bk_port" -t MigTopic -r 4 -w 4 >>"$run/update.out" 2>&1
 sed 's/^/# /' "$run/update.out" | head -5
 route_both() {
   mig route "$ns" MigTopic >"$run/route.out" && grep -q "ROUTE broker-j 127.0.0.1:$rq_port" "$run/route.out" &&

@@ -52,7 +52,9 @@ wait_for 60 in_cluster broker-j
 result $? "the RocketMQ broker registered with rmq's name server (compressed body)"
 
 # each side's own mqadmin creates the topic on its own broker
-rq_admin updateTopic -n "$ns" -b "127.0.0.1:$rq_port" -t MigTopic -r 4 -w 4 >"$run/update.out" 2>&1
+# retried: a cold JVM under load can miss the tool's 5 s timeout
+retry3() { "$@" || "$@" || "$@"; }
+retry3 rq_admin updateTopic -n "$ns" -b "127.0.0.1:$rq_port" -t MigTopic -r 4 -w 4 >"$run/update.out" 2>&1
 "$bin/tools/mqadmin" updateTopic -n "$ns" -b "127.0.0.1:$bk_port" -t MigTopic -r 4 -w 4 >>"$run/update.out" 2>&1
 sed 's/^/# /' "$run/update.out" | head -5
 route_both() {
