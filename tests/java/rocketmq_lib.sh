@@ -143,3 +143,24 @@ rest = read(total - 4)
 print(rest[word & 0xFFFFFF:].decode("utf-8", "replace"))
 PY
 }
+
+# rq_topic_seed NAME TOPIC QUEUES: TOPIC in the topics.json of the RocketMQ
+# broker NAME's store, before it starts (it loads it as its own table, and
+# registers it): no admin JVM racing a 5 s timeout on a loaded machine.
+rq_topic_seed() {
+  mkdir -p "$run/$1-store/config"
+  printf '{"dataVersion":{"counter":1,"timestamp":1700000000000},"topicConfigTable":{"%s":{"order":false,"perm":6,"readQueueNums":%s,"topicFilterType":"SINGLE_TAG","topicName":"%s","topicSysFlag":0,"writeQueueNums":%s}}}\n' \
+    "$2" "$3" "$2" "$3" >"$run/$1-store/config/topics.json"
+}
+
+# rq_update_topic ARGS...: RocketMQ's mqadmin updateTopic ARGS, tried up to
+# three times until it reports success (it exits 0 on a timeout too).
+rq_update_topic() {
+  local i
+  for i in 1 2 3; do
+    rq_admin updateTopic "$@" >"$run/rq-update.out" 2>&1
+    cat "$run/rq-update.out"
+    grep -q success "$run/rq-update.out" && return 0
+  done
+  return 1
+}

@@ -3,8 +3,8 @@
 # RocketMQ cluster to rmq one process at a time: an rmq broker
 # (namesrvProtocol=remoting, compressedRegister=true) registers with an
 # Apache RocketMQ 4.9.7 name server (Maven Central jars,
-# tests/java/rocketmq_lib.sh) next to a RocketMQ broker; RocketMQ's own
-# mqadmin creates a topic on each; the unmodified Java client
+# tests/java/rocketmq_lib.sh) next to a RocketMQ broker holding a topic;
+# RocketMQ's own mqadmin creates it on the rmq broker; the unmodified Java client
 # (Migration.java) routes from the RocketMQ name server, produces to both
 # brokers and consumes every message from both; the rmq broker stays routed
 # by its QUERY_DATA_VERSION heartbeats; stopped, it unregisters and leaves the route at once.
@@ -47,6 +47,7 @@ ns=127.0.0.1:$ns_port
 broker_extra=$'namesrvProtocol=remoting\ncompressedRegister=true'
 start_broker MigCluster broker-r
 rq_port=$(free_port_run)
+rq_topic_seed rq-broker MigTopic 4
 rq_broker rq-broker MigCluster broker-j "$rq_port" "$ns"
 rq_broker_pid=$rq_pid
 rq_wait_port rq-broker "$rq_port" "$rq_broker_pid"
@@ -54,11 +55,8 @@ wait_for 120 in_cluster broker-j broker-r
 result $? "the rmq broker (remoting, compressed body) and the RocketMQ broker registered with the RocketMQ name server"
 sed 's/^/# /' "$run/cluster.out"
 
-# RocketMQ's mqadmin creates the topic on each broker
-# retried: a cold JVM under load can miss the tool's 5 s timeout
-retry3() { "$@" || "$@" || "$@"; }
-retry3 rq_admin updateTopic -n "$ns" -b "127.0.0.1:$rq_port" -t MigTopic -r 4 -w 4 >"$run/update.out" 2>&1
-retry3 rq_admin updateTopic -n "$ns" -b "127.0.0.1:$bk_port" -t MigTopic -r 4 -w 4 >>"$run/update.out" 2>&1
+# MigTopic: seeded in the RocketMQ broker's topics.json, created on the rmq broker by RocketMQ's mqadmin
+rq_update_topic -n "$ns" -b "127.0.0.1:$bk_port" -t MigTopic -r 4 -w 4 >"$run/update.out" 2>&1
 sed 's/^/# /' "$run/update.out" | head -5
 route_both() {
   mig route "$ns" MigTopic >"$run/route.out" && grep -q "ROUTE broker-j 127.0.0.1:$rq_port" "$run/route.out" &&
