@@ -57,7 +57,7 @@ sed 's/^/# /' "$run/cluster.out"
 
 # MigTopic: seeded in the RocketMQ broker's topics.json, created on the rmq broker by RocketMQ's mqadmin
 rq_update_topic -n "$ns" -b "127.0.0.1:$bk_port" -t MigTopic -r 4 -w 4 >"$run/update.out" 2>&1
-sed 's/^/# /' "$run/update.out" | head -5
+awk '{ print "# " $0 }' "$run/update.out" | head -5
 route_both() {
   mig route "$ns" MigTopic >"$run/route.out" && grep -q "ROUTE broker-j 127.0.0.1:$rq_port" "$run/route.out" &&
     grep -q "ROUTE broker-r 127.0.0.1:$bk_port" "$run/route.out"

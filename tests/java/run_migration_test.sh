@@ -54,7 +54,7 @@ result $? "the RocketMQ broker registered with rmq's name server (compressed bod
 
 # MigTopic: seeded in the RocketMQ broker's topics.json, created on the rmq broker by rmq's mqadmin
 "$bin/tools/mqadmin" updateTopic -n "$ns" -b "127.0.0.1:$bk_port" -t MigTopic -r 4 -w 4 >>"$run/update.out" 2>&1
-sed 's/^/# /' "$run/update.out" | head -5
+awk '{ print "# " $0 }' "$run/update.out" | head -5
 route_both() {
   mig route "$ns" MigTopic >"$run/route.out" && grep -q "ROUTE broker-j 127.0.0.1:$rq_port" "$run/route.out" &&
     grep -q "ROUTE broker-r 127.0.0.1:$bk_port" "$run/route.out"
