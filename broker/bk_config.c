@@ -15,6 +15,7 @@
 
 static const char *const roles[] = {"ASYNC_MASTER", "SYNC_MASTER", "SLAVE", NULL};
 static const char *const flush_types[] = {"ASYNC_FLUSH", "SYNC_FLUSH", NULL};
+static const char *const ns_protocols[] = {"native", "remoting", NULL};   /* bk_ns_protocol_t */
 
 #define F(field) offsetof(bk_config_t, field)
 #define INT(key, field, def, lo, hi, help) {key, RMQ_CFG_INT, F(field), def, lo, hi, NULL, help}
@@ -31,6 +32,9 @@ static const rmq_cfg_entry_t entries[] = {
     INT("listenPort", listen_port, "10911", 0, 65535, "client port; 0 picks an ephemeral port"),
     STR("brokerIP1", broker_ip1, "127.0.0.1", 64, "IPv4 address clients and name servers use"),
     STR("namesrvAddr", namesrv_addr, "", 4096, "name servers, host:port;host:port"),
+    ENUM("namesrvProtocol", namesrv_protocol, "native", ns_protocols,
+         "native: register with rmq name servers; remoting: with Apache RocketMQ name servers (REGISTER_BROKER over RocketMQ's remoting protocol, plain TCP), to migrate a cluster one process at a time"),
+    BOOL("compressedRegister", compressed_register, "false", "namesrvProtocol=remoting: send the topic table zlib-compressed (RocketMQ's compressed RegisterBrokerBody)"),
     STR("storePathRootDir", store_path_root_dir, "store", 4096, "store root directory"),
     STR("storePathCommitLog", store_path_commit_log, "", 4096, "commit log directory; empty: ROOT/commitlog"),
     STR("storePathEpochFile", store_path_epoch_file, "", 4096, "controller mode: the epoch file; empty: ROOT/epochFileCheckpoint"),

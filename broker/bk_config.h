@@ -12,6 +12,8 @@
 #include "st_store.h"
 
 typedef enum bk_role { BK_ASYNC_MASTER = 0, BK_SYNC_MASTER = 1, BK_SLAVE = 2 } bk_role_t;
+/* namesrvProtocol: how the broker registers with its name servers. */
+typedef enum bk_ns_protocol { BK_NS_NATIVE = 0, BK_NS_REMOTING = 1 } bk_ns_protocol_t;
 
 typedef struct bk_config {
     char *broker_cluster_name;
@@ -22,6 +24,8 @@ typedef struct bk_config {
     int64_t listen_port;
     char *broker_ip1;
     char *namesrv_addr;
+    int namesrv_protocol;               /* bk_ns_protocol_t */
+    int compressed_register;            /* namesrvProtocol=remoting: zlib RegisterBrokerBody */
     char *store_path_root_dir;
     char *store_path_commit_log;
     char *store_path_epoch_file;        /* "": ROOT/epochFileCheckpoint */

@@ -766,9 +766,10 @@ static int json_plain(const char *s, size_t n)
     return bad == 0;
 }
 
+/* s may be NULL when n is 0 (no remark, no body). */
 static char *put_bytes(char *o, const void *s, size_t n)
 {
-    if (n)                           /* s may be NULL when n is 0 */
+    if (n > 0)
         memcpy(o, s, n);
     return o + n;
 }

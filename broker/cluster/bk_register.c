@@ -20,6 +20,7 @@
 
 #include "bk_ha.h"
 #include "bk_map.h"
+#include "bk_register_remoting.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
@@ -61,6 +62,7 @@ struct bk_register {
     size_t full_len;
     Rmq__DataVersion full_dv;
     uint64_t bytes_sent;
+    bk_regrem_t *rem;          /* namesrvProtocol=remoting: it registers instead */
 };
 
 static void target_delta_clear(ns_target_t *t)
@@ -380,6 +382,19 @@ static void register_soon(evutil_socket_t fd, short what, void *arg)
         target_pump(&r->ns[i]);
 }
 
+/* namesrvProtocol=remoting: r's name servers registered by bk_register_remoting.c. */
+static int register_remoting(bk_register_t *r, char *err, size_t errlen)
+{
+    const char **addrs = malloc((r->n_ns ? r->n_ns : 1) * sizeof(*addrs));
+    if (!addrs)
+        return snprintf(err, errlen, "register: out of memory"), -1;
+    for (size_t i = 0; i < r->n_ns; i++)
+        addrs[i] = r->ns[i].addr;
+    r->rem = bk_regrem_new(r->bk, addrs, r->n_ns, err, errlen);
+    free(addrs);
+    return r->rem ? 0 : -1;
+}
+
 bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, size_t errlen)
 {
     bk_register_t *r = calloc(1, sizeof(*r));
@@ -389,6 +404,10 @@ bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, si
     }
     r->bk = bk;
     if (register_parse(r, addrs ? addrs : "", err, errlen) != 0) {
+        bk_register_free(r);
+        return NULL;
+    }
+    if (bk->cfg->namesrv_protocol == BK_NS_REMOTING && register_remoting(r, err, errlen) != 0) {
         bk_register_free(r);
         return NULL;
     }
@@ -409,6 +428,7 @@ void bk_register_free(bk_register_t *r)
 {
     if (!r)
         return;
+    bk_regrem_free(r->rem);
     if (r->pool)
         rmq_client_pool_free(r->pool);
     if (r->period)
@@ -430,6 +450,10 @@ void bk_register_free(bk_register_t *r)
 
 void bk_register_start(bk_register_t *r)
 {
+    if (r->rem) {
+        bk_regrem_start(r->rem);
+        return;
+    }
     int64_t ms = r->bk->cfg->register_name_server_period;
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
     event_add(r->period, &tv);
@@ -438,6 +462,10 @@ void bk_register_start(bk_register_t *r)
 
 void bk_register_topic_changed(bk_register_t *r, const char *name)
 {
+    if (r->rem) {
+        bk_regrem_changed(r->rem);
+        return;
+    }
     for (size_t i = 0; i < r->n_ns; i++) {
         ns_target_t *t = &r->ns[i];
         size_t len = strlen(name);
@@ -456,6 +484,10 @@ void bk_register_topic_changed(bk_register_t *r, const char *name)
 
 void bk_register_role_changed(bk_register_t *r, const char *master_addr, const char *ha_addr)
 {
+    if (r->rem) {
+        bk_regrem_role_changed(r->rem, master_addr, ha_addr);
+        return;
+    }
     snprintf(r->master_addr, sizeof(r->master_addr), "%s", master_addr);
     snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", ha_addr);
     for (size_t i = 0; i < r->n_ns; i++) {
@@ -468,6 +500,8 @@ void bk_register_role_changed(bk_register_t *r, const char *master_addr, const c
 
 uint64_t bk_register_bytes_sent(const bk_register_t *r)
 {
+    if (r->rem)
+        return bk_regrem_bytes_sent(r->rem);
     return r->bytes_sent;
 }
 
@@ -507,6 +541,10 @@ static void unregister_timeout(evutil_socket_t fd, short what, void *arg)
 
 void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg), void *arg)
 {
+    if (r->rem) {
+        bk_regrem_stop(r->rem, timeout_ms, done, arg);
+        return;
+    }
     bk_broker_t *bk = r->bk;
     event_del(r->period);
     event_del(r->soon);
@@ -541,16 +579,22 @@ void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg),
 
 const char *bk_register_master_addr(const bk_register_t *r)
 {
+    if (r->rem)
+        return bk_regrem_master_addr(r->rem);
     return r->master_addr;
 }
 
 const char *bk_register_ha_addr(const bk_register_t *r)
 {
+    if (r->rem)
+        return bk_regrem_ha_addr(r->rem);
     return r->ha_addr;
 }
 
 size_t bk_register_ok_count(const bk_register_t *r)
 {
+    if (r->rem)
+        return bk_regrem_ok_count(r->rem);
     size_t n = 0;
     for (size_t i = 0; i < r->n_ns; i++)
         n += r->ns[i].ok;

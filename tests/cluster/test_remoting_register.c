@@ -26,7 +26,14 @@
  * at once (GET_NAMESRV_CONFIG shows it, and a silent broker leaves the
  * route after it), refuses the config paths with NO_PERMISSION as
  * RocketMQ does, and a key that cannot change at runtime, an unknown key
- * and a bad value with a remark naming them. */
+ * and a bad value with a remark naming them.
+ *
+ * rmq_broker_remoting: mqbroker with namesrvProtocol=remoting registers
+ * with mqnamesrv as a RocketMQ broker would (one master with the JSON body,
+ * one with compressedRegister=true, and a slave of it): a topic created on
+ * each master reaches the route, the slave learns its master's HA address
+ * from the answer and replicates, and stopped, each master unregisters
+ * (UNREGISTER_BROKER answered) and leaves the route. */
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -399,6 +406,108 @@ START_TEST(config_and_expiry)
 }
 END_TEST
 
+/* props of an mqbroker registering over remoting (extra ends them) in buf. */
+static const char *rem_broker_props(char *buf, size_t len, const char *name, int id, const char *extra)
+{
+    int n = snprintf(buf, len,
+                     "brokerClusterName=MigCluster\nbrokerName=%s\nbrokerId=%d\nbrokerRole=%s\nlistenPort=0\n"
+                     "haListenPort=0\nbrokerIP1=127.0.0.1\nstorePathRootDir=%s/store-%s-%d\n"
+                     "mapedFileSizeCommitLog=16777216\nnamesrvAddr=%s\nnamesrvProtocol=remoting\n"
+                     "registerNameServerPeriod=1000\n%s",
+                     name, id, id ? "SLAVE" : "ASYNC_MASTER", case_dir, name, id, ns_addr, extra);
+    ck_assert_msg(n > 0 && (size_t)n < len, "broker properties do not fit");
+    return buf;
+}
+
+/* UPDATE_AND_CREATE_TOPIC of topic (4 queues) on the broker at addr. */
+static void rem_topic_create(const char *addr, const char *topic)
+{
+    rmq_remoting_field_t f[] = {{"topic", (char *)topic}, {"defaultTopic", "TBW102"}, {"readQueueNums", "4"},
+                                {"writeQueueNums", "4"}, {"perm", "6"}, {"topicFilterType", "SINGLE_TAG"},
+                                {"topicSysFlag", "0"}, {"order", "false"}};
+    rem_resp_t r;
+    int fd = rem_connect(addr);
+    ck_assert_int_eq(call_on(fd, RMQ_REMOTING_JSON, 17, f, sizeof f / sizeof f[0], NULL, 0, &r),
+                     RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    close(fd);
+}
+
+typedef struct routed {
+    const char *topic, *name, *addr;  /* addr NULL: waits for the route to go */
+} routed_t;
+
+static int routed_cond(void *arg)
+{
+    const routed_t *w = arg;
+    int64_t perm;
+    char addr[64];
+    int code = route_of(w->topic, w->name, &perm, addr, sizeof addr);
+    if (!w->addr)
+        return code == RMQ_REMOTING_TOPIC_NOT_EXIST || (code == 0 && perm < 0);
+    return code == 0 && perm == 6 && strcmp(addr, w->addr) == 0;
+}
+
+/* 1 once dir/NAME.log holds text. */
+typedef struct logged {
+    char path[512];
+    const char *text;
+} logged_t;
+
+static int logged_cond(void *arg)
+{
+    const logged_t *w = arg;
+    char buf[1 << 16];
+    FILE *f = fopen(w->path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, w->text) != NULL;
+}
+
+START_TEST(rmq_broker_remoting)
+{
+    hn_daemon_t ns, bp, bz, sz;
+    char props[2048], p_addr[64], z_addr[64], s_addr[64];
+
+    ns_start(&ns);
+    ck_assert_int_eq(hn_daemon_start_conf(&bp, case_dir, "broker/mqbroker", "bp",
+                                          rem_broker_props(props, sizeof props, "broker-p", 0, ""), p_addr,
+                                          sizeof p_addr), 0);
+    ck_assert_int_eq(hn_daemon_start_conf(&bz, case_dir, "broker/mqbroker", "bz",
+                                          rem_broker_props(props, sizeof props, "broker-z", 0,
+                                                           "compressedRegister=true\n"),
+                                          z_addr, sizeof z_addr), 0);
+    ck_assert_int_eq(hn_daemon_start_conf(&sz, case_dir, "broker/mqbroker", "sz",
+                                          rem_broker_props(props, sizeof props, "broker-z", 1, ""), s_addr,
+                                          sizeof s_addr), 0);
+    rem_topic_create(p_addr, "RemRegP");
+    rem_topic_create(z_addr, "RemRegZ");
+    routed_t wp = {"RemRegP", "broker-p", p_addr}, wz = {"RemRegZ", "broker-z", z_addr};
+    ck_assert_msg(hn_wait_until(routed_cond, &wp, WAIT_MS), "broker-p's topic never reached the route");
+    ck_assert_msg(hn_wait_until(routed_cond, &wz, WAIT_MS), "broker-z's topic never reached the route");
+
+    logged_t ha = {.text = "accepted, streaming"};
+    snprintf(ha.path, sizeof ha.path, "%s/bz.log", case_dir);
+    ck_assert_msg(hn_wait_until(logged_cond, &ha, WAIT_MS), "the slave never reached its master's HA port");
+
+    ck_assert_int_eq(hn_daemon_stop(&bp, 10000), 0);
+    ck_assert_int_eq(hn_daemon_stop(&sz, 10000), 0);
+    ck_assert_int_eq(hn_daemon_stop(&bz, 10000), 0);
+    wp.addr = NULL;
+    wz.addr = NULL;
+    ck_assert_msg(hn_wait_until(routed_cond, &wp, 5000), "broker-p did not leave the route");
+    ck_assert_msg(hn_wait_until(routed_cond, &wz, 5000), "broker-z did not leave the route");
+    logged_t unreg = {.text = "unregistered from RocketMQ name server"};
+    snprintf(unreg.path, sizeof unreg.path, "%s/bp.log", case_dir);
+    ck_assert_msg(logged_cond(&unreg), "broker-p did not log its UNREGISTER_BROKER's answer");
+    snprintf(unreg.path, sizeof unreg.path, "%s/bz.log", case_dir);
+    ck_assert_msg(logged_cond(&unreg), "broker-z did not log its UNREGISTER_BROKER's answer");
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *register_suite(void)
 {
     Suite *s = suite_create("remoting_register");
@@ -410,6 +519,7 @@ static Suite *register_suite(void)
     tcase_add_test(tc, register_compressed);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, config_and_expiry);
+    tcase_add_test(tc, rmq_broker_remoting);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -111,3 +111,56 @@ rq_admin() {
   ROCKETMQ_HOME=$run/admin-home timeout 120 java -Xmx256m "${rq_opens[@]}" "-Duser.home=$run/admin-home" \
     -cp "$rq_lib/*" org.apache.rocketmq.tools.command.MQAdminStartup "$@"
 }
+
+# rq_namesrv NAME PORT: a RocketMQ name server on 127.0.0.1:PORT; sets $rq_pid.
+rq_namesrv() {
+  printf 'listenPort=%s\n' "$2" >"$run/$1.properties"
+  rq_java "$1" org.apache.rocketmq.namesrv.NamesrvStartup -c "$run/$1.properties"
+}
+
+# rq_cluster_info NS: the raw body of GET_BROKER_CLUSTER_INFO (106) from
+# the name server at NS (host:port), asked over remoting by a short Python
+# client waiting up to 60 s: RocketMQ's own mqadmin, a JVM per call, misses
+# its 5 s timeout on a loaded machine. 1 when there is no answer.
+rq_cluster_info() {
+  python3 - "$1" <<'PY'
+import json, socket, struct, sys
+host, port = sys.argv[1].rsplit(":", 1)
+hdr = json.dumps({"code": 106, "flag": 0, "language": "JAVA", "opaque": 1,
+                  "serializeTypeCurrentRPC": "JSON", "version": 395}).encode()
+s = socket.create_connection((host, int(port)), timeout=60)
+s.sendall(struct.pack(">II", 4 + len(hdr), len(hdr)) + hdr)
+def read(n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            sys.exit(1)
+        b += c
+    return b
+total, word = struct.unpack(">II", read(8))
+rest = read(total - 4)
+print(rest[word & 0xFFFFFF:].decode("utf-8", "replace"))
+PY
+}
+
+# rq_topic_seed NAME TOPIC QUEUES: TOPIC in the topics.json of the RocketMQ
+# broker NAME's store, before it starts (it loads it as its own table, and
+# registers it): no admin JVM racing a 5 s timeout on a loaded machine.
+rq_topic_seed() {
+  mkdir -p "$run/$1-store/config"
+  printf '{"dataVersion":{"counter":1,"timestamp":1700000000000},"topicConfigTable":{"%s":{"order":false,"perm":6,"readQueueNums":%s,"topicFilterType":"SINGLE_TAG","topicName":"%s","topicSysFlag":0,"writeQueueNums":%s}}}\n' \
+    "$2" "$3" "$2" "$3" >"$run/$1-store/config/topics.json"
+}
+
+# rq_update_topic ARGS...: RocketMQ's mqadmin updateTopic ARGS, tried up to
+# three times until it reports success (it exits 0 on a timeout too).
+rq_update_topic() {
+  local i
+  for i in 1 2 3; do
+    rq_admin updateTopic "$@" >"$run/rq-update.out" 2>&1
+    cat "$run/rq-update.out"
+    grep -q success "$run/rq-update.out" && return 0
+  done
+  return 1
+}

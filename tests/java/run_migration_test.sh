@@ -3,8 +3,8 @@
 # process at a time. An Apache RocketMQ 4.9.7 broker (Maven Central jars,
 # tests/java/rocketmq_lib.sh) registers with rmq's name server next to an
 # rmq broker, with compressedRegister=true and forceRegister=false (so its
-# periodic registrations are QUERY_DATA_VERSION); each side's mqadmin
-# creates a topic on its own broker; the unmodified Java
+# periodic registrations are QUERY_DATA_VERSION) with a topic in its
+# topics.json; rmq's mqadmin creates it on the rmq broker; the unmodified Java
 # client (rocketmq-client 4.9.7, Migration.java) routes from rmq's name
 # server, produces to both brokers and consumes every message from both;
 # the RocketMQ broker stays in the route past brokerChannelExpiredTime
@@ -44,6 +44,7 @@ pids+=("$!")
 ns=127.0.0.1:$(ready_port "$run/ns.ready" listenPort) || { cat "$run/ns.log" >&2; exit 1; }
 start_broker MigCluster broker-r
 rq_port=$(free_port_run)
+rq_topic_seed rq-broker MigTopic 4
 rq_broker rq-broker MigCluster broker-j "$rq_port" "$ns" \
   'compressedRegister=true\nforceRegister=false\nregisterNameServerPeriod=10000\n'
 rq_broker_pid=$rq_pid
@@ -51,10 +52,9 @@ rq_wait_port rq-broker "$rq_port" "$rq_broker_pid"
 wait_for 60 in_cluster broker-j
 result $? "the RocketMQ broker registered with rmq's name server (compressed body)"
 
-# each side's own mqadmin creates the topic on its own broker
-rq_admin updateTopic -n "$ns" -b "127.0.0.1:$rq_port" -t MigTopic -r 4 -w 4 >"$run/update.out" 2>&1
+# MigTopic: seeded in the RocketMQ broker's topics.json, created on the rmq broker by rmq's mqadmin
 "$bin/tools/mqadmin" updateTopic -n "$ns" -b "127.0.0.1:$bk_port" -t MigTopic -r 4 -w 4 >>"$run/update.out" 2>&1
-sed 's/^/# /' "$run/update.out" | head -5
+awk '{ print "# " $0 }' "$run/update.out" | head -5
 route_both() {
   mig route "$ns" MigTopic >"$run/route.out" && grep -q "ROUTE broker-j 127.0.0.1:$rq_port" "$run/route.out" &&
     grep -q "ROUTE broker-r 127.0.0.1:$bk_port" "$run/route.out"
