@@ -89,7 +89,14 @@ typedef struct arena {
     size_t cap;                    /* fields the array holds */
     char *text, *next, *end;       /* the string space, its free part */
     uint16_t *slot;                /* field index + 1 by key hash; 0: empty */
+    uint16_t letter[26];           /* field index + 1 of the key "a".."z"; 0: none */
 } arena_t;
+
+/* The letter slot of a one-letter key a..z (SEND_MESSAGE_V2's names), or -1. */
+static int key_letter(const char *k)
+{
+    return k[0] >= 'a' && k[0] <= 'z' && k[1] == '\0' ? k[0] - 'a' : -1;
+}
 
 /* A key's slot before probing; single-letter keys (SEND_MESSAGE_V2's a..m)
  * land 37 slots apart, so a table of 16 or more holds them without a probe. */
@@ -127,6 +134,7 @@ static int arena_new(rmq_remoting_request_t *req, size_t cap, size_t text)
     req->n_fields = 0;
     a->next = a->text;
     memset(a->slot, 0, slots * sizeof(uint16_t));
+    memset(a->letter, 0, sizeof(a->letter));
     return 0;
 }
 
@@ -139,6 +147,7 @@ static void arena_reset(rmq_remoting_request_t *req)
     req->remark = NULL;
     a->next = a->text;
     memset(a->slot, 0, (a->mask + 1) * sizeof(uint16_t));
+    memset(a->letter, 0, sizeof(a->letter));
 }
 
 /* A copy of s[0..n) in the arena, or NULL when it has no room. */
@@ -159,9 +168,12 @@ static int field_put(rmq_remoting_request_t *req, char *key, size_t klen, char *
 {
     arena_t *a = req->arena;
     size_t i = key_hash(key, klen) & a->mask;
+    int l = key_letter(key);
 
     if (req->n_fields == a->cap)
         return -1;
+    if (l >= 0 && a->letter[l] == 0)
+        a->letter[l] = (uint16_t)(req->n_fields + 1);
     for (; a->slot[i] != 0; i = (i + 1) & a->mask)
         if (key_eq(req->fields[a->slot[i] - 1].key, key))
             break;
@@ -196,6 +208,9 @@ const char *rmq_remoting_field(const rmq_remoting_request_t *req, const char *ke
                 return req->fields[i].value;
         return NULL;
     }
+    int l = key_letter(key);
+    if (l >= 0)
+        return a->letter[l] != 0 ? req->fields[a->letter[l] - 1].value : NULL;
     size_t n = key[0] == '\0' ? 0 : key[1] == '\0' ? 1 : strlen(key);
     for (size_t i = key_hash(key, n) & a->mask; a->slot[i] != 0; i = (i + 1) & a->mask) {
         const rmq_remoting_field_t *f = &req->fields[a->slot[i] - 1];
@@ -331,15 +346,20 @@ typedef struct jscan {
     arena_t *a;
 } jscan_t;
 
-static void js_ws(jscan_t *s)
+static void js_ws_skip(jscan_t *s)
 {
-    if (s->p < s->end && (unsigned char)*s->p > ' ')
-        return;                     /* the common case: no whitespace */
     while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
         s->p++;
 }
 
-static int js_peek(const jscan_t *s, char c)
+/* Whitespace skipped; the common case, none, is one test where it is called. */
+__attribute__((always_inline)) static inline void js_ws(jscan_t *s)
+{
+    if (s->p >= s->end || (unsigned char)*s->p <= ' ')
+        js_ws_skip(s);
+}
+
+__attribute__((always_inline)) static inline int js_peek(const jscan_t *s, char c)
 {
     return s->p < s->end && *s->p == c;
 }
