@@ -89,11 +89,26 @@ typedef struct arena {
     size_t cap;                    /* fields the array holds */
     char *text, *next, *end;       /* the string space, its free part */
     uint16_t *slot;                /* field index + 1 by key hash; 0: empty */
+    uint16_t letter[26];           /* field index + 1 of the key "a".."z"; 0: none */
 } arena_t;
 
+/* The letter slot of a one-letter key a..z (SEND_MESSAGE_V2's names), or -1. */
+static int key_letter(const char *k)
+{
+    return k[0] >= 'a' && k[0] <= 'z' && k[1] == '\0' ? k[0] - 'a' : -1;
+}
+
+/* A key's slot before probing; single-letter keys (SEND_MESSAGE_V2's a..m)
+ * land 37 slots apart, so a table of 16 or more holds them without a probe. */
 static size_t key_hash(const char *k, size_t n)
 {
-    return n == 0 ? 0 : n * 131 + (unsigned char)k[0] * 31 + (unsigned char)k[n - 1];
+    return n == 0 ? 0 : n * 131 + (unsigned char)k[0] * 31 + (unsigned char)k[n - 1] * 6;
+}
+
+/* strcmp(a, b) == 0, without a call for the one- and two-letter keys. */
+static int key_eq(const char *a, const char *b)
+{
+    return a[0] == b[0] && (a[0] == '\0' || (a[1] == b[1] && (a[1] == '\0' || strcmp(a + 2, b + 2) == 0)));
 }
 
 /* Gives req an arena of cap fields and text bytes of strings; -1 on ENOMEM. */
@@ -119,6 +134,7 @@ static int arena_new(rmq_remoting_request_t *req, size_t cap, size_t text)
     req->n_fields = 0;
     a->next = a->text;
     memset(a->slot, 0, slots * sizeof(uint16_t));
+    memset(a->letter, 0, sizeof(a->letter));
     return 0;
 }
 
@@ -131,6 +147,7 @@ static void arena_reset(rmq_remoting_request_t *req)
     req->remark = NULL;
     a->next = a->text;
     memset(a->slot, 0, (a->mask + 1) * sizeof(uint16_t));
+    memset(a->letter, 0, sizeof(a->letter));
 }
 
 /* A copy of s[0..n) in the arena, or NULL when it has no room. */
@@ -151,11 +168,14 @@ static int field_put(rmq_remoting_request_t *req, char *key, size_t klen, char *
 {
     arena_t *a = req->arena;
     size_t i = key_hash(key, klen) & a->mask;
+    int l = key_letter(key);
 
     if (req->n_fields == a->cap)
         return -1;
+    if (l >= 0 && a->letter[l] == 0)
+        a->letter[l] = (uint16_t)(req->n_fields + 1);
     for (; a->slot[i] != 0; i = (i + 1) & a->mask)
-        if (strcmp(req->fields[a->slot[i] - 1].key, key) == 0)
+        if (key_eq(req->fields[a->slot[i] - 1].key, key))
             break;
     if (a->slot[i] == 0)
         a->slot[i] = (uint16_t)(req->n_fields + 1);
@@ -188,9 +208,13 @@ const char *rmq_remoting_field(const rmq_remoting_request_t *req, const char *ke
                 return req->fields[i].value;
         return NULL;
     }
-    for (size_t i = key_hash(key, strlen(key)) & a->mask; a->slot[i] != 0; i = (i + 1) & a->mask) {
+    int l = key_letter(key);
+    if (l >= 0)
+        return a->letter[l] != 0 ? req->fields[a->letter[l] - 1].value : NULL;
+    size_t n = key[0] == '\0' ? 0 : key[1] == '\0' ? 1 : strlen(key);
+    for (size_t i = key_hash(key, n) & a->mask; a->slot[i] != 0; i = (i + 1) & a->mask) {
         const rmq_remoting_field_t *f = &req->fields[a->slot[i] - 1];
-        if (strcmp(f->key, key) == 0)
+        if (key_eq(f->key, key))
             return f->value;
     }
     return NULL;
@@ -322,13 +346,20 @@ typedef struct jscan {
     arena_t *a;
 } jscan_t;
 
-static void js_ws(jscan_t *s)
+static void js_ws_skip(jscan_t *s)
 {
     while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
         s->p++;
 }
 
-static int js_peek(const jscan_t *s, char c)
+/* Whitespace skipped; the common case, none, is one test where it is called. */
+__attribute__((always_inline)) static inline void js_ws(jscan_t *s)
+{
+    if (s->p >= s->end || (unsigned char)*s->p <= ' ')
+        js_ws_skip(s);
+}
+
+__attribute__((always_inline)) static inline int js_peek(const jscan_t *s, char c)
 {
     return s->p < s->end && *s->p == c;
 }
@@ -349,12 +380,56 @@ static int js_hex4(const char *p, unsigned *cp)
 }
 
 /* Bytes that end a run of a JSON string copied as it is: controls, the
- * quote, the backslash. */
-static const uint8_t js_special[256] = {
+ * quote, the backslash (1), and bytes over 0x7f (2: UTF-8 to check). */
+static const uint8_t js_stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     ['"'] = 1, ['\\'] = 1,
+    [0x80 ... 0xff] = 2,
 };
+
+#define JS_ONES 0x0101010101010101ull
+#define JS_LOWS (JS_ONES * 0x7f)
+
+/* The 8 bytes at p as a word whose low byte is p[0]. */
+static uint64_t js_load8(const void *p)
+{
+    uint64_t x;
+
+    memcpy(&x, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+/* 0x80 in each byte of x that js_stop names. Each byte is tested on its
+ * own: with the top bits cleared, adding 0x60 (0x7f) carries into bit 7
+ * exactly when a byte is at least 0x20 (not zero), and never into the next
+ * byte. */
+static uint64_t js_stop8(uint64_t x)
+{
+    uint64_t t = x & JS_LOWS;
+    uint64_t ok = (t + JS_ONES * 0x60) & ((t ^ (JS_ONES * '"')) + JS_LOWS) & ((t ^ (JS_ONES * '\\')) + JS_LOWS);
+
+    return (~ok | x) & ~JS_LOWS;
+}
+
+/* How many bytes of s[0..n) pass before one that js_stop names (n: none),
+ * a word at a time while 8 bytes remain. */
+static size_t js_plain_run(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+
+    for (; n - i >= 8; i += 8) {
+        uint64_t m = js_stop8(js_load8(s + i));
+        if (m != 0)
+            return i + (size_t)__builtin_ctzll(m) / 8;
+    }
+    while (i < n && !js_stop[s[i]])
+        i++;
+    return i;
+}
 
 /* One escape at s->p (its backslash) decoded to o; bytes written, 0: declined
  * (surrogates and \u0000 are left to the tree reader). */
@@ -397,7 +472,10 @@ static size_t js_escape(jscan_t *s, char *o)
 
 /* A string at s->p (its quote) into the arena as v; -1: declined. An
  * escape decodes to at most its own length and every token before left at
- * least as much arena as source, so one check makes room for the string. */
+ * least as much arena as source, so one check makes room for the string,
+ * and for the word-wide copy of each plain run (8 bytes stored while at
+ * least 8 remain). Bytes over 0x7f are checked a run at a time: a run of
+ * them must be whole UTF-8 sequences, as an ASCII byte cannot continue one. */
 static int js_string(jscan_t *s, rmq_json_t *v)
 {
     char *o = s->a->next;
@@ -406,18 +484,35 @@ static int js_string(jscan_t *s, rmq_json_t *v)
     if (!js_peek(s, '"') || (size_t)(s->a->end - o) <= (size_t)(e - q))
         return -1;
     for (;;) {
-        const unsigned char *run = q;
-        unsigned high = 0;
-        while (q < e && !js_special[*q]) {
-            high |= *q;
-            *o++ = (char)*q++;
+        size_t n = 0;
+        while (e - q >= 8) {
+            uint64_t x = js_load8(q), m = js_stop8(x);
+            memcpy(o, q, 8);
+            if (m != 0) {
+                n = (size_t)__builtin_ctzll(m) / 8;
+                break;
+            }
+            q += 8;
+            o += 8;
         }
-        if (high >= 0x80 && !rmq_json_utf8_valid((const char *)run, (size_t)(q - run)))
-            return -1;
+        if (e - q < 8) {
+            n = js_plain_run(q, (size_t)(e - q));
+            memcpy(o, q, n);
+        }
+        q += n;
+        o += n;
         if (q == e || *q < 0x20)
             return -1;              /* unterminated, or a control character */
         if (*q == '"')
             break;
+        if (*q >= 0x80) {
+            const unsigned char *run = q;
+            while (q < e && *q >= 0x80)
+                *o++ = (char)*q++;
+            if (!rmq_json_utf8_valid((const char *)run, (size_t)(q - run)))
+                return -1;
+            continue;
+        }
         s->p = (const char *)q;
         size_t k = js_escape(s, o);
         if (k == 0)
@@ -759,11 +854,7 @@ static void put_be32(uint8_t *p, uint32_t v)
 /* 1 if s[0..n) needs no JSON escape (what rmq_json_strn copies as it is). */
 static int json_plain(const char *s, size_t n)
 {
-    unsigned bad = 0;
-
-    for (size_t i = 0; i < n; i++)
-        bad |= js_special[(unsigned char)s[i]] | (unsigned char)s[i] >> 7;
-    return bad == 0;
+    return js_plain_run((const unsigned char *)s, n) == n;
 }
 
 /* s may be NULL when n is 0 (no remark, no body). */

@@ -32,9 +32,10 @@ int rmq_parse_i64(const char *s, int64_t *out)
         limit++;
     if (*s < '0' || *s > '9')
         return -1;
-    for (; *s >= '0' && *s <= '9'; s++) {
+    /* 18 digits cannot overflow: only the ones after are checked */
+    for (const char *first = s; *s >= '0' && *s <= '9'; s++) {
         unsigned d = (unsigned)(*s - '0');
-        if (u > (limit - d) / 10)
+        if (s - first >= 18 && u > (limit - d) / 10)
             return -1;
         u = u * 10 + d;
     }
