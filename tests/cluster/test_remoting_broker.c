@@ -277,15 +277,18 @@ START_TEST(send_pull)
     remark_has(&r, "999999999");
     rem_resp_clear(&r);
 
-    /* a batch of three */
+    /* a batch of three, each message with its own UNIQ_KEY and the batch
+     * with one of its own (as the 5.x client sends it), which no message takes */
     uint8_t batch[512];
     size_t blen = 0;
     const char *bodies[] = {"b0", "b1", "b2"};
+    const char *bprops[] = {"TAGS\001TagB\002UNIQ_KEY\001B0", "TAGS\001TagB\002UNIQ_KEY\001B1",
+                            "TAGS\001TagB\002UNIQ_KEY\001B2"};
     for (int i = 0; i < 3; i++) {
-        rmq_batch_entry_t e = {0, (const uint8_t *)bodies[i], 2, "TAGS\001TagB", 9};
+        rmq_batch_entry_t e = {0, (const uint8_t *)bodies[i], 2, bprops[i], strlen(bprops[i])};
         blen += fr_rm_batch_encode(&e, batch + blen);
     }
-    rmq_remoting_field_t bf[] = V2_FIELDS("1", "");
+    rmq_remoting_field_t bf[] = V2_FIELDS("1", "UNIQ_KEY\001BATCH\002WAIT\001true");
     ck_assert_int_eq(call(RMQ_REMOTING_JSON, 320, bf, sizeof bf / sizeof bf[0], batch, blen, &r),
                      RMQ_REMOTING_SUCCESS);
     ck_assert_str_eq(rem_field(&r, "queueOffset"), "1");
@@ -299,8 +302,20 @@ START_TEST(send_pull)
     ck_assert_str_eq(rem_field(&r, "maxOffset"), "4");
     ck_assert_str_eq(rem_field(&r, "suggestWhichBrokerId"), "0");
     size_t at = check_message(r.msg.body, r.msg.body_len, "hello", 0);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
+        rmq_record_t rec;
+        size_t vl = 0;
+        ck_assert_int_eq(rmq_record_decode(r.msg.body + at, r.msg.body_len - at, 0, &rec), RMQ_OK);
+        const char *uniq = rmq_props_get(rec.properties, rec.properties_len, RMQ_PROP_UNIQ_KEY, &vl);
+        ck_assert_msg(uniq && vl == 2 && memcmp(uniq, bprops[i] + strlen(bprops[i]) - 2, 2) == 0,
+                      "batch message %d: UNIQ_KEY '%.*s'", i, uniq ? (int)vl : 6, uniq ? uniq : "absent");
+        ck_assert_ptr_nonnull(rmq_props_get(rec.properties, rec.properties_len, "WAIT", &vl));
+        size_t pos = 0, uniqs = 0;   /* Java's reader keeps a repeated name's last value */
+        for (rmq_prop_t pr; rmq_props_next(rec.properties, rec.properties_len, &pos, &pr);)
+            uniqs += pr.name_len == strlen(RMQ_PROP_UNIQ_KEY) && memcmp(pr.name, RMQ_PROP_UNIQ_KEY, pr.name_len) == 0;
+        ck_assert_uint_eq(uniqs, 1);
         at += check_message(r.msg.body + at, r.msg.body_len - at, bodies[i], 1 + i);
+    }
     ck_assert_uint_eq(at, r.msg.body_len);
     rem_resp_clear(&r);
 

@@ -9,9 +9,8 @@
 # consumer of the same group, which gets the new messages and nothing
 # committed before. Prints TAP; SKIP without java, mvn or Maven Central.
 # An argument names a Maven profile of tests/java/pom.xml: rocketmq5 runs
-# the same scenario with the 5.x client (5.5.0) in remoting mode. That run
-# is not a meson test yet: the 5.x client's first route look-up at
-# mqnamesrv gets no answer in time (issue 14).
+# the same scenario with the 5.x client (5.5.0) in remoting mode (meson
+# test java5_produce_consume).
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"

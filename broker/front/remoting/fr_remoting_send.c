@@ -167,11 +167,40 @@ static void msg_common(const send_hdr_t *h, uint32_t ip, uint16_t port, st_msg_t
     m->reconsume_times = (int32_t)h->reconsume_times;
 }
 
+/* The batch's own properties, which every message of it gets after its
+ * own, into pb without a UNIQ_KEY: the 5.x client gives the batch as a
+ * whole an id, which RocketMQ's store gives no message (each has its own). */
+static rmq_err_t batch_outer_props(const char *props, rmq_props_buf_t *pb)
+{
+    size_t pos = 0, len = strlen(props), klen = strlen(RMQ_PROP_UNIQ_KEY);
+    rmq_prop_t p;
+
+    if (rmq_props_buf_reserve(pb, len) != RMQ_OK)
+        return RMQ_ENOMEM;
+    pb->data[0] = '\0';
+    while (rmq_props_next(props, len, &pos, &p))
+        if ((p.name_len != klen || memcmp(p.name, RMQ_PROP_UNIQ_KEY, klen) != 0) &&
+            rmq_props_buf_append(pb, p.name, p.name_len, p.value, p.value_len) != RMQ_OK)
+            return RMQ_ENOMEM;
+    return RMQ_OK;
+}
+
 /* Splits a batch body into rm->batch.msgs; the count, or -1 after answering. */
 static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
                            const send_hdr_t *h, uint32_t ip, uint16_t port)
 {
-    size_t n = 0, props_total = 0, off = 0, extra = strlen(h->properties);
+    size_t n = 0, props_total = 0, off = 0, vlen;
+    rmq_props_buf_t outer = { 0 };
+    const char *extra_props = h->properties;
+    if (rmq_props_get(h->properties, strlen(h->properties), RMQ_PROP_UNIQ_KEY, &vlen) != NULL) {
+        if (batch_outer_props(h->properties, &outer) != RMQ_OK) {
+            rmq_props_buf_free(&outer);
+            rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "out of memory for a batch's properties");
+            return -1;
+        }
+        extra_props = outer.data;
+    }
+    size_t extra = strlen(extra_props);
     rmq_batch_entry_t e;
     size_t used;
     const char *why = "empty batch body";
@@ -183,11 +212,13 @@ static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoti
         props_total += e.properties_len + 1 + extra;
     }
     if (off < req->body_len || n == 0) {
+        rmq_props_buf_free(&outer);
         rmq_remoting_replyf(conn, req, 13, "SEND_BATCH_MESSAGE: message %zu at byte %zu of the body: %s", n, off,
                             why);
         return -1;
     }
     if (bk_batch_reserve(&rm->batch, n, props_total) != RMQ_OK) {
+        rmq_props_buf_free(&outer);
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "out of memory for a batch of %zu", n);
         return -1;
     }
@@ -200,9 +231,10 @@ static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoti
         m->flag = e.flag;
         m->body = e.body;
         m->body_len = e.body_len;
-        bk_batch_props(&rm->batch, m, e.properties, e.properties_len, h->properties, extra);
+        bk_batch_props(&rm->batch, m, e.properties, e.properties_len, extra_props, extra);
         m->tag_code = tag_code(m->properties, m->properties_len);
     }
+    rmq_props_buf_free(&outer);
     return (ssize_t)n;
 }
 

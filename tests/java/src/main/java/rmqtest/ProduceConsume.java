@@ -35,6 +35,13 @@ import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 
 public final class ProduceConsume {
+    /* A name server call's timeout: the client's 3 s default can expire on a
+     * loaded host before a cold JVM has its first connection active, and
+     * the 5.x client then fails the send at once where 4.9 retries. */
+    private static final int CLIENT_API_TIMEOUT_MS = 30000;
+    /* A send's timeout, which covers the route look-up before the first one. */
+    private static final int SEND_TIMEOUT_MS = 60000;
+
     private ProduceConsume() {
     }
 
@@ -55,7 +62,8 @@ public final class ProduceConsume {
         DefaultMQProducer p = new DefaultMQProducer("rmq_java_producer");
         p.setNamesrvAddr(ns);
         p.setInstanceName("producer-" + tag);
-        p.setSendMsgTimeout(10000);
+        p.setSendMsgTimeout(SEND_TIMEOUT_MS);
+        p.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         p.start();
         String firstOffsetId = null;
         for (int i = 0; i < n; i++) {
@@ -94,6 +102,7 @@ public final class ProduceConsume {
         c.setInstanceName("consumer-" + ProcessHandle.current().pid());
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         c.setPersistConsumerOffsetInterval(1000);
+        c.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         c.subscribe(topic, "*");
         c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
             for (MessageExt m : msgs) {
