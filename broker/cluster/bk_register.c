@@ -23,7 +23,6 @@
 #include "rmq_log.h"
 #include "rmq_time.h"
 
-#define REG_TIMEOUT_MS 3000
 #define REG_DELTA_MAX 4096       /* changed names remembered per name server */
 
 typedef enum reg_kind { REG_QUERY, REG_FULL, REG_DELTA } reg_kind_t;
@@ -169,7 +168,8 @@ static void target_call(ns_target_t *t, reg_kind_t kind, Rmq__Command *cmd, cons
 {
     bk_register_t *r = t->reg;
     rmq_client_t *cli = rmq_client_pool_get(r->pool, t->addr);
-    if (!cli || rmq_client_call(cli, cmd, body, len, REG_TIMEOUT_MS, target_done, t) != RMQ_OK) {
+    int timeout_ms = (int)r->bk->cfg->register_broker_timeout_mills;
+    if (!cli || rmq_client_call(cli, cmd, body, len, timeout_ms, target_done, t) != RMQ_OK) {
         LOG_WARN_RL("register: cannot send to name server %s", t->addr);
         t->need_full = kind != REG_QUERY || t->need_full;
         t->backoff = 1;
