@@ -54,6 +54,8 @@ static const rmq_cfg_entry_t entries[] = {
     BOOL("autoCreateSubscriptionGroup", auto_create_subscription_group, "true", "create unknown consumer groups on use"),
     INT("defaultTopicQueueNums", default_topic_queue_nums, "8", 1, 1024, "queues of TBW102, the auto-create template"),
     INT("registerNameServerPeriod", register_name_server_period, "30000", 1000, 60000, "register with name servers this often, ms"),
+    INT("registerBrokerTimeoutMills", register_broker_timeout_mills, "24000", 100, 600000,
+        "wait this long for a name server to answer a registration or version query, ms"),
     INT("flushConsumerOffsetInterval", flush_consumer_offset_interval, "5000", 100, 600000, "persist consumer offsets this often, ms"),
     BOOL("longPollingEnable", long_polling_enable, "true", "hold empty pulls up to their suspend time"),
     INT("shortPollingTimeMills", short_polling_time_mills, "1000", 1, 60000, "hold time of empty pulls without long polling, ms"),

@@ -45,6 +45,7 @@ typedef struct bk_config {
     int auto_create_subscription_group;
     int64_t default_topic_queue_nums;
     int64_t register_name_server_period;
+    int64_t register_broker_timeout_mills;
     int64_t flush_consumer_offset_interval;
     int long_polling_enable;
     int64_t short_polling_time_mills;

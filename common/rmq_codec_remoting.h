@@ -56,6 +56,12 @@
 #define RMQ_REMOTING_TOPIC_NOT_EXIST 17
 #define RMQ_REMOTING_QUERY_NOT_FOUND 22
 
+/* RocketMQ request codes of a broker's registration, which both the name
+ * server and a broker registering over remoting use. */
+#define RMQ_REMOTING_REGISTER_BROKER 103
+#define RMQ_REMOTING_UNREGISTER_BROKER 104
+#define RMQ_REMOTING_QUERY_DATA_VERSION 322
+
 typedef struct rmq_remoting_field {
     char *key;
     char *value;

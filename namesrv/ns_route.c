@@ -174,6 +174,7 @@ typedef struct queue_drop {
     const char *broker_name;
     const char **names;      /* sorted topic names; NULL: every topic */
     size_t n;
+    size_t next;             /* names before it sort before the topics visited */
     int listed;              /* drop the topics names lists (1) or those it does not (0) */
 } queue_drop_t;
 
@@ -182,16 +183,24 @@ static int str_ptr_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Whether d's sorted names list name; the topics come in order, so one
+ * cursor walks the names once over the whole pass. */
+static int drop_listed(queue_drop_t *d, const char *name)
+{
+    while (d->next < d->n && strcmp(d->names[d->next], name) < 0)
+        d->next++;
+    return d->next < d->n && strcmp(d->names[d->next], name) == 0;
+}
+
 /* ns_vec_filter step: drops d's broker name from one topic, and the topic
  * when that leaves it empty. */
 static int topic_keep(void *item, void *arg)
 {
     ns_topic_t *topic = item;
-    const queue_drop_t *d = arg;
+    queue_drop_t *d = arg;
     int found;
 
-    if (d->names &&
-        (bsearch(&topic->name, d->names, d->n, sizeof *d->names, str_ptr_cmp) != NULL) != d->listed)
+    if (d->names && drop_listed(d, topic->name) != d->listed)
         return 1;
     size_t qi = ns_vec_search(&topic->queues, name_cmp, d->broker_name, &found);
     if (!found)
@@ -207,7 +216,7 @@ static int topic_keep(void *item, void *arg)
 /* Drops broker_name's queue data from every topic and topics left empty. */
 static void drop_queues_of(ns_route_t *rt, const char *broker_name)
 {
-    queue_drop_t d = {broker_name, NULL, 0, 0};
+    queue_drop_t d = {broker_name, NULL, 0, 0, 0};
 
     ns_vec_filter(&rt->topics, topic_keep, &d);
 }
@@ -365,24 +374,9 @@ static rmq_err_t bset_put_addr(ns_route_t *rt, const Rmq__RegisterBrokerRequest 
 }
 
 /* The queue data of broker_name in topic, created zeroed when missing. */
-static ns_queue_t *queue_get(ns_route_t *rt, const char *topic_name, const char *broker_name)
+static ns_queue_t *topic_queue_get(ns_topic_t *topic, const char *broker_name)
 {
     int found;
-    size_t ti = ns_vec_search(&rt->topics, name_cmp, topic_name, &found);
-    ns_topic_t *topic;
-
-    if (found) {
-        topic = ns_vec_at(&rt->topics, ti);
-    } else {
-        char *name = strdup(topic_name);
-        topic = name ? ns_vec_insert_at(&rt->topics, ti) : NULL;
-        if (!topic) {
-            free(name);
-            return NULL;
-        }
-        topic->name = name;
-        ns_vec_init(&topic->queues, sizeof(ns_queue_t));
-    }
     size_t qi = ns_vec_search(&topic->queues, name_cmp, broker_name, &found);
     if (found)
         return ns_vec_at(&topic->queues, qi);
@@ -396,59 +390,96 @@ static ns_queue_t *queue_get(ns_route_t *rt, const char *topic_name, const char 
     return q;
 }
 
-static int topic_ptr_cmp(const void *a, const void *b)
+/* Orders pointers into a request's topic array by name, then by position,
+ * so of one topic named twice the later config wins, as in request order. */
+static int tc_ref_cmp(const void *a, const void *b)
 {
-    return strcmp(((const ns_topic_t *)a)->name, ((const ns_topic_t *)b)->name);
+    const Rmq__TopicConfig *const *x = *(const Rmq__TopicConfig *const *const *)a;
+    const Rmq__TopicConfig *const *y = *(const Rmq__TopicConfig *const *const *)b;
+    int c = strcmp((*x)->topic_name, (*y)->topic_name);
+
+    return c ? c : (x > y) - (x < y);
 }
 
-/* Adds, in one merge, an empty entry for every topic of req not yet in the
- * table, so a registration of many new topics costs O(table + new log new). */
-static rmq_err_t add_missing_topics(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req)
+static int topic_cmp_at(const ns_route_t *rt, size_t i, const char *name)
+{
+    return strcmp(((const ns_topic_t *)ns_vec_at(&rt->topics, i))->name, name);
+}
+
+/* The index of the first topic of rt not before name, searched from at
+ * (every topic before at sorts before name) by galloping: O(log distance),
+ * so a walk of sorted names costs O(names) over a dense stretch of the
+ * table and O(log table) a name over a sparse one. */
+static size_t topics_seek(const ns_route_t *rt, size_t at, const char *name)
+{
+    size_t len = rt->topics.len, lo = at, hi = at, step = 1;
+
+    while (hi < len && topic_cmp_at(rt, hi, name) < 0) {
+        lo = hi + 1;
+        hi += step;
+        step *= 2;
+    }
+    if (hi > len)
+        hi = len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (topic_cmp_at(rt, mid, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int topic_at_is(const ns_route_t *rt, size_t at, const char *name)
+{
+    return at < rt->topics.len && topic_cmp_at(rt, at, name) == 0;
+}
+
+/* Adds, in one merge, an empty entry for every topic of sorted (n configs
+ * in name order) not yet in the table. */
+static rmq_err_t add_missing_topics(ns_route_t *rt, const Rmq__TopicConfig *const **sorted, size_t n)
 {
     ns_topic_t *fresh = NULL;
-    size_t n = 0, kept = 0;
+    size_t k = 0, at = 0;
     rmq_err_t err = RMQ_ENOMEM;
 
-    for (size_t i = 0; i < req->n_topics; i++) {
-        const char *name = req->topics[i]->topic_name;
-        if (ns_vec_find(&rt->topics, name_cmp, name))
-            continue;
-        if (!fresh && !(fresh = malloc((req->n_topics - i) * sizeof *fresh)))
-            return RMQ_ENOMEM;
-        fresh[n].name = strdup(name);
-        if (!fresh[n].name)
-            goto out;
-        ns_vec_init(&fresh[n].queues, sizeof(ns_queue_t));
-        n++;
-    }
-    if (n > 1)
-        qsort(fresh, n, sizeof *fresh, topic_ptr_cmp);
     for (size_t i = 0; i < n; i++) {
-        if (kept > 0 && strcmp(fresh[kept - 1].name, fresh[i].name) == 0)
-            free(fresh[i].name);         /* the same topic twice in one request */
-        else
-            fresh[kept++] = fresh[i];
+        const char *name = (*sorted[i])->topic_name;
+        at = topics_seek(rt, at, name);
+        if (topic_at_is(rt, at, name) || (k > 0 && strcmp(fresh[k - 1].name, name) == 0))
+            continue;            /* known, or the same topic twice in one request */
+        if (!fresh && !(fresh = malloc((n - i) * sizeof *fresh)))
+            return RMQ_ENOMEM;
+        fresh[k].name = strdup(name);
+        if (!fresh[k].name)
+            goto out;
+        ns_vec_init(&fresh[k].queues, sizeof(ns_queue_t));
+        k++;
     }
-    n = kept;
-    err = ns_vec_merge(&rt->topics, fresh, n, name_cmp);
+    err = ns_vec_merge(&rt->topics, fresh, k, name_cmp);
 out:
     if (err != RMQ_OK)
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < k; i++)
             free(fresh[i].name);
     free(fresh);
     return err;
 }
 
-/* Writes a master's topic configs into the queue data of its broker name. */
-static rmq_err_t upsert_queues(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req)
+/* Writes a master's topic configs (sorted: in name order) into the queue
+ * data of its broker name. */
+static rmq_err_t upsert_queues(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
+                               const Rmq__TopicConfig *const **sorted)
 {
-    rmq_err_t err = add_missing_topics(rt, req);
+    rmq_err_t err = add_missing_topics(rt, sorted, req->n_topics);
+    size_t at = 0;
 
     if (err != RMQ_OK)
         return err;
     for (size_t i = 0; i < req->n_topics; i++) {
-        const Rmq__TopicConfig *tc = req->topics[i];
-        ns_queue_t *q = queue_get(rt, tc->topic_name, req->broker_name);
+        const Rmq__TopicConfig *tc = *sorted[i];
+        at = topics_seek(rt, at, tc->topic_name);
+        ns_queue_t *q = topic_queue_get(ns_vec_at(&rt->topics, at), req->broker_name);
         if (!q)
             return RMQ_ENOMEM;
         q->read_queue_nums = tc->read_queue_nums;
@@ -460,9 +491,10 @@ static rmq_err_t upsert_queues(ns_route_t *rt, const Rmq__RegisterBrokerRequest 
 }
 
 /* Drops req's broker name's queue data of the topics a delta deletes, or,
- * for a complete table, of those it does not name: one pass over the
- * table. */
-static rmq_err_t drop_queues(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req)
+ * for a complete table, of those it does not name (sorted: its configs in
+ * name order): one pass over the table. */
+static rmq_err_t drop_queues(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
+                             const Rmq__TopicConfig *const **sorted)
 {
     size_t n = req->delta ? req->n_deleted_topics : req->n_topics;
 
@@ -472,12 +504,32 @@ static rmq_err_t drop_queues(ns_route_t *rt, const Rmq__RegisterBrokerRequest *r
     if (!names)
         return RMQ_ENOMEM;
     for (size_t i = 0; i < n; i++)
-        names[i] = req->delta ? req->deleted_topics[i] : req->topics[i]->topic_name;
-    qsort(names, n, sizeof *names, str_ptr_cmp);
-    queue_drop_t d = {req->broker_name, names, n, req->delta};
+        names[i] = req->delta ? req->deleted_topics[i] : (*sorted[i])->topic_name;
+    if (req->delta)
+        qsort(names, n, sizeof *names, str_ptr_cmp);
+    queue_drop_t d = {req->broker_name, names, n, 0, req->delta};
     ns_vec_filter(&rt->topics, topic_keep, &d);
     free(names);
     return RMQ_OK;
+}
+
+/* A master's (first or changed) topics into the table: its configs sorted
+ * once, then merged, written and pruned in walks over the sorted table. */
+static rmq_err_t apply_topics(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req)
+{
+    size_t n = req->n_topics;
+    const Rmq__TopicConfig *const **sorted = malloc((n ? n : 1) * sizeof *sorted);
+
+    if (!sorted)
+        return RMQ_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = (const Rmq__TopicConfig *const *)&req->topics[i];
+    qsort(sorted, n, sizeof *sorted, tc_ref_cmp);
+    rmq_err_t err = upsert_queues(rt, req, sorted);
+    if (err == RMQ_OK)
+        err = drop_queues(rt, req, sorted);
+    free(sorted);
+    return err;
 }
 
 /* Creates or refreshes the liveness entry of req's address. */
@@ -625,9 +677,7 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
     }
     err = bset_put_addr(rt, req, &first);
     if (err == RMQ_OK && req->broker_id == 0 && (first || changed))
-        err = upsert_queues(rt, req);
-    if (err == RMQ_OK && req->broker_id == 0 && (first || changed))
-        err = drop_queues(rt, req);
+        err = apply_topics(rt, req);
     if (err == RMQ_OK)
         err = live_put(rt, req, conn_id, now_ms);
     if (err != RMQ_OK) {

@@ -5,8 +5,9 @@
  *   - a full registration: the whole table, zlib-compressed in the body
  *     (inline for a name server that does not know QUERY_DATA_VERSION);
  *   - a delta: only the topics changed or deleted since the version that
- *     name server holds (at most REG_DELTA_MAX names are remembered; past
- *     that, full: a complete table, so the name server drops what it lacks);
+ *     name server holds (up to half the table's names are remembered,
+ *     within [REG_DELTA_MIN, REG_DELTA_MAX]; past that, full: a complete
+ *     table, so the name server drops what it lacks);
  *   - every registerNameServerPeriod, QUERY_DATA_VERSION: the name server
  *     refreshes the broker's liveness and says whether it needs the table.
  * So creating N topics costs what changed, not N whole tables, and the
@@ -24,8 +25,8 @@
 #include "rmq_log.h"
 #include "rmq_time.h"
 
-#define REG_TIMEOUT_MS 3000
-#define REG_DELTA_MAX 4096       /* changed names remembered per name server */
+#define REG_DELTA_MIN 4096       /* changed names remembered per name server, at least, */
+#define REG_DELTA_MAX 16384      /* and at most: a delta goes in the request header (RMQ_REQUEST_HEADER_MAX) */
 
 typedef enum reg_kind { REG_QUERY, REG_FULL, REG_DELTA } reg_kind_t;
 
@@ -171,7 +172,8 @@ static void target_call(ns_target_t *t, reg_kind_t kind, Rmq__Command *cmd, cons
 {
     bk_register_t *r = t->reg;
     rmq_client_t *cli = rmq_client_pool_get(r->pool, t->addr);
-    if (!cli || rmq_client_call(cli, cmd, body, len, REG_TIMEOUT_MS, target_done, t) != RMQ_OK) {
+    int timeout_ms = (int)r->bk->cfg->register_broker_timeout_mills;
+    if (!cli || rmq_client_call(cli, cmd, body, len, timeout_ms, target_done, t) != RMQ_OK) {
         LOG_WARN_RL("register: cannot send to name server %s", t->addr);
         t->need_full = kind != REG_QUERY || t->need_full;
         t->backoff = 1;
@@ -460,18 +462,29 @@ void bk_register_start(bk_register_t *r)
     register_tick(-1, 0, r);
 }
 
+/* How many changed names a delta may carry: a delta costs the name server
+ * in proportion to its names, a full registration to the whole table, so
+ * up to half the table goes as a delta (batched creation of many topics
+ * keeps to deltas), bounded so one fits a request header. */
+static size_t register_delta_limit(const bk_register_t *r)
+{
+    size_t half = bk_topics_count(r->bk->topics) / 2;
+    return half < REG_DELTA_MIN ? REG_DELTA_MIN : half > REG_DELTA_MAX ? REG_DELTA_MAX : half;
+}
+
 void bk_register_topic_changed(bk_register_t *r, const char *name)
 {
     if (r->rem) {
         bk_regrem_changed(r->rem);
         return;
     }
+    size_t limit = register_delta_limit(r);
     for (size_t i = 0; i < r->n_ns; i++) {
         ns_target_t *t = &r->ns[i];
         size_t len = strlen(name);
         if (t->need_full || bk_map_get(t->delta, name, len))
             continue;            /* the whole table goes next anyway, or the name is noted */
-        char *copy = bk_map_count(t->delta) < REG_DELTA_MAX ? strdup(name) : NULL;
+        char *copy = bk_map_count(t->delta) < limit ? strdup(name) : NULL;
         if (!copy || bk_map_put(t->delta, copy, len, copy) != RMQ_OK) {
             free(copy);
             target_delta_clear(t);     /* too many (or no memory): the whole table */

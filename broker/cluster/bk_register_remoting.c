@@ -23,10 +23,6 @@
 #include "rmq_log.h"
 #include "rmq_remoting_client.h"
 
-#define REGREM_TIMEOUT_MS 6000      /* RocketMQ BrokerConfig.registerBrokerTimeoutMills */
-#define REGREM_REGISTER_BROKER 103
-#define REGREM_UNREGISTER_BROKER 104
-#define REGREM_QUERY_DATA_VERSION 322
 
 typedef struct regrem_ns {
     bk_regrem_t *r;
@@ -190,8 +186,8 @@ static void regrem_done(rmq_err_t err, const rmq_remoting_request_t *resp, void 
 static void regrem_call(regrem_ns_t *t, int code, const rmq_remoting_field_t *f, size_t n, struct evbuffer *body)
 {
     size_t len = evbuffer_get_length(body);
-    if (rmq_rclient_call(t->cli, code, f, n, evbuffer_pullup(body, -1), len, REGREM_TIMEOUT_MS, regrem_done, t) !=
-        RMQ_OK) {
+    int timeout_ms = (int)t->r->bk->cfg->register_broker_timeout_mills;
+    if (rmq_rclient_call(t->cli, code, f, n, evbuffer_pullup(body, -1), len, timeout_ms, regrem_done, t) != RMQ_OK) {
         LOG_WARN_RL("register: cannot send to RocketMQ name server %s", t->addr);
         t->need_full = 1;
         return;
@@ -224,7 +220,7 @@ static void regrem_full(regrem_ns_t *t)
     f[n++] = (rmq_remoting_field_t){"compressed", bk->cfg->compressed_register ? "true" : "false"};
     f[n++] = (rmq_remoting_field_t){"bodyCrc32", crc};
     t->need_full = 0;
-    regrem_call(t, REGREM_REGISTER_BROKER, f, n, body);
+    regrem_call(t, RMQ_REMOTING_REGISTER_BROKER, f, n, body);
 out:
     if (body)
         evbuffer_free(body);
@@ -242,7 +238,7 @@ static void regrem_query(regrem_ns_t *t)
     if (!body)
         return;
     fr_rm_data_version_json(body, dv.counter, dv.timestamp);
-    regrem_call(t, REGREM_QUERY_DATA_VERSION, f, n, body);
+    regrem_call(t, RMQ_REMOTING_QUERY_DATA_VERSION, f, n, body);
     evbuffer_free(body);
 }
 
@@ -286,7 +282,7 @@ bk_regrem_t *bk_regrem_new(bk_broker_t *bk, const char *const *addrs, size_t n, 
         t->r = r;
         t->need_full = 1;
         snprintf(t->addr, sizeof(t->addr), "%s", addrs[r->n_ns]);
-        if (!(t->cli = rmq_rclient_new(bk->base, t->addr, REGREM_TIMEOUT_MS))) {
+        if (!(t->cli = rmq_rclient_new(bk->base, t->addr, (int)bk->cfg->register_broker_timeout_mills))) {
             snprintf(err, errlen, "namesrvProtocol=remoting: name server '%s' is not a numeric host:port",
                      t->addr);
             bk_regrem_free(r);
@@ -395,7 +391,7 @@ void bk_regrem_stop(bk_regrem_t *r, int timeout_ms, void (*done)(void *arg), voi
     for (size_t i = 0; i < r->n_ns; i++) {
         regrem_ns_t *t = &r->ns[i];
         t->unreg_pending = 1;      /* before the call: its answer may not come first, but be sure */
-        if (rmq_rclient_call(t->cli, REGREM_UNREGISTER_BROKER, f, n, NULL, 0, timeout_ms, regrem_unreg_done, t) ==
+        if (rmq_rclient_call(t->cli, RMQ_REMOTING_UNREGISTER_BROKER, f, n, NULL, 0, timeout_ms, regrem_unreg_done, t) ==
             RMQ_OK)
             r->unreg_pending++;
         else

@@ -15,7 +15,7 @@
 
 typedef struct tl_run tl_run_t;
 
-typedef enum tl_kind { TL_CREATE, TL_ROUTES, TL_STATS } tl_kind_t;
+typedef enum tl_kind { TL_CREATE, TL_ROUTES, TL_STATS, TL_LIST } tl_kind_t;
 
 /* One request in flight: which topics it carries, when it left. */
 typedef struct tl_slot {
@@ -54,6 +54,25 @@ static int route_ok(const tl_run_t *run, const rmq_frame_t *resp)
     return 0;
 }
 
+/* How many of the slot's topics a topic list answer names. */
+static long list_count(const tl_run_t *run, const tl_slot_t *slot, const rmq_frame_t *resp)
+{
+    if (resp->cmd->status != RMQ__STATUS__SUCCESS || resp->cmd->header_case != RMQ__COMMAND__HEADER_TOPIC_LIST)
+        return 0;
+    const Rmq__TopicList *tl = resp->cmd->topic_list;
+    size_t plen = strlen(run->prefix);
+    long n = 0;
+    for (size_t i = 0; i < tl->n_topics; i++) {
+        const char *name = tl->topics[i], *digits = name + plen;
+        char *end;
+        if (strncmp(name, run->prefix, plen) != 0 || *digits < '0' || *digits > '9')
+            continue;
+        long k = strtol(digits, &end, 10);
+        n += *end == '\0' && k >= slot->first && k < slot->first + slot->count;
+    }
+    return n;
+}
+
 static void tl_pump(tl_run_t *run);
 
 static void tl_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
@@ -62,6 +81,15 @@ static void tl_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
     tl_run_t *run = slot->run;
     run->inflight--;
     rmq_histogram_record(&run->res->lat_us, (uint64_t)(rmq_mono_us() - slot->sent_us));
+    if (run->kind == TL_LIST) {
+        long n = err == RMQ_OK ? list_count(run, slot, resp) : 0;
+        run->res->ok += n;
+        if (n < slot->count)
+            tl_fail(run->res, slot->count - n, err != RMQ_OK ? err : -1);
+        free(slot);
+        tl_pump(run);
+        return;
+    }
     int good = err == RMQ_OK && (run->kind == TL_ROUTES ? route_ok(run, resp) : resp->cmd->status == RMQ__STATUS__SUCCESS);
     if (good && run->res->ok_map)
         memset(run->res->ok_map + (slot->first - run->from), 1, (size_t)slot->count);
@@ -76,13 +104,20 @@ static void tl_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
 /* Sends one request for topics [slot->first, +count). */
 static rmq_err_t tl_send(tl_run_t *run, tl_slot_t *slot)
 {
-    Rmq__TopicConfig *items = calloc((size_t)slot->count, sizeof(*items));
-    Rmq__TopicConfig **ptrs = calloc((size_t)slot->count, sizeof(*ptrs));
-    char (*names)[TL_NAME_MAX] = calloc((size_t)slot->count, TL_NAME_MAX);
+    size_t n = run->kind == TL_LIST ? 0 : (size_t)slot->count;
+    Rmq__TopicConfig *items = calloc(n, sizeof(*items));
+    Rmq__TopicConfig **ptrs = calloc(n, sizeof(*ptrs));
+    char (*names)[TL_NAME_MAX] = calloc(n, TL_NAME_MAX);
     Rmq__Command req = RMQ__COMMAND__INIT;
     Rmq__TopicRequest tr = RMQ__TOPIC_REQUEST__INIT;
     Rmq__TopicConfigTable tab = RMQ__TOPIC_CONFIG_TABLE__INIT;
     rmq_err_t err = RMQ_ENOMEM;
+    if (run->kind == TL_LIST) {
+        req.code = RMQ__REQUEST_CODE__GET_ALL_TOPIC_LIST_FROM_NAMESERVER;
+        slot->sent_us = rmq_mono_us();
+        err = rmq_client_call(run->cli, &req, NULL, 0, TL_TIMEOUT_MS, tl_done, slot);
+        goto out;
+    }
     if (!items || !ptrs || !names)
         goto out;
     for (long i = 0; i < slot->count; i++) {
@@ -188,4 +223,11 @@ void tl_stats(const char *addr, const char *prefix, long from, long to, int wind
 {
     tl_run_t run = {.prefix = prefix, .queues = 1, .batch = 1, .window = window, .kind = TL_STATS};
     tl_run(&run, addr, from, to, res);
+}
+
+void tl_listed(const char *ns_addr, const char *prefix, long from, long to, tl_result_t *res)
+{
+    long n = to - from;
+    tl_run_t run = {.prefix = prefix, .queues = 1, .batch = n > 0 ? (int)n : 1, .window = 1, .kind = TL_LIST};
+    tl_run(&run, ns_addr, from, to, res);
 }

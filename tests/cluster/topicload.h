@@ -41,4 +41,9 @@ void tl_routes(const char *ns_addr, const char *prefix, long from, long to, int 
  * ok when the broker has it (a slave's copy catching up, for one). */
 void tl_stats(const char *addr, const char *prefix, long from, long to, int window, tl_result_t *res);
 
+/* Asks the name server at ns_addr for its topic list
+ * (GET_ALL_TOPIC_LIST_FROM_NAMESERVER, one request); ok counts the topics
+ * of [from, to) it names. */
+void tl_listed(const char *ns_addr, const char *prefix, long from, long to, tl_result_t *res);
+
 #endif

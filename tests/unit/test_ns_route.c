@@ -671,8 +671,10 @@ START_TEST(test_deletes_in_registrations)
 }
 END_TEST
 
-/* Registers n topics (names "T<i*7919 % n>", unordered, one repeated) in
- * one request and checks they are all found and listed sorted. */
+/* Registers n topics (names "T<i*7919 % n>", unordered, one repeated: the
+ * later config wins) in one request and checks they are all found and
+ * listed sorted; then a complete table of half of them drops the rest, and
+ * a small delta over the big table adds and updates. */
 START_TEST(test_many_topics_merge)
 {
     enum { N = 5000 };
@@ -693,6 +695,7 @@ START_TEST(test_many_topics_merge)
         tcp[i] = &tc[i];
     }
     tc[N] = tc[0];                       /* the same topic twice */
+    tc[N].write_queue_nums = 4;
     tcp[N] = &tc[N];
     reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
     reg_topic(&r, "T7", 8, 8, 6);        /* an existing topic first */
@@ -712,6 +715,39 @@ START_TEST(test_many_topics_merge)
     for (size_t i = 1; i < tl->n_topics; i++)
         ck_assert_int_lt(strcmp(tl->topics[i - 1], tl->topics[i]), 0);
     rmq__topic_list__free_unpacked(tl, NULL);
+    Rmq__TopicRouteData *rd = ns_route_topic(rt, names[0], &err);
+    ck_assert_int_eq(route_queue(rd, "broker-a")->write_queue_nums, 4);
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+
+    r.req.complete = 1;                  /* tcp[0, N/2): the rest goes */
+    r.req.n_topics = N / 2;
+    r.dv.counter = 3;
+    ck_assert_int_eq(do_register(rt, &r, 1, 100, &res), RMQ_OK);
+    ck_assert_uint_eq(ns_route_topic_count(rt), N / 2);
+    for (int i = 0; i < N; i++) {
+        rd = ns_route_topic(rt, names[i], &err);
+        ck_assert_msg((rd != NULL) == (i < N / 2), "%s: %s", names[i], rd ? "kept" : "dropped");
+        if (rd)
+            rmq__topic_route_data__free_unpacked(rd, NULL);
+    }
+
+    Rmq__DataVersion base = r.dv;
+    Rmq__TopicConfig *delta[] = {&tc[N - 1], &tc[1]};
+    tc[1].write_queue_nums = 2;
+    r.req.complete = 0;
+    r.req.delta = 1;
+    r.req.base_version = &base;
+    r.req.topics = delta;
+    r.req.n_topics = 2;
+    r.dv.counter = 4;
+    ck_assert_int_eq(do_register(rt, &r, 1, 100, &res), RMQ_OK);
+    ck_assert_uint_eq(ns_route_topic_count(rt), N / 2 + 1);
+    rd = ns_route_topic(rt, names[N - 1], &err);
+    ck_assert_ptr_nonnull(rd);
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+    rd = ns_route_topic(rt, names[1], &err);
+    ck_assert_int_eq(route_queue(rd, "broker-a")->write_queue_nums, 2);
+    rmq__topic_route_data__free_unpacked(rd, NULL);
     ns_route_free(rt);
     free(tc);
     free(tcp);
