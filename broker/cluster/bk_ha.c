@@ -308,6 +308,12 @@ void bk_ha_set_sync_state_set(bk_ha_t *ha, const int64_t *broker_ids, size_t n)
         ha_confirm_update(ha);
 }
 
+void bk_ha_set_acks(bk_ha_t *ha, int need, int all_in_set, const int64_t *set, size_t n)
+{
+    if (ha && ha->master)
+        ha_master_set_acks(ha->master, need, all_in_set, set, n);
+}
+
 int bk_ha_port(const bk_ha_t *ha)
 {
     return ha && ha->master ? ha_master_port(ha->master) : 0;

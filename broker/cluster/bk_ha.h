@@ -38,6 +38,11 @@ int64_t bk_ha_confirm_offset(const bk_ha_t *ha);
  * holds the confirm offset where it is. Copies the ids. Loop thread. */
 void bk_ha_set_sync_state_set(bk_ha_t *ha, const int64_t *broker_ids, size_t n);
 
+/* Master: which slave acks release a SYNC_MASTER send (ha_master_set_acks:
+ * need distinct slaves, or every member of set when all_in_set). No-op on a
+ * slave. Copies set. Loop thread. */
+void bk_ha_set_acks(bk_ha_t *ha, int need, int all_in_set, const int64_t *set, size_t n);
+
 /* The bound HA port (0 on a slave). */
 int bk_ha_port(const bk_ha_t *ha);
 
