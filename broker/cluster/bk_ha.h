@@ -26,10 +26,10 @@ void bk_ha_free(bk_ha_t *ha);
  * Loop thread. */
 rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen);
 
-/* Controller mode, master: the confirm offset, below which every member of
- * the sync state set holds the log (the log end when the set is the master
- * alone); pulls serve only records below it. -1 off controller mode or on a
- * slave. Loop thread. */
+/* Controller mode: the confirm offset, below which every member of the sync
+ * state set holds the log (a master: the log end when the set is the master
+ * alone; a slave: the last one its master sent, or the one it kept); pulls
+ * serve only records below it. -1 off controller mode. Loop thread. */
 int64_t bk_ha_confirm_offset(const bk_ha_t *ha);
 
 /* Controller mode, master: the sync state set the controller holds (broker

@@ -58,6 +58,8 @@ typedef struct ha_conn {
     int64_t last_write_ms;
     int epochs_sent;                 /* answered this connection's epoch query */
     int meta;                        /* slave takes HA_REC_META records */
+    int confirms;                    /* ... and HA_REC_CONFIRM ones */
+    int64_t confirm_sent;            /* the last confirm offset sent it; -1: none */
     uint64_t meta_next;              /* seq of the next change to send it */
     struct ha_conn *prev, *next;
 } ha_conn_t;
@@ -89,6 +91,7 @@ struct ha_master {
     int64_t meta_dropped_at;         /* log offset of the newest dropped change; -1: none */
     void (*on_progress)(void *arg);  /* a slave's ack or link changed */
     void *progress_arg;
+    int64_t confirm;                 /* controller mode: the confirm offset; -1: the log end, -2: none */
     int ack_need;                    /* distinct slaves whose acks release a waiter */
     int ack_all;                     /* every member of ack_set instead */
     int64_t ack_set[HA_ACK_SET_MAX];
@@ -202,6 +205,14 @@ void ha_master_set_acks(ha_master_t *master, int need, int all_in_set, const int
     for (size_t i = 0; i < master->n_ack_set; i++)
         master->ack_set[i] = set[i];
     master_update_sync(master);
+}
+
+void ha_master_set_confirm(ha_master_t *master, int64_t confirm)
+{
+    if (master->confirm == confirm && confirm != -1)
+        return;
+    master->confirm = confirm;
+    event_active(master->push_ev, EV_READ, 0);
 }
 
 void ha_master_on_progress(ha_master_t *master, void (*fn)(void *arg), void *arg)
@@ -388,7 +399,9 @@ static void conn_accept(ha_conn_t *conn, const Rmq__HaHandshake *hs,
     conn->broker_id = hs->broker_id;
     conn->next_send = start;
     conn->acked = start;
-    conn->meta = hs->meta_version >= HA_META_VERSION;
+    conn->meta = hs->meta_version >= HA_REC_META;
+    conn->confirms = hs->meta_version >= HA_REC_CONFIRM;
+    conn->confirm_sent = -1;
     conn->meta_next = meta_first_at(conn->master, start);
     if (conn->meta && start <= conn->master->meta_dropped_at)
         LOG_WARN("HA: slave %s starts at offset %" PRId64 ", before the oldest metadata change kept "
@@ -572,6 +585,26 @@ static void conn_on_event(struct bufferevent *bev, short what, void *arg)
     conn_close(conn, why);
 }
 
+/* Queues the confirm offset for conn if it moved past what conn was told
+ * (the log end, when the set is the master alone: what conn was sent).
+ * 0, or -1 after closing conn. */
+static int conn_send_confirm(ha_conn_t *conn, struct evbuffer *out)
+{
+    int64_t c = conn->master->confirm == -1 ? conn->next_send : conn->master->confirm;
+    uint8_t hdr[HA_CHUNK_HDR], body[HA_ACK_LEN];
+
+    if (!conn->confirms || conn->master->confirm == -2 || c <= conn->confirm_sent)
+        return 0;
+    ha_record_hdr_encode(hdr, conn->next_send, HA_REC_CONFIRM, sizeof body);
+    ha_ack_encode(body, c);
+    if (evbuffer_add(out, hdr, sizeof hdr) != 0 || evbuffer_add(out, body, sizeof body) != 0) {
+        conn_close(conn, "out of memory queueing the confirm offset");
+        return -1;
+    }
+    conn->confirm_sent = c;
+    return 0;
+}
+
 /* Moves commit-log chunks, and the metadata changes between them, into
  * conn's output until it holds max_out_batches batches or the log has
  * nothing more. A change goes out once the log bytes before it have, and a
@@ -613,6 +646,8 @@ static void conn_pump(ha_conn_t *conn)
         conn->next_send += n;
         conn->last_write_ms = rmq_mono_ms();
     }
+    if (conn->state == CONN_STREAMING)
+        conn_send_confirm(conn, out);
 }
 
 /* Pushes newly appended data to every streaming slave. Loop thread. */
@@ -829,6 +864,7 @@ ha_master_t *ha_master_new(struct event_base *base, st_store_t *st, const ha_con
     snprintf(master->broker_name, sizeof(master->broker_name), "%s",
              cfg->broker_name ? cfg->broker_name : "");
     master->ack_need = 1;
+    master->confirm = -2;
     master->sync = ha_sync_new(base, master->cfg.slave_fallbehind_max);
     if (!master->sync || master_events(master) != 0) {
         snprintf(err, errlen, "out of memory");

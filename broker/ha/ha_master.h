@@ -59,6 +59,12 @@ rmq_err_t ha_master_push_meta(ha_master_t *master, const Rmq__HaMeta *meta);
 /* The SYNC_MASTER waiter set fed by this master's slaves. Borrowed. */
 ha_sync_t *ha_master_sync(ha_master_t *master);
 
+/* Controller mode: the confirm offset to stream to slaves that take it
+ * (HA_REC_CONFIRM), so they serve pulls only below it; -1: the log end (the
+ * sync state set is the master alone). Slaves are told after the next
+ * chunk, or at once when idle. Loop thread. */
+void ha_master_set_confirm(ha_master_t *master, int64_t confirm);
+
 #define HA_ACK_SET_MAX 64
 
 /* Which acks release a SYNC_MASTER waiter (RocketMQ's GroupTransferService
