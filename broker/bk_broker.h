@@ -57,7 +57,7 @@ typedef struct bk_broker {
     bk_register_t *reg;
     bk_ha_t *ha;                  /* HA master or slave; rebuilt when the role changes */
     bk_role_t role;               /* the current role: read it with bk_broker_role */
-    int sync_acks;                /* SYNC_MASTER waits for a slave (controller mode: while the in-sync set has one) */
+    int sync_acks;                /* SYNC_MASTER waits for slaves (controller mode: as the ack rule asks) */
     bk_controller_t *ctl;         /* enableControllerMode: the controllers' client; NULL otherwise */
     rmq_security_t sec;           /* TLS contexts, ACL, own credentials (tls*, acl* keys) */
     bk_schedule_t *schedule;      /* delayed messages (bk_schedule.c) */

@@ -70,6 +70,9 @@ typedef struct bk_config {
     int64_t check_sync_state_set_period;
     int64_t ha_max_time_slave_not_catchup;
     int64_t broker_election_priority;
+    int all_ack_in_sync_state_set;      /* allAckInSyncStateSet */
+    int64_t in_sync_replicas;           /* inSyncReplicas, the master counted */
+    int64_t min_in_sync_replicas;       /* minInSyncReplicas */
     int slave_read_enable;
     int64_t slave_sync_interval;
     int64_t access_message_in_memory_max_ratio;

@@ -1,6 +1,7 @@
 /* ns_controller.c: the controller in the name server (ns_controller.h):
  * leadership under an etcd lease, the group states behind fenced txns,
- * broker liveness from heartbeats, and elections when a master lapses. */
+ * broker liveness from heartbeats and closed connections, and elections
+ * when a master lapses. */
 #include "ns_controller.h"
 
 #include <inttypes.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns_ctl_probe.h"
 #include "rmq_etcd.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -15,17 +17,25 @@
 #define CTL_KEY_MAX 1024
 #define CTL_ETCD_TIMEOUT_MS 2000
 #define CTL_TICK_MAX_MS 500
+#define CTL_PROBE_DELAY_MS 50
+#define CTL_PROBE_TIMEOUT_MS 1000
+
+typedef struct ctl_group ctl_group_t;
 
 /* One replica of a group, as its heartbeats describe it. */
 typedef struct ctl_member {
     ns_ctl_member_t m;
+    ctl_group_t *g;
     char ha_addr[NS_CTL_ADDR_MAX + 1];
     int64_t last_ms;              /* monotonic time of its last heartbeat */
     int64_t timeout_ms;
+    uint64_t conn_id;             /* of its last heartbeat; 0 once that connection closed */
+    int gone;                     /* its port refused a connection since: dead until it beats again */
+    ns_ctl_probe_t *probe;        /* in flight after its connection closed */
 } ctl_member_t;
 
 /* A broker group: its committed state (when loaded) and its members. */
-typedef struct ctl_group {
+struct ctl_group {
     ns_controller_t *ctl;
     char cluster[NS_NAME_MAX + 1];
     char name[NS_NAME_MAX + 1];
@@ -38,7 +48,7 @@ typedef struct ctl_group {
     int elect_failed_logged;
     ctl_member_t members[NS_CTL_MAX_REPLICAS];
     size_t n_members;
-} ctl_group_t;
+};
 
 typedef enum ctl_role { CTL_NO_LEASE = 0, CTL_STANDBY, CTL_LEADER } ctl_role_t;
 
@@ -448,7 +458,7 @@ fail:
 static void members_refresh(ctl_group_t *g, int64_t now)
 {
     for (size_t i = 0; i < g->n_members; i++)
-        g->members[i].m.alive = now - g->members[i].last_ms <= g->members[i].timeout_ms;
+        g->members[i].m.alive = !g->members[i].gone && now - g->members[i].last_ms <= g->members[i].timeout_ms;
 }
 
 static const ctl_member_t *member_by_id(const ctl_group_t *g, int64_t id)
@@ -514,7 +524,7 @@ static int field_ok(const char *s)
 }
 
 rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBrokerRequest *req,
-                                  ns_ctl_state_t *out, char *why, size_t whylen)
+                                  uint64_t conn_id, ns_ctl_state_t *out, char *why, size_t whylen)
 {
     ns_ctl_state_init(out);
     if (!field_ok(req->cluster_name) || !field_ok(req->broker_name) || !field_ok(req->broker_addr) ||
@@ -539,6 +549,7 @@ rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBro
         }
         mb = &g->members[g->n_members++];
         memset(mb, 0, sizeof *mb);
+        mb->g = g;
         mb->m.broker_id = req->broker_id;
         LOG_INFO("controller: %s/%s replica %" PRId64 " at %s registered", g->cluster, g->name,
                  req->broker_id, req->broker_addr);
@@ -551,9 +562,55 @@ rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBro
     mb->timeout_ms = req->heartbeat_timeout_ms ? req->heartbeat_timeout_ms
                                                : ctl->cfg->controller_heartbeat_timeout_ms;
     mb->last_ms = rmq_mono_ms();
+    mb->conn_id = conn_id;
+    mb->gone = 0;
     group_check(g);
     *out = g->st;
+    /* while a new master is being committed nobody is confirmed: the old
+     * one would renew its lease past the election */
+    if (g->pending && (g->proposed.master_id != g->st.master_id || g->proposed.master_epoch != g->st.master_epoch))
+        return RMQ_EAGAIN;
     return ns_controller_is_leader(ctl) && g->loaded ? RMQ_OK : RMQ_EAGAIN;
+}
+
+/* A closed member's probe answered: a refused port means the broker
+ * process is gone, so it is dead at once (an election may follow); a
+ * listening or silent one may still hold a master lease, so it stays
+ * alive until its heartbeat timeout. */
+static void on_member_probe(ns_ctl_probe_result_t res, void *arg)
+{
+    ctl_member_t *mb = arg;
+    ctl_group_t *g = mb->g;
+
+    mb->probe = NULL;
+    if (mb->conn_id != 0)
+        return;                   /* it heartbeat again meanwhile */
+    if (res != NS_CTL_PROBE_REFUSED) {
+        LOG_INFO("controller: %s/%s replica %" PRId64 " closed its connection but %s: it lapses after its "
+                 "heartbeat timeout", g->cluster, g->name, mb->m.broker_id,
+                 res == NS_CTL_PROBE_LISTENING ? "still listens" : "did not answer a probe");
+        return;
+    }
+    mb->gone = 1;
+    LOG_WARN("controller: %s/%s replica %" PRId64 " at %s is gone (connection closed, port refused)%s", g->cluster,
+             g->name, mb->m.broker_id, mb->m.addr, mb->m.broker_id == g->st.master_id ? ": electing now" : "");
+    group_check(g);
+}
+
+void ns_controller_conn_closed(ns_controller_t *ctl, uint64_t conn_id)
+{
+    for (size_t i = 0; i < ctl->n_groups; i++) {
+        ctl_group_t *g = ctl->groups[i];
+        for (size_t k = 0; k < g->n_members; k++) {
+            ctl_member_t *mb = &g->members[k];
+            if (mb->conn_id != conn_id || conn_id == 0)
+                continue;
+            mb->conn_id = 0;
+            if (!mb->probe)
+                mb->probe = ns_ctl_probe_start(ctl->base, mb->m.addr, CTL_PROBE_DELAY_MS, CTL_PROBE_TIMEOUT_MS,
+                                               on_member_probe, mb);
+        }
+    }
 }
 
 rmq_err_t ns_controller_replica_info(const ns_controller_t *ctl, const char *cluster,
@@ -700,8 +757,11 @@ void ns_controller_free(ns_controller_t *ctl)
         event_free(ctl->lease_timer);
     if (ctl->tick_timer)
         event_free(ctl->tick_timer);
-    for (size_t i = 0; i < ctl->n_groups; i++)
+    for (size_t i = 0; i < ctl->n_groups; i++) {
+        for (size_t k = 0; k < ctl->groups[i]->n_members; k++)
+            ns_ctl_probe_cancel(ctl->groups[i]->members[k].probe);
         free(ctl->groups[i]);
+    }
     free(ctl->groups);
     free(ctl);
 }

@@ -55,13 +55,24 @@ int ns_controller_is_leader(const ns_controller_t *ctl);
 /* The fencing token (the leader key's create revision), 0 unless leader. */
 int64_t ns_controller_token(const ns_controller_t *ctl);
 
-/* A register or heartbeat from a broker: records it as alive, may elect
- * the group's first master. RMQ_OK with the group's state in out
- * (leader only); RMQ_EAGAIN when this controller stands by or has not
- * loaded the group yet (out holds what it knows); RMQ_EINVAL (why) for a
- * bad field; RMQ_ENOMEM. */
+/* A register or heartbeat from a broker over connection conn_id: records
+ * it as alive, may elect the group's first master. RMQ_OK with the group's
+ * state in out (leader only: it confirms a master's lease); RMQ_EAGAIN when
+ * this controller stands by, has not loaded the group yet or is committing
+ * a new master (out holds what it knows); RMQ_EINVAL (why) for a bad field;
+ * RMQ_ENOMEM. */
 rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBrokerRequest *req,
-                                  ns_ctl_state_t *out, char *why, size_t whylen);
+                                  uint64_t conn_id, ns_ctl_state_t *out, char *why, size_t whylen);
+
+/* Connection conn_id closed: each replica whose last heartbeat came over
+ * it is probed at its broker address; if its port refuses the connection
+ * (the process is gone: kill -9, crash) it counts as lapsed at once and its
+ * group elects without waiting for the heartbeat timeout. A replica still
+ * listening, or not answering, lapses only after its timeout, when its
+ * lease (if master) has lapsed too. RocketMQ's controller acts on the
+ * close alone (DefaultBrokerHeartbeatManager.onBrokerChannelClose); it has
+ * no lease to keep. */
+void ns_controller_conn_closed(ns_controller_t *ctl, uint64_t conn_id);
 
 /* The state of a group: RMQ_OK (leader), RMQ_EAGAIN (standby: last known),
  * RMQ_ENOTFOUND. */

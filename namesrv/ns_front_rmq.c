@@ -374,7 +374,7 @@ static void handle_ctl_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     if (!ctl || !has_header(conn, req, RMQ__COMMAND__HEADER_CONTROLLER_BROKER, "controller_broker"))
         return;
     const Rmq__ControllerBrokerRequest *cb = req->cmd->controller_broker;
-    rmq_err_t err = ns_controller_heartbeat(ctl, cb, &st, why, sizeof why);
+    rmq_err_t err = ns_controller_heartbeat(ctl, cb, rmq_conn_id(conn), &st, why, sizeof why);
     if (err == RMQ_ENOMEM)
         reply_nomem(conn, req);
     else if (err == RMQ_EINVAL)

@@ -73,6 +73,8 @@ static void on_conn_close(rmq_conn_t *conn, void *arg)
     size_t n = ns_route_remove_conn(ns->route, rmq_conn_id(conn));
     ns->stats.conn_closed_removed_total += n;
 
+    if (ns->controller)
+        ns_controller_conn_closed(ns->controller, rmq_conn_id(conn));
     if (n)
         LOG_INFO("connection %s closed: %zu broker(s) left the route", rmq_conn_peer(conn), n);
 }

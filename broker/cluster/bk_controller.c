@@ -6,10 +6,15 @@
  * master also checks its slaves every checkSyncStateSetPeriod: a slave
  * whose acked offset reached the log end of the previous check is caught
  * up; the in-sync set is the master plus the slaves caught up within
- * haMaxTimeSlaveNotCatchup. Sends wait for a slave (SYNC_MASTER) while the
- * committed set holds one or an expansion is pending, so a set only shrinks
- * after the controller committed it and every acknowledged message is on
- * every replica the controller may elect. */
+ * haMaxTimeSlaveNotCatchup. A SYNC_MASTER's sends follow RocketMQ's
+ * rules (CommitLog.asyncPutMessage, GroupTransferService): refused while
+ * the set (the larger one while an expansion is pending, as
+ * AutoSwitchHAService.inSyncReplicasNums) is below minInSyncReplicas;
+ * with allAckInSyncStateSet acknowledged once every member of the set
+ * (the committed one and any member being added) has them, so a set only
+ * shrinks after the controller committed it and every acknowledged message
+ * is on every replica the controller may elect; otherwise once
+ * inSyncReplicas replicas (the master counted) have them. */
 #include "bk_controller.h"
 
 #include <inttypes.h>
@@ -62,6 +67,8 @@ struct bk_controller {
     int fenced_logged;
     int altering;                 /* an ALTER_SYNC_STATE_SET in flight */
     int expanding;                /* the wanted set adds a slave the committed one lacks */
+    int64_t wanted[CTL_MAX_REPLICAS]; /* that set, while expanding */
+    size_t n_wanted;
     ctl_caught_t caught[CTL_MAX_REPLICAS];
     size_t n_caught;
     int64_t prev_log_end;         /* the log end at the previous check */
@@ -104,13 +111,39 @@ static bk_role_t master_kind(const bk_controller_t *c)
     return c->bk->cfg->broker_role == BK_SYNC_MASTER ? BK_SYNC_MASTER : BK_ASYNC_MASTER;
 }
 
-/* Sends wait for a slave while the committed set has one or one is being
- * added; a master's confirm offset follows the committed set. */
+/* The set acks count against: the committed one, plus the members being
+ * added while an expansion is pending (RocketMQ #5663). Its size. */
+static size_t ack_set(const bk_controller_t *c, int64_t *ids)
+{
+    size_t n = c->n_sync;
+
+    memcpy(ids, c->sync_set, n * sizeof ids[0]);
+    for (size_t i = 0; c->expanding && i < c->n_wanted; i++)
+        if (!set_has(ids, n, c->wanted[i]) && n < 2 * CTL_MAX_REPLICAS)
+            ids[n++] = c->wanted[i];
+    return n;
+}
+
+/* A master's ack rule from allAckInSyncStateSet, inSyncReplicas and
+ * minInSyncReplicas over the set; its confirm offset follows the committed
+ * set. */
 static void acks_update(bk_controller_t *c)
 {
-    bk_broker_set_sync_acks(c->bk, c->n_sync > 1 || c->expanding);
-    if (bk_broker_role(c->bk) != BK_SLAVE && c->n_sync)
-        bk_ha_set_sync_state_set(c->bk->ha, c->sync_set, c->n_sync);
+    bk_broker_t *bk = c->bk;
+    const bk_config_t *cfg = bk->cfg;
+    int64_t ids[2 * CTL_MAX_REPLICAS];
+    size_t n = ack_set(c, ids);
+    int all = cfg->all_ack_in_sync_state_set;
+    int need = (int)cfg->in_sync_replicas - 1;   /* slaves: the master counts itself */
+
+    if (bk_broker_role(bk) == BK_SLAVE)
+        return;
+    bk_ha_set_acks(bk->ha, need, all, ids, n);
+    bk_broker_set_sync_acks(bk, all ? n > 1 : need > 0);
+    bk_append_set_in_sync(bk->append, bk_broker_role(bk) == BK_SYNC_MASTER ? (int64_t)n : 0,
+                          bk_broker_role(bk) == BK_SYNC_MASTER ? cfg->min_in_sync_replicas : 0);
+    if (c->n_sync)
+        bk_ha_set_sync_state_set(bk->ha, c->sync_set, c->n_sync);
 }
 
 static void beat_all(bk_controller_t *c);
@@ -331,6 +364,8 @@ static void on_check(evutil_socket_t fd, short what, void *arg)
         adds |= !set_has(c->sync_set, c->n_sync, ids[i]);
     }
     c->expanding = adds;
+    c->n_wanted = adds ? n : 0;
+    memcpy(c->wanted, ids, c->n_wanted * sizeof ids[0]);
     acks_update(c);               /* before the request: acks count the larger set */
     for (size_t i = 0; i < c->n_targets && !leader; i++)
         if (c->targets[i].leader)

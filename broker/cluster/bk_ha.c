@@ -6,7 +6,10 @@
  * info lists the role and each slave's (or the slave's own) replication
  * state. In controller mode (enableControllerMode) it owns the epoch file,
  * and a master limits pulls to the confirm offset: the lowest offset every
- * member of the sync state set has acknowledged. */
+ * member of the sync state set has acknowledged, and streams it to its
+ * slaves; a slave limits its pulls to the last one it got and keeps it in
+ * ROOT/confirmOffset (written off the loop, a value a little old is only
+ * more careful), so after a restart it serves no more than it was told. */
 #include "bk_ha.h"
 
 #include <inttypes.h>
@@ -16,6 +19,7 @@
 #include <sys/types.h>
 
 #include "bk_metasync.h"
+#include "st_file.h"
 #include "ha_master.h"
 #include "ha_slave.h"
 #include "rmq_log.h"
@@ -35,7 +39,7 @@ struct bk_ha {
      * slave counts) */
     int64_t sync_set[HA_SYNC_SET_MAX];
     ssize_t n_sync_set;
-    int64_t confirm;              /* last confirm offset */
+    int64_t confirm;              /* last confirm offset (a slave: the master's) */
     int confirm_all;              /* the set is the master alone: its log end */
 };
 
@@ -179,6 +183,52 @@ static void ha_confirm_update(void *arg)
     ha->confirm_all = c < 0;
     ha->confirm = c < 0 ? ha_log_end(ha) : c;
     st_store_set_read_limit(ha->bk->store, c);
+    ha_master_set_confirm(ha->master, c);
+}
+
+/* ROOT/confirmOffset, a slave's last confirm offset from its master. */
+static void ha_confirm_path(const bk_ha_t *ha, char *path, size_t len)
+{
+    snprintf(path, len, "%s/confirmOffset", ha->bk->cfg->store_path_root_dir);
+}
+
+/* ha_slave confirm callback: serve pulls below the master's confirm
+ * offset, and keep it for a restart. */
+static void ha_confirm_arrived(int64_t confirm, void *arg)
+{
+    bk_ha_t *ha = arg;
+    char path[PATH_MAX], *text;
+    int n;
+
+    if (confirm == ha->confirm)
+        return;
+    ha->confirm = confirm;
+    st_store_set_read_limit(ha->bk->store, confirm);
+    ha_confirm_path(ha, path, sizeof path);
+    if ((text = malloc(32)) && (n = snprintf(text, 32, "%" PRId64 "\n", confirm)) > 0 &&
+        bk_persist_submit(ha->bk->persist, path, text, (size_t)n) == RMQ_OK)
+        return;
+    LOG_WARN_RL("HA: cannot queue the confirm offset %" PRId64 " for %s: out of memory", confirm, path);
+}
+
+/* A controller-mode slave starts from its kept confirm offset (0 when it
+ * has none or cannot read it: it serves nothing until its master says). */
+static void ha_confirm_load(bk_ha_t *ha)
+{
+    char path[PATH_MAX], *text = NULL, *end;
+    size_t len = 0;
+
+    ha->confirm = 0;
+    ha_confirm_path(ha, path, sizeof path);
+    if (st_file_read_all(path, &text, &len) == RMQ_OK) {
+        long long v = strtoll(text, &end, 10);
+        if (end != text && *end == '\n' && v >= 0)
+            ha->confirm = v;
+        else
+            LOG_WARN("HA: %s is not an offset; serving nothing until the master sends its confirm offset", path);
+    }
+    free(text);
+    st_store_set_read_limit(ha->bk->store, ha->confirm);
 }
 
 /* controllerModeStartEpoch: a master begins that epoch now unless its
@@ -243,6 +293,10 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
         return NULL;
     }
     ha_slave_on_meta(ha->slave, ha_meta_arrived, ha->metasync);
+    if (ha->epochs) {
+        ha_confirm_load(ha);
+        ha_slave_on_confirm(ha->slave, ha_confirm_arrived, ha);
+    }
     if (bk->cfg->ha_master_address[0])
         ha_slave_set_master(ha->slave, bk->cfg->ha_master_address);
     return ha;
@@ -260,8 +314,11 @@ void bk_ha_free(bk_ha_t *ha)
         if (ha->epochs)
             st_store_set_read_limit(ha->bk->store, -1);
     }
-    if (ha->slave)
+    if (ha->slave) {
         ha_slave_free(ha->slave);
+        if (ha->epochs)
+            st_store_set_read_limit(ha->bk->store, -1);
+    }
     bk_metasync_free(ha->metasync);
     st_epoch_close(ha->epochs);
     free(ha);
@@ -290,9 +347,9 @@ rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen
 
 int64_t bk_ha_confirm_offset(const bk_ha_t *ha)
 {
-    if (!ha->epochs || !ha->master)
+    if (!ha->epochs)
         return -1;
-    return ha->confirm_all ? ha_log_end(ha) : ha->confirm;
+    return ha->master && ha->confirm_all ? ha_log_end(ha) : ha->confirm;
 }
 
 void bk_ha_set_sync_state_set(bk_ha_t *ha, const int64_t *broker_ids, size_t n)
@@ -306,6 +363,12 @@ void bk_ha_set_sync_state_set(bk_ha_t *ha, const int64_t *broker_ids, size_t n)
     ha->n_sync_set = (ssize_t)n;
     if (ha->epochs && ha->master)
         ha_confirm_update(ha);
+}
+
+void bk_ha_set_acks(bk_ha_t *ha, int need, int all_in_set, const int64_t *set, size_t n)
+{
+    if (ha && ha->master)
+        ha_master_set_acks(ha->master, need, all_in_set, set, n);
 }
 
 int bk_ha_port(const bk_ha_t *ha)

@@ -26,10 +26,10 @@ void bk_ha_free(bk_ha_t *ha);
  * Loop thread. */
 rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen);
 
-/* Controller mode, master: the confirm offset, below which every member of
- * the sync state set holds the log (the log end when the set is the master
- * alone); pulls serve only records below it. -1 off controller mode or on a
- * slave. Loop thread. */
+/* Controller mode: the confirm offset, below which every member of the sync
+ * state set holds the log (a master: the log end when the set is the master
+ * alone; a slave: the last one its master sent, or the one it kept); pulls
+ * serve only records below it. -1 off controller mode. Loop thread. */
 int64_t bk_ha_confirm_offset(const bk_ha_t *ha);
 
 /* Controller mode, master: the sync state set the controller holds (broker
@@ -37,6 +37,11 @@ int64_t bk_ha_confirm_offset(const bk_ha_t *ha);
  * every streaming slave counts as in sync. A member that is not connected
  * holds the confirm offset where it is. Copies the ids. Loop thread. */
 void bk_ha_set_sync_state_set(bk_ha_t *ha, const int64_t *broker_ids, size_t n);
+
+/* Master: which slave acks release a SYNC_MASTER send (ha_master_set_acks:
+ * need distinct slaves, or every member of set when all_in_set). No-op on a
+ * slave. Copies set. Loop thread. */
+void bk_ha_set_acks(bk_ha_t *ha, int need, int all_in_set, const int64_t *set, size_t n);
 
 /* The bound HA port (0 on a slave). */
 int bk_ha_port(const bk_ha_t *ha);

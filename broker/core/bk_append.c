@@ -27,6 +27,7 @@ struct bk_append {
     size_t n_waiting;
     int stopping;
     int64_t lease_until_ms;          /* 0: no controller lease */
+    int64_t in_sync, min_in_sync;    /* the sync state set's size, minInSyncReplicas */
 };
 
 bk_append_t *bk_append_new(const bk_append_config_t *cfg)
@@ -86,6 +87,12 @@ void bk_append_set_lease(bk_append_t *ap, int64_t until_ms)
     ap->lease_until_ms = until_ms;
 }
 
+void bk_append_set_in_sync(bk_append_t *ap, int64_t have, int64_t min)
+{
+    ap->in_sync = have;
+    ap->min_in_sync = min;
+}
+
 /* 1 (r set) when the controller lease has lapsed: this master may have been replaced. */
 static int lease_lapsed(const bk_append_t *ap, bk_result_t *r)
 {
@@ -106,6 +113,11 @@ int bk_append_writable(const bk_append_t *ap, bk_result_t *r)
         return bk_result_set(r, BK_NOT_MASTER, "broker %s is a slave; send to its master", ap->cfg.addr), 0;
     if (lease_lapsed(ap, r))
         return 0;
+    if (ap->in_sync < ap->min_in_sync)
+        return bk_result_set(r, BK_IN_SYNC_REPLICAS_NOT_ENOUGH,
+                             "in-sync replicas not enough: the sync state set of broker %s has %lld, "
+                             "minInSyncReplicas is %lld", ap->cfg.addr, (long long)ap->in_sync,
+                             (long long)ap->min_in_sync), 0;
     if (!(ap->cfg.permission & PERM_WRITE))
         return bk_result_set(r, BK_NO_PERMISSION, "broker %s is not writable (brokerPermission=%lld)", ap->cfg.addr,
                              (long long)ap->cfg.permission), 0;

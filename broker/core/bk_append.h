@@ -62,9 +62,14 @@ void bk_append_set_role(bk_append_t *ap, int is_slave, ha_sync_t *sync);
  * call moves until_ms (0: no lease, the default). */
 void bk_append_set_lease(bk_append_t *ap, int64_t until_ms);
 
+/* Controller mode, SYNC_MASTER (RocketMQ's minInSyncReplicas): writes are
+ * refused IN_SYNC_REPLICAS_NOT_ENOUGH while have < min (0, 0: never, the
+ * default). */
+void bk_append_set_in_sync(bk_append_t *ap, int64_t have, int64_t min);
+
 /* 1 if this broker may take writes now; else 0 with r set (slave role,
- * lapsed controller lease, shutdown, brokerPermission, store disk or write
- * state). */
+ * lapsed controller lease, too few in-sync replicas, shutdown,
+ * brokerPermission, store disk or write state). */
 int bk_append_writable(const bk_append_t *ap, bk_result_t *r);
 
 /* Stores msgs[0..n) (n > 1: a batch on one topic and queue) after the

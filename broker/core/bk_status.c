@@ -36,6 +36,7 @@ const char *bk_status_name(bk_status_t status)
         [BK_SUBSCRIPTION_PARSE_FAILED] = "SUBSCRIPTION_PARSE_FAILED",
         [BK_NOT_FOUND] = "NOT_FOUND",
         [BK_SYSTEM_ERROR] = "SYSTEM_ERROR",
+        [BK_IN_SYNC_REPLICAS_NOT_ENOUGH] = "IN_SYNC_REPLICAS_NOT_ENOUGH",
     };
     if ((unsigned)status < sizeof(names) / sizeof(names[0]) && names[status])
         return names[status];

@@ -20,6 +20,7 @@ typedef enum bk_status {
     BK_FLUSH_DISK_TIMEOUT,           /* SYNC_FLUSH: no disk sync within syncFlushTimeout */
     BK_FLUSH_SLAVE_TIMEOUT,          /* SYNC_MASTER: no slave ack within syncFlushTimeout */
     BK_SLAVE_NOT_AVAILABLE,          /* SYNC_MASTER: no slave in sync range */
+    BK_IN_SYNC_REPLICAS_NOT_ENOUGH,  /* controller mode: sync state set below minInSyncReplicas */
     BK_BUSY,                         /* queue full or waited too long */
     BK_TRANSACTION_FAILED,           /* no half message where the request says */
     BK_SUBSCRIPTION_PARSE_FAILED,    /* a subscription expression that names no tag */

@@ -5,7 +5,8 @@
  *                          in controller mode an epoch query and its answer first
  *   master -> slave:       u64 offset | u32 length | bytes   (length 0: heartbeat)
  *                          u64 offset | u32 1ttttttt llll... | body  (typed record:
- *                          top bit set, 7-bit type, 24-bit length; see ha.proto)
+ *                          top bit set, 7-bit type, 24-bit length; see ha.proto:
+ *                          HaMeta changes, the master's confirm offset)
  *   slave -> master:       u64 acked offset
  *
  * All integers big-endian; offsets are never negative. */
@@ -33,7 +34,7 @@
  * any type a newer master may define, which this side must refuse). */
 #define HA_REC_LOG 0u
 #define HA_REC_META 1u                     /* body: packed HaMeta */
-#define HA_META_VERSION 1u                 /* highest typed record this build applies */
+#define HA_REC_CONFIRM 2u                  /* body: u64 confirm offset, encoded as an ack */
 
 typedef struct ha_chunk {
     int64_t offset;                  /* commit-log offset of the first body byte */

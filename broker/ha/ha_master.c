@@ -58,6 +58,8 @@ typedef struct ha_conn {
     int64_t last_write_ms;
     int epochs_sent;                 /* answered this connection's epoch query */
     int meta;                        /* slave takes HA_REC_META records */
+    int confirms;                    /* ... and HA_REC_CONFIRM ones */
+    int64_t confirm_sent;            /* the last confirm offset sent it; -1: none */
     uint64_t meta_next;              /* seq of the next change to send it */
     struct ha_conn *prev, *next;
 } ha_conn_t;
@@ -89,6 +91,11 @@ struct ha_master {
     int64_t meta_dropped_at;         /* log offset of the newest dropped change; -1: none */
     void (*on_progress)(void *arg);  /* a slave's ack or link changed */
     void *progress_arg;
+    int64_t confirm;                 /* controller mode: the confirm offset; -1: the log end, -2: none */
+    int ack_need;                    /* distinct slaves whose acks release a waiter */
+    int ack_all;                     /* every member of ack_set instead */
+    int64_t ack_set[HA_ACK_SET_MAX];
+    size_t n_ack_set;
 };
 
 static void conn_pump(ha_conn_t *conn);
@@ -113,22 +120,99 @@ static void list_push(ha_conn_t **head, ha_conn_t *conn)
     *head = conn;
 }
 
-/* Tells the waiter set how many slaves stream and the best ack among them. */
-static void master_update_sync(ha_master_t *master)
+/* The best ack of slave id among the streaming connections, or -1. */
+static int64_t slave_acked(const ha_master_t *master, int64_t id)
 {
-    int n = 0;
     int64_t best = -1;
 
-    for (ha_conn_t *c = master->conns; c; c = c->next) {
+    for (const ha_conn_t *c = master->conns; c; c = c->next)
+        if (c->state == CONN_STREAMING && c->broker_id == id && c->acked > best)
+            best = c->acked;
+    return best;
+}
+
+/* allAckInSyncStateSet: the lowest ack among the set's members (the
+ * master's own id skipped); *n 0 while one of them does not stream. */
+static int64_t acks_all_in_set(const ha_master_t *master, int *n)
+{
+    int64_t low = INT64_MAX;
+
+    *n = 1;
+    for (size_t i = 0; i < master->n_ack_set; i++) {
+        if (master->ack_set[i] == master->cfg.broker_id)
+            continue;
+        int64_t a = slave_acked(master, master->ack_set[i]);
+        if (a < 0) {
+            *n = 0;
+            return -1;
+        }
+        if (a < low)
+            low = a;
+    }
+    return low;
+}
+
+/* need distinct slaves: the need-th highest of their best acks; *n the
+ * slaves streaming, 0 while they are fewer than need. */
+static int64_t acks_of_distinct(const ha_master_t *master, int *n)
+{
+    int64_t ids[HA_ACK_SET_MAX], acks[HA_ACK_SET_MAX];
+    size_t k = 0;
+
+    for (const ha_conn_t *c = master->conns; c; c = c->next) {
+        size_t i = 0;
         if (c->state != CONN_STREAMING)
             continue;
-        n++;
-        if (c->acked > best)
-            best = c->acked;
+        while (i < k && ids[i] != c->broker_id)
+            i++;
+        if (i == k && k < HA_ACK_SET_MAX) {
+            ids[k] = c->broker_id;
+            acks[k++] = c->acked;
+        } else if (i < k && c->acked > acks[i]) {
+            acks[i] = c->acked;
+        }
     }
+    *n = k >= (size_t)master->ack_need ? (int)k : 0;
+    if (!*n)
+        return -1;
+    /* the need-th highest: partial selection sort (a handful of slaves) */
+    for (size_t i = 0; i < (size_t)master->ack_need; i++)
+        for (size_t j = i + 1; j < k; j++)
+            if (acks[j] > acks[i]) {
+                int64_t t = acks[i];
+                acks[i] = acks[j];
+                acks[j] = t;
+            }
+    return acks[master->ack_need - 1];
+}
+
+/* Tells the waiter set how far the acks the rule asks for reach. */
+static void master_update_sync(ha_master_t *master)
+{
+    int n;
+    int64_t best = master->ack_all ? acks_all_in_set(master, &n) : acks_of_distinct(master, &n);
+
     ha_sync_update(master->sync, n, best);
     if (master->on_progress)
         master->on_progress(master->progress_arg);
+}
+
+void ha_master_set_acks(ha_master_t *master, int need, int all_in_set, const int64_t *set, size_t n_set)
+{
+    master->ack_need = need < 1 ? 1 : need;
+    master->ack_all = all_in_set;
+    master->n_ack_set = n_set < HA_ACK_SET_MAX ? n_set : HA_ACK_SET_MAX;
+    for (size_t i = 0; i < master->n_ack_set; i++)
+        master->ack_set[i] = set[i];
+    master_update_sync(master);
+}
+
+void ha_master_set_confirm(ha_master_t *master, int64_t confirm)
+{
+    if (master->confirm == confirm && confirm != -1)
+        return;
+    master->confirm = confirm;
+    event_active(master->push_ev, EV_READ, 0);
 }
 
 void ha_master_on_progress(ha_master_t *master, void (*fn)(void *arg), void *arg)
@@ -315,7 +399,9 @@ static void conn_accept(ha_conn_t *conn, const Rmq__HaHandshake *hs,
     conn->broker_id = hs->broker_id;
     conn->next_send = start;
     conn->acked = start;
-    conn->meta = hs->meta_version >= HA_META_VERSION;
+    conn->meta = hs->meta_version >= HA_REC_META;
+    conn->confirms = hs->meta_version >= HA_REC_CONFIRM;
+    conn->confirm_sent = -1;
     conn->meta_next = meta_first_at(conn->master, start);
     if (conn->meta && start <= conn->master->meta_dropped_at)
         LOG_WARN("HA: slave %s starts at offset %" PRId64 ", before the oldest metadata change kept "
@@ -499,6 +585,26 @@ static void conn_on_event(struct bufferevent *bev, short what, void *arg)
     conn_close(conn, why);
 }
 
+/* Queues the confirm offset for conn if it moved past what conn was told
+ * (the log end, when the set is the master alone: what conn was sent).
+ * 0, or -1 after closing conn. */
+static int conn_send_confirm(ha_conn_t *conn, struct evbuffer *out)
+{
+    int64_t c = conn->master->confirm == -1 ? conn->next_send : conn->master->confirm;
+    uint8_t hdr[HA_CHUNK_HDR], body[HA_ACK_LEN];
+
+    if (!conn->confirms || conn->master->confirm == -2 || c <= conn->confirm_sent)
+        return 0;
+    ha_record_hdr_encode(hdr, conn->next_send, HA_REC_CONFIRM, sizeof body);
+    ha_ack_encode(body, c);
+    if (evbuffer_add(out, hdr, sizeof hdr) != 0 || evbuffer_add(out, body, sizeof body) != 0) {
+        conn_close(conn, "out of memory queueing the confirm offset");
+        return -1;
+    }
+    conn->confirm_sent = c;
+    return 0;
+}
+
 /* Moves commit-log chunks, and the metadata changes between them, into
  * conn's output until it holds max_out_batches batches or the log has
  * nothing more. A change goes out once the log bytes before it have, and a
@@ -540,6 +646,8 @@ static void conn_pump(ha_conn_t *conn)
         conn->next_send += n;
         conn->last_write_ms = rmq_mono_ms();
     }
+    if (conn->state == CONN_STREAMING)
+        conn_send_confirm(conn, out);
 }
 
 /* Pushes newly appended data to every streaming slave. Loop thread. */
@@ -755,6 +863,8 @@ ha_master_t *ha_master_new(struct event_base *base, st_store_t *st, const ha_con
              cfg->cluster_name ? cfg->cluster_name : "");
     snprintf(master->broker_name, sizeof(master->broker_name), "%s",
              cfg->broker_name ? cfg->broker_name : "");
+    master->ack_need = 1;
+    master->confirm = -2;
     master->sync = ha_sync_new(base, master->cfg.slave_fallbehind_max);
     if (!master->sync || master_events(master) != 0) {
         snprintf(err, errlen, "out of memory");

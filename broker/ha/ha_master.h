@@ -59,6 +59,23 @@ rmq_err_t ha_master_push_meta(ha_master_t *master, const Rmq__HaMeta *meta);
 /* The SYNC_MASTER waiter set fed by this master's slaves. Borrowed. */
 ha_sync_t *ha_master_sync(ha_master_t *master);
 
+/* Controller mode: the confirm offset to stream to slaves that take it
+ * (HA_REC_CONFIRM), so they serve pulls only below it; -1: the log end (the
+ * sync state set is the master alone). Slaves are told after the next
+ * chunk, or at once when idle. Loop thread. */
+void ha_master_set_confirm(ha_master_t *master, int64_t confirm);
+
+#define HA_ACK_SET_MAX 64
+
+/* Which acks release a SYNC_MASTER waiter (RocketMQ's GroupTransferService
+ * rules). Classic mode, the default: any one streaming slave's (need 1).
+ * need > 1: acks from need distinct streaming slaves (inSyncReplicas - 1).
+ * all_in_set: the ack of every broker id in set[0..n_set) but the master's
+ * own (allAckInSyncStateSet); a member not streaming holds every waiter,
+ * and a set of the master alone releases them at once. Copies set (at most
+ * HA_ACK_SET_MAX ids). Loop thread. */
+void ha_master_set_acks(ha_master_t *master, int need, int all_in_set, const int64_t *set, size_t n_set);
+
 /* Calls fn(arg) whenever a slave's acked offset changes or a slave starts
  * or stops streaming (fn NULL: none). fn must not free the master. Loop. */
 void ha_master_on_progress(ha_master_t *master, void (*fn)(void *arg), void *arg);

@@ -63,6 +63,8 @@ struct ha_slave {
     struct event *tick_ev;
     ha_meta_fn on_meta;              /* NULL: the handshake asks for log bytes only */
     void *meta_arg;
+    ha_confirm_fn on_confirm;        /* NULL: no confirm offsets asked for */
+    void *confirm_arg;
     /* controller mode: the master's epochs from its answer; those from
      * theirs_next on go into the epoch file once the log reaches their start */
     st_epoch_entry_t *theirs;        /* HA_EPOCHS_MAX slots */
@@ -70,6 +72,14 @@ struct ha_slave {
 };
 
 static void slave_connect(ha_slave_t *slave);
+
+/* The highest typed record type this slave takes (0: log bytes only). */
+static uint32_t slave_record_version(const ha_slave_t *slave)
+{
+    if (!slave->on_meta)
+        return 0;
+    return slave->on_confirm ? HA_REC_CONFIRM : HA_REC_META;
+}
 
 static void ms_to_tv(int ms, struct timeval *tv)
 {
@@ -144,7 +154,7 @@ static void slave_send_handshake(ha_slave_t *slave, int query)
         return;
     }
     hs.tail_crc = crc;
-    hs.meta_version = slave->on_meta ? HA_META_VERSION : 0;
+    hs.meta_version = slave_record_version(slave);
     hs.epoch_query = query;
     char sig[65];
     if (slave->cfg.access_key && slave->cfg.access_key[0]) {
@@ -379,16 +389,27 @@ static int slave_read_chunks(ha_slave_t *slave, struct evbuffer *in)
             slave_drop(slave, why);
             return -1;
         }
-        if (c.type != HA_REC_LOG && (c.type != HA_REC_META || !slave->on_meta)) {
-            snprintf(why, sizeof(why), "master sent a record of type %u at offset %" PRId64
+        if (c.type > slave_record_version(slave) || (c.type == HA_REC_CONFIRM && c.len != HA_ACK_LEN)) {
+            snprintf(why, sizeof(why), "master sent a record of type %u (%u bytes) at offset %" PRId64
                      ", which this slave does not take (it handles typed records up to %u); "
-                     "upgrade the slave", c.type, c.offset, slave->on_meta ? HA_META_VERSION : 0);
+                     "upgrade the slave", c.type, c.len, c.offset, slave_record_version(slave));
             slave_drop(slave, why);
             return -1;
         }
         if (evbuffer_get_length(in) < c.frame_len)
             break;
         evbuffer_drain(in, HA_CHUNK_HDR);
+        if (c.type == HA_REC_CONFIRM) {
+            uint8_t body[HA_ACK_LEN];
+            int64_t confirm;
+            evbuffer_remove(in, body, sizeof body);
+            if (ha_ack_parse(body, sizeof body, &confirm) != RMQ_OK) {
+                slave_drop(slave, "negative confirm offset from master");
+                return -1;
+            }
+            slave->on_confirm(confirm, slave->confirm_arg);
+            continue;
+        }
         if (c.type == HA_REC_META) {
             if (slave_apply_meta(slave, in, c.len, why, sizeof(why)) != RMQ_OK) {
                 slave_drop(slave, why);
@@ -594,4 +615,10 @@ void ha_slave_on_meta(ha_slave_t *slave, ha_meta_fn fn, void *arg)
 {
     slave->on_meta = fn;
     slave->meta_arg = arg;
+}
+
+void ha_slave_on_confirm(ha_slave_t *slave, ha_confirm_fn fn, void *arg)
+{
+    slave->on_confirm = fn;
+    slave->confirm_arg = arg;
 }

@@ -50,4 +50,12 @@ typedef int (*ha_meta_fn)(const Rmq__HaMeta *meta, void *arg, char *why, size_t 
  * master for its metadata changes. Loop thread. */
 void ha_slave_on_meta(ha_slave_t *slave, ha_meta_fn fn, void *arg);
 
+/* The master's confirm offset arrived (HA_REC_CONFIRM). */
+typedef void (*ha_confirm_fn)(int64_t confirm, void *arg);
+
+/* Sets the confirm callback (with a metadata callback set too); from the
+ * next handshake on the slave asks the master for its confirm offset.
+ * Loop thread. */
+void ha_slave_on_confirm(ha_slave_t *slave, ha_confirm_fn fn, void *arg);
+
 #endif

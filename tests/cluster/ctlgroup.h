@@ -1,7 +1,8 @@
 /* ctlgroup.h: one broker group in controller mode for the cluster tests
  * and the failover benchmark: a private etcd, a name server running the
  * controller, and two mqbroker replicas of broker-a (enableControllerMode,
- * SYNC_MASTER when elected, brokerId 1 and 2), each over its own store in
+ * SYNC_MASTER when elected, brokerId 1 and 2, sends acknowledged once the
+ * whole sync state set has them unless the settings say otherwise), each over its own store in
  * the case's scratch directory; plus the probes that watch them (runtime
  * info, one-message sends, the name server's route). Everything runs as
  * harness children. */
@@ -23,6 +24,7 @@ typedef struct cg_settings {
     int check_ms;                 /* checkSyncStateSetPeriod */
     int catchup_ms;               /* haMaxTimeSlaveNotCatchup */
     int lease_s;                  /* the controller's controllerLeaseTtlSeconds */
+    const char *acks;             /* the replicas' ack-rule properties; NULL: allAckInSyncStateSet=true */
 } cg_settings_t;
 
 typedef struct cg_group {

@@ -7,7 +7,12 @@
  * before the kill is read back from the new master, the route shows it as
  * brokerId 0, and the old master restarted rejoins as its slave. A master
  * cut off from the controller (name server frozen) stops acknowledging
- * writes within the timeout and takes them again once confirmed. */
+ * writes within the timeout and takes them again once confirmed. With the
+ * default heartbeat timeout (10 s) a killed master is replaced at once: the
+ * controller sees its connection close and its port refuse. The ack rules
+ * (allAckInSyncStateSet, inSyncReplicas, minInSyncReplicas) answer as
+ * RocketMQ's: a missing set member holds sends, too small a set refuses
+ * them. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -130,6 +135,81 @@ START_TEST(test_cut_off_master_fences_itself)
 }
 END_TEST
 
+/* Default timeout (controllerHeartBeatTimeoutMills 10000): kill -9 closes
+ * the master's controller connection and its port refuses, so the slave is
+ * elected long before the timeout. */
+START_TEST(test_kill_master_elects_on_close)
+{
+    const cg_settings_t dflt = { .hb_interval_ms = 200, .check_ms = 300, .catchup_ms = 3000, .lease_s = 2 };
+
+    ck_assert_int_eq(cg_start(&grp, case_dir, &dflt), 0);
+    int m = cg_wait_master(&grp, WAIT_MS), s = 1 - m;
+    ck_assert_int_ge(m, 0);
+    ck_assert_int_ge(cg_until_send_ok(grp.addr[m], WAIT_MS), 0);
+    ck_assert_msg(cg_wait_sync_set_full(grp.addr[m], WAIT_MS), "the slave never joined the sync state set");
+    long long t0 = hn_now_ms();
+    ck_assert_int_eq(kill(grp.rep[m].pid, SIGKILL), 0);
+    long long took = cg_until_send_ok(grp.addr[s], WAIT_MS);
+    fprintf(stderr, "# controller mode: kill -9 -> SEND_OK on the new master in %lld ms (timeout 10000)\n",
+            took < 0 ? -1 : hn_now_ms() - t0);
+    ck_assert_msg(took >= 0 && took < 5000, "the slave took %lld ms to take writes", took);
+    hn_case_passed();
+}
+END_TEST
+
+/* allAckInSyncStateSet with minInSyncReplicas=2: a set member gone holds
+ * sends (SLAVE_NOT_AVAILABLE); once the set shrank to the master they are
+ * refused IN_SYNC_REPLICAS_NOT_ENOUGH; the member back in the set, they
+ * succeed again. */
+START_TEST(test_all_ack_and_min_in_sync)
+{
+    cg_settings_t set = FAST;
+    char why[256] = "", self[16];
+
+    set.acks = "allAckInSyncStateSet=true\nminInSyncReplicas=2\n";
+    ck_assert_int_eq(cg_start(&grp, case_dir, &set), 0);
+    int m = cg_wait_master(&grp, WAIT_MS), s = 1 - m;
+    ck_assert_int_ge(m, 0);
+    ck_assert_msg(cg_wait_sync_set_full(grp.addr[m], WAIT_MS), "the slave never joined the sync state set");
+    ck_assert_int_ge(cg_until_send_ok(grp.addr[m], WAIT_MS), 0);
+
+    hn_daemon_kill9(&grp.rep[s]);
+    int st = cg_probe_send(grp.addr[m], why, sizeof why);
+    ck_assert_msg(st == RMQ__STATUS__SLAVE_NOT_AVAILABLE || st == RMQ__STATUS__FLUSH_SLAVE_TIMEOUT,
+                  "a send without the set's slave answered %d: %s", st, why);
+    snprintf(self, sizeof self, "%d", m + 1);
+    ck_assert_msg(cg_wait_runtime(grp.addr[m], "controllerSyncStateSet", self, WAIT_MS), "the set never shrank");
+    ck_assert_int_eq(cg_probe_send(grp.addr[m], why, sizeof why), RMQ__STATUS__IN_SYNC_REPLICAS_NOT_ENOUGH);
+    ck_assert_ptr_nonnull(strstr(why, "minInSyncReplicas is 2"));
+
+    ck_assert_int_eq(cg_replica_start(&grp, s, 0), 0);
+    ck_assert_msg(cg_wait_sync_set_full(grp.addr[m], WAIT_MS), "the slave never rejoined the set");
+    ck_assert_int_ge(cg_until_send_ok(grp.addr[m], WAIT_MS), 0);
+    hn_case_passed();
+}
+END_TEST
+
+/* inSyncReplicas=2 without allAckInSyncStateSet: a send waits for a
+ * slave's ack (a frozen slave times it out). */
+START_TEST(test_in_sync_replicas)
+{
+    cg_settings_t set = FAST;
+    char why[256] = "";
+
+    set.acks = "inSyncReplicas=2\n";
+    ck_assert_int_eq(cg_start(&grp, case_dir, &set), 0);
+    int m = cg_wait_master(&grp, WAIT_MS), s = 1 - m;
+    ck_assert_int_ge(m, 0);
+    ck_assert_msg(cg_wait_sync_set_full(grp.addr[m], WAIT_MS), "the slave never joined the sync state set");
+    ck_assert_int_ge(cg_until_send_ok(grp.addr[m], WAIT_MS), 0);
+    ck_assert_int_eq(kill(grp.rep[s].pid, SIGSTOP), 0);
+    int st = cg_probe_send(grp.addr[m], why, sizeof why);
+    ck_assert_int_eq(kill(grp.rep[s].pid, SIGCONT), 0);
+    ck_assert_msg(st == RMQ__STATUS__FLUSH_SLAVE_TIMEOUT, "a send with the slave frozen answered %d: %s", st, why);
+    hn_case_passed();
+}
+END_TEST
+
 /* Controllers with an epoch set by hand (controllerModeStartEpoch), or without a replica id, are a clear startup error. */
 START_TEST(test_config_errors)
 {
@@ -164,6 +244,9 @@ static Suite *ctl_failover_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_kill_master_promotes_slave);
     tcase_add_test(tc, test_cut_off_master_fences_itself);
+    tcase_add_test(tc, test_kill_master_elects_on_close);
+    tcase_add_test(tc, test_all_ack_and_min_in_sync);
+    tcase_add_test(tc, test_in_sync_replicas);
     tcase_add_test(tc, test_config_errors);
     suite_add_tcase(s, tc);
     return s;

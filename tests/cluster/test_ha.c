@@ -3,7 +3,8 @@
  * small commit-log files, pipelined sends whose bodies are regenerated from
  * their index (KEYS) and checked byte for byte when pulled back from the
  * slave; SYNC_MASTER statuses with the slave down or frozen; byte-equal
- * commit logs under ASYNC_MASTER; an empty slave catching up. */
+ * commit logs under ASYNC_MASTER; an empty slave catching up; controller
+ * mode's epochs, truncation and confirm offset on master and slaves. */
 #include <check.h>
 #include <dirent.h>
 #include <inttypes.h>
@@ -609,13 +610,20 @@ static int pull_sees(void *arg)
     return pull_count(w->addr, &div) == w->n && div == 0;
 }
 
+/* Starts `name` in controller mode as slave broker id of master. */
+static void epoch_slave_start_id(hn_daemon_t *d, const char *name, int id, const hn_daemon_t *master, char *addr,
+                                 size_t len)
+{
+    char extra[512];
+    snprintf(extra, sizeof extra, "enableControllerMode=true\nbrokerRole=SLAVE\nbrokerId=%d\n"
+             "haMasterAddress=127.0.0.1:%d\n", id, hn_daemon_port(master, "haListenPort"));
+    broker_start(d, name, extra, addr, len);
+}
+
 /* Starts `name` in controller mode over its store as a slave of master. */
 static void epoch_slave_start(hn_daemon_t *d, const char *name, const hn_daemon_t *master, char *addr, size_t len)
 {
-    char extra[512];
-    snprintf(extra, sizeof extra, "enableControllerMode=true\nbrokerRole=SLAVE\nbrokerId=1\n"
-             "haMasterAddress=127.0.0.1:%d\n", hn_daemon_port(master, "haListenPort"));
-    broker_start(d, name, extra, addr, len);
+    epoch_slave_start_id(d, name, 1, master, addr, len);
 }
 
 /* Controller-mode epochs without a controller (controllerModeStartEpoch
@@ -662,8 +670,8 @@ START_TEST(test_epochs_truncate_divergent_tail)
     ck_assert_int_eq(runtime_ll(aaddr, "haEpoch"), 2);
     ck_assert_int_eq(runtime_get(aaddr, "haLastError", v, sizeof v), 0);
     ck_assert_str_eq(v, "");
-    ck_assert_int_eq(pull_count(aaddr, &div), E1_MSGS + E2_MSGS);
-    ck_assert_int_eq(div, 0);
+    pull_want_t all2 = { aaddr, E1_MSGS + E2_MSGS };    /* once B's confirm offset reached A */
+    ck_assert(hn_wait_until(pull_sees, &all2, 5000));
     ck_assert_int_eq(hn_daemon_stop(&a, HN_STOP_TIMEOUT_MS), 0);
     ck_assert_int_eq(hn_daemon_stop(&b, HN_STOP_TIMEOUT_MS), 0);
     int files = assert_same_commitlog("a", "b");
@@ -677,6 +685,62 @@ START_TEST(test_epochs_truncate_divergent_tail)
 }
 END_TEST
 
+/* The slave side of the confirm offset: A (master, epoch 1) replicates to
+ * B and C; C freezes, so A's confirm offset stays where C is while B gets
+ * A's later records: consumers of B see none of them (A streams its confirm
+ * offset to B), nor after B restarts without a master (B kept it on disk).
+ * Then C becomes master at epoch 2 and B, rejoining it, truncates exactly
+ * those records: no consumer of B ever saw a record it later lost. */
+START_TEST(test_slave_reads_to_confirm)
+{
+    hn_daemon_t a, b, c;
+    char aaddr[64], baddr[64], caddr[64];
+    int div;
+    broker_start(&a, "a", "enableControllerMode=true\ncontrollerModeStartEpoch=1\nhaHousekeepingInterval=60000\n",
+                 aaddr, sizeof aaddr);
+    epoch_slave_start_id(&b, "b", 1, &a, baddr, sizeof baddr);
+    epoch_slave_start_id(&c, "c", 2, &a, caddr, sizeof caddr);
+    wait_connected(baddr);
+    wait_connected(caddr);
+    ck_assert_int_eq(create_topic(aaddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(create_topic(baddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(create_topic(caddr, TOPIC, QUEUES), RMQ__STATUS__SUCCESS);
+    send_tagged(aaddr, "e1", E1_MSGS);
+    wait_caught_up(aaddr, baddr, 30000);
+    wait_caught_up(aaddr, caddr, 30000);
+    long long x = runtime_ll(aaddr, "commitLogMaxOffset");
+    pull_want_t all1 = { baddr, E1_MSGS };
+    ck_assert_msg(hn_wait_until(pull_sees, &all1, 5000), "slave B never served the confirmed records");
+
+    ck_assert_int_eq(kill(c.pid, SIGSTOP), 0);
+    send_tagged(aaddr, "div", DIV_MSGS);
+    wait_caught_up(aaddr, baddr, 30000);
+    ck_assert_int_eq(runtime_ll(aaddr, "haConfirmOffset"), x);
+    ck_assert_int_eq(runtime_ll(baddr, "haConfirmOffset"), x);
+    ck_assert_int_eq(pull_count(baddr, &div), E1_MSGS);     /* B holds them, serves none */
+    ck_assert_int_eq(div, 0);
+    hn_daemon_kill9(&a);
+    hn_daemon_kill9(&b);
+    epoch_slave_start_id(&b, "b", 1, &a, baddr, sizeof baddr);   /* A is gone: no master to follow */
+    ck_assert_int_eq(runtime_ll(baddr, "haConfirmOffset"), x);
+    ck_assert_int_gt(runtime_ll(baddr, "commitLogMaxOffset"), x);
+    ck_assert_int_eq(pull_count(baddr, &div), E1_MSGS);
+    ck_assert_int_eq(div, 0);
+
+    hn_daemon_kill9(&c);
+    broker_start(&c, "c", "enableControllerMode=true\ncontrollerModeStartEpoch=2\n", caddr, sizeof caddr);
+    send_tagged(caddr, "e2", E2_MSGS);
+    hn_daemon_kill9(&b);
+    epoch_slave_start_id(&b, "b", 1, &c, baddr, sizeof baddr);
+    wait_connected(baddr);
+    wait_caught_up(caddr, baddr, 30000);
+    pull_want_t all2 = { baddr, E1_MSGS + E2_MSGS };
+    ck_assert_msg(hn_wait_until(pull_sees, &all2, 5000), "B does not serve C's log after rejoining");
+    ck_assert_int_eq(runtime_ll(baddr, "haEpoch"), 2);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *ha_suite(void)
 {
     Suite *s = suite_create("ha");
@@ -685,6 +749,7 @@ static Suite *ha_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_sync_master_statuses);
     tcase_add_test(tc, test_epochs_truncate_divergent_tail);
+    tcase_add_test(tc, test_slave_reads_to_confirm);
     tcase_add_test(tc, test_empty_slave_catches_up);
     tcase_add_test(tc, test_async_master_logs_equal);
     tcase_add_test(tc, test_sync_master_kill9_slave_has_acked);

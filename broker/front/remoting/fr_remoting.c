@@ -55,6 +55,7 @@ int fr_rm_status_code(bk_status_t status)
         [BK_FLUSH_DISK_TIMEOUT] = 10,
         [BK_FLUSH_SLAVE_TIMEOUT] = 12,
         [BK_SLAVE_NOT_AVAILABLE] = 11,
+        [BK_IN_SYNC_REPLICAS_NOT_ENOUGH] = 1, /* SYSTEM_ERROR "in-sync replicas not enough" */
         [BK_BUSY] = 2,
         [BK_TRANSACTION_FAILED] = 1,
         [BK_SUBSCRIPTION_PARSE_FAILED] = 23,
