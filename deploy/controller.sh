@@ -82,7 +82,7 @@ ctl_up() {
 }
 
 ctl_down() {
-  local i rc=0
+  local i piece m rc=0
   for ((i = ${#CTL_BROKERS[@]} - 1; i >= 0; i--)); do
     ctl_run mqbroker.sh -c "$CTL_CONF_DIR/${CTL_BROKERS[$i]}.properties" stop || rc=1
   done

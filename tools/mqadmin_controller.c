@@ -14,6 +14,7 @@
 #include "mqadmin.h"
 
 #define CTL_MAX_CONTROLLERS ADM_MAX_NAMESRV
+#define CTL_MAX_ROWS 64               /* replicas shown per group */
 
 /* The controllers to ask: -a "a:p;b:p", else the name servers. */
 typedef struct ctl_list {
@@ -134,8 +135,8 @@ static size_t rows_collect(adm_ctx_t *ctx, const Rmq__BrokerData *bd, const Rmq_
 static void group_rows(adm_ctx_t *ctx, adm_table_t *t, const Rmq__BrokerData *bd, const char *name,
                        const Rmq__ReplicaInfo *ri)
 {
-    ctl_row_t rows[64];
-    size_t n = rows_collect(ctx, bd, ri, rows, sizeof rows / sizeof rows[0]);
+    ctl_row_t rows[CTL_MAX_ROWS];
+    size_t n = rows_collect(ctx, bd, ri, rows, CTL_MAX_ROWS);
     char master[24], epoch[24], set[512] = "", set_epoch[24], id[24], in_sync[8], max[24], lag[24];
     size_t off = 0;
     int64_t master_max = -1;
@@ -181,7 +182,7 @@ int adm_cmd_get_sync_state_set(adm_ctx_t *ctx)
     ctl_list_t cl;
     adm_table_t t;
     int rc = 0, shown = 0;
-    char leaders[ADM_ERR_MAX] = "";
+    const char *leader = NULL;    /* the controller that answered as leader */
 
     if (controllers_parse(ctx, &cl) != 0 || adm_cluster_info(ctx, &ci_resp) != 0)
         return 1;
@@ -204,15 +205,15 @@ int adm_cmd_get_sync_state_set(adm_ctx_t *ctx)
             }
             if (got == 0)
                 rc = 1;
-            else if (!strstr(leaders, from))
-                adm_note_failure(leaders, sizeof leaders, from, "leader");
+            else
+                leader = from;
             group_rows(ctx, &t, adm_find_broker(ci, name), name, resp.cmd->replica_info);
             rmq_frame_clear(&resp);
         }
     }
     adm_table_print(&t, stdout);
-    if (leaders[0])
-        printf("controller %s\n", leaders);
+    if (leader)
+        printf("controller leader: %s\n", leader);
     adm_table_free(&t);
     rmq_frame_clear(&ci_resp);
     if (!shown) {
