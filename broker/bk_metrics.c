@@ -5,8 +5,10 @@
  * through the rmq_server reply observer, every send result by status with
  * its latency and every pull's latency (long-polling holds included).
  * Read at scrape time: store offsets and state, HA links, consumer lag per
- * group/topic/queue, connections, queue depths. With aclEnable=true a scrape
- * needs a valid account (HTTP Basic, over HTTPS: rmq_http.h). */
+ * group/topic/queue, connections, queue depths, and in controller mode
+ * the group's master, epoch and in-sync set (bk_controller_describe).
+ * With aclEnable=true a scrape needs a valid account (HTTP Basic, over
+ * HTTPS: rmq_http.h). */
 #include "bk_metrics.h"
 
 #include <inttypes.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "bk_broker.h"
+#include "bk_controller.h"
 #include "bk_ha.h"
 #include "bk_map.h"
 #include "rmq_http.h"
@@ -329,6 +332,59 @@ static void render_ha(bk_metrics_t *m, struct evbuffer *out)
     rmq_metrics_sample_i64(out, "rmq_broker_ha_connects_total", lb, v.connects);
 }
 
+/* Controller-mode runtime info, collected from bk_controller_describe. */
+typedef struct ctl_view {
+    int64_t master_id, epoch, sse_epoch, switches, n_sync;
+    int fenced;
+} ctl_view_t;
+
+static void ctl_collect(const char *key, const char *value, void *arg)
+{
+    ctl_view_t *v = arg;
+    if (strcmp(key, "controllerMasterId") == 0)
+        v->master_id = strtoll(value, NULL, 10);
+    else if (strcmp(key, "controllerMasterEpoch") == 0)
+        v->epoch = strtoll(value, NULL, 10);
+    else if (strcmp(key, "controllerSyncStateSetEpoch") == 0)
+        v->sse_epoch = strtoll(value, NULL, 10);
+    else if (strcmp(key, "controllerRoleSwitches") == 0)
+        v->switches = strtoll(value, NULL, 10);
+    else if (strcmp(key, "controllerFenced") == 0)
+        v->fenced = strcmp(value, "true") == 0;
+    else if (strcmp(key, "controllerSyncStateSet") == 0)
+        for (const char *p = value; *p; p++)
+            v->n_sync += p == value || *p == ',';
+}
+
+/* enableControllerMode with controllers: the group's state as the leader last
+ * answered, and this broker's part in it. */
+static void render_controller(bk_metrics_t *m, struct evbuffer *out)
+{
+    bk_broker_t *bk = m->bk;
+    ctl_view_t v = { .master_id = -1 };
+    if (!bk->ctl)
+        return;
+    bk_controller_describe(bk->ctl, ctl_collect, &v);
+    rmq_metrics_family(out, "rmq_broker_controller_master", "gauge",
+                       "1 while the controller names this broker its group's master.");
+    rmq_metrics_sample(out, "rmq_broker_controller_master", NULL, v.master_id == bk->cfg->broker_id);
+    rmq_metrics_family(out, "rmq_broker_controller_master_epoch", "gauge",
+                       "The group's master epoch, as the controller last answered.");
+    rmq_metrics_sample_i64(out, "rmq_broker_controller_master_epoch", NULL, v.epoch);
+    rmq_metrics_family(out, "rmq_broker_controller_master_id", "gauge", "The group's master replica id (-1: none).");
+    rmq_metrics_sample_i64(out, "rmq_broker_controller_master_id", NULL, v.master_id);
+    rmq_metrics_family(out, "rmq_broker_controller_sync_state_set_size", "gauge", "Replicas in the group's in-sync set.");
+    rmq_metrics_sample_i64(out, "rmq_broker_controller_sync_state_set_size", NULL, v.n_sync);
+    rmq_metrics_family(out, "rmq_broker_controller_sync_state_set_epoch", "gauge", "The in-sync set's epoch.");
+    rmq_metrics_sample_i64(out, "rmq_broker_controller_sync_state_set_epoch", NULL, v.sse_epoch);
+    rmq_metrics_family(out, "rmq_broker_controller_fenced", "gauge",
+                       "1 while this master refuses writes: no controller confirmed it within its lease.");
+    rmq_metrics_sample(out, "rmq_broker_controller_fenced", NULL, v.fenced);
+    rmq_metrics_family(out, "rmq_broker_controller_role_switches_total", "counter",
+                       "Role changes the controller's answers made this broker take.");
+    rmq_metrics_sample_i64(out, "rmq_broker_controller_role_switches_total", NULL, v.switches);
+}
+
 static void render_consumers(bk_metrics_t *m, struct evbuffer *out)
 {
     char lb[BKM_LABELS];
@@ -381,6 +437,7 @@ static void h_metrics(struct evhttp_request *req, void *arg)
     render_traffic(m, out);
     render_store(m, out);
     render_ha(m, out);
+    render_controller(m, out);
     render_consumers(m, out);
     render_server(m, out);
     rmq_http_reply(req, 200, "text/plain; version=0.0.4; charset=utf-8", out);

@@ -2,8 +2,18 @@
 # deploy/cluster.sh: the 2-master/2-slave cluster as a whole.
 #
 #   deploy/cluster.sh [-H HOSTS] up [sync|async]
+#   deploy/cluster.sh up controller
 #   deploy/cluster.sh [-H HOSTS] down
 #   deploy/cluster.sh [-H HOSTS] status
+#
+# controller (one host only): automatic failover. A 3-member etcd
+# (deploy/mqetcd.sh), two name servers running the controller and three
+# broker groups in controller mode from deploy/controller/: broker-a and
+# broker-b of two replicas, broker-c of three; the controller names each
+# group's master. up waits until every group has one; status adds each
+# group's master, epoch and in-sync set (mqadmin getSyncStateSet). up
+# records the mode in RMQ_RUN_DIR/cluster.mode, so down and status without
+# a mode act on what runs.
 #
 # Without -H everything runs on this host on loopback, from
 # deploy/2m-2s-VARIANT/*.properties (VARIANT sync by default): up starts the
@@ -41,22 +51,32 @@ MASTERS=(broker-a broker-b)
 SLAVES=(broker-a-s broker-b-s)
 
 usage() {
-  echo "usage: $RMQ_PROG [-H HOSTS] up [sync|async] | down | status" >&2
+  echo "usage: $RMQ_PROG [-H HOSTS] up [sync|async] | up controller | down | status" >&2
   exit 2
 }
 
-hosts_file='' action='' variant=sync
+hosts_file='' action='' variant=''
 while [ $# -gt 0 ]; do
   case $1 in
     -H) [ $# -ge 2 ] || usage; hosts_file=$2; shift 2 ;;
     up | down | status) [ -z "$action" ] || usage; action=$1; shift ;;
-    sync | async) variant=$1; shift ;;
+    sync | async | controller) variant=$1; shift ;;
     *) usage ;;
   esac
 done
 [ -n "$action" ] || usage
-conf_dir=${RMQ_CONF_DIR:-deploy/2m-2s-$variant}
+MODE_FILE=$RMQ_RUN_DIR/cluster.mode
+if [ -z "$variant" ] && [ "$action" != up ] && [ -z "$hosts_file" ]; then
+  variant=$(cat "$MODE_FILE" 2>/dev/null || true)
+fi
+variant=${variant:-sync}
 offset=$(rmq_port_offset)
+if [ "$variant" = controller ]; then
+  [ -z "$hosts_file" ] || rmq_die "controller mode runs on one host (no -H yet)"
+  # shellcheck source=SCRIPTDIR/controller.sh
+  . "$RMQ_HOME/deploy/controller.sh"
+fi
+conf_dir=${RMQ_CONF_DIR:-deploy/2m-2s-$variant}
 
 # Where each piece runs: SSH[piece] (empty: here) and IP[piece]; NAMESRVS
 # lists the name servers as "ssh_host ip" (one, local, without -H).
@@ -150,6 +170,7 @@ cluster_up() {
   for piece in "${MASTERS[@]}" "${SLAVES[@]}"; do
     broker "$piece" start || rmq_die "$piece did not start; the pieces started before it keep running (cluster.sh down stops them)"
   done
+  [ -n "$hosts_file" ] || echo "$variant" >"$MODE_FILE"
   echo "cluster up ($variant): name servers $NSADDR"
 }
 
@@ -161,6 +182,7 @@ cluster_down() {
   for ns in "${NAMESRVS[@]}"; do
     namesrv "$ns" stop || rc=1
   done
+  [ -n "$hosts_file" ] || rm -f "$MODE_FILE"
   return $rc
 }
 
@@ -237,6 +259,10 @@ cluster_status() {
   return 1
 }
 
+if [ "$variant" = controller ]; then
+  ctl_main "$action"
+  exit $?
+fi
 case $action in
   up) cluster_up ;;
   down) cluster_down ;;

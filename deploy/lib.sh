@@ -24,7 +24,8 @@
 #                     or a flat directory (BIN/mqnamesrv ...); default $RMQ_HOME/build
 #   RMQ_RUN_DIR       the run directory (default $RMQ_HOME/deploy/run)
 #   RMQ_PORT_OFFSET   added to every port in the files: listenPort, haListenPort and
-#                     the ports in namesrvAddr and haMasterAddress (default 0)
+#                     the ports in namesrvAddr, haMasterAddress, controllerAddr and
+#                     controllerEtcdEndpoints (default 0)
 #   RMQ_PORT_BASE     the same, given as the name server's port: offset = BASE - 9876
 #   RMQ_START_TIMEOUT seconds start waits for the port (default 30)
 #   RMQ_STOP_TIMEOUT  seconds stop waits after SIGTERM before SIGKILL (default 30)
@@ -76,8 +77,8 @@ rmq_gen_conf() {
   off=$(rmq_port_offset)
   awk -v run="$RMQ_RUN_DIR" -v off="$off" -v ns="$ns" -v ip="$ip" -v src="$src" '
     function trim(s) { gsub(/^[ \t]+|[ \t\r]+$/, "", s); return s }
-    function shift_addrs(list,    n, parts, i, out, c, host, port) {
-      n = split(list, parts, ";")
+    function shift_addrs(list, sep,    n, parts, i, out, c, host, port) {
+      n = split(list, parts, sep)
       out = ""
       for (i = 1; i <= n; i++) {
         c = match(parts[i], /:[0-9]+$/)
@@ -86,7 +87,7 @@ rmq_gen_conf() {
           port = substr(parts[i], c + 1) + off
           parts[i] = host ":" port
         }
-        out = out (i > 1 ? ";" : "") parts[i]
+        out = out (i > 1 ? sep : "") parts[i]
       }
       return out
     }
@@ -102,9 +103,11 @@ rmq_gen_conf() {
         if (val != "" && substr(val, 1, 1) != "/") val = run "/" val
       } else if (key == "listenPort" || key == "haListenPort") {
         if (val + 0 != 0) val = val + off
-      } else if (key == "namesrvAddr" || key == "haMasterAddress") {
+      } else if (key == "namesrvAddr" || key == "haMasterAddress" || key == "controllerAddr") {
         if (key == "namesrvAddr" && ns != "") next
-        val = shift_addrs(val)
+        val = shift_addrs(val, ";")
+      } else if (key == "controllerEtcdEndpoints") {
+        val = shift_addrs(val, ",")
       } else if (key == "brokerIP1" && ip != "") {
         next
       }

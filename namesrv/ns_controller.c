@@ -69,6 +69,7 @@ struct ns_controller {
     int granting, campaigning, keeping_alive, loading;
     int closing;                  /* in ns_controller_free: answers are dropped */
     int groups_loaded;            /* every state key read under this leadership */
+    uint64_t elections;           /* master changes this controller committed */
     uint64_t generation;          /* bumped when leadership ends: stale answers are dropped */
     struct event *lease_timer;    /* keepalive / campaign, every TTL/3 */
     struct event *tick_timer;     /* liveness checks */
@@ -395,8 +396,10 @@ static void on_group_written(const rmq_etcd_result_t *res, void *arg)
         LOG_INFO("controller: %s master %" PRId64 " (%s) epoch %" PRId64 ", sync state set of %zu, epoch %" PRId64,
                  g->key, g->st.master_id, g->st.master_addr, g->st.master_epoch, g->st.n_sync,
                  g->st.sync_set_epoch);
-        if (moved)
+        if (moved) {
+            ctl->elections++;
             route_follow(g);
+        }
         group_check(g);
         goto out;
     }
@@ -632,6 +635,17 @@ const char *ns_controller_ha_addr(const ns_controller_t *ctl, const char *cluste
     const ctl_member_t *mb = g ? member_by_id(g, broker_id) : NULL;
 
     return mb ? mb->ha_addr : "";
+}
+
+uint64_t ns_controller_elections(const ns_controller_t *ctl)
+{
+    return ctl->elections;
+}
+
+void ns_controller_each_group(const ns_controller_t *ctl, ns_ctl_group_fn fn, void *arg)
+{
+    for (size_t i = 0; i < ctl->n_groups; i++)
+        fn(ctl->groups[i]->cluster, ctl->groups[i]->name, &ctl->groups[i]->st, arg);
 }
 
 /* Checks a sync state set change against g; the wire status and why on refusal. */

@@ -84,6 +84,17 @@ rmq_err_t ns_controller_replica_info(const ns_controller_t *ctl, const char *clu
 const char *ns_controller_ha_addr(const ns_controller_t *ctl, const char *cluster, const char *broker_name,
                                   int64_t broker_id);
 
+/* How many master changes (first masters and elections) this controller
+ * has committed as leader. */
+uint64_t ns_controller_elections(const ns_controller_t *ctl);
+
+typedef void (*ns_ctl_group_fn)(const char *cluster, const char *broker_name, const ns_ctl_state_t *st,
+                                void *arg);
+
+/* Calls fn for every group this controller has heard of, with the state it
+ * last read or committed (a standby's may be stale). */
+void ns_controller_each_group(const ns_controller_t *ctl, ns_ctl_group_fn fn, void *arg);
+
 /* A master's request to change its group's sync state set (leader only).
  * RMQ_EAGAIN: accepted, the txn is in flight and out holds the state it
  * commits. RMQ_ESTATUS with the wire status in *status and why: this

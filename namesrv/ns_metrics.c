@@ -1,9 +1,59 @@
 /* ns_metrics.c: the name server's metric families, read from the route
- * table, the server's counters and the console's own counters. */
+ * table, the server's counters, the console's own counters and, with
+ * enableControllerInNamesrv, the controller (leadership, elections, each
+ * group's master and epoch). */
 #include "ns_metrics.h"
 
+#include "ns_controller.h"
 #include "ns_server.h"
 #include "rmq_metrics.h"
+
+#define NSM_LABELS 600
+
+static double st_master_epoch(const ns_ctl_state_t *st) { return (double)st->master_epoch; }
+static double st_master_id(const ns_ctl_state_t *st) { return (double)st->master_id; }
+static double st_sync_size(const ns_ctl_state_t *st) { return (double)st->n_sync; }
+
+/* One per-group family: its name, help and the state field it shows. */
+typedef struct nsm_group {
+    const char *name;
+    const char *help;
+    double (*value)(const ns_ctl_state_t *st);
+    struct evbuffer *out;
+} nsm_group_t;
+
+static void ctl_group_sample(const char *cluster, const char *broker_name, const ns_ctl_state_t *st, void *arg)
+{
+    const nsm_group_t *g = arg;
+    char lb[NSM_LABELS] = "";
+
+    rmq_metrics_label(lb, sizeof(lb), "cluster", cluster);
+    rmq_metrics_label(lb, sizeof(lb), "broker", broker_name);
+    rmq_metrics_sample(g->out, g->name, lb, g->value(st));
+}
+
+/* The controller's families (enableControllerInNamesrv only). */
+static void render_controller(const ns_controller_t *ctl, struct evbuffer *out)
+{
+    nsm_group_t groups[] = {
+        { "rmq_namesrv_controller_master_epoch", "Each broker group's master epoch, as this controller knows it.",
+          st_master_epoch, out },
+        { "rmq_namesrv_controller_master_id", "Each broker group's master replica id (-1: none).", st_master_id, out },
+        { "rmq_namesrv_controller_sync_state_set_size", "Replicas in each broker group's in-sync set.", st_sync_size,
+          out },
+    };
+
+    rmq_metrics_family(out, "rmq_namesrv_controller_leader", "gauge",
+                       "1 while this name server's controller is the leader, 0 while it stands by.");
+    rmq_metrics_sample(out, "rmq_namesrv_controller_leader", NULL, ns_controller_is_leader(ctl));
+    rmq_metrics_family(out, "rmq_namesrv_controller_elections_total", "counter",
+                       "Master changes (first masters and failovers) this controller committed as leader.");
+    rmq_metrics_sample_u64(out, "rmq_namesrv_controller_elections_total", NULL, ns_controller_elections(ctl));
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+        rmq_metrics_family(out, groups[i].name, "gauge", groups[i].help);
+        ns_controller_each_group(ctl, ctl_group_sample, &groups[i]);
+    }
+}
 
 void ns_metrics_render(ns_server_t *ns, const ns_metrics_extra_t *extra, struct evbuffer *out)
 {
@@ -65,4 +115,7 @@ void ns_metrics_render(ns_server_t *ns, const ns_metrics_extra_t *extra, struct 
 
     rmq_metrics_family(out, "rmq_namesrv_start_time_seconds", "gauge", "Wall-clock start time, Unix seconds.");
     rmq_metrics_sample(out, "rmq_namesrv_start_time_seconds", NULL, (double)extra->start_wall_ms / 1000.0);
+
+    if (ns_server_controller(ns))
+        render_controller(ns_server_controller(ns), out);
 }

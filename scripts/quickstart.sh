@@ -12,6 +12,17 @@
 #                                    (binaries from $RMQ_BUILD_ROOT or
 #                                    $RMQ_BIN), shorter phases, exit 1 when an
 #                                    assertion fails (meson test quickstart)
+#   scripts/quickstart.sh --controller [--check]
+#                                    automatic failover instead: deploy/cluster.sh
+#                                    up controller (3-member etcd, two name
+#                                    servers with the controller, broker groups
+#                                    a, b of two replicas and c of three); under
+#                                    load it kills broker-a's master with SIGKILL,
+#                                    shows the controller promoting its in-sync
+#                                    slave (mqadmin getSyncStateSet: a higher
+#                                    epoch; clusterList: brokerId 0), writes to
+#                                    broker-a resuming, and the old master
+#                                    rejoining as slave (about 1.5 minutes)
 #
 # Environment: RMQ_BUILD_DIR (build directory, default build), RMQ_PORT_OFFSET
 # (added to every port; by default 0, or the first free offset of 1000, 2000,
@@ -24,12 +35,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CHECK=0
-case ${1:-} in
-  --check) CHECK=1 ;;
-  '') ;;
-  *) echo "usage: scripts/quickstart.sh [--check]" >&2; exit 2 ;;
-esac
+CHECK=0 VARIANT=sync
+for arg in "$@"; do
+  case $arg in
+    --check) CHECK=1 ;;
+    --controller) VARIANT=controller ;;
+    *) echo "usage: scripts/quickstart.sh [--controller] [--check]" >&2; exit 2 ;;
+  esac
+done
 
 t_start=$(date +%s)
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -90,17 +103,42 @@ port_busy() {
 
 # ports_free OFFSET: true if none of the cluster's ports (+OFFSET) is in use.
 ports_free() {
-  local p
-  for p in 9876 10911 10912 10921 10922 10931 10932 10941 10942; do
+  local p ports=(9876 10911 10912 10921 10922 10931 10932 10941 10942)
+  [ $VARIANT = sync ] || ports+=(9877 9880 9881 9882 9883 9884 9885 10951 10952 10961 10962 10971 10972)
+  for p in "${ports[@]}"; do
     if port_busy $((p + $1)); then
       return 1
     fi
   done
 }
 
+# wait_for SECONDS CMD...: runs CMD every half second until it succeeds.
+wait_for() {
+  local n=$(($1 * 2))
+  shift
+  while ! "$@" >/dev/null 2>&1; do
+    n=$((n - 1))
+    [ $n -gt 0 ] || return 1
+    sleep 0.5
+  done
+}
+# bg NAME CMD...: runs CMD in the background, its output to $work/NAME.out and,
+# prefixed with NAME, to the terminal; the pid of CMD itself goes to pids.
+bg() {
+  local name=$1
+  shift
+  "$@" > >(tee "$work/$name.out" | sed -u "s/^/   $name | /") 2>&1 &
+  pids+=($!)
+  eval "${name}_pid=$!"
+}
+
 # ---- cluster ------------------------------------------------------------------------
 
-step "cluster up: deploy/cluster.sh up sync (name server, broker-a, broker-b, their slaves)"
+if [ $VARIANT = sync ]; then
+  step "cluster up: deploy/cluster.sh up sync (name server, broker-a, broker-b, their slaves)"
+else
+  step "cluster up: deploy/cluster.sh up controller (etcd x3, two name servers with the controller, 7 brokers)"
+fi
 offsets=()
 if [ -n "${RMQ_PORT_OFFSET:-}" ]; then
   offsets=("$RMQ_PORT_OFFSET")
@@ -120,7 +158,7 @@ for o in "${offsets[@]}"; do
   fi
   export RMQ_PORT_OFFSET=$o
   cluster_started=1
-  if deploy/cluster.sh up sync >"$work/up.log" 2>&1; then
+  if deploy/cluster.sh up $VARIANT >"$work/up.log" 2>&1; then
     OFF=$o
     break
   fi
@@ -130,6 +168,11 @@ for o in "${offsets[@]}"; do
 done
 [ -n "$OFF" ] || die "could not start the cluster on any port offset (${offsets[*]})"
 sed 's/^/   /' "$work/up.log"
+if [ $VARIANT = controller ]; then
+  # shellcheck source=SCRIPTDIR/quickstart-controller.sh
+  . scripts/quickstart-controller.sh
+  exit 0
+fi
 NS=127.0.0.1:$((9876 + OFF))
 BROKER_A=127.0.0.1:$((10911 + OFF))
 BROKER_A_S=127.0.0.1:$((10921 + OFF))
@@ -147,16 +190,6 @@ sync_b0=$(sync_rounds "$BROKER_B_S")
 step "mqadmin updateTopic -t QuickStart -c DefaultCluster (4 queues on each master)"
 "$ADMIN" updateTopic -n "$NS" -t QuickStart -c DefaultCluster -r 4 -w 4 | sed 's/^/   /'
 
-# wait_for SECONDS CMD...: runs CMD every half second until it succeeds.
-wait_for() {
-  local n=$(($1 * 2))
-  shift
-  while ! "$@" >/dev/null 2>&1; do
-    n=$((n - 1))
-    [ $n -gt 0 ] || return 1
-    sleep 0.5
-  done
-}
 route_has_both() {
   local out
   out=$("$ADMIN" topicRoute -n "$NS" -t QuickStart 2>/dev/null) || return 1
@@ -172,16 +205,6 @@ slaves_know_topic() {
 }
 
 # ---- load ---------------------------------------------------------------------------
-
-# bg NAME CMD...: runs CMD in the background, its output to $work/NAME.out and,
-# prefixed with NAME, to the terminal; the pid of CMD itself goes to pids.
-bg() {
-  local name=$1
-  shift
-  "$@" > >(tee "$work/$name.out" | sed -u "s/^/   $name | /") 2>&1 &
-  pids+=($!)
-  eval "${name}_pid=$!"
-}
 
 step "mqbench consumer (group QuickStartGroup) and producer ($THREADS threads, 128 B)"
 consumer_pid='' producer_pid=''

@@ -100,6 +100,11 @@ static const adm_cmd_t adm_cmds[] = {
       { { 'g', "GROUP", "the consumer group", 1 },
         { 'i', "MSGID", "only this message (id, original id or UNIQ_KEY)", 0 } } },
     { "getNamesrvConfig", adm_cmd_get_namesrv_config, "print each name server's configuration", { { 0 } } },
+    { "getSyncStateSet", adm_cmd_get_sync_state_set,
+      "controller mode: each group's master, epoch, in-sync set and every replica's role and lag",
+      { { 'a', "CONTROLLERS", "the controllers, host:port;host:port (default: the -n name servers)", 0 },
+        { 'c', "CLUSTER", "only the groups of this cluster", 0 },
+        { 'b', "BROKERNAME", "only this group", 0 } } },
 };
 
 #define ADM_NCMDS (sizeof adm_cmds / sizeof adm_cmds[0])

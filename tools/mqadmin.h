@@ -96,6 +96,12 @@ int adm_broker_call(adm_ctx_t *ctx, const char *addr, Rmq__Command *req,
                     const void *body, size_t len, Rmq__Command__HeaderCase want,
                     const char *header_name, rmq_frame_t *resp);
 
+/* The value of key in ct (may be NULL), or NULL. */
+const char *adm_config_value(const Rmq__ConfigTable *ct, const char *key);
+/* Asks addr for its runtime info without printing failures; the table
+ * (inside *resp, which the caller clears) or NULL. */
+const Rmq__ConfigTable *adm_runtime_quiet(adm_ctx_t *ctx, const char *addr, rmq_frame_t *resp);
+
 /* The name servers' cluster info into *resp (caller clears); -1 printed. */
 int adm_cluster_info(adm_ctx_t *ctx, rmq_frame_t *resp);
 /* The topic's route into *resp (caller clears); -1 printed. */
@@ -141,6 +147,7 @@ int adm_query_by_uniq(adm_ctx_t *ctx, const char *topic, const char *id, int ful
 int adm_cmd_cluster_list(adm_ctx_t *ctx);
 int adm_cmd_broker_status(adm_ctx_t *ctx);
 int adm_cmd_get_namesrv_config(adm_ctx_t *ctx);
+int adm_cmd_get_sync_state_set(adm_ctx_t *ctx);
 int adm_cmd_topic_route(adm_ctx_t *ctx);
 int adm_cmd_topic_list(adm_ctx_t *ctx);
 int adm_cmd_update_topic(adm_ctx_t *ctx);

@@ -20,8 +20,7 @@ static const Rmq__BrokerLive *find_live(const Rmq__ClusterInfo *ci, const char *
     return NULL;
 }
 
-/* The value of key in ct, or NULL. */
-static const char *config_value(const Rmq__ConfigTable *ct, const char *key)
+const char *adm_config_value(const Rmq__ConfigTable *ct, const char *key)
 {
     for (size_t i = 0; ct && i < ct->n_entries; i++)
         if (strcmp(ct->entries[i]->key, key) == 0)
@@ -29,9 +28,7 @@ static const char *config_value(const Rmq__ConfigTable *ct, const char *key)
     return NULL;
 }
 
-/* Asks addr for its runtime info without printing failures; the table
- * (inside *resp, which the caller clears) or NULL. */
-static const Rmq__ConfigTable *runtime_quiet(adm_ctx_t *ctx, const char *addr, rmq_frame_t *resp)
+const Rmq__ConfigTable *adm_runtime_quiet(adm_ctx_t *ctx, const char *addr, rmq_frame_t *resp)
 {
     Rmq__Command req = RMQ__COMMAND__INIT;
 
@@ -46,7 +43,7 @@ static const Rmq__ConfigTable *runtime_quiet(adm_ctx_t *ctx, const char *addr, r
 /* MASTER or SLAVE: the broker's own role when it answered, else its id. */
 static const char *role_of(int64_t broker_id, const Rmq__ConfigTable *rt)
 {
-    const char *role = config_value(rt, "brokerRole");
+    const char *role = adm_config_value(rt, "brokerRole");
 
     if (role)
         return strcmp(role, "SLAVE") == 0 ? "SLAVE" : "MASTER";
@@ -56,7 +53,7 @@ static const char *role_of(int64_t broker_id, const Rmq__ConfigTable *rt)
 /* The 10-second rate, the first of the "10s 60s 600s" rates key holds. */
 static void tps_cell(const Rmq__ConfigTable *rt, const char *key, char *buf, size_t len)
 {
-    const char *v = config_value(rt, key);
+    const char *v = adm_config_value(rt, key);
 
     snprintf(buf, len, "%.*s", v ? (int)strcspn(v, " ") : 1, v ? v : "-");
 }
@@ -68,7 +65,7 @@ static void tps_cell(const Rmq__ConfigTable *rt, const char *key, char *buf, siz
 static void ha_cell(const Rmq__BrokerLive *bl, const Rmq__ConfigTable *rt, char *buf, size_t len)
 {
     const char *colon = bl ? strrchr(bl->ha_server_addr, ':') : NULL;
-    const char *maddr = config_value(rt, "haMasterAddr"), *conn = config_value(rt, "haConnected");
+    const char *maddr = adm_config_value(rt, "haMasterAddr"), *conn = adm_config_value(rt, "haConnected");
 
     if (colon && atoi(colon + 1) > 0)
         snprintf(buf, len, "%s", bl->ha_server_addr);
@@ -84,8 +81,8 @@ static void cluster_row(adm_ctx_t *ctx, adm_table_t *t, const Rmq__ClusterInfo *
 {
     const Rmq__BrokerLive *bl = find_live(ci, ba->addr);
     rmq_frame_t resp = { 0 };
-    const Rmq__ConfigTable *rt = runtime_quiet(ctx, ba->addr, &resp);
-    const char *version = config_value(rt, "brokerVersionDesc");
+    const Rmq__ConfigTable *rt = adm_runtime_quiet(ctx, ba->addr, &resp);
+    const char *version = adm_config_value(rt, "brokerVersionDesc");
     char bid[24], dv[48] = "", age[32] = "", in[32], out[32], ha[160];
 
     snprintf(bid, sizeof bid, "%" PRId64, ba->broker_id);
@@ -164,8 +161,8 @@ static void print_config_sorted(const Rmq__ConfigTable *ct)
  * (haSlaveCount, haSlaveN.*) or a slave's link to its master (haMasterAddr...). */
 static void print_ha(const Rmq__ConfigTable *ct)
 {
-    const char *role = config_value(ct, "brokerRole"), *count = config_value(ct, "haSlaveCount");
-    const char *maddr = config_value(ct, "haMasterAddr");
+    const char *role = adm_config_value(ct, "brokerRole"), *count = adm_config_value(ct, "haSlaveCount");
+    const char *maddr = adm_config_value(ct, "haMasterAddr");
     adm_table_t t;
 
     if (count) {
@@ -181,7 +178,7 @@ static void print_ha(const Rmq__ConfigTable *ct)
             char key[64], idx[24];
             for (size_t f = 0; f < 5; f++) {
                 snprintf(key, sizeof key, "haSlave%ld.%s", i, fields[f]);
-                v[f] = config_value(ct, key);
+                v[f] = adm_config_value(ct, key);
                 if (!v[f])
                     v[f] = "-";
             }
@@ -191,7 +188,7 @@ static void print_ha(const Rmq__ConfigTable *ct)
         adm_table_print(&t, stdout);
         adm_table_free(&t);
     } else if (maddr) {
-        const char *conn = config_value(ct, "haConnected"), *acked = config_value(ct, "haAckedOffset");
+        const char *conn = adm_config_value(ct, "haConnected"), *acked = adm_config_value(ct, "haAckedOffset");
         printf("\nMaster of this slave:\n");
         adm_table_init(&t, 3);
         adm_table_row(&t, "MASTER_HA_ADDR", "CONNECTED", "ACKED_OFFSET");
