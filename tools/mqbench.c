@@ -211,23 +211,57 @@ static void prod_tell_failure(const rmq_error_t *e)
 /* The slot of async completions, all of which run on the producer's loop thread. */
 static slot_t *g_cb_slot;
 
-/* When an async send started and how late after its due time (0 unpaced). */
+/* When a --rate async send started and how late after its due time. */
 typedef struct send_start {
     uint64_t t0_us;
     uint64_t late_us;
 } send_start_t;
 
-/* Async completion: loop thread. arg is a malloc'd send_start_t. */
-static void prod_async_done(const rmq_send_result_t *res, void *arg)
+/* Records an async send's outcome (loop thread) started at t0_us, late_us late. */
+static void prod_async_record(const rmq_send_result_t *res, uint64_t t0_us, uint64_t late_us)
 {
-    send_start_t *st = arg;
-    prod_record(g_cb_slot, res->error.err, (uint64_t)rmq_mono_us() - st->t0_us, st->late_us,
+    prod_record(g_cb_slot, res->error.err, (uint64_t)rmq_mono_us() - t0_us, late_us,
                 res->count > 0 ? res->count : 1);
-    free(st);
     if (res->error.err != RMQ_OK)
         prod_tell_failure(&res->error);
     if (g_ids && res->error.err == RMQ_OK)
         fprintf(g_ids, "%s\n", res->msg_id);
+}
+
+/* Async completion: loop thread. arg is the start time. */
+static void prod_async_done(const rmq_send_result_t *res, void *arg)
+{
+    prod_async_record(res, (uint64_t)(uintptr_t)arg, 0);
+}
+
+/* Async completion of a --rate send: loop thread. arg is a malloc'd send_start_t. */
+static void prod_async_paced_done(const rmq_send_result_t *res, void *arg)
+{
+    send_start_t st = *(send_start_t *)arg;
+    free(arg);
+    prod_async_record(res, st.t0_us, st.late_us);
+}
+
+/* Queues one async unit of n messages started at t0_us (late_us after its
+ * due time with --rate); the outcome is recorded in the callback. */
+static rmq_err_t prod_send_async(prod_thread_t *t, rmq_message_t *msgs, int n, uint64_t t0_us,
+                                 uint64_t late_us)
+{
+    rmq_send_cb cb = prod_async_done;
+    void *arg = (void *)(uintptr_t)t0_us;
+    if (g_o.rate) {
+        send_start_t *st = malloc(sizeof *st);
+        if (!st)
+            return RMQ_ENOMEM;
+        *st = (send_start_t){.t0_us = t0_us, .late_us = late_us};
+        cb = prod_async_paced_done;
+        arg = st;
+    }
+    rmq_err_t err = n > 1 ? rmq_producer_send_batch_async(t->p, msgs, (size_t)n, 0, cb, arg)
+                          : rmq_producer_send_async(t->p, msgs, 0, cb, arg);
+    if (err != RMQ_OK && g_o.rate)
+        free(arg);
+    return err;
 }
 
 /* --rate: the due time of thread t's slot k. */
@@ -282,18 +316,9 @@ static void prod_send_one(prod_thread_t *t, rmq_message_t *msgs, int n)
     uint64_t late = g_o.rate && t0 > (uint64_t)due ? t0 - (uint64_t)due : 0;
     rmq_err_t err;
     if (g_o.async) {
-        send_start_t *st = malloc(sizeof *st);
-        if (!st) {
-            prod_record(t->slot, RMQ_ENOMEM, 0, 0, n);
-            return;
-        }
-        *st = (send_start_t){.t0_us = t0, .late_us = late};
-        err = n > 1 ? rmq_producer_send_batch_async(t->p, msgs, (size_t)n, 0, prod_async_done, st)
-                    : rmq_producer_send_async(t->p, msgs, 0, prod_async_done, st);
-        if (err != RMQ_OK) {
-            free(st);
+        err = prod_send_async(t, msgs, n, t0, late);
+        if (err != RMQ_OK)
             prod_record(t->slot, err, 0, 0, n);
-        }
     } else {
         rmq_send_result_t res;
         err = n > 1 ? rmq_producer_send_batch(t->p, msgs, (size_t)n, 0, &res)
