@@ -7,11 +7,14 @@
  * --client-config (the servers' tls* keys plus accessKey/secretKey) or
  * else from the RMQ_* environment, as for every librmq client.
  *
- * --rate N paces the producer: message k (over all threads) is due at
- * start + k/N seconds; a thread takes the next due time, sleeps until it
- * and sends, so sends never burst above the rate. Send RT is measured from
- * the due time, not from the actual send, so a stalled broker shows in the
- * tail instead of silently delaying the schedule (coordinated omission). */
+ * --rate N paces the producer on absolute deadlines: slot j of the run is
+ * due at start + j/N seconds, thread i of W owns slots i, i+W, i+2W... and
+ * sleeps until its next one. A thread more than RATE_CATCHUP_US behind skips
+ * the older slots, so a stall turns into at most that much catch-up burst.
+ * Send RT is measured twice: from the send call (the "Latency RT" line, the
+ * per-second lines, p*_ms) and from the slot's due time, skipped slots
+ * counted at their lateness (the coordinated-omission correction: the
+ * "Latency RT-due" line, p*_due_ms). */
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,6 +31,8 @@
 #include "rmq_time.h"
 
 #define MAX_SLOTS 1024
+/* --rate: how far behind its schedule a thread may fall before it skips slots. */
+#define RATE_CATCHUP_US 20000
 
 typedef struct bench_opts {
     int producer;
@@ -60,8 +65,12 @@ typedef struct slot {
     _Atomic uint64_t max_rt;        /* producer: lifetime max RT ms; consumer: B2C max since print */
     _Atomic uint64_t max_s2c;
     _Atomic uint64_t max_s2c_all;   /* consumer: S2C max of the whole run */
+    _Atomic uint64_t skipped;       /* producer --rate: slots skipped behind schedule */
     rmq_histogram_t hist;           /* producer: send RT; consumer: B2C (owner thread only) */
-    rmq_histogram_t s2c_hist;       /* consumer: S2C (owner thread only) */
+    union {                         /* owner thread only */
+        rmq_histogram_t s2c_hist;   /* consumer: S2C */
+        rmq_histogram_t due_hist;   /* producer --rate: send RT from the due time */
+    };
 } slot_t;
 
 static slot_t *g_slots;
@@ -81,9 +90,8 @@ static _Atomic uint64_t g_body_bad;
 static rmq_client_sec_config_t g_sec_cfg;
 static rmq_security_opts_t g_sec_opts;
 static const rmq_security_opts_t *g_security;
-/* --rate's schedule: its start and how many messages were given due times. */
+/* --rate's schedule: the due time of slot 0 (mono us). */
 static int64_t g_rate_start_us;
-static _Atomic long long g_rate_next;
 
 static void on_signal(int sig)
 {
@@ -111,7 +119,7 @@ static void atomic_max(_Atomic uint64_t *m, uint64_t v)
 
 /* Sums of every slot's counters and maxima (per-window maxima reset if asked). */
 typedef struct snap {
-    uint64_t ok, send_failed, resp_failed, rt_sum, s2c_sum, max_rt, max_s2c, max_s2c_all;
+    uint64_t ok, send_failed, resp_failed, rt_sum, s2c_sum, max_rt, max_s2c, max_s2c_all, skipped;
 } snap_t;
 
 static snap_t snap_take(int reset_max)
@@ -126,6 +134,7 @@ static snap_t snap_take(int reset_max)
         s.resp_failed += atomic_load_explicit(&sl->resp_failed, memory_order_relaxed);
         s.rt_sum += atomic_load_explicit(&sl->rt_sum_us, memory_order_relaxed);
         s.s2c_sum += atomic_load_explicit(&sl->s2c_sum_ms, memory_order_relaxed);
+        s.skipped += atomic_load_explicit(&sl->skipped, memory_order_relaxed);
         uint64_t m = reset_max ? atomic_exchange(&sl->max_rt, 0) : atomic_load(&sl->max_rt);
         uint64_t m2 = reset_max ? atomic_exchange(&sl->max_s2c, 0) : atomic_load(&sl->max_s2c);
         s.max_rt = m > s.max_rt ? m : s.max_rt;
@@ -136,8 +145,8 @@ static snap_t snap_take(int reset_max)
     return s;
 }
 
-/* Merges every slot's RT/B2C histogram into rt and its S2C one into s2c
- * (after all threads stopped). */
+/* Merges every slot's RT/B2C histogram into rt and its S2C (producer: RT
+ * from the due time) one into s2c (after all threads stopped). */
 static void hist_merged(rmq_histogram_t *rt, rmq_histogram_t *s2c)
 {
     rmq_histogram_init(rt);
@@ -167,16 +176,21 @@ typedef struct prod_thread {
     slot_t *slot;
     const char *body;
     long long quota;                /* 0: unlimited */
+    int index;                      /* --rate: owns the schedule's slots index + k * threads */
+    long long k;                    /* --rate: its next slot */
 } prod_thread_t;
 
-/* Records one send's outcome of n messages taking rt_us into sl. */
-static void prod_record(slot_t *sl, rmq_err_t err, uint64_t rt_us, int n)
+/* Records one send's outcome of n messages taking rt_us from the send call
+ * into sl; with --rate also rt_us + late_us (from the due time). */
+static void prod_record(slot_t *sl, rmq_err_t err, uint64_t rt_us, uint64_t late_us, int n)
 {
     if (err == RMQ_OK) {
         atomic_fetch_add_explicit(&sl->ok, (uint64_t)n, memory_order_relaxed);
         atomic_fetch_add_explicit(&sl->rt_sum_us, rt_us * (uint64_t)n, memory_order_relaxed);
         atomic_max(&sl->max_rt, rt_us / 1000);
         rmq_histogram_record(&sl->hist, rt_us);
+        if (g_o.rate)
+            rmq_histogram_record(&sl->due_hist, rt_us + late_us);
     } else if (err == RMQ_ESTATUS) {
         atomic_fetch_add_explicit(&sl->resp_failed, (uint64_t)n, memory_order_relaxed);
     } else {
@@ -197,24 +211,84 @@ static void prod_tell_failure(const rmq_error_t *e)
 /* The slot of async completions, all of which run on the producer's loop thread. */
 static slot_t *g_cb_slot;
 
-/* Async completion: loop thread. arg is the start time. */
-static void prod_async_done(const rmq_send_result_t *res, void *arg)
+/* When a --rate async send started and how late after its due time. */
+typedef struct send_start {
+    uint64_t t0_us;
+    uint64_t late_us;
+} send_start_t;
+
+/* Records an async send's outcome (loop thread) started at t0_us, late_us late. */
+static void prod_async_record(const rmq_send_result_t *res, uint64_t t0_us, uint64_t late_us)
 {
-    slot_t *sl = g_cb_slot;
-    uint64_t t0 = (uint64_t)(uintptr_t)arg;
-    prod_record(sl, res->error.err, (uint64_t)rmq_mono_us() - t0, res->count > 0 ? res->count : 1);
+    prod_record(g_cb_slot, res->error.err, (uint64_t)rmq_mono_us() - t0_us, late_us,
+                res->count > 0 ? res->count : 1);
     if (res->error.err != RMQ_OK)
         prod_tell_failure(&res->error);
     if (g_ids && res->error.err == RMQ_OK)
         fprintf(g_ids, "%s\n", res->msg_id);
 }
 
-/* --rate: takes the due time of the next n messages and sleeps until it
- * (in slices, so a stop is seen); returns it, or -1 when the run stopped. */
-static int64_t rate_pace(int n)
+/* Async completion: loop thread. arg is the start time. */
+static void prod_async_done(const rmq_send_result_t *res, void *arg)
 {
-    long long k = atomic_fetch_add(&g_rate_next, n);
-    int64_t due = g_rate_start_us + (int64_t)((double)k * 1e6 / (double)g_o.rate);
+    prod_async_record(res, (uint64_t)(uintptr_t)arg, 0);
+}
+
+/* Async completion of a --rate send: loop thread. arg is a malloc'd send_start_t. */
+static void prod_async_paced_done(const rmq_send_result_t *res, void *arg)
+{
+    send_start_t st = *(send_start_t *)arg;
+    free(arg);
+    prod_async_record(res, st.t0_us, st.late_us);
+}
+
+/* Queues one async unit of n messages started at t0_us (late_us after its
+ * due time with --rate); the outcome is recorded in the callback. */
+static rmq_err_t prod_send_async(prod_thread_t *t, rmq_message_t *msgs, int n, uint64_t t0_us,
+                                 uint64_t late_us)
+{
+    rmq_send_cb cb = prod_async_done;
+    void *arg = (void *)(uintptr_t)t0_us;
+    if (g_o.rate) {
+        send_start_t *st = malloc(sizeof *st);
+        if (!st)
+            return RMQ_ENOMEM;
+        *st = (send_start_t){.t0_us = t0_us, .late_us = late_us};
+        cb = prod_async_paced_done;
+        arg = st;
+    }
+    rmq_err_t err = n > 1 ? rmq_producer_send_batch_async(t->p, msgs, (size_t)n, 0, cb, arg)
+                          : rmq_producer_send_async(t->p, msgs, 0, cb, arg);
+    if (err != RMQ_OK && g_o.rate)
+        free(arg);
+    return err;
+}
+
+/* --rate: the due time of thread t's slot k. */
+static int64_t rate_due(const prod_thread_t *t, long long k)
+{
+    double j = (double)t->index + (double)k * (double)g_o.threads;
+    return g_rate_start_us + (int64_t)(j * 1e6 / (double)g_o.rate);
+}
+
+/* --rate: skips t's slots due more than RATE_CATCHUP_US before now, each
+ * recorded from the due time as a send at least that late. */
+static void rate_skip_late(prod_thread_t *t, int64_t now)
+{
+    for (int64_t due = rate_due(t, t->k); now - due > RATE_CATCHUP_US; due = rate_due(t, ++t->k)) {
+        rmq_histogram_record(&t->slot->due_hist, (uint64_t)(now - due));
+        atomic_fetch_add_explicit(&t->slot->skipped, 1, memory_order_relaxed);
+    }
+}
+
+/* --rate: takes thread t's next n slots (after skipping those too late to
+ * catch up) and sleeps until the first is due (in slices, so a stop is
+ * seen); returns that due time, or -1 when the run stopped. */
+static int64_t rate_pace(prod_thread_t *t, int n)
+{
+    rate_skip_late(t, rmq_mono_us());
+    int64_t due = rate_due(t, t->k);
+    t->k += n;
     for (;;) {
         if (atomic_load(&g_stop))
             return -1;
@@ -225,11 +299,11 @@ static int64_t rate_pace(int n)
     }
 }
 
-/* Sends one unit (a message or a batch); sync records here, async in the callback.
- * With --rate the RT starts at the unit's due time. */
+/* Sends one unit (a message or a batch); sync records here, async in the
+ * callback. With --rate it waits for the unit's due time first. */
 static void prod_send_one(prod_thread_t *t, rmq_message_t *msgs, int n)
 {
-    int64_t due = g_o.rate ? rate_pace(n) : 0;
+    int64_t due = g_o.rate ? rate_pace(t, n) : 0;
     if (due < 0)
         return;
     char keys[32];
@@ -238,19 +312,18 @@ static void prod_send_one(prod_thread_t *t, rmq_message_t *msgs, int n)
         for (int i = 0; i < n; i++)
             msgs[i].keys = keys;
     }
-    uint64_t t0 = g_o.rate ? (uint64_t)due : (uint64_t)rmq_mono_us();
+    uint64_t t0 = (uint64_t)rmq_mono_us();
+    uint64_t late = g_o.rate && t0 > (uint64_t)due ? t0 - (uint64_t)due : 0;
     rmq_err_t err;
     if (g_o.async) {
-        err = n > 1 ? rmq_producer_send_batch_async(t->p, msgs, (size_t)n, 0, prod_async_done,
-                                                    (void *)(uintptr_t)t0)
-                    : rmq_producer_send_async(t->p, msgs, 0, prod_async_done, (void *)(uintptr_t)t0);
+        err = prod_send_async(t, msgs, n, t0, late);
         if (err != RMQ_OK)
-            prod_record(t->slot, err, 0, n);
+            prod_record(t->slot, err, 0, 0, n);
     } else {
         rmq_send_result_t res;
         err = n > 1 ? rmq_producer_send_batch(t->p, msgs, (size_t)n, 0, &res)
                     : rmq_producer_send(t->p, msgs, 0, &res);
-        prod_record(t->slot, err, (uint64_t)rmq_mono_us() - t0, n);
+        prod_record(t->slot, err, (uint64_t)rmq_mono_us() - t0, late, n);
         if (err != RMQ_OK)
             prod_tell_failure(&res.error);
         if (g_ids && err == RMQ_OK)
@@ -412,6 +485,12 @@ static int report_final(double secs)
     if (!g_o.producer)
         printf("Latency S2C(ms) P50: %.3f P90: %.3f P99: %.3f P999: %.3f Max: %.3f\n", ps[0], ps[1],
                ps[2], ps[3], ps[4]);
+    if (g_o.producer && g_o.rate) {
+        printf("Latency RT-due(ms) P50: %.3f P90: %.3f P99: %.3f P999: %.3f Max: %.3f\n", ps[0],
+               ps[1], ps[2], ps[3], ps[4]);
+        printf("Rate: %lld msg/s Skipped: %llu (slots more than %d ms behind schedule)\n", g_o.rate,
+               (unsigned long long)s.skipped, RATE_CATCHUP_US / 1000);
+    }
     if (g_o.producer)
         printf("[Complete] Send Total: %llu Send TPS: %llu Max RT(ms): %llu Average RT(ms): %7.3f "
                "Send Failed: %llu Response Failed: %llu\n",
@@ -427,6 +506,9 @@ static int report_final(double secs)
     fflush(stdout);
     if (!g_o.json)
         return 0;
+    /* the second histogram is S2C (consumer) or RT from the due time (producer --rate) */
+    static const double none[5] = {0};
+    const double *sc = g_o.producer ? none : ps, *pd = g_o.producer && g_o.rate ? ps : none;
     FILE *f = fopen(g_o.json, "w");
     if (!f) {
         fprintf(stderr, "mqbench: cannot write %s\n", g_o.json);
@@ -438,11 +520,14 @@ static int report_final(double secs)
             "\"avg_ms\": %.3f, \"max_ms\": %.3f, \"send_failed\": %llu, \"response_failed\": %llu, "
             "\"avg_s2c_ms\": %.3f, \"p50_ms\": %.3f, \"p90_ms\": %.3f, \"p99_ms\": %.3f, "
             "\"p999_ms\": %.3f, \"p50_s2c_ms\": %.3f, \"p90_s2c_ms\": %.3f, "
-            "\"p99_s2c_ms\": %.3f, \"p999_s2c_ms\": %.3f}\n",
+            "\"p99_s2c_ms\": %.3f, \"p999_s2c_ms\": %.3f, \"skipped\": %llu, \"p50_due_ms\": %.3f, "
+            "\"p90_due_ms\": %.3f, \"p99_due_ms\": %.3f, \"p999_due_ms\": %.3f, "
+            "\"max_due_ms\": %.3f}\n",
             g_o.producer ? "producer" : "consumer", g_o.topic, g_o.threads, g_o.size, g_o.batch,
             g_o.async ? "true" : "false", g_o.rate, secs, (unsigned long long)s.ok, tps, avg, p[4],
             (unsigned long long)s.send_failed, (unsigned long long)s.resp_failed, s2c, p[0], p[1],
-            p[2], p[3], ps[0], ps[1], ps[2], ps[3]);
+            p[2], p[3], sc[0], sc[1], sc[2], sc[3], (unsigned long long)s.skipped, pd[0], pd[1],
+            pd[2], pd[3], pd[4]);
     fclose(f);
     return 0;
 }
@@ -477,6 +562,7 @@ static int run_producer(void)
         t->p = p;
         t->slot = slot_take();
         t->body = body;
+        t->index = i;
         if (g_o.quantity > 0)
             t->quota = g_o.quantity / g_o.threads + (i < g_o.quantity % g_o.threads ? 1 : 0);
         if (t->quota == 0 && g_o.quantity > 0)
@@ -541,8 +627,11 @@ static void usage(void)
             "  --check-body (consumer): count bodies whose CRC32C differs from the first one\n"
             "  --auto-batch N (producer, --async): the library sends up to N messages for one\n"
             "  queue as one batch request (rmq_producer_opts_t.auto_batch_max_msgs)\n"
-            "  --rate N (producer): N messages/s over all threads on a paced schedule (no\n"
-            "  bursts); RT is measured from each send's scheduled time (coordinated omission)\n"
+            "  --rate N (producer): N messages/s over all threads, each thread its share on\n"
+            "  absolute deadlines; a thread more than 20 ms behind skips the older slots (no\n"
+            "  burst beyond that catch-up). \"Latency RT\" is from the send call as without\n"
+            "  --rate; \"Latency RT-due\" from each message's due time, skipped slots counted\n"
+            "  at their lateness (coordinated-omission corrected); \"Rate:\" the skipped count\n"
             "  --client-config FILE: TLS and request signing, a properties file with the\n"
             "  servers' keys tlsMode (disabled, or permissive/enforcing: TLS), tlsCaPath,\n"
             "  tlsCertPath, tlsKeyPath, and the ACL account's accessKey and secretKey;\n"

@@ -2,13 +2,16 @@
 # scripts/bench/rate.sh: stage 3's paced rows (issue 19, the latency tail).
 # Sourced, not run. After stage 3's saturated run, the same producer and
 # consumer run again with mqbench --rate at 50% and 80% of the send TPS that
-# run reached: send P99 (measured from each send's scheduled time, so a stall
-# is not hidden) and S2C P99 at each rate (stage3/rate{50,80}-*.json).
+# run reached: send P50/P99 from the send call and P99 from each send's due
+# time (so a stall is not hidden), S2C P50/P99/P999 at each rate
+# (stage3/rate{50,80}-*.json; report.py's paced table and the 50% goal).
 
 # stage3_rated DIR THREADS: the two paced runs on the cluster stage 3 has up.
 stage3_rated() {
   local d=$1 threads=$2 sat pct rate acked secs=$((D_CP / 2))
-  [ "$secs" -ge 3 ] || secs=3
+  # at least 10 s: the first second's start-up (route, connections, 32
+  # threads) would otherwise be a fifth of a --quick run's S2C samples
+  [ "$secs" -ge 10 ] || secs=10
   sat=$(bk_json_num "$d/producer.json" tps)
   if [ -z "$sat" ] || [ "${sat%.*}" -lt 10 ]; then
     bk_note "paced runs" "skipped: no saturated send TPS"

@@ -390,25 +390,34 @@ if has_stage(3):
                       f"({'flat' if s3['backlog_flat'] else 'GROWING'}).\n")
     # paced runs (scripts/bench/rate.sh): 50% and 80% of the saturated send TPS
     rated = []
-    for pct in (50, 80):
-        rp = load_run(os.path.join(d, f"rate{pct}-producer"))
-        rc = load_run(os.path.join(d, f"rate{pct}-consumer"))
-        if not rp:
+    for name, label in (("", "100% (saturated)"), ("rate50-", "50%"), ("rate80-", "80%")):
+        rp = load_run(os.path.join(d, f"{name}producer"))
+        rc = load_run(os.path.join(d, f"{name}consumer"))
+        if not rp or (name and not jget(rp, "rate")):
             continue
-        s3[f"rate{pct}"] = {"rate": jget(rp, "rate"), "send_tps": jget(rp, "tps"),
-                            "send_p99_ms": jget(rp, "p99_ms"), "send_p999_ms": jget(rp, "p999_ms"),
-                            "s2c_p99_ms": jget(rc, "p99_s2c_ms"), "s2c_p999_ms": jget(rc, "p999_s2c_ms"),
-                            "failures": failures(rp)}
-        r = s3[f"rate{pct}"]
-        rated.append([f"{pct}%", fnum(r["rate"]), fnum(r["send_tps"]), fnum(r["send_p99_ms"], 3),
-                      fnum(r["send_p999_ms"], 3), fnum(r["s2c_p99_ms"], 3), fnum(r["s2c_p999_ms"], 3),
-                      fnum(r["failures"])])
-    if rated:
-        md.append("Paced (`mqbench --rate`, a schedule over all producer threads with no bursts; "
-                  "send RT measured from each send's scheduled time, so coordinated omission does "
-                  "not hide the tail) at 50% and 80% of the send TPS above, with a consumer:\n")
-        md.append(table(["of saturated", "--rate", "Send TPS", "send P99 ms", "send P999 ms",
-                         "S2C P99 ms", "S2C P999 ms", "failures"], rated))
+        r = {"rate": jget(rp, "rate") or None, "send_tps": jget(rp, "tps"),
+             "send_p50_ms": jget(rp, "p50_ms"), "send_p99_ms": jget(rp, "p99_ms"),
+             "send_p99_due_ms": jget(rp, "p99_due_ms") if name else None,
+             "skipped": jget(rp, "skipped") if name else None,
+             "s2c_p50_ms": jget(rc, "p50_s2c_ms"), "s2c_p99_ms": jget(rc, "p99_s2c_ms"),
+             "s2c_p999_ms": jget(rc, "p999_s2c_ms"), "failures": failures(rp)}
+        if name:
+            s3[name.rstrip("-")] = r
+        rated.append([label, fnum(r["rate"]) if r["rate"] else "unpaced", fnum(r["send_tps"]),
+                      fnum(r["send_p50_ms"], 3), fnum(r["send_p99_ms"], 3),
+                      fnum(r["send_p99_due_ms"], 3) if name else "–",
+                      fnum(r["skipped"]) if name else "–", fnum(r["s2c_p50_ms"], 3),
+                      fnum(r["s2c_p99_ms"], 3), fnum(r["s2c_p999_ms"], 3), fnum(r["failures"])])
+    if len(rated) > 1:
+        md.append("Paced (`mqbench --rate`: each producer thread its share of the rate on absolute "
+                  "deadlines, slots more than 20 ms behind skipped) at 50% and 80% of the saturated "
+                  "send TPS, each with a fresh consumer group reading from the end. Send P50/P99 "
+                  "run from the send call; \"P99 from due\" from each message's scheduled time, "
+                  "skipped slots counted at their lateness (coordinated omission corrected). S2C "
+                  "is the broker's store timestamp to the consume callback (1 ms resolution):\n")
+        md.append(table(["of saturated", "--rate", "Send TPS", "send P50 ms", "send P99 ms",
+                         "send P99 from due ms", "skipped", "S2C P50 ms", "S2C P99 ms",
+                         "S2C P999 ms", "failures"], rated))
     R["stage3"] = s3
 
 # ---- stage 4 ---------------------------------------------------------------------
@@ -753,8 +762,10 @@ if s3.get("send_tps"):
     r50 = s3.get("rate50") or {}
     if r50:
         p = r50.get("s2c_p99_ms")
-        target("S2C P99 at 50% of the saturated rate (mqbench --rate)",
-               "not measured" if p is None else f"{fnum(p, 3)} ms (send P99 {fnum(r50.get('send_p99_ms'), 3)} ms)",
+        target("S2C P99 under 10 ms at 50% of the saturated rate (mqbench --rate)",
+               "not measured" if p is None else
+               f"{fnum(p, 3)} ms at {fnum(r50.get('rate'))} msg/s (send P99 "
+               f"{fnum(r50.get('send_p99_ms'), 3)} ms, from due {fnum(r50.get('send_p99_due_ms'), 3)} ms)",
                "< 10 ms", None if p is None else p < 10)
 if R.get("stage5", {}).get("failures") is not None:
     target("stability: zero send failures", fnum(R["stage5"]["failures"]), "0",
