@@ -62,7 +62,7 @@ int cg_replica_start(cg_group_t *g, int i, int wipe)
     prop_int(props, sizeof props, "checkSyncStateSetPeriod", g->set.check_ms);
     prop_int(props, sizeof props, "haMaxTimeSlaveNotCatchup", g->set.catchup_ms);
     size_t off = strlen(props);
-    snprintf(props + off, sizeof props - off, "%s", g->set.acks ? g->set.acks : "allAckInSyncStateSet=true\n");
+    snprintf(props + off, sizeof props - off, "%s", g->set.acks ? g->set.acks : "");
     if (g->starts[i]++)
         snprintf(name, sizeof name, "b%d.%d", i + 1, g->starts[i]);
     else

@@ -24,7 +24,7 @@ typedef struct cg_settings {
     int check_ms;                 /* checkSyncStateSetPeriod */
     int catchup_ms;               /* haMaxTimeSlaveNotCatchup */
     int lease_s;                  /* the controller's controllerLeaseTtlSeconds */
-    const char *acks;             /* the replicas' ack-rule properties; NULL: allAckInSyncStateSet=true */
+    const char *acks;             /* the replicas' ack-rule properties; NULL: the broker defaults (allAckInSyncStateSet=true) */
 } cg_settings_t;
 
 typedef struct cg_group {

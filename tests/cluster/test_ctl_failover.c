@@ -196,7 +196,7 @@ START_TEST(test_in_sync_replicas)
     cg_settings_t set = FAST;
     char why[256] = "";
 
-    set.acks = "inSyncReplicas=2\n";
+    set.acks = "allAckInSyncStateSet=false\ninSyncReplicas=2\n";
     ck_assert_int_eq(cg_start(&grp, case_dir, &set), 0);
     int m = cg_wait_master(&grp, WAIT_MS), s = 1 - m;
     ck_assert_int_ge(m, 0);
