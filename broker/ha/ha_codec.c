@@ -66,7 +66,7 @@ rmq_err_t ha_chunk_parse(const uint8_t *data, size_t len, uint32_t max_body, ha_
     if (word & HA_REC_FLAG) {
         type = (word >> HA_REC_TYPE_SHIFT) & HA_REC_TYPE_MASK;
         body = word & HA_REC_LEN_MASK;
-        if (type == HA_REC_LOG || body > HA_RECORD_MAX)
+        if (type == HA_REC_LOG || body > HA_RECORD_MAX || (type == HA_REC_CONFIRM && body != HA_ACK_LEN))
             return RMQ_EPROTO;
     } else if (body > max_body) {
         return RMQ_EPROTO;

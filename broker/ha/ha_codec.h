@@ -53,7 +53,8 @@ void ha_record_hdr_encode(uint8_t out[HA_CHUNK_HDR], int64_t offset, uint32_t ty
  * not be buffered yet: compare frame_len with what is); c->type may be a
  * type the caller does not know. RMQ_EAGAIN: fewer than HA_CHUNK_HDR bytes.
  * RMQ_EPROTO: negative offset, a log body over max_body or past INT64_MAX,
- * a typed record of type 0 or over HA_RECORD_MAX. Never reads outside
+ * a typed record of type 0 or over HA_RECORD_MAX, a confirm record whose
+ * body is not HA_ACK_LEN bytes. Never reads outside
  * data[0..len). */
 rmq_err_t ha_chunk_parse(const uint8_t *data, size_t len, uint32_t max_body, ha_chunk_t *c);
 

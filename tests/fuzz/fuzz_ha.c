@@ -1,7 +1,8 @@
 /* fuzz_ha.c: libFuzzer target for the HA stream decoders: the input is read
  * as a handshake frame (both message types; an epoch answer's list too), then as a master -> slave chunk
- * stream (each typed metadata record's body through ha_meta_unpack, as the
- * slave would), as one metadata body, and as a slave -> master ack stream. */
+ * stream (each typed metadata record's body through ha_meta_unpack and each
+ * confirm record's through ha_ack_parse, as the slave would), as one
+ * metadata body, and as a slave -> master ack stream. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,14 @@ static void fuzz_meta(const uint8_t *body, size_t len)
         rmq__ha_meta__free_unpacked(meta, NULL);
 }
 
+static void fuzz_acks(const uint8_t *data, size_t size)
+{
+    int64_t off;
+
+    for (size_t pos = 0; ha_ack_parse(data + pos, size - pos, &off) == RMQ_OK; pos += HA_ACK_LEN)
+        ;
+}
+
 static void fuzz_chunks(const uint8_t *data, size_t size)
 {
     size_t pos = 0;
@@ -41,19 +50,13 @@ static void fuzz_chunks(const uint8_t *data, size_t size)
            c.frame_len <= size - pos) {
         if (c.type == HA_REC_META)
             fuzz_meta(data + pos + HA_CHUNK_HDR, c.len);
+        else if (c.type == HA_REC_CONFIRM)
+            fuzz_acks(data + pos + HA_CHUNK_HDR, c.len);
         else if (c.len > 0)
             sink ^= data[pos + c.frame_len - 1];
         pos += c.frame_len;
     }
     (void)sink;
-}
-
-static void fuzz_acks(const uint8_t *data, size_t size)
-{
-    int64_t off;
-
-    for (size_t pos = 0; ha_ack_parse(data + pos, size - pos, &off) == RMQ_OK; pos += HA_ACK_LEN)
-        ;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -651,6 +651,13 @@ START_TEST(codec_typed_records)
     ck_assert_int_eq(ha_chunk_parse(buf, 12, UINT32_MAX, &c), RMQ_EPROTO);
     ha_chunk_hdr_encode(buf, 0, 0x80000010u);                     /* flag with type 0 */
     ck_assert_int_eq(ha_chunk_parse(buf, 12, UINT32_MAX, &c), RMQ_EPROTO);
+    ha_record_hdr_encode(buf, 0, HA_REC_CONFIRM, HA_ACK_LEN);
+    ck_assert_int_eq(ha_chunk_parse(buf, 12, 1000, &c), RMQ_OK);
+    ck_assert_uint_eq(c.type, HA_REC_CONFIRM);
+    ha_record_hdr_encode(buf, 0, HA_REC_CONFIRM, 4);              /* a confirm offset is 8 bytes */
+    ck_assert_int_eq(ha_chunk_parse(buf, 12, 1000, &c), RMQ_EPROTO);
+    ha_record_hdr_encode(buf, 0, HA_REC_CONFIRM, 12);
+    ck_assert_int_eq(ha_chunk_parse(buf, 12, 1000, &c), RMQ_EPROTO);
     ha_chunk_hdr_encode(buf, 8, 100);
     ck_assert_int_eq(ha_chunk_parse(buf, 12, 1000, &c), RMQ_OK);
     ck_assert_uint_eq(c.type, HA_REC_LOG);
