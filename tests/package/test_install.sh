@@ -52,7 +52,7 @@ expected_files() {
   echo "$libdir/pkgconfig/rmq.pc"
   echo "$incdir/rmq/rmq.h"
   echo "$incdir/rmq/rmq_err.h"
-  for v in 2m-2s-sync 2m-2s-async; do
+  for v in 2m-2s-sync 2m-2s-async controller; do
     for f in "$src/deploy/$v"/*.properties; do
       echo "$datadir/doc/rmq/examples/$v/${f##*/}"
     done
