@@ -143,10 +143,5 @@ wait "$fixture"
 adm deleteTopic deleteTopic -c AdminCluster -t AdmTopic
 ok "deleteTopic deletes AdmTopic on the broker" \
   has deleteTopic '^delete topic \[AdmTopic\] from cluster \[AdminCluster\] success\.$'
-# the name server's half is DELETE_TOPIC_IN_NAMESRV (216), the name server's remoting front
-n=$((n + 1))
-if has deleteTopic '^delete topic \[AdmTopic\] from NameServer success\.$'; then
-  echo "ok $n - deleteTopic deletes AdmTopic on the name server"
-else
-  echo "not ok $n - deleteTopic deletes AdmTopic on the name server # TODO DELETE_TOPIC_IN_NAMESRV (216)"
-fi
+ok "deleteTopic deletes AdmTopic on the name server (DELETE_TOPIC_IN_NAMESRV, 216)" \
+  has deleteTopic '^delete topic \[AdmTopic\] from NameServer success\.$'
