@@ -4,7 +4,7 @@
 # runs a smoke of the benchmark (stage 1 of scripts/bench.sh, a few seconds),
 # compiles a release build, runs the install and Debian package tests
 # (tests/package/) and each libFuzzer target briefly (RMQ_FUZZ_SECONDS,
-# default 30).
+# default 30; RMQ_FUZZ_JOBS at once, default the number of cores).
 # Ends with one line: "rmq: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -39,8 +39,22 @@ run_suite() {
   count_meson "$dir"
 }
 
+# fuzz_one DIR NAME SECONDS: one libFuzzer target for SECONDS against its
+# corpora; its output in DIR/fuzz-NAME.log, its exit status in DIR/fuzz-NAME.rc.
+fuzz_one() {
+  local dir=$1 name=$2 seconds=$3 rc=0
+  mkdir -p "tests/fuzz/corpus/$name" "$dir/corpus-$name"
+  "$dir/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -print_final_stats=1 \
+    "$dir/corpus-$name" "tests/fuzz/corpus/$name" >"$dir/fuzz-$name.log" 2>&1 || rc=$?
+  echo "$rc" >"$dir/fuzz-$name.rc"
+}
+
+# Builds the libFuzzer targets and runs each for RMQ_FUZZ_SECONDS, as many at
+# once as there are cores (RMQ_FUZZ_JOBS overrides); then counts each target
+# as passed or failed, with the tail of a failed target's log.
 run_fuzzers() {
-  local dir=build-fuzz seconds=${RMQ_FUZZ_SECONDS:-30} f name
+  local dir=build-fuzz seconds=${RMQ_FUZZ_SECONDS:-30} jobs=${RMQ_FUZZ_JOBS:-$(nproc)} f name running=0 start=$SECONDS
+  local names=()
   command -v clang >/dev/null || { echo "== fuzz: clang not found, skipped"; return; }
   echo "== build $dir"
   if ! CC=clang ./scripts/build.sh "$dir" -Dfuzz=true -Dtests=false \
@@ -51,18 +65,27 @@ run_fuzzers() {
   fi
   for f in "$dir"/tests/fuzz/fuzz_*; do
     if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
-    name=${f##*/fuzz_}
-    mkdir -p "tests/fuzz/corpus/$name" "$dir/corpus-$name"
-    echo "== fuzz $name for ${seconds}s"
-    if "$f" -max_total_time="$seconds" -print_final_stats=1 \
-        "$dir/corpus-$name" "tests/fuzz/corpus/$name" >"$dir/fuzz-$name.log" 2>&1; then
-      grep -E 'stat::number_of_executed_units' "$dir/fuzz-$name.log" || true
+    names+=("${f##*/fuzz_}")
+  done
+  echo "== fuzz ${#names[@]} targets for ${seconds}s each, $jobs at a time"
+  for name in "${names[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+    rm -f "$dir/fuzz-$name.rc"
+    fuzz_one "$dir" "$name" "$seconds" &
+    running=$((running + 1))
+  done
+  wait
+  for name in "${names[@]}"; do
+    if [ "$(cat "$dir/fuzz-$name.rc" 2>/dev/null)" = 0 ]; then
+      echo "== fuzz $name: ok $(grep -E 'stat::number_of_executed_units' "$dir/fuzz-$name.log")"
       passed=$((passed + 1))
     else
+      echo "== fuzz $name: FAILED (exit $(cat "$dir/fuzz-$name.rc" 2>/dev/null || echo unknown)), $dir/fuzz-$name.log:"
       tail -40 "$dir/fuzz-$name.log"
       failed=$((failed + 1))
     fi
   done
+  echo "== fuzz: $((SECONDS - start))s"
 }
 
 # A release build (-O3, where GCC sees more, e.g. -Wformat-truncation) with

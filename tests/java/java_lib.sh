@@ -1,8 +1,8 @@
 # tests/java/java_lib.sh: what the Java-client test scripts share (sourced,
 # not run): a temp dir with cleanup, the Maven build of tests/java (SKIP when
 # java or mvn is missing or Maven Central cannot be reached; jars stay in
-# ~/.m2 and the temp dir, never in the tree), and an rmq name server and
-# broker on ephemeral loopback ports.
+# ~/.m2 and the build in a cache under ~/.cache, never in the tree), and an
+# rmq name server and broker on ephemeral loopback ports.
 # shellcheck shell=bash
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,27 +27,65 @@ skip_all() {
   exit 0
 }
 
-# java_build PLAN [PROJECT [PROFILE]]: builds the Maven project PROJECT
-# (default tests/java; with Maven profile PROFILE, e.g. rocketmq5 for the
-# 5.x client) offline after fetching its dependencies; sets $cp (the
-# classpath). Prints "not ok 1" and exits when it fails to build.
-java_build() {
-  local project=${2:-$here} profile=()
-  [ -z "${3:-}" ] || profile=("-P$3")
-  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then skip_all "$1" "java or mvn not installed"; fi
-  # the project is copied so that target/ (classes, jars) never lands in the tree
-  cp -r "$project/pom.xml" "$project/src" "$run/"
-  if ! (cd "$run" && mvn -q -B "${profile[@]}" dependency:go-offline >"$run/mvn-fetch.log" 2>&1); then
+# java_build_key PROJECT PROFILE: a hash of PROJECT's pom.xml and src/ (names
+# and contents) and of the Maven profile, naming its build in the cache.
+java_build_key() {
+  (cd "$1" && { echo "profile=$2"; find pom.xml src -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; } |
+    sha256sum | cut -c1-24)
+}
+
+# java_build_usable DIR: DIR holds a finished build whose classpath entries
+# (jars in ~/.m2, the classes) all still exist.
+java_build_usable() {
+  local entry entries
+  [ -f "$1/cp.txt" ] && [ -d "$1/target/classes" ] || return 1
+  IFS=: read -r -a entries <"$1/cp.txt"
+  for entry in "${entries[@]}"; do [ -e "$entry" ] || return 1; done
+}
+
+# java_build_into PLAN PROJECT DIR [-PPROFILE]: fetches PROJECT's dependencies
+# and builds it offline in DIR (SKIP when Maven Central cannot be reached,
+# "not ok 1" and exit when it does not build).
+java_build_into() {
+  local plan=$1 project=$2 dir=$3
+  shift 3
+  rm -rf "$dir" "$dir.tmp"
+  mkdir -p "$dir.tmp"
+  cp -r "$project/pom.xml" "$project/src" "$dir.tmp/"
+  if ! (cd "$dir.tmp" && mvn -q -B "$@" dependency:go-offline >"$run/mvn-fetch.log" 2>&1); then
     tail -20 "$run/mvn-fetch.log" >&2
-    skip_all "$1" "cannot fetch rocketmq-client from Maven Central"
+    rm -rf "$dir.tmp"
+    skip_all "$plan" "cannot fetch rocketmq-client from Maven Central"
   fi
-  if ! (cd "$run" && mvn -q -B -o "${profile[@]}" package dependency:build-classpath -Dmdep.outputFile=cp.txt \
+  if ! (cd "$dir.tmp" && mvn -q -B -o "$@" package dependency:build-classpath -Dmdep.outputFile=cp.txt \
         >"$run/mvn-build.log" 2>&1); then
     tail -40 "$run/mvn-build.log" >&2
+    rm -rf "$dir.tmp"
     echo "not ok 1 - tests/java builds offline"
     exit 1
   fi
-  cp=$(cat "$run/cp.txt"):$run/target/classes
+  mv "$dir.tmp" "$dir"
+}
+
+# java_build PLAN [PROJECT [PROFILE]]: builds the Maven project PROJECT
+# (default tests/java; with Maven profile PROFILE, e.g. rocketmq5 for the
+# 5.x client) offline after fetching its dependencies; sets $cp (the
+# classpath). The build is kept outside the tree under
+# ${XDG_CACHE_HOME:-~/.cache}/rmq-java/, named by java_build_key, made once
+# under a lock and reused by every test (both build directories) until the
+# project or profile changes. Prints "not ok 1" and exits when it fails to build.
+java_build() {
+  local project=${2:-$here} profile=() cache dir lock
+  [ -z "${3:-}" ] || profile=("-P$3")
+  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then skip_all "$1" "java or mvn not installed"; fi
+  cache=${XDG_CACHE_HOME:-$HOME/.cache}/rmq-java
+  mkdir -p "$cache" || { echo "not ok 1 - java build cache $cache"; exit 1; }
+  dir=$cache/$(java_build_key "$project" "${3:-}")
+  exec {lock}>"$dir.lock"
+  flock "$lock"
+  java_build_usable "$dir" || java_build_into "$1" "$project" "$dir" "${profile[@]}"
+  exec {lock}>&-
+  cp=$(cat "$dir/cp.txt"):$dir/target/classes
 }
 
 # ready_port FILE KEY: waits for KEY=PORT in a ready file; prints the port
