@@ -352,6 +352,17 @@ int64_t bk_ha_confirm_offset(const bk_ha_t *ha)
     return ha->master && ha->confirm_all ? ha_log_end(ha) : ha->confirm;
 }
 
+int64_t bk_ha_epoch_at(const bk_ha_t *ha, int64_t phys)
+{
+    if (!ha || !ha->epochs)
+        return 0;
+    const st_epoch_entry_t *e = st_epoch_entries(ha->epochs);
+    for (size_t i = st_epoch_count(ha->epochs); i > 0; i--)
+        if (e[i - 1].start_offset <= phys)
+            return e[i - 1].epoch;
+    return 0;
+}
+
 void bk_ha_set_sync_state_set(bk_ha_t *ha, const int64_t *broker_ids, size_t n)
 {
     if (n > HA_SYNC_SET_MAX) {

@@ -32,6 +32,11 @@ rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen
  * serve only records below it. -1 off controller mode. Loop thread. */
 int64_t bk_ha_confirm_offset(const bk_ha_t *ha);
 
+/* Controller mode: the epoch of the commit-log byte at phys (the newest
+ * epoch of the file starting at or before it), which a master stamps on its
+ * send answers; 0 off controller mode or before the first epoch. Loop thread. */
+int64_t bk_ha_epoch_at(const bk_ha_t *ha, int64_t phys);
+
 /* Controller mode, master: the sync state set the controller holds (broker
  * ids; the master's own id may be among them). Until it is first called
  * every streaming slave counts as in sync. A member that is not connected
