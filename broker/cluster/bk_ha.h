@@ -20,8 +20,9 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen);
 void bk_ha_free(bk_ha_t *ha);
 
 /* Controller mode: this broker became master at epoch and is about to take
- * writes: records <epoch, log end> durably in the epoch file. RMQ_EINVAL
- * (err) off controller mode, on a slave, or for an epoch not above the last
+ * writes: records <epoch, log end> durably in the epoch file (nothing when
+ * the file ends with epoch: this broker led it before a restart). RMQ_EINVAL
+ * (err) off controller mode, on a slave, or for an epoch below the last
  * one; the write's error otherwise (nothing recorded: do not take writes).
  * Loop thread. */
 rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen);
