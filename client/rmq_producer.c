@@ -408,6 +408,7 @@ static void batch_finish(send_job_t *bj, const char *ids)
         memcpy(r->broker_name, br->broker_name, sizeof r->broker_name);
         r->queue_id = br->queue_id;
         r->attempts = br->attempts;
+        r->epoch = br->epoch;
         if (br->error.err == RMQ_OK) {
             r->count = 1;
             r->queue_offset = br->queue_offset + i;
@@ -469,6 +470,7 @@ static void job_stored(send_job_t *job, const Rmq__Command *cmd, int stored)
         const Rmq__SendMessageResponse *sr = cmd->send_resp;
         r->queue_id = sr->queue_id;
         r->queue_offset = sr->queue_offset;
+        r->epoch = sr->master_epoch;
         if (sr->count > 0)
             r->count = sr->count;
         snprintf(r->offset_msg_id, sizeof r->offset_msg_id, "%.*s",

@@ -3,6 +3,10 @@
 # (SYNC_MASTER + SYNC_FLUSH, deploy/2m-2s-sync) on loopback, under load.
 #
 #   scripts/chaos.sh [--duration SECONDS] [--seed N] [--keep]
+#   scripts/chaos.sh --controller [--duration SECONDS] [--seed N] [--keep] [--faults LIST]
+#
+# --controller: the controller-mode cluster (automatic failover) instead,
+# with its own faults and checker: scripts/chaos-controller.sh says how.
 #
 # Starts the cluster with deploy/cluster.sh (ports moved by RMQ_PORT_OFFSET,
 # a free random offset unless set), creates ChaosTopic (4 queues on each
@@ -31,6 +35,9 @@
 # (body bytes, 512).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for a in "$@"; do
+  [ "$a" != --controller ] || exec scripts/chaos-controller.sh "$@"
+done
 
 DURATION=60 SEED=$RANDOM KEEP=0
 usage() { echo "usage: scripts/chaos.sh [--duration SECONDS] [--seed N] [--keep]" >&2; exit 2; }

@@ -50,6 +50,7 @@ typedef struct bench_opts {
     int from_first;
     const char *json;
     const char *ids_file;
+    int ids_detail;                 /* --ids-detail: where and when, after each id */
     int check_body;
     const char *client_config;
     long long rate;                 /* --rate: messages/s over all threads; 0: unpaced */
@@ -81,6 +82,37 @@ static bench_opts_t g_o;
  * (producer) or each consumed message, duplicates included (consumer).
  * stdio's own lock serialises the writers; only used when asked for. */
 static FILE *g_ids;
+
+/* Writes a stored send's line to the ids file: the id, or with
+ * --ids-detail, for SEND_OK only, "ID BROKER EPOCH QUEUE_ID QUEUE_OFFSET
+ * OFFSET_MSG_ID WALL_MS" (EPOCH: the master epoch the broker stamped, 0 off
+ * controller mode; OFFSET_MSG_ID "-" when the answer had none; WALL_MS: when
+ * the answer arrived). Any thread. */
+static void ids_write_send(const rmq_send_result_t *res)
+{
+    if (!g_o.ids_detail) {
+        fprintf(g_ids, "%s\n", res->msg_id);
+        return;
+    }
+    if (res->status != RMQ_SEND_OK)
+        return;
+    fprintf(g_ids, "%s %s %lld %d %lld %s %lld\n", res->msg_id, res->broker_name, (long long)res->epoch,
+            (int)res->queue_id, (long long)res->queue_offset, res->offset_msg_id[0] ? res->offset_msg_id : "-",
+            (long long)rmq_wall_ms());
+}
+
+/* Writes a consumed message's line: the id, or with --ids-detail
+ * "ID BROKER QUEUE_ID QUEUE_OFFSET COMMITLOG_OFFSET STORE_MS WALL_MS". Any thread. */
+static void ids_write_msg(const rmq_message_ext_t *msg)
+{
+    if (!g_o.ids_detail) {
+        fprintf(g_ids, "%s\n", msg->msg_id);
+        return;
+    }
+    fprintf(g_ids, "%s %s %d %lld %lld %lld %lld\n", msg->msg_id, msg->broker_name, (int)msg->queue_id,
+            (long long)msg->queue_offset, (long long)msg->commit_log_offset, (long long)msg->store_timestamp,
+            (long long)rmq_wall_ms());
+}
 /* --check-body (consumer): every body must hash (CRC32C) like the first one
  * consumed; a producer process sends one body throughout. */
 static _Atomic int64_t g_body_crc = -1;
@@ -225,7 +257,7 @@ static void prod_async_record(const rmq_send_result_t *res, uint64_t t0_us, uint
     if (res->error.err != RMQ_OK)
         prod_tell_failure(&res->error);
     if (g_ids && res->error.err == RMQ_OK)
-        fprintf(g_ids, "%s\n", res->msg_id);
+        ids_write_send(res);
 }
 
 /* Async completion: loop thread. arg is the start time. */
@@ -327,7 +359,7 @@ static void prod_send_one(prod_thread_t *t, rmq_message_t *msgs, int n)
         if (err != RMQ_OK)
             prod_tell_failure(&res.error);
         if (g_ids && err == RMQ_OK)
-            fprintf(g_ids, "%s\n", res.msg_id);
+            ids_write_send(&res);
     }
     if (err != RMQ_OK && err != RMQ_EBUSY)
         rmq_sleep_ms(100);
@@ -400,7 +432,7 @@ static rmq_consume_result_t cons_on_message(const rmq_message_ext_t *msg, void *
         }
     }
     if (g_ids)
-        fprintf(g_ids, "%s\n", msg->msg_id);
+        ids_write_msg(msg);
     return RMQ_CONSUME_SUCCESS;
 }
 
@@ -617,13 +649,17 @@ static void usage(void)
     fprintf(stderr,
             "usage: mqbench producer -n NS -t TOPIC [-w THREADS] [-s SIZE] [-k] [-q COUNT]\n"
             "                        [-d SECONDS] [--async] [-b BATCH] [--json FILE]\n"
-            "                        [--ids-file FILE] [--client-config FILE] [--auto-batch N]\n"
+            "                        [--ids-file FILE [--ids-detail]] [--client-config FILE] [--auto-batch N]\n"
             "                        [--rate N]\n"
             "       mqbench consumer -n NS -t TOPIC [-g GROUP] [-w THREADS] [-d SECONDS]\n"
-            "                        [-f first|last] [--json FILE] [--ids-file FILE]\n"
+            "                        [-f first|last] [--json FILE] [--ids-file FILE [--ids-detail]]\n"
             "                        [--client-config FILE]\n"
             "  --ids-file FILE: write the id (UNIQ_KEY) of every acknowledged message\n"
             "  (producer; not with -b > 1) or of every consumed one (consumer), one a line\n"
+            "  --ids-detail: each ids-file line goes on (producer: SEND_OK only): producer \"BROKER EPOCH QUEUE_ID\n"
+            "  QUEUE_OFFSET OFFSET_MSG_ID WALL_MS\" (EPOCH: the controller-mode master epoch\n"
+            "  the broker stamped, else 0), consumer \"BROKER QUEUE_ID QUEUE_OFFSET\n"
+            "  COMMITLOG_OFFSET STORE_MS WALL_MS\"\n"
             "  --check-body (consumer): count bodies whose CRC32C differs from the first one\n"
             "  --auto-batch N (producer, --async): the library sends up to N messages for one\n"
             "  queue as one batch request (rmq_producer_opts_t.auto_batch_max_msgs)\n"
@@ -661,6 +697,7 @@ static int parse_args(int argc, char **argv)
     static const struct option longs[] = {
         {"async", no_argument, NULL, 'A'}, {"json", required_argument, NULL, 'J'},
         {"ids-file", required_argument, NULL, 'I'}, {"check-body", no_argument, NULL, 'B'},
+        {"ids-detail", no_argument, NULL, 'D'},
         {"client-config", required_argument, NULL, 'C'},
         {"auto-batch", required_argument, NULL, 'a'}, {"rate", required_argument, NULL, 'R'},
         {0, 0, 0, 0}};
@@ -680,6 +717,7 @@ static int parse_args(int argc, char **argv)
         case 'A': g_o.async = 1; break;
         case 'J': g_o.json = optarg; break;
         case 'I': g_o.ids_file = optarg; break;
+        case 'D': g_o.ids_detail = 1; break;
         case 'B': g_o.check_body = 1; break;
         case 'C': g_o.client_config = optarg; break;
         case 'a': g_o.auto_batch = (int)int_arg("--auto-batch", optarg, 0); break;

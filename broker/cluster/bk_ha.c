@@ -336,6 +336,15 @@ rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen
         return RMQ_EINVAL;
     }
     st_store_stats(ha->bk->store, &stats);
+    size_t n = st_epoch_count(ha->epochs);
+    if (n > 0 && st_epoch_entries(ha->epochs)[n - 1].epoch == epoch) {
+        /* the controller names this broker master of the epoch its log ends
+         * in: it led that epoch before a restart (a whole-cluster restart
+         * keeps the controller's state) and goes on with its own log */
+        LOG_INFO("HA: master again at epoch %" PRId64 " (the epoch file ends with it), offset %" PRId64, epoch,
+                 stats.commitlog_max_offset);
+        return RMQ_OK;
+    }
     if ((rc = st_epoch_append(ha->epochs, epoch, stats.commitlog_max_offset, why, sizeof(why))) != RMQ_OK) {
         snprintf(err, errlen, "epoch %" PRId64 " at offset %" PRId64 ": %s", epoch,
                  stats.commitlog_max_offset, why);
@@ -350,6 +359,17 @@ int64_t bk_ha_confirm_offset(const bk_ha_t *ha)
     if (!ha->epochs)
         return -1;
     return ha->master && ha->confirm_all ? ha_log_end(ha) : ha->confirm;
+}
+
+int64_t bk_ha_epoch_at(const bk_ha_t *ha, int64_t phys)
+{
+    if (!ha || !ha->epochs)
+        return 0;
+    const st_epoch_entry_t *e = st_epoch_entries(ha->epochs);
+    for (size_t i = st_epoch_count(ha->epochs); i > 0; i--)
+        if (e[i - 1].start_offset <= phys)
+            return e[i - 1].epoch;
+    return 0;
 }
 
 void bk_ha_set_sync_state_set(bk_ha_t *ha, const int64_t *broker_ids, size_t n)

@@ -20,8 +20,9 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen);
 void bk_ha_free(bk_ha_t *ha);
 
 /* Controller mode: this broker became master at epoch and is about to take
- * writes: records <epoch, log end> durably in the epoch file. RMQ_EINVAL
- * (err) off controller mode, on a slave, or for an epoch not above the last
+ * writes: records <epoch, log end> durably in the epoch file (nothing when
+ * the file ends with epoch: this broker led it before a restart). RMQ_EINVAL
+ * (err) off controller mode, on a slave, or for an epoch below the last
  * one; the write's error otherwise (nothing recorded: do not take writes).
  * Loop thread. */
 rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen);
@@ -31,6 +32,11 @@ rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen
  * alone; a slave: the last one its master sent, or the one it kept); pulls
  * serve only records below it. -1 off controller mode. Loop thread. */
 int64_t bk_ha_confirm_offset(const bk_ha_t *ha);
+
+/* Controller mode: the epoch of the commit-log byte at phys (the newest
+ * epoch of the file starting at or before it), which a master stamps on its
+ * send answers; 0 off controller mode or before the first epoch. Loop thread. */
+int64_t bk_ha_epoch_at(const bk_ha_t *ha, int64_t phys);
 
 /* Controller mode, master: the sync state set the controller holds (broker
  * ids; the master's own id may be among them). Until it is first called

@@ -134,6 +134,21 @@ int cg_probe_send(const char *addr, char *why, size_t len)
     return st;
 }
 
+long long cg_probe_epoch(const char *addr)
+{
+    Rmq__Command req;
+    Rmq__SendMessageRequest h;
+    rmq_frame_t resp = { 0 };
+    wire_link_t ln = { .opts = { .connect_timeout_ms = 1000 }, .timeout_ms = 3000 };
+    long long epoch = -1;
+
+    wire_send_hdr(&req, &h, CG_PRODUCER, CG_PROBE_TOPIC, 0, (char *)"");
+    if (wire_call_with(&ln, addr, &req, "probe", 5, &resp) == RMQ__STATUS__SUCCESS)
+        epoch = resp.cmd->send_resp ? (long long)resp.cmd->send_resp->master_epoch : 0;
+    rmq_frame_clear(&resp);
+    return epoch;
+}
+
 long long cg_until_send_ok(const char *addr, int timeout_ms)
 {
     long long t0 = hn_now_ms();

@@ -64,6 +64,10 @@ int cg_wait_sync_set_full(const char *addr, int timeout_ms);
  * the remark into why (may be NULL). */
 int cg_probe_send(const char *addr, char *why, size_t len);
 
+/* One message to CG_PROBE_TOPIC on addr: the master epoch its SUCCESS
+ * answer carries (0: none), or -1 when it did not succeed. */
+long long cg_probe_epoch(const char *addr);
+
 /* Probes addr every 20 ms until a send answers SUCCESS: the ms that took, or -1. */
 long long cg_until_send_ok(const char *addr, int timeout_ms);
 

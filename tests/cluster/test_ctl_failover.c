@@ -70,6 +70,8 @@ START_TEST(test_kill_master_promotes_slave)
     ck_assert(cg_wait_runtime(grp.addr[s], "brokerRole", "SLAVE", WAIT_MS));
     ck_assert_int_ge(cg_until_send_ok(grp.addr[m], WAIT_MS), 0);
     ck_assert_msg(cg_wait_sync_set_full(grp.addr[m], WAIT_MS), "the slave never joined the sync state set");
+    long long epoch = cg_probe_epoch(grp.addr[m]);
+    ck_assert_int_ge(epoch, 1);       /* the master stamps its epoch on each SEND_OK */
 
     wire_sender_t sd;
     long long t_kill = hn_now_ms() + 1500;
@@ -81,6 +83,7 @@ START_TEST(test_kill_master_promotes_slave)
             "(controllerHeartBeatTimeoutMills=%d), %d acknowledged before the kill\n", took, HB_TIMEOUT_MS, sd.acked);
     ck_assert_int_lt(took, HB_TIMEOUT_MS + 8000);
     ck_assert_int_ge(wire_assert_acked_on(grp.addr[s], &FLOW, sd.acked_map, sd.total), sd.acked);
+    ck_assert_int_gt(cg_probe_epoch(grp.addr[s]), epoch);
     wire_sender_deinit(&sd);
     ck_assert_msg(hn_wait_until(route_is_master, grp.addr[s], WAIT_MS), "the route never showed %s as brokerId 0",
                   grp.addr[s]);

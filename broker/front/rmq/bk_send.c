@@ -17,6 +17,7 @@
 
 #include "bk_batch.h"
 #include "bk_broker.h"
+#include "bk_ha.h"
 #include "fr_routes.h"
 #include "fr_status.h"
 #include "bk_metrics.h"
@@ -75,15 +76,18 @@ size_t bk_send_waiting(const bk_send_t *s)
 
 /* ---- replies ---------------------------------------------------------- */
 
+/* Answers a stored send: ids, queue, first queue offset, count and (in
+ * controller mode) the epoch the first message was stored in. */
 static void send_reply_ok(rmq_conn_t *conn, rmq_reply_to_t to, const char *ids, int32_t queue_id,
-                          int64_t queue_offset, int32_t count)
+                          const st_put_result_t *put, int64_t epoch)
 {
     Rmq__Command resp = RMQ__COMMAND__INIT;
     Rmq__SendMessageResponse sr = RMQ__SEND_MESSAGE_RESPONSE__INIT;
     sr.msg_id = (char *)ids;
     sr.queue_id = queue_id;
-    sr.queue_offset = queue_offset;
-    sr.count = count;
+    sr.queue_offset = put->queue_offset;
+    sr.count = put->count;
+    sr.master_epoch = epoch;
     resp.header_case = RMQ__COMMAND__HEADER_SEND_RESP;
     resp.send_resp = &sr;
     rmq_conn_reply(conn, to, &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
@@ -132,7 +136,8 @@ static void send_answer(bk_send_t *s, rmq_conn_t *conn, rmq_reply_to_t to, const
     if (out->repl_end_us)
         bk_metrics_sync_wait(s->bk->metrics, out->repl_end_us - to.start_us, out->r.status == BK_OK);
     if (out->r.status == BK_OK)
-        send_reply_ok(conn, to, ids ? ids : out->put.msg_id, queue_id, out->put.queue_offset, out->put.count);
+        send_reply_ok(conn, to, ids ? ids : out->put.msg_id, queue_id, &out->put,
+                      bk_ha_epoch_at(s->bk->ha, out->put.phys_offset));
     else
         fr_reply_result(conn, to, &out->r, NULL);
 }

@@ -181,6 +181,7 @@ typedef struct rmq_send_result {
     int64_t queue_offset;           /* of the first message */
     int32_t count;                  /* messages stored */
     int attempts;                   /* sends tried, retries included */
+    int64_t epoch;                  /* controller mode: the master epoch it was stored in; else 0 */
 } rmq_send_result_t;
 
 /* Async completion. Runs exactly once, on the producer's loop thread (for a
