@@ -4,7 +4,12 @@
  * TLS), open, closing (unlinked, on_close fired, callbacks cut), then freed
  * by the reaper on the next loop pass and released when the last reference
  * drops. Back-pressure stops reading from a peer whose unsent output piles
- * up. Wire formats live in the codecs (rmq_transport.h). Loop thread only. */
+ * up. Output of plaintext connections is written by the transport itself,
+ * once per connection per loop pass after the handlers ran (the flusher):
+ * every reply a pass produced goes out in one writev, and the socket's
+ * write event is armed only while a write left bytes behind, so a reply
+ * costs no epoll_ctl and no extra epoll_wait round. Wire formats live in
+ * the codecs (rmq_transport.h). Loop thread only. */
 #include "rmq_transport.h"
 
 #include <errno.h>
@@ -42,6 +47,9 @@ struct rmq_conn {
     int refs;                     /* the server's own ref + deferred answers */
     int closing;
     int read_paused;              /* back-pressure */
+    int tls;                      /* libevent's TLS bufferevent writes the output */
+    int flush_queued;             /* on the server's flush list */
+    TAILQ_ENTRY(rmq_conn) flush_link;
     const rmq_codec_t *codec;     /* NULL until the first bytes chose it */
     void *codec_state;            /* state registered with codec */
     void *data;
@@ -70,6 +78,8 @@ struct rmq_server {
     size_t nconns;
     struct conn_list closing;     /* waiting for the reaper */
     struct event *reaper;
+    struct conn_list flushq;      /* plaintext conns with output to write */
+    struct event *flusher;
     rmq_conn_fn on_close;
     void *on_close_arg;
 };
@@ -252,6 +262,72 @@ static void conn_check_output(rmq_conn_t *conn)
                 rmq_conn_output_len(conn));
 }
 
+/* ---- output ------------------------------------------------------------ */
+
+/* Queues a plaintext conn's output for the flusher of this loop pass
+ * (holding a reference until then). TLS output is libevent's to write. */
+static void conn_flush_queue(rmq_conn_t *conn)
+{
+    if (conn->tls || conn->flush_queued || conn->closing || conn->bev == NULL)
+        return;
+    conn->flush_queued = 1;
+    rmq_conn_ref(conn);
+    TAILQ_INSERT_TAIL(&conn->srv->flushq, conn, flush_link);
+    event_active(conn->srv->flusher, EV_TIMEOUT, 0);
+}
+
+static void conn_output_drained(rmq_conn_t *conn);
+
+/* Writes what a plaintext conn's output holds, in one writev; the write
+ * event stays armed only while the socket took less (libevent writes the
+ * rest and conn_write_cb disarms it once the output is empty). A write
+ * error closes the connection. Loop thread. */
+static void conn_flush(rmq_conn_t *conn)
+{
+    struct evbuffer *out;
+    char why[160];
+
+    if (conn->closing || conn->bev == NULL)
+        return;
+    out = bufferevent_get_output(conn->bev);
+    if (evbuffer_get_length(out) == 0)
+        return;
+    /* libevent freezes the start of a socket bufferevent's output for all
+     * but its own writer: thaw it for this write, as its writer does */
+    evbuffer_unfreeze(out, 1);
+    int n = evbuffer_write(out, conn->fd);
+    int err = errno;
+    evbuffer_freeze(out, 1);
+    if (n < 0) {
+        if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) {
+            snprintf(why, sizeof(why), "socket error: %s", strerror(err));
+            rmq_conn_close(conn, why);
+            return;
+        }
+    }
+    if (evbuffer_get_length(out) > 0) {
+        bufferevent_enable(conn->bev, EV_WRITE);
+        return;
+    }
+    bufferevent_disable(conn->bev, EV_WRITE);
+    conn_output_drained(conn);
+}
+
+/* The flusher (an event made active by the first reply of a pass): writes
+ * every queued conn's output. Loop thread. */
+static void flusher_cb(evutil_socket_t fd, short what, void *arg)
+{
+    rmq_server_t *srv = arg;
+    rmq_conn_t *conn;
+
+    while ((conn = TAILQ_FIRST(&srv->flushq)) != NULL) {
+        TAILQ_REMOVE(&srv->flushq, conn, flush_link);
+        conn->flush_queued = 0;
+        conn_flush(conn);
+        rmq_conn_unref(conn);
+    }
+}
+
 /* ---- codec choice and input --------------------------------------------- */
 
 /* Shows the first bytes to every codec: the first to answer YES takes conn;
@@ -318,16 +394,28 @@ static void conn_read_cb(struct bufferevent *bev, void *arg)
     conn_process_input(arg);
 }
 
-/* Called when output drains to half the limit: resumes a paused reader. */
+/* Resumes a reader paused for back-pressure once its output is at or
+ * below half the limit. Loop thread. */
+static void conn_output_drained(rmq_conn_t *conn)
+{
+    if (!conn->read_paused || conn->closing ||
+        rmq_conn_output_len(conn) > max_output(conn->srv) / 2)
+        return;
+    conn->read_paused = 0;
+    bufferevent_enable(conn->bev, EV_READ);
+    conn_process_input(conn);
+}
+
+/* Called when libevent's writes bring the output to half the limit:
+ * disarms a plaintext conn's write event once its output is empty (the
+ * flusher writes the next replies) and resumes a paused reader. */
 static void conn_write_cb(struct bufferevent *bev, void *arg)
 {
     rmq_conn_t *conn = arg;
 
-    if (!conn->read_paused || conn->closing)
-        return;
-    conn->read_paused = 0;
-    bufferevent_enable(bev, EV_READ);
-    conn_process_input(conn);
+    if (!conn->tls && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+        bufferevent_disable(bev, EV_WRITE);
+    conn_output_drained(conn);
 }
 
 static const char *ssl_reason(struct bufferevent *bev, char *buf, size_t len)
@@ -362,12 +450,14 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 
 /* ---- accept ----------------------------------------------------------------- */
 
-/* Wraps conn's socket in a bufferevent (TLS if tls) and starts reading. */
+/* Wraps conn's socket in a bufferevent (TLS if tls) and starts reading; a
+ * plaintext conn's write event stays off until a flush leaves bytes. */
 static rmq_err_t conn_start(rmq_conn_t *conn, int tls)
 {
     rmq_server_t *srv = conn->srv;
     int opts = BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS;
 
+    conn->tls = tls;
     if (tls) {
         SSL *ssl = SSL_new(srv->opts.ssl_ctx);
         if (ssl == NULL)
@@ -392,6 +482,8 @@ static rmq_err_t conn_start(rmq_conn_t *conn, int tls)
         bufferevent_set_timeouts(conn->bev, &tv, NULL);
     }
     bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
+    if (!tls)
+        bufferevent_disable(conn->bev, EV_WRITE);   /* the flusher writes; see conn_flush */
     return RMQ_OK;
 }
 
@@ -518,8 +610,10 @@ rmq_server_t *rmq_transport_new(struct event_base *base, const rmq_server_opts_t
     srv->port = -1;
     TAILQ_INIT(&srv->conns);
     TAILQ_INIT(&srv->closing);
+    TAILQ_INIT(&srv->flushq);
     srv->reaper = event_new(base, -1, 0, reaper_cb, srv);
-    if (srv->name == NULL || srv->reaper == NULL ||
+    srv->flusher = event_new(base, -1, 0, flusher_cb, srv);
+    if (srv->name == NULL || srv->reaper == NULL || srv->flusher == NULL ||
         (srv->opts.tls_mode != RMQ_TLS_DISABLED && srv->opts.ssl_ctx == NULL)) {
         if (srv->opts.tls_mode != RMQ_TLS_DISABLED && srv->opts.ssl_ctx == NULL)
             LOG_ERROR("%s: TLS mode set but no SSL context given", srv->name);
@@ -599,9 +693,15 @@ void rmq_server_free(rmq_server_t *srv)
         evconnlistener_free(srv->lis);
     while ((conn = TAILQ_FIRST(&srv->conns)) != NULL)
         rmq_conn_close(conn, NULL);
+    while ((conn = TAILQ_FIRST(&srv->flushq)) != NULL) {
+        TAILQ_REMOVE(&srv->flushq, conn, flush_link);
+        rmq_conn_unref(conn);
+    }
     reap(srv);
     if (srv->reaper != NULL)
         event_free(srv->reaper);
+    if (srv->flusher != NULL)
+        event_free(srv->flusher);
     for (size_t i = 0; i < srv->ncodecs; i++)
         if (srv->codecs[i].codec->free_state != NULL)
             srv->codecs[i].codec->free_state(srv->codecs[i].state);
@@ -660,4 +760,5 @@ struct evbuffer *rmq_conn_output(rmq_conn_t *conn)
 void rmq_conn_output_done(rmq_conn_t *conn)
 {
     conn_check_output(conn);
+    conn_flush_queue(conn);
 }

@@ -25,6 +25,11 @@
 #                 difference of the totals by the difference of the messages
 #                 acknowledged, so start-up, shutdown and per-connection work
 #                 cancel out
+#   --syscalls    also prints the broker's syscalls, context switches and
+#                 wake-ups per message of each run (perf stat on the broker's
+#                 threads during the measured drive: read/readv, write/writev,
+#                 epoll_wait, epoll_ctl, ioctl, futex, every syscall; needs
+#                 perf and tracepoint access)
 #   --annotate    with --callgrind: also prints callgrind_annotate's top
 #                 functions (self Ir, whole process) of each N-message run
 #   --client C    who sends: mqbench (the native protocol, the default), java
@@ -49,7 +54,7 @@ usage() {
 }
 
 BUILD=$BK_ROOT/build BASE='' N='' W='' S=128 B=1 ASYNC=0 FLUSH=ASYNC_FLUSH RUNS=3 CG=0 ANNOTATE=0
-CLIENTS=mqbench JOPTS=''
+CLIENTS=mqbench JOPTS='' SYSC=0
 while [ $# -gt 0 ]; do
   case $1 in
     --build) BUILD=$2; shift 2 ;;
@@ -63,6 +68,7 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift 2 ;;
     --callgrind) CG=1; shift ;;
     --annotate) ANNOTATE=1; shift ;;
+    --syscalls) SYSC=1; shift ;;
     --client)
       case $2 in
         mqbench | java) CLIENTS=$2 ;;
@@ -165,6 +171,35 @@ drive() {
   bk_json_num "$BK_TMP/drive.json" total
 }
 
+# The per-message counters of --syscalls: perf event, label.
+SYSC_EVENTS=(raw_syscalls:sys_enter:all syscalls:sys_enter_read:read syscalls:sys_enter_readv:readv
+  syscalls:sys_enter_write:write syscalls:sys_enter_writev:writev
+  syscalls:sys_enter_epoll_wait:epoll_wait syscalls:sys_enter_epoll_ctl:epoll_ctl
+  syscalls:sys_enter_ioctl:ioctl syscalls:sys_enter_futex:futex context-switches:cs
+  sched:sched_wakeup:wakeups)
+
+# sysc_start PID: perf stat counts SYSC_EVENTS on PID's threads in the
+# background (SYSC_PID) into $BK_TMP/sysc.csv.
+sysc_start() {
+  local e=() ev
+  for ev in "${SYSC_EVENTS[@]}"; do e+=(-e "${ev%:*}"); done
+  perf stat -x, "${e[@]}" -p "$1" -o "$BK_TMP/sysc.csv" 2>/dev/null &
+  SYSC_PID=$!
+  sleep 0.3
+}
+
+# sysc_finish ACKED: stops perf stat; prints each counter per message.
+sysc_finish() {
+  kill -INT "$SYSC_PID" 2>/dev/null || true
+  wait "$SYSC_PID" 2>/dev/null || true
+  local ev line=''
+  for ev in "${SYSC_EVENTS[@]}"; do
+    line+=$(awk -F, -v e="${ev%:*}" -v l="${ev##*:}" -v n="$1" \
+      '$3 == e && n > 0 { printf " %s %.2f", l, $1 / n }' "$BK_TMP/sysc.csv")
+  done
+  echo "  per message:$line" >&2
+}
+
 # cpu_run BUILD: one measured run; prints "us_per_msg acked tps" (tps:
 # mqbench's send rate of the measured run).
 cpu_run() {
@@ -172,9 +207,11 @@ cpu_run() {
   broker_up "$1"
   pid=${BK_PIDS[broker-a]}
   drive 2000 >/dev/null   # warm-up: routes, connections, first pages of the store
+  [ $SYSC = 0 ] || sysc_start "$pid"
   t0=$(cpu_ticks "$pid")
   acked=$(drive "$N")
   t1=$(cpu_ticks "$pid")
+  [ $SYSC = 0 ] || sysc_finish "${acked:-0}"
   tps=0
   [ "$CLIENT" != mqbench ] || tps=$(bk_json_num "$BK_TMP/drive.json" tps)
   bk_down
