@@ -328,13 +328,13 @@ static size_t put_record_hosts(uint8_t *out, int64_t phys, int32_t qid, int64_t 
     rmq_record_t r = { 0 };
 
     r.sys_flag = hosts;
-    r.born_ip6[15] = r.store_ip6[15] = 1;
-    if (!(hosts & RMQ_SYSFLAG_BORNHOST_V6))
-        r.born_ip = 0x7F000001;
-    if (!(hosts & RMQ_SYSFLAG_STOREHOST_V6))
-        r.store_ip = 0x7F000001;
-    r.born_port = 40000;
-    r.store_port = 10911;
+    if (hosts) {                     /* (the IPv4-only seeds predate hosts) */
+        r.born_ip6[15] = r.store_ip6[15] = 1;
+        r.born_ip = (hosts & RMQ_SYSFLAG_BORNHOST_V6) ? 0 : 0x7F000001;
+        r.store_ip = (hosts & RMQ_SYSFLAG_STOREHOST_V6) ? 0 : 0x7F000001;
+        r.born_port = 40000;
+        r.store_port = 10911;
+    }
     r.queue_id = qid;
     r.queue_offset = qoff;
     r.phys_offset = phys;
