@@ -4,6 +4,9 @@
  * and never read outside the buffer they are given. */
 #include "rmq_message.h"
 
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,8 +15,8 @@
 #define REC_OFF_CRC 8u
 #define REC_OFF_QUEUE_OFFSET 20u
 #define REC_OFF_PHYS_OFFSET 28u
-#define REC_OFF_STORE_TS 56u
-#define REC_OFF_BODY_LEN 84u
+#define REC_OFF_SYS_FLAG 36u
+#define REC_OFF_BORN_HOST 48u
 #define BATCH_FIXED 14u
 
 static void put_u16(uint8_t *p, uint16_t v)
@@ -51,9 +54,42 @@ static uint64_t get_u64(const uint8_t *p)
     return (uint64_t)get_u32(p) << 32 | get_u32(p + 4);
 }
 
-size_t rmq_record_size(size_t body_len, size_t topic_len, size_t props_len)
+/* Where the host-dependent fields of a record start. */
+typedef struct rec_layout {
+    size_t store_ts;                /* i64 store_ts */
+    size_t store_host;
+    size_t reconsume;               /* i32 reconsume_times, then i64 prepared_tx_offset */
+    size_t body_len;                /* u32 body_len; the body follows */
+} rec_layout_t;
+
+static size_t host_len(int32_t sys_flag, int32_t bit)
 {
-    return RMQ_RECORD_FIXED + body_len + 1 + topic_len + 2 + props_len;
+    return (sys_flag & bit) ? 8u + RMQ_RECORD_HOST6_EXTRA : 8u;
+}
+
+/* The layout of a record whose hosts are sized by sys_flag's IPv6 bits. */
+static rec_layout_t record_layout(int32_t sys_flag)
+{
+    rec_layout_t l;
+    l.store_ts = REC_OFF_BORN_HOST + host_len(sys_flag, RMQ_SYSFLAG_BORNHOST_V6);
+    l.store_host = l.store_ts + 8;
+    l.reconsume = l.store_host + host_len(sys_flag, RMQ_SYSFLAG_STOREHOST_V6);
+    l.body_len = l.reconsume + 12;
+    return l;
+}
+
+/* The sys_flag bits that size the hosts of the encoded record at p (its
+ * magic and sys_flag words readable): none under the old magic. */
+static int32_t record_host_bits(const uint8_t *p)
+{
+    if (get_u32(p + 4) != RMQ_MAGIC_MESSAGE_HOSTS)
+        return 0;
+    return (int32_t)get_u32(p + REC_OFF_SYS_FLAG) & RMQ_SYSFLAG_HOSTS_V6;
+}
+
+size_t rmq_record_size(int32_t sys_flag, size_t body_len, size_t topic_len, size_t props_len)
+{
+    return record_layout(sys_flag).body_len + 4 + body_len + 1 + topic_len + 2 + props_len;
 }
 
 /* Recomputes the CRC field of an encoded record of total_size bytes. */
@@ -62,28 +98,41 @@ static void record_seal(uint8_t *out, size_t total_size)
     put_u32(out + REC_OFF_CRC, rmq_crc32c(0, out + REC_OFF_CRC + 4, total_size - REC_OFF_CRC - 4));
 }
 
+/* Writes one host (4- or 16-byte address, u32 port) at p; returns its size. */
+static size_t host_put(uint8_t *p, int v6, uint32_t ip, const uint8_t ip6[16], uint32_t port)
+{
+    if (v6)
+        memcpy(p, ip6, 16);
+    else
+        put_u32(p, ip);
+    put_u32(p + (v6 ? 16 : 4), port);
+    return v6 ? 20 : 8;
+}
+
 size_t rmq_record_encode(const rmq_record_t *rec, uint8_t *out)
 {
-    size_t total = rmq_record_size(rec->body_len, rec->topic_len, rec->properties_len);
+    int32_t hosts = rec->sys_flag & RMQ_SYSFLAG_HOSTS_V6;
+    rec_layout_t l = record_layout(hosts);
+    size_t total = rmq_record_size(hosts, rec->body_len, rec->topic_len, rec->properties_len);
     uint8_t *p = out;
 
     put_u32(p, (uint32_t)total);
-    put_u32(p + 4, RMQ_MAGIC_MESSAGE);
+    put_u32(p + 4, hosts ? RMQ_MAGIC_MESSAGE_HOSTS : RMQ_MAGIC_MESSAGE);
     put_u32(p + 12, (uint32_t)rec->queue_id);
     put_u32(p + 16, (uint32_t)rec->flag);
-    put_u64(p + 20, (uint64_t)rec->queue_offset);
-    put_u64(p + 28, (uint64_t)rec->phys_offset);
-    put_u32(p + 36, (uint32_t)rec->sys_flag);
+    put_u64(p + REC_OFF_QUEUE_OFFSET, (uint64_t)rec->queue_offset);
+    put_u64(p + REC_OFF_PHYS_OFFSET, (uint64_t)rec->phys_offset);
+    put_u32(p + REC_OFF_SYS_FLAG, (uint32_t)rec->sys_flag);
     put_u64(p + 40, (uint64_t)rec->born_timestamp);
-    put_u32(p + 48, rec->born_ip);
-    put_u32(p + 52, rec->born_port);
-    put_u64(p + 56, (uint64_t)rec->store_timestamp);
-    put_u32(p + 64, rec->store_ip);
-    put_u32(p + 68, rec->store_port);
-    put_u32(p + 72, (uint32_t)rec->reconsume_times);
-    put_u64(p + 76, (uint64_t)rec->prepared_tx_offset);
-    put_u32(p + REC_OFF_BODY_LEN, rec->body_len);
-    p += RMQ_RECORD_FIXED;
+    host_put(p + REC_OFF_BORN_HOST, hosts & RMQ_SYSFLAG_BORNHOST_V6, rec->born_ip, rec->born_ip6,
+             rec->born_port);
+    put_u64(p + l.store_ts, (uint64_t)rec->store_timestamp);
+    host_put(p + l.store_host, hosts & RMQ_SYSFLAG_STOREHOST_V6, rec->store_ip, rec->store_ip6,
+             rec->store_port);
+    put_u32(p + l.reconsume, (uint32_t)rec->reconsume_times);
+    put_u64(p + l.reconsume + 4, (uint64_t)rec->prepared_tx_offset);
+    put_u32(p + l.body_len, rec->body_len);
+    p += l.body_len + 4;
     if (rec->body_len)
         memcpy(p, rec->body, rec->body_len);
     p += rec->body_len;
@@ -103,38 +152,52 @@ void rmq_record_patch(uint8_t *rec, int64_t queue_offset, int64_t phys_offset, i
 {
     put_u64(rec + REC_OFF_QUEUE_OFFSET, (uint64_t)queue_offset);
     put_u64(rec + REC_OFF_PHYS_OFFSET, (uint64_t)phys_offset);
-    put_u64(rec + REC_OFF_STORE_TS, (uint64_t)store_ts);
+    put_u64(rec + record_layout(record_host_bits(rec)).store_ts, (uint64_t)store_ts);
     record_seal(rec, get_u32(rec));
 }
 
+int64_t rmq_record_store_ts(const uint8_t *rec)
+{
+    return (int64_t)get_u64(rec + record_layout(record_host_bits(rec)).store_ts);
+}
+
+/* Reads one host at p (IPv6 when v6) into *ip or ip6, and *port. */
+static void host_get(const uint8_t *p, int v6, uint32_t *ip, uint8_t ip6[16], uint32_t *port)
+{
+    if (v6)
+        memcpy(ip6, p, 16);
+    else
+        *ip = get_u32(p);
+    *port = get_u32(p + (v6 ? 16 : 4));
+}
+
 /* Fills the fixed header fields of rec from a record of at least
- * RMQ_RECORD_FIXED bytes. */
-static void record_read_fixed(const uint8_t *p, rmq_record_t *rec)
+ * l->body_len + 4 bytes laid out as l, its hosts sized by hosts. */
+static void record_read_fixed(const uint8_t *p, int32_t hosts, const rec_layout_t *l, rmq_record_t *rec)
 {
     rec->total_size = get_u32(p);
     rec->crc = get_u32(p + REC_OFF_CRC);
     rec->queue_id = (int32_t)get_u32(p + 12);
     rec->flag = (int32_t)get_u32(p + 16);
-    rec->queue_offset = (int64_t)get_u64(p + 20);
-    rec->phys_offset = (int64_t)get_u64(p + 28);
-    rec->sys_flag = (int32_t)get_u32(p + 36);
+    rec->queue_offset = (int64_t)get_u64(p + REC_OFF_QUEUE_OFFSET);
+    rec->phys_offset = (int64_t)get_u64(p + REC_OFF_PHYS_OFFSET);
+    rec->sys_flag = ((int32_t)get_u32(p + REC_OFF_SYS_FLAG) & ~RMQ_SYSFLAG_HOSTS_V6) | hosts;
     rec->born_timestamp = (int64_t)get_u64(p + 40);
-    rec->born_ip = get_u32(p + 48);
-    rec->born_port = get_u32(p + 52);
-    rec->store_timestamp = (int64_t)get_u64(p + 56);
-    rec->store_ip = get_u32(p + 64);
-    rec->store_port = get_u32(p + 68);
-    rec->reconsume_times = (int32_t)get_u32(p + 72);
-    rec->prepared_tx_offset = (int64_t)get_u64(p + 76);
-    rec->body_len = get_u32(p + REC_OFF_BODY_LEN);
+    host_get(p + REC_OFF_BORN_HOST, hosts & RMQ_SYSFLAG_BORNHOST_V6, &rec->born_ip, rec->born_ip6,
+             &rec->born_port);
+    rec->store_timestamp = (int64_t)get_u64(p + l->store_ts);
+    host_get(p + l->store_host, hosts & RMQ_SYSFLAG_STOREHOST_V6, &rec->store_ip, rec->store_ip6,
+             &rec->store_port);
+    rec->reconsume_times = (int32_t)get_u32(p + l->reconsume);
+    rec->prepared_tx_offset = (int64_t)get_u64(p + l->reconsume + 4);
+    rec->body_len = get_u32(p + l->body_len);
 }
 
-/* Checks the variable part of a complete record of rec->total_size bytes
- * and points rec's body/topic/properties into it. */
-static rmq_err_t record_read_variable(const uint8_t *p, rmq_record_t *rec)
+/* Checks the variable part, from pos, of a complete record of
+ * rec->total_size bytes and points rec's body/topic/properties into it. */
+static rmq_err_t record_read_variable(const uint8_t *p, size_t pos, rmq_record_t *rec)
 {
     size_t total = rec->total_size;
-    size_t pos = RMQ_RECORD_FIXED;
 
     if (rec->body_len > total - pos - 3)
         return RMQ_ECORRUPT;
@@ -153,7 +216,25 @@ static rmq_err_t record_read_variable(const uint8_t *p, rmq_record_t *rec)
     return RMQ_OK;
 }
 
-rmq_err_t rmq_record_decode(const uint8_t *data, size_t len, int verify_crc, rmq_record_t *rec)
+/* The IPv6 host bits of the record at p (40 bytes readable) as its format
+ * says: ours by its magic, RocketMQ's V1 (rocketmq) by its sysFlag alone.
+ * -1 when the magic is not the format's. */
+static int32_t decode_host_bits(const uint8_t *p, int rocketmq)
+{
+    uint32_t magic = get_u32(p + 4);
+    if (rocketmq)
+        return magic == RMQ_MAGIC_MESSAGE ? (int32_t)get_u32(p + REC_OFF_SYS_FLAG) & RMQ_SYSFLAG_HOSTS_V6 : -1;
+    if (magic == RMQ_MAGIC_MESSAGE)
+        return 0;
+    if (magic != RMQ_MAGIC_MESSAGE_HOSTS)
+        return -1;
+    int32_t hosts = record_host_bits(p);
+    return hosts ? hosts : -1;      /* the new magic is written only with an IPv6 host */
+}
+
+/* rmq_record_decode of our record, or (rocketmq) of MessageDecoder's V1
+ * message, whose third word is no CRC of ours (verify_crc must be 0). */
+static rmq_err_t record_decode(const uint8_t *data, size_t len, int verify_crc, int rocketmq, rmq_record_t *rec)
 {
     uint32_t magic;
 
@@ -162,23 +243,84 @@ rmq_err_t rmq_record_decode(const uint8_t *data, size_t len, int verify_crc, rmq
         return RMQ_EAGAIN;
     rec->total_size = get_u32(data);
     magic = get_u32(data + 4);
-    if (magic == RMQ_MAGIC_BLANK)
+    if (magic == RMQ_MAGIC_BLANK && !rocketmq)
         return rec->total_size >= 8 ? RMQ_ENOTFOUND : RMQ_ECORRUPT;
-    if (magic != RMQ_MAGIC_MESSAGE || rec->total_size < rmq_record_size(0, 1, 0))
+    if ((magic != RMQ_MAGIC_MESSAGE && magic != RMQ_MAGIC_MESSAGE_HOSTS) ||
+        rec->total_size < rmq_record_size(0, 0, 1, 0))
         return RMQ_ECORRUPT;
     if (len < RMQ_RECORD_FIXED)
         return RMQ_EAGAIN;
-    record_read_fixed(data, rec);
-    if (rec->body_len > rec->total_size - RMQ_RECORD_FIXED - 3)
+    int32_t hosts = decode_host_bits(data, rocketmq);
+    if (hosts < 0)
+        return RMQ_ECORRUPT;
+    rec_layout_t l = record_layout(hosts);
+    size_t fixed = l.body_len + 4;
+    if (rec->total_size < fixed + 3)
+        return RMQ_ECORRUPT;
+    if (len < fixed)
+        return RMQ_EAGAIN;
+    record_read_fixed(data, hosts, &l, rec);
+    if (rec->body_len > rec->total_size - fixed - 3)
         return RMQ_ECORRUPT;
     if (rec->total_size > len)
         return RMQ_EAGAIN;
-    if (record_read_variable(data, rec) != RMQ_OK)
+    if (record_read_variable(data, fixed, rec) != RMQ_OK)
         return RMQ_ECORRUPT;
     if (verify_crc &&
         rmq_crc32c(0, data + REC_OFF_CRC + 4, rec->total_size - REC_OFF_CRC - 4) != rec->crc)
         return RMQ_ECORRUPT;
     return RMQ_OK;
+}
+
+rmq_err_t rmq_record_decode(const uint8_t *data, size_t len, int verify_crc, rmq_record_t *rec)
+{
+    return record_decode(data, len, verify_crc, 0, rec);
+}
+
+rmq_err_t rmq_record_decode_rocketmq(const uint8_t *data, size_t len, rmq_record_t *rec)
+{
+    return record_decode(data, len, 0, 1, rec);
+}
+
+const uint8_t *rmq_record_born_ip6(const rmq_record_t *rec)
+{
+    return (rec->sys_flag & RMQ_SYSFLAG_BORNHOST_V6) ? rec->born_ip6 : NULL;
+}
+
+void rmq_record_host_text(const rmq_record_t *rec, int store, char *out, size_t cap)
+{
+    int v6 = (rec->sys_flag & (store ? RMQ_SYSFLAG_STOREHOST_V6 : RMQ_SYSFLAG_BORNHOST_V6)) != 0;
+    uint32_t ip = store ? rec->store_ip : rec->born_ip, port = store ? rec->store_port : rec->born_port;
+    char addr[INET6_ADDRSTRLEN] = "?";
+
+    if (v6) {
+        inet_ntop(AF_INET6, store ? rec->store_ip6 : rec->born_ip6, addr, sizeof addr);
+        snprintf(out, cap, "[%s]:%" PRIu32, addr, port);
+    } else {
+        snprintf(out, cap, "%" PRIu32 ".%" PRIu32 ".%" PRIu32 ".%" PRIu32 ":%" PRIu32, ip >> 24, ip >> 16 & 255,
+                 ip >> 8 & 255, ip & 255, port);
+    }
+}
+
+void rmq_msg_id_format(int v6, uint32_t ip, const uint8_t *ip6, uint32_t port, int64_t phys_offset,
+                       char out[RMQ_MSG_ID_MAX + 1])
+{
+    uint8_t raw[28];
+    size_t n = v6 ? 16 : 4;
+
+    if (v6)
+        memcpy(raw, ip6, 16);
+    else
+        put_u32(raw, ip);
+    put_u32(raw + n, port);
+    put_u64(raw + n + 4, (uint64_t)phys_offset);
+    rmq_hex_upper(raw, n + 12, out);
+}
+
+void rmq_record_msg_id(const rmq_record_t *rec, char out[RMQ_MSG_ID_MAX + 1])
+{
+    rmq_msg_id_format((rec->sys_flag & RMQ_SYSFLAG_STOREHOST_V6) != 0, rec->store_ip, rec->store_ip6,
+                      rec->store_port, rec->phys_offset, out);
 }
 
 void rmq_hex_upper(const uint8_t *in, size_t n, char *out)

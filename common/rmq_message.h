@@ -7,9 +7,16 @@
  * Record:
  *   u32 total_size | u32 magic | u32 crc32c (over every byte after this field)
  *   | i32 queue_id | i32 flag | i64 queue_offset | i64 phys_offset | i32 sys_flag
- *   | i64 born_ts | u32 born_ip | u32 born_port | i64 store_ts | u32 store_ip
- *   | u32 store_port | i32 reconsume_times | i64 prepared_tx_offset
+ *   | i64 born_ts | born_host | i64 store_ts | store_host
+ *   | i32 reconsume_times | i64 prepared_tx_offset
  *   | u32 body_len | body | u8 topic_len | topic | u16 props_len | props
+ * Under RMQ_MAGIC_MESSAGE (every IPv4 record, and every record written
+ * before IPv6 hosts existed) a host is u32 ip | u32 port. Under
+ * RMQ_MAGIC_MESSAGE_HOSTS (written only when a host is IPv6) a host whose
+ * sys_flag bit RMQ_SYSFLAG_BORNHOST_V6 / RMQ_SYSFLAG_STOREHOST_V6 is set is
+ * u8 ip6[16] | u32 port, the other stays u32 ip | u32 port: RocketMQ's
+ * commit-log layout. Under the old magic those sys_flag bits mean nothing
+ * and decode clears them.
  * End-of-file blank: u32 remaining | u32 RMQ_MAGIC_BLANK.
  *
  * Batch body (SEND_BATCH_MESSAGE), one entry per message:
@@ -23,8 +30,14 @@
 #include "rmq_err.h"
 
 #define RMQ_MAGIC_MESSAGE 0xDAA320A7u
+#define RMQ_MAGIC_MESSAGE_HOSTS 0xDAA320A9u  /* hosts sized by sys_flag's IPv6 bits */
 #define RMQ_MAGIC_BLANK 0xCBD43194u
-#define RMQ_RECORD_FIXED 88u        /* header bytes up to and including body_len */
+#define RMQ_RECORD_FIXED 88u        /* header bytes up to and including body_len, IPv4 hosts */
+#define RMQ_RECORD_HOST6_EXTRA 12u  /* an IPv6 host's extra bytes over an IPv4 one */
+/* sys_flag bits (RocketMQ MessageSysFlag) saying a host is IPv6. */
+#define RMQ_SYSFLAG_BORNHOST_V6 0x10
+#define RMQ_SYSFLAG_STOREHOST_V6 0x20
+#define RMQ_SYSFLAG_HOSTS_V6 (RMQ_SYSFLAG_BORNHOST_V6 | RMQ_SYSFLAG_STOREHOST_V6)
 #define RMQ_TOPIC_MAX 127u
 #define RMQ_PROPS_MAX 32767u
 
@@ -79,11 +92,13 @@ typedef struct rmq_record {
     int64_t phys_offset;
     int32_t sys_flag;
     int64_t born_timestamp;
-    uint32_t born_ip;
+    uint32_t born_ip;               /* IPv4; 0 when sys_flag has RMQ_SYSFLAG_BORNHOST_V6 */
     uint32_t born_port;
+    uint8_t born_ip6[16];           /* with RMQ_SYSFLAG_BORNHOST_V6 */
     int64_t store_timestamp;
-    uint32_t store_ip;
+    uint32_t store_ip;              /* IPv4; 0 when sys_flag has RMQ_SYSFLAG_STOREHOST_V6 */
     uint32_t store_port;
+    uint8_t store_ip6[16];          /* with RMQ_SYSFLAG_STOREHOST_V6 */
     int32_t reconsume_times;
     int64_t prepared_tx_offset;
     const uint8_t *body;
@@ -94,22 +109,52 @@ typedef struct rmq_record {
     uint16_t properties_len;
 } rmq_record_t;
 
-/* Size of the encoded record for these lengths. */
-size_t rmq_record_size(size_t body_len, size_t topic_len, size_t props_len);
+/* Size of the encoded record for these lengths, its hosts sized by
+ * sys_flag's IPv6 bits. */
+size_t rmq_record_size(int32_t sys_flag, size_t body_len, size_t topic_len, size_t props_len);
 
 /* Encodes rec (its body/topic/properties pointers and lengths) into out,
- * which must hold rmq_record_size() bytes; computes the CRC. Returns bytes written. */
+ * which must hold rmq_record_size() bytes; computes the CRC. The magic is
+ * RMQ_MAGIC_MESSAGE_HOSTS when rec->sys_flag has an IPv6 host bit, else
+ * RMQ_MAGIC_MESSAGE. Returns bytes written. */
 size_t rmq_record_encode(const rmq_record_t *rec, uint8_t *out);
 
 /* Patches queue offset, phys offset and store timestamp of an encoded
  * record in place and recomputes its CRC. */
 void rmq_record_patch(uint8_t *rec, int64_t queue_offset, int64_t phys_offset, int64_t store_ts);
 
+/* The store timestamp of the encoded record at rec (either layout), which
+ * holds at least RMQ_RECORD_FIXED bytes; reads no further whatever they are. */
+int64_t rmq_record_store_ts(const uint8_t *rec);
+
+/* rec's 16-byte IPv6 born host (inside rec), or NULL when it is IPv4. */
+const uint8_t *rmq_record_born_ip6(const rmq_record_t *rec);
+
+/* "ip:port" or "[ip6]:port" of rec's born host (store = 0) or store host
+ * (store = 1) into out (cap >= RMQ_HOST_TEXT_MAX). */
+#define RMQ_HOST_TEXT_MAX 56
+void rmq_record_host_text(const rmq_record_t *rec, int store, char *out, size_t cap);
+
+/* RocketMQ's offset message id (MessageDecoder.createMessageId): uppercase
+ * hex of the store host address (ip6 when v6, else ip: 16 or 4 bytes), u32
+ * port and i64 phys_offset, 56 or 32 digits, into out. */
+#define RMQ_MSG_ID_MAX 56
+void rmq_msg_id_format(int v6, uint32_t ip, const uint8_t *ip6, uint32_t port, int64_t phys_offset,
+                       char out[RMQ_MSG_ID_MAX + 1]);
+/* rmq_msg_id_format of rec's store host and phys_offset. */
+void rmq_record_msg_id(const rmq_record_t *rec, char out[RMQ_MSG_ID_MAX + 1]);
+
 /* Decodes the record at data[0..len). RMQ_OK: *rec filled. RMQ_EAGAIN: the
  * record continues past len. RMQ_ENOTFOUND: a blank end-of-file marker
  * (rec->total_size = its length). RMQ_ECORRUPT: bad magic, lengths or CRC
  * (when verify_crc). Never reads outside data[0..len). */
 rmq_err_t rmq_record_decode(const uint8_t *data, size_t len, int verify_crc, rmq_record_t *rec);
+
+/* rmq_record_decode of a message in RocketMQ's MessageDecoder V1 layout
+ * (pull and query bodies of the remoting front): magic RMQ_MAGIC_MESSAGE,
+ * hosts sized by sysFlag's IPv6 bits, the third word (the body's CRC-32,
+ * left in rec->crc) unchecked. RMQ_EAGAIN, RMQ_ECORRUPT as there. */
+rmq_err_t rmq_record_decode_rocketmq(const uint8_t *data, size_t len, rmq_record_t *rec);
 
 /* Uppercase hex of in[0..n) into out[2n + 1], NUL-terminated: the text of
  * message ids (RocketMQ's UtilAll.bytes2string), store and client alike. */

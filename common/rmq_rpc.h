@@ -83,6 +83,10 @@ const char *rmq_conn_peer(const rmq_conn_t *conn);
 /* The peer's IPv4 address and port in host order, kept from the accept;
  * both 0 when the peer is not IPv4. */
 void rmq_conn_peer_ipv4(const rmq_conn_t *conn, uint32_t *ip, uint16_t *port);
+/* The peer's 16-byte IPv6 address (valid while the connection is
+ * referenced) and *port, kept from the accept; NULL (*port untouched) when
+ * the peer is IPv4 or IPv4-mapped (rmq_conn_peer_ipv4 has it then). */
+const uint8_t *rmq_conn_peer_ipv6(const rmq_conn_t *conn, uint16_t *port);
 /* Local address "ip:port" the peer connected to. */
 const char *rmq_conn_local(const rmq_conn_t *conn);
 /* Unique id for the life of the process. */

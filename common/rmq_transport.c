@@ -57,6 +57,9 @@ struct rmq_conn {
     char local[ADDR_MAX];
     uint32_t peer_ip4;            /* host order; 0: the peer is not IPv4 */
     uint16_t peer_port4;
+    uint8_t peer_ip6[16];         /* the peer's address when peer_is6 */
+    uint16_t peer_port6;
+    int peer_is6;                 /* an IPv6 peer that is not an IPv4-mapped one */
 };
 
 TAILQ_HEAD(conn_list, rmq_conn);
@@ -208,6 +211,14 @@ void rmq_conn_peer_ipv4(const rmq_conn_t *conn, uint32_t *ip, uint16_t *port)
 {
     *ip = conn->peer_ip4;
     *port = conn->peer_ip4 ? conn->peer_port4 : 0;
+}
+
+const uint8_t *rmq_conn_peer_ipv6(const rmq_conn_t *conn, uint16_t *port)
+{
+    if (!conn->peer_is6)
+        return NULL;
+    *port = conn->peer_port6;
+    return conn->peer_ip6;
 }
 
 const char *rmq_conn_local(const rmq_conn_t *conn)
@@ -519,6 +530,28 @@ static void sniff_cb(evutil_socket_t fd, short what, void *arg)
         rmq_conn_close(conn, "cannot start the connection");
 }
 
+/* Keeps the peer address sa as an IPv4 (an IPv4-mapped IPv6 one too) or
+ * an IPv6 address for the born host of the messages it sends. */
+static void conn_peer_keep(rmq_conn_t *conn, const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        conn->peer_ip4 = ntohl(in->sin_addr.s_addr);
+        conn->peer_port4 = ntohs(in->sin_port);
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        const uint8_t *a = in6->sin6_addr.s6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+            conn->peer_ip4 = (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
+            conn->peer_port4 = ntohs(in6->sin6_port);
+            return;
+        }
+        memcpy(conn->peer_ip6, a, 16);
+        conn->peer_port6 = ntohs(in6->sin6_port);
+        conn->peer_is6 = 1;
+    }
+}
+
 static rmq_conn_t *conn_new(rmq_server_t *srv, evutil_socket_t fd, const struct sockaddr *sa)
 {
     rmq_conn_t *conn = calloc(1, sizeof(*conn));
@@ -533,11 +566,7 @@ static rmq_conn_t *conn_new(rmq_server_t *srv, evutil_socket_t fd, const struct 
     conn->refs = 1;
     conn->id = atomic_fetch_add(&next_conn_id, 1);
     format_addr(sa, conn->peer, sizeof(conn->peer));
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        conn->peer_ip4 = ntohl(in->sin_addr.s_addr);
-        conn->peer_port4 = ntohs(in->sin_port);
-    }
+    conn_peer_keep(conn, sa);
     if (getsockname(fd, (struct sockaddr *)&local, &locallen) == 0)
         format_addr((struct sockaddr *)&local, conn->local, sizeof(conn->local));
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

@@ -690,13 +690,14 @@ static void message_json(con_job_t *j, const con_call_t *call, const uint8_t *da
     v = rmq_props_get(rec.properties, rec.properties_len, RMQ_PROP_KEYS, &vlen);
     ADD_LIT(j->out, ",\"keys\":");
     rmq_json_strn(j->out, v ? v : "", v ? vlen : 0);
+    char born[RMQ_HOST_TEXT_MAX];
+    rmq_record_host_text(&rec, 0, born, sizeof born);
     evbuffer_add_printf(j->out,
                         ",\"queueId\":%d,\"queueOffset\":%" PRId64 ",\"commitLogOffset\":%" PRId64
                         ",\"bornTimestampMs\":%" PRId64 ",\"storeTimestampMs\":%" PRId64
-                        ",\"bornHost\":\"%u.%u.%u.%u:%u\",\"reconsumeTimes\":%d,\"sysFlag\":%d,\"bodyLength\":%u",
+                        ",\"bornHost\":\"%s\",\"reconsumeTimes\":%d,\"sysFlag\":%d,\"bodyLength\":%u",
                         rec.queue_id, rec.queue_offset, rec.phys_offset, rec.born_timestamp, rec.store_timestamp,
-                        rec.born_ip >> 24 & 255, rec.born_ip >> 16 & 255, rec.born_ip >> 8 & 255, rec.born_ip & 255,
-                        rec.born_port, rec.reconsume_times, rec.sys_flag, rec.body_len);
+                        born, rec.reconsume_times, rec.sys_flag, rec.body_len);
     /* properties: name \x01 value \x02 ...; shown as one readable string */
     ADD_LIT(j->out, ",\"properties\":");
     char props[2048];

@@ -129,8 +129,6 @@ adm_target_t *adm_cluster_masters(const char *what, const Rmq__ClusterInfo *ci, 
 
 /* ---- messages (mqadmin_message.c) --------------------------------------- */
 
-/* The 32-hex id of the message at phys_offset stored by ip:port. */
-void adm_msg_id_format(uint32_t ip, uint32_t port, int64_t phys_offset, char out[33]);
 /* The record's property name as an escaped cell of at most max bytes, "-"
  * when absent. Returns a string the caller frees. */
 char *adm_prop_cell(const rmq_record_t *rec, const char *name, size_t max);

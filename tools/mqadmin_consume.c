@@ -62,11 +62,11 @@ static int print_records(pull_state_t *ps, struct evbuffer *body)
                     ps->ctx->cmd, ps->addr, off, rmq_strerror(err));
             return -1;
         }
-        char id[33], qid[16], qoff[24];
+        char id[RMQ_MSG_ID_MAX + 1], qid[16], qoff[24];
         char *tags = adm_prop_cell(&rec, RMQ_PROP_TAGS, BODY_CELL_MAX);
         char *keys = adm_prop_cell(&rec, RMQ_PROP_KEYS, BODY_CELL_MAX);
         char *text = adm_cell_escape(rec.body, rec.body_len, BODY_CELL_MAX);
-        adm_msg_id_format(rec.store_ip, rec.store_port, rec.phys_offset, id);
+        rmq_record_msg_id(&rec, id);
         snprintf(qid, sizeof qid, "%d", rec.queue_id);
         snprintf(qoff, sizeof qoff, "%" PRId64, rec.queue_offset);
         adm_table_row(ps->t, ps->broker, qid, qoff, id, tags, keys, text);

@@ -111,8 +111,8 @@ static void resend_one(dlq_walk_t *w, const rmq_record_t *rec, const char *id, c
 /* Handles one dead letter: a row (queryDlq) or a resend (resendDlq). */
 static void dlq_record(dlq_walk_t *w, const rmq_record_t *rec)
 {
-    char id[33], origin[128], uniq[128], topic[RMQ_TOPIC_MAX + 1], times[16], qoff[24], stored[40];
-    adm_msg_id_format(rec->store_ip, rec->store_port, rec->phys_offset, id);
+    char id[RMQ_MSG_ID_MAX + 1], origin[128], uniq[128], topic[RMQ_TOPIC_MAX + 1], times[16], qoff[24], stored[40];
+    rmq_record_msg_id(rec, id);
     prop_copy(rec, RMQ_PROP_ORIGIN_MESSAGE_ID, origin, sizeof origin);
     prop_copy(rec, RMQ_PROP_UNIQ_KEY, uniq, sizeof uniq);
     prop_copy(rec, RMQ_PROP_RETRY_TOPIC, topic, sizeof topic);

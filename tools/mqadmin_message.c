@@ -14,11 +14,6 @@
 #define BODY_SHOWN_MAX 4096
 #define HEX_ROW 16
 
-void adm_msg_id_format(uint32_t ip, uint32_t port, int64_t phys_offset, char out[33])
-{
-    snprintf(out, 33, "%08" PRIX32 "%08" PRIX32 "%016" PRIX64, ip, port, (uint64_t)phys_offset);
-}
-
 static int hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
@@ -137,11 +132,6 @@ char *adm_prop_cell(const rmq_record_t *rec, const char *name, size_t max)
     return v ? adm_cell_escape((const uint8_t *)v, vlen, max) : adm_cell_escape((const uint8_t *)"-", 1, 1);
 }
 
-static void host_string(uint32_t ip, uint32_t port, char *buf, size_t len)
-{
-    snprintf(buf, len, "%u.%u.%u.%u:%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255, port);
-}
-
 static void time_cell(int64_t ms, char *buf, size_t len)
 {
     char human[40];
@@ -157,7 +147,7 @@ void adm_print_record(const char *id, const rmq_record_t *rec, int full)
     char *props = props_string(rec->properties, rec->properties_len);
     char *props_cell = props ? adm_cell_escape((const uint8_t *)props, strlen(props), RMQ_PROPS_MAX) : NULL;
     char *topic = adm_cell_escape((const uint8_t *)rec->topic, rec->topic_len, RMQ_TOPIC_MAX);
-    char qid[16], qoff[24], poff[24], born[64], store[64], bhost[32], shost[32], rt[16], flag[16], size[16];
+    char qid[16], qoff[24], poff[24], born[64], store[64], bhost[RMQ_HOST_TEXT_MAX], shost[RMQ_HOST_TEXT_MAX], rt[16], flag[16], size[16];
     adm_table_t t;
 
     if (!props_cell) {
@@ -169,8 +159,8 @@ void adm_print_record(const char *id, const rmq_record_t *rec, int full)
     snprintf(poff, sizeof poff, "%" PRId64, rec->phys_offset);
     time_cell(rec->born_timestamp, born, sizeof born);
     time_cell(rec->store_timestamp, store, sizeof store);
-    host_string(rec->born_ip, rec->born_port, bhost, sizeof bhost);
-    host_string(rec->store_ip, rec->store_port, shost, sizeof shost);
+    rmq_record_host_text(rec, 0, bhost, sizeof bhost);
+    rmq_record_host_text(rec, 1, shost, sizeof shost);
     snprintf(rt, sizeof rt, "%d", rec->reconsume_times);
     snprintf(flag, sizeof flag, "%d", rec->sys_flag);
     snprintf(size, sizeof size, "%" PRIu32, rec->body_len);

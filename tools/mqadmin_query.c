@@ -46,7 +46,7 @@ static int query_broker(adm_ctx_t *ctx, const char *name, const char *addr, Rmq_
 
     while (pos < len) {
         rmq_record_t rec;
-        char id[33], qid[16], qoff[24], store[40];
+        char id[RMQ_MSG_ID_MAX + 1], qid[16], qoff[24], store[40];
 
         if (rmq_record_decode(data + pos, len - pos, 1, &rec) != RMQ_OK) {
             fprintf(stderr, "mqadmin: %s: broker %s: a record at body byte %zu does not decode\n", ctx->cmd, addr,
@@ -57,7 +57,7 @@ static int query_broker(adm_ctx_t *ctx, const char *name, const char *addr, Rmq_
         char *tags = adm_prop_cell(&rec, RMQ_PROP_TAGS, 100);
         char *uniq = adm_prop_cell(&rec, RMQ_PROP_UNIQ_KEY, 64);
 
-        adm_msg_id_format(rec.store_ip, rec.store_port, rec.phys_offset, id);
+        rmq_record_msg_id(&rec, id);
         snprintf(qid, sizeof qid, "%d", rec.queue_id);
         snprintf(qoff, sizeof qoff, "%" PRId64, rec.queue_offset);
         adm_time_format(rec.store_timestamp, store, sizeof store);
@@ -144,11 +144,11 @@ int adm_query_by_uniq(adm_ctx_t *ctx, const char *topic, const char *id, int ful
 
         for (size_t pos = 0; pos < len;) {
             rmq_record_t rec;
-            char oid[33];
+            char oid[RMQ_MSG_ID_MAX + 1];
 
             if (rmq_record_decode(data + pos, len - pos, 1, &rec) != RMQ_OK)
                 break;
-            adm_msg_id_format(rec.store_ip, rec.store_port, rec.phys_offset, oid);
+            rmq_record_msg_id(&rec, oid);
             if (found++)
                 printf("\n");
             adm_print_record(oid, &rec, full);

@@ -58,7 +58,7 @@ const char *bk_batch_ids(bk_batch_t *b, uint32_t ip, uint16_t port, int64_t phys
         st_store_msg_id(ip, port, phys, p);
         p += MSG_ID_LEN;
         *p++ = i + 1 < n ? ',' : '\0';
-        phys += (int64_t)rmq_record_size(b->msgs[i].body_len, b->msgs[i].topic_len, b->msgs[i].properties_len);
+        phys += (int64_t)st_msg_record_size(&b->msgs[i]);
     }
     return b->ids;
 }

@@ -355,6 +355,7 @@ static int sched_deliver(bk_schedule_t *s, const rmq_record_t *rec, sched_level_
         .born_timestamp = rec->born_timestamp,
         .born_ip = rec->born_ip,
         .born_port = (uint16_t)rec->born_port,
+        .born_ip6 = rmq_record_born_ip6(rec),
         .reconsume_times = rec->reconsume_times,
         .body = rec->body,
         .body_len = rec->body_len,

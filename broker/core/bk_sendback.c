@@ -124,6 +124,7 @@ static int sendback_store(bk_sendback_t *sb, const rmq_record_t *rec, const bk_t
         .born_timestamp = rec->born_timestamp,
         .born_ip = rec->born_ip,
         .born_port = (uint16_t)rec->born_port,
+        .born_ip6 = rmq_record_born_ip6(rec),
         .reconsume_times = rec->reconsume_times + 1,
         .body = rec->body,
         .body_len = rec->body_len,

@@ -185,6 +185,7 @@ static int commit_msg(bk_tx_t *tx, const rmq_record_t *rec, st_msg_t *m, bk_resu
     m->born_timestamp = rec->born_timestamp;
     m->born_ip = rec->born_ip;
     m->born_port = (uint16_t)rec->born_port;
+    m->born_ip6 = rmq_record_born_ip6(rec);
     m->reconsume_times = rec->reconsume_times;
     m->body = rec->body;
     m->body_len = rec->body_len;

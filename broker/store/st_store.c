@@ -192,7 +192,8 @@ static rmq_err_t check_config(const st_store_config_t *c, char *err, size_t errl
                  c->commitlog_file_size);
         return RMQ_EINVAL;
     }
-    if ((int64_t)rmq_record_size((size_t)c->max_message_size, RMQ_TOPIC_MAX, RMQ_PROPS_MAX) + 8 >
+    if ((int64_t)rmq_record_size(RMQ_SYSFLAG_HOSTS_V6, (size_t)c->max_message_size, RMQ_TOPIC_MAX,
+                                 RMQ_PROPS_MAX) + 8 >
         c->commitlog_file_size) {
         snprintf(err, errlen, "maxMessageSize=%" PRId64 " does not fit a commit-log file of %" PRId64,
                  c->max_message_size, c->commitlog_file_size);
@@ -400,6 +401,16 @@ st_put_status_t st_store_write_refusal(const st_store_t *st, const char **why)
 }
 
 /* Validates a batch (one topic/queue); returns the total record bytes or 0. */
+int32_t st_msg_sys_flag(const st_msg_t *m)
+{
+    return (m->sys_flag & ~RMQ_SYSFLAG_HOSTS_V6) | (m->born_ip6 ? RMQ_SYSFLAG_BORNHOST_V6 : 0);
+}
+
+size_t st_msg_record_size(const st_msg_t *m)
+{
+    return rmq_record_size(st_msg_sys_flag(m), m->body_len, m->topic_len, m->properties_len);
+}
+
 static size_t batch_check(const st_store_t *st, const st_msg_t *msgs, size_t n, st_put_result_t *res)
 {
     size_t total = 0;
@@ -415,7 +426,7 @@ static size_t batch_check(const st_store_t *st, const st_msg_t *msgs, size_t n, 
             res->status = ST_PUT_MESSAGE_ILLEGAL;
             return 0;
         }
-        total += rmq_record_size(m->body_len, m->topic_len, m->properties_len);
+        total += st_msg_record_size(m);
     }
     if ((int64_t)total + 8 > st->cfg.commitlog_file_size) {
         res->status = ST_PUT_MESSAGE_ILLEGAL;
@@ -443,13 +454,15 @@ static void put_write(st_store_t *st, st_cq_t *cq, st_segment_t *seg, const st_m
         int64_t qoff = cq->max_offset;
         rmq_record_t rec = {
             .queue_id = m->queue_id, .flag = m->flag, .queue_offset = qoff, .phys_offset = pos,
-            .sys_flag = m->sys_flag, .born_timestamp = m->born_timestamp, .born_ip = m->born_ip,
+            .sys_flag = st_msg_sys_flag(m), .born_timestamp = m->born_timestamp, .born_ip = m->born_ip,
             .born_port = m->born_port, .store_timestamp = store_ts, .store_ip = st->cfg.store_host_ip,
             .store_port = st->cfg.store_host_port, .reconsume_times = m->reconsume_times,
             .body = m->body, .body_len = (uint32_t)m->body_len, .topic = m->topic,
             .topic_len = (uint8_t)m->topic_len, .properties = m->properties,
             .properties_len = (uint16_t)m->properties_len,
         };
+        if (m->born_ip6)
+            memcpy(rec.born_ip6, m->born_ip6, sizeof rec.born_ip6);
         size_t size = rmq_record_encode(&rec, seg->base + (pos - seg->start));
 
         st_cq_write(&st->cqs, cq, qoff, pos, (int32_t)size, m->tag_code);
@@ -697,15 +710,10 @@ static int64_t record_time(st_store_t *st, int64_t phys)
 {
     st_segment_t *seg = phys >= st_commitlog_min(&st->cl) && phys + (int64_t)RMQ_RECORD_FIXED <=
                         st->cl.write_pos ? st_commitlog_find(&st->cl, phys) : NULL;
-    const uint8_t *p;
-    int64_t ts = 0;
 
     if (!seg || phys + (int64_t)RMQ_RECORD_FIXED > seg->start + seg->size)
         return -1;
-    p = seg->base + (phys - seg->start) + 56;
-    for (int i = 0; i < 8; i++)
-        ts = (int64_t)((uint64_t)ts << 8 | p[i]);
-    return ts;
+    return rmq_record_store_ts(seg->base + (phys - seg->start));
 }
 
 int64_t st_store_time_at(st_store_t *st, const char *topic, int32_t queue_id, int64_t offset)

@@ -66,6 +66,7 @@ typedef struct st_msg {
     int64_t born_timestamp;
     uint32_t born_ip;                /* IPv4, host byte order */
     uint16_t born_port;
+    const uint8_t *born_ip6;         /* 16 bytes: the born host is IPv6 (born_ip unused); NULL: IPv4 */
     int32_t reconsume_times;
     const void *body;
     size_t body_len;
@@ -73,6 +74,12 @@ typedef struct st_msg {
     size_t properties_len;
     int64_t tag_code;                /* hash of TAGS, 0 if none (st_tag_hash) */
 } st_msg_t;
+
+/* m's sys_flag as its record stores it: the IPv6 host bits say which
+ * hosts are IPv6 (the record's layout), whatever the client sent in them. */
+int32_t st_msg_sys_flag(const st_msg_t *m);
+/* The size of m's record in the commit log. */
+size_t st_msg_record_size(const st_msg_t *m);
 
 typedef struct st_put_result {
     st_put_status_t status;

@@ -235,10 +235,10 @@ static int pull(int fd, const char *qid, const char *offset, const char *sys_fla
 static size_t check_message(const uint8_t *p, size_t len, const char *body, int64_t qoff)
 {
     rmq_record_t rec;
-    ck_assert_int_eq(rmq_record_decode(p, len, 0, &rec), RMQ_OK);
-    ck_assert_uint_eq(rec.total_size, rmq_record_size(rec.body_len, rec.topic_len, rec.properties_len));
+    ck_assert_int_eq(rmq_record_decode_rocketmq(p, len, &rec), RMQ_OK);
+    ck_assert_uint_eq(rec.total_size, rmq_record_size(rec.sys_flag, rec.body_len, rec.topic_len, rec.properties_len));
     ck_assert_int_eq((int32_t)rec.crc, fr_rm_body_crc(rec.body, rec.body_len));
-    ck_assert_int_eq(rec.sys_flag & (FR_RM_SYSFLAG_BORNHOST_V6 | FR_RM_SYSFLAG_STOREHOST_V6), 0);
+    ck_assert_int_eq(rec.sys_flag & RMQ_SYSFLAG_HOSTS_V6, 0);     /* an IPv4 client and broker */
     ck_assert_int_eq(rec.queue_offset, qoff);
     ck_assert_uint_eq(rec.body_len, strlen(body));
     ck_assert(memcmp(rec.body, body, rec.body_len) == 0);

@@ -89,7 +89,7 @@ static void repair(uint8_t *seg, int64_t start, int fix_crc, int fix_off)
     while (pos + RMQ_RECORD_FIXED <= SEG_SIZE) {
         uint32_t total = get32(seg + pos), magic = get32(seg + pos + 4);
 
-        if (magic != RMQ_MAGIC_MESSAGE || total < RMQ_RECORD_FIXED || total > SEG_SIZE - pos)
+        if ((magic != RMQ_MAGIC_MESSAGE && magic != RMQ_MAGIC_MESSAGE_HOSTS) || total < RMQ_RECORD_FIXED || total > SEG_SIZE - pos)
             break;
         if (fix_off)
             put64(seg + pos + 28, (uint64_t)(start + (int64_t)pos));

@@ -3,7 +3,8 @@
  * RocketMQ batch body looped as SEND_BATCH_MESSAGE does (each entry inside
  * the input, re-encoding to the same bytes), a HeartbeatData JSON body
  * (every consumer and subscription it yields has its strings), stored
- * records re-encoded for a pull (same length, never past the input), and a
+ * records re-encoded for a pull (same length, never past the input, read
+ * back by the MessageDecoder V1 reader with the same hosts), and a
  * half message re-encoded under its real topic for a check-back (one whole
  * record with its body CRC). */
 #include <stddef.h>
@@ -60,11 +61,27 @@ static void heartbeat(const uint8_t *data, size_t size)
     fr_rm_heartbeat_clear(&hb);
 }
 
+/* Stored records re-encoded for a pull: each reads back as MessageDecoder
+ * V1 with the stored record's fields and host layout. */
 static void records(const uint8_t *data, size_t size)
 {
     uint8_t *out = malloc(size ? size : 1);
     int32_t n = 0;
-    fr_rm_messages_encode(data, size, out, &n);
+    if (fr_rm_messages_encode(data, size, out, &n) == RMQ_OK) {
+        size_t pos = 0;
+        for (int32_t i = 0; i < n; i++) {
+            rmq_record_t in, m;
+            if (rmq_record_decode(data + pos, size - pos, 0, &in) != RMQ_OK ||
+                rmq_record_decode_rocketmq(out + pos, size - pos, &m) != RMQ_OK || m.total_size != in.total_size ||
+                m.sys_flag != in.sys_flag || m.born_port != in.born_port || m.store_port != in.store_port ||
+                memcmp(m.born_ip6, in.born_ip6, 16) != 0 || memcmp(m.store_ip6, in.store_ip6, 16) != 0 ||
+                m.body_len != in.body_len || (int32_t)m.crc != fr_rm_body_crc(m.body, m.body_len))
+                abort();
+            pos += in.total_size;
+        }
+        if (pos != size)
+            abort();
+    }
     free(out);
 }
 

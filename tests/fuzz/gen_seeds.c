@@ -1,5 +1,6 @@
 /* gen_seeds.c: writes the seed corpora of fuzz_request, fuzz_recovery,
- * fuzz_properties and fuzz_msgprops into DIR (tests/fuzz/corpus). Run it
+ * fuzz_properties, fuzz_msgprops, and the IPv6-host records of
+ * fuzz_record and fuzz_remoting_body into DIR (tests/fuzz/corpus). Run it
  * by hand after changing an input layout: gen_seeds tests/fuzz/corpus */
 #include <stdint.h>
 #include <stdio.h>
@@ -320,11 +321,20 @@ static void seeds_request(void)
 
 #define SEG_SIZE 36864
 
-static size_t put_record(uint8_t *out, int64_t phys, int32_t qid, int64_t qoff, const char *topic,
-                         const char *body)
+/* A record; hosts: its RMQ_SYSFLAG_* IPv6 host bits (::1 for those hosts). */
+static size_t put_record_hosts(uint8_t *out, int64_t phys, int32_t qid, int64_t qoff, const char *topic,
+                               const char *body, int32_t hosts)
 {
     rmq_record_t r = { 0 };
 
+    r.sys_flag = hosts;
+    if (hosts) {                     /* (the IPv4-only seeds predate hosts) */
+        r.born_ip6[15] = r.store_ip6[15] = 1;
+        r.born_ip = (hosts & RMQ_SYSFLAG_BORNHOST_V6) ? 0 : 0x7F000001;
+        r.store_ip = (hosts & RMQ_SYSFLAG_STOREHOST_V6) ? 0 : 0x7F000001;
+        r.born_port = 40000;
+        r.store_port = 10911;
+    }
     r.queue_id = qid;
     r.queue_offset = qoff;
     r.phys_offset = phys;
@@ -336,6 +346,12 @@ static size_t put_record(uint8_t *out, int64_t phys, int32_t qid, int64_t qoff, 
     r.properties = "TAGS\001a\002";
     r.properties_len = 7;
     return rmq_record_encode(&r, out);
+}
+
+static size_t put_record(uint8_t *out, int64_t phys, int32_t qid, int64_t qoff, const char *topic,
+                         const char *body)
+{
+    return put_record_hosts(out, phys, qid, qoff, topic, body, 0);
 }
 
 static void put_be(uint8_t *p, uint64_t v, int n)
@@ -415,9 +431,35 @@ static void seeds_recovery(void)
         p3 = put_record(l3, 0, 0, 0, "T", "x");
         p3 += put_record(l3 + p3, (int64_t)p3, 0, 1000000, "T", "y");
         emit_recovery("queue_offset_jump", 1, 0, NULL, 0, l3, p3 + 16);
+        /* an old store's IPv4 records followed by records with IPv6 hosts */
+        memset(l3, 0, SEG_SIZE);
+        p3 = 0;
+        for (int i = 0; i < 8; i++)
+            p3 += put_record_hosts(l3 + p3, (int64_t)p3, 0, i, "T", "mixed", i < 4 ? 0 : (i - 3) << 4 & 0x30);
+        emit_recovery("mixed_hosts", 1, 0, NULL, 0, l3, p3 + 16);
+        emit_recovery("mixed_hosts_clean", 2, (uint64_t)p3, NULL, 0, l3, p3 + 16);
         free(l3);
     }
     free(log);
+}
+
+/* ---- fuzz_record / fuzz_remoting_body ---- */
+
+/* Records of each host layout, alone and as one pull body. */
+static void seeds_record_hosts(void)
+{
+    static const char *const names[4] = {"hosts_ipv4", "hosts_born6", "hosts_store6", "hosts_both6"};
+    uint8_t all[4 * 256];
+    size_t pos = 0;
+
+    for (int32_t h = 0; h < 4; h++) {
+        size_t n = put_record_hosts(all + pos, (int64_t)pos, 1, h, "TopicV6", "body", h << 4);
+        emit("record", names[h], all + pos, n);
+        emit("remoting_body", names[h], all + pos, n);
+        pos += n;
+    }
+    emit("record", "hosts_all", all, pos);
+    emit("remoting_body", "hosts_all", all, pos);
 }
 
 /* ---- fuzz_properties / fuzz_msgprops ---- */
@@ -464,6 +506,7 @@ int main(int argc, char **argv)
     out_dir = argv[1];
     seeds_request();
     seeds_recovery();
+    seeds_record_hosts();
     seeds_properties();
     return 0;
 }

@@ -2,7 +2,8 @@
  * (broker/front/remoting/fr_remoting_wire.c): MessageDecoder's body CRC
  * against zlib's check value, RocketMQ batch entries (round trip, each
  * malformed length refused with its reason), stored records re-encoded as
- * MessageDecoder V1 (only the CRC word and the IPv6 host bits change), a
+ * MessageDecoder V1 (only the magic, the CRC word and an old record's
+ * stray IPv6 host bits change; IPv6 hosts as RocketMQ lays them out), a
  * check-back's half message under its real topic and queue, a
  * Java client's HeartbeatData read into the broker's view, and the
  * ConsumerListBody answer. */
@@ -52,29 +53,49 @@ START_TEST(test_batch)
 }
 END_TEST
 
+/* Stored records as MessageDecoder V1: an IPv4 one (a stray IPv6 host
+ * bit in an old record cleared) and one with an IPv6 born host (16-byte
+ * host, its sysFlag bit kept, RocketMQ's magic). */
 START_TEST(test_messages_encode)
 {
     rmq_record_t rec = {
         .queue_id = 3, .flag = 1, .queue_offset = 9, .phys_offset = 4096,
-        .sys_flag = FR_RM_SYSFLAG_BORNHOST_V6 | 1, .born_timestamp = 11, .born_ip = 0x7f000001,
+        .sys_flag = 1, .born_timestamp = 11, .born_ip = 0x7f000001,
         .born_port = 5000, .store_timestamp = 12, .store_ip = 0x7f000001, .store_port = 10911,
         .body = (const uint8_t *)"123456789", .body_len = 9, .topic = "T", .topic_len = 1,
         .properties = "TAGS\001A", .properties_len = 6,
     };
-    size_t one = rmq_record_size(9, 1, 6);
-    uint8_t *in = malloc(2 * one), *out = malloc(2 * one);
+    size_t one = rmq_record_size(0, 9, 1, 6), six = rmq_record_size(RMQ_SYSFLAG_BORNHOST_V6, 9, 1, 6);
+    uint8_t *in = malloc(one + six), *out = malloc(one + six);
     rmq_record_encode(&rec, in);
-    rmq_record_encode(&rec, in + one);
+    in[39] |= RMQ_SYSFLAG_BORNHOST_V6;                       /* stray bit of an old record */
+    rec.sys_flag |= RMQ_SYSFLAG_BORNHOST_V6;
+    rec.born_ip = 0;
+    rec.born_ip6[15] = 1;
+    ck_assert_uint_eq(rmq_record_encode(&rec, in + one), six);
+    ck_assert_uint_eq(six, one + 12);
     int32_t count = 0;
-    ck_assert_int_eq(fr_rm_messages_encode(in, 2 * one, out, &count), RMQ_OK);
+    ck_assert_int_eq(fr_rm_messages_encode(in, one + six, out, &count), RMQ_OK);
     ck_assert_int_eq(count, 2);
     for (int i = 0; i < 2; i++) {
-        const uint8_t *m = out + i * one, *r = in + i * one;
-        ck_assert(memcmp(m, r, 8) == 0);                      /* totalSize, magic */
+        size_t at = i ? one : 0, len = i ? six : one;
+        const uint8_t *m = out + at, *r = in + at;
+        rmq_record_t d;
+        ck_assert(memcmp(m, r, 4) == 0);                      /* totalSize */
+        ck_assert_int_eq(m[4] << 24 | m[5] << 16 | m[6] << 8 | m[7], (int32_t)RMQ_MAGIC_MESSAGE);
         ck_assert_int_eq(m[8] << 24 | m[9] << 16 | m[10] << 8 | m[11], 0x4BF43926);
         ck_assert(memcmp(m + 12, r + 12, 24) == 0);            /* queueId .. physicalOffset */
-        ck_assert_int_eq(m[39], 1);                            /* sysFlag: IPv6 bit cleared */
-        ck_assert(memcmp(m + 40, r + 40, one - 40) == 0);      /* the rest as stored */
+        ck_assert_int_eq(m[39], i ? 1 | RMQ_SYSFLAG_BORNHOST_V6 : 1);
+        ck_assert(memcmp(m + 40, r + 40, len - 40) == 0);      /* the rest as stored */
+        ck_assert_int_eq(rmq_record_decode_rocketmq(m, len, &d), RMQ_OK);
+        ck_assert_uint_eq(d.total_size, len);
+        ck_assert_uint_eq(d.born_port, 5000);
+        ck_assert_uint_eq(d.store_ip, 0x7f000001);
+        ck_assert_mem_eq(d.body, "123456789", 9);
+        if (i)
+            ck_assert_mem_eq(d.born_ip6, rec.born_ip6, 16);
+        else
+            ck_assert_uint_eq(d.born_ip, 0x7f000001);
     }
     ck_assert_int_eq(fr_rm_messages_encode(in, one + 10, out, &count), RMQ_ECORRUPT);
     free(in);
@@ -90,7 +111,7 @@ START_TEST(test_check_message)
         .body = (const uint8_t *)"123456789", .body_len = 9, .topic = "RMQ_SYS_TRANS_HALF_TOPIC", .topic_len = 24,
         .properties = props, .properties_len = (uint16_t)strlen(props),
     };
-    size_t len = rmq_record_size(9, 24, rec.properties_len), out_len = 0;
+    size_t len = rmq_record_size(rec.sys_flag, 9, 24, rec.properties_len), out_len = 0;
     uint8_t *in = malloc(len + 1), *out = NULL;
     rmq_record_t m;
     rmq_record_encode(&rec, in);

@@ -1,7 +1,11 @@
 /* test_message.c: the record and batch codecs: round trips, every
- * truncation, corruption detection (magic, lengths, CRC), blanks, patching,
- * and properties strings: lookup, iteration and building. */
+ * truncation, corruption detection (magic, lengths, CRC), blanks, patching
+ * (each for IPv4 and IPv6 hosts), an old-format record read as before,
+ * RocketMQ's V1 layout, host text and message ids, and properties strings:
+ * lookup, iteration and building. */
 #include "rmq_message.h"
+
+#include "rmq_crc32c.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -10,8 +14,19 @@
 
 static const char PROPS[] = "TAGS\x01tagA\x02KEYS\x01k1 k2\x02UNIQ_KEY\x01" "0A0B0C";
 
-/* Encodes a sample record into a malloc'ed buffer; *len gets its size. */
-static uint8_t *sample(size_t *len, rmq_record_t *rec)
+static const uint8_t BORN6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01};
+static const uint8_t STORE6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01};
+
+/* The host bits of loop iteration i: IPv4, born IPv6, store IPv6, both. */
+static int32_t hosts_of(int i)
+{
+    static const int32_t bits[4] = {0, RMQ_SYSFLAG_BORNHOST_V6, RMQ_SYSFLAG_STOREHOST_V6, RMQ_SYSFLAG_HOSTS_V6};
+    return bits[i];
+}
+
+/* Encodes a sample record with hosts (RMQ_SYSFLAG_* IPv6 bits) into a
+ * malloc'ed buffer; *len gets its size. */
+static uint8_t *sample_hosts(size_t *len, rmq_record_t *rec, int32_t hosts)
 {
     static const char body[] = "hello, record";
     uint8_t *buf;
@@ -21,13 +36,17 @@ static uint8_t *sample(size_t *len, rmq_record_t *rec)
     rec->flag = -7;
     rec->queue_offset = 123456789012LL;
     rec->phys_offset = 987654321LL;
-    rec->sys_flag = 0x2;
+    rec->sys_flag = 0x2 | hosts;
     rec->born_timestamp = 1700000000123LL;
-    rec->born_ip = 0x7F000001;
+    rec->born_ip = (hosts & RMQ_SYSFLAG_BORNHOST_V6) ? 0 : 0x7F000001;
     rec->born_port = 40000;
+    if (hosts & RMQ_SYSFLAG_BORNHOST_V6)
+        memcpy(rec->born_ip6, BORN6, 16);
     rec->store_timestamp = 1700000000456LL;
-    rec->store_ip = 0x0A000001;
+    rec->store_ip = (hosts & RMQ_SYSFLAG_STOREHOST_V6) ? 0 : 0x0A000001;
     rec->store_port = 10911;
+    if (hosts & RMQ_SYSFLAG_STOREHOST_V6)
+        memcpy(rec->store_ip6, STORE6, 16);
     rec->reconsume_times = 2;
     rec->prepared_tx_offset = 0;
     rec->body = (const uint8_t *)body;
@@ -36,10 +55,15 @@ static uint8_t *sample(size_t *len, rmq_record_t *rec)
     rec->topic_len = 9;
     rec->properties = PROPS;
     rec->properties_len = sizeof(PROPS) - 1;
-    *len = rmq_record_size(rec->body_len, rec->topic_len, rec->properties_len);
+    *len = rmq_record_size(hosts, rec->body_len, rec->topic_len, rec->properties_len);
     buf = malloc(*len);
     ck_assert_uint_eq(rmq_record_encode(rec, buf), *len);
     return buf;
+}
+
+static uint8_t *sample(size_t *len, rmq_record_t *rec)
+{
+    return sample_hosts(len, rec, 0);
 }
 
 START_TEST(test_record_round_trip)
@@ -77,7 +101,7 @@ START_TEST(test_record_every_truncation_is_eagain)
 {
     rmq_record_t in, out;
     size_t len;
-    uint8_t *buf = sample(&len, &in);
+    uint8_t *buf = sample_hosts(&len, &in, hosts_of(_i));
 
     for (size_t cut = 0; cut < len; cut++) {
         uint8_t *copy = malloc(cut ? cut : 1);
@@ -94,7 +118,7 @@ START_TEST(test_record_every_flipped_byte_detected)
 {
     rmq_record_t in, out;
     size_t len;
-    uint8_t *buf = sample(&len, &in);
+    uint8_t *buf = sample_hosts(&len, &in, hosts_of(_i));
 
     for (size_t i = 0; i < len; i++) {
         rmq_err_t rc;
@@ -126,14 +150,134 @@ START_TEST(test_record_patch)
 {
     rmq_record_t in, out;
     size_t len;
-    uint8_t *buf = sample(&len, &in);
+    uint8_t *buf = sample_hosts(&len, &in, hosts_of(_i));
 
     rmq_record_patch(buf, 42, 4096, 1234);
     ck_assert_int_eq(rmq_record_decode(buf, len, 1, &out), RMQ_OK);
     ck_assert_int_eq(out.queue_offset, 42);
     ck_assert_int_eq(out.phys_offset, 4096);
     ck_assert_int_eq(out.store_timestamp, 1234);
+    ck_assert_int_eq(rmq_record_store_ts(buf), 1234);
     ck_assert_int_eq(out.born_timestamp, in.born_timestamp);
+    ck_assert_uint_eq(out.born_port, in.born_port);
+    ck_assert_uint_eq(out.store_port, in.store_port);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_record_ipv6_round_trip)
+{
+    rmq_record_t in, out;
+    size_t len;
+    int32_t hosts = hosts_of(_i);
+    uint8_t *buf = sample_hosts(&len, &in, hosts);
+    size_t extra = (hosts & RMQ_SYSFLAG_BORNHOST_V6 ? 12 : 0) + (hosts & RMQ_SYSFLAG_STOREHOST_V6 ? 12 : 0);
+
+    ck_assert_uint_eq(len, RMQ_RECORD_FIXED + extra + in.body_len + 1 + in.topic_len + 2 + in.properties_len);
+    ck_assert_uint_eq((uint32_t)buf[4] << 24 | (uint32_t)buf[5] << 16 | (uint32_t)buf[6] << 8 | buf[7],
+                      hosts ? RMQ_MAGIC_MESSAGE_HOSTS : RMQ_MAGIC_MESSAGE);
+    ck_assert_int_eq(rmq_record_decode(buf, len, 1, &out), RMQ_OK);
+    ck_assert_uint_eq(out.total_size, len);
+    ck_assert_int_eq(out.sys_flag, 2 | hosts);
+    ck_assert_uint_eq(out.born_ip, in.born_ip);
+    ck_assert_mem_eq(out.born_ip6, in.born_ip6, 16);
+    ck_assert_uint_eq(out.born_port, 40000);
+    ck_assert_uint_eq(out.store_ip, in.store_ip);
+    ck_assert_mem_eq(out.store_ip6, in.store_ip6, 16);
+    ck_assert_uint_eq(out.store_port, 10911);
+    ck_assert_int_eq(out.store_timestamp, in.store_timestamp);
+    ck_assert_int_eq(out.reconsume_times, 2);
+    ck_assert_mem_eq(out.body, in.body, in.body_len);
+    ck_assert_mem_eq(out.topic, "TopicTest", 9);
+    ck_assert_mem_eq(out.properties, PROPS, in.properties_len);
+    ck_assert_ptr_eq(rmq_record_born_ip6(&out), (hosts & RMQ_SYSFLAG_BORNHOST_V6) ? out.born_ip6 : NULL);
+    free(buf);
+}
+END_TEST
+
+/* A record as every store before IPv6 hosts wrote it, built byte by byte,
+ * with stray host bits in its sysFlag (a native client could send them):
+ * read as before, IPv4 hosts, the bits cleared. */
+START_TEST(test_record_old_layout_reads_as_before)
+{
+    uint8_t buf[RMQ_RECORD_FIXED + 3 + 1 + 1 + 2];
+    static const uint8_t fixed[RMQ_RECORD_FIXED] = {
+        0, 0, 0, sizeof buf, 0xDA, 0xA3, 0x20, 0xA7, 0, 0, 0, 0,  /* size, magic, crc (below) */
+        0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7,           /* queue 1, flag 0, queue offset 7 */
+        0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0x31,                 /* phys 4096, sysFlag 0x31 */
+        0, 0, 0, 0, 0, 0, 0, 9, 127, 0, 0, 1, 0, 0, 0x9c, 0x40,   /* born ts 9, 127.0.0.1:40000 */
+        0, 0, 0, 0, 0, 0, 0, 10, 10, 0, 0, 1, 0, 0, 0x2a, 0x9f,   /* store ts 10, 10.0.0.1:10911 */
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3,           /* reconsume 0, prepared 0, body 3 */
+    };
+    rmq_record_t out, re;
+    char text[RMQ_HOST_TEXT_MAX], id[RMQ_MSG_ID_MAX + 1];
+
+    memcpy(buf, fixed, sizeof fixed);
+    memcpy(buf + RMQ_RECORD_FIXED, "abc\001T\000\000", 6);
+    uint32_t crc = rmq_crc32c(0, buf + 12, sizeof buf - 12);
+    buf[8] = (uint8_t)(crc >> 24), buf[9] = (uint8_t)(crc >> 16), buf[10] = (uint8_t)(crc >> 8), buf[11] = (uint8_t)crc;
+    ck_assert_int_eq(rmq_record_decode(buf, sizeof buf, 1, &out), RMQ_OK);
+    ck_assert_int_eq(out.sys_flag, 0x01);
+    ck_assert_uint_eq(out.born_ip, 0x7F000001);
+    ck_assert_uint_eq(out.born_port, 40000);
+    ck_assert_uint_eq(out.store_ip, 0x0A000001);
+    ck_assert_uint_eq(out.store_port, 10911);
+    ck_assert_int_eq(out.store_timestamp, 10);
+    ck_assert_int_eq(rmq_record_store_ts(buf), 10);
+    ck_assert_mem_eq(out.body, "abc", 3);
+    ck_assert_mem_eq(out.topic, "T", 1);
+    rmq_record_host_text(&out, 0, text, sizeof text);
+    ck_assert_str_eq(text, "127.0.0.1:40000");
+    rmq_record_msg_id(&out, id);
+    ck_assert_str_eq(id, "0A00000100002A9F0000000000001000");
+    /* re-encoded as IPv4 it is the same bytes but the cleared bits */
+    uint8_t again[sizeof buf];
+    ck_assert_uint_eq(rmq_record_encode(&out, again), sizeof buf);
+    ck_assert_int_eq(rmq_record_decode(again, sizeof again, 1, &re), RMQ_OK);
+    ck_assert_mem_eq(again + 12, buf + 12, 27);
+    ck_assert_mem_eq(again + 40, buf + 40, sizeof buf - 40);
+    ck_assert_int_eq(again[39], 0x01);
+}
+END_TEST
+
+/* The new magic without an IPv6 host bit is never written: corrupt. */
+START_TEST(test_record_hosts_magic_needs_a_v6_bit)
+{
+    rmq_record_t in, out;
+    size_t len;
+    uint8_t *buf = sample_hosts(&len, &in, RMQ_SYSFLAG_BORNHOST_V6);
+
+    ck_assert_int_eq(rmq_record_decode(buf, len, 0, &out), RMQ_OK);
+    buf[39] &= (uint8_t)~RMQ_SYSFLAG_HOSTS_V6;
+    ck_assert_int_eq(rmq_record_decode(buf, len, 0, &out), RMQ_ECORRUPT);
+    free(buf);
+}
+END_TEST
+
+/* MessageDecoder's V1 with IPv6 hosts: RocketMQ's magic, the same host
+ * layout as our record of the same hosts. */
+START_TEST(test_record_rocketmq_layout)
+{
+    rmq_record_t in, out;
+    size_t len;
+    uint8_t *buf = sample_hosts(&len, &in, RMQ_SYSFLAG_HOSTS_V6);
+    char text[RMQ_HOST_TEXT_MAX], id[RMQ_MSG_ID_MAX + 1];
+
+    ck_assert_int_eq(rmq_record_decode_rocketmq(buf, len, &out), RMQ_ECORRUPT);   /* our magic */
+    buf[7] = 0xA7;
+    ck_assert_int_eq(rmq_record_decode_rocketmq(buf, len, &out), RMQ_OK);
+    ck_assert_int_eq(out.sys_flag, 2 | RMQ_SYSFLAG_HOSTS_V6);
+    ck_assert_mem_eq(out.born_ip6, BORN6, 16);
+    ck_assert_mem_eq(out.store_ip6, STORE6, 16);
+    ck_assert_mem_eq(out.body, in.body, in.body_len);
+    rmq_record_host_text(&out, 0, text, sizeof text);
+    ck_assert_str_eq(text, "[2001:db8::1]:40000");
+    rmq_record_host_text(&out, 1, text, sizeof text);
+    ck_assert_str_eq(text, "[::1]:10911");
+    rmq_record_msg_id(&out, id);     /* createMessageId: 16 + 4 + 8 bytes */
+    ck_assert_str_eq(id, "0000000000000000000000000000000100002A9F000000003ADE68B1");
+    for (size_t cut = 0; cut < len; cut++)
+        ck_assert_int_eq(rmq_record_decode_rocketmq(buf, cut, &out), RMQ_EAGAIN);
     free(buf);
 }
 END_TEST
@@ -299,10 +443,14 @@ static Suite *message_suite(void)
     TCase *tc = tcase_create("codec");
 
     tcase_add_test(tc, test_record_round_trip);
-    tcase_add_test(tc, test_record_every_truncation_is_eagain);
-    tcase_add_test(tc, test_record_every_flipped_byte_detected);
+    tcase_add_loop_test(tc, test_record_every_truncation_is_eagain, 0, 4);
+    tcase_add_loop_test(tc, test_record_every_flipped_byte_detected, 0, 4);
     tcase_add_test(tc, test_record_crc_only_when_asked);
-    tcase_add_test(tc, test_record_patch);
+    tcase_add_loop_test(tc, test_record_patch, 0, 4);
+    tcase_add_loop_test(tc, test_record_ipv6_round_trip, 0, 4);
+    tcase_add_test(tc, test_record_old_layout_reads_as_before);
+    tcase_add_test(tc, test_record_hosts_magic_needs_a_v6_bit);
+    tcase_add_test(tc, test_record_rocketmq_layout);
     tcase_add_test(tc, test_record_blank_and_garbage);
     tcase_add_test(tc, test_record_size_claims_checked);
     tcase_add_test(tc, test_props_get);

@@ -7,7 +7,9 @@
  * queues roll through several pre-created files with reads spanning the
  * boundaries; an unused pre-created consume-queue file and index spare left
  * by a crash, or a consume-queue spare left by a clean stop, change nothing
- * that is served and are removed. */
+ * that is served and are removed. A log whose IPv4 records (the old
+ * layout) are followed by records with an IPv6 born host recovers both
+ * after a crash, each read back with its host. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -163,6 +165,58 @@ START_TEST(test_crash_rescans_from_checkpoint)
     ck_assert_int_eq(st->cl.write_pos, res[n - 1].end_offset);
     check_queues(st, N_BEFORE + N_AFTER);
     free(res);
+    st_store_close(st);
+}
+END_TEST
+
+static const uint8_t HOST6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x06};
+
+/* Puts 10 messages with an IPv4 born host, then 10 with an IPv6 one, and
+ * crashes (nothing flushed by hand). */
+static void child_mixed_hosts(ts_env_t *e)
+{
+    st_store_t *st = ts_open(e);
+
+    for (uint32_t i = 0; i < 20; i++) {
+        uint8_t body[64];
+        st_msg_t m = {.topic = "Rec", .topic_len = 3, .born_timestamp = i, .born_ip = 0x7F000001,
+                      .born_port = (uint16_t)(4000 + i), .born_ip6 = i >= 10 ? HOST6 : NULL,
+                      .sys_flag = RMQ_SYSFLAG_HOSTS_V6, .body = body, .body_len = sizeof body};
+        st_put_result_t res;
+
+        ts_body(i, body, sizeof body);
+        st_store_put(st, &m, &res);
+        ck_assert_int_eq(res.status, ST_PUT_OK);
+    }
+}
+
+START_TEST(test_mixed_host_layouts_recovered)
+{
+    st_store_t *st;
+
+    ts_crash_child(&env, child_mixed_hosts);
+    st = ts_open(&env);
+    ck_assert_int_eq(st_store_max_offset(st, "Rec", 0), 20);
+    for (int64_t k = 0; k < 20; k++) {
+        struct evbuffer *buf = evbuffer_new();
+        st_get_result_t gr;
+        rmq_record_t rec;
+        uint8_t *flat;
+
+        st_store_get(st, "Rec", 0, k, 1, 0, NULL, buf, &gr);
+        ck_assert_int_eq(gr.status, ST_GET_FOUND);
+        ck_assert_uint_eq(ts_records(buf, &rec, 1, &flat), 1);
+        ts_check_body(&rec, (uint32_t)k);
+        ck_assert_uint_eq(rec.born_port, 4000 + k);
+        /* the client's host bits are not kept: the layout's are */
+        ck_assert_int_eq(rec.sys_flag, k >= 10 ? RMQ_SYSFLAG_BORNHOST_V6 : 0);
+        if (k >= 10)
+            ck_assert_mem_eq(rmq_record_born_ip6(&rec), HOST6, 16);
+        else
+            ck_assert_uint_eq(rec.born_ip, 0x7F000001);
+        free(flat);
+        evbuffer_free(buf);
+    }
     st_store_close(st);
 }
 END_TEST
@@ -549,6 +603,7 @@ static Suite *recovery_suite(void)
     tcase_add_test(tc, test_cq_precreated_roll);
     tcase_add_test(tc, test_crash_with_unused_spares);
     tcase_add_test(tc, test_cq_spare_left_by_clean_stop);
+    tcase_add_test(tc, test_mixed_host_layouts_recovered);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -135,17 +135,17 @@ static int send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, send
 }
 
 /* The peer's IPv4 address and port, host order (0 when not IPv4). */
-static void born_host(rmq_conn_t *conn, uint32_t *ip, uint16_t *port)
+/* The born host of conn's messages: the peer's IPv4 or IPv6 address. */
+typedef struct born {
+    uint32_t ip;
+    uint16_t port;
+    const uint8_t *ip6;
+} born_t;
+
+static void born_host(const rmq_conn_t *conn, born_t *b)
 {
-    char host[64];
-    int p = 0;
-    struct in_addr a;
-    *ip = 0;
-    *port = 0;
-    if (rmq_addr_split(rmq_conn_peer(conn), host, sizeof(host), &p) == RMQ_OK && inet_pton(AF_INET, host, &a) == 1) {
-        *ip = ntohl(a.s_addr);
-        *port = (uint16_t)p;
-    }
+    rmq_conn_peer_ipv4(conn, &b->ip, &b->port);
+    b->ip6 = rmq_conn_peer_ipv6(conn, &b->port);
 }
 
 static int64_t tag_code(const char *props, size_t len)
@@ -155,15 +155,16 @@ static int64_t tag_code(const char *props, size_t len)
     return tag ? st_tag_hash(tag, vlen) : 0;
 }
 
-/* Fills the fields every message of a send shares. Our hosts are IPv4, so
- * the client's IPv6 host bits are not kept. */
-static void msg_common(const send_hdr_t *h, uint32_t ip, uint16_t port, st_msg_t *m)
+/* Fills the fields every message of a send shares. The client's IPv6 host
+ * bits are the store's to set (st_msg_sys_flag), from the connection. */
+static void msg_common(const send_hdr_t *h, const born_t *b, st_msg_t *m)
 {
     memset(m, 0, sizeof(*m));
-    m->sys_flag = (int32_t)((uint32_t)h->sys_flag & ~(uint32_t)(FR_RM_SYSFLAG_BORNHOST_V6 | FR_RM_SYSFLAG_STOREHOST_V6));
+    m->sys_flag = (int32_t)h->sys_flag;
     m->born_timestamp = h->born_ts;
-    m->born_ip = ip;
-    m->born_port = port;
+    m->born_ip = b->ip;
+    m->born_port = b->port;
+    m->born_ip6 = b->ip6;
     m->reconsume_times = (int32_t)h->reconsume_times;
 }
 
@@ -187,7 +188,7 @@ static rmq_err_t batch_outer_props(const char *props, rmq_props_buf_t *pb)
 
 /* Splits a batch body into rm->batch.msgs; the count, or -1 after answering. */
 static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
-                           const send_hdr_t *h, uint32_t ip, uint16_t port)
+                           const send_hdr_t *h, const born_t *b)
 {
     size_t n = 0, props_total = 0, off = 0, vlen;
     rmq_props_buf_t outer = { 0 };
@@ -227,7 +228,7 @@ static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoti
         fr_rm_batch_decode(req->body + off, req->body_len - off, &e, &used, &why);
         off += used;
         st_msg_t *m = &rm->batch.msgs[i];
-        msg_common(h, ip, port, m);
+        msg_common(h, b, m);
         m->flag = e.flag;
         m->body = e.body;
         m->body_len = e.body_len;
@@ -296,8 +297,7 @@ void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
     send_hdr_t h;
     bk_produce_target_t tgt;
     bk_result_t r;
-    uint32_t ip;
-    uint16_t port;
+    born_t b;
     if (send_busy(rm, conn, req) || send_header(conn, req, &h) != 0)
         return;
     bk_produce_req_t pr = {
@@ -313,15 +313,15 @@ void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
         fr_rm_reply_result(conn, req, &r);
         return;
     }
-    born_host(conn, &ip, &port);
+    born_host(conn, &b);
     if (batch) {
-        ssize_t n = batch_split(rm, conn, req, &h, ip, port);
+        ssize_t n = batch_split(rm, conn, req, &h, &b);
         if (n > 0)
             send_store(rm, conn, req, &tgt, rm->batch.msgs, (size_t)n);
         return;
     }
     st_msg_t m;
-    msg_common(&h, ip, port, &m);
+    msg_common(&h, &b, &m);
     m.flag = (int32_t)h.flag;
     m.body = req->body_len ? (const void *)req->body : "";
     m.body_len = req->body_len;

@@ -9,6 +9,7 @@
 #include "rmq_http.h"
 
 #define BATCH_FIXED 22u              /* totalSize, magic, bodyCRC, flag, bodyLen, propertiesLen */
+#define REC_MAGIC_AT 4
 #define REC_CRC_AT 8                 /* the third word of a record */
 #define REC_SYSFLAG_AT 36
 
@@ -84,13 +85,14 @@ size_t fr_rm_batch_encode(const rmq_batch_entry_t *e, uint8_t *out)
 
 /* ---- pulled messages ----------------------------------------------------- */
 
-/* Turns the record r, copied at m, into MessageDecoder's V1: body CRC,
- * IPv4 host bits. */
+/* Turns the record r, copied at m, into MessageDecoder's V1: RocketMQ's
+ * magic (ours marks a record with an IPv6 host), body CRC, and the sysFlag
+ * as decoded, whose IPv6 host bits say how the hosts are laid out. */
 static void v1_fix(uint8_t *m, const rmq_record_t *r)
 {
+    wr32(m + REC_MAGIC_AT, RMQ_MAGIC_MESSAGE);
     wr32(m + REC_CRC_AT, (uint32_t)fr_rm_body_crc(r->body, r->body_len));
-    wr32(m + REC_SYSFLAG_AT, (uint32_t)r->sys_flag & ~(uint32_t)(FR_RM_SYSFLAG_BORNHOST_V6 |
-                                                                 FR_RM_SYSFLAG_STOREHOST_V6));
+    wr32(m + REC_SYSFLAG_AT, (uint32_t)r->sys_flag);
 }
 
 rmq_err_t fr_rm_messages_encode(const uint8_t *rec, size_t len, uint8_t *out, int32_t *count)
@@ -125,7 +127,7 @@ rmq_err_t fr_rm_check_message_encode(const uint8_t *rec, size_t len, uint8_t **o
     }
     if (qid >= 0 && qid <= INT32_MAX)
         r.queue_id = (int32_t)qid;
-    size_t n = rmq_record_size(r.body_len, r.topic_len, r.properties_len);
+    size_t n = rmq_record_size(r.sys_flag, r.body_len, r.topic_len, r.properties_len);
     uint8_t *m = malloc(n);
     if (!m)
         return RMQ_ENOMEM;

@@ -9,9 +9,11 @@
  *   MessageDecoder's V1 layout: the store's record has the same fields in
  *   the same places (rmq_message.h) except the third word, which RocketMQ
  *   reads as the body's CRC-32 & 0x7fffffff (ours is a CRC32C of the
- *   record), and our hosts are always IPv4, so the IPv6 sysFlag bits are
- *   cleared; a check-back's half message is re-encoded under its real
- *   topic and queue;
+ *   record), and the magic: a record with an IPv6 host has our own magic
+ *   and 16-byte hosts where its sysFlag bits BORNHOST_V6 / STOREHOSTADDRESS_V6
+ *   say (RocketMQ's layout), which V1 decoders read by those bits; an old
+ *   record's stray host bits are cleared (rmq_record_decode); a
+ *   check-back's half message is re-encoded under its real topic and queue;
  * - a HeartbeatData JSON body, read into the broker's heartbeat view;
  * - the ConsumerListBody JSON answer. */
 #ifndef FR_REMOTING_WIRE_H
@@ -27,9 +29,6 @@
 #include "rmq_json.h"
 #include "rmq_message.h"
 
-/* MessageSysFlag bits of RocketMQ that select 16-byte born / store hosts. */
-#define FR_RM_SYSFLAG_BORNHOST_V6 0x10
-#define FR_RM_SYSFLAG_STOREHOST_V6 0x20
 
 /* CRC-32 (IEEE, zlib's) of buf, & 0x7fffffff: MessageDecoder's bodyCRC. */
 int32_t fr_rm_body_crc(const void *buf, size_t len);

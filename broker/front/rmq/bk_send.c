@@ -65,6 +65,7 @@ typedef struct send_ctx {
     bk_produce_target_t tgt;       /* topic and queue, as the core checked them */
     uint32_t born_ip;
     uint16_t born_port;
+    const uint8_t *born_ip6;         /* an IPv6 peer (rmq_conn_peer_ipv6), else NULL */
     const uint8_t *body;
     size_t body_len;
 } send_ctx_t;
@@ -170,6 +171,7 @@ static int send_check(bk_send_t *s, send_ctx_t *c, int batch)
     if (!bk_produce_check(s->bk->produce, &req, &c->tgt, &r))
         return fr_reply_result(c->conn, c->to, &r, NULL), -1;
     rmq_conn_peer_ipv4(c->conn, &c->born_ip, &c->born_port);
+    c->born_ip6 = rmq_conn_peer_ipv6(c->conn, &c->born_port);
     return 0;
 }
 
@@ -188,6 +190,7 @@ static void msg_common(const send_ctx_t *c, st_msg_t *m)
     m->born_timestamp = c->hdr->born_timestamp;
     m->born_ip = c->born_ip;
     m->born_port = c->born_port;
+    m->born_ip6 = c->born_ip6;
     m->reconsume_times = c->hdr->reconsume_times;
 }
 
