@@ -7,7 +7,6 @@
  * waiting for the disk or a slave keeps its reply address in a pooled
  * waiter; while such waiters and the native front's queued sends fill
  * sendQueueCapacity, sends are answered SYSTEM_BUSY. */
-#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,20 +131,6 @@ static int send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, send
         return -1;
     }
     return 0;
-}
-
-/* The peer's IPv4 address and port, host order (0 when not IPv4). */
-static void born_host(rmq_conn_t *conn, uint32_t *ip, uint16_t *port)
-{
-    char host[64];
-    int p = 0;
-    struct in_addr a;
-    *ip = 0;
-    *port = 0;
-    if (rmq_addr_split(rmq_conn_peer(conn), host, sizeof(host), &p) == RMQ_OK && inet_pton(AF_INET, host, &a) == 1) {
-        *ip = ntohl(a.s_addr);
-        *port = (uint16_t)p;
-    }
 }
 
 static int64_t tag_code(const char *props, size_t len)
@@ -313,7 +298,7 @@ void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
         fr_rm_reply_result(conn, req, &r);
         return;
     }
-    born_host(conn, &ip, &port);
+    rmq_conn_peer_ipv4(conn, &ip, &port);   /* kept from accept, as the native front reads it */
     if (batch) {
         ssize_t n = batch_split(rm, conn, req, &h, ip, port);
         if (n > 0)
