@@ -908,9 +908,10 @@ static char *put_quoted(char *o, const char *s, size_t n)
     return o;
 }
 
-/* The header's bytes at most (a JSON header: NULL when a string needs an
- * escape, which the evbuffer writer below does). The remark and every key
- * and value are measured once into len[0..2 * n_fields]. */
+/* The header's bytes at most (a JSON header: -1 when a string needs an
+ * escape, which the evbuffer writer below does; the fields are not looked
+ * at for one when the reply says they need none). The remark and every
+ * key and value are measured once into len[0..2 * n_fields]. */
 static int header_bound(int type, const rmq_remoting_reply_t *rep, size_t *len, size_t *bound)
 {
     const char *remark = rep->remark != NULL ? rep->remark : "";
@@ -923,8 +924,8 @@ static int header_bound(int type, const rmq_remoting_reply_t *rep, size_t *len, 
         len[2 + 2 * i] = strlen(rep->fields[i].value);
         if (type == RMQ_REMOTING_ROCKETMQ && len[1 + 2 * i] > UINT16_MAX)
             return -1;
-        if (type != RMQ_REMOTING_ROCKETMQ && (!json_plain(rep->fields[i].key, len[1 + 2 * i]) ||
-                                              !json_plain(rep->fields[i].value, len[2 + 2 * i])))
+        if (type != RMQ_REMOTING_ROCKETMQ && !rep->fields_plain &&
+            (!json_plain(rep->fields[i].key, len[1 + 2 * i]) || !json_plain(rep->fields[i].value, len[2 + 2 * i])))
             return -1;
         b += 6 + len[1 + 2 * i] + len[2 + 2 * i];
     }

@@ -70,6 +70,7 @@ static void send_answer(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_append_
     if (out->stored) {
         rep.fields = f;
         rep.n_fields = sizeof(f) / sizeof(f[0]);
+        rep.fields_plain = 1;          /* names, numbers and hex ids */
     }
     fr_rm_reply_to(conn, to, &rep);
 }
