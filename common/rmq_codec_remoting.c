@@ -88,7 +88,7 @@ typedef struct arena {
     size_t mask;                   /* table slots - 1: a power of two over 2 * cap */
     size_t cap;                    /* fields the array holds */
     char *text, *next, *end;       /* the string space, its free part */
-    uint16_t *slot;                /* field index + 1 by key hash; 0: empty */
+    uint16_t *slot;                /* field index + 1 by key hash (keys but a..z); 0: empty */
     uint16_t letter[26];           /* field index + 1 of the key "a".."z"; 0: none */
 } arena_t;
 
@@ -98,8 +98,7 @@ static int key_letter(const char *k)
     return k[0] >= 'a' && k[0] <= 'z' && k[1] == '\0' ? k[0] - 'a' : -1;
 }
 
-/* A key's slot before probing; single-letter keys (SEND_MESSAGE_V2's a..m)
- * land 37 slots apart, so a table of 16 or more holds them without a probe. */
+/* A key's slot before probing. */
 static size_t key_hash(const char *k, size_t n)
 {
     return n == 0 ? 0 : n * 131 + (unsigned char)k[0] * 31 + (unsigned char)k[n - 1] * 6;
@@ -162,23 +161,29 @@ static char *arena_str(arena_t *a, const char *s, size_t n)
     return c;
 }
 
-/* Appends key = value (strings in req's arena) to req and its table (a
- * repeated key stays found at its first place); -1 when the array is full. */
-static int field_put(rmq_remoting_request_t *req, char *key, size_t klen, char *value)
+/* Appends key = value (strings in req's arena) to req and to the letter
+ * index (keys a..z, which rmq_remoting_field looks up there only) or the
+ * table (any other key); a repeated key stays found at its first place. -1
+ * when the array is full. */
+__attribute__((always_inline)) static inline int field_put(rmq_remoting_request_t *req, char *key, size_t klen,
+                                                            char *value)
 {
     arena_t *a = req->arena;
-    size_t i = key_hash(key, klen) & a->mask;
-    int l = key_letter(key);
+    uint16_t *at;
 
     if (req->n_fields == a->cap)
         return -1;
-    if (l >= 0 && a->letter[l] == 0)
-        a->letter[l] = (uint16_t)(req->n_fields + 1);
-    for (; a->slot[i] != 0; i = (i + 1) & a->mask)
-        if (key_eq(req->fields[a->slot[i] - 1].key, key))
-            break;
-    if (a->slot[i] == 0)
-        a->slot[i] = (uint16_t)(req->n_fields + 1);
+    if (klen == 1 && key[0] >= 'a' && key[0] <= 'z') {
+        at = &a->letter[key[0] - 'a'];
+    } else {
+        size_t i = key_hash(key, klen) & a->mask;
+        for (; a->slot[i] != 0; i = (i + 1) & a->mask)
+            if (key_eq(req->fields[a->slot[i] - 1].key, key))
+                break;
+        at = &a->slot[i];
+    }
+    if (*at == 0)
+        *at = (uint16_t)(req->n_fields + 1);
     req->fields[req->n_fields++] = (rmq_remoting_field_t){ key, value };
     return 0;
 }
@@ -470,19 +475,15 @@ static size_t js_escape(jscan_t *s, char *o)
     return 1;
 }
 
-/* A string at s->p (its quote) into the arena as v; -1: declined. An
- * escape decodes to at most its own length and every token before left at
- * least as much arena as source, so one check makes room for the string,
- * and for the word-wide copy of each plain run (8 bytes stored while at
- * least 8 remain). Bytes over 0x7f are checked a run at a time: a run of
- * them must be whole UTF-8 sequences, as an ASCII byte cannot continue one. */
-static int js_string(jscan_t *s, rmq_json_t *v)
+/* The string's bytes from *qp on copied to *op up to its closing quote:
+ * plain runs a word at a time, escapes decoded, runs of bytes over 0x7f
+ * checked (a run must be whole UTF-8 sequences, as an ASCII byte cannot
+ * continue one). *qp is left at the quote, *op after the copy; -1: declined. */
+static int js_str_copy(jscan_t *s, const unsigned char **qp, char **op)
 {
-    char *o = s->a->next;
-    const unsigned char *q = (const unsigned char *)s->p + 1, *e = (const unsigned char *)s->end;
+    const unsigned char *q = *qp, *e = (const unsigned char *)s->end;
+    char *o = *op;
 
-    if (!js_peek(s, '"') || (size_t)(s->a->end - o) <= (size_t)(e - q))
-        return -1;
     for (;;) {
         size_t n = 0;
         while (e - q >= 8) {
@@ -520,9 +521,38 @@ static int js_string(jscan_t *s, rmq_json_t *v)
         o += k;
         q = (const unsigned char *)s->p;
     }
+    *qp = q;
+    *op = o;
+    return 0;
+}
+
+/* A string at s->p (its quote) copied into the arena as *str, *len bytes;
+ * -1: declined. An escape decodes to at most its own length and every
+ * token before left at least as much arena as source, so one check makes
+ * room for the string, and for the word-wide copy of each plain run (8
+ * bytes stored while at least 8 remain). A string that ends within its
+ * first word with no byte to decode (the usual key and short value) is
+ * taken here, anything else by js_str_copy. */
+__attribute__((always_inline)) static inline int js_string(jscan_t *s, char **str, size_t *len)
+{
+    char *o = s->a->next;
+    const unsigned char *q = (const unsigned char *)s->p + 1, *e = (const unsigned char *)s->end;
+    uint64_t m;
+
+    if (!js_peek(s, '"') || (size_t)(s->a->end - o) <= (size_t)(e - q))
+        return -1;
+    if (e - q >= 8 && (m = js_stop8(js_load8(q))) != 0 && q[__builtin_ctzll(m) / 8] == '"') {
+        size_t n = (size_t)__builtin_ctzll(m) / 8;
+        memcpy(o, q, 8);
+        q += n;
+        o += n;
+    } else if (js_str_copy(s, &q, &o) != 0) {
+        return -1;
+    }
     s->p = (const char *)q + 1;
     *o = '\0';
-    *v = (rmq_json_t){ .type = RMQ_JSON_STRING, .str = s->a->next, .len = (size_t)(o - s->a->next) };
+    *str = s->a->next;
+    *len = (size_t)(o - s->a->next);
     s->a->next = o + 1;
     return 0;
 }
@@ -545,11 +575,12 @@ static int js_literal(jscan_t *s, rmq_json_t *v)
     if ((size_t)(s->end - s->p) < n || memcmp(s->p, text, n) != 0)
         return -1;
     s->p += n;
-    *v = (rmq_json_t){ .type = *text == 'n' ? RMQ_JSON_NULL : RMQ_JSON_BOOL };
+    v->type = *text == 'n' ? RMQ_JSON_NULL : RMQ_JSON_BOOL;
     return 0;
 }
 
-/* A number (RFC 8259's grammar), true, false or null at s->p as v. */
+/* A number (RFC 8259's grammar), true, false or null at s->p as v (its
+ * type, and but for null its text and length). */
 static int js_atom(jscan_t *s, rmq_json_t *v)
 {
     const char *from = s->p;
@@ -562,7 +593,7 @@ static int js_atom(jscan_t *s, rmq_json_t *v)
         if (v->type == RMQ_JSON_NULL)
             return 0;
     } else {
-        *v = (rmq_json_t){ .type = RMQ_JSON_NUMBER };
+        v->type = RMQ_JSON_NUMBER;
         if (js_peek(s, '-'))
             s->p++;
         if (js_peek(s, '0'))
@@ -583,14 +614,17 @@ static int js_atom(jscan_t *s, rmq_json_t *v)
     return (v->str = arena_str(s->a, from, v->len)) != NULL ? 0 : -1;
 }
 
-/* A scalar value: a string or an atom. */
-static int js_scalar(jscan_t *s, rmq_json_t *v)
+/* A scalar value: a string or an atom (v's type, text and length). */
+__attribute__((always_inline)) static inline int js_scalar(jscan_t *s, rmq_json_t *v)
 {
-    return js_peek(s, '"') ? js_string(s, v) : js_atom(s, v);
+    if (!js_peek(s, '"'))
+        return js_atom(s, v);
+    v->type = RMQ_JSON_STRING;
+    return js_string(s, &v->str, &v->len);
 }
 
 /* After a member: 0 at ',' (consumed), 1 at '}' (consumed), -1 otherwise. */
-static int js_next(jscan_t *s)
+__attribute__((always_inline)) static inline int js_next(jscan_t *s)
 {
     js_ws(s);
     if (js_peek(s, ',') || js_peek(s, '}')) {
@@ -616,10 +650,10 @@ static int js_open(jscan_t *s)
     return 0;
 }
 
-/* A member's key and colon; the key as k. */
-static int js_key(jscan_t *s, rmq_json_t *k)
+/* A member's key and colon; the key as *k, *klen bytes. */
+__attribute__((always_inline)) static inline int js_key(jscan_t *s, char **k, size_t *klen)
 {
-    if (js_string(s, k) != 0)
+    if (js_string(s, k, klen) != 0)
         return -1;
     js_ws(s);
     if (!js_peek(s, ':'))
@@ -636,13 +670,14 @@ static int js_ext(jscan_t *s, rmq_remoting_request_t *req)
     int r = js_open(s);
 
     while (r == 0) {
-        rmq_json_t k, v;
-        char *mark = s->a->next;
-        if (++members > RMQ_REMOTING_FIELDS_MAX || js_key(s, &k) != 0 || js_scalar(s, &v) != 0)
+        rmq_json_t v;
+        char *mark = s->a->next, *k;
+        size_t klen;
+        if (++members > RMQ_REMOTING_FIELDS_MAX || js_key(s, &k, &klen) != 0 || js_scalar(s, &v) != 0)
             return -1;
         if (v.type == RMQ_JSON_NULL)
             s->a->next = mark;
-        else if (field_put(req, k.str, k.len, v.str) != 0)
+        else if (field_put(req, k, klen, v.str) != 0)
             return -1;
         r = js_next(s);
     }
@@ -652,9 +687,9 @@ static int js_ext(jscan_t *s, rmq_remoting_request_t *req)
 #define JS_MEMBERS_MAX 64          /* top-level members the fast reader takes */
 #define JS_EXT 6                   /* js_member: extFields */
 
-/* Which header member key k names: 0..5 code, opaque, flag, version,
+/* Which header member k[0..len) names: 0..5 code, opaque, flag, version,
  * language, remark (json_members_t's order), JS_EXT, or 7: another. */
-static size_t js_member(const rmq_json_t *k)
+static size_t js_member(const char *k, size_t len)
 {
     static const struct {
         const char *name;
@@ -663,8 +698,7 @@ static size_t js_member(const rmq_json_t *k)
                   { "language", 8 }, { "remark", 6 }, { "extFields", 9 } };
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (k->len == names[i].len && k->str[0] == names[i].name[0] &&
-            memcmp(k->str, names[i].name, k->len) == 0)
+        if (len == names[i].len && k[0] == names[i].name[0] && memcmp(k, names[i].name, len) == 0)
             return i;
     return 7;
 }
@@ -679,11 +713,12 @@ static int js_header(jscan_t *s, json_members_t *m, rmq_json_t nodes[6], rmq_rem
     js_ws(s);
     r = js_open(s);
     while (r == 0) {
-        rmq_json_t k, other;
-        size_t i;
-        if (++members > JS_MEMBERS_MAX || js_key(s, &k) != 0)
+        rmq_json_t other;
+        char *k;
+        size_t i, klen;
+        if (++members > JS_MEMBERS_MAX || js_key(s, &k, &klen) != 0)
             return -1;
-        if ((i = js_member(&k)) == JS_EXT) {
+        if ((i = js_member(k, klen)) == JS_EXT) {
             if (ext_seen++ || js_ext(s, req) != 0)
                 return -1;
         } else {
@@ -873,9 +908,10 @@ static char *put_quoted(char *o, const char *s, size_t n)
     return o;
 }
 
-/* The header's bytes at most (a JSON header: NULL when a string needs an
- * escape, which the evbuffer writer below does). The remark and every key
- * and value are measured once into len[0..2 * n_fields]. */
+/* The header's bytes at most (a JSON header: -1 when a string needs an
+ * escape, which the evbuffer writer below does; the fields are not looked
+ * at for one when the reply says they need none). The remark and every
+ * key and value are measured once into len[0..2 * n_fields]. */
 static int header_bound(int type, const rmq_remoting_reply_t *rep, size_t *len, size_t *bound)
 {
     const char *remark = rep->remark != NULL ? rep->remark : "";
@@ -888,8 +924,8 @@ static int header_bound(int type, const rmq_remoting_reply_t *rep, size_t *len, 
         len[2 + 2 * i] = strlen(rep->fields[i].value);
         if (type == RMQ_REMOTING_ROCKETMQ && len[1 + 2 * i] > UINT16_MAX)
             return -1;
-        if (type != RMQ_REMOTING_ROCKETMQ && (!json_plain(rep->fields[i].key, len[1 + 2 * i]) ||
-                                              !json_plain(rep->fields[i].value, len[2 + 2 * i])))
+        if (type != RMQ_REMOTING_ROCKETMQ && !rep->fields_plain &&
+            (!json_plain(rep->fields[i].key, len[1 + 2 * i]) || !json_plain(rep->fields[i].value, len[2 + 2 * i])))
             return -1;
         b += 6 + len[1 + 2 * i] + len[2 + 2 * i];
     }

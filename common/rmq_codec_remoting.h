@@ -94,6 +94,7 @@ typedef struct rmq_remoting_reply {
     size_t n_fields;
     const void *body;
     size_t body_len;
+    int fields_plain;              /* 1: no key or value needs a JSON escape (not checked again) */
 } rmq_remoting_reply_t;
 
 typedef void (*rmq_remoting_handler_fn)(rmq_conn_t *conn, const rmq_remoting_request_t *req,

@@ -7,7 +7,6 @@
  * waiting for the disk or a slave keeps its reply address in a pooled
  * waiter; while such waiters and the native front's queued sends fill
  * sendQueueCapacity, sends are answered SYSTEM_BUSY. */
-#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +70,7 @@ static void send_answer(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_append_
     if (out->stored) {
         rep.fields = f;
         rep.n_fields = sizeof(f) / sizeof(f[0]);
+        rep.fields_plain = 1;          /* names, numbers and hex ids */
     }
     fr_rm_reply_to(conn, to, &rep);
 }
@@ -134,7 +134,6 @@ static int send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, send
     return 0;
 }
 
-/* The peer's IPv4 address and port, host order (0 when not IPv4). */
 /* The born host of conn's messages: the peer's IPv4 or IPv6 address. */
 typedef struct born {
     uint32_t ip;
