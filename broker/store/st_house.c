@@ -206,8 +206,8 @@ static void job_create_spare(st_store_t *st, void *arg)
 {
     int64_t start = (int64_t)(intptr_t)arg;
     st_segment_t *seg = NULL;
-    rmq_err_t rc = st_segment_create(st->cl_dir, start, st->cl.file_size,
-                                     st->cfg.warm_mapped_files, "house", &seg);
+    int flags = (st->cfg.warm_mapped_files ? ST_SEG_WARM : 0) | (st->pool ? ST_SEG_ZEROS : 0);
+    rmq_err_t rc = st_segment_create(st->cl_dir, start, st->cl.file_size, flags, "house", &seg);
 
     if (rc != RMQ_OK && rc != RMQ_EEXIST)
         LOG_WARN("pre-creating commit-log file %" PRId64 ": %s", start, rmq_strerror(rc));
