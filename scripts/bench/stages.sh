@@ -28,6 +28,13 @@ stage1() {
   bk_topic BenchBase
   bk_producer "$d/syncflush" "$D_EXTRA" -t BenchBase -w 64 -s 128
   bk_down
+  # the same with transientStorePoolEnable (appends buffered, pwrite + fdatasync)
+  BK_BROKER_EXTRA="transientStorePoolEnable=true"
+  bk_single_up ASYNC_MASTER SYNC_FLUSH
+  bk_topic BenchBase
+  bk_producer "$d/syncflush-pool" "$D_EXTRA" -t BenchBase -w 64 -s 128
+  bk_down
+  BK_BROKER_EXTRA=
   fdatasync_rate "$d/fdatasync" "$D_EXTRA"
 }
 

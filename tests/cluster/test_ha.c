@@ -4,7 +4,9 @@
  * their index (KEYS) and checked byte for byte when pulled back from the
  * slave; SYNC_MASTER statuses with the slave down or frozen; byte-equal
  * commit logs under ASYNC_MASTER; an empty slave catching up; controller
- * mode's epochs, truncation and confirm offset on master and slaves. */
+ * mode's epochs, truncation and confirm offset on master and slaves.
+ * With RMQ_TEST_TRANSIENT_POOL set (the ha_pool test) every broker runs
+ * with transientStorePoolEnable. */
 #include <check.h>
 #include <dirent.h>
 #include <inttypes.h>
@@ -47,8 +49,9 @@ static void broker_start(hn_daemon_t *d, const char *name, const char *extra, ch
     snprintf(props, sizeof props,
              "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/%s\n"
              "mapedFileSizeCommitLog=%d\nmaxMessageSize=262144\nsyncFlushTimeout=1500\n"
-             "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n%s",
-             case_dir, name, FILE_SIZE, extra ? extra : "");
+             "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n%s%s",
+             case_dir, name, FILE_SIZE, getenv("RMQ_TEST_TRANSIENT_POOL") ? "transientStorePoolEnable=true\n" : "",
+             extra ? extra : "");
     ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len), 0);
 }
 
