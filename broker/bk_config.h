@@ -41,6 +41,10 @@ typedef struct bk_config {
     int64_t disk_max_used_space_ratio;
     int64_t disk_full_ratio;
     int warm_maped_file_enable;
+    int transient_store_pool_enable;
+    int64_t transient_store_pool_size;
+    int64_t commit_interval_commit_log;
+    int64_t commit_commit_log_least_pages;
     int auto_create_topic_enable;
     int auto_create_subscription_group;
     int64_t default_topic_queue_nums;

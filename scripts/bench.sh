@@ -8,7 +8,8 @@
 # Stages:
 #   1 base test: one master ASYNC_MASTER + ASYNC_FLUSH, 64 threads, 128 B, then
 #     a consumer draining it; extras (not with --smoke): async sends, batched
-#     sends, a SYNC_FLUSH master, and this disk's single-writer fdatasync rate
+#     sends, a SYNC_FLUSH master (transientStorePoolEnable off, then on), and
+#     this disk's single-writer fdatasync rate
 #   2 capacity: the 2m-2s cluster, SYNC (SYNC_MASTER; ASYNC_FLUSH as in
 #     RocketMQ's 2m-2s-sync sample and like the Redis peer's appendonly
 #     everysec, see RMQ_BENCH_SYNC_FLUSH) and ASYNC, a thread gradient at 128 B and 1 KiB (plus 64 threads at 128 B), 512 KiB

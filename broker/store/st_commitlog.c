@@ -17,19 +17,32 @@
 #define BLANK_SIZE 8
 
 void st_commitlog_init(st_commitlog_t *cl, const char *dir, int64_t file_size,
-                       pthread_mutex_t *lock)
+                       pthread_mutex_t *lock, st_pool_t *pool)
 {
     memset(cl, 0, sizeof(*cl));
     cl->dir = dir;
     cl->file_size = file_size;
     cl->lock = lock;
+    cl->pool = pool;
     atomic_init(&cl->published, 0);
+}
+
+/* Takes seg's buffer back unconditionally (its bytes are committed or given
+ * up) and returns it to the pool. */
+static void cl_give_back(st_commitlog_t *cl, st_segment_t *seg)
+{
+    uint8_t *buf = atomic_exchange(&seg->wbuf, NULL);
+
+    if (buf)
+        st_pool_return(cl->pool, buf);
 }
 
 void st_commitlog_deinit(st_commitlog_t *cl)
 {
-    for (size_t i = 0; i < cl->nseg; i++)
+    for (size_t i = 0; i < cl->nseg; i++) {
+        cl_give_back(cl, cl->segs[i]);
         st_segment_unref(cl->segs[i]);
+    }
     if (cl->spare)
         st_segment_unref(cl->spare);
     free(cl->segs);
@@ -127,6 +140,40 @@ st_segment_t *st_commitlog_find(const st_commitlog_t *cl, int64_t offset)
     return idx < cl->nseg ? cl->segs[idx] : NULL;
 }
 
+/* Lends seg a pool buffer when one is free (else it is written through its
+ * mapping for its whole life). */
+static void cl_lend(st_commitlog_t *cl, st_segment_t *seg)
+{
+    uint8_t *buf = cl->pool ? st_pool_borrow(cl->pool) : NULL;
+
+    if (buf)
+        st_segment_attach(seg, buf);
+}
+
+rmq_err_t st_commitlog_commit_all(st_commitlog_t *cl)
+{
+    rmq_err_t rc = RMQ_OK;
+
+    for (size_t i = 0; i < cl->nseg && rc == RMQ_OK; i++)
+        rc = st_segment_commit(cl->segs[i]);
+    return rc;
+}
+
+void st_commitlog_reclaim(st_commitlog_t *cl)
+{
+    int lent = cl->pool ? st_pool_lent(cl->pool) : 0;
+
+    for (size_t i = cl->nseg; lent > 0 && i-- > 0;) {
+        uint8_t *buf;
+
+        if (!atomic_load(&cl->segs[i]->wbuf))
+            continue;
+        lent--;
+        if ((buf = st_segment_detach(cl->segs[i])) != NULL)
+            st_pool_return(cl->pool, buf);
+    }
+}
+
 /* Creates (or adopts the spare for) the segment starting at start. */
 static rmq_err_t cl_new_segment(st_commitlog_t *cl, int64_t start, st_segment_t **out)
 {
@@ -151,8 +198,11 @@ static rmq_err_t cl_new_segment(st_commitlog_t *cl, int64_t start, st_segment_t 
         if (rc != RMQ_OK)
             return rc;
     }
+    st_commitlog_reclaim(cl);
+    cl_lend(cl, seg);
     rc = cl_push(cl, seg);
     if (rc != RMQ_OK) {
+        cl_give_back(cl, seg);
         st_segment_unref(seg);
         return rc;
     }
@@ -178,7 +228,7 @@ static void cl_write_blank(st_commitlog_t *cl, st_segment_t *seg)
 {
     int64_t rel = cl->write_pos - seg->start;
     uint32_t remaining = (uint32_t)(cl->file_size - rel);
-    uint8_t *p = seg->base + rel;
+    uint8_t *p = st_segment_wptr(seg, rel);
 
     if (remaining >= BLANK_SIZE) {
         uint32_t magic = RMQ_MAGIC_BLANK;
@@ -239,6 +289,7 @@ rmq_err_t st_commitlog_truncate(st_commitlog_t *cl, int64_t end, int zero)
         pthread_mutex_lock(cl->lock);
         cl->nseg--;
         pthread_mutex_unlock(cl->lock);
+        cl_give_back(cl, seg);
         st_segment_unlink(seg);
         st_segment_unref(seg);
     }
@@ -270,6 +321,7 @@ size_t st_commitlog_detach_below(st_commitlog_t *cl, int64_t new_min, st_segment
     if (!*out)
         return 0;
     memcpy(*out, cl->segs, n * sizeof(**out));
+    st_commitlog_reclaim(cl);
     pthread_mutex_lock(cl->lock);
     memmove(cl->segs, cl->segs + n, (cl->nseg - n) * sizeof(*cl->segs));
     cl->nseg -= n;

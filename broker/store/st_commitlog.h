@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "rmq_err.h"
+#include "st_pool.h"
 #include "st_segment.h"
 
 typedef struct st_commitlog {
@@ -23,12 +24,25 @@ typedef struct st_commitlog {
     int64_t write_pos;               /* loop thread */
     _Atomic int64_t published;       /* write_pos as seen by other threads */
     st_segment_t *spare;             /* pre-created next segment, or NULL */
+    st_pool_t *pool;                 /* transient store pool (borrowed), or NULL */
 } st_commitlog_t;
 
+/* pool: buffers to lend to new segments (borrowed; NULL: appends write
+ * through the mappings). As in RocketMQ only a segment the log starts gets
+ * one: a file loaded at open (the active one after a restart or a
+ * truncation) is written through its mapping until the next roll. */
 void st_commitlog_init(st_commitlog_t *cl, const char *dir, int64_t file_size,
-                       pthread_mutex_t *lock);
-/* Drops the list's references (readers may keep segments mapped). */
+                       pthread_mutex_t *lock, st_pool_t *pool);
+/* Drops the list's references (readers may keep segments mapped) and
+ * returns the pool's buffers: commit them first (st_commitlog_commit_all). */
 void st_commitlog_deinit(st_commitlog_t *cl);
+
+/* Writes every segment's buffered bytes to its file (no sync); RMQ_EIO if
+ * a write fails. Only while no flush thread runs. Loop thread. */
+rmq_err_t st_commitlog_commit_all(st_commitlog_t *cl);
+/* Returns the buffers of full segments whose bytes are all in their files
+ * to the pool. Loop thread. */
+void st_commitlog_reclaim(st_commitlog_t *cl);
 
 /* Maps every segment file in dir (each must be file_size bytes; a trailing
  * file of the wrong size, left by an interrupted creation, is removed).

@@ -115,7 +115,8 @@ int64_t st_dispatch_range(st_store_t *st, int64_t from, int64_t to, int verify_c
             break;
         seg_end = seg->start + seg->size;
         lim = to < seg_end ? to : seg_end;
-        rc = rmq_record_decode(seg->base + (pos - seg->start), (size_t)(lim - pos), verify_crc, &rec);
+        rc = rmq_record_decode(st_segment_rptr(seg, pos - seg->start, lim - pos), (size_t)(lim - pos),
+                               verify_crc, &rec);
         if (rc == RMQ_ENOTFOUND && pos + rec.total_size == seg_end) {
             pos = seg_end;
             continue;

@@ -206,8 +206,11 @@ static void job_create_spare(st_store_t *st, void *arg)
 {
     int64_t start = (int64_t)(intptr_t)arg;
     st_segment_t *seg = NULL;
-    rmq_err_t rc = st_segment_create(st->cl_dir, start, st->cl.file_size,
-                                     st->cfg.warm_mapped_files, "house", &seg);
+    /* warmMapedFileEnable with the transient pool: zeros written with
+     * write() (page cache warm, no unwritten extents left for the syncs
+     * after each append to convert) instead of touching the mapping */
+    int flags = !st->cfg.warm_mapped_files ? 0 : st->pool ? ST_SEG_ZEROS : ST_SEG_WARM;
+    rmq_err_t rc = st_segment_create(st->cl_dir, start, st->cl.file_size, flags, "house", &seg);
 
     if (rc != RMQ_OK && rc != RMQ_EEXIST)
         LOG_WARN("pre-creating commit-log file %" PRId64 ": %s", start, rmq_strerror(rc));

@@ -568,7 +568,7 @@ static void reindex(st_store_t *st, int64_t from, int64_t to)
             break;
         seg_end = seg->start + seg->size;
         lim = to < seg_end ? to : seg_end;
-        rc = rmq_record_decode(seg->base + (pos - seg->start), (size_t)(lim - pos), 0, &rec);
+        rc = rmq_record_decode(st_segment_rptr(seg, pos - seg->start, lim - pos), (size_t)(lim - pos), 0, &rec);
         if (rc == RMQ_ENOTFOUND && pos + rec.total_size == seg_end) {
             pos = seg_end;
             continue;
@@ -751,16 +751,18 @@ rmq_err_t st_store_query_key(st_store_t *st, const char *topic, const char *key,
     for (size_t i = 0; i < n && (size_t)*count < max; i++) {
         st_segment_t *seg = cand[i] >= st_commitlog_min(&st->cl) && cand[i] < st->cl.write_pos
                             ? st_commitlog_find(&st->cl, cand[i]) : NULL;
+        const uint8_t *p;
         int64_t lim;
         rmq_record_t rec;
 
         if (!seg)
             continue;
         lim = st->cl.write_pos < seg->start + seg->size ? st->cl.write_pos : seg->start + seg->size;
-        if (rmq_record_decode(seg->base + (cand[i] - seg->start), (size_t)(lim - cand[i]), 0, &rec) != RMQ_OK ||
+        p = st_segment_rptr(seg, cand[i] - seg->start, lim - cand[i]);
+        if (rmq_record_decode(p, (size_t)(lim - cand[i]), 0, &rec) != RMQ_OK ||
             rec.phys_offset != cand[i] || !record_matches(&rec, topic, key, begin_ms, end_ms))
             continue;
-        if (evbuffer_add(out, seg->base + (cand[i] - seg->start), rec.total_size) != 0) {
+        if (evbuffer_add(out, p, rec.total_size) != 0) {
             free(cand);
             return RMQ_ENOMEM;
         }

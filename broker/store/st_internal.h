@@ -24,6 +24,7 @@
 #include "st_commitlog.h"
 #include "st_cq.h"
 #include "st_index.h"
+#include "st_pool.h"
 #include "st_segment.h"
 #include "st_store.h"
 
@@ -70,6 +71,8 @@ typedef struct st_flush {
     int64_t last_flush_ms;           /* flush thread */
     int64_t last_thorough_ms;
     int64_t last_checkpoint_ms;
+    int64_t last_commit_ms;          /* transient pool: last write() pass (ASYNC_FLUSH) */
+    int64_t committed;               /* transient pool: log written to its files up to here */
     int64_t checkpointed;            /* offset in the last checkpoint written */
     st_waiter_t *head, *tail, *free_list;   /* loop: ordered by end */
     struct event *timer;
@@ -100,6 +103,7 @@ struct st_store {
     char *checkpoint_path, *abort_path;
     int lock_fd;
     pthread_mutex_t maps_lock;
+    st_pool_t *pool;                 /* transient store pool, or NULL */
     st_commitlog_t cl;
     st_cq_table_t cqs;
     st_index_t *index;               /* key index (st_index.c) */

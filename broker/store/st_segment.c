@@ -1,5 +1,7 @@
 /* st_segment.c: preallocated mapped files with reference counts (see
- * st_segment.h for the unmap rule). */
+ * st_segment.h for the unmap rule), and the transient-pool write path of a
+ * commit-log segment: appends into a lent buffer, write() to the file,
+ * fdatasync. */
 #include "st_segment.h"
 
 #include <dirent.h>
@@ -46,6 +48,9 @@ static rmq_err_t segment_wrap(char *path, int fd, int64_t start, int64_t size, s
     atomic_init(&seg->refs, 1);
     atomic_init(&seg->wrote, 0);
     atomic_init(&seg->flushed, 0);
+    atomic_init(&seg->wbuf, NULL);
+    atomic_init(&seg->committed, 0);
+    atomic_init(&seg->pooled, 0);
     *out = seg;
     return RMQ_OK;
 }
@@ -57,8 +62,32 @@ static void segment_warm(st_segment_t *seg)
         seg->base[off] = 0;
 }
 
-/* Preallocates and fsyncs a fresh file at tmp; returns the open fd or -errno. */
-static int segment_prealloc(const char *tmp, int64_t size)
+/* Writes zeros over [0, size) of fd so no extent is left unwritten (a sync
+ * after the first write into an unwritten extent also commits its
+ * conversion); 0 or an errno. */
+static int segment_write_zeros(int fd, int64_t size)
+{
+    enum { CHUNK = 1 << 20 };
+    uint8_t *zeros = calloc(1, CHUNK);
+    int64_t off = 0;
+    int e = zeros ? 0 : ENOMEM;
+
+    while (e == 0 && off < size) {
+        size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+        ssize_t w = pwrite(fd, zeros, n, off);
+
+        if (w < 0 && errno != EINTR)
+            e = errno;
+        else if (w > 0)
+            off += w;
+    }
+    free(zeros);
+    return e;
+}
+
+/* Preallocates (zero-writes with ST_SEG_ZEROS) and fsyncs a fresh file at
+ * tmp; returns the open fd or -errno. */
+static int segment_prealloc(const char *tmp, int64_t size, int flags)
 {
     int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int e;
@@ -66,6 +95,8 @@ static int segment_prealloc(const char *tmp, int64_t size)
     if (fd < 0)
         return -errno;
     e = posix_fallocate(fd, 0, size);
+    if (e == 0 && (flags & ST_SEG_ZEROS))
+        e = segment_write_zeros(fd, size);
     if (e == 0 && fsync(fd) != 0)
         e = errno;
     if (e != 0) {
@@ -76,7 +107,7 @@ static int segment_prealloc(const char *tmp, int64_t size)
     return fd;
 }
 
-rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int warm,
+rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int flags,
                             const char *tmp_suffix, st_segment_t **out)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 16];
@@ -86,7 +117,7 @@ rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int wa
 
     st_segment_path(path, sizeof(path), dir, start);
     snprintf(tmp, sizeof(tmp), "%s.%s", path, tmp_suffix);
-    fd = segment_prealloc(tmp, size);
+    fd = segment_prealloc(tmp, size, flags);
     if (fd < 0) {
         LOG_ERROR("preallocate %s (%" PRId64 " bytes): %s", tmp, size, strerror(-fd));
         return fd == -ENOSPC ? RMQ_ENOSPC : RMQ_EIO;
@@ -110,12 +141,12 @@ rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int wa
         unlink(path);
         return rc;
     }
-    if (warm)
+    if (flags & ST_SEG_WARM)
         segment_warm(*out);
     return RMQ_OK;
 }
 
-rmq_err_t st_segment_create_spare(const char *dir, const char *name, int64_t size, int warm,
+rmq_err_t st_segment_create_spare(const char *dir, const char *name, int64_t size, int flags,
                                   st_segment_t **out)
 {
     char path[PATH_MAX];
@@ -124,7 +155,7 @@ rmq_err_t st_segment_create_spare(const char *dir, const char *name, int64_t siz
     rmq_err_t rc;
 
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    fd = segment_prealloc(path, size);
+    fd = segment_prealloc(path, size, flags);
     if (fd < 0) {
         LOG_ERROR_RL("preallocate %s (%" PRId64 " bytes): %s", path, size, strerror(-fd));
         return fd == -ENOSPC ? RMQ_ENOSPC : RMQ_EIO;
@@ -137,7 +168,7 @@ rmq_err_t st_segment_create_spare(const char *dir, const char *name, int64_t siz
         unlink(path);
         return rc;
     }
-    if (warm)
+    if (flags & ST_SEG_WARM)
         segment_warm(*out);
     return RMQ_OK;
 }
@@ -216,21 +247,104 @@ int st_segment_msync(void *addr, size_t len, void *arg)
     return msync(addr, len, MS_SYNC);
 }
 
+/* Makes [from, to) of a segment written with write() durable. */
+static int segment_datasync(st_segment_t *seg, int64_t from, int64_t to, st_sync_fn sync_fn,
+                            void *sync_arg)
+{
+    if (sync_fn)
+        return sync_fn(seg->base + from, (size_t)(to - from), sync_arg);
+    return fdatasync(seg->fd);
+}
+
 rmq_err_t st_segment_flush(st_segment_t *seg, st_sync_fn sync_fn, void *sync_arg)
 {
-    int64_t wrote = atomic_load_explicit(&seg->wrote, memory_order_acquire);
-    int64_t flushed = atomic_load_explicit(&seg->flushed, memory_order_relaxed);
+    int pooled = atomic_load_explicit(&seg->pooled, memory_order_acquire);
+    int64_t wrote, flushed = atomic_load_explicit(&seg->flushed, memory_order_relaxed);
     int64_t from = flushed / ST_PAGE * ST_PAGE;
+    int rc;
 
+    if (pooled && st_segment_commit(seg) != RMQ_OK)
+        return RMQ_EIO;
+    wrote = pooled ? atomic_load_explicit(&seg->committed, memory_order_acquire)
+                   : atomic_load_explicit(&seg->wrote, memory_order_acquire);
     if (wrote <= flushed)
         return RMQ_OK;
-    if (sync_fn(seg->base + from, (size_t)(wrote - from), sync_arg) != 0) {
-        LOG_ERROR_RL("msync %s [%" PRId64 ", %" PRId64 "): %s", seg->path, from, wrote,
-                     strerror(errno));
+    rc = pooled ? segment_datasync(seg, from, wrote, sync_fn, sync_arg)
+                : (sync_fn ? sync_fn : st_segment_msync)(seg->base + from, (size_t)(wrote - from), sync_arg);
+    if (rc != 0) {
+        LOG_ERROR_RL("%s %s [%" PRId64 ", %" PRId64 "): %s", pooled ? "fdatasync" : "msync", seg->path,
+                     from, wrote, strerror(errno));
         return RMQ_EIO;
     }
     atomic_store_explicit(&seg->flushed, wrote, memory_order_release);
     return RMQ_OK;
+}
+
+void st_segment_attach(st_segment_t *seg, uint8_t *buf)
+{
+    atomic_store_explicit(&seg->committed, 0, memory_order_relaxed);
+    atomic_store_explicit(&seg->wbuf, buf, memory_order_relaxed);
+    atomic_store_explicit(&seg->pooled, 1, memory_order_release);
+}
+
+uint8_t *st_segment_detach(st_segment_t *seg)
+{
+    uint8_t *buf = atomic_load_explicit(&seg->wbuf, memory_order_relaxed);
+
+    if (!buf || atomic_load_explicit(&seg->wrote, memory_order_relaxed) != seg->size ||
+        atomic_load_explicit(&seg->committed, memory_order_acquire) != seg->size)
+        return NULL;
+    atomic_store_explicit(&seg->wbuf, NULL, memory_order_relaxed);
+    return buf;
+}
+
+rmq_err_t st_segment_commit(st_segment_t *seg)
+{
+    int64_t wrote = atomic_load_explicit(&seg->wrote, memory_order_acquire);
+    int64_t from = atomic_load_explicit(&seg->committed, memory_order_relaxed);
+    uint8_t *buf;
+
+    buf = atomic_load_explicit(&seg->wbuf, memory_order_acquire);
+    if (!buf || wrote <= from)
+        return RMQ_OK;
+    while (from < wrote) {
+        ssize_t n = pwrite(seg->fd, buf + from, (size_t)(wrote - from), from);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            LOG_ERROR_RL("write %s [%" PRId64 ", %" PRId64 "): %s", seg->path, from, wrote,
+                         n < 0 ? strerror(errno) : "no progress");
+            return RMQ_EIO;
+        }
+        from += n;
+        atomic_store_explicit(&seg->committed, from, memory_order_release);
+    }
+    return RMQ_OK;
+}
+
+uint8_t *st_segment_wptr(st_segment_t *seg, int64_t rel)
+{
+    uint8_t *buf = atomic_load_explicit(&seg->wbuf, memory_order_relaxed);
+
+    return (buf ? buf : seg->base) + rel;
+}
+
+int64_t st_segment_in_file(const st_segment_t *seg, int64_t rel, int64_t len)
+{
+    int64_t committed;
+
+    if (!atomic_load_explicit(&seg->wbuf, memory_order_relaxed))
+        return len;
+    committed = atomic_load_explicit(&seg->committed, memory_order_acquire);
+    return rel + len <= committed ? len : committed > rel ? committed - rel : 0;
+}
+
+const uint8_t *st_segment_rptr(const st_segment_t *seg, int64_t rel, int64_t len)
+{
+    uint8_t *buf = atomic_load_explicit(&seg->wbuf, memory_order_relaxed);
+
+    return (buf && st_segment_in_file(seg, rel, len) < len ? buf : seg->base) + rel;
 }
 
 rmq_err_t st_segment_zero_tail(st_segment_t *seg, int64_t from)

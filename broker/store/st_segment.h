@@ -27,27 +27,39 @@ typedef struct st_segment {
     _Atomic int refs;
     _Atomic int64_t wrote;      /* bytes written (relative), published by the writer */
     _Atomic int64_t flushed;    /* bytes known durable (relative) */
+    /* transient store pool (st_pool.h): appends land in wbuf, set and
+     * cleared by the loop thread; the flush thread writes [committed,
+     * wrote) of it to the file. pooled stays set once the file has been
+     * written with write(): it is then synced with fdatasync, not msync. */
+    uint8_t *_Atomic wbuf;
+    _Atomic int64_t committed;  /* bytes of wbuf in the file (relative) */
+    _Atomic int pooled;
 } st_segment_t;
+
+/* Creation flags. */
+#define ST_SEG_WARM 1           /* touch every page of the mapping */
+#define ST_SEG_ZEROS 2          /* write zeros over the file (no unwritten extents) */
 
 /* Writes "dir/%020lld" into out. */
 void st_segment_path(char *out, size_t outlen, const char *dir, int64_t start);
 
 /* Creates dir/<start> of size bytes: preallocates dir/<start>.<tmp_suffix>
- * with posix_fallocate (RMQ_ENOSPC when the disk is full), fsyncs it, links
- * it into place (RMQ_EEXIST if another thread got there first; that file is
- * complete and can be opened) and fsyncs the directory; maps it and touches
- * every page if warm. One reference, owned by the caller. Blocking: any
- * thread, each with its own tmp_suffix. */
-rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int warm,
+ * with posix_fallocate (RMQ_ENOSPC when the disk is full), writes zeros over
+ * it with ST_SEG_ZEROS, fsyncs it, links it into place (RMQ_EEXIST if another
+ * thread got there first; that file is complete and can be opened) and
+ * fsyncs the directory; maps it and touches every page with ST_SEG_WARM.
+ * One reference, owned by the caller. Blocking: any thread, each with its
+ * own tmp_suffix. */
+rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int flags,
                             const char *tmp_suffix, st_segment_t **out);
 
 /* Creates dir/name (a name st_segment_list treats as a leftover, e.g.
- * "<20 digits>.spare") of size bytes: preallocated, fsynced, mapped, pages
- * touched if warm; start is -1 until st_segment_place. The directory is not
+ * "<20 digits>.spare") of size bytes, prepared as st_segment_create does
+ * (flags ST_SEG_*); start is -1 until st_segment_place. The directory is not
  * synced: an unplaced spare is garbage after a crash and removed by the
  * next listing. One reference, owned by the caller. Blocking: housekeeping
  * thread. */
-rmq_err_t st_segment_create_spare(const char *dir, const char *name, int64_t size, int warm,
+rmq_err_t st_segment_create_spare(const char *dir, const char *name, int64_t size, int flags,
                                   st_segment_t **out);
 
 /* Renames a spare's file to dir/<start> (replacing a leftover of that name)
@@ -68,9 +80,35 @@ void st_segment_unref(st_segment_t *seg);
  * last unref. Blocking: housekeeping thread or shutdown. */
 void st_segment_unlink(st_segment_t *seg);
 
-/* Makes [flushed, wrote) durable through sync_fn (msync by default) and
- * advances flushed. Flush thread (or the loop when no flush thread runs). */
+/* Makes [flushed, wrote) durable and advances flushed: a pooled segment
+ * first commits its buffer (st_segment_commit) and is then synced with
+ * fdatasync, the others with msync; sync_fn (a test hook) replaces either
+ * when not NULL. Flush thread (or the loop when no flush thread runs). */
 rmq_err_t st_segment_flush(st_segment_t *seg, st_sync_fn sync_fn, void *sync_arg);
+
+/* Lends buf (one file long) to an empty seg (wrote 0) before it is
+ * published to other threads; the buffer then holds [0, wrote). Loop thread. */
+void st_segment_attach(st_segment_t *seg, uint8_t *buf);
+/* Takes the buffer back once all of the file is committed (wrote == size
+ * == committed) and returns it, or NULL (kept: not full or not all
+ * written yet). Loop thread. */
+uint8_t *st_segment_detach(st_segment_t *seg);
+/* write()s [committed, wrote) of the buffer to the file and advances
+ * committed (RMQ_EIO if a write fails). Flush thread, or the loop while no
+ * flush thread runs. */
+rmq_err_t st_segment_commit(st_segment_t *seg);
+
+/* Where the writer puts bytes at rel: the buffer if one is attached, else
+ * the mapping. Loop thread. */
+uint8_t *st_segment_wptr(st_segment_t *seg, int64_t rel);
+/* Where [rel, rel + len) (below wrote) can be read now: the mapping when
+ * the file holds it, else the buffer. Valid until the loop thread returns
+ * to its event loop; st_segment_ref the segment and use the mapping only
+ * (st_segment_in_file) to keep a pointer longer. Loop thread. */
+const uint8_t *st_segment_rptr(const st_segment_t *seg, int64_t rel, int64_t len);
+/* Bytes from rel that the file (so the mapping) holds: len, or fewer when
+ * the end of the range is still only in the buffer. Loop thread. */
+int64_t st_segment_in_file(const st_segment_t *seg, int64_t rel, int64_t len);
 
 /* Zeroes [from, size) after a recovery truncation, keeping the blocks
  * allocated. Loop thread at open. */

@@ -98,6 +98,12 @@ static void apply_defaults(st_store_config_t *c)
         c->max_hash_slot_num = 500000;
     if (c->max_index_num <= 1)
         c->max_index_num = 2000000;
+    if (c->transient_store_pool_size <= 0)
+        c->transient_store_pool_size = 5;
+    if (c->commit_interval_ms <= 0)
+        c->commit_interval_ms = 200;
+    if (c->commit_least_pages < 0)
+        c->commit_least_pages = 4;
 }
 
 static char *path_join(const char *dir, const char *name)
@@ -168,6 +174,7 @@ static void store_free(st_store_t *st)
     st_index_free(st->index);
     st_cq_table_deinit(&st->cqs);
     st_commitlog_deinit(&st->cl);
+    st_pool_free(st->pool);
     pthread_mutex_destroy(&st->maps_lock);
     if (st->lock_fd >= 0)
         close(st->lock_fd);
@@ -270,7 +277,14 @@ st_store_t *st_store_open(const st_store_config_t *cfg, char *err, size_t errlen
         return NULL;
     }
     st->link->st = st;
-    st_commitlog_init(&st->cl, st->cl_dir, st->cfg.commitlog_file_size, &st->maps_lock);
+    if (st->cfg.transient_store_pool &&
+        st_pool_new(st->cfg.transient_store_pool_size, st->cfg.commitlog_file_size, &st->pool) != RMQ_OK) {
+        snprintf(err, errlen, "transientStorePoolEnable: cannot map %d buffers of %" PRId64 " bytes",
+                 st->cfg.transient_store_pool_size, st->cfg.commitlog_file_size);
+        store_free(st);
+        return NULL;
+    }
+    st_commitlog_init(&st->cl, st->cl_dir, st->cfg.commitlog_file_size, &st->maps_lock, st->pool);
     if (store_setup(st, when_ok, err, errlen) != RMQ_OK) {
         store_free(st);
         return NULL;
@@ -315,8 +329,15 @@ rmq_err_t st_store_reload(st_store_t *st, char *err, size_t errlen)
         snprintf(err, errlen, "reloading the store under %s: out of memory", st->root_dir);
         return RMQ_ENOMEM;
     }
+    if (st_commitlog_commit_all(&st->cl) != RMQ_OK) {
+        st_index_free(ix);
+        st_cq_table_deinit(&cqs);
+        atomic_store(&st->write_error, 1);
+        snprintf(err, errlen, "reloading the store under %s: writing the buffered log failed", st->root_dir);
+        return RMQ_EIO;
+    }
     st_commitlog_deinit(&st->cl);
-    st_commitlog_init(&st->cl, st->cl_dir, st->cfg.commitlog_file_size, &st->maps_lock);
+    st_commitlog_init(&st->cl, st->cl_dir, st->cfg.commitlog_file_size, &st->maps_lock, st->pool);
     st_cq_table_deinit(&st->cqs);
     st->cqs = cqs;
     st_index_free(st->index);
@@ -463,7 +484,7 @@ static void put_write(st_store_t *st, st_cq_t *cq, st_segment_t *seg, const st_m
         };
         if (m->born_ip6)
             memcpy(rec.born_ip6, m->born_ip6, sizeof rec.born_ip6);
-        size_t size = rmq_record_encode(&rec, seg->base + (pos - seg->start));
+        size_t size = rmq_record_encode(&rec, st_segment_wptr(seg, pos - seg->start));
 
         st_cq_write(&st->cqs, cq, qoff, pos, (int32_t)size, m->tag_code);
         st_index_add(st, m->topic, m->topic_len, m->properties, m->properties_len, pos, (int32_t)size,
@@ -550,14 +571,24 @@ static void seg_ref_cleanup(const void *data, size_t len, void *extra)
     st_segment_unref(extra);
 }
 
-/* Appends a reference to [phys, phys + len) to out, holding its segment. */
+/* Appends [phys, phys + len) to out: a reference into the mapping (holding
+ * the segment) for what the file holds, a copy of the rest from the
+ * transient pool's buffer (bytes appended since the last write()). */
 static rmq_err_t add_log_ref(st_segment_t *seg, int64_t phys, size_t len, struct evbuffer *out)
 {
-    st_segment_ref(seg);
-    if (evbuffer_add_reference(out, seg->base + (phys - seg->start), len, seg_ref_cleanup, seg) != 0) {
-        st_segment_unref(seg);
-        return RMQ_ENOMEM;
+    int64_t rel = phys - seg->start, in_file = st_segment_in_file(seg, rel, (int64_t)len);
+
+    if (in_file > 0) {
+        st_segment_ref(seg);
+        if (evbuffer_add_reference(out, seg->base + rel, (size_t)in_file, seg_ref_cleanup, seg) != 0) {
+            st_segment_unref(seg);
+            return RMQ_ENOMEM;
+        }
     }
+    if (in_file < (int64_t)len &&
+        evbuffer_add(out, st_segment_rptr(seg, rel + in_file, (int64_t)len - in_file),
+                     len - (size_t)in_file) != 0)
+        return RMQ_ENOMEM;
     return RMQ_OK;
 }
 
@@ -713,7 +744,7 @@ static int64_t record_time(st_store_t *st, int64_t phys)
 
     if (!seg || phys + (int64_t)RMQ_RECORD_FIXED > seg->start + seg->size)
         return -1;
-    return rmq_record_store_ts(seg->base + (phys - seg->start));
+    return rmq_record_store_ts(st_segment_rptr(seg, phys - seg->start, RMQ_RECORD_FIXED));
 }
 
 int64_t st_store_time_at(st_store_t *st, const char *topic, int32_t queue_id, int64_t offset)
@@ -752,17 +783,17 @@ rmq_err_t st_store_read_record(st_store_t *st, int64_t phys_offset, struct evbuf
 {
     st_segment_t *seg = phys_offset >= st_commitlog_min(&st->cl) && phys_offset < st->cl.write_pos
                         ? st_commitlog_find(&st->cl, phys_offset) : NULL;
+    const uint8_t *p;
     int64_t lim;
     rmq_record_t rec;
 
     if (!seg)
         return RMQ_ENOTFOUND;
     lim = st->cl.write_pos < seg->start + seg->size ? st->cl.write_pos : seg->start + seg->size;
-    if (rmq_record_decode(seg->base + (phys_offset - seg->start), (size_t)(lim - phys_offset), 1,
-                          &rec) != RMQ_OK || rec.phys_offset != phys_offset)
+    p = st_segment_rptr(seg, phys_offset - seg->start, lim - phys_offset);
+    if (rmq_record_decode(p, (size_t)(lim - phys_offset), 1, &rec) != RMQ_OK || rec.phys_offset != phys_offset)
         return RMQ_ENOTFOUND;
-    return evbuffer_add(out, seg->base + (phys_offset - seg->start), rec.total_size) == 0
-           ? RMQ_OK : RMQ_ENOMEM;
+    return evbuffer_add(out, p, rec.total_size) == 0 ? RMQ_OK : RMQ_ENOMEM;
 }
 
 /* Removes the (now empty) directories of deleted queue files. */
@@ -850,7 +881,7 @@ rmq_err_t st_store_append_raw(st_store_t *st, int64_t offset, const void *data, 
             st_house_want_spare(st);
         n = (size_t)(seg->start + seg->size - cl->write_pos);
         n = n < len ? n : len;
-        memcpy(seg->base + (cl->write_pos - seg->start), p, n);
+        memcpy(st_segment_wptr(seg, cl->write_pos - seg->start), p, n);
         st_commitlog_advance(cl, seg, (int64_t)n);
         p += n;
         len -= n;

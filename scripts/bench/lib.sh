@@ -18,6 +18,7 @@ declare -A BK_PIDS=()   # name -> pid of the daemons up now
 declare -A BK_CONF=()   # name -> properties file
 BK_NS=''                # name server address once up
 BK_STAGE_DIR=''         # where the current stage writes
+BK_BROKER_EXTRA=''      # extra broker properties (space-separated key=value) for bk_broker_up
 
 bk_log() { printf '[bench %s] %s\n' "$(date +%T)" "$*" >&2; }
 bk_die() {
@@ -182,6 +183,7 @@ bk_broker_up() {
     echo "mapedFileSizeCommitLog=${RMQ_BENCH_MAPPED_SIZE:-1073741824}"
     echo "maxMessageSize=4194304"
     echo "autoCreateTopicEnable=true"
+    [ -z "${BK_BROKER_EXTRA:-}" ] || printf '%s\n' $BK_BROKER_EXTRA
     if [ -n "$mha" ] && [ "${RMQ_BENCH_PIN_HA:-1}" = 1 ]; then
       echo "haMasterAddress=127.0.0.1:$mha"
     fi

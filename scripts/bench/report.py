@@ -219,7 +219,8 @@ if has_stage(1):
     rows = []
     for key, name in (("base", "base: sync send"), ("async", "async send"),
                       ("autobatch", "async send, auto-batch 32"),
-                      ("batch", "batched send (-b 32)"), ("syncflush", "SYNC_FLUSH master")):
+                      ("batch", "batched send (-b 32)"), ("syncflush", "SYNC_FLUSH master"),
+                      ("syncflush-pool", "SYNC_FLUSH master, transientStorePoolEnable")):
         run = load_run(os.path.join(d, key))
         if run:
             s1[key] = run["json"]
@@ -744,6 +745,13 @@ if fd and sf:
            sf / fd >= 10)
 else:
     target("SYNC_FLUSH 64 threads vs single-writer fdatasync rate", "not measured", ">= 10x", None)
+sfp = tps_of(s1.get("syncflush-pool"))
+if fd and sfp:
+    target("SYNC_FLUSH + transientStorePoolEnable 64 threads vs single-writer fdatasync rate",
+           fratio(sfp / fd), ">= 15x", sfp / fd >= 15)
+else:
+    target("SYNC_FLUSH + transientStorePoolEnable 64 threads vs single-writer fdatasync rate",
+           "not measured", ">= 15x", None)
 x128 = (s7.get("xadd-s128") or {}).get("rps")
 if sy and x128:
     target("2m-2s SYNC 64 threads 128 B vs Redis XADD with replica", fratio(sy / x128), ">= 1x",

@@ -28,12 +28,20 @@ stage1() {
   bk_topic BenchBase
   bk_producer "$d/syncflush" "$D_EXTRA" -t BenchBase -w 64 -s 128
   bk_down
+  # the same with transientStorePoolEnable (appends buffered, pwrite + fdatasync)
+  BK_BROKER_EXTRA="transientStorePoolEnable=true"
+  bk_single_up ASYNC_MASTER SYNC_FLUSH
+  bk_topic BenchBase
+  bk_producer "$d/syncflush-pool" "$D_EXTRA" -t BenchBase -w 64 -s 128
+  bk_down
+  BK_BROKER_EXTRA=
   fdatasync_rate "$d/fdatasync" "$D_EXTRA"
 }
 
 # fdatasync_rate PREFIX SECONDS: this disk's single-writer fdatasync rate
 # (4 KiB writes, each followed by fdatasync) with fio, or with python3 when
-# fio is missing and cannot be installed; PREFIX.json / PREFIX.txt.
+# fio is missing and cannot be installed or does not run; PREFIX.fio.json or
+# PREFIX.json.
 fdatasync_rate() {
   local prefix=$1 secs=$2 f=$BK_TMP/fdatasync.dat
   ensure_pkg fio fio || true
@@ -42,7 +50,10 @@ fdatasync_rate() {
       --runtime="$secs" --time_based --output-format=json
     timeout $((secs + 60)) fio --name=fdatasync --filename="$f" --rw=write --bs=4k --size=64m \
       --fdatasync=1 --runtime="$secs" --time_based --output-format=json >"$prefix.fio.json" 2>&1 || true
-  else
+  fi
+  # fio missing, or installed but not running (e.g. a library missing): python3
+  if ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))["jobs"]' "$prefix.fio.json" 2>/dev/null; then
+    rm -f "$prefix.fio.json"
     bk_cmd python3 "$BK_ROOT/scripts/bench/fdatasync.py" "$f" "$secs"
     python3 "$BK_ROOT/scripts/bench/fdatasync.py" "$f" "$secs" >"$prefix.json" || true
   fi

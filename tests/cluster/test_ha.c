@@ -4,7 +4,10 @@
  * their index (KEYS) and checked byte for byte when pulled back from the
  * slave; SYNC_MASTER statuses with the slave down or frozen; byte-equal
  * commit logs under ASYNC_MASTER; an empty slave catching up; controller
- * mode's epochs, truncation and confirm offset on master and slaves. */
+ * mode's epochs, truncation and confirm offset on master and slaves.
+ * With RMQ_TEST_TRANSIENT_POOL set (the ha_pool test) every broker runs
+ * with transientStorePoolEnable (a classic slave ignores it, as in
+ * RocketMQ). */
 #include <check.h>
 #include <dirent.h>
 #include <inttypes.h>
@@ -47,8 +50,9 @@ static void broker_start(hn_daemon_t *d, const char *name, const char *extra, ch
     snprintf(props, sizeof props,
              "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/%s\n"
              "mapedFileSizeCommitLog=%d\nmaxMessageSize=262144\nsyncFlushTimeout=1500\n"
-             "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n%s",
-             case_dir, name, FILE_SIZE, extra ? extra : "");
+             "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n%s%s",
+             case_dir, name, FILE_SIZE, getenv("RMQ_TEST_TRANSIENT_POOL") ? "transientStorePoolEnable=true\n" : "",
+             extra ? extra : "");
     ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len), 0);
 }
 
@@ -748,8 +752,13 @@ static Suite *ha_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_sync_master_statuses);
-    tcase_add_test(tc, test_epochs_truncate_divergent_tail);
-    tcase_add_test(tc, test_slave_reads_to_confirm);
+    /* these two kill -9 ASYNC_FLUSH controller-mode brokers and expect
+     * every replicated byte back; with the pool a process crash loses what
+     * was not written yet (ASYNC_FLUSH's window), so they run without it */
+    if (!getenv("RMQ_TEST_TRANSIENT_POOL")) {
+        tcase_add_test(tc, test_epochs_truncate_divergent_tail);
+        tcase_add_test(tc, test_slave_reads_to_confirm);
+    }
     tcase_add_test(tc, test_empty_slave_catches_up);
     tcase_add_test(tc, test_async_master_logs_equal);
     tcase_add_test(tc, test_sync_master_kill9_slave_has_acked);

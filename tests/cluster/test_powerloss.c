@@ -30,7 +30,12 @@
  * moves any more) noted and its store copied; the copy loses everything past
  * that offset (zeroed). A fresh broker on it must deliver every
  * acknowledged delayed message to its real topic: a level's persisted
- * cursor may not pass a copy that was not durable. */
+ * cursor may not pass a copy that was not durable.
+ *
+ * With RMQ_TEST_TRANSIENT_POOL set (the powerloss_pool test) every broker
+ * runs with transientStorePoolEnable: appends wait in its buffer until the
+ * flush write()s and syncs them, so the image holds only what was written;
+ * every acknowledged message must still be in it. */
 #include <check.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -76,6 +81,12 @@ static size_t body_gen(int i, uint8_t *buf)
 
 /* ---- daemons ----------------------------------------------------------------- */
 
+/* The pool property when the test runs in its transient-pool variant. */
+static const char *pool_props(void)
+{
+    return getenv("RMQ_TEST_TRANSIENT_POOL") ? "transientStorePoolEnable=true\n" : "";
+}
+
 static void broker_start(hn_daemon_t *d, const char *name, const char *store, char *addr, size_t len)
 {
     char props[2048];
@@ -83,8 +94,8 @@ static void broker_start(hn_daemon_t *d, const char *name, const char *store, ch
              "brokerName=broker-p\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s\n"
              "flushDiskType=SYNC_FLUSH\nmapedFileSizeCommitLog=%d\nmapedFileSizeConsumeQueue=20000\n"
              "maxMessageSize=65536\nmaxTransferCountOnMessageInMemory=1024\n"
-             "maxTransferBytesOnMessageInMemory=4194304\nlogLevel=info\n",
-             store, SEG_SIZE);
+             "maxTransferBytesOnMessageInMemory=4194304\nlogLevel=info\n%s",
+             store, SEG_SIZE, pool_props());
 
     ck_assert_msg(n > 0 && (size_t)n < sizeof props, "properties for %s do not fit", store);
     ck_assert_msg(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len) == 0,
@@ -542,8 +553,8 @@ static void delay_broker_start(hn_daemon_t *d, const char *name, const char *sto
     char props[2048];
     int n = snprintf(props, sizeof props,
              "brokerName=broker-d\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s\nflushDiskType=SYNC_FLUSH\n"
-             "flushIntervalCommitLog=60000\nmapedFileSizeCommitLog=%d\nmaxMessageSize=65536\nmessageDelayLevel=2s\n",
-             store, SEG_SIZE);
+             "flushIntervalCommitLog=60000\nmapedFileSizeCommitLog=%d\nmaxMessageSize=65536\nmessageDelayLevel=2s\n%s",
+             store, SEG_SIZE, pool_props());
     ck_assert_msg(n > 0 && (size_t)n < sizeof props, "properties for %s do not fit", store);
     ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len), 0);
 }

@@ -69,12 +69,12 @@ START_TEST(test_append_across_rolls_with_blank)
         ck_assert_int_eq(res.count, 1);
         if (res.phys_offset != prev_end) {
             /* rolled: the new record starts a file, the old one ends in a blank */
-            uint8_t *p;
+            const uint8_t *p;
             st_segment_t *seg = st_commitlog_find(&st->cl, prev_end);
 
             ck_assert_int_eq(res.phys_offset % TS_FILE_SIZE, 0);
             ck_assert_int_eq(res.phys_offset, prev_end - prev_end % TS_FILE_SIZE + TS_FILE_SIZE);
-            p = seg->base + (prev_end - seg->start);
+            p = st_segment_rptr(seg, prev_end - seg->start, 8);
             ck_assert_uint_eq((uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7],
                               RMQ_MAGIC_BLANK);
             rolls++;

@@ -30,6 +30,8 @@ void ts_env_init(ts_env_t *env)
     env->cfg.disk_full_ratio = 90;
     env->cfg.store_host_ip = 0x7F000001;
     env->cfg.store_host_port = 10911;
+    env->cfg.transient_store_pool = getenv("RMQ_TEST_TRANSIENT_POOL") != NULL;
+    env->cfg.transient_store_pool_size = 2;
 }
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)

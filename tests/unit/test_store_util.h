@@ -20,7 +20,8 @@ typedef struct ts_env {
 } ts_env_t;
 
 /* Creates a temp dir and a configuration with 64 KiB commit-log files and
- * 64-unit consume-queue files. */
+ * 64-unit consume-queue files; the transient store pool (two buffers) is
+ * on when RMQ_TEST_TRANSIENT_POOL is set (the *_pool suites). */
 void ts_env_init(ts_env_t *env);
 /* Removes the temp dir and everything under it. */
 void ts_env_cleanup(ts_env_t *env);

@@ -1,0 +1,283 @@
+/* test_store_transient.c: the transient store pool (transientStorePoolEnable):
+ * appends stay in the pool's buffer until a commit write()s them, and
+ * every reader (pulls, HA raw reads, reads by id) sees them there byte for
+ * byte; the file holds exactly those bytes after the flush; rolls give
+ * buffers back (and a dry pool falls back to the mapping); a process crash
+ * keeps what was flushed; a SYNC_FLUSH waiter is released only once its
+ * bytes are written to the file and synced. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "rmq_loop.h"
+#include "rmq_time.h"
+#include "st_internal.h"
+#include "test_store_util.h"
+
+static ts_env_t env;
+
+static void setup(void)
+{
+    ts_env_init(&env);
+    env.cfg.transient_store_pool = 1;
+    env.cfg.transient_store_pool_size = 2;
+}
+
+static void teardown(void)
+{
+    ts_env_cleanup(&env);
+}
+
+/* Checks that the queue serves count messages with bodies seq 0..count-1. */
+static void check_queue(st_store_t *st, const char *topic, int32_t qid, int64_t count)
+{
+    int64_t offset = 0;
+
+    while (offset < count) {
+        struct evbuffer *buf = evbuffer_new();
+        st_get_result_t gr;
+        rmq_record_t recs[64];
+        uint8_t *flat;
+        size_t n;
+
+        st_store_get(st, topic, qid, offset, 32, 0, NULL, buf, &gr);
+        ck_assert_int_eq(gr.status, ST_GET_FOUND);
+        n = ts_records(buf, recs, 64, &flat);
+        ck_assert_uint_eq(n, (size_t)gr.msg_count);
+        for (size_t i = 0; i < n; i++)
+            ts_check_body(&recs[i], (uint32_t)(offset + (int64_t)i));
+        offset = gr.next_begin_offset;
+        free(flat);
+        evbuffer_free(buf);
+    }
+    ck_assert_int_eq(offset, count);
+}
+
+/* Reads [off, off + len) of the commit-log file starting at 0. */
+static void read_file(uint8_t *out, int64_t off, size_t len)
+{
+    char path[256];
+    int fd;
+
+    ts_path(&env, path, sizeof(path), "commitlog/00000000000000000000");
+    fd = open(path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pread(fd, out, len, off), (ssize_t)len);
+    close(fd);
+}
+
+/* The commit log's raw bytes [0, len) as an HA read serves them. */
+static void read_raw(st_store_t *st, uint8_t *out, size_t len)
+{
+    struct evbuffer *buf = evbuffer_new();
+
+    ck_assert_int_eq(st_store_read_raw(st, 0, len, buf), (int64_t)len);
+    ck_assert_int_eq(evbuffer_remove(buf, out, len), (int)len);
+    evbuffer_free(buf);
+}
+
+START_TEST(test_reads_before_the_write)
+{
+    st_store_t *st = ts_open(&env);
+    st_put_result_t res;
+    struct evbuffer *one = evbuffer_new();
+    uint8_t raw[16384], file[16384], zero[16384] = {0};
+    int64_t end;
+
+    for (uint32_t i = 0; i < 40; i++) {
+        ts_put(st, "Pool", 0, i, 100 + i * 7, NULL, &res);
+        ck_assert_int_eq(res.status, ST_PUT_OK);
+    }
+    end = res.end_offset;
+    ck_assert_int_lt(end, (int64_t)sizeof(raw));
+    /* nothing written yet: the file is still zeros, the buffer serves reads */
+    read_file(file, 0, (size_t)end);
+    ck_assert_int_eq(memcmp(file, zero, (size_t)end), 0);
+    check_queue(st, "Pool", 0, 40);
+    read_raw(st, raw, (size_t)end);
+    ck_assert_int_eq(st_store_read_record(st, res.phys_offset, one), RMQ_OK);
+    ck_assert_int_eq((int64_t)evbuffer_get_length(one), end - res.phys_offset);
+    ck_assert_int_eq(memcmp(evbuffer_pullup(one, -1), raw + res.phys_offset,
+                            (size_t)(end - res.phys_offset)), 0);
+    /* the flush writes exactly those bytes */
+    ck_assert_int_eq(st_store_flush_now(st), RMQ_OK);
+    read_file(file, 0, (size_t)end);
+    ck_assert_int_eq(memcmp(file, raw, (size_t)end), 0);
+    check_queue(st, "Pool", 0, 40);
+    /* a read straddling the written end: the mapping part and the buffer part */
+    ts_put(st, "Pool", 0, 40, 300, NULL, &res);
+    read_raw(st, raw, (size_t)res.end_offset);
+    check_queue(st, "Pool", 0, 41);
+    evbuffer_free(one);
+    st_store_close(st);
+    st = ts_open(&env);
+    check_queue(st, "Pool", 0, 41);
+    st_store_close(st);
+}
+END_TEST
+
+START_TEST(test_rolls_return_buffers)
+{
+    st_store_t *st = ts_open(&env);
+    st_put_result_t res;
+    uint32_t seq = 0;
+
+    /* flushed as it goes: each full file's buffer goes back to the pool */
+    for (; seq < 300; seq++) {
+        ts_put(st, "Roll", 1, seq, 700 + (seq * 37) % 900, NULL, &res);
+        ck_assert_int_eq(res.status, ST_PUT_OK);
+        if (seq % 10 == 9)
+            ck_assert_int_eq(st_store_flush_now(st), RMQ_OK);
+        ck_assert_int_le(st_pool_lent(st->pool), 2);
+    }
+    ck_assert_int_ge(st->cl.nseg, 4);
+    ck_assert_int_eq(st_pool_lent(st->pool), 1);
+    ck_assert_ptr_nonnull(atomic_load(&st->cl.segs[st->cl.nseg - 1]->wbuf));
+    /* never flushed: the pool runs dry and later files use their mappings */
+    for (; seq < 600; seq++) {
+        ts_put(st, "Roll", 1, seq, 700 + (seq * 37) % 900, NULL, &res);
+        ck_assert_int_eq(res.status, ST_PUT_OK);
+    }
+    ck_assert_int_eq(st_pool_lent(st->pool), 2);
+    check_queue(st, "Roll", 1, 600);
+    ck_assert_int_eq(st_store_flush_now(st), RMQ_OK);
+    ck_assert_int_le(st_pool_lent(st->pool), 1);
+    st_store_close(st);
+    st = ts_open(&env);
+    check_queue(st, "Roll", 1, 600);
+    /* the file active at open is written through its mapping until a roll */
+    ck_assert_ptr_null(atomic_load(&st->cl.segs[st->cl.nseg - 1]->wbuf));
+    for (; seq < 700; seq++) {
+        ts_put(st, "Roll", 1, seq, 700 + (seq * 37) % 900, NULL, &res);
+        ck_assert_int_eq(res.status, ST_PUT_OK);
+    }
+    ck_assert_ptr_nonnull(atomic_load(&st->cl.segs[st->cl.nseg - 1]->wbuf));
+    check_queue(st, "Roll", 1, 700);
+    st_store_close(st);
+    st = ts_open(&env);
+    check_queue(st, "Roll", 1, 700);
+    st_store_close(st);
+}
+END_TEST
+
+static void crash_after_flush(ts_env_t *e)
+{
+    st_store_t *st = ts_open(e);
+    st_put_result_t res;
+
+    for (uint32_t i = 0; i < 50; i++)
+        ts_put(st, "Crash", 0, i, 200, NULL, &res);
+    if (st_store_flush_now(st) != RMQ_OK)
+        _exit(1);
+    for (uint32_t i = 50; i < 80; i++)
+        ts_put(st, "Crash", 0, i, 200, NULL, &res);
+}
+
+START_TEST(test_crash_keeps_what_was_flushed)
+{
+    st_store_t *st;
+
+    ts_crash_child(&env, crash_after_flush);
+    st = ts_open(&env);
+    /* the 30 unflushed sends were only in the buffer: a process crash
+     * loses them (ASYNC_FLUSH's window with the pool); the flushed 50 stay */
+    ck_assert_int_eq(st_store_max_offset(st, "Crash", 0), 50);
+    check_queue(st, "Crash", 0, 50);
+    st_store_close(st);
+}
+END_TEST
+
+typedef struct sync_ctx {
+    st_store_t *st;
+    int64_t end;
+    int done, ok, covered;
+} sync_ctx_t;
+
+/* A waiter's release: its bytes must be in the file and synced by now. */
+static void on_synced(rmq_err_t err, void *arg)
+{
+    sync_ctx_t *c = arg;
+    st_segment_t *seg = st_commitlog_find(&c->st->cl, c->end - 1);
+    int64_t rel = c->end - seg->start;
+
+    c->done++;
+    c->ok += err == RMQ_OK;
+    c->covered += atomic_load(&seg->committed) >= rel && atomic_load(&seg->flushed) >= rel;
+}
+
+START_TEST(test_sync_flush_waiters_after_write_and_sync)
+{
+    struct event_base *base;
+    rmq_loop_poster_t *poster;
+    st_store_t *st;
+    sync_ctx_t ctx[200];
+    int64_t deadline;
+    int done = 0;
+
+    env.cfg.flush_type = ST_SYNC_FLUSH;
+    rmq_loop_global_init();
+    base = event_base_new();
+    poster = rmq_loop_poster_new(base);
+    st = ts_open(&env);
+    ck_assert_int_eq(st_store_start(st, base, poster), RMQ_OK);
+    for (int i = 0; i < 200; i++) {
+        st_put_result_t res;
+
+        ts_put(st, "Sync", i % 4, (uint32_t)i, 300 + i, NULL, &res);
+        ck_assert_int_eq(res.status, ST_PUT_OK);
+        ctx[i] = (sync_ctx_t){ .st = st, .end = res.end_offset };
+        ck_assert_int_eq(st_store_wait_flush(st, res.end_offset, on_synced, &ctx[i]), RMQ_OK);
+        if (i % 16 == 0)
+            event_base_loop(base, EVLOOP_NONBLOCK);
+    }
+    deadline = rmq_mono_ms() + 20000;
+    while (rmq_mono_ms() < deadline) {
+        done = 0;
+        for (int i = 0; i < 200; i++)
+            done += ctx[i].done;
+        if (done == 200)
+            break;
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        rmq_sleep_ms(1);
+    }
+    for (int i = 0; i < 200; i++) {
+        ck_assert_int_eq(ctx[i].ok, 1);
+        ck_assert_int_eq(ctx[i].covered, 1);
+    }
+    ck_assert_int_ge(st->cl.nseg, 2);
+    st_store_close(st);
+    rmq_loop_poster_free(poster);
+    event_base_free(base);
+    st = ts_open(&env);
+    for (int q = 0; q < 4; q++)
+        ck_assert_int_eq(st_store_max_offset(st, "Sync", q), 50);
+    st_store_close(st);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("store_transient");
+    TCase *tc = tcase_create("pool");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_reads_before_the_write);
+    tcase_add_test(tc, test_rolls_return_buffers);
+    tcase_add_test(tc, test_crash_keeps_what_was_flushed);
+    tcase_add_test(tc, test_sync_flush_waiters_after_write_and_sync);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
