@@ -10,6 +10,9 @@
  *   /api/groups[?group=G]    consumer groups (from every master's offset
  *                            table) or one group's lag per queue
  *   /api/message?id=ID       one message by its offset message id
+ *   /api/controller          with enableControllerInNamesrv: each broker
+ *                            group's master, epoch, in-sync set, replicas
+ *                            and the recent elections (ns_console_ctl)
  *
  * Broker data is gathered asynchronously with rmq_client on this loop:
  * a "snapshot" (GET_BROKER_RUNTIME_INFO from every live address) serves
@@ -35,6 +38,7 @@
 #include <event2/http.h>
 #include <openssl/crypto.h>
 
+#include "ns_console_ctl.h"
 #include "ns_metrics.h"
 #include "ns_route.h"
 #include "ns_server.h"
@@ -944,6 +948,25 @@ static void h_topics(struct evhttp_request *req, ns_console_t *con)
     evbuffer_free(out);
 }
 
+/* /api/controller: the embedded controller's view; 404 without one. */
+static void h_controller(struct evhttp_request *req, ns_console_t *con)
+{
+    const ns_controller_t *ctl = ns_server_controller(con->ns);
+    struct evbuffer *out;
+
+    if (!ctl) {
+        rmq_http_replyf(req, 404, "no controller in this name server (enableControllerInNamesrv=false)\n");
+        return;
+    }
+    if (!(out = evbuffer_new())) {
+        rmq_http_replyf(req, 503, "out of memory\n");
+        return;
+    }
+    ns_console_ctl_render(ctl, out);
+    rmq_http_reply(req, 200, "application/json", out);
+    evbuffer_free(out);
+}
+
 /* ---- HTTP entry points -------------------------------------------------------- */
 
 static void h_metrics(struct evhttp_request *req, void *arg)
@@ -983,6 +1006,8 @@ static void h_api(struct evhttp_request *req, void *arg)
         h_groups(req, con);
     else if (strcmp(path, "/api/message") == 0)
         h_message(req, con);
+    else if (strcmp(path, "/api/controller") == 0)
+        h_controller(req, con);
     else
         rmq_http_replyf(req, 404, "no such API: %s\n", path);
 }
@@ -1014,7 +1039,7 @@ static void h_static(struct evhttp_request *req, void *arg)
 
 /* Every /api/... path goes through h_api; evhttp routes are exact, so each is listed. */
 static const char *const api_paths[] = {"/api/cluster", "/api/tps", "/api/topics", "/api/topic",
-                                        "/api/groups", "/api/message"};
+                                        "/api/groups", "/api/message", "/api/controller"};
 
 ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base, const rmq_security_t *sec)
 {

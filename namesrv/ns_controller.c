@@ -70,6 +70,7 @@ struct ns_controller {
     int closing;                  /* in ns_controller_free: answers are dropped */
     int groups_loaded;            /* every state key read under this leadership */
     uint64_t elections;           /* master changes this controller committed */
+    ns_ctl_election_t recent[NS_CTL_ELECTIONS_KEPT];  /* ring of the last ones */
     uint64_t generation;          /* bumped when leadership ends: stale answers are dropped */
     struct event *lease_timer;    /* keepalive / campaign, every TTL/3 */
     struct event *tick_timer;     /* liveness checks */
@@ -376,6 +377,22 @@ static void route_follow(ctl_group_t *g)
                  rmq_strerror(err));
 }
 
+/* Counts a committed master change of g (from old) and keeps it in the ring. */
+static void election_record(ctl_group_t *g, const ns_ctl_state_t *old)
+{
+    ns_controller_t *ctl = g->ctl;
+    ns_ctl_election_t *e = &ctl->recent[ctl->elections++ % NS_CTL_ELECTIONS_KEPT];
+
+    e->wall_ms = rmq_wall_ms();
+    snprintf(e->cluster, sizeof e->cluster, "%s", g->cluster);
+    snprintf(e->broker_name, sizeof e->broker_name, "%s", g->name);
+    e->old_master_id = old->master_id;
+    snprintf(e->old_master_addr, sizeof e->old_master_addr, "%s", old->master_addr);
+    e->new_master_id = g->st.master_id;
+    snprintf(e->new_master_addr, sizeof e->new_master_addr, "%s", g->st.master_addr);
+    e->master_epoch = g->st.master_epoch;
+}
+
 static void on_group_written(const rmq_etcd_result_t *res, void *arg)
 {
     ctl_call_t *c = arg;
@@ -391,13 +408,14 @@ static void on_group_written(const rmq_etcd_result_t *res, void *arg)
     }
     if (res->succeeded) {
         int moved = g->proposed.master_id != g->st.master_id || g->proposed.master_epoch != g->st.master_epoch;
+        ns_ctl_state_t old = g->st;
         g->st = g->proposed;
         g->mod_rev = res->revision;
         LOG_INFO("controller: %s master %" PRId64 " (%s) epoch %" PRId64 ", sync state set of %zu, epoch %" PRId64,
                  g->key, g->st.master_id, g->st.master_addr, g->st.master_epoch, g->st.n_sync,
                  g->st.sync_set_epoch);
         if (moved) {
-            ctl->elections++;
+            election_record(g, &old);
             route_follow(g);
         }
         group_check(g);
@@ -457,11 +475,18 @@ fail:
         evbuffer_free(val);
 }
 
+/* 1 if mb's port has not refused a probe and its last heartbeat is within
+ * its timeout at now. */
+static int member_alive(const ctl_member_t *mb, int64_t now)
+{
+    return !mb->gone && now - mb->last_ms <= mb->timeout_ms;
+}
+
 /* Marks which members are alive at now. */
 static void members_refresh(ctl_group_t *g, int64_t now)
 {
     for (size_t i = 0; i < g->n_members; i++)
-        g->members[i].m.alive = !g->members[i].gone && now - g->members[i].last_ms <= g->members[i].timeout_ms;
+        g->members[i].m.alive = member_alive(&g->members[i], now);
 }
 
 static const ctl_member_t *member_by_id(const ctl_group_t *g, int64_t id)
@@ -640,6 +665,27 @@ const char *ns_controller_ha_addr(const ns_controller_t *ctl, const char *cluste
 uint64_t ns_controller_elections(const ns_controller_t *ctl)
 {
     return ctl->elections;
+}
+
+const ns_ctl_election_t *ns_controller_election(const ns_controller_t *ctl, size_t i)
+{
+    if (i >= ctl->elections || i >= NS_CTL_ELECTIONS_KEPT)
+        return NULL;
+    return &ctl->recent[(ctl->elections - 1 - i) % NS_CTL_ELECTIONS_KEPT];
+}
+
+size_t ns_controller_members(const ns_controller_t *ctl, const char *cluster, const char *broker_name,
+                             ns_ctl_member_t *out, size_t max)
+{
+    const ctl_group_t *g = group_find(ctl, cluster, broker_name);
+    int64_t now = rmq_mono_ms();
+    size_t n = 0;
+
+    for (; g && n < g->n_members && n < max; n++) {
+        out[n] = g->members[n].m;
+        out[n].alive = member_alive(&g->members[n], now);
+    }
+    return n;
 }
 
 void ns_controller_each_group(const ns_controller_t *ctl, ns_ctl_group_fn fn, void *arg)

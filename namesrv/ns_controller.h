@@ -88,6 +88,31 @@ const char *ns_controller_ha_addr(const ns_controller_t *ctl, const char *cluste
  * has committed as leader. */
 uint64_t ns_controller_elections(const ns_controller_t *ctl);
 
+#define NS_CTL_ELECTIONS_KEPT 32
+
+/* A master change (a first master or a failover) this controller committed
+ * as leader. */
+typedef struct ns_ctl_election {
+    int64_t wall_ms;                          /* when the txn committed */
+    char cluster[NS_NAME_MAX + 1];
+    char broker_name[NS_NAME_MAX + 1];
+    int64_t old_master_id;                    /* -1: the group had none */
+    char old_master_addr[NS_CTL_ADDR_MAX + 1];
+    int64_t new_master_id;
+    char new_master_addr[NS_CTL_ADDR_MAX + 1];
+    int64_t master_epoch;                     /* the new master's */
+} ns_ctl_election_t;
+
+/* The i-th most recent (0: newest) of the last NS_CTL_ELECTIONS_KEPT
+ * master changes this controller committed, or NULL past the last one.
+ * Borrowed from ctl until its next election. */
+const ns_ctl_election_t *ns_controller_election(const ns_controller_t *ctl, size_t i);
+
+/* Copies up to max replicas of a group, as their heartbeats last described
+ * them (alive as of now), into out; returns how many (0: unknown group). */
+size_t ns_controller_members(const ns_controller_t *ctl, const char *cluster, const char *broker_name,
+                             ns_ctl_member_t *out, size_t max);
+
 typedef void (*ns_ctl_group_fn)(const char *cluster, const char *broker_name, const ns_ctl_state_t *st,
                                 void *arg);
 

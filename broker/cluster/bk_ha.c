@@ -20,6 +20,7 @@
 
 #include "bk_metasync.h"
 #include "st_file.h"
+#include "ha_confirm.h"
 #include "ha_master.h"
 #include "ha_slave.h"
 #include "rmq_log.h"
@@ -198,34 +199,39 @@ static void ha_confirm_arrived(int64_t confirm, void *arg)
 {
     bk_ha_t *ha = arg;
     char path[PATH_MAX], *text;
-    int n;
 
     if (confirm == ha->confirm)
         return;
     ha->confirm = confirm;
     st_store_set_read_limit(ha->bk->store, confirm);
     ha_confirm_path(ha, path, sizeof path);
-    if ((text = malloc(32)) && (n = snprintf(text, 32, "%" PRId64 "\n", confirm)) > 0 &&
-        bk_persist_submit(ha->bk->persist, path, text, (size_t)n) == RMQ_OK)
+    if ((text = malloc(HA_CONFIRM_TEXT_MAX)) &&
+        bk_persist_submit(ha->bk->persist, path, text, ha_confirm_format(text, confirm)) == RMQ_OK)
         return;
     LOG_WARN_RL("HA: cannot queue the confirm offset %" PRId64 " for %s: out of memory", confirm, path);
 }
 
-/* A controller-mode slave starts from its kept confirm offset (0 when it
- * has none or cannot read it: it serves nothing until its master says). */
+/* A controller-mode slave starts from its kept confirm offset, or from 0
+ * (it serves nothing until its master says) when it has none, or when the
+ * file cannot be read or is corrupt: that is logged as an error and the
+ * broker starts, since a lower confirm offset only holds consumers back
+ * and never exposes a message the master may still truncate. */
 static void ha_confirm_load(bk_ha_t *ha)
 {
-    char path[PATH_MAX], *text = NULL, *end;
+    char path[PATH_MAX], why[128], *text = NULL;
     size_t len = 0;
+    rmq_err_t rc;
 
     ha->confirm = 0;
     ha_confirm_path(ha, path, sizeof path);
-    if (st_file_read_all(path, &text, &len) == RMQ_OK) {
-        long long v = strtoll(text, &end, 10);
-        if (end != text && *end == '\n' && v >= 0)
-            ha->confirm = v;
-        else
-            LOG_WARN("HA: %s is not an offset; serving nothing until the master sends its confirm offset", path);
+    rc = st_file_read_all(path, &text, &len);
+    if (rc == RMQ_OK)
+        rc = ha_confirm_parse(text, len, &ha->confirm, why, sizeof why);
+    else if (rc != RMQ_ENOTFOUND)
+        snprintf(why, sizeof why, "cannot be read: %s", rmq_strerror(rc));
+    if (rc != RMQ_OK && rc != RMQ_ENOTFOUND) {
+        ha->confirm = 0;
+        LOG_ERROR("HA: %s %s; serving nothing until the master sends its confirm offset", path, why);
     }
     free(text);
     st_store_set_read_limit(ha->bk->store, ha->confirm);

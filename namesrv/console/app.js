@@ -1,7 +1,9 @@
 /* rmq console: a read-only single page over the name server's JSON API.
  * Views are chosen by the URL hash (#view=topics&topic=T, #view=groups&group=G,
- * #view=message&id=ID); the cluster view polls /api/cluster and /api/tps once a
- * second and draws the TPS chart on a canvas. No libraries. */
+ * #view=message&id=ID, #view=controller); the cluster view polls /api/cluster and
+ * /api/tps once a second and draws the TPS chart on a canvas; the controller view
+ * polls /api/controller (controller mode's groups, epochs and elections). No
+ * libraries. */
 'use strict';
 
 const POLL_MS = 1000;
@@ -310,6 +312,48 @@ async function showMessage(id) {
     '</dl><h3>Body</h3><pre class="body">' + esc(r.body) + '</pre>';
 }
 
+/* ---- controller ------------------------------------------------------------ */
+
+function masterCell(id, addr) {
+  return id < 0 ? '<span class="muted">none</span>' : esc(id) + ' <span class="muted">' + esc(addr) + '</span>';
+}
+
+function renderController(c) {
+  $('#ctl-summary').innerHTML = [
+    ['This controller', c.leader ? 'leader' : 'standby'], ['Broker groups', c.groups.length],
+    ['Elections committed here', c.electionsTotal],
+  ].map(([k, v]) => '<div class="card"><div class="k">' + esc(k) + '</div><div class="v">' + esc(v) + '</div></div>').join('');
+  const rows = [];
+  c.groups.slice().sort((a, b) => a.cluster.localeCompare(b.cluster) || a.broker.localeCompare(b.broker))
+    .forEach((g) => {
+      const head = '<td>' + esc(g.cluster) + '</td><td>' + esc(g.broker) + '</td><td>' +
+        masterCell(g.masterBrokerId, g.masterAddress) + '</td><td class="num master-epoch">' + esc(g.masterEpoch) +
+        '</td><td class="sync-set">' + esc(g.syncStateSet.join(',')) + '</td><td class="num">' +
+        esc(g.syncStateSetEpoch) + '</td>';
+      const reps = g.replicas.slice().sort((a, b) => a.brokerId - b.brokerId);
+      (reps.length ? reps : [null]).forEach((r) => {
+        if (!r) { rows.push('<tr data-group="' + esc(g.broker) + '">' + head + '<td colspan="7" class="muted">no replica heard</td></tr>'); return; }
+        const cls = r.role === 'MASTER' ? 'ok' : r.role === 'DOWN' ? 'bad' : '';
+        rows.push('<tr data-group="' + esc(g.broker) + '">' + head + '<td class="num">' + esc(r.brokerId) + '</td><td>' +
+          esc(r.addr) + '</td><td><span class="pill ' + cls + '">' + esc(r.role) + '</span></td><td>' +
+          (r.inSync ? 'yes' : 'no') + '</td><td class="num">' + fmtNum(r.epoch) + '</td><td class="num">' +
+          fmtNum(r.maxOffset) + '</td><td class="num">' + (r.lagBytes === null ? '–' : esc(fmtBytes(r.lagBytes))) +
+          '</td></tr>');
+      });
+    });
+  $('#ctl-groups tbody').innerHTML = rows.join('') ||
+    '<tr><td colspan="13" class="muted">no broker group has registered with the controller</td></tr>';
+  $('#ctl-elections tbody').innerHTML = c.elections.map((e) =>
+    '<tr class="election"><td>' + esc(fmtTime(e.timeMs)) + '</td><td>' + esc(e.cluster) + '</td><td>' + esc(e.broker) +
+    '</td><td>' + masterCell(e.oldMasterId, e.oldMasterAddress) + '</td><td>' +
+    masterCell(e.newMasterId, e.newMasterAddress) + '</td><td class="num">' + esc(e.masterEpoch) + '</td></tr>').join('') ||
+    '<tr><td colspan="6" class="muted">no election committed by this controller</td></tr>';
+}
+
+async function pollController() {
+  renderController(await getJSON('/api/controller'));
+}
+
 /* ---- wiring ---------------------------------------------------------------- */
 
 let timer = null;
@@ -320,6 +364,7 @@ async function tick() {
     if (s.view === 'cluster') await pollCluster();
     else if (s.view === 'topics') await pollTopics();
     else if (s.view === 'groups') await pollGroups();
+    else if (s.view === 'controller') await pollController();
     setStatus('updated ' + new Date().toLocaleTimeString('sv-SE'));
   } catch (e) {
     setStatus(e.message, true);

@@ -30,6 +30,9 @@ int cg_start(cg_group_t *g, const char *dir, const cg_settings_t *set)
              "listenPort=0\nbindAddress=127.0.0.1\nenableControllerInNamesrv=true\ncontrollerType=etcd\n"
              "controllerEtcdEndpoints=%s\ncontrollerEtcdPrefix=/ctlgroup\n", g->etcd.endpoints);
     prop_int(props, sizeof props, "controllerLeaseTtlSeconds", set->lease_s);
+    if (set->console && (g->console_port = hn_free_port()) < 0)
+        return -1;
+    prop_int(props, sizeof props, "metricsPort", g->console_port);
     if (hn_daemon_start_conf(&g->ns, dir, "namesrv/mqnamesrv", "ns", props, g->ns_addr, sizeof g->ns_addr) != 0)
         return -1;
     for (int i = 0; i < CG_REPLICAS; i++)

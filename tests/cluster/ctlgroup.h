@@ -24,6 +24,7 @@ typedef struct cg_settings {
     int check_ms;                 /* checkSyncStateSetPeriod */
     int catchup_ms;               /* haMaxTimeSlaveNotCatchup */
     int lease_s;                  /* the controller's controllerLeaseTtlSeconds */
+    int console;                  /* 1: the name server serves its console (metricsPort) */
     const char *acks;             /* the replicas' ack-rule properties; NULL: the broker defaults (allAckInSyncStateSet=true) */
 } cg_settings_t;
 
@@ -33,6 +34,7 @@ typedef struct cg_group {
     hn_etcd_t etcd;
     hn_daemon_t ns;
     char ns_addr[64];
+    int console_port;             /* the name server's metricsPort; 0 without set.console */
     hn_daemon_t rep[CG_REPLICAS];
     char addr[CG_REPLICAS][64];
     int starts[CG_REPLICAS];      /* daemon names b1, b1.2, ... */

@@ -34,8 +34,7 @@ int hn_etcd_available(void)
     return etcd_path(buf, sizeof buf) != NULL;
 }
 
-/* A loopback port free right now (the kernel's pick), or -1. */
-static int free_port(void)
+int hn_free_port(void)
 {
     struct sockaddr_in sa = { .sin_family = AF_INET };
     socklen_t len = sizeof sa;
@@ -51,34 +50,41 @@ static int free_port(void)
     return port;
 }
 
-int hn_etcd_member_healthy(const hn_etcd_t *e, size_t i)
+int hn_http_get(int port, const char *path, char *buf, size_t len)
 {
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)e->client_port[i]) };
-    const char req[] = "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    char buf[2048];
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    char req[512];
     size_t got = 0;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), ok = 0;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
 
+    buf[0] = '\0';
     if (fd < 0)
-        return 0;
+        return -1;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1))
-        goto out;
+    if (n <= 0 || (size_t)n >= sizeof req || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+        write(fd, req, (size_t)n) != n) {
+        close(fd);
+        return -1;
+    }
     for (;;) {
         struct pollfd p = { fd, POLLIN, 0 };
-        if (poll(&p, 1, 1000) <= 0 || got == sizeof buf - 1)
+        if (poll(&p, 1, 3000) <= 0 || got == len - 1)
             break;
-        ssize_t r = read(fd, buf + got, sizeof buf - 1 - got);
+        ssize_t r = read(fd, buf + got, len - 1 - got);
         if (r <= 0)
             break;
         got += (size_t)r;
     }
     buf[got] = '\0';
-    ok = strstr(buf, "\"health\":\"true\"") != NULL;
-out:
     close(fd);
-    return ok;
+    return (int)got;
+}
+
+int hn_etcd_member_healthy(const hn_etcd_t *e, size_t i)
+{
+    char buf[2048];
+
+    return hn_http_get(e->client_port[i], "/health", buf, sizeof buf) > 0 && strstr(buf, "\"health\":\"true\"") != NULL;
 }
 
 /* Starts member i of e's cluster (ports and initial-cluster already set). */
@@ -131,8 +137,8 @@ int hn_etcd_start(hn_etcd_t *e, const char *dir, size_t n, int timeout_ms)
         return -1;
     e->n = n;
     for (size_t i = 0; i < n; i++) {
-        e->client_port[i] = free_port();
-        e->peer_port[i] = free_port();
+        e->client_port[i] = hn_free_port();
+        e->peer_port[i] = hn_free_port();
         used += (size_t)snprintf(cluster + used, sizeof cluster - used, "%setcd%zu=http://127.0.0.1:%d",
                                  i ? "," : "", i, e->peer_port[i]);
         snprintf(e->endpoints + strlen(e->endpoints), sizeof e->endpoints - strlen(e->endpoints),

@@ -31,6 +31,14 @@ int hn_etcd_start(hn_etcd_t *e, const char *dir, size_t n, int timeout_ms);
 /* 1 if member i answers GET /health with "health":"true". */
 int hn_etcd_member_healthy(const hn_etcd_t *e, size_t i);
 
+/* A loopback port free right now (the kernel's pick), or -1. */
+int hn_free_port(void);
+
+/* GET path from 127.0.0.1:port over HTTP/1.0 into buf (NUL-terminated,
+ * status line and headers included, cut at len - 1); the bytes read, or
+ * -1 when it cannot connect or send. */
+int hn_http_get(int port, const char *path, char *buf, size_t len);
+
 /* SIGKILL every member still running. */
 void hn_etcd_kill(hn_etcd_t *e);
 

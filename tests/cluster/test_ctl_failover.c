@@ -5,7 +5,8 @@
  * set once the other catches up; kill -9 of the master under load promotes
  * the slave within the heartbeat timeout, every message acknowledged
  * before the kill is read back from the new master, the route shows it as
- * brokerId 0, and the old master restarted rejoins as its slave. A master
+ * brokerId 0, the console (/api/controller) shows the raised epoch and the
+ * election, and the old master restarted rejoins as its slave. A master
  * cut off from the controller (name server frozen) stops acknowledging
  * writes within the timeout and takes them again once confirmed. With the
  * default heartbeat timeout (10 s) a killed master is replaced at once: the
@@ -22,6 +23,7 @@
 
 #include "ctlgroup.h"
 #include "harness.h"
+#include "rmq_json.h"
 #include "rmq_rpc.h"
 #include "wire.h"
 
@@ -58,13 +60,65 @@ static void teardown(void)
     hn_case_end();
 }
 
+/* The console's /api/controller, parsed (rmq_json_free). */
+static rmq_json_t *console_controller(void)
+{
+    static char buf[65536];
+    char err[128];
+
+    ck_assert_int_gt(hn_http_get(grp.console_port, "/api/controller", buf, sizeof buf), 0);
+    const char *body = strstr(buf, "\r\n\r\n");
+    ck_assert_msg(strncmp(buf, "HTTP/1.", 7) == 0 && strncmp(buf + 8, " 200 ", 5) == 0 && body,
+                  "/api/controller: %.200s", buf);
+    rmq_json_t *doc = rmq_json_parse(body + 4, strlen(body + 4), err, sizeof err);
+    ck_assert_msg(doc, "/api/controller is not JSON (%s): %.2000s", err, body + 4);
+    return doc;
+}
+
+static int64_t json_i64(const rmq_json_t *obj, const char *key)
+{
+    int64_t v = 0;
+    ck_assert_msg(rmq_json_int(rmq_json_get(obj, key), INT64_MIN, INT64_MAX, &v) == 0, "no integer %s", key);
+    return v;
+}
+
+static const char *json_s(const rmq_json_t *obj, const char *key)
+{
+    const char *v = rmq_json_scalar(rmq_json_get(obj, key));
+    ck_assert_msg(v != NULL, "no %s", key);
+    return v;
+}
+
+/* The console's broker-a: master replica id master (addr), both replicas
+ * in sync, master the MASTER and the other one's role other_role; returns
+ * its master epoch. */
+static int64_t console_group_is(const rmq_json_t *doc, int master, const char *other_role)
+{
+    const rmq_json_t *groups = rmq_json_get(doc, "groups");
+    ck_assert_msg(groups && groups->n == 1, "want one group");
+    const rmq_json_t *g = groups->items[0], *set = rmq_json_get(g, "syncStateSet");
+    const rmq_json_t *reps = rmq_json_get(g, "replicas");
+    ck_assert_str_eq(json_s(g, "broker"), "broker-a");
+    ck_assert_int_eq(json_i64(g, "masterBrokerId"), master + 1);
+    ck_assert_str_eq(json_s(g, "masterAddress"), grp.addr[master]);
+    ck_assert_msg(set && reps && reps->n == CG_REPLICAS, "want %d replicas", CG_REPLICAS);
+    for (size_t i = 0; i < reps->n; i++) {
+        int64_t id = json_i64(reps->items[i], "brokerId");
+        ck_assert_str_eq(json_s(reps->items[i], "role"), id == master + 1 ? "MASTER" : other_role);
+        ck_assert_str_eq(json_s(reps->items[i], "addr"), grp.addr[id - 1]);
+    }
+    return json_i64(g, "masterEpoch");
+}
+
 /* ---- cases --------------------------------------------------------------------------- */
 
 /* kill -9 of the master under load: the in-sync slave takes over with every
  * acknowledged message; the old master rejoins as its slave. */
 START_TEST(test_kill_master_promotes_slave)
 {
-    ck_assert_int_eq(cg_start(&grp, case_dir, &FAST), 0);
+    cg_settings_t set = FAST;
+    set.console = 1;
+    ck_assert_int_eq(cg_start(&grp, case_dir, &set), 0);
     int m = cg_wait_master(&grp, WAIT_MS), s = 1 - m;
     ck_assert_int_ge(m, 0);
     ck_assert(cg_wait_runtime(grp.addr[s], "brokerRole", "SLAVE", WAIT_MS));
@@ -72,6 +126,14 @@ START_TEST(test_kill_master_promotes_slave)
     ck_assert_msg(cg_wait_sync_set_full(grp.addr[m], WAIT_MS), "the slave never joined the sync state set");
     long long epoch = cg_probe_epoch(grp.addr[m]);
     ck_assert_int_ge(epoch, 1);       /* the master stamps its epoch on each SEND_OK */
+
+    rmq_json_t *doc = console_controller();
+    ck_assert_str_eq(json_s(doc, "leader"), "true");
+    int64_t epoch0 = console_group_is(doc, m, "SLAVE");
+    ck_assert_int_ge(epoch0, 1);
+    const rmq_json_t *set0 = rmq_json_get(rmq_json_get(doc, "groups")->items[0], "syncStateSet");
+    ck_assert_msg(set0->n == CG_REPLICAS, "the console's in-sync set has %zu ids", set0->n);
+    rmq_json_free(doc);
 
     wire_sender_t sd;
     long long t_kill = hn_now_ms() + 1500;
@@ -87,6 +149,20 @@ START_TEST(test_kill_master_promotes_slave)
     wire_sender_deinit(&sd);
     ck_assert_msg(hn_wait_until(route_is_master, grp.addr[s], WAIT_MS), "the route never showed %s as brokerId 0",
                   grp.addr[s]);
+
+    /* the console: the new master at a higher epoch, the killed one DOWN,
+     * the election listed first */
+    doc = console_controller();
+    int64_t epoch1 = console_group_is(doc, s, "DOWN");
+    ck_assert_int_gt(epoch1, epoch0);
+    const rmq_json_t *el = rmq_json_get(doc, "elections");
+    ck_assert_msg(el && el->n >= 2, "the console lists %zu elections", el ? el->n : 0);
+    ck_assert_int_eq(json_i64(el->items[0], "oldMasterId"), m + 1);
+    ck_assert_int_eq(json_i64(el->items[0], "newMasterId"), s + 1);
+    ck_assert_int_eq(json_i64(el->items[0], "masterEpoch"), epoch1);
+    ck_assert_str_eq(json_s(el->items[0], "newMasterAddress"), grp.addr[s]);
+    ck_assert_int_ge(json_i64(doc, "electionsTotal"), 2);
+    rmq_json_free(doc);
 
     /* the old master, restarted over its own store, truncates its
      * unacknowledged tail to the last common epoch and follows the new one */

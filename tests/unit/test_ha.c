@@ -7,6 +7,7 @@
  * not ask; a type the slave does not know refused with a reason), and the
  * pure codec and waiter heap. */
 #include "ha_codec.h"
+#include "ha_confirm.h"
 #include "ha_master.h"
 #include "ha_slave.h"
 #include "ha_sync.h"
@@ -630,6 +631,32 @@ START_TEST(codec_chunk_and_ack)
 }
 END_TEST
 
+START_TEST(confirm_file_text)
+{
+    static const char *const bad[] = { "", "12", "\n", "-1\n", "+1\n", " 1\n", "1 \n", "1\n\n",
+                                       "0x10\n", "01\n", "12a\n", "9223372036854775808\n",
+                                       "00000000000000000001\n" };
+    char text[HA_CONFIRM_TEXT_MAX], why[128];
+    int64_t v = 7;
+
+    ck_assert_uint_eq(ha_confirm_format(text, 0), 2);
+    ck_assert_int_eq(ha_confirm_parse(text, 2, &v, why, sizeof why), RMQ_OK);
+    ck_assert_int_eq(v, 0);
+    ck_assert_uint_eq(ha_confirm_format(text, INT64_MAX), 20);
+    ck_assert_int_eq(ha_confirm_parse(text, 20, &v, why, sizeof why), RMQ_OK);
+    ck_assert_int_eq(v, INT64_MAX);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        why[0] = '\0';
+        ck_assert_msg(ha_confirm_parse(bad[i], strlen(bad[i]), &v, why, sizeof why) == RMQ_ECORRUPT, "%s", bad[i]);
+        ck_assert_int_ne(why[0], '\0');
+        ck_assert_int_eq(v, INT64_MAX);
+    }
+    /* a NUL inside, as a torn write leaves one */
+    ck_assert_int_eq(ha_confirm_parse("12\0" "4\n", 5, &v, why, sizeof why), RMQ_ECORRUPT);
+    ck_assert_str_eq(why, "byte 2 is not a decimal digit");
+}
+END_TEST
+
 START_TEST(codec_typed_records)
 {
     uint8_t buf[HA_CHUNK_HDR], body[64];
@@ -1036,6 +1063,7 @@ static Suite *ha_suite(void)
     tcase_add_test(pure, codec_handshake_frames);
     tcase_add_test(pure, codec_epoch_answer);
     tcase_add_test(pure, codec_typed_records);
+    tcase_add_test(pure, confirm_file_text);
     tcase_add_test(pure, sync_heap_one_ack_frees_many);
     tcase_add_test(pure, sync_heap_deadlines_and_shutdown);
     suite_add_tcase(s, pure);
