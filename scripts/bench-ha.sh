@@ -27,40 +27,9 @@ while [ $# -gt 0 ]; do
 done
 BUILD=$(cd "$BUILD" && pwd)
 BASE=${RMQ_BENCH_HA_PORT:-24000}
-work=$(mktemp -d /tmp/rmq-bench-ha.XXXXXX)
-pids=()
-
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# start NAME BIN PROPS: starts a daemon from PROPS; waits for its ready file.
-start() {
-  local name=$1 bin=$2 props=$3
-  printf '%s\n' "$props" >"$work/$name.properties"
-  "$bin" -c "$work/$name.properties" --ready-file "$work/$name.ready" >"$work/$name.log" 2>&1 &
-  pids+=($!)
-  eval "pid_${name//-/_}=$!"
-  for _ in $(seq 150); do
-    [ -s "$work/$name.ready" ] && return 0
-    sleep 0.1
-  done
-  echo "bench-ha: $name did not start:" >&2
-  tail -n 20 "$work/$name.log" >&2
-  exit 1
-}
-
-stop_all() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  pids=()
-}
+# shellcheck source=SCRIPTDIR/bench/lib-daemons.sh
+. scripts/bench/lib-daemons.sh
+bd_init bench-ha
 
 # json_num FILE KEY
 json_num() {
@@ -71,7 +40,7 @@ declare -A TPS P99
 for role in ASYNC_MASTER SYNC_MASTER; do
   rm -rf "$work/store-"*
   ns=127.0.0.1:$BASE
-  start ns "$BUILD/namesrv/mqnamesrv" "listenPort=$BASE
+  bd_start ns "$BUILD/namesrv/mqnamesrv" "listenPort=$BASE
 bindAddress=127.0.0.1"
   common="brokerClusterName=BenchHa
 brokerName=broker-a
@@ -79,13 +48,14 @@ brokerIP1=127.0.0.1
 namesrvAddr=$ns
 flushDiskType=ASYNC_FLUSH
 mapedFileSizeCommitLog=1073741824"
-  start master "$BUILD/broker/mqbroker" "$common
+  bd_start master "$BUILD/broker/mqbroker" "$common
 brokerId=0
 brokerRole=$role
 listenPort=$((BASE + 11))
 haListenPort=$((BASE + 12))
 storePathRootDir=$work/store-master"
-  start slave "$BUILD/broker/mqbroker" "$common
+  master_pid=$LAST_PID
+  bd_start slave "$BUILD/broker/mqbroker" "$common
 brokerId=1
 brokerRole=SLAVE
 listenPort=$((BASE + 21))
@@ -103,8 +73,7 @@ storePathRootDir=$work/store-slave"
     "$BUILD/tools/mqbench" producer -n "$ns" -t BenchHa -w "$THREADS" -s "$size" -d 2 >/dev/null
     perf_pid=''
     if [ $PERF = 1 ] && [ $role = SYNC_MASTER ] && [ "$size" = 128 ]; then
-      # shellcheck disable=SC2154 # set by start via eval
-      perf record -g -o "$work/perf.data" -p "$pid_master" -- sleep "$DUR" >/dev/null 2>&1 &
+      perf record -g -o "$work/perf.data" -p "$master_pid" -- sleep "$DUR" >/dev/null 2>&1 &
       perf_pid=$!
     fi
     echo "== $role, $THREADS threads, $size B, ${DUR}s" >&2
@@ -118,7 +87,7 @@ storePathRootDir=$work/store-slave"
         --percent-limit 1 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 30 >"$work/perf.txt" || true
     fi
   done
-  stop_all
+  bd_stop_all
 done
 
 printf '\n%-6s  %-14s %10s %9s   %-14s %10s %9s   %s\n' SIZE ROLE TPS "P99(ms)" ROLE TPS "P99(ms)" "SYNC/ASYNC"

@@ -46,37 +46,9 @@ scripts/build.sh "$BUILD" -- namesrv/mqnamesrv broker/mqbroker tests/cluster/top
 BUILD=$(cd "$BUILD" && pwd)
 TL=$BUILD/tests/cluster/topicload
 QUEUES=8
-work=$(mktemp -d /tmp/rmq-bench-topics.XXXXXX)
-pids=()
-
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# start NAME BIN PROPS: starts a daemon; sets LAST_PID and LAST_PORT.
-start() {
-  local name=$1 bin=$2 props=$3
-  rm -f "$work/$name.ready"
-  printf '%s\n' "$props" >"$work/$name.properties"
-  "$bin" -c "$work/$name.properties" --ready-file "$work/$name.ready" >>"$work/$name.log" 2>&1 &
-  LAST_PID=$!
-  pids+=("$LAST_PID")
-  for _ in $(seq 600); do
-    if [ -s "$work/$name.ready" ]; then
-      LAST_PORT=$(sed -n 's/^listenPort=//p' "$work/$name.ready")
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "bench-topics: $name did not start:" >&2
-  tail -n 20 "$work/$name.log" >&2
-  exit 1
-}
+# shellcheck source=SCRIPTDIR/bench/lib-daemons.sh
+. scripts/bench/lib-daemons.sh
+bd_init bench-topics
 
 rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 rchar() { awk '/^rchar/ { print $2 }' "/proc/$1/io"; }
@@ -124,7 +96,7 @@ printf 'machine: %s cores, load average %s\n' "$(nproc)" "$(cut -d' ' -f1-3 /pro
 printf '%-6s %7s %8s %6s %9s %8s %8s %10s %10s %12s %9s %8s\n' WAY TOPICS STEP_S FAILED ROUTED_MS BK_MiB NS_MiB \
   LOOKUP_P50 LOOKUP_P99 NS_B/PERIOD SLAVE_MS SL_MiB
 for way in $MODES; do
-  start "ns-$way" "$BUILD/namesrv/mqnamesrv" "listenPort=0
+  bd_start "ns-$way" "$BUILD/namesrv/mqnamesrv" "listenPort=0
 bindAddress=127.0.0.1"
   ns_pid=$LAST_PID ns="127.0.0.1:$LAST_PORT"
   bk_props="brokerName=broker-$way
@@ -135,9 +107,9 @@ namesrvAddr=$ns
 autoCreateTopicEnable=false
 registerNameServerPeriod=$PERIOD
 mapedFileSizeCommitLog=67108864"
-  start "bk-$way" "$BUILD/broker/mqbroker" "$bk_props"
+  bd_start "bk-$way" "$BUILD/broker/mqbroker" "$bk_props"
   bk_pid=$LAST_PID bk="127.0.0.1:$LAST_PORT"
-  start "sl-$way" "$BUILD/broker/mqbroker" "brokerName=broker-$way
+  bd_start "sl-$way" "$BUILD/broker/mqbroker" "brokerName=broker-$way
 brokerId=1
 brokerRole=SLAVE
 listenPort=0
@@ -184,7 +156,7 @@ restart() {
   done
   local t0 ready routed
   t0=$(now_ms)
-  start "bk-$last_way" "$BUILD/broker/mqbroker" "$bk_props"
+  bd_start "bk-$last_way" "$BUILD/broker/mqbroker" "$bk_props"
   bk_pid=$LAST_PID
   ready=$(($(now_ms) - t0))
   routed=$(wait_routes "$last_ns" 0 "$last_top")

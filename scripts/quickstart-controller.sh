@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # scripts/quickstart-controller.sh: the failover demo of scripts/quickstart.sh
 # --controller, sourced by it once deploy/cluster.sh up controller runs (its
-# helpers step, note, die, wait_for, bg, its $work, $ADMIN, $BENCH, $OFF,
+# helpers step, note, die, wait_for, bg, load_start, load_drain,
+# cluster_down, row, check, its $work, $ADMIN, $BENCH, $OFF,
 # $CHECK, $THREADS, $BEFORE, $AFTER and its cleanup trap are used here).
 #
 # Under an mqbench producer and consumer it kills broker-a's master with
@@ -40,14 +41,7 @@ wait_for 60 a_in_sync_full || die "broker-a's slave never joined the in-sync set
 step "mqadmin getSyncStateSet: each group's master, epoch, in-sync set, every replica's lag"
 "$ADMIN" getSyncStateSet -n "$NS" | sed 's/^/   /'
 
-step "mqbench consumer (group QuickStartGroup) and producer ($THREADS threads, 128 B)"
-consumer_pid='' producer_pid=''
-bg consumer "$BENCH" consumer -n "$NS" -t QuickStart -g QuickStartGroup -f first -w 8 \
-  --ids-file "$work/consumed.ids" --json "$work/consumer.json"
-sleep 2
-t_load=$(date +%s)
-bg producer "$BENCH" producer -n "$NS" -t QuickStart -w "$THREADS" -s 128 \
-  --ids-file "$work/acked.ids" --json "$work/producer.json"
+load_start
 sleep "$BEFORE"
 
 old=$(master_of_a)
@@ -85,51 +79,32 @@ note "replica $old rejoined as slave of replica $new (its log cut back to the la
 "$ADMIN" getSyncStateSet -n "$NS" -b broker-a | sed 's/^/   /'
 sleep "$AFTER"
 
-kill -INT "$producer_pid"
-wait "$producer_pid" || die "the producer failed"
-t_prod_end=$(date +%s)
-step "producer stopped; waiting for the consumer to drain every queue"
-missing=-1
-for _ in $(seq 60); do
-  sort -u "$work/acked.ids" >"$work/acked.sorted"
-  sort -u "$work/consumed.ids" >"$work/consumed.sorted"
-  missing=$(comm -23 "$work/acked.sorted" "$work/consumed.sorted" | wc -l)
-  [ "$missing" -gt 0 ] || break
-  sleep 1
-done
-kill -INT "$consumer_pid"
-wait "$consumer_pid" || die "the consumer failed"
+load_drain
 acked=$(wc -l <"$work/acked.ids")
 consumed=$(wc -l <"$work/consumed.ids")
 complete=$(grep '^\[Complete\]' "$work/producer.out" || true)
 send_failed=$(sed -n 's/.*Send Failed: \([0-9]*\).*/\1/p' <<<"$complete")
 
-step "cluster down"
-deploy/cluster.sh down | sed 's/^/   /'
-cluster_started=0 # read by quickstart.sh's cleanup
+cluster_down
 
 step "summary"
 {
-  printf '%-44s %s\n' "cluster" "controller mode: etcd x3, 2 name servers, groups a, b (2 replicas), c (3)"
-  printf '%-44s %s\n' "producer ($THREADS threads, 128 B), $((t_prod_end - t_load))s" "acknowledged $acked, send failed ${send_failed:-?}"
-  printf '%-44s %s\n' "broker-a master killed" "replica $old at epoch $old_epoch (kill -9)"
-  printf '%-44s %s\n' "  promoted (getSyncStateSet)" "replica $new at epoch $new_epoch, $((t_promoted_ms - t_kill_ms)) ms after the kill"
-  printf '%-44s %s\n' "  first SEND_OK on broker-a's new master" "$((t_write_ms - t_kill_ms)) ms after the kill"
-  printf '%-44s %s\n' "  old master" "rejoined as slave"
-  printf '%-44s %s\n' "consumer (8 threads, from first)" "consumed $consumed"
-  printf '%-44s %s\n' "acknowledged but never consumed" "$missing"
+  row "cluster" "controller mode: etcd x3, 2 name servers, groups a, b (2 replicas), c (3)"
+  row "producer ($THREADS threads, 128 B), $((t_prod_end - t_load))s" "acknowledged $acked, send failed ${send_failed:-?}"
+  row "broker-a master killed" "replica $old at epoch $old_epoch (kill -9)"
+  row "  promoted (getSyncStateSet)" "replica $new at epoch $new_epoch, $((t_promoted_ms - t_kill_ms)) ms after the kill"
+  row "  first SEND_OK on broker-a's new master" "$((t_write_ms - t_kill_ms)) ms after the kill"
+  row "  old master" "rejoined as slave"
+  row "consumer (8 threads, from first)" "consumed $consumed"
+  row "acknowledged but never consumed" "$missing"
 } | tee "$work/summary.txt"
 if [ "$missing" -ne 0 ] || [ "$acked" -eq 0 ]; then
   die "$missing of $acked acknowledged messages were never consumed"
 fi
 echo "every acknowledged message was consumed at least once"
 if [ "$CHECK" = 1 ]; then
-  fail=0
-  check() {
-    if eval "$2"; then echo "ok - $1"; else echo "not ok - $1 ($2)"; fail=1; fi
-  }
   check "the new master's epoch is above the old one's" '[ "$new_epoch" -gt "$old_epoch" ]'
   check "writes resumed on broker-a within 3 heartbeat timeouts" '[ $((t_write_ms - t_kill_ms)) -le $((3 * CTL_TIMEOUT * 1000)) ]'
   check "every acknowledged message consumed at least once" '[ "$missing" -eq 0 ]'
-  [ $fail = 0 ] || exit 1
+  [ "$fail" = 0 ] || exit 1
 fi

@@ -132,6 +132,60 @@ bg() {
   eval "${name}_pid=$!"
 }
 
+# ---- what both demos do (quickstart-controller.sh too) -----------------------------
+
+# load_start: an mqbench consumer (group QuickStartGroup, ids to
+# $work/consumed.ids), then a producer ($THREADS threads, acknowledged ids
+# to $work/acked.ids) on QuickStart; sets t_load.
+load_start() {
+  step "mqbench consumer (group QuickStartGroup) and producer ($THREADS threads, 128 B)"
+  consumer_pid='' producer_pid=''
+  bg consumer "$BENCH" consumer -n "$NS" -t QuickStart -g QuickStartGroup -f first -w 8 \
+    --ids-file "$work/consumed.ids" --json "$work/consumer.json"
+  sleep 2
+  t_load=$(date +%s)
+  bg producer "$BENCH" producer -n "$NS" -t QuickStart -w "$THREADS" -s 128 \
+    --ids-file "$work/acked.ids" --json "$work/producer.json"
+}
+
+# load_drain: stops the producer, waits up to 60 s until the consumer has
+# every acknowledged id, stops the consumer; sets t_prod_end and missing
+# (acknowledged ids never consumed).
+load_drain() {
+  kill -INT "$producer_pid"
+  wait "$producer_pid" || die "the producer failed"
+  t_prod_end=$(date +%s)
+  step "producer stopped; waiting for the consumer to drain every queue"
+  missing=-1
+  for _ in $(seq 60); do
+    sort -u "$work/acked.ids" >"$work/acked.sorted"
+    sort -u "$work/consumed.ids" >"$work/consumed.sorted"
+    missing=$(comm -23 "$work/acked.sorted" "$work/consumed.sorted" | wc -l)
+    [ "$missing" -gt 0 ] || break
+    sleep 1
+  done
+  sleep 1
+  kill -INT "$consumer_pid"
+  wait "$consumer_pid" || die "the consumer failed"
+}
+
+# cluster_down: deploy/cluster.sh down, so the cleanup trap has nothing left.
+cluster_down() {
+  step "cluster down"
+  deploy/cluster.sh down | sed 's/^/   /'
+  cluster_started=0
+}
+
+# row LABEL VALUE: one line of the summary table.
+row() { printf '%-44s %s\n' "$1" "$2"; }
+
+# check DESC CONDITION: CONDITION (single-quoted) is eval'd here; a failed
+# one sets fail (--check exits 1 at the end).
+fail=0
+check() {
+  if eval "$2"; then echo "ok - $1"; else echo "not ok - $1 ($2)"; fail=1; fi
+}
+
 # ---- cluster ------------------------------------------------------------------------
 
 if [ $VARIANT = sync ]; then
@@ -206,14 +260,7 @@ slaves_know_topic() {
 
 # ---- load ---------------------------------------------------------------------------
 
-step "mqbench consumer (group QuickStartGroup) and producer ($THREADS threads, 128 B)"
-consumer_pid='' producer_pid=''
-bg consumer "$BENCH" consumer -n "$NS" -t QuickStart -g QuickStartGroup -f first -w 8 \
-  --ids-file "$work/consumed.ids" --json "$work/consumer.json"
-sleep 2
-t_load=$(date +%s)
-bg producer "$BENCH" producer -n "$NS" -t QuickStart -w "$THREADS" -s 128 \
-  --ids-file "$work/acked.ids" --json "$work/producer.json"
+load_start
 sleep "$BEFORE"
 wait_for 20 slaves_know_topic || note "the slaves have not copied QuickStart's config yet"
 
@@ -254,21 +301,7 @@ wait_for 20 caught_up || note "broker-a's slave has not reconnected yet"
 lines_at_restart=$(grep -c '^Send TPS' "$work/producer.out" || true)
 sleep "$AFTER"
 
-kill -INT "$producer_pid"
-wait "$producer_pid" || die "the producer failed"
-t_prod_end=$(date +%s)
-step "producer stopped; waiting for the consumer to drain every queue"
-missing=-1
-for _ in $(seq 60); do
-  sort -u "$work/acked.ids" >"$work/acked.sorted"
-  sort -u "$work/consumed.ids" >"$work/consumed.sorted"
-  missing=$(comm -23 "$work/acked.sorted" "$work/consumed.sorted" | wc -l)
-  [ "$missing" -gt 0 ] || break
-  sleep 1
-done
-sleep 1
-kill -INT "$consumer_pid"
-wait "$consumer_pid" || die "the consumer failed"
+load_drain
 "$ADMIN" consumerProgress -n "$NS" -g QuickStartGroup | sed 's/^/   /' || true
 
 # ---- counting -------------------------------------------------------------------------
@@ -300,26 +333,24 @@ resp_failed=$(sed -n 's/.*Response Failed: \([0-9]*\).*/\1/p' <<<"$complete")
 p99=$(grep '^Latency' "$work/producer.out" | sed -n 's/.*P99: \([0-9.]*\).*/\1/p')
 cons_complete=$(grep '^\[Complete\]' "$work/consumer.out" || true)
 
-step "cluster down"
-deploy/cluster.sh down | sed 's/^/   /'
-cluster_started=0
+cluster_down
 
 t_end=$(date +%s)
 step "summary"
 {
-  printf '%-44s %s\n' "cluster" "2 masters + 2 slaves, SYNC_MASTER + SYNC_FLUSH, name server $NS"
-  printf '%-44s %s\n' "producer ($THREADS threads, 128 B), $((t_prod_end - t_load))s" "acknowledged $acked (distinct ids $acked_distinct)"
-  printf '%-44s %s\n' "  send TPS before the kill (avg)" "$tps_before"
-  printf '%-44s %s\n' "  send TPS broker-a master down (avg / min)" "$tps_outage / $min_outage  (all through broker-b)"
-  printf '%-44s %s\n' "  send TPS after its restart (avg)" "$tps_after"
-  printf '%-44s %s\n' "  send failed / response failed" "${send_failed:-?} / ${resp_failed:-?}"
-  printf '%-44s %s\n' "  latency P99 (ms)" "${p99:-?}"
-  printf '%-44s %s\n' "consumer (8 threads, from first)" "consumed $consumed (distinct $consumed_distinct, duplicates $dups)"
-  printf '%-44s %s\n' "replay consumer (new group, during the outage)" "consumed ${replay_total:-?}"
-  printf '%-44s %s\n' "  broker-a-s served to consumers (outage)" "${a_s_get:-?} messages"
-  printf '%-44s %s\n' "broker-a master down" "$((t_back - t_kill)) s (kill -9, then mqbroker.sh start)"
-  printf '%-44s %s\n' "acknowledged but never consumed" "$missing"
-  printf '%-44s %s\n' "wall time" "$((t_end - t_start)) s (load $((t_end - t_load)) s)"
+  row "cluster" "2 masters + 2 slaves, SYNC_MASTER + SYNC_FLUSH, name server $NS"
+  row "producer ($THREADS threads, 128 B), $((t_prod_end - t_load))s" "acknowledged $acked (distinct ids $acked_distinct)"
+  row "  send TPS before the kill (avg)" "$tps_before"
+  row "  send TPS broker-a master down (avg / min)" "$tps_outage / $min_outage  (all through broker-b)"
+  row "  send TPS after its restart (avg)" "$tps_after"
+  row "  send failed / response failed" "${send_failed:-?} / ${resp_failed:-?}"
+  row "  latency P99 (ms)" "${p99:-?}"
+  row "consumer (8 threads, from first)" "consumed $consumed (distinct $consumed_distinct, duplicates $dups)"
+  row "replay consumer (new group, during the outage)" "consumed ${replay_total:-?}"
+  row "  broker-a-s served to consumers (outage)" "${a_s_get:-?} messages"
+  row "broker-a master down" "$((t_back - t_kill)) s (kill -9, then mqbroker.sh start)"
+  row "acknowledged but never consumed" "$missing"
+  row "wall time" "$((t_end - t_start)) s (load $((t_end - t_load)) s)"
 } | tee "$work/summary.txt"
 if [ "$missing" -eq 0 ] && [ "$acked" -gt 0 ]; then
   echo "every acknowledged message was consumed at least once"
@@ -329,11 +360,6 @@ fi
 [ -n "$cons_complete" ] || die "the consumer did not finish cleanly"
 
 if [ $CHECK = 1 ]; then
-  fail=0
-  # check DESC CONDITION: CONDITION (single-quoted) is eval'd here
-  check() {
-    if eval "$2"; then echo "ok - $1"; else echo "not ok - $1 ($2)"; fail=1; fi
-  }
   check "producer acknowledged messages before the kill" '[ "$tps_before" != - ] && [ "$tps_before" -gt 0 ]'
   check "producer carried on through broker-b while broker-a's master was down" \
     '[ "$tps_outage" != - ] && [ "$tps_outage" -gt 0 ] && [ "$min_outage" != - ] && [ "$min_outage" -gt 0 ]'

@@ -22,6 +22,7 @@
 #include "bk_ha.h"
 #include "bk_map.h"
 #include "bk_register_remoting.h"
+#include "rmq_countdown.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
@@ -53,10 +54,7 @@ struct bk_register {
     size_t n_ns;
     struct event *period;
     struct event *soon;
-    struct event *unreg_timer;
-    size_t unreg_pending;
-    void (*done)(void *arg);
-    void *done_arg;
+    rmq_countdown_t unreg;     /* answers to UNREGISTER_BROKER at stop */
     char master_addr[128];
     char ha_addr[128];
     uint8_t *full;             /* the compressed table of version full_dv */
@@ -405,6 +403,7 @@ bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, si
         return NULL;
     }
     r->bk = bk;
+    rmq_countdown_init(&r->unreg, bk->base, "unregister: name servers");
     if (register_parse(r, addrs ? addrs : "", err, errlen) != 0) {
         bk_register_free(r);
         return NULL;
@@ -437,8 +436,7 @@ void bk_register_free(bk_register_t *r)
         event_free(r->period);
     if (r->soon)
         event_free(r->soon);
-    if (r->unreg_timer)
-        event_free(r->unreg_timer);
+    rmq_countdown_deinit(&r->unreg);
     for (size_t i = 0; i < r->n_ns; i++) {
         if (r->ns[i].delta) {
             target_delta_clear(&r->ns[i]);
@@ -518,17 +516,6 @@ uint64_t bk_register_bytes_sent(const bk_register_t *r)
     return r->bytes_sent;
 }
 
-/* Calls the stop callback once. */
-static void unregister_finish(bk_register_t *r)
-{
-    void (*done)(void *) = r->done;
-    r->done = NULL;
-    if (r->unreg_timer)
-        event_del(r->unreg_timer);
-    if (done)
-        done(r->done_arg);
-}
-
 static void unregister_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
 {
     ns_target_t *t = arg;
@@ -541,15 +528,7 @@ static void unregister_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
                  err != RMQ_OK ? rmq_strerror(err) : resp->cmd->remark);
     else
         LOG_INFO("unregistered from name server %s", t->addr);
-    if (--r->unreg_pending == 0)
-        unregister_finish(r);
-}
-
-static void unregister_timeout(evutil_socket_t fd, short what, void *arg)
-{
-    bk_register_t *r = arg;
-    LOG_WARN("unregister: %zu name servers did not answer in time", r->unreg_pending);
-    unregister_finish(r);
+    rmq_countdown_answer(&r->unreg);
 }
 
 void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg), void *arg)
@@ -561,8 +540,6 @@ void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg),
     bk_broker_t *bk = r->bk;
     event_del(r->period);
     event_del(r->soon);
-    r->done = done;
-    r->done_arg = arg;
     Rmq__UnregisterBrokerRequest ub = RMQ__UNREGISTER_BROKER_REQUEST__INIT;
     ub.cluster_name = bk->cfg->broker_cluster_name;
     ub.broker_name = bk->cfg->broker_name;
@@ -577,17 +554,10 @@ void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg),
         rmq_client_t *cli = rmq_client_pool_get(r->pool, r->ns[i].addr);
         if (cli && rmq_client_call(cli, &cmd, NULL, 0, timeout_ms, unregister_done, &r->ns[i]) == RMQ_OK) {
             r->ns[i].unreg_pending = 1;
-            r->unreg_pending++;
+            rmq_countdown_expect(&r->unreg);
         }
     }
-    if (r->unreg_pending == 0) {
-        unregister_finish(r);
-        return;
-    }
-    struct timeval tv = {(time_t)(timeout_ms / 1000), (suseconds_t)(timeout_ms % 1000) * 1000};
-    r->unreg_timer = evtimer_new(bk->base, unregister_timeout, r);
-    if (r->unreg_timer)
-        evtimer_add(r->unreg_timer, &tv);
+    rmq_countdown_arm(&r->unreg, timeout_ms, done, arg);
 }
 
 const char *bk_register_master_addr(const bk_register_t *r)

@@ -19,6 +19,7 @@
 #include "bk_ha.h"
 #include "bk_topics_pb.h"
 #include "fr_remoting_admin_wire.h"
+#include "rmq_countdown.h"
 #include "rmq_http.h"
 #include "rmq_log.h"
 #include "rmq_remoting_client.h"
@@ -40,10 +41,7 @@ struct bk_regrem {
     size_t n_ns;
     struct event *period;
     struct event *soon;
-    struct event *unreg_timer;
-    size_t unreg_pending;
-    void (*done)(void *arg);
-    void *done_arg;
+    rmq_countdown_t unreg;     /* answers to UNREGISTER_BROKER at stop */
     char master_addr[128];
     char ha_addr[128];
     uint64_t bytes_sent;
@@ -277,6 +275,7 @@ bk_regrem_t *bk_regrem_new(bk_broker_t *bk, const char *const *addrs, size_t n, 
     if (!r || !(r->ns = calloc(n ? n : 1, sizeof(*r->ns))))
         goto nomem;
     r->bk = bk;
+    rmq_countdown_init(&r->unreg, bk->base, "unregister: RocketMQ name servers");
     for (; r->n_ns < n; r->n_ns++) {
         regrem_ns_t *t = &r->ns[r->n_ns];
         t->r = r;
@@ -310,8 +309,7 @@ void bk_regrem_free(bk_regrem_t *r)
         event_free(r->period);
     if (r->soon)
         event_free(r->soon);
-    if (r->unreg_timer)
-        event_free(r->unreg_timer);
+    rmq_countdown_deinit(&r->unreg);
     free(r->ns);
     free(r);
 }
@@ -345,17 +343,6 @@ void bk_regrem_role_changed(bk_regrem_t *r, const char *master_addr, const char 
     regrem_owe_all(r);
 }
 
-/* Calls the stop callback once. */
-static void regrem_unreg_finish(bk_regrem_t *r)
-{
-    void (*done)(void *) = r->done;
-    r->done = NULL;
-    if (r->unreg_timer)
-        event_del(r->unreg_timer);
-    if (done)
-        done(r->done_arg);
-}
-
 static void regrem_unreg_done(rmq_err_t err, const rmq_remoting_request_t *resp, void *arg)
 {
     regrem_ns_t *t = arg;
@@ -368,23 +355,13 @@ static void regrem_unreg_done(rmq_err_t err, const rmq_remoting_request_t *resp,
                  err != RMQ_OK ? rmq_strerror(err) : resp->remark);
     else
         LOG_INFO("unregistered from RocketMQ name server %s", t->addr);
-    if (--r->unreg_pending == 0)
-        regrem_unreg_finish(r);
-}
-
-static void regrem_unreg_timeout(evutil_socket_t fd, short what, void *arg)
-{
-    bk_regrem_t *r = arg;
-    LOG_WARN("unregister: %zu RocketMQ name servers did not answer in time", r->unreg_pending);
-    regrem_unreg_finish(r);
+    rmq_countdown_answer(&r->unreg);
 }
 
 void bk_regrem_stop(bk_regrem_t *r, int timeout_ms, void (*done)(void *arg), void *arg)
 {
     event_del(r->period);
     event_del(r->soon);
-    r->done = done;
-    r->done_arg = arg;
     rmq_remoting_field_t f[4];
     char id[24];
     size_t n = regrem_fields(r, f, id);
@@ -393,18 +370,11 @@ void bk_regrem_stop(bk_regrem_t *r, int timeout_ms, void (*done)(void *arg), voi
         t->unreg_pending = 1;      /* before the call: its answer may not come first, but be sure */
         if (rmq_rclient_call(t->cli, RMQ_REMOTING_UNREGISTER_BROKER, f, n, NULL, 0, timeout_ms, regrem_unreg_done, t) ==
             RMQ_OK)
-            r->unreg_pending++;
+            rmq_countdown_expect(&r->unreg);
         else
             t->unreg_pending = 0;
     }
-    if (r->unreg_pending == 0) {
-        regrem_unreg_finish(r);
-        return;
-    }
-    struct timeval tv = {(time_t)(timeout_ms / 1000), (suseconds_t)(timeout_ms % 1000) * 1000};
-    r->unreg_timer = evtimer_new(r->bk->base, regrem_unreg_timeout, r);
-    if (r->unreg_timer)
-        evtimer_add(r->unreg_timer, &tv);
+    rmq_countdown_arm(&r->unreg, timeout_ms, done, arg);
 }
 
 const char *bk_regrem_master_addr(const bk_regrem_t *r)

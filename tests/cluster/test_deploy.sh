@@ -8,34 +8,16 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../.." && pwd)
-export RMQ_BIN=${RMQ_BUILD_ROOT:-$src/build}
-RMQ_RUN_DIR=$(mktemp -d /tmp/rmq-test-deploy.XXXXXX)
-export RMQ_RUN_DIR
+# shellcheck source=SCRIPTDIR/deploy_lib.sh
+. "$here/deploy_lib.sh"
 # ports 9876+OFF, 10911+OFF ... 10942+OFF; default 21000 puts them at
 # 30876..31942, below the usual ephemeral range (32768-)
-export RMQ_PORT_OFFSET=${RMQ_TEST_PORT_OFFSET:-21000}
-export RMQ_START_TIMEOUT=30 RMQ_STOP_TIMEOUT=30
-unset RMQ_PORT_BASE RMQ_SSH RMQ_CONF_DIR
-cluster=$src/deploy/cluster.sh
+deploy_env "$(mktemp -d /tmp/rmq-test-deploy.XXXXXX)" "${RMQ_TEST_PORT_OFFSET:-21000}" 30
+out=$RMQ_RUN_DIR/out.txt
 broker=$src/deploy/mqbroker.sh
 ns_port=$((9876 + RMQ_PORT_OFFSET))
-out=$RMQ_RUN_DIR/out.txt
 
-cleanup() {
-  "$cluster" down >/dev/null 2>&1
-  # anything still running from this run dir (a failed down): kill it
-  local f pid
-  for f in "$RMQ_RUN_DIR"/pid/*.pid; do
-    [ -f "$f" ] || continue
-    pid=$(cat "$f")
-    if [ -n "$pid" ] && grep -q "$RMQ_RUN_DIR" "/proc/$pid/cmdline" 2>/dev/null; then
-      kill -9 "$pid" 2>/dev/null
-    fi
-  done
-  rm -rf "$RMQ_RUN_DIR"
-}
-trap cleanup EXIT
+trap deploy_cleanup EXIT
 trap 'exit 1' INT TERM
 
 . "$here/../tap.sh"
@@ -46,12 +28,7 @@ row() {
 
 echo "1..14"
 
-for b in namesrv/mqnamesrv broker/mqbroker tools/mqadmin; do
-  if [ ! -x "$RMQ_BIN/$b" ]; then
-    echo "Bail out! $RMQ_BIN/$b not built"
-    exit 1
-  fi
-done
+deploy_need_bins
 
 check "cluster.sh up async starts the name server and four brokers" "$cluster" up async
 

@@ -12,46 +12,23 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../.." && pwd)
-export RMQ_BIN=${RMQ_BUILD_ROOT:-$src/build}
-RMQ_RUN_DIR=$(mktemp -d /tmp/rmq-test-deployctl.XXXXXX)
-export RMQ_RUN_DIR
+# shellcheck source=SCRIPTDIR/deploy_lib.sh
+. "$here/deploy_lib.sh"
 # 9876+OFF ... 10972+OFF: 31376..32472 with the default, below the usual
 # ephemeral range (32768-) and apart from test_deploy.sh's 21000
-export RMQ_PORT_OFFSET=${RMQ_TEST_PORT_OFFSET:-21500}
-export RMQ_START_TIMEOUT=60 RMQ_STOP_TIMEOUT=30
-unset RMQ_PORT_BASE RMQ_SSH RMQ_CONF_DIR
-cluster=$src/deploy/cluster.sh
+deploy_env "$(mktemp -d /tmp/rmq-test-deployctl.XXXXXX)" "${RMQ_TEST_PORT_OFFSET:-21500}" 60
+out=$RMQ_RUN_DIR/out.txt
 admin=$RMQ_BIN/tools/mqadmin
 ns="127.0.0.1:$((9876 + RMQ_PORT_OFFSET));127.0.0.1:$((9877 + RMQ_PORT_OFFSET))"
-out=$RMQ_RUN_DIR/out.txt
 sss=$RMQ_RUN_DIR/sss.txt
 TOPIC=DeployCtlTopic
-
-cleanup() {
-  "$cluster" down >/dev/null 2>&1
-  local f pid
-  for f in "$RMQ_RUN_DIR"/pid/*.pid; do
-    [ -f "$f" ] || continue
-    pid=$(cat "$f")
-    if [ -n "$pid" ] && grep -q "$RMQ_RUN_DIR" "/proc/$pid/cmdline" 2>/dev/null; then
-      kill -9 "$pid" 2>/dev/null
-    fi
-  done
-  rm -rf "$RMQ_RUN_DIR"
-}
 
 if ! command -v etcd >/dev/null; then
   echo "1..0 # SKIP etcd is not on PATH (scripts/bootstrap.sh installs etcd-server)"
   exit 77
 fi
-for b in namesrv/mqnamesrv broker/mqbroker tools/mqadmin; do
-  if [ ! -x "$RMQ_BIN/$b" ]; then
-    echo "Bail out! $RMQ_BIN/$b not built"
-    exit 1
-  fi
-done
-trap cleanup EXIT
+deploy_need_bins
+trap deploy_cleanup EXIT
 trap 'exit 1' INT TERM
 
 # shellcheck source=SCRIPTDIR/../tap.sh

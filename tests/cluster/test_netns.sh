@@ -18,8 +18,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../.." && pwd)
-export RMQ_BIN=${RMQ_BUILD_ROOT:-$src/build}
+# shellcheck source=SCRIPTDIR/deploy_lib.sh
+. "$here/deploy_lib.sh"
 export RMQ_START_TIMEOUT=30 RMQ_STOP_TIMEOUT=30
 unset RMQ_PORT_BASE RMQ_PORT_OFFSET RMQ_CONF_DIR
 ADMIN=$RMQ_BIN/tools/mqadmin
@@ -45,21 +45,14 @@ export RMQ_RUN_DIR
 hosts_file=$RMQ_RUN_DIR/hosts
 out=$RMQ_RUN_DIR/out.txt
 export RMQ_SSH="ip netns exec"
-cluster=$src/deploy/cluster.sh
 NS=${IPOF[ns]}:9876
 
 cleanup() {
-  local f pid h
+  local pid h
   if [ -f "$hosts_file" ]; then
     "$cluster" -H "$hosts_file" down >/dev/null 2>&1
   fi
-  for f in "$RMQ_RUN_DIR"/pid/*.pid; do
-    [ -f "$f" ] || continue
-    pid=$(cat "$f")
-    if [ -n "$pid" ] && grep -q "$RMQ_RUN_DIR" "/proc/$pid/cmdline" 2>/dev/null; then
-      kill -9 "$pid" 2>/dev/null
-    fi
-  done
+  deploy_kill_rest
   for h in "${made_ns[@]}"; do
     # anything left in the namespace (a client we started)
     for pid in $(ip netns pids "$P-$h" 2>/dev/null); do

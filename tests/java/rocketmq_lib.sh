@@ -164,3 +164,56 @@ rq_update_topic() {
   done
   return 1
 }
+
+# ---- the migration tests (run_migration_test.sh, run_migration_reverse_test.sh):
+# the RocketMQ broker broker-j on $rq_port and the rmq broker broker-r on
+# $bk_port serve one topic, seen from the name server $ns by the Java
+# client's rmqtest.Migration ($cp, from java_build).
+
+mig_n=0
+# mig_result RC DESC: the next TAP line, ok when RC is 0.
+mig_result() {
+  mig_n=$((mig_n + 1))
+  if [ "$1" -eq 0 ]; then echo "ok $mig_n - $2"; else echo "not ok $mig_n - $2"; fi
+}
+
+# mig ARGS...: rmqtest.Migration ARGS, for up to 300 s (stderr to $run/java.err).
+mig() { timeout 300 java -cp "$cp" rmqtest.Migration "$@" 2>>"$run/java.err"; }
+
+# mig_wait_for SECONDS CMD...: until CMD succeeds; 1 when it never does.
+mig_wait_for() {
+  local t=$1 i
+  shift
+  for ((i = 0; i < t * 2; i++)); do "$@" && return 0; sleep 0.5; done
+  return 1
+}
+
+# mig_route_both TOPIC: the client's route of TOPIC ($run/route.out) names
+# both brokers at their ports.
+mig_route_both() {
+  mig route "$ns" "$1" >"$run/route.out" && grep -q "ROUTE broker-j 127.0.0.1:$rq_port" "$run/route.out" &&
+    grep -q "ROUTE broker-r 127.0.0.1:$bk_port" "$run/route.out"
+}
+
+# mig_produce_consume TOPIC: two results: 200 sync sends SEND_OK spread
+# over both brokers, then a push consumer receiving every one from both.
+mig_produce_consume() {
+  local ok on_j on_r missing from_j from_r
+  mig produce "$ns" "$1" 200 >"$run/p.out"
+  ok=$(awk '$1 == "SENT" && $3 == "SEND_OK"' "$run/p.out" | wc -l)
+  on_j=$(awk '$1 == "SENT" && $4 == "broker-j"' "$run/p.out" | wc -l)
+  on_r=$(awk '$1 == "SENT" && $4 == "broker-r"' "$run/p.out" | wc -l)
+  echo "# $ok SEND_OK: $on_j to the RocketMQ broker, $on_r to the rmq broker"
+  [ "$ok" -eq 200 ] && [ "$on_j" -gt 0 ] && [ "$on_r" -gt 0 ]
+  mig_result $? "200 sync sends SEND_OK, spread over the RocketMQ and the rmq broker"
+
+  mig consume "$ns" "$1" rmq_migration_group 200 120 >"$run/c.out"
+  awk '$1 == "SENT" { print $2 }' "$run/p.out" | sort >"$run/sent"
+  awk '$1 == "RECV" { print $2 }' "$run/c.out" | sort -u >"$run/recv"
+  missing=$(comm -23 "$run/sent" "$run/recv" | wc -l)
+  from_j=$(awk '$1 == "RECV" && $3 == "broker-j"' "$run/c.out" | wc -l)
+  from_r=$(awk '$1 == "RECV" && $3 == "broker-r"' "$run/c.out" | wc -l)
+  echo "# received $(wc -l <"$run/recv") distinct, missing $missing; $from_j from broker-j, $from_r from broker-r"
+  [ "$missing" -eq 0 ] && [ "$from_j" -gt 0 ] && [ "$from_r" -gt 0 ]
+  mig_result $? "the push consumer received every message, from both brokers"
+}

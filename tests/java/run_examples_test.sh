@@ -10,13 +10,11 @@ set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-export RMQ_BIN=$bin RMQ_RUN_DIR=$run/cluster
+# shellcheck source=tests/cluster/deploy_lib.sh
+. "$src/tests/cluster/deploy_lib.sh"
 # ports 9876+OFF ... 10942+OFF, below the ephemeral range (32768-);
 # test_deploy.sh uses 21000
-export RMQ_PORT_OFFSET=${RMQ_TEST_EXAMPLES_PORT_OFFSET:-19000}
-export RMQ_START_TIMEOUT=30 RMQ_STOP_TIMEOUT=30
-unset RMQ_PORT_BASE RMQ_SSH RMQ_CONF_DIR
-cluster=$src/deploy/cluster.sh
+deploy_env "$run/cluster" "${RMQ_TEST_EXAMPLES_PORT_OFFSET:-19000}" 30
 ns=127.0.0.1:$((9876 + RMQ_PORT_OFFSET))
 N=40
 
@@ -31,12 +29,7 @@ java_build 5 "$src/deploy/examples/java"
 mkdir -p "$RMQ_RUN_DIR"
 if "$cluster" up sync >"$run/up.log" 2>&1; then echo "ok 1 - deploy/cluster.sh up sync"; else
   echo "not ok 1 - deploy/cluster.sh up sync"; sed 's/^/# /' "$run/up.log"; exit 1; fi
-"$bin/tools/mqadmin" updateTopic -n "$ns" -c DefaultCluster -t ExampleTopic -r 4 -w 4 >"$run/topic.log" 2>&1 \
-  || { sed 's/^/# /' "$run/topic.log"; }
-for _ in $(seq 1 100); do
-  [ "$("$bin/tools/mqadmin" topicRoute -n "$ns" -t ExampleTopic 2>/dev/null | grep -c broker-)" -ge 2 ] && break
-  sleep 0.2
-done
+deploy_create_topic "$ns" ExampleTopic
 
 timeout 120 java -cp "$cp" example.Producer "$ns" ExampleTopic "$N" >"$run/producer.out" 2>"$run/producer.err"
 rc=$?

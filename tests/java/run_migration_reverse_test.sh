@@ -20,24 +20,11 @@ echo "1..$plan"
 java_build $plan
 rq_jars $plan
 
-n=0
-result() {
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
-mig() { timeout 300 java -cp "$cp" rmqtest.Migration "$@" 2>>"$run/java.err"; }
 # in_cluster NAME...: the RocketMQ name server's cluster info names every NAME
 in_cluster() {
   local b
   rq_cluster_info "$ns" >"$run/cluster.out" 2>&1 || return 1
   for b in "$@"; do grep -q "$b" "$run/cluster.out" || return 1; done
-}
-# wait_for SECONDS CMD...: until CMD succeeds
-wait_for() {
-  local t=$1 i
-  shift
-  for ((i = 0; i < t * 2; i++)); do "$@" && return 0; sleep 0.5; done
-  return 1
 }
 
 ns_port=$(free_port_run)
@@ -51,37 +38,17 @@ rq_topic_seed rq-broker MigTopic 4
 rq_broker rq-broker MigCluster broker-j "$rq_port" "$ns"
 rq_broker_pid=$rq_pid
 rq_wait_port rq-broker "$rq_port" "$rq_broker_pid"
-wait_for 120 in_cluster broker-j broker-r
-result $? "the rmq broker (remoting, compressed body) and the RocketMQ broker registered with the RocketMQ name server"
+mig_wait_for 120 in_cluster broker-j broker-r
+mig_result $? "the rmq broker (remoting, compressed body) and the RocketMQ broker registered with the RocketMQ name server"
 sed 's/^/# /' "$run/cluster.out"
 
 # MigTopic: seeded in the RocketMQ broker's topics.json, created on the rmq broker by RocketMQ's mqadmin
 rq_update_topic -n "$ns" -b "127.0.0.1:$bk_port" -t MigTopic -r 4 -w 4 >"$run/update.out" 2>&1
 awk '{ print "# " $0 }' "$run/update.out" | head -5
-route_both() {
-  mig route "$ns" MigTopic >"$run/route.out" && grep -q "ROUTE broker-j 127.0.0.1:$rq_port" "$run/route.out" &&
-    grep -q "ROUTE broker-r 127.0.0.1:$bk_port" "$run/route.out"
-}
-wait_for 60 route_both
-result $? "MigTopic created on both brokers; the route from the RocketMQ name server lists both"
+mig_wait_for 60 mig_route_both MigTopic
+mig_result $? "MigTopic created on both brokers; the route from the RocketMQ name server lists both"
 
-mig produce "$ns" MigTopic 200 >"$run/p.out"
-ok=$(awk '$1 == "SENT" && $3 == "SEND_OK"' "$run/p.out" | wc -l)
-on_j=$(awk '$1 == "SENT" && $4 == "broker-j"' "$run/p.out" | wc -l)
-on_r=$(awk '$1 == "SENT" && $4 == "broker-r"' "$run/p.out" | wc -l)
-echo "# $ok SEND_OK: $on_j to the RocketMQ broker, $on_r to the rmq broker"
-[ "$ok" -eq 200 ] && [ "$on_j" -gt 0 ] && [ "$on_r" -gt 0 ]
-result $? "200 sync sends SEND_OK, spread over the RocketMQ and the rmq broker"
-
-mig consume "$ns" MigTopic rmq_migration_group 200 120 >"$run/c.out"
-awk '$1 == "SENT" { print $2 }' "$run/p.out" | sort >"$run/sent"
-awk '$1 == "RECV" { print $2 }' "$run/c.out" | sort -u >"$run/recv"
-missing=$(comm -23 "$run/sent" "$run/recv" | wc -l)
-from_j=$(awk '$1 == "RECV" && $3 == "broker-j"' "$run/c.out" | wc -l)
-from_r=$(awk '$1 == "RECV" && $3 == "broker-r"' "$run/c.out" | wc -l)
-echo "# received $(wc -l <"$run/recv") distinct, missing $missing; $from_j from broker-j, $from_r from broker-r"
-[ "$missing" -eq 0 ] && [ "$from_j" -gt 0 ] && [ "$from_r" -gt 0 ]
-result $? "the push consumer received every message, from both brokers"
+mig_produce_consume MigTopic
 
 # every registerNameServerPeriod (1 s) the rmq broker asks QUERY_DATA_VERSION;
 # its last answer was a success (a timeout under load is logged, then
@@ -90,10 +57,10 @@ sleep 3
 last=$(grep -E 'RocketMQ name server' "$run/broker.log" | tail -1)
 echo "# last: ${last#*bk_register_remoting.c}"
 [[ $last == *"registered with RocketMQ name server"* ]] && in_cluster broker-r
-result $? "the rmq broker's periodic version queries succeed; it stays registered"
+mig_result $? "the rmq broker's periodic version queries succeed; it stays registered"
 
 kill -TERM "$bk_pid"
 wait "$bk_pid" 2>/dev/null
 gone() { in_cluster broker-j && ! grep -q broker-r "$run/cluster.out" && mig route "$ns" MigTopic >"$run/route2.out" && ! grep -q broker-r "$run/route2.out"; }
-wait_for 60 gone && grep -q 'unregistered from RocketMQ name server' "$run/broker.log"
-result $? "stopped, the rmq broker unregistered and left the routes; broker-j still serves MigTopic ($(tr '\n' ' ' <"$run/route2.out"))"
+mig_wait_for 60 gone && grep -q 'unregistered from RocketMQ name server' "$run/broker.log"
+mig_result $? "stopped, the rmq broker unregistered and left the routes; broker-j still serves MigTopic ($(tr '\n' ' ' <"$run/route2.out"))"

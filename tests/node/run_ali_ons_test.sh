@@ -11,19 +11,15 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../.." && pwd)
-bin=${RMQ_BUILD_ROOT:-$src/build}
+# shellcheck source=tests/cluster/deploy_lib.sh
+. "$here/../cluster/deploy_lib.sh"
 run=$(mktemp -d /tmp/rmq-test-node.XXXXXX)
 PLAN=12
 N=20
 
-export RMQ_BIN=$bin RMQ_RUN_DIR=$run/cluster
 # ports 9876+OFF ... 10942+OFF, below the ephemeral range (32768-);
 # the other cluster.sh tests use offsets 19000 to 21500
-export RMQ_PORT_OFFSET=${RMQ_TEST_NODE_PORT_OFFSET:-17000}
-export RMQ_START_TIMEOUT=30 RMQ_STOP_TIMEOUT=30
-unset RMQ_PORT_BASE RMQ_SSH RMQ_CONF_DIR
-cluster=$src/deploy/cluster.sh
+deploy_env "$run/cluster" "${RMQ_TEST_NODE_PORT_OFFSET:-17000}" 30
 ns=127.0.0.1:$((9876 + RMQ_PORT_OFFSET))
 
 cleanup() {
@@ -39,16 +35,6 @@ skip_all() {
   exit 0
 }
 
-# create_topic TOPIC: 4 queues on each master, waits until both route it
-create_topic() {
-  "$bin/tools/mqadmin" updateTopic -n "$ns" -c DefaultCluster -t "$1" -r 4 -w 4 >"$run/topic.log" 2>&1 \
-    || sed 's/^/# /' "$run/topic.log"
-  for _ in $(seq 1 100); do
-    [ "$("$bin/tools/mqadmin" topicRoute -n "$ns" -t "$1" 2>/dev/null | grep -c broker-)" -ge 2 ] && return
-    sleep 0.2
-  done
-}
-
 echo "1..$PLAN"
 command -v node >/dev/null && command -v npm >/dev/null || skip_all "node or npm not installed"
 # the example's package.json, installed once for both programs
@@ -61,8 +47,8 @@ fi
 mkdir -p "$RMQ_RUN_DIR"
 if "$cluster" up sync >"$run/up.log" 2>&1; then echo "ok 1 - deploy/cluster.sh up sync"; else
   echo "not ok 1 - deploy/cluster.sh up sync"; sed 's/^/# /' "$run/up.log"; exit 1; fi
-create_topic NodeTopic
-create_topic ExampleTopic
+deploy_create_topic "$ns" NodeTopic
+deploy_create_topic "$ns" ExampleTopic
 
 # checks 2-8
 (cd "$run" && timeout 240 node roundtrip.js "$ns" NodeTopic node_roundtrip 2) >"$run/roundtrip.out" 2>"$run/roundtrip.err"

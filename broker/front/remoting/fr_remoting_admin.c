@@ -49,13 +49,47 @@ static void reply_result(rmq_conn_t *conn, const rmq_remoting_request_t *req, co
         fr_rm_reply_result(conn, req, r);
 }
 
-/* A fresh body buffer, or NULL after answering SYSTEM_ERROR. */
-static struct evbuffer *body_new(rmq_conn_t *conn, const rmq_remoting_request_t *req)
+/* Writes an answer's JSON body into b from what the handler read (arg):
+ * BK_OK, or the failure, set in r. */
+typedef bk_status_t (*body_fn)(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r);
+
+/* The shape of every answer with a JSON body: fn writes it into a fresh
+ * buffer; answers SUCCESS with it, or fn's failure (SYSTEM_ERROR when out
+ * of memory). */
+static void reply_json(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, body_fn fn,
+                       const void *arg)
 {
     struct evbuffer *b = evbuffer_new();
+    bk_result_t r;
     if (!b)
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
-    return b;
+        bk_result_set(&r, BK_SYSTEM_ERROR, "request code %d: out of memory", req->code);
+    if (!b || fn(rm, b, arg, &r) != BK_OK)
+        fr_rm_reply_result(conn, req, &r);
+    else
+        reply_body(conn, req, b);
+    if (b)
+        evbuffer_free(b);
+}
+
+/* A JSON array or object under construction (GroupList, tagsSet, KVTable...). */
+typedef struct json_list {
+    struct evbuffer *b;
+    int n;
+} json_list_t;
+
+/* Starts the next item of l: a comma after the first. */
+static void list_next(json_list_t *l)
+{
+    if (l->n++)
+        FR_RM_ADD(l->b, ",");
+}
+
+/* Starts the next member of the JSON object l: "key": */
+static void list_key(json_list_t *l, const char *key)
+{
+    list_next(l);
+    rmq_json_str(l->b, key);
+    FR_RM_ADD(l->b, ":");
 }
 
 /* ---- topics --------------------------------------------------------------- */
@@ -167,30 +201,36 @@ void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     reply_result(conn, req, &r);
 }
 
-/* GET_ALL_TOPIC_CONFIG: TopicConfigSerializeWrapper {topicConfigTable, dataVersion}. */
-void fr_rm_handle_all_topics(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+/* TopicConfigSerializeWrapper {topicConfigTable, dataVersion} (body_fn). */
+static bk_status_t all_topics_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    fr_remoting_t *rm = arg;
-    struct evbuffer *b = body_new(conn, req);
     const bk_topic_t *t;
     size_t cursor = 0;
     Rmq__DataVersion dv;
-    if (!b)
-        return;
+    json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"topicConfigTable\":{");
-    for (int first = 1; bk_topics_next(rm->bk->topics, &cursor, &t); first = 0) {
-        if (!first)
-            FR_RM_ADD(b, ",");
-        rmq_json_str(b, t->name);
-        FR_RM_ADD(b, ":");
+    while (bk_topics_next(rm->bk->topics, &cursor, &t)) {
+        list_key(&l, t->name);
         fr_rm_topic_json(b, t);
     }
     bk_topics_version(rm->bk->topics, &dv);
     FR_RM_ADD(b, "},\"dataVersion\":");
     fr_rm_data_version_json(b, dv.counter, dv.timestamp);
     FR_RM_ADD(b, "}");
-    reply_body(conn, req, b);
-    evbuffer_free(b);
+    return BK_OK;
+}
+
+/* GET_ALL_TOPIC_CONFIG: every topic's configuration. */
+void fr_rm_handle_all_topics(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    reply_json(arg, conn, req, all_topics_body, NULL);
+}
+
+/* One TopicConfig, arg (body_fn). */
+static bk_status_t topic_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
+{
+    fr_rm_topic_json(b, arg);
+    return BK_OK;
 }
 
 /* GET_TOPIC_CONFIG: one TopicConfig, or TOPIC_NOT_EXIST. */
@@ -206,12 +246,25 @@ void fr_rm_handle_topic_config(rmq_conn_t *conn, const rmq_remoting_request_t *r
                             rm->bk->addr);
         return;
     }
-    struct evbuffer *b = body_new(conn, req);
-    if (!b)
-        return;
-    fr_rm_topic_json(b, t);
-    reply_body(conn, req, b);
-    evbuffer_free(b);
+    reply_json(rm, conn, req, topic_body, t);
+}
+
+/* TopicStatsTable of arg, a bk_topic_stats_t (body_fn). */
+static bk_status_t topic_stats_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
+{
+    const bk_topic_stats_t *ts = arg;
+    json_list_t l = {b, 0};
+    FR_RM_ADD(b, "{\"offsetTable\":{");
+    for (size_t i = 0; i < ts->n; i++) {
+        const bk_queue_stat_t *q = &ts->queues[i];
+        list_next(&l);
+        fr_rm_mq_json(b, ts->topic, rm->bk->cfg->broker_name, q->queue_id);
+        evbuffer_add_printf(b, ":{\"lastUpdateTimestamp\":%" PRId64 ",\"maxOffset\":%" PRId64
+                            ",\"minOffset\":%" PRId64 "}", q->last_update_timestamp, q->max_offset,
+                            q->min_offset);
+    }
+    FR_RM_ADD(b, "}}");
+    return BK_OK;
 }
 
 /* GET_TOPIC_STATS_INFO: TopicStatsTable {offsetTable: {MessageQueue:
@@ -228,38 +281,27 @@ void fr_rm_handle_topic_stats(rmq_conn_t *conn, const rmq_remoting_request_t *re
         fr_rm_reply_result(conn, req, &r);
         return;
     }
-    struct evbuffer *b = body_new(conn, req);
-    if (b) {
-        FR_RM_ADD(b, "{\"offsetTable\":{");
-        for (size_t i = 0; i < ts.n; i++) {
-            const bk_queue_stat_t *q = &ts.queues[i];
-            if (i)
-                FR_RM_ADD(b, ",");
-            fr_rm_mq_json(b, ts.topic, rm->bk->cfg->broker_name, q->queue_id);
-            evbuffer_add_printf(b, ":{\"lastUpdateTimestamp\":%" PRId64 ",\"maxOffset\":%" PRId64
-                                ",\"minOffset\":%" PRId64 "}", q->last_update_timestamp, q->max_offset,
-                                q->min_offset);
-        }
-        FR_RM_ADD(b, "}}");
-        reply_body(conn, req, b);
-        evbuffer_free(b);
-    }
+    reply_json(rm, conn, req, topic_stats_body, &ts);
     bk_topic_stats_clear(&ts);
 }
-
-/* A JSON string array under construction (GroupList, tagsSet). */
-typedef struct json_list {
-    struct evbuffer *b;
-    int n;
-} json_list_t;
 
 /* bk_clients_name_fn: appends name to the list. */
 static void list_add(void *arg, const char *name)
 {
     json_list_t *l = arg;
-    if (l->n++)
-        FR_RM_ADD(l->b, ",");
+    list_next(l);
     rmq_json_str(l->b, name);
+}
+
+/* GroupList {groupList: [...]} of the groups consuming topic arg (body_fn). */
+static bk_status_t consume_by_who_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
+{
+    json_list_t l = {b, 0};
+    FR_RM_ADD(b, "{\"groupList\":[");
+    if (bk_admin_topic_groups(rm->bk->admin_ops, arg, list_add, &l, r) != BK_OK)
+        return r->status;
+    FR_RM_ADD(b, "]}");
+    return BK_OK;
 }
 
 /* QUERY_TOPIC_CONSUME_BY_WHO: GroupList {groupList: [...]}. */
@@ -267,21 +309,8 @@ void fr_rm_handle_consume_by_who(rmq_conn_t *conn, const rmq_remoting_request_t 
 {
     fr_remoting_t *rm = arg;
     const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
-    bk_result_t r;
-    if (!topic)
-        return;
-    struct evbuffer *b = body_new(conn, req);
-    if (!b)
-        return;
-    json_list_t l = {b, 0};
-    FR_RM_ADD(b, "{\"groupList\":[");
-    if (bk_admin_topic_groups(rm->bk->admin_ops, topic, list_add, &l, &r) != BK_OK) {
-        fr_rm_reply_result(conn, req, &r);
-    } else {
-        FR_RM_ADD(b, "]}");
-        reply_body(conn, req, b);
-    }
-    evbuffer_free(b);
+    if (topic)
+        reply_json(rm, conn, req, consume_by_who_body, topic);
 }
 
 /* ---- subscription groups -------------------------------------------------- */
@@ -313,36 +342,32 @@ void fr_rm_handle_delete_group(rmq_conn_t *conn, const rmq_remoting_request_t *r
     reply_result(conn, req, &r);
 }
 
-/* GET_ALL_SUBSCRIPTIONGROUP_CONFIG: SubscriptionGroupWrapper
- * {subscriptionGroupTable, dataVersion}. */
-void fr_rm_handle_all_groups(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+/* SubscriptionGroupWrapper {subscriptionGroupTable, dataVersion} (body_fn). */
+static bk_status_t all_groups_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    fr_remoting_t *rm = arg;
     Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(rm->bk->groups);
-    struct evbuffer *b = tab ? body_new(conn, req) : NULL;
+    json_list_t l = {b, 0};
     if (!tab)
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "GET_ALL_SUBSCRIPTIONGROUP_CONFIG: out of memory");
-    if (!b)
-        goto out;
+        return bk_result_set(r, BK_SYSTEM_ERROR, "GET_ALL_SUBSCRIPTIONGROUP_CONFIG: out of memory");
     FR_RM_ADD(b, "{\"subscriptionGroupTable\":{");
     for (size_t i = 0; i < tab->n_groups; i++) {
         bk_group_t grp;
         bk_group_from_pb(&grp, tab->groups[i]);
-        if (i)
-            FR_RM_ADD(b, ",");
-        rmq_json_str(b, grp.name);
-        FR_RM_ADD(b, ":");
+        list_key(&l, grp.name);
         fr_rm_group_json(b, &grp);
     }
     FR_RM_ADD(b, "},\"dataVersion\":");
     fr_rm_data_version_json(b, tab->data_version ? tab->data_version->counter : 0,
                             tab->data_version ? tab->data_version->timestamp : 0);
     FR_RM_ADD(b, "}");
-    reply_body(conn, req, b);
-    evbuffer_free(b);
-out:
-    if (tab)
-        bk_groups_table_free(tab);
+    bk_groups_table_free(tab);
+    return BK_OK;
+}
+
+/* GET_ALL_SUBSCRIPTIONGROUP_CONFIG: every subscription group's configuration. */
+void fr_rm_handle_all_groups(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    reply_json(arg, conn, req, all_groups_body, NULL);
 }
 
 /* ---- consumers ------------------------------------------------------------- */
@@ -351,8 +376,7 @@ out:
 static void connection_add(void *arg, const bk_client_view_t *cl)
 {
     json_list_t *l = arg;
-    if (l->n++)
-        FR_RM_ADD(l->b, ",");
+    list_next(l);
     FR_RM_ADD(l->b, "{\"clientAddr\":");
     rmq_json_str(l->b, cl->addr);
     FR_RM_ADD(l->b, ",\"clientId\":");
@@ -366,8 +390,7 @@ static void connection_add(void *arg, const bk_client_view_t *cl)
 static rmq_err_t tag_add(const char *tag, size_t len, void *arg)
 {
     json_list_t *l = arg;
-    if (l->n++)
-        FR_RM_ADD(l->b, ",");
+    list_next(l);
     rmq_json_strn(l->b, tag, len);
     return RMQ_OK;
 }
@@ -378,10 +401,8 @@ static void subscription_add(void *arg, const char *topic, const char *expr)
 {
     json_list_t *l = arg;
     int all;
-    if (l->n++)
-        FR_RM_ADD(l->b, ",");
-    rmq_json_str(l->b, topic);
-    FR_RM_ADD(l->b, ":{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":");
+    list_key(l, topic);
+    FR_RM_ADD(l->b, "{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":");
     rmq_json_str(l->b, expr);
     FR_RM_ADD(l->b, ",\"subVersion\":0,\"tagsSet\":[");
     json_list_t tags = {l->b, 0};
@@ -391,42 +412,68 @@ static void subscription_add(void *arg, const char *topic, const char *expr)
     FR_RM_ADD(l->b, "}");
 }
 
-/* GET_CONSUMER_CONNECTION_LIST: ConsumerConnection {connectionSet,
- * subscriptionTable, consumeType, messageModel, consumeFromWhere}, or
- * CONSUMER_NOT_ONLINE when no client of the group is connected. */
+/* A consumer group as GET_CONSUMER_CONNECTION_LIST reads it. */
+typedef struct group_ref {
+    const char *name;
+    bk_group_view_t gv;
+} group_ref_t;
+
+/* ConsumerConnection {connectionSet, subscriptionTable, consumeType,
+ * messageModel, consumeFromWhere} of arg, a group_ref_t (body_fn). */
+static bk_status_t consumer_connections_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg,
+                                             bk_result_t *r)
+{
+    const group_ref_t *g = arg;
+    json_list_t conns = {b, 0}, subs = {b, 0};
+    FR_RM_ADD(b, "{\"connectionSet\":[");
+    bk_clients_each_client(rm->bk->clients, g->name, connection_add, &conns);
+    evbuffer_add_printf(b, "],\"consumeFromWhere\":\"%s\",\"consumeType\":\"%s\",\"messageModel\":\"%s\","
+                        "\"subscriptionTable\":{", fr_rm_consume_from_name(g->gv.consume_from),
+                        g->gv.pull_mode ? "CONSUME_ACTIVELY" : "CONSUME_PASSIVELY",
+                        g->gv.clustering ? "CLUSTERING" : "BROADCASTING");
+    if (bk_clients_each_sub(rm->bk->clients, g->name, subscription_add, &subs) != RMQ_OK)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "GET_CONSUMER_CONNECTION_LIST: out of memory");
+    FR_RM_ADD(b, "}}");
+    return BK_OK;
+}
+
+/* GET_CONSUMER_CONNECTION_LIST: the clients and subscriptions of
+ * consumerGroup, or CONSUMER_NOT_ONLINE when none of its clients is
+ * connected. */
 void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
-    const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
-    bk_group_view_t gv;
-    if (!group)
+    group_ref_t g = {fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL)};
+    if (!g.name)
         return;
-    if (!bk_clients_group(rm->bk->clients, group, &gv)) {
-        rmq_remoting_replyf(conn, req, CODE_CONSUMER_NOT_ONLINE, "the consumer group[%.200s] not online", group);
+    if (!bk_clients_group(rm->bk->clients, g.name, &g.gv)) {
+        rmq_remoting_replyf(conn, req, CODE_CONSUMER_NOT_ONLINE, "the consumer group[%.200s] not online", g.name);
         return;
     }
-    struct evbuffer *b = body_new(conn, req);
-    if (!b)
-        return;
-    json_list_t conns = {b, 0}, subs = {b, 0};
-    FR_RM_ADD(b, "{\"connectionSet\":[");
-    bk_clients_each_client(rm->bk->clients, group, connection_add, &conns);
-    evbuffer_add_printf(b, "],\"consumeFromWhere\":\"%s\",\"consumeType\":\"%s\",\"messageModel\":\"%s\","
-                        "\"subscriptionTable\":{", fr_rm_consume_from_name(gv.consume_from),
-                        gv.pull_mode ? "CONSUME_ACTIVELY" : "CONSUME_PASSIVELY",
-                        gv.clustering ? "CLUSTERING" : "BROADCASTING");
-    if (bk_clients_each_sub(rm->bk->clients, group, subscription_add, &subs) != RMQ_OK) {
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "GET_CONSUMER_CONNECTION_LIST: out of memory");
-    } else {
-        FR_RM_ADD(b, "}}");
-        reply_body(conn, req, b);
-    }
-    evbuffer_free(b);
+    reply_json(rm, conn, req, consumer_connections_body, &g);
 }
 
-/* GET_CONSUME_STATS: ConsumeStats {offsetTable: {MessageQueue:
- * {brokerOffset, consumerOffset, lastTimestamp}}, consumeTps} of
- * consumerGroup on topic (absent or empty: every topic it has offsets on). */
+/* ConsumeStats {offsetTable: {MessageQueue: {brokerOffset, consumerOffset,
+ * lastTimestamp}}, consumeTps} of arg, a bk_consume_progress_t (body_fn). */
+static bk_status_t consume_stats_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
+{
+    const bk_consume_progress_t *cp = arg;
+    json_list_t l = {b, 0};
+    evbuffer_add_printf(b, "{\"consumeTps\":%.2f,\"offsetTable\":{", cp->consume_tps);
+    for (size_t i = 0; i < cp->n; i++) {
+        const bk_queue_progress_t *q = &cp->queues[i];
+        list_next(&l);
+        fr_rm_mq_json(b, q->topic, rm->bk->cfg->broker_name, q->queue_id);
+        evbuffer_add_printf(b, ":{\"brokerOffset\":%" PRId64 ",\"consumerOffset\":%" PRId64
+                            ",\"lastTimestamp\":%" PRId64 "}", q->broker_offset, q->consumer_offset,
+                            q->last_timestamp);
+    }
+    FR_RM_ADD(b, "}}");
+    return BK_OK;
+}
+
+/* GET_CONSUME_STATS: the progress of consumerGroup on topic (absent or
+ * empty: every topic it has offsets on). */
 void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
@@ -440,22 +487,7 @@ void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *
         fr_rm_reply_result(conn, req, &r);
         return;
     }
-    struct evbuffer *b = body_new(conn, req);
-    if (b) {
-        evbuffer_add_printf(b, "{\"consumeTps\":%.2f,\"offsetTable\":{", cp.consume_tps);
-        for (size_t i = 0; i < cp.n; i++) {
-            const bk_queue_progress_t *q = &cp.queues[i];
-            if (i)
-                FR_RM_ADD(b, ",");
-            fr_rm_mq_json(b, q->topic, rm->bk->cfg->broker_name, q->queue_id);
-            evbuffer_add_printf(b, ":{\"brokerOffset\":%" PRId64 ",\"consumerOffset\":%" PRId64
-                                ",\"lastTimestamp\":%" PRId64 "}", q->broker_offset, q->consumer_offset,
-                                q->last_timestamp);
-        }
-        FR_RM_ADD(b, "}}");
-        reply_body(conn, req, b);
-        evbuffer_free(b);
-    }
+    reply_json(rm, conn, req, consume_stats_body, &cp);
     bk_consume_progress_clear(&cp);
 }
 
@@ -465,29 +497,27 @@ void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *
 static void kv_add(const char *key, const char *value, void *arg)
 {
     json_list_t *l = arg;
-    if (l->n++)
-        FR_RM_ADD(l->b, ",");
-    rmq_json_str(l->b, key);
-    FR_RM_ADD(l->b, ":");
+    list_key(l, key);
     rmq_json_str(l->b, value);
 }
 
-/* GET_BROKER_RUNTIME_INFO: KVTable {table: {key: value}} of the core's runtime keys. */
-void fr_rm_handle_runtime_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+/* KVTable {table: {key: value}} of the core's runtime keys (body_fn). */
+static bk_status_t runtime_info_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    fr_remoting_t *rm = arg;
     bk_broker_t *bk = rm->bk;
-    struct evbuffer *b = body_new(conn, req);
-    if (!b)
-        return;
     bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = bk_pull_held(bk->pull),
                               .conn_count = rmq_server_conn_count(bk->srv)};
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"table\":{");
     bk_admin_runtime_info(bk->admin_ops, &live, kv_add, &l);
     FR_RM_ADD(b, "}}");
-    reply_body(conn, req, b);
-    evbuffer_free(b);
+    return BK_OK;
+}
+
+/* GET_BROKER_RUNTIME_INFO: the broker's runtime figures. */
+void fr_rm_handle_runtime_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    reply_json(arg, conn, req, runtime_info_body, NULL);
 }
 
 /* GET_BROKER_CONFIG: the effective configuration as properties text

@@ -15,17 +15,11 @@
 package rmqtest;
 
 import java.nio.charset.StandardCharsets;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
-import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
-import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
-import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.protocol.route.BrokerData;
 import org.apache.rocketmq.common.protocol.route.TopicRouteData;
 
@@ -60,29 +54,10 @@ public final class Migration {
     }
 
     private static void consume(String ns, String topic, String group, int n, int seconds) throws Exception {
-        Set<String> seen = ConcurrentHashMap.newKeySet();
-        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
-        c.setNamesrvAddr(ns);
-        c.setInstanceName("mig-consumer-" + ProcessHandle.current().pid());
-        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-        c.setPersistConsumerOffsetInterval(1000);
-        c.subscribe(topic, "*");
-        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-            for (MessageExt m : msgs) {
-                System.out.println("RECV " + m.getMsgId() + " " + ctx.getMessageQueue().getBrokerName() + " "
-                    + new String(m.getBody(), StandardCharsets.UTF_8));
-                seen.add(m.getMsgId());
-            }
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
-        c.start();
-        long deadline = System.currentTimeMillis() + seconds * 1000L;
-        while (seen.size() < n && System.currentTimeMillis() < deadline) {
-            Thread.sleep(100);
-        }
-        Thread.sleep(2000);
-        c.shutdown();
-        System.out.println("DONE " + seen.size());
+        DefaultMQPushConsumer c = PushUntil.consumer(ns, group, "mig-consumer-" + ProcessHandle.current().pid());
+        PushUntil.run(c, topic, n, seconds, 2000, (m, ctx) ->
+            System.out.println("RECV " + m.getMsgId() + " " + ctx.getMessageQueue().getBrokerName() + " "
+                + new String(m.getBody(), StandardCharsets.UTF_8)));
     }
 
     private static void route(String ns, String topic) throws Exception {

@@ -22,15 +22,10 @@ package rmqtest;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
-import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
-import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 
@@ -96,33 +91,15 @@ public final class ProduceConsume {
     }
 
     private static void consume(String ns, String topic, String group, int n, int seconds) throws Exception {
-        Set<String> seen = ConcurrentHashMap.newKeySet();
-        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
-        c.setNamesrvAddr(ns);
-        c.setInstanceName("consumer-" + ProcessHandle.current().pid());
-        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-        c.setPersistConsumerOffsetInterval(1000);
+        DefaultMQPushConsumer c = PushUntil.consumer(ns, group, "consumer-" + ProcessHandle.current().pid());
         c.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
-        c.subscribe(topic, "*");
-        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-            for (MessageExt m : msgs) {
-                String body = new String(m.getBody(), StandardCharsets.UTF_8);
-                System.out.println("RECV " + m.getMsgId() + " " + body);
-                if (body.equals("props-body")) {
-                    System.out.println("PROPS tags=" + m.getTags() + " keys=" + m.getKeys() + " color="
-                        + m.getUserProperty("color") + " n=" + m.getUserProperty("n"));
-                }
-                seen.add(m.getMsgId());
+        PushUntil.run(c, topic, n, seconds, 3000, (m, ctx) -> {
+            String body = new String(m.getBody(), StandardCharsets.UTF_8);
+            System.out.println("RECV " + m.getMsgId() + " " + body);
+            if (body.equals("props-body")) {
+                System.out.println("PROPS tags=" + m.getTags() + " keys=" + m.getKeys() + " color="
+                    + m.getUserProperty("color") + " n=" + m.getUserProperty("n"));
             }
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
         });
-        c.start();
-        long deadline = System.currentTimeMillis() + seconds * 1000L;
-        while (seen.size() < n && System.currentTimeMillis() < deadline) {
-            Thread.sleep(100);
-        }
-        Thread.sleep(3000);
-        c.shutdown();
-        System.out.println("DONE " + seen.size());
     }
 }
