@@ -13,6 +13,12 @@
 
 #include "fr_remoting_wire.h"
 
+/* The big-endian u32 at p (unsigned, so a high first byte is no overflow). */
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 START_TEST(test_body_crc)
 {
     /* CRC-32 check value of "123456789" is 0xCBF43926; RocketMQ clears the top bit */
@@ -82,8 +88,8 @@ START_TEST(test_messages_encode)
         const uint8_t *m = out + at, *r = in + at;
         rmq_record_t d;
         ck_assert(memcmp(m, r, 4) == 0);                      /* totalSize */
-        ck_assert_int_eq(m[4] << 24 | m[5] << 16 | m[6] << 8 | m[7], (int32_t)RMQ_MAGIC_MESSAGE);
-        ck_assert_int_eq(m[8] << 24 | m[9] << 16 | m[10] << 8 | m[11], 0x4BF43926);
+        ck_assert_uint_eq(be32(m + 4), RMQ_MAGIC_MESSAGE);
+        ck_assert_uint_eq(be32(m + 8), 0x4BF43926);
         ck_assert(memcmp(m + 12, r + 12, 24) == 0);            /* queueId .. physicalOffset */
         ck_assert_int_eq(m[39], i ? 1 | RMQ_SYSFLAG_BORNHOST_V6 : 1);
         ck_assert(memcmp(m + 40, r + 40, len - 40) == 0);      /* the rest as stored */
