@@ -85,7 +85,8 @@ static void records(const uint8_t *data, size_t size)
     free(out);
 }
 
-/* A check-back's message: one whole V1 record, or an error. */
+/* A check-back's message: one whole MessageDecoder V1 record (IPv6 hosts
+ * as RocketMQ lays them out), or an error. */
 static void check_message(const uint8_t *data, size_t size)
 {
     uint8_t *msg = NULL;
@@ -93,7 +94,7 @@ static void check_message(const uint8_t *data, size_t size)
     rmq_record_t rec;
     if (fr_rm_check_message_encode(data, size, &msg, &len) != RMQ_OK)
         return;
-    if (rmq_record_decode(msg, len, 0, &rec) != RMQ_OK || rec.total_size != len ||
+    if (rmq_record_decode_rocketmq(msg, len, &rec) != RMQ_OK || rec.total_size != len ||
         (int32_t)rec.crc != fr_rm_body_crc(rec.body, rec.body_len))
         abort();
     free(msg);
