@@ -25,35 +25,6 @@ static void teardown(void)
     ts_env_cleanup(&env);
 }
 
-/* Reads the whole queue from offset 0 and checks every body in order. */
-static void check_queue(st_store_t *st, const char *topic, int32_t qid, uint32_t first_seq,
-                        uint32_t seq_step, int64_t count)
-{
-    int64_t offset = 0, seen = 0;
-
-    while (offset < count) {
-        struct evbuffer *buf = evbuffer_new();
-        st_get_result_t gr;
-        rmq_record_t recs[64];
-        uint8_t *flat;
-        size_t n;
-
-        st_store_get(st, topic, qid, offset, 32, 0, NULL, buf, &gr);
-        ck_assert_int_eq(gr.status, ST_GET_FOUND);
-        n = ts_records(buf, recs, 64, &flat);
-        ck_assert_uint_eq(n, (size_t)gr.msg_count);
-        for (size_t i = 0; i < n; i++) {
-            ck_assert_int_eq(recs[i].queue_offset, offset + (int64_t)i);
-            ts_check_body(&recs[i], first_seq + (uint32_t)(offset + (int64_t)i) * seq_step);
-        }
-        seen += (int64_t)n;
-        offset = gr.next_begin_offset;
-        free(flat);
-        evbuffer_free(buf);
-    }
-    ck_assert_int_eq(seen, count);
-}
-
 START_TEST(test_append_across_rolls_with_blank)
 {
     st_store_t *st = ts_open(&env);
@@ -86,10 +57,10 @@ START_TEST(test_append_across_rolls_with_blank)
     ck_assert_int_eq(stats.commitlog_max_offset, prev_end);
     ck_assert_int_eq(stats.dispatched_offset, prev_end);
     ck_assert_int_eq(stats.put_count, 300);
-    check_queue(st, "TopicA", 0, 0, 1, 300);
+    ts_check_queue(st, "TopicA", 0, 0, 1, 300);
     st_store_close(st);
     st = ts_open(&env);
-    check_queue(st, "TopicA", 0, 0, 1, 300);
+    ts_check_queue(st, "TopicA", 0, 0, 1, 300);
     st_store_close(st);
 }
 END_TEST

@@ -34,31 +34,6 @@ static void teardown(void)
     ts_env_cleanup(&env);
 }
 
-/* Checks that the queue serves count messages with bodies seq 0..count-1. */
-static void check_queue(st_store_t *st, const char *topic, int32_t qid, int64_t count)
-{
-    int64_t offset = 0;
-
-    while (offset < count) {
-        struct evbuffer *buf = evbuffer_new();
-        st_get_result_t gr;
-        rmq_record_t recs[64];
-        uint8_t *flat;
-        size_t n;
-
-        st_store_get(st, topic, qid, offset, 32, 0, NULL, buf, &gr);
-        ck_assert_int_eq(gr.status, ST_GET_FOUND);
-        n = ts_records(buf, recs, 64, &flat);
-        ck_assert_uint_eq(n, (size_t)gr.msg_count);
-        for (size_t i = 0; i < n; i++)
-            ts_check_body(&recs[i], (uint32_t)(offset + (int64_t)i));
-        offset = gr.next_begin_offset;
-        free(flat);
-        evbuffer_free(buf);
-    }
-    ck_assert_int_eq(offset, count);
-}
-
 /* Reads [off, off + len) of the commit-log file starting at 0. */
 static void read_file(uint8_t *out, int64_t off, size_t len)
 {
@@ -99,7 +74,7 @@ START_TEST(test_reads_before_the_write)
     /* nothing written yet: the file is still zeros, the buffer serves reads */
     read_file(file, 0, (size_t)end);
     ck_assert_int_eq(memcmp(file, zero, (size_t)end), 0);
-    check_queue(st, "Pool", 0, 40);
+    ts_check_queue(st, "Pool", 0, 0, 1, 40);
     read_raw(st, raw, (size_t)end);
     ck_assert_int_eq(st_store_read_record(st, res.phys_offset, one), RMQ_OK);
     ck_assert_int_eq((int64_t)evbuffer_get_length(one), end - res.phys_offset);
@@ -109,15 +84,15 @@ START_TEST(test_reads_before_the_write)
     ck_assert_int_eq(st_store_flush_now(st), RMQ_OK);
     read_file(file, 0, (size_t)end);
     ck_assert_int_eq(memcmp(file, raw, (size_t)end), 0);
-    check_queue(st, "Pool", 0, 40);
+    ts_check_queue(st, "Pool", 0, 0, 1, 40);
     /* a read straddling the written end: the mapping part and the buffer part */
     ts_put(st, "Pool", 0, 40, 300, NULL, &res);
     read_raw(st, raw, (size_t)res.end_offset);
-    check_queue(st, "Pool", 0, 41);
+    ts_check_queue(st, "Pool", 0, 0, 1, 41);
     evbuffer_free(one);
     st_store_close(st);
     st = ts_open(&env);
-    check_queue(st, "Pool", 0, 41);
+    ts_check_queue(st, "Pool", 0, 0, 1, 41);
     st_store_close(st);
 }
 END_TEST
@@ -145,12 +120,12 @@ START_TEST(test_rolls_return_buffers)
         ck_assert_int_eq(res.status, ST_PUT_OK);
     }
     ck_assert_int_eq(st_pool_lent(st->pool), 2);
-    check_queue(st, "Roll", 1, 600);
+    ts_check_queue(st, "Roll", 1, 0, 1, 600);
     ck_assert_int_eq(st_store_flush_now(st), RMQ_OK);
     ck_assert_int_le(st_pool_lent(st->pool), 1);
     st_store_close(st);
     st = ts_open(&env);
-    check_queue(st, "Roll", 1, 600);
+    ts_check_queue(st, "Roll", 1, 0, 1, 600);
     /* the file active at open is written through its mapping until a roll */
     ck_assert_ptr_null(atomic_load(&st->cl.segs[st->cl.nseg - 1]->wbuf));
     for (; seq < 700; seq++) {
@@ -158,10 +133,10 @@ START_TEST(test_rolls_return_buffers)
         ck_assert_int_eq(res.status, ST_PUT_OK);
     }
     ck_assert_ptr_nonnull(atomic_load(&st->cl.segs[st->cl.nseg - 1]->wbuf));
-    check_queue(st, "Roll", 1, 700);
+    ts_check_queue(st, "Roll", 1, 0, 1, 700);
     st_store_close(st);
     st = ts_open(&env);
-    check_queue(st, "Roll", 1, 700);
+    ts_check_queue(st, "Roll", 1, 0, 1, 700);
     st_store_close(st);
 }
 END_TEST
@@ -188,7 +163,7 @@ START_TEST(test_crash_keeps_what_was_flushed)
     /* the 30 unflushed sends were only in the buffer: a process crash
      * loses them (ASYNC_FLUSH's window with the pool); the flushed 50 stay */
     ck_assert_int_eq(st_store_max_offset(st, "Crash", 0), 50);
-    check_queue(st, "Crash", 0, 50);
+    ts_check_queue(st, "Crash", 0, 0, 1, 50);
     st_store_close(st);
 }
 END_TEST

@@ -142,3 +142,31 @@ void ts_crash_child(ts_env_t *env, void (*fn)(ts_env_t *env))
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
+
+void ts_check_queue(st_store_t *st, const char *topic, int32_t qid, uint32_t first_seq,
+                    uint32_t seq_step, int64_t count)
+{
+    int64_t offset = 0, seen = 0;
+
+    while (offset < count) {
+        struct evbuffer *buf = evbuffer_new();
+        st_get_result_t gr;
+        rmq_record_t recs[64];
+        uint8_t *flat;
+        size_t n;
+
+        st_store_get(st, topic, qid, offset, 32, 0, NULL, buf, &gr);
+        ck_assert_int_eq(gr.status, ST_GET_FOUND);
+        n = ts_records(buf, recs, 64, &flat);
+        ck_assert_uint_eq(n, (size_t)gr.msg_count);
+        for (size_t i = 0; i < n; i++) {
+            ck_assert_int_eq(recs[i].queue_offset, offset + (int64_t)i);
+            ts_check_body(&recs[i], first_seq + (uint32_t)(offset + (int64_t)i) * seq_step);
+        }
+        seen += (int64_t)n;
+        offset = gr.next_begin_offset;
+        free(flat);
+        evbuffer_free(buf);
+    }
+    ck_assert_int_eq(seen, count);
+}

@@ -44,6 +44,11 @@ size_t ts_records(struct evbuffer *buf, rmq_record_t *out, size_t max, uint8_t *
 /* Checks that rec carries the body of message seq. */
 void ts_check_body(const rmq_record_t *rec, uint32_t seq);
 
+/* Reads queue qid of topic from offset 0: count messages, each at its
+ * queue offset, message i's body that of seq first_seq + i * seq_step. */
+void ts_check_queue(st_store_t *st, const char *topic, int32_t qid, uint32_t first_seq,
+                    uint32_t seq_step, int64_t count);
+
 /* Path of a file under the store root. */
 void ts_path(const ts_env_t *env, char *out, size_t len, const char *rel);
 
