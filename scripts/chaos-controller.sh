@@ -74,17 +74,10 @@ for f in "${FAULT_LIST[@]}"; do
 done
 RANDOM=$SEED
 
-log() { printf '%s chaos: %s\n' "$(date +%H:%M:%S)" "$*"; }
-die() { log "FAIL: $*" >&2; exit 1; }
-
-BIN=${RMQ_BIN:-${RMQ_BUILD_ROOT:-build}}
-BIN=$(cd "$BIN" && pwd)
-for b in namesrv/mqnamesrv broker/mqbroker tools/mqadmin tools/mqbench; do
-  [ -x "$BIN/$b" ] || die "$BIN/$b is missing (build first)"
-done
+# shellcheck source=scripts/chaos-lib.sh
+. scripts/chaos-lib.sh
+chaos_bins
 command -v etcd >/dev/null || die "etcd is not on PATH (scripts/bootstrap.sh installs etcd-server)"
-ADMIN=$BIN/tools/mqadmin
-BENCH=$BIN/tools/mqbench
 THREADS=${RMQ_CHAOS_THREADS:-4}
 SIZE=${RMQ_CHAOS_SIZE:-256}
 RATE=${RMQ_CHAOS_RATE:-300}

@@ -52,16 +52,9 @@ done
 [[ $DURATION =~ ^[0-9]+$ ]] || usage
 RANDOM=$SEED
 
-log() { printf '%s chaos: %s\n' "$(date +%H:%M:%S)" "$*"; }
-die() { log "FAIL: $*" >&2; exit 1; }
-
-BIN=${RMQ_BIN:-${RMQ_BUILD_ROOT:-build}}
-BIN=$(cd "$BIN" && pwd)
-for b in namesrv/mqnamesrv broker/mqbroker tools/mqadmin tools/mqbench; do
-  [ -x "$BIN/$b" ] || die "$BIN/$b is missing (build first)"
-done
-ADMIN=$BIN/tools/mqadmin
-BENCH=$BIN/tools/mqbench
+# shellcheck source=scripts/chaos-lib.sh
+. scripts/chaos-lib.sh
+chaos_bins
 THREADS=${RMQ_CHAOS_THREADS:-8}
 SIZE=${RMQ_CHAOS_SIZE:-512}
 CONF=deploy/2m-2s-sync
