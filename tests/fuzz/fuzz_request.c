@@ -43,6 +43,7 @@
 #include "fr_schedule.h"
 #include "rmq_acl.h"
 #include "rmq_loop.h"
+#include "rmq_rpc.h"
 #include "ns_regbody.h"
 #include "ns_route.h"
 #include "rmq_frame.h"
@@ -145,18 +146,16 @@ static void batch_check(struct evbuffer *body)
     }
 }
 
+/* A message id that parses names a broker address rmq_addr_split reads. */
 static void msg_id_check(const char *id)
 {
-    uint32_t ip;
-    uint16_t port;
+    char addr[RMQ_HOST_TEXT_MAX], host[RMQ_HOST_TEXT_MAX];
     int64_t off;
-    char again[33];
+    int port;
 
-    if (id && st_msg_id_parse(id, &ip, &port, &off) == RMQ_OK) {
-        st_store_msg_id(ip, port, off, again);
-        if (strlen(again) != 32)
-            abort();
-    }
+    if (rmq_msg_id_parse(id, addr, sizeof addr, &off) == RMQ_OK &&
+        (rmq_addr_split(addr, host, sizeof host, &port) != RMQ_OK || off < 0))
+        abort();
 }
 
 /* Broker-side checks over the typed header. */
