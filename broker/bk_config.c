@@ -184,7 +184,8 @@ static int broker_ip_parse(const char *ip, st_store_config_t *sc)
     struct in_addr a;
 
     if (inet_pton(AF_INET, ip, &a) == 1) {
-            sc->store_host_v6 = 0;
+        sc->store_host_ip = ntohl(a.s_addr);
+        sc->store_host_v6 = 0;
         return 1;
     }
     sc->store_host_ip = 0;
