@@ -158,6 +158,23 @@ static void msg_id_check(const char *id)
         abort();
 }
 
+/* Any text read as an address ("host:port", "[v6]:port", "v6:port"):
+ * a split host is shorter than the text, a numeric one round-trips. */
+static void addr_check(const char *text)
+{
+    char host[256];
+    struct sockaddr_storage ss;
+    int port, len;
+
+    if (!text)
+        return;
+    if (rmq_addr_split(text, host, sizeof host, &port) == RMQ_OK &&
+        (strlen(host) >= strlen(text) || port < 1 || port > 65535))
+        abort();
+    if (rmq_addr_sockaddr(text, &ss, &len) == RMQ_OK && !rmq_addr_equal(text, text))
+        abort();
+}
+
 /* Broker-side checks over the typed header. */
 static void broker_checks(const Rmq__Command *cmd, struct evbuffer *body)
 {
@@ -203,6 +220,7 @@ static void broker_checks(const Rmq__Command *cmd, struct evbuffer *body)
         break;
     case RMQ__COMMAND__HEADER_SEND_BACK:
         msg_id_check(cmd->send_back->origin_msg_id);
+        addr_check(cmd->send_back->origin_msg_id);
         name_check(cmd->send_back->group);
         name_check(cmd->send_back->origin_topic);
         break;
@@ -280,7 +298,7 @@ static void broker_init_sendback(const char *cfgdir)
         abort();
     bk_schedule_start(fb.schedule);  /* creates SCHEDULE_TOPIC_XXXX; the loop never runs its timers */
     bk_sendback_config_t bc = {.store = fb.st, .append = fb.ap, .topics = fb.topics, .groups = fb.groups,
-                               .schedule = fb.schedule, .store_ip = 0x7F000001, .store_port = 10911,
+                               .schedule = fb.schedule,
                                .addr = "fuzz"};
     if (!(fb.sendback = bk_sendback_new(&bc)))
         abort();
