@@ -245,7 +245,6 @@ static rmq_err_t broker_open_store(bk_broker_t *bk, char *err, size_t errlen)
     st_store_config_t sc;
     bk_config_to_store(bk->cfg, &sc);
     sc.store_host_port = (uint16_t)bk->port;
-    bk->ip = sc.store_host_ip;
     if (!(bk->poster = rmq_loop_poster_new(bk->base))) {
         snprintf(err, errlen, "cannot create the loop poster");
         return RMQ_ENOMEM;
@@ -462,8 +461,6 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .groups = bk->groups,
         .schedule = bk->schedule,
         .is_slave = bk_broker_role(bk) == BK_SLAVE,
-        .store_ip = bk->ip,
-        .store_port = (uint16_t)bk->port,
         .addr = bk->addr,
     };
     if (!(bk->sendback = bk_sendback_new(&sbc))) {

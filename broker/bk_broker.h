@@ -75,7 +75,6 @@ typedef struct bk_broker {
     int64_t boot_ms;              /* wall clock at start: the registration epoch */
     int64_t last_offsets_ms;
     uint64_t ticks;
-    uint32_t ip;                  /* brokerIP1, host byte order */
     int port;                     /* bound client port */
     int stopping;
     char addr[80];                /* brokerIP1:port */

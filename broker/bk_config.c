@@ -30,7 +30,7 @@ static const rmq_cfg_entry_t entries[] = {
     ENUM("brokerRole", broker_role, "ASYNC_MASTER", roles, "ASYNC_MASTER, SYNC_MASTER or SLAVE; controller mode: SYNC_MASTER makes an elected master wait for its in-sync slaves"),
     ENUM("flushDiskType", flush_disk_type, "ASYNC_FLUSH", flush_types, "ASYNC_FLUSH or SYNC_FLUSH (group commit)"),
     INT("listenPort", listen_port, "10911", 0, 65535, "client port; 0 picks an ephemeral port"),
-    STR("brokerIP1", broker_ip1, "127.0.0.1", 64, "IPv4 address clients and name servers use"),
+    STR("brokerIP1", broker_ip1, "127.0.0.1", 64, "IPv4 or IPv6 address (without brackets) clients and name servers use; an IPv6 one makes message ids 56 hex digits"),
     STR("namesrvAddr", namesrv_addr, "", 4096, "name servers, host:port;host:port"),
     ENUM("namesrvProtocol", namesrv_protocol, "native", ns_protocols,
          "native: register with rmq name servers; remoting: with Apache RocketMQ name servers (REGISTER_BROKER over RocketMQ's remoting protocol, plain TCP), to migrate a cluster one process at a time"),
@@ -177,11 +177,28 @@ int bk_config_controlled(const bk_config_t *cfg)
     return cfg->enable_controller_mode && cfg->controller_addr[0];
 }
 
-rmq_err_t bk_config_check(const bk_config_t *cfg, char *err, size_t errlen)
+/* Reads brokerIP1 into the store host of sc (IPv4, or IPv6 with
+ * store_host_v6); 0 if it is neither literal. */
+static int broker_ip_parse(const char *ip, st_store_config_t *sc)
 {
     struct in_addr a;
-    if (inet_pton(AF_INET, cfg->broker_ip1, &a) != 1) {
-        snprintf(err, errlen, "brokerIP1=%s: must be an IPv4 address", cfg->broker_ip1);
+
+    if (inet_pton(AF_INET, ip, &a) == 1) {
+        sc->store_host_ip = ntohl(a.s_addr);
+        sc->store_host_v6 = 0;
+        return 1;
+    }
+    sc->store_host_ip = 0;
+    sc->store_host_v6 = inet_pton(AF_INET6, ip, sc->store_host_ip6) == 1;
+    return sc->store_host_v6;
+}
+
+rmq_err_t bk_config_check(const bk_config_t *cfg, char *err, size_t errlen)
+{
+    st_store_config_t sc;
+    if (!broker_ip_parse(cfg->broker_ip1, &sc)) {
+        snprintf(err, errlen, "brokerIP1=%s: must be an IPv4 or IPv6 address (IPv6 without brackets)",
+                 cfg->broker_ip1);
         return RMQ_EINVAL;
     }
     if (bk_config_controlled(cfg))
@@ -242,9 +259,8 @@ void bk_config_print(const bk_config_t *cfg, FILE *out)
 
 void bk_config_to_store(const bk_config_t *cfg, st_store_config_t *sc)
 {
-    struct in_addr a = {0};
-    inet_pton(AF_INET, cfg->broker_ip1, &a);
     memset(sc, 0, sizeof(*sc));
+    broker_ip_parse(cfg->broker_ip1, sc);
     sc->root_dir = cfg->store_path_root_dir;
     sc->commitlog_dir = cfg->store_path_commit_log[0] ? cfg->store_path_commit_log : NULL;
     sc->commitlog_file_size = cfg->maped_file_size_commit_log;
@@ -263,7 +279,6 @@ void bk_config_to_store(const bk_config_t *cfg, st_store_config_t *sc)
     sc->transient_store_pool_size = (int)cfg->transient_store_pool_size;
     sc->commit_interval_ms = (int)cfg->commit_interval_commit_log;
     sc->commit_least_pages = (int)cfg->commit_commit_log_least_pages;
-    sc->store_host_ip = ntohl(a.s_addr);
     sc->store_host_port = (uint16_t)cfg->listen_port;
     /* controller mode: the role changes at runtime; the append path refuses a slave's writes */
     sc->read_only_role = cfg->broker_role == BK_SLAVE && !bk_config_controlled(cfg);

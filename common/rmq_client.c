@@ -462,7 +462,7 @@ static rmq_err_t ensure_connection(rmq_client_t *cli)
 
     if (cli->state != CLI_IDLE)
         return RMQ_OK;
-    int numeric = evutil_parse_sockaddr_port(cli->addr, (struct sockaddr *)&ss, &sslen) == 0;
+    int numeric = rmq_addr_sockaddr(cli->addr, &ss, &sslen) == RMQ_OK;
     cli->bev = make_bev(cli, numeric);
     if (cli->bev == NULL)
         return RMQ_ENOMEM;

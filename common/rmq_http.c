@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <unistd.h>
 
 #include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
@@ -18,6 +19,7 @@
 #include <openssl/evp.h>
 
 #include "rmq_log.h"
+#include "rmq_rpc.h"
 #include "rmq_time.h"
 
 #define HTTP_MAX_HEADERS 16384
@@ -230,21 +232,15 @@ rmq_http_t *rmq_http_new(struct event_base *base, const char *name)
 
 rmq_err_t rmq_http_listen(rmq_http_t *h, const char *host, int port, char *err, size_t errlen)
 {
-    errno = 0;
-    struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(h->http, host, (ev_uint16_t)port);
-    if (!bs) {
-        snprintf(err, errlen, "cannot listen on %s:%d: %s", host, port,
-                 errno ? strerror(errno) : "address not usable");
+    int fd = rmq_listen_socket(h->name, host, port, SOMAXCONN, err, errlen);
+    if (fd < 0)
+        return RMQ_EIO;
+    if (evhttp_accept_socket_with_handle(h->http, fd) == NULL) {
+        snprintf(err, errlen, "cannot serve HTTP on %s:%d", host, port);
+        close(fd);
         return RMQ_EIO;
     }
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    if (getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&ss, &sl) == 0) {
-        if (ss.ss_family == AF_INET)
-            h->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-        else if (ss.ss_family == AF_INET6)
-            h->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-    }
+    h->port = rmq_listen_port(fd);
     LOG_INFO("%s: %s listening on %s:%d%s", h->name, h->ssl_ctx ? "HTTPS" : "HTTP", host, h->port,
              h->acl ? " (accounts required)" : "");
     return RMQ_OK;

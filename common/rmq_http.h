@@ -52,7 +52,8 @@ typedef enum rmq_http_access {
 rmq_err_t rmq_http_secure(rmq_http_t *h, const rmq_security_t *sec, char *err, size_t errlen);
 
 /* Binds and listens on host:port (port 0: ephemeral). On failure writes
- * "cannot listen on host:port: <errno text>" into err. */
+ * "cannot listen on host:port: <errno text>" into err. The wildcard host
+ * (0.0.0.0, ::) takes IPv4 and IPv6 clients (rmq_listen_socket). */
 rmq_err_t rmq_http_listen(rmq_http_t *h, const char *host, int port, char *err, size_t errlen);
 
 /* The bound port after rmq_http_listen, 0 before. */

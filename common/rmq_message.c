@@ -323,6 +323,47 @@ void rmq_record_msg_id(const rmq_record_t *rec, char out[RMQ_MSG_ID_MAX + 1])
                       rec->store_port, rec->phys_offset, out);
 }
 
+rmq_err_t rmq_msg_id_parse(const char *id, char *addr, size_t cap, int64_t *phys_offset)
+{
+    uint8_t raw[28];
+    size_t len = id ? strlen(id) : 0, n = len == 56 ? 16 : 4;
+    rmq_record_t rec = {0};
+
+    if ((len != 32 && len != 56) || rmq_hex_decode(id, len / 2, raw) != RMQ_OK)
+        return RMQ_EINVAL;
+    rec.store_port = get_u32(raw + n);
+    rec.phys_offset = (int64_t)get_u64(raw + n + 4);
+    if (rec.store_port == 0 || rec.store_port > 65535 || rec.phys_offset < 0)
+        return RMQ_EINVAL;
+    if (n == 16) {
+        rec.sys_flag = RMQ_SYSFLAG_STOREHOST_V6;
+        memcpy(rec.store_ip6, raw, 16);
+    } else {
+        rec.store_ip = get_u32(raw);
+    }
+    rmq_record_host_text(&rec, 1, addr, cap);
+    *phys_offset = rec.phys_offset;
+    return RMQ_OK;
+}
+
+/* The value of hex digit c (either case), or -1. */
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                          : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+rmq_err_t rmq_hex_decode(const char *in, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_value(in[2 * i]), lo = hi < 0 ? -1 : hex_value(in[2 * i + 1]);
+        if (lo < 0)
+            return RMQ_EINVAL;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return RMQ_OK;
+}
+
 void rmq_hex_upper(const uint8_t *in, size_t n, char *out)
 {
     static const char digits[] = "0123456789ABCDEF";

@@ -143,6 +143,13 @@ void rmq_msg_id_format(int v6, uint32_t ip, const uint8_t *ip6, uint32_t port, i
                        char out[RMQ_MSG_ID_MAX + 1]);
 /* rmq_msg_id_format of rec's store host and phys_offset. */
 void rmq_record_msg_id(const rmq_record_t *rec, char out[RMQ_MSG_ID_MAX + 1]);
+/* Reads an offset message id (32 or 56 hex digits, either case) back: its
+ * store host as rmq_record_host_text writes it ("a.b.c.d:port" or
+ * "[ip6]:port", a broker address rmq_addr_split reads) into addr (cap >=
+ * RMQ_HOST_TEXT_MAX) and its commit-log offset into *phys_offset.
+ * RMQ_EINVAL, addr untouched, if id is not one (port 0 and a negative
+ * offset included). Any thread. */
+rmq_err_t rmq_msg_id_parse(const char *id, char *addr, size_t cap, int64_t *phys_offset);
 
 /* Decodes the record at data[0..len). RMQ_OK: *rec filled. RMQ_EAGAIN: the
  * record continues past len. RMQ_ENOTFOUND: a blank end-of-file marker
@@ -159,6 +166,9 @@ rmq_err_t rmq_record_decode_rocketmq(const uint8_t *data, size_t len, rmq_record
 /* Uppercase hex of in[0..n) into out[2n + 1], NUL-terminated: the text of
  * message ids (RocketMQ's UtilAll.bytes2string), store and client alike. */
 void rmq_hex_upper(const uint8_t *in, size_t n, char *out);
+/* Reads 2n hex digits (either case) at in into out[0..n); RMQ_EINVAL at a
+ * non-digit (in is read no further than the first bad one). */
+rmq_err_t rmq_hex_decode(const char *in, size_t n, uint8_t *out);
 
 /* Properties strings: "name\x01value" pairs joined by \x02 (RocketMQ's
  * MessageDecoder format). Readers split on \x02, split each piece at its

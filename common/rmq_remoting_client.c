@@ -11,6 +11,7 @@
 #include <event2/bufferevent.h>
 
 #include "rmq_log.h"
+#include "rmq_rpc.h"
 
 #define RCLIENT_MAX_FRAME (64u << 20)   /* the largest answer taken */
 #define RCLIENT_VERSION 395             /* RocketMQ V4_9_7: what its name server expects of a broker */
@@ -143,7 +144,7 @@ rmq_rclient_t *rmq_rclient_new(struct event_base *base, const char *addr, int co
     c->connect_timeout_ms = connect_timeout_ms;
     c->next_opaque = 1;
     if (strlen(addr) >= sizeof(c->addr) ||
-        evutil_parse_sockaddr_port(addr, (struct sockaddr *)&c->ss, &c->sslen) != 0) {
+        rmq_addr_sockaddr(addr, &c->ss, &c->sslen) != RMQ_OK) {
         LOG_ERROR("remoting client: '%s' is not a numeric host:port", addr);
         free(c);
         return NULL;

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <event2/event.h>
 #include <openssl/ssl.h>
@@ -213,8 +214,29 @@ const char *rmq_sync_last_error(const rmq_sync_t *s);
 
 /* ---- addresses and TLS ----------------------------------------------- */
 
-/* Splits "host:port" (host may be "[v6]"); host copied into host (cap hostlen). */
+/* Splits "host:port" (host may be "[v6]", or a bare IPv6 literal as
+ * RocketMQ writes one: "::1:10911"); host copied into host (cap hostlen). */
 rmq_err_t rmq_addr_split(const char *addr, char *host, size_t hostlen, int *port);
+/* Reads a numeric addr (any rmq_addr_split form with an IPv4 or IPv6
+ * literal host) into ss / *sslen; RMQ_EINVAL for a host name or bad text. */
+rmq_err_t rmq_addr_sockaddr(const char *addr, struct sockaddr_storage *ss, int *sslen);
+/* 1 if addresses a and b are the same (numeric ones in any form). */
+int rmq_addr_equal(const char *a, const char *b);
+/* Writes sa into out, an IPv4-mapped IPv6 address as the plain IPv4 one;
+ * returns its length. */
+socklen_t rmq_sockaddr_unmap(const struct sockaddr *sa, struct sockaddr_storage *out);
+/* "ip:port" or "[ip6]:port" of sa (an IPv4-mapped one as plain IPv4). */
+void rmq_sockaddr_text(const struct sockaddr *sa, char *out, size_t outlen);
+/* The port of an AF_INET / AF_INET6 address, else -1. */
+int rmq_sockaddr_port(const struct sockaddr *sa);
+/* A listening non-blocking socket on host:port (port 0: ephemeral); the
+ * wildcard host (NULL, "", 0.0.0.0, ::) is one dual-stack [::] socket, or
+ * IPv4 only (logged) on a host without IPv6. -1 with err on failure;
+ * what names the listener in logs. Owner: caller. Start-up only. */
+int rmq_listen_socket(const char *what, const char *host, int port, int backlog, char *err,
+                      size_t errlen);
+/* The port listening socket fd is bound to, or -1. */
+int rmq_listen_port(int fd);
 
 /* Server / client TLS contexts from PEM files (ca may be NULL). On error
  * writes the OpenSSL reason into err and returns NULL. Caller frees with SSL_CTX_free. */

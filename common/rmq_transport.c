@@ -95,35 +95,6 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
 
 /* ---- addresses ---------------------------------------------------------- */
 
-static void format_addr(const struct sockaddr *sa, char *out, size_t outlen)
-{
-    char ip[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        evutil_inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
-        port = ntohs(in->sin_port);
-        snprintf(out, outlen, "%s:%d", ip, port);
-    } else if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-        evutil_inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
-        port = ntohs(in6->sin6_port);
-        snprintf(out, outlen, "[%s]:%d", ip, port);
-    } else {
-        snprintf(out, outlen, "?");
-    }
-}
-
-static int sockaddr_port(const struct sockaddr_storage *ss)
-{
-    if (ss->ss_family == AF_INET)
-        return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-    if (ss->ss_family == AF_INET6)
-        return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-    return -1;
-}
-
 /* ---- connection life ------------------------------------------------------ */
 
 void rmq_conn_ref(rmq_conn_t *conn)
@@ -530,7 +501,7 @@ static void sniff_cb(evutil_socket_t fd, short what, void *arg)
         rmq_conn_close(conn, "cannot start the connection");
 }
 
-/* Keeps the peer address sa as an IPv4 (an IPv4-mapped IPv6 one too) or
+/* Keeps the peer address sa (unmapped: rmq_sockaddr_unmap) as an IPv4 or
  * an IPv6 address for the born host of the messages it sends. */
 static void conn_peer_keep(rmq_conn_t *conn, const struct sockaddr *sa)
 {
@@ -540,13 +511,7 @@ static void conn_peer_keep(rmq_conn_t *conn, const struct sockaddr *sa)
         conn->peer_port4 = ntohs(in->sin_port);
     } else if (sa->sa_family == AF_INET6) {
         const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-        const uint8_t *a = in6->sin6_addr.s6_addr;
-        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-            conn->peer_ip4 = (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
-            conn->peer_port4 = ntohs(in6->sin6_port);
-            return;
-        }
-        memcpy(conn->peer_ip6, a, 16);
+        memcpy(conn->peer_ip6, in6->sin6_addr.s6_addr, 16);
         conn->peer_port6 = ntohs(in6->sin6_port);
         conn->peer_is6 = 1;
     }
@@ -555,7 +520,7 @@ static void conn_peer_keep(rmq_conn_t *conn, const struct sockaddr *sa)
 static rmq_conn_t *conn_new(rmq_server_t *srv, evutil_socket_t fd, const struct sockaddr *sa)
 {
     rmq_conn_t *conn = calloc(1, sizeof(*conn));
-    struct sockaddr_storage local;
+    struct sockaddr_storage local, peer;
     socklen_t locallen = sizeof(local);
     int one = 1;
 
@@ -565,10 +530,11 @@ static rmq_conn_t *conn_new(rmq_server_t *srv, evutil_socket_t fd, const struct 
     conn->fd = fd;
     conn->refs = 1;
     conn->id = atomic_fetch_add(&next_conn_id, 1);
-    format_addr(sa, conn->peer, sizeof(conn->peer));
-    conn_peer_keep(conn, sa);
+    rmq_sockaddr_text(sa, conn->peer, sizeof(conn->peer));
+    rmq_sockaddr_unmap(sa, &peer);
+    conn_peer_keep(conn, (struct sockaddr *)&peer);
     if (getsockname(fd, (struct sockaddr *)&local, &locallen) == 0)
-        format_addr((struct sockaddr *)&local, conn->local, sizeof(conn->local));
+        rmq_sockaddr_text((struct sockaddr *)&local, conn->local, sizeof(conn->local));
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     TAILQ_INSERT_TAIL(&srv->conns, conn, link);
     srv->nconns++;
@@ -596,7 +562,7 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     char peer[ADDR_MAX];
 
     if (srv->opts.max_conns > 0 && srv->nconns >= srv->opts.max_conns) {
-        format_addr(sa, peer, sizeof(peer));
+        rmq_sockaddr_text(sa, peer, sizeof(peer));
         LOG_WARN_RL("%s: refusing %s: %zu connections open (limit)", srv->name, peer,
                     srv->nconns);
         evutil_closesocket(fd);
@@ -604,7 +570,7 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     }
     rmq_conn_t *conn = conn_new(srv, fd, sa);
     if (conn == NULL) {
-        format_addr(sa, peer, sizeof(peer));
+        rmq_sockaddr_text(sa, peer, sizeof(peer));
         LOG_ERROR_RL("%s: out of memory accepting a connection from %s; closing it", srv->name, peer);
         evutil_closesocket(fd);
         return;
@@ -652,44 +618,30 @@ rmq_server_t *rmq_transport_new(struct event_base *base, const rmq_server_opts_t
     return srv;
 }
 
-/* Binds host:port (NULL or "" host: all addresses; port 0: ephemeral);
- * RMQ_EINVAL without a codec.
+/* Binds host:port (NULL, "", 0.0.0.0 or ::: every address, IPv4 and IPv6
+ * on one socket; port 0: ephemeral); RMQ_EINVAL without a codec.
  * Start-up only: a host name is resolved with a blocking lookup. */
 rmq_err_t rmq_server_listen(rmq_server_t *srv, const char *host, int port)
 {
-    struct addrinfo hints = { 0 }, *ai = NULL;
-    char portstr[16];
-    struct sockaddr_storage bound;
-    socklen_t boundlen = sizeof(bound);
+    char why[256];
 
     if (srv->ncodecs == 0) {
         LOG_ERROR("%s: no codec registered; not listening", srv->name);
         return RMQ_EINVAL;
     }
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    snprintf(portstr, sizeof(portstr), "%d", port);
-    if (host != NULL && host[0] == '\0')
-        host = NULL;
-    int rc = getaddrinfo(host, portstr, &hints, &ai);
-    if (rc != 0) {
-        LOG_ERROR("%s: cannot resolve listen address %s:%d: %s", srv->name,
-                  host ? host : "*", port, gai_strerror(rc));
-        return RMQ_EINVAL;
-    }
-    srv->lis = evconnlistener_new_bind(srv->base, accept_cb, srv,
-                                       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, -1,
-                                       ai->ai_addr, (int)ai->ai_addrlen);
-    freeaddrinfo(ai);
-    if (srv->lis == NULL) {
-        LOG_ERROR("%s: cannot listen on %s:%d: %s", srv->name, host ? host : "*", port,
-                  strerror(errno));
+    int fd = rmq_listen_socket(srv->name, host, port, SOMAXCONN, why, sizeof(why));
+    if (fd < 0) {
+        LOG_ERROR("%s: %s", srv->name, why);
         return RMQ_EIO;
     }
+    srv->lis = evconnlistener_new(srv->base, accept_cb, srv, LEV_OPT_CLOSE_ON_FREE, 0, fd);
+    if (srv->lis == NULL) {
+        LOG_ERROR("%s: cannot watch the listening socket on port %d", srv->name, port);
+        evutil_closesocket(fd);
+        return RMQ_ENOMEM;
+    }
     evconnlistener_set_error_cb(srv->lis, accept_error_cb);
-    if (getsockname(evconnlistener_get_fd(srv->lis), (struct sockaddr *)&bound, &boundlen) == 0)
-        srv->port = sockaddr_port(&bound);
+    srv->port = rmq_listen_port(fd);
     return RMQ_OK;
 }
 

@@ -846,41 +846,12 @@ static void h_groups(struct evhttp_request *req, ns_console_t *con)
     rmq__cluster_info__free_unpacked(ci, NULL);
 }
 
-static int hex_digit(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* Parses an offset message id (32 hex digits: IPv4, port, commit-log
- * offset) into "a.b.c.d:port" and the offset; -1 if it is not one. */
-static int msg_id_parse(const char *id, char *addr, size_t len, int64_t *offset)
-{
-    static const int widths[3] = {8, 8, 16};
-    uint64_t v[3] = {0, 0, 0};
-    size_t pos = 0;
-    if (strlen(id) != 32)
-        return -1;
-    for (int f = 0; f < 3; f++)
-        for (int i = 0; i < widths[f]; i++) {
-            int h = hex_digit(id[pos++]);
-            if (h < 0)
-                return -1;
-            v[f] = v[f] << 4 | (uint64_t)h;
-        }
-    if (v[1] == 0 || v[1] > 65535 || v[2] > INT64_MAX)
-        return -1;
-    snprintf(addr, len, "%u.%u.%u.%u:%u", (unsigned)(v[0] >> 24) & 255, (unsigned)(v[0] >> 16) & 255,
-             (unsigned)(v[0] >> 8) & 255, (unsigned)v[0] & 255, (unsigned)v[1]);
-    *offset = (int64_t)v[2];
-    return 0;
-}
-
 static void h_message(struct evhttp_request *req, ns_console_t *con)
 {
     char id[64], addr[64];
     int64_t offset;
-    if (!rmq_http_query(req, "id", id, sizeof(id)) || msg_id_parse(id, addr, sizeof(addr), &offset) != 0) {
-        rmq_http_replyf(req, 400, "/api/message needs ?id= with an offset message id (32 hex digits)\n");
+    if (!rmq_http_query(req, "id", id, sizeof(id)) || rmq_msg_id_parse(id, addr, sizeof(addr), &offset) != RMQ_OK) {
+        rmq_http_replyf(req, 400, "/api/message needs ?id= with an offset message id (32 or 56 hex digits)\n");
         return;
     }
     /* Only ask addresses the route knows: the console must not become a
@@ -889,7 +860,7 @@ static void h_message(struct evhttp_request *req, ns_console_t *con)
     Rmq__ClusterInfo *ci = ns_route_cluster_info(ns_server_route(con->ns), rmq_mono_ms(), rmq_wall_ms());
     for (size_t i = 0; ci && i < ci->n_brokers; i++)
         for (size_t k = 0; k < ci->brokers[i]->n_addrs; k++)
-            known |= strcmp(ci->brokers[i]->addrs[k]->addr, addr) == 0;
+            known |= rmq_addr_equal(ci->brokers[i]->addrs[k]->addr, addr);
     if (ci)
         rmq__cluster_info__free_unpacked(ci, NULL);
     if (!known) {

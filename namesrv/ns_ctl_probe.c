@@ -9,6 +9,8 @@
 
 #include <event2/util.h>
 
+#include "rmq_rpc.h"
+
 struct ns_ctl_probe {
     struct event_base *base;
     struct event *ev;
@@ -67,7 +69,7 @@ static void on_delay(evutil_socket_t fd, short what, void *arg)
 
     event_free(p->ev);
     p->ev = NULL;
-    if (evutil_parse_sockaddr_port(p->addr, (struct sockaddr *)&ss, &sslen) != 0 ||
+    if (rmq_addr_sockaddr(p->addr, &ss, &sslen) != RMQ_OK ||
         (p->fd = socket(ss.ss_family, SOCK_STREAM, 0)) < 0 || evutil_make_socket_nonblocking(p->fd) != 0) {
         finish(p, NS_CTL_PROBE_UNKNOWN);
         return;

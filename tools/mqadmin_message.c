@@ -1,5 +1,6 @@
-/* mqadmin_message.c: message ids and queryMsgById. An id is 32 hex digits:
- * store ip (8), store port (8), commit-log offset (16); it names the broker
+/* mqadmin_message.c: message ids and queryMsgById. An id is 32 hex digits
+ * (IPv4 store host, 8; port, 8; commit-log offset, 16) or 56 with an IPv6
+ * store host (32 + 8 + 16: rmq_msg_id_parse); it names the broker
  * to ask (VIEW_MESSAGE_BY_ID) and where the record is. The record is
  * decoded with the shared codec and printed field by field, its body as
  * text when it is printable UTF-8, else as a hex dump, cut at 4 KiB unless
@@ -13,42 +14,6 @@
 
 #define BODY_SHOWN_MAX 4096
 #define HEX_ROW 16
-
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Parses id into the broker address "a.b.c.d:port" and the commit-log
- * offset; -1 if it is not 32 hex digits with a valid port and offset. */
-static int msg_id_parse(const char *id, char *addr, size_t len, int64_t *phys_offset)
-{
-    uint64_t v[3] = { 0, 0, 0 };
-    static const int widths[3] = { 8, 8, 16 };
-    size_t pos = 0;
-
-    if (strlen(id) != 32)
-        return -1;
-    for (int f = 0; f < 3; f++)
-        for (int i = 0; i < widths[f]; i++) {
-            int h = hex_digit(id[pos++]);
-            if (h < 0)
-                return -1;
-            v[f] = v[f] << 4 | (uint64_t)h;
-        }
-    if (v[1] == 0 || v[1] > UINT16_MAX || v[2] > INT64_MAX)
-        return -1;
-    snprintf(addr, len, "%u.%u.%u.%u:%u", (unsigned)(v[0] >> 24) & 255, (unsigned)(v[0] >> 16) & 255,
-             (unsigned)(v[0] >> 8) & 255, (unsigned)v[0] & 255, (unsigned)v[1]);
-    *phys_offset = (int64_t)v[2];
-    return 0;
-}
 
 /* ---- printing ------------------------------------------------------------ */
 
@@ -206,13 +171,13 @@ int adm_cmd_query_msg_by_id(adm_ctx_t *ctx)
         int found = adm_query_by_uniq(ctx, adm_opt(ctx, 't'), id, adm_opt(ctx, ADM_OPT_FULL) != NULL);
         if (found > 0)
             return 0;
-        if (msg_id_parse(id, addr, sizeof addr, &offset) != 0) {
+        if (rmq_msg_id_parse(id, addr, sizeof addr, &offset) != RMQ_OK) {
             fprintf(stderr, "mqadmin: %s: no message of topic %s has unique id %s\n", ctx->cmd, adm_opt(ctx, 't'), id);
             return 1;
         }
     }
-    if (msg_id_parse(id, addr, sizeof addr, &offset) != 0) {
-        fprintf(stderr, "mqadmin: %s: '%s' is not a message id (32 hex digits: ip, port, offset)\n", ctx->cmd, id);
+    if (rmq_msg_id_parse(id, addr, sizeof addr, &offset) != RMQ_OK) {
+        fprintf(stderr, "mqadmin: %s: '%s' is not a message id (32 or 56 hex digits: IPv4 or IPv6 store host, port, offset)\n", ctx->cmd, id);
         return 1;
     }
     vm.offset = offset;

@@ -6,7 +6,6 @@
 
 #include "rmq_message.h"
 
-#define MSG_ID_LEN 32                /* st_store_msg_id's hex digits */
 
 int bk_scratch_reserve(void **buf, size_t *cap, size_t need)
 {
@@ -49,16 +48,16 @@ void bk_batch_props(bk_batch_t *b, st_msg_t *m, const char *own, size_t own_len,
     b->props_len += n;
 }
 
-const char *bk_batch_ids(bk_batch_t *b, uint32_t ip, uint16_t port, int64_t phys, size_t n)
+const char *bk_batch_ids(bk_batch_t *b, const st_store_t *st, int64_t phys, size_t n)
 {
-    if (bk_scratch_reserve((void **)&b->ids, &b->ids_cap, n * (MSG_ID_LEN + 1) + 1) != 0)
+    if (bk_scratch_reserve((void **)&b->ids, &b->ids_cap, n * (RMQ_MSG_ID_MAX + 1) + 1) != 0)
         return NULL;
     char *p = b->ids;
     for (size_t i = 0; i < n; i++) {
-        st_store_msg_id(ip, port, phys, p);
-        p += MSG_ID_LEN;
+        st_store_msg_id(st, phys, p);
+        p += strlen(p);
         *p++ = i + 1 < n ? ',' : '\0';
-        phys += (int64_t)st_msg_record_size(&b->msgs[i]);
+        phys += (int64_t)st_msg_record_size(st, &b->msgs[i]);
     }
     return b->ids;
 }

@@ -35,8 +35,8 @@ void bk_batch_props(bk_batch_t *b, st_msg_t *m, const char *own, size_t own_len,
                     size_t extra_len);
 
 /* The comma-joined message ids of b->msgs[0..n), stored one after another
- * from commit-log offset phys on host ip:port; NULL when out of memory. */
-const char *bk_batch_ids(bk_batch_t *b, uint32_t ip, uint16_t port, int64_t phys, size_t n);
+ * in st from commit-log offset phys; NULL when out of memory. */
+const char *bk_batch_ids(bk_batch_t *b, const st_store_t *st, int64_t phys, size_t n);
 
 void bk_batch_free(bk_batch_t *b);
 

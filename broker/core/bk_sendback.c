@@ -194,8 +194,8 @@ int bk_sendback_run(bk_sendback_t *sb, const bk_sendback_req_t *req, bk_append_o
     if (!topic)
         return bk_result_set(&out->r, BK_SYSTEM_ERROR, "cannot create the %s topic of %.100s",
                              dlq ? "dead-letter" : "retry", req->group), 1;
-    char msg_id[33];
-    st_store_msg_id(sb->cfg.store_ip, sb->cfg.store_port, req->offset, msg_id);
+    char msg_id[RMQ_MSG_ID_MAX + 1];
+    st_store_msg_id(sb->cfg.store, req->offset, msg_id);
     if (sendback_props(sb, &rec, req, msg_id, level) != RMQ_OK)
         return bk_result_set(&out->r, BK_SYSTEM_ERROR, "out of memory"), 1;
     if (dlq)

@@ -34,8 +34,6 @@ typedef struct bk_sendback_config {
     bk_groups_t *groups;             /* borrowed */
     bk_schedule_t *schedule;         /* a retry copy waits its level there (borrowed) */
     int is_slave;                    /* brokerRole=SLAVE: never creates topics */
-    uint32_t store_ip;               /* this broker's message ids (st_store_msg_id) */
-    uint16_t store_port;
     const char *addr;                /* this broker, for reasons (borrowed) */
 } bk_sendback_config_t;
 

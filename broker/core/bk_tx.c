@@ -490,7 +490,7 @@ static void check_send(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff)
     const char *group = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_PRODUCER_GROUP, &glen);
     const char *uniq = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_UNIQ_KEY, &ulen);
     bk_session_t *ss = group ? producer_of(tx, group, glen) : NULL;
-    char g[256], u[128], id[33];
+    char g[256], u[128], id[RMQ_MSG_ID_MAX + 1];
 
     if (!ss) {
         LOG_WARN_RL("transaction: no producer of group %.*s is connected to check the half message at %" PRId64,
@@ -499,7 +499,7 @@ static void check_send(bk_tx_t *tx, const rmq_record_t *rec, int64_t qoff)
     }
     snprintf(g, sizeof g, "%.*s", (int)glen, group);
     snprintf(u, sizeof u, "%.*s", (int)ulen, uniq ? uniq : "");
-    st_store_msg_id(rec->store_ip, (uint16_t)rec->store_port, rec->phys_offset, id);
+    rmq_record_msg_id(rec, id);
     bk_tx_check_t chk = {
         .tran_state_table_offset = qoff,
         .commit_log_offset = rec->phys_offset,

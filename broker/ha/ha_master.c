@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -32,6 +33,7 @@
 #include "ha_codec.h"
 #include "ha_tail.h"
 #include "rmq_log.h"
+#include "rmq_rpc.h"
 #include "rmq_time.h"
 #include "rmq_tls_config.h"
 
@@ -688,25 +690,6 @@ static void master_on_tick(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-static void format_peer(const struct sockaddr *sa, char *out, size_t len)
-{
-    char ip[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-
-        evutil_inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
-        port = ntohs(in->sin_port);
-    } else if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-
-        evutil_inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
-        port = ntohs(in6->sin6_port);
-    }
-    snprintf(out, len, "%s:%d", ip, port);
-}
-
 /* A sniffed connection waiting for its first byte (tlsMode != disabled). */
 typedef struct ha_pending {
     ha_master_t *master;
@@ -723,7 +706,7 @@ static void master_on_sniffed(evutil_socket_t fd, int is_tls, void *arg)
     ha_master_t *master = p->master;
     char peer[64];
 
-    format_peer((struct sockaddr *)&p->sa, peer, sizeof(peer));
+    rmq_sockaddr_text((struct sockaddr *)&p->sa, peer, sizeof(peer));
     if (is_tls < 0) {
         LOG_INFO("HA: connection from %s closed before its first byte", peer);
     } else if (!is_tls && master->cfg.tls_mode == RMQ_TLS_ENFORCING) {
@@ -781,7 +764,7 @@ static void master_start_conn(ha_master_t *master, evutil_socket_t fd, struct so
     }
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     conn->master = master;
-    format_peer(sa, conn->addr, sizeof(conn->addr));
+    rmq_sockaddr_text(sa, conn->addr, sizeof(conn->addr));
     conn->last_read_ms = rmq_mono_ms();
     conn->acked = -1;
     list_push(&master->conns, conn);
@@ -791,41 +774,25 @@ static void master_start_conn(ha_master_t *master, evutil_socket_t fd, struct so
     bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
 }
 
-/* Binds the listener; returns the bound port or -1 with err set. */
+/* Binds the listener (the wildcard host dual-stack: rmq_listen_socket);
+ * returns the bound port or -1 with err set. */
 static int master_listen(ha_master_t *master, char *err, size_t errlen)
 {
-    struct sockaddr_storage ss;
-    socklen_t sslen = sizeof(ss);
-    int sslen_in = (int)sizeof(ss);
-    char spec[300];
-    const char *host = master->cfg.listen_host;
-
-    snprintf(spec, sizeof(spec), strchr(host, ':') ? "[%s]" : "%s", host);
-    memset(&ss, 0, sizeof(ss));
-    if (master->cfg.listen_port < 0 || master->cfg.listen_port > 65535 ||
-        evutil_parse_sockaddr_port(spec, (struct sockaddr *)&ss, &sslen_in) != 0) {
-        snprintf(err, errlen, "HA listen address %s:%d is not a numeric host and port", spec,
-                 master->cfg.listen_port);
+    if (master->cfg.listen_port < 0 || master->cfg.listen_port > 65535) {
+        snprintf(err, errlen, "HA listen port %d is not 0..65535", master->cfg.listen_port);
         return -1;
     }
-    if (ss.ss_family == AF_INET6)
-        ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)master->cfg.listen_port);
-    else
-        ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)master->cfg.listen_port);
-    master->listener = evconnlistener_new_bind(master->base, master_on_accept, master,
-                                               LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-                                               LEV_OPT_CLOSE_ON_EXEC, 64,
-                                               (struct sockaddr *)&ss, sslen_in);
+    int fd = rmq_listen_socket("HA", master->cfg.listen_host, master->cfg.listen_port, 64, err, errlen);
+    if (fd < 0)
+        return -1;
+    master->listener = evconnlistener_new(master->base, master_on_accept, master,
+                                          LEV_OPT_CLOSE_ON_FREE, 0, fd);
     if (!master->listener) {
-        snprintf(err, errlen, "cannot listen on HA address %s: %s", spec, strerror(errno));
+        snprintf(err, errlen, "cannot watch the HA listening socket");
+        close(fd);
         return -1;
     }
-    if (getsockname(evconnlistener_get_fd(master->listener), (struct sockaddr *)&ss, &sslen) != 0) {
-        snprintf(err, errlen, "getsockname on HA listener: %s", strerror(errno));
-        return -1;
-    }
-    return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                          : ((struct sockaddr_in *)&ss)->sin_port);
+    return rmq_listen_port(fd);
 }
 
 /* Creates the events: push (active on append), reap, periodic tick. */

@@ -481,7 +481,7 @@ static int slave_start_connect(ha_slave_t *slave, char *why, size_t whylen)
     char host[128];
     int port;
 
-    if (evutil_parse_sockaddr_port(slave->master_addr, (struct sockaddr *)&ss, &sslen) == 0) {
+    if (rmq_addr_sockaddr(slave->master_addr, &ss, &sslen) == RMQ_OK) {
         if (bufferevent_socket_connect(slave->bev, (struct sockaddr *)&ss, sslen) == 0)
             return 0;
     } else if (rmq_addr_split(slave->master_addr, host, sizeof(host), &port) == RMQ_OK) {

@@ -422,14 +422,15 @@ st_put_status_t st_store_write_refusal(const st_store_t *st, const char **why)
 }
 
 /* Validates a batch (one topic/queue); returns the total record bytes or 0. */
-int32_t st_msg_sys_flag(const st_msg_t *m)
+int32_t st_msg_sys_flag(const st_store_t *st, const st_msg_t *m)
 {
-    return (m->sys_flag & ~RMQ_SYSFLAG_HOSTS_V6) | (m->born_ip6 ? RMQ_SYSFLAG_BORNHOST_V6 : 0);
+    return (m->sys_flag & ~RMQ_SYSFLAG_HOSTS_V6) | (m->born_ip6 ? RMQ_SYSFLAG_BORNHOST_V6 : 0) |
+           (st->cfg.store_host_v6 ? RMQ_SYSFLAG_STOREHOST_V6 : 0);
 }
 
-size_t st_msg_record_size(const st_msg_t *m)
+size_t st_msg_record_size(const st_store_t *st, const st_msg_t *m)
 {
-    return rmq_record_size(st_msg_sys_flag(m), m->body_len, m->topic_len, m->properties_len);
+    return rmq_record_size(st_msg_sys_flag(st, m), m->body_len, m->topic_len, m->properties_len);
 }
 
 static size_t batch_check(const st_store_t *st, const st_msg_t *msgs, size_t n, st_put_result_t *res)
@@ -447,7 +448,7 @@ static size_t batch_check(const st_store_t *st, const st_msg_t *msgs, size_t n, 
             res->status = ST_PUT_MESSAGE_ILLEGAL;
             return 0;
         }
-        total += st_msg_record_size(m);
+        total += st_msg_record_size(st, m);
     }
     if ((int64_t)total + 8 > st->cfg.commitlog_file_size) {
         res->status = ST_PUT_MESSAGE_ILLEGAL;
@@ -475,15 +476,17 @@ static void put_write(st_store_t *st, st_cq_t *cq, st_segment_t *seg, const st_m
         int64_t qoff = cq->max_offset;
         rmq_record_t rec = {
             .queue_id = m->queue_id, .flag = m->flag, .queue_offset = qoff, .phys_offset = pos,
-            .sys_flag = st_msg_sys_flag(m), .born_timestamp = m->born_timestamp, .born_ip = m->born_ip,
+            .born_timestamp = m->born_timestamp, .born_ip = m->born_ip,
             .born_port = m->born_port, .store_timestamp = store_ts, .store_ip = st->cfg.store_host_ip,
             .store_port = st->cfg.store_host_port, .reconsume_times = m->reconsume_times,
+            .sys_flag = st_msg_sys_flag(st, m),
             .body = m->body, .body_len = (uint32_t)m->body_len, .topic = m->topic,
             .topic_len = (uint8_t)m->topic_len, .properties = m->properties,
             .properties_len = (uint16_t)m->properties_len,
         };
         if (m->born_ip6)
             memcpy(rec.born_ip6, m->born_ip6, sizeof rec.born_ip6);
+        memcpy(rec.store_ip6, st->cfg.store_host_ip6, sizeof rec.store_ip6);
         size_t size = rmq_record_encode(&rec, st_segment_wptr(seg, pos - seg->start));
 
         st_cq_write(&st->cqs, cq, qoff, pos, (int32_t)size, m->tag_code);
@@ -544,7 +547,7 @@ void st_store_put_batch(st_store_t *st, const st_msg_t *msgs, size_t n, st_put_r
     res->end_offset = st->cl.write_pos;
     res->count = (int32_t)n;
     res->store_timestamp = store_ts;
-    st_store_msg_id(st->cfg.store_host_ip, st->cfg.store_host_port, res->phys_offset, res->msg_id);
+    st_store_msg_id(st, res->phys_offset, res->msg_id);
     st->put_count += (int64_t)n;
     st->put_bytes += (int64_t)total;
     put_notify(st, cq, msgs, n);
@@ -910,48 +913,10 @@ int64_t st_store_read_raw(st_store_t *st, int64_t offset, size_t max_len, struct
 
 /* ---- ids and hashes ---- */
 
-void st_store_msg_id(uint32_t ip, uint16_t port, int64_t phys_offset, char out[33])
+void st_store_msg_id(const st_store_t *st, int64_t phys_offset, char out[RMQ_MSG_ID_MAX + 1])
 {
-    uint8_t raw[16] = {(uint8_t)(ip >> 24), (uint8_t)(ip >> 16), (uint8_t)(ip >> 8), (uint8_t)ip, 0, 0,
-                       (uint8_t)(port >> 8), (uint8_t)port};
-    for (int i = 0; i < 8; i++)
-        raw[8 + i] = (uint8_t)((uint64_t)phys_offset >> (56 - 8 * i));
-    rmq_hex_upper(raw, sizeof(raw), out);
-}
-
-static int hex_val(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-rmq_err_t st_msg_id_parse(const char *id, uint32_t *ip, uint16_t *port, int64_t *phys_offset)
-{
-    uint64_t v[3] = {0, 0, 0};
-    static const int widths[3] = {8, 8, 16};
-    size_t pos = 0;
-
-    if (!id || strlen(id) != 32)
-        return RMQ_EINVAL;
-    for (int f = 0; f < 3; f++)
-        for (int i = 0; i < widths[f]; i++) {
-            int h = hex_val(id[pos++]);
-
-            if (h < 0)
-                return RMQ_EINVAL;
-            v[f] = v[f] << 4 | (uint64_t)h;
-        }
-    if (v[1] > UINT16_MAX || v[2] > INT64_MAX)
-        return RMQ_EINVAL;
-    *ip = (uint32_t)v[0];
-    *port = (uint16_t)v[1];
-    *phys_offset = (int64_t)v[2];
-    return RMQ_OK;
+    rmq_msg_id_format(st->cfg.store_host_v6, st->cfg.store_host_ip, st->cfg.store_host_ip6,
+                      st->cfg.store_host_port, phys_offset, out);
 }
 
 /* Decodes one UTF-8 code point at s[*i] (U+FFFD for a bad sequence). */

@@ -15,6 +15,7 @@
 
 #include "rmq_err.h"
 #include "rmq_loop.h"
+#include "rmq_message.h"
 
 typedef struct st_store st_store_t;
 
@@ -38,6 +39,8 @@ typedef struct st_store_config {
     int disk_full_ratio;             /* refuse writes above this percent (90) */
     int warm_mapped_files;           /* warmMapedFileEnable */
     uint32_t store_host_ip;          /* IPv4, host byte order, for records and msg ids */
+    uint8_t store_host_ip6[16];      /* with store_host_v6: the IPv6 address instead */
+    int store_host_v6;               /* brokerIP1 is IPv6: records carry RMQ_SYSFLAG_STOREHOST_V6 */
     uint16_t store_host_port;        /* listenPort */
     int read_only_role;              /* slave: refuse put(), accept append_raw() */
     int message_index_disable;       /* !messageIndexEnable: no key index */
@@ -82,11 +85,12 @@ typedef struct st_msg {
     int64_t tag_code;                /* hash of TAGS, 0 if none (st_tag_hash) */
 } st_msg_t;
 
-/* m's sys_flag as its record stores it: the IPv6 host bits say which
- * hosts are IPv6 (the record's layout), whatever the client sent in them. */
-int32_t st_msg_sys_flag(const st_msg_t *m);
-/* The size of m's record in the commit log. */
-size_t st_msg_record_size(const st_msg_t *m);
+/* m's sys_flag as its record in st stores it: the IPv6 host bits say
+ * which hosts are IPv6 (m's born host, st's store host: the record's
+ * layout), whatever the client sent in them. */
+int32_t st_msg_sys_flag(const st_store_t *st, const st_msg_t *m);
+/* The size of m's record in st's commit log. */
+size_t st_msg_record_size(const st_store_t *st, const st_msg_t *m);
 
 typedef struct st_put_result {
     st_put_status_t status;
@@ -95,7 +99,7 @@ typedef struct st_put_result {
     int64_t queue_offset;            /* first record's queue offset */
     int32_t count;
     int64_t store_timestamp;
-    char msg_id[33];                 /* first record: 32 hex chars + NUL */
+    char msg_id[RMQ_MSG_ID_MAX + 1]; /* first record: 32 (IPv4 store host) or 56 hex chars */
     const char *why;                 /* static text for non-OK */
 } st_put_result_t;
 
@@ -267,10 +271,9 @@ rmq_err_t st_store_truncate(st_store_t *st, int64_t offset, char *err, size_t er
  * or RMQ_ENOTFOUND if offset is below the retained log. Loop thread. */
 int64_t st_store_read_raw(st_store_t *st, int64_t offset, size_t max_len, struct evbuffer *out);
 
-/* Formats "IIIIIIIIPPPPPPPPOOOOOOOOOOOOOOOO" (ip, port, phys offset; upper hex). */
-void st_store_msg_id(uint32_t ip, uint16_t port, int64_t phys_offset, char out[33]);
-/* Parses a msg id; RMQ_EINVAL if malformed. */
-rmq_err_t st_msg_id_parse(const char *id, uint32_t *ip, uint16_t *port, int64_t *phys_offset);
+/* The offset message id of the record at phys_offset in st's commit log:
+ * rmq_msg_id_format of its store host (32 hex digits, 56 when IPv6). Any thread. */
+void st_store_msg_id(const st_store_t *st, int64_t phys_offset, char out[RMQ_MSG_ID_MAX + 1]);
 /* Java String.hashCode of a tag, as RocketMQ's tag code. */
 int64_t st_tag_hash(const char *tag, size_t len);
 

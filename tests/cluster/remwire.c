@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "rmq_rpc.h"
+
 void rem_resp_clear(rem_resp_t *r)
 {
     rmq_remoting_request_clear(&r->msg);
@@ -20,16 +22,13 @@ void rem_resp_clear(rem_resp_t *r)
 
 int rem_connect(const char *addr)
 {
-    struct sockaddr_in sa = { .sin_family = AF_INET };
-    const char *colon = strrchr(addr, ':');
-    char host[64];
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_storage sa;
+    int len;
 
-    ck_assert(colon != NULL && fd >= 0);
-    snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
-    sa.sin_port = htons((uint16_t)atoi(colon + 1));
-    ck_assert_int_eq(inet_pton(AF_INET, host, &sa.sin_addr), 1);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_msg(rmq_addr_sockaddr(addr, &sa, &len) == RMQ_OK, "not a numeric address: %s", addr);
+    int fd = socket(sa.ss_family, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, (socklen_t)len), 0);
     return fd;
 }
 

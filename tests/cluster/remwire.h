@@ -16,7 +16,7 @@ typedef struct rem_resp {
 } rem_resp_t;
 
 void rem_resp_clear(rem_resp_t *r);
-/* A connected socket to "ip:port". */
+/* A connected socket to a numeric address: "ip:port", "[v6]:port" or "v6:port". */
 int rem_connect(const char *addr);
 void write_all(int fd, const void *data, size_t len);
 /* Reads exactly len bytes within timeout_ms; 0, or -1 on close or timeout. */

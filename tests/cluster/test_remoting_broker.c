@@ -258,12 +258,9 @@ START_TEST(send_pull)
     char msg_id[64];
     snprintf(msg_id, sizeof msg_id, "%s", rem_field(&r, "msgId"));
     rem_resp_clear(&r);
-    uint32_t ip;
-    uint16_t port;
     int64_t phys;
-    ck_assert_int_eq(st_msg_id_parse(msg_id, &ip, &port, &phys), RMQ_OK);
-    char host[64];
-    snprintf(host, sizeof host, "%u.%u.%u.%u:%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255, port);
+    char host[RMQ_HOST_TEXT_MAX];
+    ck_assert_int_eq(rmq_msg_id_parse(msg_id, host, sizeof host, &phys), RMQ_OK);
     ck_assert_str_eq(host, bk_addr);
 
     char off[24];
@@ -728,10 +725,9 @@ START_TEST(acl_queries)
     rem_resp_t r;
     ck_assert_int_eq(signed_call_r(310, sf, sizeof sf / sizeof sf[0], "m", "pub", "pubsecret1", &r),
                      RMQ_REMOTING_SUCCESS);
-    uint32_t ip;
-    uint16_t port;
+    char host[RMQ_HOST_TEXT_MAX];
     int64_t phys;
-    ck_assert_int_eq(st_msg_id_parse(rem_field(&r, "msgId"), &ip, &port, &phys), RMQ_OK);
+    ck_assert_int_eq(rmq_msg_id_parse(rem_field(&r, "msgId"), host, sizeof host, &phys), RMQ_OK);
     rem_resp_clear(&r);
 
     rmq_remoting_field_t qf[] = {{"topic", "RemTopic"}, {"key", "acl-key"}, {"maxNum", "32"},
@@ -771,10 +767,9 @@ static void tx_setup(void)
 /* The commit-log offset named by the msgId of a send response, as text. */
 static void sent_offset(const rem_resp_t *r, char *off, size_t len)
 {
-    uint32_t ip;
-    uint16_t port;
+    char host[RMQ_HOST_TEXT_MAX];
     int64_t phys;
-    ck_assert_int_eq(st_msg_id_parse(rem_field(r, "msgId"), &ip, &port, &phys), RMQ_OK);
+    ck_assert_int_eq(rmq_msg_id_parse(rem_field(r, "msgId"), host, sizeof host, &phys), RMQ_OK);
     snprintf(off, len, "%lld", (long long)phys);
 }
 

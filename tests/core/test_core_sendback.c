@@ -131,8 +131,8 @@ static void rig_open(rig_t *rg, int is_slave, int64_t permission)
     ck_assert_ptr_nonnull(rg->prod = bk_produce_new(&pc));
     rg->sched = sched_new(rg);
     bk_sendback_config_t sc = {.store = rg->st, .append = rg->ap, .topics = rg->topics, .groups = rg->groups,
-                               .schedule = rg->sched, .is_slave = is_slave, .store_ip = 0x7F000001,
-                               .store_port = 10911, .addr = "127.0.0.1:0"};
+                               .schedule = rg->sched, .is_slave = is_slave,
+                               .addr = "127.0.0.1:0"};
     ck_assert_ptr_nonnull(rg->sb = bk_sendback_new(&sc));
 }
 

@@ -43,6 +43,7 @@
 #include "fr_schedule.h"
 #include "rmq_acl.h"
 #include "rmq_loop.h"
+#include "rmq_rpc.h"
 #include "ns_regbody.h"
 #include "ns_route.h"
 #include "rmq_frame.h"
@@ -145,18 +146,33 @@ static void batch_check(struct evbuffer *body)
     }
 }
 
+/* A message id that parses names a broker address rmq_addr_split reads. */
 static void msg_id_check(const char *id)
 {
-    uint32_t ip;
-    uint16_t port;
+    char addr[RMQ_HOST_TEXT_MAX], host[RMQ_HOST_TEXT_MAX];
     int64_t off;
-    char again[33];
+    int port;
 
-    if (id && st_msg_id_parse(id, &ip, &port, &off) == RMQ_OK) {
-        st_store_msg_id(ip, port, off, again);
-        if (strlen(again) != 32)
-            abort();
-    }
+    if (rmq_msg_id_parse(id, addr, sizeof addr, &off) == RMQ_OK &&
+        (rmq_addr_split(addr, host, sizeof host, &port) != RMQ_OK || off < 0))
+        abort();
+}
+
+/* Any text read as an address ("host:port", "[v6]:port", "v6:port"):
+ * a split host is shorter than the text, a numeric one round-trips. */
+static void addr_check(const char *text)
+{
+    char host[256];
+    struct sockaddr_storage ss;
+    int port, len;
+
+    if (!text)
+        return;
+    if (rmq_addr_split(text, host, sizeof host, &port) == RMQ_OK &&
+        (strlen(host) >= strlen(text) || port < 1 || port > 65535))
+        abort();
+    if (rmq_addr_sockaddr(text, &ss, &len) == RMQ_OK && !rmq_addr_equal(text, text))
+        abort();
 }
 
 /* Broker-side checks over the typed header. */
@@ -204,6 +220,7 @@ static void broker_checks(const Rmq__Command *cmd, struct evbuffer *body)
         break;
     case RMQ__COMMAND__HEADER_SEND_BACK:
         msg_id_check(cmd->send_back->origin_msg_id);
+        addr_check(cmd->send_back->origin_msg_id);
         name_check(cmd->send_back->group);
         name_check(cmd->send_back->origin_topic);
         break;
@@ -281,7 +298,7 @@ static void broker_init_sendback(const char *cfgdir)
         abort();
     bk_schedule_start(fb.schedule);  /* creates SCHEDULE_TOPIC_XXXX; the loop never runs its timers */
     bk_sendback_config_t bc = {.store = fb.st, .append = fb.ap, .topics = fb.topics, .groups = fb.groups,
-                               .schedule = fb.schedule, .store_ip = 0x7F000001, .store_port = 10911,
+                               .schedule = fb.schedule,
                                .addr = "fuzz"};
     if (!(fb.sendback = bk_sendback_new(&bc)))
         abort();

@@ -315,6 +315,36 @@ START_TEST(test_record_size_claims_checked)
 }
 END_TEST
 
+/* Offset message ids read back: 32 digits an IPv4 store host, 56 an IPv6
+ * one (the address as a broker address), anything else refused. */
+START_TEST(test_msg_id_parse)
+{
+    static const uint8_t ip6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 7 };
+    char id[RMQ_MSG_ID_MAX + 1], addr[RMQ_HOST_TEXT_MAX] = "untouched";
+    int64_t off;
+
+    rmq_msg_id_format(0, 0x0A0B0C0D, NULL, 10911, 0x123456789ALL, id);
+    ck_assert_str_eq(id, "0A0B0C0D00002A9F000000123456789A");
+    ck_assert_int_eq(rmq_msg_id_parse(id, addr, sizeof addr, &off), RMQ_OK);
+    ck_assert_str_eq(addr, "10.11.12.13:10911");
+    ck_assert_int_eq(off, 0x123456789ALL);
+    ck_assert_int_eq(rmq_msg_id_parse("0a0b0c0d00002a9f000000123456789a", addr, sizeof addr, &off), RMQ_OK);
+    rmq_msg_id_format(1, 0, ip6, 10911, 4096, id);
+    ck_assert_uint_eq(strlen(id), 56);
+    ck_assert_int_eq(rmq_msg_id_parse(id, addr, sizeof addr, &off), RMQ_OK);
+    ck_assert_str_eq(addr, "[2001:db8::7]:10911");
+    ck_assert_int_eq(off, 4096);
+    strcpy(addr, "untouched");
+    ck_assert_int_eq(rmq_msg_id_parse("0A0B0C0D00002A9F00000012345678", addr, sizeof addr, &off), RMQ_EINVAL);
+    ck_assert_int_eq(rmq_msg_id_parse("0A0B0C0D00002A9F000000123456789G", addr, sizeof addr, &off), RMQ_EINVAL);
+    ck_assert_int_eq(rmq_msg_id_parse("0A0B0C0D000000000000000000000001", addr, sizeof addr, &off), RMQ_EINVAL);
+    ck_assert_int_eq(rmq_msg_id_parse("0A0B0C0D00002A9F8000000000000000", addr, sizeof addr, &off), RMQ_EINVAL);
+    ck_assert_int_eq(rmq_msg_id_parse("", addr, sizeof addr, &off), RMQ_EINVAL);
+    ck_assert_int_eq(rmq_msg_id_parse(NULL, addr, sizeof addr, &off), RMQ_EINVAL);
+    ck_assert_str_eq(addr, "untouched");
+}
+END_TEST
+
 START_TEST(test_props_get)
 {
     size_t vlen;
@@ -453,6 +483,7 @@ static Suite *message_suite(void)
     tcase_add_test(tc, test_record_rocketmq_layout);
     tcase_add_test(tc, test_record_blank_and_garbage);
     tcase_add_test(tc, test_record_size_claims_checked);
+    tcase_add_test(tc, test_msg_id_parse);
     tcase_add_test(tc, test_props_get);
     tcase_add_test(tc, test_props_next_skips_pieces_without_separator);
     tcase_add_test(tc, test_props_buf_builds_and_grows);

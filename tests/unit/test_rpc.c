@@ -33,6 +33,7 @@
 #define CODE_COUNT RMQ__REQUEST_CODE__UNREGISTER_CLIENT
 #define CODE_PUSH RMQ__REQUEST_CODE__NOTIFY_CONSUMER_IDS_CHANGED
 #define CODE_BIG RMQ__REQUEST_CODE__GET_ALL_TOPIC_CONFIG
+#define CODE_PEER RMQ__REQUEST_CODE__GET_ROUTEINFO_BY_TOPIC
 #define CODE_UNKNOWN 9999
 
 /* ---- fixture ---------------------------------------------------------------- */
@@ -107,6 +108,23 @@ static void push_handler(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
 }
 
+/* Answers with the peer as the transport keeps it: remark its text, body
+ * "ip4=<hex> v6=<0|1> local=<text>". */
+static void peer_handler(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    char text[160];
+    uint32_t ip4;
+    uint16_t port4, port6 = 0;
+    struct evbuffer *body = evbuffer_new();
+
+    rmq_conn_peer_ipv4(conn, &ip4, &port4);
+    snprintf(text, sizeof text, "ip4=%08x v6=%d local=%s", (unsigned)ip4,
+             rmq_conn_peer_ipv6(conn, &port6) != NULL, rmq_conn_local(conn));
+    evbuffer_add(body, text, strlen(text));
+    rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, rmq_conn_peer(conn), body);
+    evbuffer_free(body);
+}
+
 static void big_handler(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     static char blob[64 * 1024];
@@ -135,6 +153,7 @@ static void add_handlers(rmq_server_t *srv, fixture_t *f)
     rmq_server_handle(srv, CODE_DEFER, defer_handler, f);
     rmq_server_handle(srv, CODE_PUSH, push_handler, f);
     rmq_server_handle(srv, CODE_BIG, big_handler, f);
+    rmq_server_handle(srv, CODE_PEER, peer_handler, f);
     rmq_server_on_close(srv, on_server_close, f);
 }
 
@@ -707,8 +726,132 @@ START_TEST(test_addr_split)
     ck_assert_int_eq(rmq_addr_split("h:0", host, sizeof(host), &port), RMQ_EINVAL);
     ck_assert_int_eq(rmq_addr_split("h:65536", host, sizeof(host), &port), RMQ_EINVAL);
     ck_assert_int_eq(rmq_addr_split("h:12x", host, sizeof(host), &port), RMQ_EINVAL);
-    ck_assert_int_eq(rmq_addr_split("::1:80", host, sizeof(host), &port), RMQ_EINVAL);
     ck_assert_int_eq(rmq_addr_split("abcdef:80", host, 4, &port), RMQ_EINVAL);
+    /* RocketMQ's IPv6 broker address: the literal without brackets, the port after the last ':' */
+    ck_assert_int_eq(rmq_addr_split("::1:80", host, sizeof(host), &port), RMQ_OK);
+    ck_assert_str_eq(host, "::1");
+    ck_assert_int_eq(port, 80);
+    ck_assert_int_eq(rmq_addr_split("2001:db8::1:9876", host, sizeof(host), &port), RMQ_OK);
+    ck_assert_str_eq(host, "2001:db8::1");
+    ck_assert_int_eq(port, 9876);
+    ck_assert_int_eq(rmq_addr_split("a:b:80", host, sizeof(host), &port), RMQ_EINVAL);
+    ck_assert_int_eq(rmq_addr_split("::1", host, sizeof(host), &port), RMQ_EINVAL);
+    ck_assert_int_eq(rmq_addr_split("[::1]80", host, sizeof(host), &port), RMQ_EINVAL);
+}
+END_TEST
+
+START_TEST(test_addr_sockaddr_and_equal)
+{
+    struct sockaddr_storage ss;
+    int len;
+
+    ck_assert_int_eq(rmq_addr_sockaddr("::1:9876", &ss, &len), RMQ_OK);
+    ck_assert_int_eq(ss.ss_family, AF_INET6);
+    ck_assert_int_eq(len, (int)sizeof(struct sockaddr_in6));
+    ck_assert_int_eq(rmq_sockaddr_port((struct sockaddr *)&ss), 9876);
+    ck_assert_int_eq(rmq_addr_sockaddr("10.0.0.1:1", &ss, &len), RMQ_OK);
+    ck_assert_int_eq(ss.ss_family, AF_INET);
+    ck_assert_int_eq(rmq_addr_sockaddr("localhost:1", &ss, &len), RMQ_EINVAL);
+    ck_assert_int_eq(rmq_addr_sockaddr("10.0.0.1", &ss, &len), RMQ_EINVAL);
+    ck_assert(rmq_addr_equal("::1:10911", "[::1]:10911"));
+    ck_assert(rmq_addr_equal("[0:0::1]:10911", "::1:10911"));
+    ck_assert(!rmq_addr_equal("::1:10911", "[::1]:10912"));
+    ck_assert(!rmq_addr_equal("127.0.0.1:10911", "[::1]:10911"));
+    ck_assert(rmq_addr_equal("h:1", "h:1"));
+    ck_assert(!rmq_addr_equal("h:1", "g:1"));
+}
+END_TEST
+
+/* An IPv4 peer of a dual-stack socket (::ffff:a.b.c.d) reads as the plain
+ * IPv4 address everywhere a peer's address is read. */
+START_TEST(test_sockaddr_unmap)
+{
+    struct sockaddr_in6 mapped = { .sin6_family = AF_INET6, .sin6_port = htons(4242) };
+    struct sockaddr_in6 six = { .sin6_family = AF_INET6, .sin6_port = htons(7), .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+    struct sockaddr_storage out;
+    char text[64];
+
+    ck_assert_int_eq(inet_pton(AF_INET6, "::ffff:10.1.2.3", &mapped.sin6_addr), 1);
+    ck_assert_int_eq(rmq_sockaddr_unmap((struct sockaddr *)&mapped, &out), (int)sizeof(struct sockaddr_in));
+    ck_assert_int_eq(out.ss_family, AF_INET);
+    ck_assert_uint_eq(ntohl(((struct sockaddr_in *)&out)->sin_addr.s_addr), 0x0A010203);
+    ck_assert_int_eq(rmq_sockaddr_port((struct sockaddr *)&out), 4242);
+    rmq_sockaddr_text((struct sockaddr *)&mapped, text, sizeof text);
+    ck_assert_str_eq(text, "10.1.2.3:4242");
+    ck_assert_int_eq(rmq_sockaddr_unmap((struct sockaddr *)&six, &out), (int)sizeof(six));
+    ck_assert_mem_eq(&out, &six, sizeof(six));
+    rmq_sockaddr_text((struct sockaddr *)&six, text, sizeof text);
+    ck_assert_str_eq(text, "[::1]:7");
+}
+END_TEST
+
+/* 1 if this host can bind ::1 (IPv6 loopback configured). */
+static int have_ipv6_loopback(void)
+{
+    struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+/* Calls CODE_PEER on addr; the answer's remark and body into r. */
+static void peer_call(const char *addr, result_t *r)
+{
+    rmq_client_t *cli = rmq_client_new(fx.base, addr, NULL);
+
+    ck_assert_ptr_nonnull(cli);
+    ck_assert_int_eq(call(cli, CODE_PEER, NULL, 2000, r), RMQ_OK);
+    ck_assert(run_until(&r->calls, 1, 3000));
+    ck_assert_int_eq(r->err, RMQ_OK);
+    rmq_client_free(cli);
+}
+
+/* The wildcard listener takes IPv4 and IPv6 clients on one port; the IPv4
+ * one is seen as plain IPv4 (not ::ffff:127.0.0.1), the IPv6 one as IPv6. */
+START_TEST(test_dual_stack_listener)
+{
+    rmq_server_opts_t o = { .name = "dual" };
+    result_t r4 = { 0 }, r6 = { 0 };
+    char addr[64];
+
+    fx.srv = rmq_server_new(fx.base, &o);
+    add_handlers(fx.srv, &fx);
+    ck_assert_int_eq(rmq_server_listen(fx.srv, "0.0.0.0", 0), RMQ_OK);
+    int port = rmq_server_port(fx.srv);
+    ck_assert_int_gt(port, 0);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    peer_call(addr, &r4);
+    ck_assert_msg(strncmp(r4.remark, "127.0.0.1:", 10) == 0, "IPv4 peer reads %s", r4.remark);
+    snprintf(addr, sizeof addr, "ip4=7f000001 v6=0 local=127.0.0.1:%d", port);
+    ck_assert_str_eq(r4.body, addr);
+    if (!have_ipv6_loopback())
+        return;
+    snprintf(addr, sizeof addr, "::1:%d", port);
+    peer_call(addr, &r6);
+    ck_assert_msg(strncmp(r6.remark, "[::1]:", 6) == 0, "IPv6 peer reads %s", r6.remark);
+    snprintf(addr, sizeof addr, "ip4=00000000 v6=1 local=[::1]:%d", port);
+    ck_assert_str_eq(r6.body, addr);
+}
+END_TEST
+
+/* A specific address binds just that one: 127.0.0.1 takes no IPv6 client. */
+START_TEST(test_specific_listener_is_one_family)
+{
+    result_t r = { 0 };
+    char addr[64];
+
+    if (!have_ipv6_loopback())
+        return;
+    start_server(NULL);
+    snprintf(addr, sizeof addr, "[::1]:%d", rmq_server_port(fx.srv));
+    rmq_client_t *cli = rmq_client_new(fx.base, addr, NULL);
+    ck_assert_int_eq(call(cli, CODE_PEER, NULL, 2000, &r), RMQ_OK);
+    ck_assert(run_until(&r.calls, 1, 3000));
+    ck_assert_int_ne(r.err, RMQ_OK);
+    rmq_client_free(cli);
 }
 END_TEST
 
@@ -1143,6 +1286,10 @@ static Suite *rpc_suite(void)
     tcase_add_test(tc, test_new_call_from_failure_callback);
     tcase_add_test(tc, test_pool);
     tcase_add_test(tc, test_addr_split);
+    tcase_add_test(tc, test_addr_sockaddr_and_equal);
+    tcase_add_test(tc, test_sockaddr_unmap);
+    tcase_add_test(tc, test_dual_stack_listener);
+    tcase_add_test(tc, test_specific_listener_is_one_family);
     tcase_add_test(tc, test_sync_call_other_thread);
     tcase_add_test(tc, test_tls_enforcing);
     tcase_add_test(tc, test_tls_permissive);

@@ -245,7 +245,7 @@ START_TEST(test_batch_put)
     uint8_t *flat;
     struct evbuffer *buf = evbuffer_new();
     st_get_result_t gr;
-    char id[33];
+    char id[RMQ_MSG_ID_MAX + 1];
 
     ts_put(st, "T", 1, 100, 50, NULL, &res);
     for (int i = 0; i < 5; i++) {
@@ -257,7 +257,7 @@ START_TEST(test_batch_put)
     ck_assert_int_eq(res.status, ST_PUT_OK);
     ck_assert_int_eq(res.count, 5);
     ck_assert_int_eq(res.queue_offset, 1);
-    st_store_msg_id(0x7F000001, 10911, res.phys_offset, id);
+    rmq_msg_id_format(0, 0x7F000001, NULL, 10911, res.phys_offset, id);
     ck_assert_str_eq(res.msg_id, id);
     st_store_get(st, "T", 1, 1, 32, 0, NULL, buf, &gr);
     ck_assert_uint_eq(ts_records(buf, recs, 8, &flat), 5);
@@ -275,21 +275,50 @@ START_TEST(test_batch_put)
 }
 END_TEST
 
-START_TEST(test_msg_id_and_tag_hash)
+/* brokerIP1=::1: records carry an IPv6 store host (RocketMQ's layout,
+ * 12 bytes more), ids are 56 digits and a batch's ids follow those sizes. */
+START_TEST(test_ipv6_store_host)
 {
-    char id[33];
-    uint32_t ip;
-    uint16_t port;
+    ts_env_t env6 = env;
+    st_msg_t msgs[2] = {
+        { .topic = "T", .topic_len = 1, .queue_id = 0, .body = (const uint8_t *)"ab", .body_len = 2 },
+        { .topic = "T", .topic_len = 1, .queue_id = 0, .body = (const uint8_t *)"cd", .body_len = 2 },
+    };
+    static const uint8_t loop6[16] = { [15] = 1 };
+    st_put_result_t res;
+    st_get_result_t gr;
+    rmq_record_t recs[2];
+    uint8_t *flat;
+    char id[RMQ_MSG_ID_MAX + 1], addr[RMQ_HOST_TEXT_MAX];
     int64_t off;
 
-    st_store_msg_id(0x0A0B0C0D, 10911, 0x123456789ALL, id);
-    ck_assert_str_eq(id, "0A0B0C0D00002A9F000000123456789A");
-    ck_assert_int_eq(st_msg_id_parse(id, &ip, &port, &off), RMQ_OK);
-    ck_assert_uint_eq(ip, 0x0A0B0C0D);
-    ck_assert_uint_eq(port, 10911);
-    ck_assert_int_eq(off, 0x123456789ALL);
-    ck_assert_int_eq(st_msg_id_parse("0A0B0C0D00002A9F00000012345678", &ip, &port, &off), RMQ_EINVAL);
-    ck_assert_int_eq(st_msg_id_parse("0A0B0C0D00002A9F000000123456789G", &ip, &port, &off), RMQ_EINVAL);
+    env6.cfg.store_host_v6 = 1;
+    memcpy(env6.cfg.store_host_ip6, loop6, 16);
+    st_store_t *st = ts_open(&env6);
+    struct evbuffer *buf = evbuffer_new();
+    ck_assert_uint_eq(st_msg_record_size(st, &msgs[0]), rmq_record_size(RMQ_SYSFLAG_STOREHOST_V6, 2, 1, 0));
+    st_store_put_batch(st, msgs, 2, &res);
+    ck_assert_int_eq(res.status, ST_PUT_OK);
+    ck_assert_uint_eq(strlen(res.msg_id), 56);
+    ck_assert_str_eq(res.msg_id, "0000000000000000000000000000000100002A9F0000000000000000");
+    st_store_get(st, "T", 0, 0, 32, 0, NULL, buf, &gr);
+    ck_assert_uint_eq(ts_records(buf, recs, 2, &flat), 2);
+    ck_assert_int_eq(recs[0].sys_flag & RMQ_SYSFLAG_HOSTS_V6, RMQ_SYSFLAG_STOREHOST_V6);
+    ck_assert_mem_eq(recs[1].store_ip6, loop6, 16);
+    ck_assert_int_eq(recs[1].phys_offset, (int64_t)st_msg_record_size(st, &msgs[0]));
+    rmq_record_msg_id(&recs[0], id);
+    ck_assert_str_eq(id, res.msg_id);
+    ck_assert_int_eq(rmq_msg_id_parse(id, addr, sizeof addr, &off), RMQ_OK);
+    ck_assert_str_eq(addr, "[::1]:10911");
+    ck_assert_int_eq(off, 0);
+    free(flat);
+    evbuffer_free(buf);
+    st_store_close(st);
+}
+END_TEST
+
+START_TEST(test_tag_hash)
+{
     /* Java "TagA".hashCode() == 2598919, "".hashCode() == 0, "\u00e9" == 233 */
     ck_assert_int_eq(st_tag_hash("TagA", 4), 2598919);
     ck_assert_int_eq(st_tag_hash("", 0), 0);
@@ -452,7 +481,8 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_buffer_outlives_store);
     tcase_add_test(tc, test_put_limits);
     tcase_add_test(tc, test_batch_put);
-    tcase_add_test(tc, test_msg_id_and_tag_hash);
+    tcase_add_test(tc, test_tag_hash);
+    tcase_add_test(tc, test_ipv6_store_host);
     tcase_add_test(tc, test_read_record_by_offset);
     tcase_add_test(tc, test_raw_replication_byte_identical);
     tcase_add_test(tc, test_delete_topic);

@@ -259,7 +259,7 @@ static void send_store(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_r
         bk_stats_add(&bk->stats, BK_STAT_PUT, out.put.count);
         bk_metrics_messages_in(bk->metrics, tgt->topic->name, (uint64_t)out.put.count, req->body_len);
         if (n > 1)
-            ids = bk_batch_ids(&rm->batch, rm->bk->ip, (uint16_t)rm->bk->port, out.put.phys_offset, n);
+            ids = bk_batch_ids(&rm->batch, rm->bk->store, out.put.phys_offset, n);
     }
     if (done) {
         send_answer(conn, &w->to, &out, ids, tgt->queue_id);

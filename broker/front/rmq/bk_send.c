@@ -212,7 +212,7 @@ static void send_store(bk_send_t *s, send_ctx_t *c, st_msg_t *msgs, size_t n)
         bk_stats_add(&bk->stats, BK_STAT_PUT, out.put.count);
         bk_metrics_messages_in(bk->metrics, c->tgt.topic->name, (uint64_t)out.put.count, c->body_len);
         if (n > 1)
-            ids = bk_batch_ids(&s->batch, s->bk->ip, (uint16_t)s->bk->port, out.put.phys_offset, n);
+            ids = bk_batch_ids(&s->batch, s->bk->store, out.put.phys_offset, n);
     }
     if (done) {
         send_answer(s, c->conn, c->to, &out, ids, c->tgt.queue_id);
