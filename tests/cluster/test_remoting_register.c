@@ -533,18 +533,12 @@ START_TEST(rmq_broker_remoting_signed)
     ck_assert_int_eq(hn_daemon_start_conf(&bu, case_dir, "broker/mqbroker", "bu",
                                           rem_broker_props(props, sizeof props, "broker-u", 0, ""), u_addr,
                                           sizeof u_addr), 0);
-    logged_t ok = {.text = "registered with RocketMQ name server"};
-    snprintf(ok.path, sizeof ok.path, "%s/bs.log", case_dir);
-    ck_assert_msg(hn_wait_until(logged_cond, &ok, WAIT_MS), "the signed registration was not accepted");
-    logged_t no = {.text = "register with RocketMQ name server"};
-    snprintf(no.path, sizeof no.path, "%s/bu.log", case_dir);
-    ck_assert_msg(hn_wait_until(logged_cond, &no, WAIT_MS), "the unsigned broker logged no failed registration");
-    logged_t why = {.text = "failed: no permission"};
-    snprintf(why.path, sizeof why.path, "%s/bu.log", case_dir);
-    ck_assert_msg(logged_cond(&why), "the unsigned broker's log does not say no permission");
-    ok.text = "registered with";
-    snprintf(ok.path, sizeof ok.path, "%s/bu.log", case_dir);
-    ck_assert_msg(!logged_cond(&ok), "an unsigned registration was accepted");
+    hn_log_wait_t ok = {&bs, "registered with RocketMQ name server"};
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &ok, WAIT_MS), "the signed registration was not accepted");
+    hn_log_wait_t no = {&bu, "register with RocketMQ name server"};
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &no, WAIT_MS), "the unsigned broker logged no failed registration");
+    ck_assert_msg(hn_daemon_log_has(&bu, "failed: no permission"), "the unsigned broker's log does not say no permission");
+    ck_assert_msg(!hn_daemon_log_has(&bu, "registered with"), "an unsigned registration was accepted");
     ck_assert_int_eq(hn_daemon_stop(&bu, 10000), 0);
     ck_assert_int_eq(hn_daemon_stop(&bs, 10000), 0);
     ck_assert_int_eq(hn_daemon_stop(&ns, 10000), 0);

@@ -297,24 +297,6 @@ START_TEST(test_permissive_accepts_both)
 }
 END_TEST
 
-/* 1 once the file at arg (a path) holds both texts of logged_t. */
-typedef struct logged {
-    char path[PATH_MAX];
-    const char *text, *also;
-} logged_t;
-
-static int logged(void *arg)
-{
-    const logged_t *w = arg;
-    char buf[1 << 16];
-    FILE *f = fopen(w->path, "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f)
-        fclose(f);
-    buf[n] = '\0';
-    return strstr(buf, w->text) != NULL && (!w->also || strstr(buf, w->also) != NULL);
-}
-
 /* mqbroker with namesrvProtocol=remoting registers with an enforcing name
  * server (tlsVerifyClient=true) over TLS, presenting its certificate, as
  * every connection a daemon makes follows its tlsMode; the same broker with
@@ -333,18 +315,17 @@ START_TEST(test_remoting_register_enforcing)
     ck_assert_int_eq(create_topic(m_addr, good), RMQ__STATUS__SUCCESS);
     route_wait_t rw = { ns_addr, good };
     ck_assert_msg(hn_wait_until(topic_routed, &rw, 15000), "topic never routed: no registration over TLS");
-    logged_t reg = { .text = "registered with RocketMQ name server" };
-    snprintf(reg.path, sizeof reg.path, "%s/master.log", case_dir);
-    ck_assert_msg(logged(&reg), "the broker did not log its remoting registration");
+    ck_assert_msg(hn_daemon_log_has(&master, "registered with RocketMQ name server"),
+                  "the broker did not log its remoting registration");
 
     broker_start(&plain, "plain", ns_addr, "brokerName=broker-plain\nbrokerRole=ASYNC_MASTER\nnamesrvProtocol=remoting\n",
                  p_addr, sizeof p_addr);
-    logged_t refused = { .text = "refusing plaintext connection from 127.0.0.1:" };
-    snprintf(refused.path, sizeof refused.path, "%s/ns.log", case_dir);
-    ck_assert_msg(hn_wait_until(logged, &refused, 15000), "the name server did not log a refused plaintext broker");
-    logged_t failed = { .text = "register with RocketMQ name server", .also = "failed" };
-    snprintf(failed.path, sizeof failed.path, "%s/plain.log", case_dir);
-    ck_assert_msg(hn_wait_until(logged, &failed, 15000), "the plaintext broker did not log its failed registration");
+    hn_log_wait_t refused = { &ns, "refusing plaintext connection from 127.0.0.1:" };
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &refused, 15000),
+                  "the name server did not log a refused plaintext broker");
+    hn_log_wait_t failed = { &plain, "register with RocketMQ name server" };
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &failed, 15000) && !hn_daemon_log_has(&plain, "registered with"),
+                  "the plaintext broker did not log its failed registration");
 
     SSL_CTX_free(good);
     ck_assert_int_eq(hn_daemon_stop(&plain, HN_STOP_TIMEOUT_MS), 0);
