@@ -1,7 +1,9 @@
-/* rmq_remoting_client.c: a remoting-protocol caller over one bufferevent:
- * frames encoded by rmq_remoting_encode (JSON headers), answers decoded by
- * rmq_remoting_decode and matched to the pending calls by opaque. A call's
- * timer fails it alone; a closed or broken connection fails them all. */
+/* rmq_remoting_client.c: a remoting-protocol caller over one bufferevent
+ * (plain or TLS, rmq_tls_bev_connect): frames encoded by
+ * rmq_remoting_encode (JSON headers, signed with ACL 1.0 when the client
+ * has credentials), answers decoded by rmq_remoting_decode and matched to
+ * the pending calls by opaque. A call's timer fails it alone; a closed or
+ * broken connection fails them all. */
 #include "rmq_remoting_client.h"
 
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "rmq_log.h"
 #include "rmq_rpc.h"
+#include "rmq_tls_config.h"
 
 #define RCLIENT_MAX_FRAME (64u << 20)   /* the largest answer taken */
 #define RCLIENT_VERSION 395             /* RocketMQ V4_9_7: what its name server expects of a broker */
@@ -30,7 +33,7 @@ struct rmq_rclient {
     char addr[128];
     struct sockaddr_storage ss;
     int sslen;
-    int connect_timeout_ms;
+    rmq_rclient_opts_t opts;
     struct bufferevent *bev;       /* NULL: not connected */
     rcall_t *calls;
     int32_t next_opaque;
@@ -127,21 +130,24 @@ static void rclient_event(struct bufferevent *bev, short what, void *arg)
     rmq_rclient_t *c = arg;
     if (what & BEV_EVENT_CONNECTED)
         return;
-    LOG_WARN_RL("remoting client %s: connection %s", c->addr, (what & BEV_EVENT_EOF) ? "closed by the peer" : "failed");
+    char tls[256];
+    rmq_tls_bev_error(bev, tls, sizeof(tls));
+    LOG_WARN_RL("remoting client %s: connection %s%s%s", c->addr,
+                (what & BEV_EVENT_EOF) ? "closed by the peer" : "failed", tls[0] ? ": " : "", tls);
     c->busy++;
     rclient_drop_all(c, RMQ_ECLOSED);
     c->busy--;
     rclient_release(c);
 }
 
-rmq_rclient_t *rmq_rclient_new(struct event_base *base, const char *addr, int connect_timeout_ms)
+rmq_rclient_t *rmq_rclient_new(struct event_base *base, const char *addr, const rmq_rclient_opts_t *opts)
 {
     rmq_rclient_t *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
     c->base = base;
     c->sslen = sizeof(c->ss);
-    c->connect_timeout_ms = connect_timeout_ms;
+    c->opts = *opts;
     c->next_opaque = 1;
     if (strlen(addr) >= sizeof(c->addr) ||
         rmq_addr_sockaddr(addr, &c->ss, &c->sslen) != RMQ_OK) {
@@ -169,11 +175,11 @@ static rmq_err_t rclient_connect(rmq_rclient_t *c)
 {
     if (c->bev)
         return RMQ_OK;
-    c->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    c->bev = rmq_tls_bev_connect(c->base, c->opts.ssl_ctx);
     if (!c->bev)
         return RMQ_ENOMEM;
     bufferevent_setcb(c->bev, rclient_read, NULL, rclient_event, c);
-    struct timeval tv = {c->connect_timeout_ms / 1000, (c->connect_timeout_ms % 1000) * 1000};
+    struct timeval tv = {c->opts.connect_timeout_ms / 1000, (c->opts.connect_timeout_ms % 1000) * 1000};
     bufferevent_set_timeouts(c->bev, NULL, &tv);
     if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0 ||
         bufferevent_socket_connect(c->bev, (struct sockaddr *)&c->ss, c->sslen) != 0) {
@@ -183,6 +189,31 @@ static rmq_err_t rclient_connect(rmq_rclient_t *c)
         return RMQ_ECONNECT;
     }
     return RMQ_OK;
+}
+
+/* Appends the request frame to out: fields as given, then, with
+ * credentials, AccessKey and the ACL 1.0 Signature over them and the body. */
+static rmq_err_t rclient_encode(const rmq_rclient_t *c, struct evbuffer *out, int code, int32_t opaque,
+                                const rmq_remoting_field_t *fields, size_t n, const void *body, size_t len)
+{
+    rmq_remoting_reply_t rep = {.code = code, .fields = fields, .n_fields = n, .body = body, .body_len = len};
+    if (!c->opts.cred)
+        return rmq_remoting_encode(out, RMQ_REMOTING_JSON, code, opaque, 0, RCLIENT_VERSION, &rep);
+    rmq_remoting_field_t *signed_fields = malloc((n + 2) * sizeof(*signed_fields));
+    if (!signed_fields)
+        return RMQ_ENOMEM;
+    char sig[29];
+    memcpy(signed_fields, fields, n * sizeof(*fields));
+    signed_fields[n] = (rmq_remoting_field_t){"AccessKey", (char *)c->opts.cred->access_key};
+    rmq_remoting_request_t req = {.code = code, .fields = signed_fields, .n_fields = n + 1, .body = body,
+                                  .body_len = len};
+    rmq_remoting_sign(&req, c->opts.cred->secret_key, sig);
+    signed_fields[n + 1] = (rmq_remoting_field_t){"Signature", sig};
+    rep.fields = signed_fields;
+    rep.n_fields = n + 2;
+    rmq_err_t err = rmq_remoting_encode(out, RMQ_REMOTING_JSON, code, opaque, 0, RCLIENT_VERSION, &rep);
+    free(signed_fields);
+    return err;
 }
 
 rmq_err_t rmq_rclient_call(rmq_rclient_t *c, int code, const rmq_remoting_field_t *fields, size_t n,
@@ -204,9 +235,7 @@ rmq_err_t rmq_rclient_call(rmq_rclient_t *c, int code, const rmq_remoting_field_
         c->next_opaque = 1;
     call->cb = cb;
     call->arg = arg;
-    rmq_remoting_reply_t rep = {.code = code, .fields = fields, .n_fields = n, .body = body, .body_len = len};
-    err = rmq_remoting_encode(bufferevent_get_output(c->bev), RMQ_REMOTING_JSON, code, call->opaque, 0,
-                              RCLIENT_VERSION, &rep);
+    err = rclient_encode(c, bufferevent_get_output(c->bev), code, call->opaque, fields, n, body, len);
     if (err != RMQ_OK) {
         event_free(call->timer);
         free(call);

@@ -5,7 +5,12 @@
  * are RocketMQ's RegisterBrokerRequestHeader (brokerName, brokerAddr,
  * clusterName, haServerAddr, brokerId, compressed, bodyCrc32),
  * QueryDataVersionRequestHeader and UnRegisterBrokerRequestHeader
- * (brokerName, brokerAddr, clusterName, brokerId). */
+ * (brokerName, brokerAddr, clusterName, brokerId). The connections follow
+ * the broker's rules for every connection it makes: TLS unless
+ * tlsMode=disabled (RocketMQ's broker: tls.enable, by default when its
+ * tls.server.mode is enforcing), and with aclAccessKey / aclSecretKey each
+ * request signed with ACL 1.0, as a RocketMQ 5 broker signs with its
+ * innerClientAuthenticationCredentials (a 4.9 broker signs none). */
 #include "bk_register_remoting.h"
 
 #include <inttypes.h>
@@ -161,9 +166,8 @@ static void regrem_done(rmq_err_t err, const rmq_remoting_request_t *resp, void 
     if (err == RMQ_ESHUTDOWN)
         return;
     if (err != RMQ_OK || resp->code != RMQ_REMOTING_SUCCESS) {
-        if (was_ok || err != RMQ_OK)
-            LOG_WARN_RL("register with RocketMQ name server %s failed: %s", t->addr,
-                        err != RMQ_OK ? rmq_strerror(err) : resp->remark);
+        LOG_WARN_RL("register with RocketMQ name server %s failed: %s", t->addr,
+                    err != RMQ_OK ? rmq_strerror(err) : resp->remark);
         t->ok = 0;
         t->need_full = 1;
         return;                    /* the next period retries */
@@ -276,12 +280,15 @@ bk_regrem_t *bk_regrem_new(bk_broker_t *bk, const char *const *addrs, size_t n, 
         goto nomem;
     r->bk = bk;
     rmq_countdown_init(&r->unreg, bk->base, "unregister: RocketMQ name servers");
+    /* the daemon's own outgoing rules: TLS unless tlsMode=disabled, signed when aclAccessKey is set */
+    rmq_rclient_opts_t copts = {.connect_timeout_ms = (int)bk->cfg->register_broker_timeout_mills,
+                                .ssl_ctx = bk->sec.client_ctx, .cred = bk->sec.signs ? &bk->sec.cred : NULL};
     for (; r->n_ns < n; r->n_ns++) {
         regrem_ns_t *t = &r->ns[r->n_ns];
         t->r = r;
         t->need_full = 1;
         snprintf(t->addr, sizeof(t->addr), "%s", addrs[r->n_ns]);
-        if (!(t->cli = rmq_rclient_new(bk->base, t->addr, (int)bk->cfg->register_broker_timeout_mills))) {
+        if (!(t->cli = rmq_rclient_new(bk->base, t->addr, &copts))) {
             snprintf(err, errlen, "namesrvProtocol=remoting: name server '%s' is not a numeric host:port",
                      t->addr);
             bk_regrem_free(r);

@@ -407,6 +407,32 @@ void hn_daemon_log_tail(const hn_daemon_t *d, int lines)
     print_tail(d->name, d->log_path, lines);
 }
 
+int hn_daemon_log_has(const hn_daemon_t *d, const char *text)
+{
+    FILE *f = fopen(d->log_path, "r");
+    if (!f)
+        return 0;
+    size_t tlen = strlen(text), keep = 0, n;
+    char buf[(1 << 16) + 1];
+    int found = 0;
+    /* each chunk starts with the previous one's last tlen-1 bytes */
+    while (!found && (n = fread(buf + keep, 1, sizeof buf - 1 - keep, f)) > 0) {
+        n += keep;
+        buf[n] = '\0';
+        found = strstr(buf, text) != NULL;
+        keep = tlen > 1 && n >= tlen - 1 ? tlen - 1 : 0;
+        memmove(buf, buf + n - keep, keep);
+    }
+    fclose(f);
+    return found;
+}
+
+int hn_log_wait_cond(void *arg)
+{
+    const hn_log_wait_t *w = arg;
+    return hn_daemon_log_has(w->d, w->text);
+}
+
 /* ---- commands ----------------------------------------------------------- */
 
 /* Appends what fd has to *buf (grown); returns 0 at EOF, 1 if more may come. */

@@ -88,6 +88,16 @@ void hn_daemon_kill9(hn_daemon_t *d);
 /* Prints the last lines of the daemon's log to stderr. */
 void hn_daemon_log_tail(const hn_daemon_t *d, int lines);
 
+/* 1 if the daemon's log holds text (all of it is read). */
+int hn_daemon_log_has(const hn_daemon_t *d, const char *text);
+
+/* For hn_wait_until: until d's log holds text. */
+typedef struct hn_log_wait {
+    const hn_daemon_t *d;
+    const char *text;
+} hn_log_wait_t;
+int hn_log_wait_cond(void *arg);
+
 /* Runs argv (argv[0] a path) to completion, up to timeout_ms (then
  * SIGKILL), capturing stdout and stderr into res. 0, or -1 if it could not
  * be started. */

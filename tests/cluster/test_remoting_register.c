@@ -33,7 +33,11 @@
  * one with compressedRegister=true, and a slave of it): a topic created on
  * each master reaches the route, the slave learns its master's HA address
  * from the answer and replicates, and stopped, each master unregisters
- * (UNREGISTER_BROKER answered) and leaves the route. */
+ * (UNREGISTER_BROKER answered) and leaves the route.
+ *
+ * rmq_broker_remoting_signed: with aclEnable=true on the name server, a
+ * broker's registration signed with ACL 1.0 (aclAccessKey, an admin) is
+ * accepted and an unsigned one refused with NO_PERMISSION. */
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -508,6 +512,40 @@ START_TEST(rmq_broker_remoting)
 }
 END_TEST
 
+/* A name server with aclEnable=true takes a remoting registration signed
+ * with ACL 1.0 as the broker's aclAccessKey (an admin), and refuses an
+ * unsigned one with a remark naming why, which the broker logs. */
+START_TEST(rmq_broker_remoting_signed)
+{
+    hn_daemon_t ns, bs, bu;
+    char acl[1024], props[2048], extra[1200], s_addr[64], u_addr[64];
+
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, "plain.acl",
+                                        "account.admin.secretKey=admin-secret-1\naccount.admin.admin=true\n", acl,
+                                        sizeof acl));
+    snprintf(props, sizeof props, "listenPort=0\nbindAddress=127.0.0.1\naclEnable=true\naclFile=%s\n", acl);
+    ck_assert_int_eq(hn_daemon_start_conf(&ns, case_dir, "namesrv/mqnamesrv", "ns", props, ns_addr, sizeof ns_addr),
+                     0);
+    snprintf(extra, sizeof extra, "aclEnable=true\naclFile=%s\naclAccessKey=admin\naclSecretKey=admin-secret-1\n", acl);
+    ck_assert_int_eq(hn_daemon_start_conf(&bs, case_dir, "broker/mqbroker", "bs",
+                                          rem_broker_props(props, sizeof props, "broker-s", 0, extra), s_addr,
+                                          sizeof s_addr), 0);
+    ck_assert_int_eq(hn_daemon_start_conf(&bu, case_dir, "broker/mqbroker", "bu",
+                                          rem_broker_props(props, sizeof props, "broker-u", 0, ""), u_addr,
+                                          sizeof u_addr), 0);
+    hn_log_wait_t ok = {&bs, "registered with RocketMQ name server"};
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &ok, WAIT_MS), "the signed registration was not accepted");
+    hn_log_wait_t no = {&bu, "register with RocketMQ name server"};
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &no, WAIT_MS), "the unsigned broker logged no failed registration");
+    ck_assert_msg(hn_daemon_log_has(&bu, "failed: no permission"), "the unsigned broker's log does not say no permission");
+    ck_assert_msg(!hn_daemon_log_has(&bu, "registered with"), "an unsigned registration was accepted");
+    ck_assert_int_eq(hn_daemon_stop(&bu, 10000), 0);
+    ck_assert_int_eq(hn_daemon_stop(&bs, 10000), 0);
+    ck_assert_int_eq(hn_daemon_stop(&ns, 10000), 0);
+    hn_case_passed();
+}
+END_TEST
+
 static Suite *register_suite(void)
 {
     Suite *s = suite_create("remoting_register");
@@ -520,6 +558,7 @@ static Suite *register_suite(void)
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, config_and_expiry);
     tcase_add_test(tc, rmq_broker_remoting);
+    tcase_add_test(tc, rmq_broker_remoting_signed);
     suite_add_tcase(s, tc);
     return s;
 }

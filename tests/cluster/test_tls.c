@@ -6,7 +6,9 @@
  * SEND_OK only once the slave acknowledged them over the TLS HA link, and
  * the slave holds the same log; plaintext clients, clients without a
  * certificate, with one from another CA, or trusting another CA are refused.
- * permissive takes TLS and plaintext on one port. A bad key path stops the
+ * permissive takes TLS and plaintext on one port. A broker registering
+ * over RocketMQ's remoting protocol (namesrvProtocol=remoting) does so
+ * over TLS too, and a plaintext one is refused. A bad key path stops the
  * daemon with exit 2 and one line naming the key. */
 #include <check.h>
 #include <signal.h>
@@ -295,6 +297,44 @@ START_TEST(test_permissive_accepts_both)
 }
 END_TEST
 
+/* mqbroker with namesrvProtocol=remoting registers with an enforcing name
+ * server (tlsVerifyClient=true) over TLS, presenting its certificate, as
+ * every connection a daemon makes follows its tlsMode; the same broker with
+ * tlsMode=disabled is refused, the name server logging the plaintext
+ * connection and the broker the failed registration. */
+START_TEST(test_remoting_register_enforcing)
+{
+    hn_daemon_t ns, master, plain;
+    char tls[4096], ns_addr[64], m_addr[64], p_addr[64], extra[8192];
+    tls_props(tls, sizeof tls, "enforcing", 1);
+    ns_start(&ns, tls, ns_addr, sizeof ns_addr);
+    snprintf(extra, sizeof extra, "brokerRole=ASYNC_MASTER\nnamesrvProtocol=remoting\n%s", tls);
+    broker_start(&master, "master", ns_addr, extra, m_addr, sizeof m_addr);
+
+    SSL_CTX *good = client_ctx("ca.pem", "client.pem", "client.key");
+    ck_assert_int_eq(create_topic(m_addr, good), RMQ__STATUS__SUCCESS);
+    route_wait_t rw = { ns_addr, good };
+    ck_assert_msg(hn_wait_until(topic_routed, &rw, 15000), "topic never routed: no registration over TLS");
+    ck_assert_msg(hn_daemon_log_has(&master, "registered with RocketMQ name server"),
+                  "the broker did not log its remoting registration");
+
+    broker_start(&plain, "plain", ns_addr, "brokerName=broker-plain\nbrokerRole=ASYNC_MASTER\nnamesrvProtocol=remoting\n",
+                 p_addr, sizeof p_addr);
+    hn_log_wait_t refused = { &ns, "refusing plaintext connection from 127.0.0.1:" };
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &refused, 15000),
+                  "the name server did not log a refused plaintext broker");
+    hn_log_wait_t failed = { &plain, "register with RocketMQ name server" };
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &failed, 15000) && !hn_daemon_log_has(&plain, "registered with"),
+                  "the plaintext broker did not log its failed registration");
+
+    SSL_CTX_free(good);
+    ck_assert_int_eq(hn_daemon_stop(&plain, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&master, HN_STOP_TIMEOUT_MS), 0);
+    ck_assert_int_eq(hn_daemon_stop(&ns, HN_STOP_TIMEOUT_MS), 0);
+    hn_case_passed();
+}
+END_TEST
+
 /* Runs mqbroker -c with props; expects exit 2 and a stderr line with want. */
 static void expect_startup_error(const char *binary, const char *props, const char *want)
 {
@@ -336,6 +376,7 @@ static Suite *tls_suite(void)
     tcase_add_test(tc, test_enforcing_cluster);
     tcase_add_test(tc, test_plaintext_slave_refused);
     tcase_add_test(tc, test_permissive_accepts_both);
+    tcase_add_test(tc, test_remoting_register_enforcing);
     tcase_add_test(tc, test_bad_paths_exit_2);
     suite_add_tcase(s, tc);
     return s;

@@ -101,9 +101,10 @@ ready_port() {
   return 1
 }
 
-# start_namesrv: sets $ns (host:port)
+# start_namesrv: sets $ns (host:port). $ns_extra (property lines), when
+# set, ends the properties.
 start_namesrv() {
-  printf 'listenPort=0\nbindAddress=127.0.0.1\n' >"$run/ns.properties"
+  printf 'listenPort=0\nbindAddress=127.0.0.1\n%s\n' "${ns_extra:-}" >"$run/ns.properties"
   "$bin/namesrv/mqnamesrv" -c "$run/ns.properties" --ready-file "$run/ns.ready" >"$run/ns.log" 2>&1 &
   pids+=("$!")
   local port
@@ -135,13 +136,15 @@ PROPS
   bk_port=$(ready_port "$run/broker.ready" listenPort) || { cat "$run/broker.log" >&2; exit 1; }
 }
 
-# create_topic CLUSTER TOPIC: 4 queues, waits until the name server routes it
+# create_topic CLUSTER TOPIC: 4 queues, waits until the name server routes it.
+# mqadmin signs as the account of $admin_config (a --client-config file) when set.
 create_topic() {
-  local i
-  "$bin/tools/mqadmin" updateTopic -n "$ns" -c "$1" -t "$2" -r 4 -w 4 >"$run/mqadmin.log" 2>&1 \
+  local i cfg=()
+  [ -z "${admin_config:-}" ] || cfg=(--client-config "$admin_config")
+  "$bin/tools/mqadmin" updateTopic -n "$ns" -c "$1" -t "$2" -r 4 -w 4 "${cfg[@]}" >"$run/mqadmin.log" 2>&1 \
     || { cat "$run/mqadmin.log" >&2; exit 1; }
   for i in $(seq 1 100); do
-    "$bin/tools/mqadmin" topicRoute -n "$ns" -t "$2" >/dev/null 2>&1 && return 0
+    "$bin/tools/mqadmin" topicRoute -n "$ns" -t "$2" "${cfg[@]}" >/dev/null 2>&1 && return 0
     sleep 0.2
   done
 }

@@ -54,7 +54,9 @@ PY
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # rq_java NAME CLASS ARGS...: a RocketMQ JVM in the background (log
-# $run/NAME.log, user.home $run/NAME-home); sets $rq_pid.
+# $run/NAME.log, user.home $run/NAME-home), with the JVM options in the
+# array rq_jvm (e.g. RocketMQ's -Dtls.* settings) when set; sets $rq_pid.
+rq_jvm=()
 rq_java() {
   local name=$1 cls=$2
   shift 2
@@ -62,7 +64,7 @@ rq_java() {
   for c in namesrv broker tools; do
     cp "$src/scripts/bench/rocketmq/logback.xml" "$run/$name-home/conf/logback_$c.xml"
   done
-  ROCKETMQ_HOME=$run/$name-home java -Xms256m -Xmx256m -XX:MaxDirectMemorySize=256m "${rq_opens[@]}" \
+  ROCKETMQ_HOME=$run/$name-home java -Xms256m -Xmx256m -XX:MaxDirectMemorySize=256m "${rq_opens[@]}" "${rq_jvm[@]}" \
     "-Duser.home=$run/$name-home" -cp "$rq_lib/*" "$cls" "$@" >>"$run/$name.log" 2>&1 &
   rq_pid=$!
   pids+=("$rq_pid")
@@ -118,17 +120,23 @@ rq_namesrv() {
   rq_java "$1" org.apache.rocketmq.namesrv.NamesrvStartup -c "$run/$1.properties"
 }
 
-# rq_cluster_info NS: the raw body of GET_BROKER_CLUSTER_INFO (106) from
-# the name server at NS (host:port), asked over remoting by a short Python
-# client waiting up to 60 s: RocketMQ's own mqadmin, a JVM per call, misses
-# its 5 s timeout on a loaded machine. 1 when there is no answer.
+# rq_cluster_info NS [CA]: the raw body of GET_BROKER_CLUSTER_INFO (106)
+# from the name server at NS (host:port), asked over remoting by a short
+# Python client waiting up to 60 s: RocketMQ's own mqadmin, a JVM per call,
+# misses its 5 s timeout on a loaded machine. With CA (a PEM file) over TLS,
+# verifying the server against it. 1 when there is no answer.
 rq_cluster_info() {
-  python3 - "$1" <<'PY'
-import json, socket, struct, sys
+  python3 - "$1" "${2:-}" <<'PY'
+import json, socket, ssl, struct, sys
 host, port = sys.argv[1].rsplit(":", 1)
 hdr = json.dumps({"code": 106, "flag": 0, "language": "JAVA", "opaque": 1,
                   "serializeTypeCurrentRPC": "JSON", "version": 395}).encode()
-s = socket.create_connection((host, int(port)), timeout=60)
+try:
+    s = socket.create_connection((host, int(port)), timeout=60)
+    if sys.argv[2]:
+        s = ssl.create_default_context(cafile=sys.argv[2]).wrap_socket(s, server_hostname=host)
+except (OSError, ssl.SSLError):
+    sys.exit(1)
 s.sendall(struct.pack(">II", 4 + len(hdr), len(hdr)) + hdr)
 def read(n):
     b = b""
