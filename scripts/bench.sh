@@ -7,9 +7,10 @@
 #
 # Stages:
 #   1 base test: one master ASYNC_MASTER + ASYNC_FLUSH, 64 threads, 128 B, then
-#     a consumer draining it; extras (not with --smoke): async sends, batched
-#     sends, a SYNC_FLUSH master (transientStorePoolEnable off, then on), and
-#     this disk's single-writer fdatasync rate
+#     a consumer draining it; extras (not with --smoke): async sends (64 and 4
+#     threads), batched sends, a SYNC_FLUSH master (transientStorePoolEnable
+#     off, then on), and this disk's single-writer fdatasync rate; broker CPU
+#     time per message of the base and batched runs
 #   2 capacity: the 2m-2s cluster, SYNC (SYNC_MASTER; ASYNC_FLUSH as in
 #     RocketMQ's 2m-2s-sync sample and like the Redis peer's appendonly
 #     everysec, see RMQ_BENCH_SYNC_FLUSH) and ASYNC, a thread gradient at 128 B and 1 KiB (plus 64 threads at 128 B), 512 KiB
@@ -25,14 +26,15 @@
 #   7 peers: redis-benchmark PING_INLINE -c 64 (request/response ceiling) and a
 #     Redis stream peer (XADD, appendonly everysec, one replica) at 64 clients
 #   8 RocketMQ: Apache RocketMQ 4.9.x and 5.x (Maven Central jars, java -cp) in
-#     the 2m-2s SYNC and ASYNC layouts beside rmq's, 64 threads, 128 B: send
-#     TPS, percentiles, broker CPU time per message, RSS (scripts/bench/rocketmq.sh);
+#     the 2m-2s SYNC and ASYNC layouts beside rmq's, 64 threads, 128 B, the
+#     same Java client (Bench.java) driving both, and mqbench rmq: send TPS,
+#     percentiles, broker CPU time per message, RSS (scripts/bench/rocketmq.sh);
 #     --rocketmq runs this stage alone
 #
-# --quick runs every stage briefly (about 4 minutes, plus several for stage
-# 8's JVM start-ups); --smoke is stage 1's
-# base test only with 3 s runs (CI; no stage 8); the default run takes about
-# 40 minutes (stage 8 took 14 of them on a loaded 2-core machine).
+# --quick runs every stage briefly (about 4 minutes, plus about 7 for stage
+# 8's JVM start-ups); --smoke is stage 1's base test only with 3 s runs (CI;
+# no stage 8); the default run takes about 45 minutes (stage 8 about 18 of
+# them on a loaded 2-core machine).
 #
 # Environment:
 #   RMQ_BUILD                  meson build directory (default build/; set up

@@ -126,12 +126,6 @@ java_build() {
 [ "$CLIENTS" = mqbench ] || java_build
 [ $CG = 0 ] || BK_READY_SECS=120   # valgrind starts slowly
 
-# cpu_ticks PID: utime+stime of the process (all threads), clock ticks.
-cpu_ticks() {
-  # the command name (field 2) may hold spaces: count from after its ')'
-  sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
-}
-
 # broker_up BUILD: name server and broker-a from BUILD (under callgrind with
 # --callgrind, writing $BK_TMP/callgrind.out); topic CpuBench with 8 queues.
 broker_up() {
@@ -208,9 +202,9 @@ cpu_run() {
   pid=${BK_PIDS[broker-a]}
   drive 2000 >/dev/null   # warm-up: routes, connections, first pages of the store
   [ $SYSC = 0 ] || sysc_start "$pid"
-  t0=$(cpu_ticks "$pid")
+  t0=$(bk_pid_ticks "$pid")
   acked=$(drive "$N")
-  t1=$(cpu_ticks "$pid")
+  t1=$(bk_pid_ticks "$pid")
   [ $SYSC = 0 ] || sysc_finish "${acked:-0}"
   tps=0
   [ "$CLIENT" != mqbench ] || tps=$(bk_json_num "$BK_TMP/drive.json" tps)

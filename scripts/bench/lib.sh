@@ -52,6 +52,7 @@ bk_stage_begin() {
   : >"$BK_STAGE_DIR/commands.txt"
   date +%s >"$BK_STAGE_DIR/started"
   cut -d' ' -f1-3 /proc/loadavg >"$BK_STAGE_DIR/loadavg"
+  getconf CLK_TCK >"$BK_STAGE_DIR/clk_tck"   # the unit of bk_cpu_around's ticks
   bk_log "stage $1: $2"
 }
 
@@ -395,6 +396,34 @@ bk_consumer_stop() {
 # bk_json_num FILE KEY: a number from mqbench's one-line JSON.
 bk_json_num() {
   sed -n "s/.*\"$2\": \\([0-9.]*\\).*/\\1/p" "$1" 2>/dev/null | head -1
+}
+
+# bk_pid_ticks PID: utime+stime of the process (every thread), clock ticks
+# (CLK_TCK); the command name (field 2) may hold spaces: count from its ')'.
+bk_pid_ticks() {
+  sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
+# bk_cpu_ticks NAMES...: "name ticks" (bk_pid_ticks) of each daemon up.
+bk_cpu_ticks() {
+  local n
+  for n in "$@"; do
+    ! bk_alive "$n" || printf '%s %s\n' "$n" "$(bk_pid_ticks "${BK_PIDS[$n]}")"
+  done
+}
+
+# bk_cpu_around PREFIX "NAMES" COMMAND...: runs COMMAND and writes
+# PREFIX.cpu, "name before after" (clock ticks) of each daemon in NAMES up at
+# both ends; report.py's broker_cpu divides it by the messages acknowledged.
+bk_cpu_around() {
+  local prefix=$1 names
+  read -r -a names <<<"$2"
+  shift 2
+  bk_cpu_ticks "${names[@]}" >"$prefix.cpu0"
+  "$@"
+  bk_cpu_ticks "${names[@]}" |
+    awk 'NR == FNR { b[$1] = $2; next } $1 in b { print $1, b[$1], $2 }' "$prefix.cpu0" - >"$prefix.cpu"
+  rm -f "$prefix.cpu0"
 }
 
 # bk_rss_sample FILE ELAPSED: appends "elapsed name pid VmRSS RssAnon RssFile"

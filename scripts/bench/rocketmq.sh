@@ -16,10 +16,13 @@
 # The load is scripts/bench/rocketmq/Bench.java on the official
 # rocketmq-client (rocketmq-example's benchmark.Producer, which the published
 # reports run, is not on Maven Central): the same per-second lines and
-# mqbench's --json keys. mqbench drives rmq in the same stage. Per row: send
-# TPS, P50/P99/P999, broker CPU time per acknowledged message (utime+stime of
-# every broker process, /proc/PID/stat, before and after the measured run)
-# and each broker's VmRSS after it.
+# mqbench's --json keys. For each version the same Bench.java on that
+# version's client drives RocketMQ and rmq's cluster (rmq's name server and
+# brokers speak RocketMQ's remoting protocol on their ports), so the ratios
+# compare like with like; mqbench drives rmq too (native protocol only: it
+# cannot drive RocketMQ). Per row: send TPS, P50/P99/P999, broker CPU time
+# per acknowledged message (bk_cpu_around: utime+stime of every broker
+# process before and after the measured run) and each broker's VmRSS after it.
 #
 # Environment: RMQ_BENCH_ROCKETMQ_VERSIONS (default "4.9.7 5.5.0"),
 # RMQ_BENCH_ROCKETMQ_HEAP (broker heap, default 1g; name server 256m, client
@@ -170,26 +173,14 @@ rq_bench() {
   [ "$rc" = 0 ] || bk_log "Bench.java $prefix exited $rc: $(tail -2 "$prefix.err" | tr '\n' ' ')"
 }
 
-# rq_cpu_ticks NAMES...: "name ticks" (utime+stime) of each daemon up.
-rq_cpu_ticks() {
-  local n
-  for n in "$@"; do
-    bk_alive "$n" || continue
-    printf '%s %s\n' "$n" "$(sed 's/^.*) //' "/proc/${BK_PIDS[$n]}/stat" | awk '{ print $12 + $13 }')"
-  done
-}
-
 # rq_measure PREFIX RUNNER SECONDS BROKERS...: a warm-up run, then the measured
-# one with every broker's CPU ticks before and after (PREFIX.cpu: "name
-# before after", clock ticks of CLK_TCK) and VmRSS after (PREFIX.rss).
+# one with every broker's CPU ticks before and after (bk_cpu_around:
+# PREFIX.cpu) and VmRSS after (PREFIX.rss).
 rq_measure() {
   local prefix=$1 runner=$2 secs=$3
   shift 3
   "$runner" "$prefix-warmup" "$D_RQ_WARM" -t BenchRq -w 64 -s 128
-  rq_cpu_ticks "$@" >"$prefix.cpu0"
-  "$runner" "$prefix" "$secs" -t BenchRq -w 64 -s 128
-  rq_cpu_ticks "$@" | awk 'NR == FNR { b[$1] = $2; next } { print $1, b[$1], $2 }' "$prefix.cpu0" - >"$prefix.cpu"
-  rm -f "$prefix.cpu0"
+  bk_cpu_around "$prefix" "$*" "$runner" "$prefix" "$secs" -t BenchRq -w 64 -s 128
   : >"$prefix.rss"
   bk_rss_sample "$prefix.rss" "$secs"
 }
@@ -205,28 +196,32 @@ rq_down() {
 }
 
 stage8() {
-  local d v layout ok=()
+  local d v layout ok=() rmq=(broker-a broker-b broker-a-s broker-b-s)
   bk_stage_begin 8 "RocketMQ beside rmq: 2m-2s SYNC and ASYNC, 64 threads, 128 B sync sends"
   d=$BK_STAGE_DIR
-  getconf CLK_TCK >"$d/clk_tck"
   if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
     bk_note "skipped" "java or mvn missing"
     return 0
   fi
   bk_note "java" "$(java -version 2>&1 | head -1)"
   bk_note "RocketMQ JVMs" "broker -Xms$RQ_HEAP -Xmx$RQ_HEAP -XX:MaxDirectMemorySize=$RQ_DIRECT, name server -Xmx256m, Bench.java -Xmx512m"
-  bk_note "rows" "${D_RQ_WARM} s warm-up run (JIT, slaves connecting), then ${D_RQ} s measured"
-  bk_note "load tool" "rmq: mqbench; RocketMQ: scripts/bench/rocketmq/Bench.java on rocketmq-client (rocketmq-example is not on Maven Central)"
+  bk_note "rows" "${D_RQ_WARM} s warm-up run (JIT, slaves connecting), then ${D_RQ} s measured, each on a fresh cluster"
+  bk_note "load tool" "scripts/bench/rocketmq/Bench.java on rocketmq-client VERSION (rocketmq-example is not on Maven Central) drives RocketMQ VERSION and rmq (remoting on rmq's ports); mqbench drives rmq once more (native protocol)"
   for v in ${RMQ_BENCH_ROCKETMQ_VERSIONS:-4.9.7 5.5.0}; do
     if rq_fetch "$v"; then ok+=("$v"); else bk_note "rocketmq $v" "not available (mvn or javac failed)"; fi
   done
   for layout in sync async; do
     bk_cluster_up "$layout" "$BK_SYNC_FLUSH"
     bk_topic BenchRq
-    rq_measure "$d/$layout-rmq" bk_producer "$D_RQ" broker-a broker-b broker-a-s broker-b-s
+    rq_measure "$d/$layout-rmq" bk_producer "$D_RQ" "${rmq[@]}"
     bk_down
     for v in "${ok[@]}"; do
       rq_fetch "$v"
+      bk_cluster_up "$layout" "$BK_SYNC_FLUSH"
+      bk_topic BenchRq
+      RQ_NS=$BK_NS
+      rq_measure "$d/$layout-rmq-java-$v" rq_bench "$D_RQ" "${rmq[@]}"
+      bk_down
       rq_cluster_up "$layout"
       rq_topic BenchRq
       rq_measure "$d/$layout-rocketmq-$v" rq_bench "$D_RQ" rq-broker-a rq-broker-b rq-broker-a-s rq-broker-b-s

@@ -1,8 +1,8 @@
 # shellcheck shell=bash disable=SC2153 # THREADS etc. are set by bench.sh
-# scripts/bench/stages.sh: the seven stages of scripts/bench.sh. Sourced, not
-# run; uses scripts/bench/lib.sh and the durations bench.sh sets (D_*, N_*,
-# THREADS, EXTRA_THREADS, MODE). Each stage writes raw outputs to
-# $BK_OUT/stageN/; scripts/bench/report.py turns them into tables.
+# scripts/bench/stages.sh: stages 1 to 7 of scripts/bench.sh (8 is in
+# rocketmq.sh). Sourced, not run; uses scripts/bench/lib.sh and the durations
+# bench.sh sets (D_*, N_*, THREADS, EXTRA_THREADS, MODE). Each stage writes
+# raw outputs to $BK_OUT/stageN/; scripts/bench/report.py turns them into tables.
 
 # ---- 1: base test --------------------------------------------------------------
 
@@ -12,7 +12,7 @@ stage1() {
   d=$BK_STAGE_DIR
   bk_single_up ASYNC_MASTER ASYNC_FLUSH
   bk_topic BenchBase
-  bk_producer "$d/base" "$D_BASE" -t BenchBase -w 64 -s 128
+  bk_cpu_around "$d/base" broker-a bk_producer "$d/base" "$D_BASE" -t BenchBase -w 64 -s 128
   local acked
   acked=$(bk_json_num "$d/base.json" total)
   bk_consumer_bg "$d/drain" $((D_BASE * 4 + 30)) -t BenchBase -g bench_drain -f first
@@ -21,8 +21,9 @@ stage1() {
   [ "$MODE" != smoke ] || return 0
 
   bk_producer "$d/async" "$D_EXTRA" -t BenchBase -w 64 -s 128 --async
+  bk_producer "$d/async-w4" "$D_EXTRA" -t BenchBase -w 4 -s 128 --async
   bk_producer "$d/autobatch" "$D_EXTRA" -t BenchBase -w 64 -s 128 --async --auto-batch 32
-  bk_producer "$d/batch" "$D_EXTRA" -t BenchBase -w 64 -s 128 -b 32
+  bk_cpu_around "$d/batch" broker-a bk_producer "$d/batch" "$D_EXTRA" -t BenchBase -w 64 -s 128 -b 32
   bk_down
   bk_single_up ASYNC_MASTER SYNC_FLUSH
   bk_topic BenchBase
