@@ -433,7 +433,12 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 /* ---- accept ----------------------------------------------------------------- */
 
 /* Wraps conn's socket in a bufferevent (TLS if tls) and starts reading; a
- * plaintext conn's write event stays off until a flush leaves bytes. */
+ * plaintext conn's write event stays off until a flush leaves bytes.
+ * A plaintext read takes at most 4096 bytes per readv however much is
+ * waiting: libevent's evbuffer_read clamps to EVBUFFER_MAX_READ, and
+ * bufferevent_set_max_single_read cannot raise that (measured, issue 19).
+ * Reading more per syscall needs the transport to read itself, as the
+ * flusher writes itself. */
 static rmq_err_t conn_start(rmq_conn_t *conn, int tls)
 {
     rmq_server_t *srv = conn->srv;
