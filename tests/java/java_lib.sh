@@ -10,6 +10,9 @@ src=$(cd "$here/../.." && pwd)
 bin=${RMQ_BUILD_ROOT:-$src/build}
 run=$(mktemp -d /tmp/rmq-test-java.XXXXXX)
 pids=()
+# The address the name server binds and the broker advertises (brokerIP1):
+# RMQ_TEST_IP, default 127.0.0.1; ::1 runs the test over IPv6.
+test_ip=${RMQ_TEST_IP:-127.0.0.1}
 
 cleanup() {
   local p
@@ -101,15 +104,15 @@ ready_port() {
   return 1
 }
 
-# start_namesrv: sets $ns (host:port). $ns_extra (property lines), when
-# set, ends the properties.
+# start_namesrv: sets $ns (host:port; an IPv6 host as RocketMQ writes it,
+# ::1:port). $ns_extra (property lines), when set, ends the properties.
 start_namesrv() {
-  printf 'listenPort=0\nbindAddress=127.0.0.1\n%s\n' "${ns_extra:-}" >"$run/ns.properties"
+  printf 'listenPort=0\nbindAddress=%s\n%s\n' "$test_ip" "${ns_extra:-}" >"$run/ns.properties"
   "$bin/namesrv/mqnamesrv" -c "$run/ns.properties" --ready-file "$run/ns.ready" >"$run/ns.log" 2>&1 &
   pids+=("$!")
   local port
   port=$(ready_port "$run/ns.ready" listenPort) || { cat "$run/ns.log" >&2; exit 1; }
-  ns=127.0.0.1:$port
+  ns=$test_ip:$port
 }
 
 # start_broker CLUSTER NAME: a master registered with $ns; sets $bk_port and
@@ -122,7 +125,7 @@ brokerId=0
 brokerRole=ASYNC_MASTER
 listenPort=${bk_port:-0}
 haListenPort=0
-brokerIP1=127.0.0.1
+brokerIP1=$test_ip
 storePathRootDir=$run/store
 mapedFileSizeCommitLog=16777216
 namesrvAddr=$ns
