@@ -788,13 +788,12 @@ END_TEST
 /* 1 if this host can bind ::1 (IPv6 loopback configured). */
 static int have_ipv6_loopback(void)
 {
-    struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
-    int fd = socket(AF_INET6, SOCK_STREAM, 0);
-    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    char err[128];
+    int fd = rmq_listen_socket("ipv6 probe", "::1", 0, 1, err, sizeof(err));
 
     if (fd >= 0)
         close(fd);
-    return ok;
+    return fd >= 0;
 }
 
 /* Calls CODE_PEER on addr; the answer's remark and body into r. */
