@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
@@ -36,12 +38,14 @@
 #define MAX_OUTPUT_DEFAULT ((size_t)64 << 20)
 #define ADDR_MAX 64
 #define RMQ_SERVER_CODECS_MAX 4
+#define CONN_READ_MAX ((size_t)64 << 10)   /* bytes one plaintext readv may take */
 
 struct rmq_conn {
     TAILQ_ENTRY(rmq_conn) link;
     rmq_server_t *srv;            /* NULL once the conn has left the server */
     struct bufferevent *bev;      /* NULL while sniffing and after the reaper */
     struct event *sniff_ev;       /* TLS modes: waiting for the first byte */
+    struct event *read_ev;        /* plaintext: conn_plain_read's event */
     evutil_socket_t fd;
     uint64_t id;
     int refs;                     /* the server's own ref + deferred answers */
@@ -120,6 +124,10 @@ static void conn_release_io(rmq_conn_t *conn)
         event_free(conn->sniff_ev);
         conn->sniff_ev = NULL;
     }
+    if (conn->read_ev != NULL) {
+        event_free(conn->read_ev);
+        conn->read_ev = NULL;
+    }
     if (conn->bev != NULL) {
         bufferevent_free(conn->bev);
         conn->bev = NULL;
@@ -165,6 +173,8 @@ void rmq_conn_close(rmq_conn_t *conn, const char *reason)
     }
     if (conn->sniff_ev != NULL)
         event_del(conn->sniff_ev);
+    if (conn->read_ev != NULL)
+        event_del(conn->read_ev);
     TAILQ_REMOVE(&srv->conns, conn, link);
     srv->nconns--;
     TAILQ_INSERT_TAIL(&srv->closing, conn, link);
@@ -231,6 +241,25 @@ static size_t max_output(const rmq_server_t *srv)
     return srv->opts.max_output_bytes ? srv->opts.max_output_bytes : MAX_OUTPUT_DEFAULT;
 }
 
+/* Arms (on) or disarms conn's reading: a plaintext conn's own read event,
+ * with the idle timeout, or a TLS conn's bufferevent. Loop thread. */
+static void conn_reading(rmq_conn_t *conn, int on)
+{
+    const rmq_server_t *srv = conn->srv;
+    struct timeval idle = { srv->opts.idle_timeout_ms / 1000, (srv->opts.idle_timeout_ms % 1000) * 1000 };
+
+    if (conn->read_ev == NULL) {
+        if (on)
+            bufferevent_enable(conn->bev, EV_READ);
+        else
+            bufferevent_disable(conn->bev, EV_READ);
+    } else if (on) {
+        event_add(conn->read_ev, srv->opts.idle_timeout_ms > 0 ? &idle : NULL);
+    } else {
+        event_del(conn->read_ev);
+    }
+}
+
 /* Stops reading from conn while its output is over the limit. Loop thread. */
 static void conn_check_output(rmq_conn_t *conn)
 {
@@ -239,7 +268,7 @@ static void conn_check_output(rmq_conn_t *conn)
     if (rmq_conn_output_len(conn) <= max_output(conn->srv))
         return;
     conn->read_paused = 1;
-    bufferevent_disable(conn->bev, EV_READ);
+    conn_reading(conn, 0);
     LOG_WARN_RL("%s: %s has %zu bytes unsent; pausing reads", conn->srv->name, conn->peer,
                 rmq_conn_output_len(conn));
 }
@@ -376,6 +405,59 @@ static void conn_read_cb(struct bufferevent *bev, void *arg)
     conn_process_input(arg);
 }
 
+/* Commits the n bytes a readv put into the space vec reserved (none for
+ * n <= 0) to in. */
+static void conn_commit_read(struct evbuffer *in, struct evbuffer_iovec *vec, int nvec, ssize_t n)
+{
+    size_t left = n > 0 ? (size_t)n : 0;
+
+    for (int i = 0; i < nvec; i++) {
+        vec[i].iov_len = left < vec[i].iov_len ? left : vec[i].iov_len;
+        left -= vec[i].iov_len;
+    }
+    evbuffer_commit_space(in, vec, nvec);
+}
+
+/* A plaintext conn's read event: one readv of up to CONN_READ_MAX bytes into
+ * the input, then its requests; end of stream, a socket error or the idle
+ * timeout closes it. Loop thread. */
+static void conn_plain_read(evutil_socket_t fd, short what, void *arg)
+{
+    rmq_conn_t *conn = arg;
+    struct evbuffer *in = bufferevent_get_input(conn->bev);
+    struct evbuffer_iovec vec[2];
+    struct iovec iov[2];
+    char why[160];
+
+    if (what & EV_TIMEOUT) {
+        rmq_conn_close(conn, "idle timeout");
+        return;
+    }
+    /* a socket bufferevent freezes its input's end for all but its own
+     * reader: thaw it for this read, as its reader does */
+    evbuffer_unfreeze(in, 0);
+    int nvec = evbuffer_reserve_space(in, CONN_READ_MAX, vec, 2);
+    ssize_t n = -1;
+    int err = ENOMEM;
+    if (nvec > 0) {
+        for (int i = 0; i < nvec; i++)
+            iov[i] = (struct iovec){ vec[i].iov_base, vec[i].iov_len };
+        n = readv(fd, iov, nvec);
+        err = errno;
+        conn_commit_read(in, vec, nvec, n);
+    }
+    evbuffer_freeze(in, 0);
+    if (n > 0) {
+        conn_process_input(conn);
+        return;
+    }
+    if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
+        return;
+    if (n < 0)
+        snprintf(why, sizeof(why), "socket error: %s", strerror(err));
+    rmq_conn_close(conn, n == 0 ? "peer closed" : why);
+}
+
 /* Resumes a reader paused for back-pressure once its output is at or
  * below half the limit. Loop thread. */
 static void conn_output_drained(rmq_conn_t *conn)
@@ -384,7 +466,7 @@ static void conn_output_drained(rmq_conn_t *conn)
         rmq_conn_output_len(conn) > max_output(conn->srv) / 2)
         return;
     conn->read_paused = 0;
-    bufferevent_enable(conn->bev, EV_READ);
+    conn_reading(conn, 1);
     conn_process_input(conn);
 }
 
@@ -432,13 +514,12 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 
 /* ---- accept ----------------------------------------------------------------- */
 
-/* Wraps conn's socket in a bufferevent (TLS if tls) and starts reading; a
- * plaintext conn's write event stays off until a flush leaves bytes.
- * A plaintext read takes at most 4096 bytes per readv however much is
- * waiting: libevent's evbuffer_read clamps to EVBUFFER_MAX_READ, and
- * bufferevent_set_max_single_read cannot raise that (measured, issue 19).
- * Reading more per syscall needs the transport to read itself, as the
- * flusher writes itself. */
+/* Wraps conn's socket in a bufferevent (TLS if tls) and starts reading. A
+ * plaintext conn's bufferevent only holds its buffers: its write event stays
+ * off until a flush leaves bytes, and it is read by conn_plain_read, because
+ * libevent's evbuffer_read takes at most 4096 bytes per readv however much
+ * is waiting (EVBUFFER_MAX_READ; bufferevent_set_max_single_read cannot
+ * raise it), an epoll_wait, an ioctl and a readv per 4 KiB (issue 19). */
 static rmq_err_t conn_start(rmq_conn_t *conn, int tls)
 {
     rmq_server_t *srv = conn->srv;
@@ -463,14 +544,19 @@ static rmq_err_t conn_start(rmq_conn_t *conn, int tls)
     }
     bufferevent_setcb(conn->bev, conn_read_cb, conn_write_cb, conn_event_cb, conn);
     bufferevent_setwatermark(conn->bev, EV_WRITE, max_output(srv) / 2, 0);
-    if (srv->opts.idle_timeout_ms > 0) {
-        struct timeval tv = { srv->opts.idle_timeout_ms / 1000,
-                              (srv->opts.idle_timeout_ms % 1000) * 1000 };
-        bufferevent_set_timeouts(conn->bev, &tv, NULL);
+    if (tls) {
+        if (srv->opts.idle_timeout_ms > 0) {
+            struct timeval tv = { srv->opts.idle_timeout_ms / 1000,
+                                  (srv->opts.idle_timeout_ms % 1000) * 1000 };
+            bufferevent_set_timeouts(conn->bev, &tv, NULL);
+        }
+        bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
+        return RMQ_OK;
     }
-    bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
-    if (!tls)
-        bufferevent_disable(conn->bev, EV_WRITE);   /* the flusher writes; see conn_flush */
+    conn->read_ev = event_new(srv->base, conn->fd, EV_READ | EV_PERSIST, conn_plain_read, conn);
+    if (conn->read_ev == NULL)
+        return RMQ_ENOMEM;
+    conn_reading(conn, 1);
     return RMQ_OK;
 }
 
