@@ -97,8 +97,6 @@ static void conn_read_cb(struct bufferevent *bev, void *arg);
 static void conn_write_cb(struct bufferevent *bev, void *arg);
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
 
-/* ---- addresses ---------------------------------------------------------- */
-
 /* ---- connection life ------------------------------------------------------ */
 
 void rmq_conn_ref(rmq_conn_t *conn)
