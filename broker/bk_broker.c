@@ -83,11 +83,20 @@ void bk_broker_set_sync_acks(bk_broker_t *bk, int wait)
     broker_role_spread(bk);
 }
 
-/* Rebuilds HA for the current role; bk->ha is NULL on failure (err filled). */
+/* Rebuilds HA for the current role; bk->ha is NULL on failure (err filled).
+ * Every switch to master passes here: with the slave's HA gone and before
+ * the master's begins its epoch, the log loses the partial record a
+ * byte-range chunk may have left at its end, so the epoch starts, and new
+ * records follow, at the end of a whole one. */
 static rmq_err_t broker_ha_rebuild(bk_broker_t *bk, char *err, size_t errlen)
 {
+    rmq_err_t rc;
+
     bk_append_set_role(bk->append, 1, NULL);    /* no append waits on the HA being freed */
     bk_ha_free(bk->ha);
+    bk->ha = NULL;
+    if (bk->role != BK_SLAVE && (rc = st_store_trim_torn_tail(bk->store, err, errlen)) != RMQ_OK)
+        return rc;
     bk->ha = bk_ha_new(bk, err, errlen);
     return bk->ha ? RMQ_OK : RMQ_EIO;
 }

@@ -118,6 +118,8 @@ int64_t st_dispatch_range(st_store_t *st, int64_t from, int64_t to, int verify_c
         rc = rmq_record_decode(st_segment_rptr(seg, pos - seg->start, lim - pos), (size_t)(lim - pos),
                                verify_crc, &rec);
         if (rc == RMQ_ENOTFOUND && pos + rec.total_size == seg_end) {
+            if (seg_end > to)
+                break;               /* the blank's end has not arrived yet (HA chunks are byte ranges) */
             pos = seg_end;
             continue;
         }

@@ -196,6 +196,12 @@ void st_retention_run(st_store_t *st, double disk_ratio, int64_t now_ms);
 void st_retention_apply(st_store_t *st, int64_t new_min);
 
 /* --- recovery (st_recovery.c), loop thread at open --- */
+/* Validates records (magic, lengths, CRC32C, self offset) from start, a
+ * record boundary, up to limit (INT64_MAX: the end of the files); returns
+ * the end of the last whole, valid one (an end-of-file blank counts once
+ * its file's end is below limit), counts them into *records and sets
+ * *clean_stop unless the scan ended at a bad or torn record. Loop thread. */
+int64_t st_recovery_scan(st_store_t *st, int64_t start, int64_t limit, int *clean_stop, int64_t *records);
 /* Loads the files and makes the store consistent; a truncation marker
  * (st_truncate.c) caps the log end at its offset and is removed at the end. */
 rmq_err_t st_recovery_run(st_store_t *st, int crashed, char *err, size_t errlen);

@@ -44,34 +44,34 @@ static int64_t scan_start(st_store_t *st, int *crashed)
     return start;
 }
 
-/* Validates records from start; returns the end of the last good one and
- * sets *clean_stop when the scan ended at zeroes (or the log's end). */
-static int64_t scan_log(st_store_t *st, int64_t start, int *clean_stop)
+int64_t st_recovery_scan(st_store_t *st, int64_t start, int64_t limit, int *clean_stop, int64_t *records)
 {
     int64_t pos = start;
     st_segment_t *seg;
 
     *clean_stop = 1;
-    while ((seg = st_commitlog_find(&st->cl, pos)) != NULL) {
-        int64_t rel = pos - seg->start;
-        const uint8_t *p = seg->base + rel;
+    while (pos < limit && (seg = st_commitlog_find(&st->cl, pos)) != NULL) {
+        int64_t rel = pos - seg->start, seg_end = seg->start + seg->size;
+        int64_t avail = (limit < seg_end ? limit : seg_end) - pos;
+        const uint8_t *p = st_segment_rptr(seg, rel, avail);
         rmq_record_t rec;
         rmq_err_t rc;
 
-        if (seg->size - rel >= 4 && !p[0] && !p[1] && !p[2] && !p[3])
+        if (avail >= 4 && !p[0] && !p[1] && !p[2] && !p[3])
             break;
-        rc = rmq_record_decode(p, (size_t)(seg->size - rel), 1, &rec);
-        if (rc == RMQ_ENOTFOUND && rel + rec.total_size == seg->size) {
-            pos = seg->start + seg->size;
+        rc = rmq_record_decode(p, (size_t)avail, 1, &rec);
+        if (rc == RMQ_ENOTFOUND && rel + rec.total_size == seg->size && seg_end <= limit) {
+            pos = seg_end;
             continue;
         }
         if (rc != RMQ_OK || rec.phys_offset != pos) {
-            LOG_WARN("recovery: bad or torn record at %" PRId64 " (%s): truncating there", pos,
-                     rc == RMQ_OK ? "wrong offset" : rmq_strerror(rc));
+            LOG_WARN("commit log: bad or torn record at %" PRId64 " (%s): the log ends there", pos,
+                     rc == RMQ_OK ? "wrong offset" : rc == RMQ_ENOTFOUND ? "end-of-file blank cut short"
+                                                                           : rmq_strerror(rc));
             *clean_stop = 0;
             break;
         }
-        st->recovered_records++;
+        (*records)++;
         pos += rec.total_size;
     }
     return pos;
@@ -125,7 +125,7 @@ rmq_err_t st_recovery_run(st_store_t *st, int crashed, char *err, size_t errlen)
     start = scan_start(st, &crashed);
     if (cut >= 0 && start > cut)
         start = cut;
-    end = scan_log(st, start, &clean_stop);
+    end = st_recovery_scan(st, start, INT64_MAX, &clean_stop, &st->recovered_records);
     if (cut >= 0 && end > cut)
         end = cut;
     LOG_INFO("recovery (%s): validated %" PRId64 " records from %" PRId64 ", log ends at %" PRId64 "%s",

@@ -266,6 +266,15 @@ rmq_err_t st_store_append_raw(st_store_t *st, int64_t offset, const void *data, 
  * next open completes the cut. Loop thread. */
 rmq_err_t st_store_truncate(st_store_t *st, int64_t offset, char *err, size_t errlen);
 
+/* Before a store that received replicated bytes takes its first put as a
+ * master: cuts the log back to the end of its last whole, CRC-valid record
+ * (HA chunks are byte ranges, so a slave often ends partway through one)
+ * with st_store_truncate, so records appended next follow a whole record
+ * and recovery and slaves read past it. Whole records all stay. A no-op
+ * (no scan) when every record is dispatched and none is partial. Logs the
+ * bytes cut at WARN. Errors as st_store_truncate. Loop thread. */
+rmq_err_t st_store_trim_torn_tail(st_store_t *st, char *err, size_t errlen);
+
 /* Replication (master side): references up to max_len commit-log bytes from
  * offset, never across a file, into out. Returns bytes added (0 if none yet),
  * or RMQ_ENOTFOUND if offset is below the retained log. Loop thread. */

@@ -9,7 +9,10 @@
  * later files removed, consume-queue units pointing past it dropped, the
  * key index rebuilt past the files it keeps, a new checkpoint). Recovery
  * removes the marker once the store is consistent and durable, so a crash
- * anywhere before that finishes the cut at the next open. */
+ * anywhere before that finishes the cut at the next open.
+ *
+ * A slave about to become master trims the same way the torn tail that a
+ * byte-range HA chunk leaves (st_store_trim_torn_tail). */
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -112,4 +115,17 @@ out:
         }
     }
     return rc;
+}
+
+rmq_err_t st_store_trim_torn_tail(st_store_t *st, char *err, size_t errlen)
+{
+    int64_t from = st->cl.write_pos, records = 0;
+    int clean_stop;
+    int64_t end = st_recovery_scan(st, atomic_load(&st->dispatched), from, &clean_stop, &records);
+
+    if (end >= from)
+        return RMQ_OK;
+    LOG_WARN("trimming the log's torn tail before writing as a master: %" PRId64 " bytes from %" PRId64
+             " back to %" PRId64 ", the end of its last whole record", from - end, from, end);
+    return st_store_truncate(st, end, err, errlen);
 }

@@ -6,7 +6,10 @@
  * the slave within the heartbeat timeout, every message acknowledged
  * before the kill is read back from the new master, the route shows it as
  * brokerId 0, the console (/api/controller) shows the raised epoch and the
- * election, and the old master restarted rejoins as its slave. A master
+ * election, and the old master restarted rejoins as its slave. A slave
+ * promoted with a partial record at its end (1 KiB HA chunks) trims it:
+ * killed -9 in turn and restarted it keeps what it acknowledged, and the
+ * old master replicates its log past that point. A master
  * cut off from the controller (name server frozen) stops acknowledging
  * writes within the timeout and takes them again once confirmed. With the
  * default heartbeat timeout (10 s) a killed master is replaced at once: the
@@ -176,6 +179,61 @@ START_TEST(test_kill_master_promotes_slave)
 }
 END_TEST
 
+/* 1 once the replica at arg (a grp.addr entry) holds the other replica's
+ * log to its end, every record of it dispatched. */
+static int replica_caught_up(void *arg)
+{
+    const char *addr = arg, *other = strcmp(addr, grp.addr[0]) == 0 ? grp.addr[1] : grp.addr[0];
+    char mine[32], theirs[32];
+
+    return cg_runtime_get(addr, "commitLogMaxOffset", mine, sizeof mine) == 0 &&
+           cg_runtime_get(other, "commitLogMaxOffset", theirs, sizeof theirs) == 0 && strcmp(mine, theirs) == 0 &&
+           cg_runtime_is(addr, "dispatchBehindBytes", "0");
+}
+
+/* kill -9 of the master under load leaves the slave partway through a
+ * record (the master acknowledges alone, so the slave lags; 1 KiB HA
+ * chunks, records up to 4 KiB); promoted, it trims that tail before its
+ * epoch, so the messages it acknowledges survive its own kill -9 and the
+ * old master, restarted, replicates past the point. What the first master
+ * acknowledged alone may be lost by design (inSyncReplicas=1). */
+START_TEST(test_promoted_slave_trims_torn_tail)
+{
+    static const wire_flow_t flow2 = { .topic = "CtlTornTopic", .producer_group = PRODUCER,
+                                       .consumer_group = CONSUMER };
+    cg_settings_t set = FAST;
+    set.acks = "allAckInSyncStateSet=false\ninSyncReplicas=1\nhaTransferBatchSize=1024\n";
+    ck_assert_int_eq(cg_start(&grp, case_dir, &set), 0);
+    int m = cg_wait_master(&grp, WAIT_MS), s = 1 - m;
+    ck_assert_int_ge(m, 0);
+    ck_assert_int_ge(cg_until_send_ok(grp.addr[m], WAIT_MS), 0);
+    ck_assert_msg(cg_wait_sync_set_full(grp.addr[m], WAIT_MS), "the slave never joined the sync state set");
+
+    wire_sender_t sd1, sd2;
+    wire_send_kill9(grp.addr[m], &sd1, &FLOW, 1000000, 64, &grp.rep[m], 1500);
+    ck_assert_int_gt(sd1.acked, 50);
+    ck_assert_msg(cg_wait_runtime(grp.addr[s], "brokerRole", "SYNC_MASTER", WAIT_MS), "the slave was not promoted");
+    int torn = hn_daemon_log_has(&grp.rep[s], "trimming the log's torn tail");
+    fprintf(stderr, "# promoted slave: %s\n", torn ? "trimmed a torn tail" : "no torn tail this run");
+    wire_send_kill9(grp.addr[s], &sd2, &flow2, 1000000, 64, &grp.rep[s], 700);
+    ck_assert_int_gt(sd2.acked, 0);
+
+    ck_assert_int_eq(cg_replica_start(&grp, s, 0), 0);
+    ck_assert_msg(cg_wait_runtime(grp.addr[s], "brokerRole", "SYNC_MASTER", WAIT_MS), "the new master never came back");
+    ck_assert_int_ge(wire_assert_acked_on(grp.addr[s], &flow2, sd2.acked_map, sd2.total), sd2.acked);
+
+    ck_assert_int_eq(cg_replica_start(&grp, m, 0), 0);
+    ck_assert_msg(cg_wait_runtime(grp.addr[m], "haConnected", "true", WAIT_MS),
+                  "the old master never followed the new one");
+    ck_assert_int_eq(cg_probe_send(grp.addr[s], NULL, 0), RMQ__STATUS__SUCCESS);
+    ck_assert_msg(hn_wait_until(replica_caught_up, grp.addr[m], WAIT_MS),
+                  "the old master never replicated the new master's log past the old end");
+    wire_sender_deinit(&sd2);
+    wire_sender_deinit(&sd1);
+    hn_case_passed();
+}
+END_TEST
+
 /* The master cut off from the controller (name server frozen) stops
  * acknowledging within the timeout; writes resume once it is confirmed. */
 START_TEST(test_cut_off_master_fences_itself)
@@ -322,6 +380,7 @@ static Suite *ctl_failover_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_kill_master_promotes_slave);
+    tcase_add_test(tc, test_promoted_slave_trims_torn_tail);
     tcase_add_test(tc, test_cut_off_master_fences_itself);
     tcase_add_test(tc, test_kill_master_elects_on_close);
     tcase_add_test(tc, test_all_ack_and_min_in_sync);

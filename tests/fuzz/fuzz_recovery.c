@@ -12,7 +12,12 @@
  * write position must be valid records or end-of-file blanks, every record
  * a rebuilt consume queue serves must pass its CRC and name that queue
  * (an injected one is only checked for memory safety), and a
- * second open (clean restart) must find the same log end. */
+ * second open (clean restart) must find the same log end.
+ * flags & 32 instead hands the (repaired) log bytes to an empty store as a
+ * slave receives them (st_store_append_raw, in two byte ranges split where
+ * the checkpoint field says), then promotes it (st_store_trim_torn_tail)
+ * and puts one message: the log must then be valid records up to the end
+ * of that message, and stay so after a reopen. */
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -240,6 +245,38 @@ static st_store_t *open_store(void)
     return st;
 }
 
+/* flags & 32: the log bytes arrive by replication, split at split, then
+ * the store is promoted and takes one put. */
+static void replicate_and_promote(const uint8_t *log, size_t log_len, size_t split)
+{
+    static const uint8_t body[] = "promoted";
+    st_msg_t m = { .topic = "T", .topic_len = 1, .body = body, .body_len = sizeof body - 1 };
+    queue_id_t qs[MAX_QUEUES];
+    st_put_result_t res;
+    size_t nq = 0;
+    char err[512];
+    st_store_t *st = open_store();
+
+    if (!st)
+        abort();
+    if (st_store_append_raw(st, 0, log, split) == RMQ_OK)
+        st_store_append_raw(st, (int64_t)split, log + split, log_len - split);
+    if (st_store_trim_torn_tail(st, err, sizeof err) != RMQ_OK) {
+        fprintf(stderr, "trim: %s\n", err);
+        abort();
+    }
+    st_store_put(st, &m, &res);
+    if (res.status != ST_PUT_OK || check_log(st, qs, &nq) != res.end_offset)
+        abort();
+    st_store_close(st);
+    st = open_store();
+    nq = 0;
+    if (!st || check_log(st, qs, &nq) != res.end_offset)
+        abort();
+    check_queue(st, "T", 0, 1);
+    st_store_close(st);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -278,6 +315,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     log_len = size - cq_len > 2 * SEG_SIZE ? 2 * SEG_SIZE : size - cq_len;
     log = calloc(2, SEG_SIZE);
     memcpy(log, data + cq_len, log_len);
+    if (flags & 32) {
+        for (int s = 0; s < 2; s++)
+            repair(log + (size_t)s * SEG_SIZE, (int64_t)s * SEG_SIZE, flags & 4, flags & 8);
+        replicate_and_promote(log, log_len, (size_t)(cp_off % (log_len + 1)));
+        free(log);
+        return 0;
+    }
     for (int s = 0; s < 2; s++) {
         if (s == 1 && log_len <= SEG_SIZE)
             break;

@@ -3,7 +3,11 @@
  * to a record boundary and later appends continue from there; a truncation
  * interrupted like a crash (after the marker, after the commit log is cut)
  * is finished by the next open; the same with the store's threads running;
- * the read limit (confirm offset) hides what lies past it. */
+ * the read limit (confirm offset) hides what lies past it. A slave store
+ * that received a master's log in byte-range chunks keeps a partial record
+ * at its end while it follows, and loses it (st_store_trim_torn_tail) when
+ * promoted, so what it acknowledges as master survives a crash and its own
+ * slaves replicate past that point. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,11 +38,10 @@ static void teardown(void)
     ts_env_cleanup(&env);
 }
 
-/* Puts message seq on queue seq % 2 of "Tr" with key "k<seq>"; its phys
- * offset goes to *phys when not NULL. */
-static void put_keyed(st_store_t *st, uint32_t seq, int64_t *phys)
+/* Puts message seq, a body of len bytes, on queue seq % 2 of "Tr" with key
+ * "k<seq>"; its phys offset goes to *phys when not NULL. */
+static void put_keyed_len(st_store_t *st, uint32_t seq, size_t len, int64_t *phys)
 {
-    size_t len = 1500 + (seq * 37) % 1500;
     uint8_t *body = malloc(len);
     char props[64];
     st_msg_t m = {0};
@@ -58,6 +61,12 @@ static void put_keyed(st_store_t *st, uint32_t seq, int64_t *phys)
     if (phys)
         *phys = res.phys_offset;
     free(body);
+}
+
+/* put_keyed_len with 1500 to 2999 bytes, by seq. */
+static void put_keyed(st_store_t *st, uint32_t seq, int64_t *phys)
+{
+    put_keyed_len(st, seq, 1500 + (seq * 37) % 1500, phys);
 }
 
 /* Puts messages [from, to); returns the phys offset of message cut_seq
@@ -350,6 +359,243 @@ START_TEST(test_read_limit_hides_the_tail)
 }
 END_TEST
 
+/* ---- a promoted slave's torn tail ---- */
+
+static ts_env_t slave_env, replica_env;
+static int64_t torn_at;              /* where the copy to the slave stops */
+static size_t promoted_len;          /* message 100's body */
+static uint32_t whole_msgs;          /* messages [0, whole_msgs) reach the slave whole */
+
+static void promote_setup(void)
+{
+    ts_env_init(&env);
+    ts_env_init(&slave_env);
+    ts_env_init(&replica_env);
+}
+
+static void promote_teardown(void)
+{
+    ts_env_cleanup(&replica_env);
+    ts_env_cleanup(&slave_env);
+    ts_env_cleanup(&env);
+}
+
+/* Copies from's log, from to's end up to upto, into to as HA does: chunks
+ * of st_store_read_raw (never across a file) handed to st_store_append_raw,
+ * the last one ending wherever upto falls. */
+static void replicate(st_store_t *from, st_store_t *to, int64_t upto)
+{
+    st_store_stats_t stats;
+    int64_t pos;
+
+    st_store_stats(to, &stats);
+    for (pos = stats.commitlog_max_offset; pos < upto;) {
+        struct evbuffer *buf = evbuffer_new();
+        int64_t n = st_store_read_raw(from, pos, (size_t)(upto - pos < 5000 ? upto - pos : 5000), buf);
+
+        ck_assert_int_gt(n, 0);
+        ck_assert_int_eq(st_store_append_raw(to, pos, evbuffer_pullup(buf, -1), (size_t)n), RMQ_OK);
+        evbuffer_free(buf);
+        pos += n;
+    }
+}
+
+/* The size of the record at phys in st's log. */
+static int64_t record_size(st_store_t *st, int64_t phys)
+{
+    struct evbuffer *buf = evbuffer_new();
+    int64_t n;
+
+    ck_assert_int_eq(st_store_read_record(st, phys, buf), RMQ_OK);
+    n = (int64_t)evbuffer_get_length(buf);
+    evbuffer_free(buf);
+    return n;
+}
+
+/* The commit-log offset of the record st's key index finds for key. */
+static int64_t keyed_phys(st_store_t *st, const char *key)
+{
+    struct evbuffer *out = evbuffer_new();
+    int32_t count = 0;
+    rmq_record_t rec;
+    uint8_t *flat;
+
+    ck_assert_int_eq(st_store_query_key(st, "Tr", key, 0, INT64_MAX, 1, out, &count), RMQ_OK);
+    ck_assert_msg(count == 1, "no record of key %s", key);
+    ck_assert_uint_eq(ts_records(out, &rec, 1, &flat), 1);
+    free(flat);
+    evbuffer_free(out);
+    return rec.phys_offset;
+}
+
+/* The slave's life up to a kill -9: the master's log up to torn_at, the
+ * promotion, message 100 put (acknowledged), no close and no checkpoint
+ * past the trim's. */
+static void child_promote_put_crash(ts_env_t *e)
+{
+    st_store_t *m = ts_open(&env), *s = ts_open(e);
+    char err[256];
+
+    replicate(m, s, torn_at);
+    st_store_close(m);
+    ck_assert_msg(st_store_trim_torn_tail(s, err, sizeof err) == RMQ_OK, "%s", err);
+    put_keyed_len(s, 100, promoted_len, NULL);
+}
+
+/* After child_promote_put_crash: the reopened slave holds the whole
+ * messages and message 100 right after them, its log ends there, and a
+ * store following it replicates all of it. */
+static void check_promoted(int64_t whole_end)
+{
+    st_store_t *s = ts_open(&slave_env), *r;
+    st_store_stats_t stats;
+    int64_t phys, end;
+
+    st_store_stats(s, &stats);
+    ck_assert_msg(stats.commitlog_max_offset > whole_end, "the log ends at %lld, where the torn record began: "
+                  "what was put after it is gone", (long long)stats.commitlog_max_offset);
+    phys = keyed_phys(s, "k100");
+
+    /* right after the whole records, or at the next file if it did not fit */
+    ck_assert(phys == whole_end || (phys % TS_FILE_SIZE == 0 && phys > whole_end && phys - whole_end < TS_FILE_SIZE));
+    end = phys + record_size(s, phys);
+    st_store_stats(s, &stats);
+    ck_assert_int_eq(stats.commitlog_max_offset, end);
+    ck_assert_int_eq(stats.dispatched_offset, end);
+    check_store(s, whole_msgs, 100, 1);
+    r = ts_open(&replica_env);
+    replicate(s, r, end);
+    st_store_stats(r, &stats);
+    ck_assert_int_eq(stats.dispatched_offset, end);
+    check_store(r, whole_msgs, 100, 1);
+    st_store_close(r);
+    st_store_close(s);
+}
+
+START_TEST(test_promoted_slave_trims_a_torn_record)
+{
+    st_store_t *m = ts_open(&env);
+    int64_t last = put_range(m, 0, 40, 39);
+
+    ck_assert_int_gt(last, TS_FILE_SIZE);        /* the copy crosses a file */
+    st_store_close(m);
+    whole_msgs = 39;
+    torn_at = last + 700;                        /* message 39 reaches the slave in part */
+    promoted_len = 2000;
+    ts_crash_child(&slave_env, child_promote_put_crash);
+    check_promoted(last);
+}
+END_TEST
+
+START_TEST(test_promoted_slave_trims_a_torn_blank)
+{
+    st_store_t *m = ts_open(&env);
+    int64_t phys[40], blank = -1;
+
+    for (uint32_t i = 0; i < 40; i++)
+        put_keyed(m, i, &phys[i]);
+    for (uint32_t i = 1; i < 40 && blank < 0; i++) {
+        if (phys[i] % TS_FILE_SIZE == 0) {
+            blank = phys[i - 1] + record_size(m, phys[i - 1]);
+            whole_msgs = i;
+        }
+    }
+    ck_assert_int_gt(blank, 0);
+    ck_assert_int_lt(blank, phys[whole_msgs]);   /* the first file ends with a blank */
+    torn_at = blank + (phys[whole_msgs] - blank) / 2;
+    promoted_len = 200;                          /* it fits in what the blank leaves of the file */
+    ck_assert_int_gt(phys[whole_msgs] - torn_at, 400);
+    st_store_close(m);
+    ts_crash_child(&slave_env, child_promote_put_crash);
+    check_promoted(blank);
+}
+END_TEST
+
+/* Without a crash: a store following the promoted slave replicates its
+ * log, messages 100 to 102 included, with every record dispatched. */
+START_TEST(test_slave_of_promoted_slave_replicates_past_the_tear)
+{
+    st_store_t *m = ts_open(&env), *s = ts_open(&slave_env), *r = ts_open(&replica_env);
+    int64_t last = put_range(m, 0, 40, 39), phys;
+    st_store_stats_t ss, rs;
+    char err[256];
+
+    replicate(m, s, last + 700);
+    ck_assert_msg(st_store_trim_torn_tail(s, err, sizeof err) == RMQ_OK, "%s", err);
+    phys = put_range(s, 100, 103, 100);          /* past where the torn record would end */
+    st_store_stats(s, &ss);
+    replicate(s, r, ss.commitlog_max_offset);
+    ck_assert_int_eq(phys, last);
+    st_store_stats(r, &rs);
+    ck_assert_int_eq(rs.dispatched_offset, ss.commitlog_max_offset);
+    check_store(r, 39, 100, 3);
+    st_store_close(r);
+    st_store_close(s);
+    st_store_close(m);
+}
+END_TEST
+
+START_TEST(test_following_slave_keeps_its_partial_record)
+{
+    st_store_t *m = ts_open(&env), *s = ts_open(&slave_env);
+    int64_t last = put_range(m, 0, 40, 39);
+    st_store_stats_t ms, ss;
+    char err[256], path[256];
+
+    replicate(m, s, last + 700);
+    st_store_stats(s, &ss);
+    ck_assert_int_eq(ss.commitlog_max_offset, last + 700);
+    ck_assert_int_eq(ss.dispatched_offset, last);
+    st_store_stats(m, &ms);
+    replicate(m, s, ms.commitlog_max_offset);    /* the master sends the rest */
+    st_store_stats(s, &ss);
+    ck_assert_int_eq(ss.dispatched_offset, ms.commitlog_max_offset);
+    ck_assert_int_eq(st_store_trim_torn_tail(s, err, sizeof err), RMQ_OK);   /* nothing torn: no cut */
+    st_store_stats(s, &ss);
+    ck_assert_int_eq(ss.commitlog_max_offset, ms.commitlog_max_offset);
+    ts_path(&slave_env, path, sizeof(path), "truncate");
+    ck_assert_int_ne(access(path, F_OK), 0);
+    check_store(s, 40, 0, 0);
+    st_store_close(s);
+    st_store_close(m);
+}
+END_TEST
+
+/* A promotion killed after the trim's marker: nothing was appended yet. */
+static void child_trim_crash_after_marker(ts_env_t *e)
+{
+    st_store_t *m = ts_open(&env), *s = ts_open(e);
+    st_hooks_t hooks = { .truncate_point = crash_at, .truncate_arg = (void *)"marker" };
+    char err[256];
+
+    replicate(m, s, torn_at);
+    st_store_close(m);
+    ck_assert_int_eq(st_store_flush_now(s), RMQ_OK);   /* the copy is on disk, as a slave's soon is */
+    st_store_set_hooks(s, &hooks);
+    st_store_trim_torn_tail(s, err, sizeof err);
+    ck_abort_msg("the trim went past its marker");
+}
+
+START_TEST(test_promotion_killed_during_the_trim)
+{
+    st_store_t *m = ts_open(&env), *s;
+    int64_t last = put_range(m, 0, 40, 39), phys;
+    st_store_stats_t stats;
+
+    st_store_close(m);
+    torn_at = last + 700;
+    ts_crash_child(&slave_env, child_trim_crash_after_marker);
+    s = ts_open(&slave_env);                     /* the open finishes the cut */
+    st_store_stats(s, &stats);
+    ck_assert_int_eq(stats.commitlog_max_offset, last);
+    check_store(s, 39, 0, 0);
+    put_keyed(s, 100, &phys);
+    ck_assert_int_eq(phys, last);
+    check_store(s, 39, 100, 1);
+    st_store_close(s);
+}
+END_TEST
+
 static Suite *truncate_suite(void)
 {
     Suite *s = suite_create("store_truncate");
@@ -364,6 +610,15 @@ static Suite *truncate_suite(void)
     tcase_add_test(tc, test_corrupt_marker_refuses_open);
     tcase_add_test(tc, test_truncate_with_threads_running);
     tcase_add_test(tc, test_read_limit_hides_the_tail);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("promote");
+    tcase_add_checked_fixture(tc, promote_setup, promote_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_promoted_slave_trims_a_torn_record);
+    tcase_add_test(tc, test_promoted_slave_trims_a_torn_blank);
+    tcase_add_test(tc, test_slave_of_promoted_slave_replicates_past_the_tear);
+    tcase_add_test(tc, test_following_slave_keeps_its_partial_record);
+    tcase_add_test(tc, test_promotion_killed_during_the_trim);
     suite_add_tcase(s, tc);
     return s;
 }
