@@ -227,15 +227,22 @@ START_TEST(test_scenarios)
 }
 END_TEST
 
+/* The held-pull tests' start: a fresh fixture (master), a fake session, and
+ * the pull of queue 0 at its end that holds up to 5 s. */
+static bk_pull_req_t held_pull_open(fixture_t *fx, core_fake_session_t *ss)
+{
+    fixture_open(fx, 0);
+    core_fake_session_init(ss);
+    return (bk_pull_req_t){.group = GROUP, .topic = TOPIC, .queue_id = 0, .queue_offset = MSGS,
+                           .subscription = "*", .suspend = 1, .suspend_timeout_ms = 5000};
+}
+
 /* A held pull of a session that closes is dropped unanswered; its ctx is freed. */
 START_TEST(test_held_session_closed)
 {
     fixture_t fx;
-    fixture_open(&fx, 0);
     core_fake_session_t ss;
-    core_fake_session_init(&ss);
-    bk_pull_req_t req = {.group = GROUP, .topic = TOPIC, .queue_id = 0, .queue_offset = MSGS, .subscription = "*",
-                         .suspend = 1, .suspend_timeout_ms = 5000};
+    bk_pull_req_t req = held_pull_open(&fx, &ss);
     answer_t a = {0};
     bk_pull_out_t out;
     ck_assert_int_eq(bk_consume_pull(fx.core, &req, &ss.base, &a, &out), 0);
@@ -256,11 +263,8 @@ END_TEST
 START_TEST(test_stop_answers_held)
 {
     fixture_t fx;
-    fixture_open(&fx, 0);
     core_fake_session_t ss;
-    core_fake_session_init(&ss);
-    bk_pull_req_t req = {.group = GROUP, .topic = TOPIC, .queue_id = 0, .queue_offset = MSGS, .subscription = "*",
-                         .suspend = 1, .suspend_timeout_ms = 5000};
+    bk_pull_req_t req = held_pull_open(&fx, &ss);
     answer_t a = {0}, b = {0};
     bk_pull_out_t out;
     ck_assert_int_eq(bk_consume_pull(fx.core, &req, &ss.base, &a, &out), 0);
