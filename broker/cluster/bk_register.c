@@ -22,7 +22,7 @@
 #include "bk_ha.h"
 #include "bk_map.h"
 #include "bk_register_remoting.h"
-#include "rmq_countdown.h"
+#include "bk_unregister.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
@@ -54,7 +54,7 @@ struct bk_register {
     size_t n_ns;
     struct event *period;
     struct event *soon;
-    rmq_countdown_t unreg;     /* answers to UNREGISTER_BROKER at stop */
+    bk_unreg_t unreg;          /* answers to UNREGISTER_BROKER at stop */
     char master_addr[128];
     char ha_addr[128];
     uint8_t *full;             /* the compressed table of version full_dv */
@@ -403,7 +403,7 @@ bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, si
         return NULL;
     }
     r->bk = bk;
-    rmq_countdown_init(&r->unreg, bk->base, "unregister: name servers");
+    bk_unreg_init(&r->unreg, bk->base, "name server");
     if (register_parse(r, addrs ? addrs : "", err, errlen) != 0) {
         bk_register_free(r);
         return NULL;
@@ -436,7 +436,7 @@ void bk_register_free(bk_register_t *r)
         event_free(r->period);
     if (r->soon)
         event_free(r->soon);
-    rmq_countdown_deinit(&r->unreg);
+    bk_unreg_deinit(&r->unreg);
     for (size_t i = 0; i < r->n_ns; i++) {
         if (r->ns[i].delta) {
             target_delta_clear(&r->ns[i]);
@@ -519,16 +519,9 @@ uint64_t bk_register_bytes_sent(const bk_register_t *r)
 static void unregister_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
 {
     ns_target_t *t = arg;
-    bk_register_t *r = t->reg;
-    if (!t->unreg_pending)
-        return;
-    t->unreg_pending = 0;
-    if (err != RMQ_OK || resp->cmd->status != RMQ__STATUS__SUCCESS)
-        LOG_WARN("unregister from name server %s failed: %s", t->addr,
-                 err != RMQ_OK ? rmq_strerror(err) : resp->cmd->remark);
-    else
-        LOG_INFO("unregistered from name server %s", t->addr);
-    rmq_countdown_answer(&r->unreg);
+    int ok = err == RMQ_OK && resp->cmd->status == RMQ__STATUS__SUCCESS;
+    bk_unreg_answered(&t->reg->unreg, &t->unreg_pending, t->addr, ok,
+                      err != RMQ_OK ? rmq_strerror(err) : resp->cmd->remark);
 }
 
 void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg), void *arg)
@@ -552,12 +545,10 @@ void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg),
     cmd.unregister_broker = &ub;
     for (size_t i = 0; i < r->n_ns; i++) {
         rmq_client_t *cli = rmq_client_pool_get(r->pool, r->ns[i].addr);
-        if (cli && rmq_client_call(cli, &cmd, NULL, 0, timeout_ms, unregister_done, &r->ns[i]) == RMQ_OK) {
-            r->ns[i].unreg_pending = 1;
-            rmq_countdown_expect(&r->unreg);
-        }
+        if (cli && rmq_client_call(cli, &cmd, NULL, 0, timeout_ms, unregister_done, &r->ns[i]) == RMQ_OK)
+            bk_unreg_sent(&r->unreg, &r->ns[i].unreg_pending);
     }
-    rmq_countdown_arm(&r->unreg, timeout_ms, done, arg);
+    bk_unreg_wait(&r->unreg, timeout_ms, done, arg);
 }
 
 const char *bk_register_master_addr(const bk_register_t *r)

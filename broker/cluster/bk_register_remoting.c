@@ -23,8 +23,8 @@
 
 #include "bk_ha.h"
 #include "bk_topics_pb.h"
+#include "bk_unregister.h"
 #include "fr_remoting_admin_wire.h"
-#include "rmq_countdown.h"
 #include "rmq_http.h"
 #include "rmq_log.h"
 #include "rmq_remoting_client.h"
@@ -46,7 +46,7 @@ struct bk_regrem {
     size_t n_ns;
     struct event *period;
     struct event *soon;
-    rmq_countdown_t unreg;     /* answers to UNREGISTER_BROKER at stop */
+    bk_unreg_t unreg;          /* answers to UNREGISTER_BROKER at stop */
     char master_addr[128];
     char ha_addr[128];
     uint64_t bytes_sent;
@@ -279,7 +279,7 @@ bk_regrem_t *bk_regrem_new(bk_broker_t *bk, const char *const *addrs, size_t n, 
     if (!r || !(r->ns = calloc(n ? n : 1, sizeof(*r->ns))))
         goto nomem;
     r->bk = bk;
-    rmq_countdown_init(&r->unreg, bk->base, "unregister: RocketMQ name servers");
+    bk_unreg_init(&r->unreg, bk->base, "RocketMQ name server");
     /* the daemon's own outgoing rules: TLS unless tlsMode=disabled, signed when aclAccessKey is set */
     rmq_rclient_opts_t copts = {.connect_timeout_ms = (int)bk->cfg->register_broker_timeout_mills,
                                 .ssl_ctx = bk->sec.client_ctx, .cred = bk->sec.signs ? &bk->sec.cred : NULL};
@@ -316,7 +316,7 @@ void bk_regrem_free(bk_regrem_t *r)
         event_free(r->period);
     if (r->soon)
         event_free(r->soon);
-    rmq_countdown_deinit(&r->unreg);
+    bk_unreg_deinit(&r->unreg);
     free(r->ns);
     free(r);
 }
@@ -353,16 +353,8 @@ void bk_regrem_role_changed(bk_regrem_t *r, const char *master_addr, const char 
 static void regrem_unreg_done(rmq_err_t err, const rmq_remoting_request_t *resp, void *arg)
 {
     regrem_ns_t *t = arg;
-    bk_regrem_t *r = t->r;
-    if (!t->unreg_pending)
-        return;
-    t->unreg_pending = 0;
-    if (err != RMQ_OK || resp->code != RMQ_REMOTING_SUCCESS)
-        LOG_WARN("unregister from RocketMQ name server %s failed: %s", t->addr,
-                 err != RMQ_OK ? rmq_strerror(err) : resp->remark);
-    else
-        LOG_INFO("unregistered from RocketMQ name server %s", t->addr);
-    rmq_countdown_answer(&r->unreg);
+    int ok = err == RMQ_OK && resp->code == RMQ_REMOTING_SUCCESS;
+    bk_unreg_answered(&t->r->unreg, &t->unreg_pending, t->addr, ok, err != RMQ_OK ? rmq_strerror(err) : resp->remark);
 }
 
 void bk_regrem_stop(bk_regrem_t *r, int timeout_ms, void (*done)(void *arg), void *arg)
@@ -374,14 +366,11 @@ void bk_regrem_stop(bk_regrem_t *r, int timeout_ms, void (*done)(void *arg), voi
     size_t n = regrem_fields(r, f, id);
     for (size_t i = 0; i < r->n_ns; i++) {
         regrem_ns_t *t = &r->ns[i];
-        t->unreg_pending = 1;      /* before the call: its answer may not come first, but be sure */
         if (rmq_rclient_call(t->cli, RMQ_REMOTING_UNREGISTER_BROKER, f, n, NULL, 0, timeout_ms, regrem_unreg_done, t) ==
             RMQ_OK)
-            rmq_countdown_expect(&r->unreg);
-        else
-            t->unreg_pending = 0;
+            bk_unreg_sent(&r->unreg, &t->unreg_pending);
     }
-    rmq_countdown_arm(&r->unreg, timeout_ms, done, arg);
+    bk_unreg_wait(&r->unreg, timeout_ms, done, arg);
 }
 
 const char *bk_regrem_master_addr(const bk_regrem_t *r)

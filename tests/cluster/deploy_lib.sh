@@ -3,8 +3,9 @@
 # the clusters it starts share (test_deploy.sh, test_deploy_controller.sh,
 # test_netns.sh, tests/java/run_examples_test.sh,
 # tests/node/run_ali_ons_test.sh): their environment, the check that the
-# programs are built, a topic on every master, and the cleanup that stops
-# what a test started, by the pids of its own run directory.
+# programs are built, the cluster started as a TAP check, a topic on every
+# master, and the cleanup that stops what a test started, by the pids of its
+# own run directory.
 # Sourced, not run; the caller sets here (its folder).
 # shellcheck disable=SC2154 # here
 
@@ -63,4 +64,13 @@ deploy_cleanup() {
   "$cluster" down >/dev/null 2>&1
   deploy_kill_rest
   rm -rf "$RMQ_RUN_DIR"
+}
+
+# deploy_up_tap N VARIANT: TAP check N, deploy/cluster.sh up VARIANT with its
+# files in $RMQ_RUN_DIR (made here); on failure its output as comments, and
+# exit 1.
+deploy_up_tap() {
+  mkdir -p "$RMQ_RUN_DIR"
+  if "$cluster" up "$2" >"$RMQ_RUN_DIR/up.log" 2>&1; then echo "ok $1 - deploy/cluster.sh up $2"; else
+    echo "not ok $1 - deploy/cluster.sh up $2"; sed 's/^/# /' "$RMQ_RUN_DIR/up.log"; exit 1; fi
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rmq_time.h"
 #include "st_file.h"
 
 static core_base_t the_base;         /* the running case's (Check runs one case per process) */
@@ -63,10 +64,48 @@ void core_topic_add(bk_topics_t *topics, const char *name, int32_t queues)
     ck_assert_int_eq(bk_topics_update(topics, &t), RMQ_OK);
 }
 
+bk_groups_t *core_groups_new(core_base_t *cb)
+{
+    char err[256];
+    bk_groups_t *groups = bk_groups_new(cb->config_dir, cb->persist, 1, err, sizeof err);
+    ck_assert_msg(groups != NULL, "%s", err);
+    return groups;
+}
+
+bk_offsets_t *core_offsets_new(core_base_t *cb)
+{
+    char err[256];
+    bk_offsets_t *offsets = bk_offsets_new(cb->config_dir, cb->persist, err, sizeof err);
+    ck_assert_msg(offsets != NULL, "%s", err);
+    return offsets;
+}
+
+void core_on_appended(const bk_append_out_t *out, void *arg)
+{
+    core_appended_t *a = arg;
+    a->out = *out;
+    a->done = 1;
+}
+
+void core_loop_until(const int *done, int64_t ms)
+{
+    int64_t deadline = rmq_mono_ms() + ms;
+    while (!*done && rmq_mono_ms() < deadline)
+        event_base_loop(the_base.base, EVLOOP_ONCE);
+}
+
 TCase *core_tcase_new(const char *name)
 {
     TCase *tc = tcase_create(name);
     tcase_add_checked_fixture(tc, base_setup, base_teardown);
+    return tc;
+}
+
+TCase *core_scenarios_tcase(Suite *s, const char *name, const TTest *test, int n)
+{
+    TCase *tc = core_tcase_new(name);
+    tcase_add_loop_test(tc, test, 0, n);
+    suite_add_tcase(s, tc);
     return tc;
 }
 

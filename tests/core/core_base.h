@@ -9,6 +9,9 @@
 
 #include <event2/event.h>
 
+#include "bk_append.h"
+#include "bk_groups.h"
+#include "bk_offsets.h"
 #include "bk_persist.h"
 #include "bk_topics.h"
 #include "core_fake.h"
@@ -43,8 +46,30 @@ void core_base_close(core_base_t *cb);
 /* Adds or replaces a read-write topic of queues queues. */
 void core_topic_add(bk_topics_t *topics, const char *name, int32_t queues);
 
+/* A subscription-group table (autoCreateSubscriptionGroup on) and a
+ * consumer-offset table under cb's config_dir, persisted through its
+ * queue (core_base_open first); fail the case on an error. */
+bk_groups_t *core_groups_new(core_base_t *cb);
+bk_offsets_t *core_offsets_new(core_base_t *cb);
+
+/* An answer of the append path (a send, a send-back), caught by
+ * core_on_appended (its bk_append_done_fn, arg the core_appended_t). */
+typedef struct core_appended {
+    int done;
+    bk_append_out_t out;
+} core_appended_t;
+
+void core_on_appended(const bk_append_out_t *out, void *arg);
+
+/* Runs the case's loop until *done is set or ms pass. */
+void core_loop_until(const int *done, int64_t ms);
+
 /* A test case whose every test gets a fresh core_base() (loop, temp dir). */
 TCase *core_tcase_new(const char *name);
+
+/* Adds to s such a test case, running test once for each of n scenarios
+ * (_i from 0); returned, for more tests. */
+TCase *core_scenarios_tcase(Suite *s, const char *name, const TTest *test, int n);
 
 /* Runs suite s; the process's exit status. */
 int core_suite_run(Suite *s);

@@ -71,18 +71,6 @@ static rmq_err_t fake_divert(void *arg, st_msg_t *m, const char **why)
     return RMQ_OK;
 }
 
-typedef struct answer {
-    int done;
-    bk_append_out_t out;
-} answer_t;
-
-static void on_appended(const bk_append_out_t *out, void *arg)
-{
-    answer_t *a = arg;
-    a->out = *out;
-    a->done = 1;
-}
-
 /* Runs one scenario against a fresh store and topic table. */
 static void run_scenario(const scenario_t *sc)
 {
@@ -116,18 +104,16 @@ static void run_scenario(const scenario_t *sc)
                             .body_len = sc->body_len};
     bk_produce_target_t tgt;
     bk_result_t r;
-    answer_t a = {0};
+    core_appended_t a = {0};
     int pending = 0;
     if (!bk_produce_check(p, &req, &tgt, &r)) {
         a.out.r = r;
     } else {
         st_msg_t m = {.body = body, .body_len = sc->body_len, .properties = sc->properties,
                       .properties_len = strlen(sc->properties), .born_timestamp = rmq_wall_ms()};
-        if (!bk_produce_store(p, &tgt, &m, 1, &a.out, on_appended, &a)) {
+        if (!bk_produce_store(p, &tgt, &m, 1, &a.out, core_on_appended, &a)) {
             pending = 1;
-            int64_t deadline = rmq_mono_ms() + 5000;
-            while (!a.done && rmq_mono_ms() < deadline)
-                event_base_loop(cb->base, EVLOOP_ONCE);
+            core_loop_until(&a.done, 5000);
             ck_assert_msg(a.done, "%s: no answer after the wait", sc->name);
         }
     }
@@ -179,9 +165,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("core");
-    TCase *tc = core_tcase_new("send");
-    tcase_add_loop_test(tc, test_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
-    suite_add_tcase(s, tc);
+    core_scenarios_tcase(s, "send", test_scenarios, (int)(sizeof scenarios / sizeof scenarios[0]));
     TCase *ts = tcase_create("session");
     tcase_add_test(ts, test_fake_session);
     suite_add_tcase(s, ts);

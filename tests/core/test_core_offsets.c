@@ -93,7 +93,6 @@ static void sleep_ms(long ms)
 /* Runs one scenario against a fresh store and offsets table. */
 static void run_scenario(const scenario_t *sc)
 {
-    char err[256];
     core_base_t *cb = core_base();
     core_base_open(cb, 0);
     st_store_t *st = cb->st;
@@ -106,8 +105,7 @@ static void run_scenario(const scenario_t *sc)
         sleep_ms(5);
     }
     ck_assert_int_lt(times[0], times[MSGS - 1]);
-    bk_offsets_t *offsets = bk_offsets_new(cb->config_dir, cb->persist, err, sizeof err);
-    ck_assert_msg(offsets != NULL, "%s", err);
+    bk_offsets_t *offsets = core_offsets_new(cb);
     ck_assert_int_eq(bk_offsets_commit(offsets, TOPIC, GROUP, 0, COMMITTED), RMQ_OK);
     bk_groupstats_t *gs = bk_groupstats_new();
     ck_assert_ptr_nonnull(gs);
@@ -190,8 +188,6 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("core_offsets");
-    TCase *tc = core_tcase_new("offsets");
-    tcase_add_loop_test(tc, test_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
-    suite_add_tcase(s, tc);
+    core_scenarios_tcase(s, "offsets", test_scenarios, (int)(sizeof scenarios / sizeof scenarios[0]));
     return core_suite_run(s);
 }

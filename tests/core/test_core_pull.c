@@ -132,7 +132,6 @@ typedef struct fixture {
 
 static void fixture_open(fixture_t *fx, int is_slave)
 {
-    char err[256];
     static const char *const tags[MSGS] = {"TagA", "TagB", "TagA"};
     st_put_result_t res;
     core_base_t *cb = core_base();
@@ -148,10 +147,8 @@ static void fixture_open(fixture_t *fx, int is_slave)
         ck_assert_int_eq(res.status, ST_PUT_OK);
     }
     core_topic_add(fx->topics, TOPIC, QUEUES);
-    fx->groups = bk_groups_new(cb->config_dir, cb->persist, 1, err, sizeof err);
-    ck_assert_msg(fx->groups != NULL, "%s", err);
-    fx->offsets = bk_offsets_new(cb->config_dir, cb->persist, err, sizeof err);
-    ck_assert_msg(fx->offsets != NULL, "%s", err);
+    fx->groups = core_groups_new(cb);
+    fx->offsets = core_offsets_new(cb);
     bk_consume_config_t cc = {
         .base = cb->base, .store = fx->st, .topics = fx->topics, .groups = fx->groups, .offsets = fx->offsets,
         .is_slave = is_slave, .permission = BK_PERM_READ | BK_PERM_WRITE, .max_transfer_count = 32,
@@ -168,14 +165,6 @@ static void fixture_close(fixture_t *fx)
     bk_offsets_free(fx->offsets);
     bk_groups_free(fx->groups);
     core_base_close(core_base());
-}
-
-/* Runs the loop until a is answered or ms pass. */
-static void wait_answer(answer_t *a, int64_t ms)
-{
-    int64_t deadline = rmq_mono_ms() + ms;
-    while (!a->done && rmq_mono_ms() < deadline)
-        event_base_loop(core_base()->base, EVLOOP_ONCE);
 }
 
 /* Runs one scenario against a fresh store and tables. */
@@ -207,7 +196,7 @@ static void run_scenario(const scenario_t *sc)
             ck_assert_int_eq(res.status, ST_PUT_OK);
             ck_assert_msg(a.done == !sc->want_held_after_arrival, "%s: answered on arrival %d", sc->name, a.done);
         }
-        wait_answer(&a, sc->suspend_ms + 5000);
+        core_loop_until(&a.done, sc->suspend_ms + 5000);
         ck_assert_msg(a.done, "%s: no answer", sc->name);
         ck_assert_msg(a.freed, "%s: ctx not freed", sc->name);
         if (!sc->arrive_tag[0] || sc->want_held_after_arrival)
@@ -238,15 +227,22 @@ START_TEST(test_scenarios)
 }
 END_TEST
 
+/* The held-pull tests' start: a fresh fixture (master), a fake session, and
+ * the pull of queue 0 at its end that holds up to 5 s. */
+static bk_pull_req_t held_pull_open(fixture_t *fx, core_fake_session_t *ss)
+{
+    fixture_open(fx, 0);
+    core_fake_session_init(ss);
+    return (bk_pull_req_t){.group = GROUP, .topic = TOPIC, .queue_id = 0, .queue_offset = MSGS,
+                           .subscription = "*", .suspend = 1, .suspend_timeout_ms = 5000};
+}
+
 /* A held pull of a session that closes is dropped unanswered; its ctx is freed. */
 START_TEST(test_held_session_closed)
 {
     fixture_t fx;
-    fixture_open(&fx, 0);
     core_fake_session_t ss;
-    core_fake_session_init(&ss);
-    bk_pull_req_t req = {.group = GROUP, .topic = TOPIC, .queue_id = 0, .queue_offset = MSGS, .subscription = "*",
-                         .suspend = 1, .suspend_timeout_ms = 5000};
+    bk_pull_req_t req = held_pull_open(&fx, &ss);
     answer_t a = {0};
     bk_pull_out_t out;
     ck_assert_int_eq(bk_consume_pull(fx.core, &req, &ss.base, &a, &out), 0);
@@ -267,11 +263,8 @@ END_TEST
 START_TEST(test_stop_answers_held)
 {
     fixture_t fx;
-    fixture_open(&fx, 0);
     core_fake_session_t ss;
-    core_fake_session_init(&ss);
-    bk_pull_req_t req = {.group = GROUP, .topic = TOPIC, .queue_id = 0, .queue_offset = MSGS, .subscription = "*",
-                         .suspend = 1, .suspend_timeout_ms = 5000};
+    bk_pull_req_t req = held_pull_open(&fx, &ss);
     answer_t a = {0}, b = {0};
     bk_pull_out_t out;
     ck_assert_int_eq(bk_consume_pull(fx.core, &req, &ss.base, &a, &out), 0);
@@ -289,11 +282,9 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("core_pull");
-    TCase *tc = core_tcase_new("pull");
+    TCase *tc = core_scenarios_tcase(s, "pull", test_scenarios, (int)(sizeof scenarios / sizeof scenarios[0]));
     tcase_set_timeout(tc, 30);
-    tcase_add_loop_test(tc, test_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
     tcase_add_test(tc, test_held_session_closed);
     tcase_add_test(tc, test_stop_answers_held);
-    suite_add_tcase(s, tc);
     return core_suite_run(s);
 }

@@ -114,14 +114,12 @@ static bk_schedule_t *sched_new(rig_t *rg)
 
 static void rig_open(rig_t *rg, int is_slave, int64_t permission)
 {
-    char err[256];
     core_base_t *cb = core_base();
     memset(rg, 0, sizeof(*rg));
     core_base_open(cb, 0);
     rg->st = cb->st;
     rg->topics = cb->topics;
-    rg->groups = bk_groups_new(cb->config_dir, cb->persist, 1, err, sizeof err);
-    ck_assert_msg(rg->groups != NULL, "%s", err);
+    rg->groups = core_groups_new(cb);
     core_topic_add(rg->topics, TOPIC, 1);
     bk_append_config_t ac = {.store = rg->st, .sync_flush_timeout_ms = 5000, .is_slave = is_slave,
                              .permission = permission ? permission : 6, .addr = "127.0.0.1:0"};
@@ -166,18 +164,6 @@ static int fake_may_read(void *arg, const char *topic, char *why, size_t whylen)
         return 1;
     snprintf(why, whylen, "fake reader may not read %s", topic);
     return 0;
-}
-
-typedef struct answer {
-    int done;
-    bk_append_out_t out;
-} answer_t;
-
-static void on_appended(const bk_append_out_t *out, void *arg)
-{
-    answer_t *a = arg;
-    a->out = *out;
-    a->done = 1;
 }
 
 /* Asserts the value of property name in rec (NULL: absent). */
@@ -232,12 +218,10 @@ static void run_scenario(const scenario_t *sc)
     bk_sendback_req_t req = {.group = sc->group, .offset = sc->bad_offset ? phys + 7 : phys,
                              .delay_level = sc->delay_level, .max_reconsume_times = sc->max_reconsume,
                              .origin_topic = "", .origin_msg_id = "", .reader = sc->reader_denies ? &rd : NULL};
-    answer_t a = {0};
-    if (bk_sendback_run(rg.sb, &req, &a.out, on_appended, &a))
+    core_appended_t a = {0};
+    if (bk_sendback_run(rg.sb, &req, &a.out, core_on_appended, &a))
         a.done = 1;
-    int64_t deadline = rmq_mono_ms() + 5000;
-    while (!a.done && rmq_mono_ms() < deadline)
-        event_base_loop(core_base()->base, EVLOOP_ONCE);
+    core_loop_until(&a.done, 5000);
     ck_assert_msg(a.done, "%s: no answer", sc->name);
     ck_assert_msg(a.out.r.status == sc->want, "%s: status %s (%s), want %s", sc->name,
                   bk_status_name(a.out.r.status), a.out.r.why, bk_status_name(sc->want));
@@ -427,9 +411,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("core_sendback");
-    TCase *tc = core_tcase_new("sendback");
-    tcase_add_loop_test(tc, test_sendback_scenarios, 0, (int)(sizeof scenarios / sizeof scenarios[0]));
-    suite_add_tcase(s, tc);
+    core_scenarios_tcase(s, "sendback", test_sendback_scenarios, (int)(sizeof scenarios / sizeof scenarios[0]));
     TCase *tq = core_tcase_new("query");
     tcase_add_test(tq, test_query_by_key);
     tcase_add_test(tq, test_view_by_offset);

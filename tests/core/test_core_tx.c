@@ -310,13 +310,11 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("core_tx");
-    TCase *tc = core_tcase_new("tx");
+    TCase *tc = core_scenarios_tcase(s, "tx", test_end_scenarios, (int)(sizeof ends / sizeof ends[0]));
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, test_end_scenarios, 0, (int)(sizeof ends / sizeof ends[0]));
     tcase_add_test(tc, test_check_back);
     tcase_add_test(tc, test_heartbeat_register_unregister);
     tcase_add_test(tc, test_heartbeat_caps);
-    suite_add_tcase(s, tc);
     return core_suite_run(s);
 }

@@ -1,5 +1,5 @@
 /* fuzz_topiclog.c: libFuzzer target for the topic change log's record
- * decoder (broker/bk_topiclog.h), over a whole log as a replay reads it:
+ * decoder (broker/meta/bk_topiclog.h), over a whole log as a replay reads it:
  * each record decodes or the log ends there (torn: too few bytes; corrupt:
  * with a reason); a decoded record is a topic change with a name of 1..127
  * bytes, inside the input, and encodes again to a record that decodes to

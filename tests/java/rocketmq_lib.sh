@@ -173,10 +173,51 @@ rq_update_topic() {
   return 1
 }
 
-# ---- the migration tests (run_migration_test.sh, run_migration_reverse_test.sh):
-# the RocketMQ broker broker-j on $rq_port and the rmq broker broker-r on
-# $bk_port serve one topic, seen from the name server $ns by the Java
-# client's rmqtest.Migration ($cp, from java_build).
+# ---- the migration tests (run_migration_test.sh, run_migration_reverse_test.sh,
+# run_migration_tls_test.sh): the RocketMQ broker broker-j on $rq_port and
+# the rmq broker broker-r on $bk_port serve one topic, seen from the name
+# server $ns by the Java client's rmqtest.Migration ($cp, from java_build).
+
+# mig_begin PLAN [no-client]: the TAP plan, then what a migration test
+# needs: the Java client built (java_build; with no-client only java and
+# mvn present) and the RocketMQ jars. SKIPs every check without them.
+mig_begin() {
+  echo "1..$1"
+  if [ "${2:-}" = no-client ]; then
+    command -v java >/dev/null && command -v mvn >/dev/null || skip_all "$1" "java or mvn not installed"
+  else
+    java_build "$1"
+  fi
+  rq_jars "$1"
+}
+
+# mig_rq_namesrv: a RocketMQ name server (JVM options from rq_jvm) on a free
+# loopback port; sets $ns. "not ok 1" and exit when it never listens.
+mig_rq_namesrv() {
+  local port
+  port=$(free_port_run)
+  rq_namesrv rq-ns "$port"
+  rq_wait_port rq-ns "$port" "$rq_pid" || { echo "not ok 1 - the RocketMQ name server starts"; exit 1; }
+  ns=127.0.0.1:$port
+}
+
+# mig_rq_in_cluster NAME...: the cluster info of the RocketMQ name server
+# $ns ($run/cluster.out; over TLS, verified against $rq_ca, when that is
+# set) names every NAME.
+mig_rq_in_cluster() {
+  local b
+  rq_cluster_info "$ns" "${rq_ca:-}" >"$run/cluster.out" 2>&1 || return 1
+  for b in "$@"; do grep -q "$b" "$run/cluster.out" || return 1; done
+}
+
+# mig_rmq_broker_unregisters GONE: stops the rmq broker (SIGTERM, waited
+# for); 0 when GONE (a function: the name server no longer lists it) holds
+# within 60 s and its log says it unregistered.
+mig_rmq_broker_unregisters() {
+  kill -TERM "$bk_pid"
+  wait "$bk_pid" 2>/dev/null
+  mig_wait_for 60 "$1" && grep -q 'unregistered from RocketMQ name server' "$run/broker.log"
+}
 
 mig_n=0
 # mig_result RC DESC: the next TAP line, ok when RC is 0.

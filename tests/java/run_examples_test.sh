@@ -26,9 +26,7 @@ trap stop_cluster EXIT
 
 echo "1..5"
 java_build 5 "$src/deploy/examples/java"
-mkdir -p "$RMQ_RUN_DIR"
-if "$cluster" up sync >"$run/up.log" 2>&1; then echo "ok 1 - deploy/cluster.sh up sync"; else
-  echo "not ok 1 - deploy/cluster.sh up sync"; sed 's/^/# /' "$run/up.log"; exit 1; fi
+deploy_up_tap 1 sync
 deploy_create_topic "$ns" ExampleTopic
 
 timeout 120 java -cp "$cp" example.Producer "$ns" ExampleTopic "$N" >"$run/producer.out" 2>"$run/producer.err"

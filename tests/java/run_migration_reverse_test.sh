@@ -15,22 +15,9 @@ set -uo pipefail
 # shellcheck source=tests/java/rocketmq_lib.sh
 . "$(dirname "$0")/rocketmq_lib.sh"
 
-plan=6
-echo "1..$plan"
-java_build $plan
-rq_jars $plan
+mig_begin 6
 
-# in_cluster NAME...: the RocketMQ name server's cluster info names every NAME
-in_cluster() {
-  local b
-  rq_cluster_info "$ns" >"$run/cluster.out" 2>&1 || return 1
-  for b in "$@"; do grep -q "$b" "$run/cluster.out" || return 1; done
-}
-
-ns_port=$(free_port_run)
-rq_namesrv rq-ns "$ns_port"
-rq_wait_port rq-ns "$ns_port" "$rq_pid" || { echo "not ok 1 - the RocketMQ name server starts"; exit 1; }
-ns=127.0.0.1:$ns_port
+mig_rq_namesrv
 broker_extra=$'namesrvProtocol=remoting\ncompressedRegister=true'
 start_broker MigCluster broker-r
 rq_port=$(free_port_run)
@@ -38,7 +25,7 @@ rq_topic_seed rq-broker MigTopic 4
 rq_broker rq-broker MigCluster broker-j "$rq_port" "$ns"
 rq_broker_pid=$rq_pid
 rq_wait_port rq-broker "$rq_port" "$rq_broker_pid"
-mig_wait_for 120 in_cluster broker-j broker-r
+mig_wait_for 120 mig_rq_in_cluster broker-j broker-r
 mig_result $? "the rmq broker (remoting, compressed body) and the RocketMQ broker registered with the RocketMQ name server"
 sed 's/^/# /' "$run/cluster.out"
 
@@ -56,11 +43,9 @@ mig_produce_consume MigTopic
 sleep 3
 last=$(grep -E 'RocketMQ name server' "$run/broker.log" | tail -1)
 echo "# last: ${last#*bk_register_remoting.c}"
-[[ $last == *"registered with RocketMQ name server"* ]] && in_cluster broker-r
+[[ $last == *"registered with RocketMQ name server"* ]] && mig_rq_in_cluster broker-r
 mig_result $? "the rmq broker's periodic version queries succeed; it stays registered"
 
-kill -TERM "$bk_pid"
-wait "$bk_pid" 2>/dev/null
-gone() { in_cluster broker-j && ! grep -q broker-r "$run/cluster.out" && mig route "$ns" MigTopic >"$run/route2.out" && ! grep -q broker-r "$run/route2.out"; }
-mig_wait_for 60 gone && grep -q 'unregistered from RocketMQ name server' "$run/broker.log"
+gone() { mig_rq_in_cluster broker-j && ! grep -q broker-r "$run/cluster.out" && mig route "$ns" MigTopic >"$run/route2.out" && ! grep -q broker-r "$run/route2.out"; }
+mig_rmq_broker_unregisters gone
 mig_result $? "stopped, the rmq broker unregistered and left the routes; broker-j still serves MigTopic ($(tr '\n' ' ' <"$run/route2.out"))"

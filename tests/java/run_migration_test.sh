@@ -16,10 +16,7 @@ set -uo pipefail
 # shellcheck source=tests/java/rocketmq_lib.sh
 . "$(dirname "$0")/rocketmq_lib.sh"
 
-plan=7
-echo "1..$plan"
-java_build $plan
-rq_jars $plan
+mig_begin 7
 
 in_cluster() { "$bin/tools/mqadmin" clusterList -n "$ns" 2>/dev/null | grep -q "$1"; }
 

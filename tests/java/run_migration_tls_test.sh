@@ -13,23 +13,15 @@ set -uo pipefail
 # shellcheck source=tests/java/rocketmq_lib.sh
 . "$(dirname "$0")/rocketmq_lib.sh"
 
-plan=4
-echo "1..$plan"
-command -v java >/dev/null && command -v mvn >/dev/null || skip_all $plan "java or mvn not installed"
-rq_jars $plan
+mig_begin 4 no-client
 sh "$src/scripts/gen-test-certs.sh" "$run/pki" || { echo "not ok 1 - gen-test-certs.sh"; exit 1; }
 ca=$run/pki/ca.pem
 
-# in_cluster NAME: the RocketMQ name server's cluster info, asked over TLS, names NAME
-in_cluster() { rq_cluster_info "$ns" "$ca" >"$run/cluster.out" 2>&1 && grep -q "$1" "$run/cluster.out"; }
-
-ns_port=$(free_port_run)
 rq_jvm=(-Dtls.server.mode=enforcing -Dtls.test.mode.enable=false -Dtls.server.need.client.auth=none
   "-Dtls.server.certPath=$run/pki/server.pem" "-Dtls.server.keyPath=$run/pki/server.key")
-rq_namesrv rq-ns "$ns_port"
+mig_rq_namesrv
 rq_jvm=()
-rq_wait_port rq-ns "$ns_port" "$rq_pid" || { echo "not ok 1 - the RocketMQ name server starts"; exit 1; }
-ns=127.0.0.1:$ns_port
+rq_ca=$ca   # every cluster-info question below goes over TLS
 mig_wait_for 60 rq_cluster_info "$ns" "$ca" >/dev/null
 mig_result $? "the RocketMQ name server (tls.server.mode=enforcing) answers over TLS"
 ! rq_cluster_info "$ns" >/dev/null 2>&1
@@ -41,12 +33,10 @@ tlsCertPath=$run/pki/server.pem
 tlsKeyPath=$run/pki/server.key
 tlsCaPath=$ca"
 start_broker MigCluster broker-r
-mig_wait_for 120 in_cluster broker-r
+mig_wait_for 120 mig_rq_in_cluster broker-r
 mig_result $? "the rmq broker (tlsMode=permissive) registered with it over TLS, verifying it against tlsCaPath"
 sed 's/^/# /' "$run/cluster.out" | head -3
 
-kill -TERM "$bk_pid"
-wait "$bk_pid" 2>/dev/null
-gone() { rq_cluster_info "$ns" "$ca" >"$run/cluster.out" 2>&1 && ! grep -q broker-r "$run/cluster.out"; }
-mig_wait_for 60 gone && grep -q 'unregistered from RocketMQ name server' "$run/broker.log"
+gone() { mig_rq_in_cluster && ! grep -q broker-r "$run/cluster.out"; }
+mig_rmq_broker_unregisters gone
 mig_result $? "stopped, the rmq broker unregistered over TLS and left the cluster"

@@ -44,9 +44,7 @@ if ! (cd "$run" && timeout 600 npm install --no-audit --no-fund --prefer-offline
   skip_all "npm cannot fetch ali-ons"
 fi
 
-mkdir -p "$RMQ_RUN_DIR"
-if "$cluster" up sync >"$run/up.log" 2>&1; then echo "ok 1 - deploy/cluster.sh up sync"; else
-  echo "not ok 1 - deploy/cluster.sh up sync"; sed 's/^/# /' "$run/up.log"; exit 1; fi
+deploy_up_tap 1 sync
 deploy_create_topic "$ns" NodeTopic
 deploy_create_topic "$ns" ExampleTopic
 
