@@ -93,6 +93,14 @@ typedef struct rmq_acl_need {
     const char *name;      /* topic or group (NULL: ""); borrowed */
 } rmq_acl_need_t;
 
+/* What a codec's access check decides before a request's handler runs. */
+typedef enum rmq_acl_scope {
+    RMQ_ACL_SIGNER_AND_NEEDS = 0,  /* the signer, its signature, and what the code needs by the codec's
+                                    * own table (the name server's codes) */
+    RMQ_ACL_SIGNER_ONLY,           /* the signer and its signature; the handlers ask what the decoded
+                                    * request needs (the broker: its core's bk_perm.h) */
+} rmq_acl_scope_t;
+
 /* 1 if account a may do op (a name for the remark), which needs every one
  * of needs[0..n) (n 0: any valid account may); 0 with a remark naming the
  * account, the resource and op otherwise. Admin accounts may do anything. */

@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "bk_append.h"
+#include "bk_perm.h"
 #include "bk_produce.h"
 #include "bk_session.h"
 #include "rmq_acl_policy.h"
@@ -58,9 +59,7 @@ typedef struct bk_tx_end_req {
     int state;                       /* bk_tx_state_t; another value is a bad request */
     const char *msg_id;              /* for the log */
     int from_check;                  /* an answer to a check-back (for the log) */
-    /* The ACL account that signed the request, or NULL when access control
-     * is off or the peer is trusted (whitelisted). */
-    const rmq_acl_account_t *account;
+    const bk_caller_t *who;          /* who asks (bk_perm.h; NULL: trusted) */
 } bk_tx_end_req_t;
 
 /* Re-reads the op queue and starts the checker. NULL on ENOMEM. cfg is
