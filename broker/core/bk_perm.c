@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#include "rmq_log.h"
+
 #define TOPIC BK_TOUCH_TOPIC
 #define GROUP BK_TOUCH_GROUP
 #define RECORD BK_TOUCH_RECORD
@@ -52,12 +54,13 @@ const bk_perm_t *bk_perm_of(bk_op_t op)
     return (unsigned)op < BK_OP_COUNT ? &perms[op] : &perms[BK_OP_UNDECLARED];
 }
 
-/* Asks the policy for needs[0..n) of op; 1, or 0 with r set. */
+/* Asks the policy for needs[0..n) of op; 1, or 0 with r set and the refusal logged. */
 static int allows(const bk_caller_t *who, const rmq_acl_need_t *needs, size_t n, const char *op, bk_result_t *r)
 {
     char why[512];
     if (rmq_acl_allows(who->account, needs, n, op, why, sizeof why))
         return 1;
+    LOG_WARN_RL("refused %s from %s: %s", op, who->peer ? who->peer : "a client", why);
     bk_result_set(r, BK_NO_PERMISSION, "%s", why);
     return 0;
 }
@@ -117,7 +120,7 @@ static int reader_may_read(void *arg, const char *topic, char *why, size_t whyle
 
 const bk_reader_t *bk_perm_reader_init(bk_perm_reader_t *rd, const bk_caller_t *who, bk_op_t op)
 {
-    rd->who = who ? *who : (bk_caller_t){NULL, NULL};
+    rd->who = who ? *who : (bk_caller_t){NULL, NULL, NULL};
     rd->op = op;
     rd->base.may_read = rd->who.account ? reader_may_read : NULL;
     rd->base.arg = rd;

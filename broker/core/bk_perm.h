@@ -87,12 +87,15 @@ const bk_perm_t *bk_perm_of(bk_op_t op);
 typedef struct bk_caller {
     const rmq_acl_account_t *account;
     const char *request;             /* names the request in refusals (NULL: the operation's name) */
+    const char *peer;                /* where it comes from, for the log (NULL: not said) */
 } bk_caller_t;
 
 /* 1 if who may do op on topic and group (the names of the decoded request
  * the core executes; NULL when op touches none); else 0 with r set
- * (BK_NO_PERMISSION, naming the account, the resource and op). An
- * undeclared op is refused to everyone but a trusted caller. */
+ * (BK_NO_PERMISSION, naming the account, the resource and op), logged
+ * (rate-limited). An undeclared op is refused to everyone but a trusted
+ * caller. What is known only later is checked there: a record's topic by
+ * the reader below, a heartbeat's groups by bk_perm_check_heartbeat. */
 int bk_perm_check(const bk_caller_t *who, bk_op_t op, const char *topic, const char *group, bk_result_t *r);
 
 /* bk_perm_check of BK_OP_HEARTBEAT on the groups of hb. */

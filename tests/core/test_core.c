@@ -136,7 +136,7 @@ static void run_scenario(const scenario_t *sc)
     char err[256];
     rmq_acl_t *acl = rmq_acl_parse(acl_text, strlen(acl_text), "core", err, sizeof err);
     ck_assert_msg(acl != NULL, "%s", err);
-    bk_caller_t who = {NULL, NULL};
+    bk_caller_t who = {NULL, NULL, NULL};
     ck_assert_int_eq(sc->account ? rmq_acl_account_of(acl, "127.0.0.1:1", sc->account, &who.account) : 0, 0);
     size_t n = sc->batch ? (size_t)sc->batch : 1;
     bk_produce_req_t req = {.cmd = "SEND", .topic = sc->topic, .producer_group = "pg",

@@ -258,6 +258,9 @@ START_TEST(test_heartbeat_register_unregister)
     ck_assert_int_eq(b.notified, 1);
     ck_assert_uint_eq(bk_clients_ids(fx.clients, "cg", ids, 4), 2);
 
+    bk_clients_unregister(fx.clients, &a.base, "client-b", "cg");    /* not a's to remove */
+    bk_clients_unregister(fx.clients, &a.base, "client-b", "");
+    ck_assert_uint_eq(bk_clients_ids(fx.clients, "cg", ids, 4), 2);
     bk_clients_unregister(fx.clients, &b.base, "client-b", "cg");
     ck_assert_uint_eq(bk_clients_ids(fx.clients, "cg", ids, 4), 1);
     ck_assert_int_eq(a.notified, 3);                     /* told again when b left */

@@ -131,6 +131,7 @@ int fr_rm_caller(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_r
 {
     who->account = NULL;
     who->request = NULL;
+    who->peer = rmq_conn_peer(conn);
     if (!rm->bk->sec.acl ||
         rmq_acl_account_of(rm->bk->sec.acl, rmq_conn_peer(conn), rmq_remoting_field(req, "AccessKey"),
                            &who->account) >= 0)

@@ -11,6 +11,7 @@ int fr_caller(const bk_broker_t *bk, rmq_conn_t *conn, const rmq_frame_t *req, b
     char remark[512];
     who->account = NULL;
     who->request = rmq_request_name(req->cmd->code);
+    who->peer = rmq_conn_peer(conn);
     if (rmq_acl_request_signer(bk->sec.acl, rmq_conn_peer(conn), req->cmd, &who->account, remark,
                                sizeof remark) >= 0)
         return 0;
