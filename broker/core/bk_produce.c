@@ -87,19 +87,16 @@ static int prop_is_reserved(const rmq_prop_t *p)
     return 0;
 }
 
-static int prop_name_is(const rmq_prop_t *p, const char *name)
-{
-    size_t n = strlen(name);
-    return p->name_len == n && memcmp(p->name, name, n) == 0;
-}
+/* 1 if the name of property p is the string literal lit. */
+#define PROP_NAME_IS(p, lit) ((p)->name_len == sizeof(lit) - 1 && memcmp((p)->name, lit, sizeof(lit) - 1) == 0)
 
 /* 1 if p asks the broker to divert its message: TRAN_MSG=true (a half
  * message), a DELAY level or a delivery time. */
 static int prop_diverts(const rmq_prop_t *p)
 {
-    if (prop_name_is(p, RMQ_PROP_TRAN_MSG))
+    if (PROP_NAME_IS(p, RMQ_PROP_TRAN_MSG))
         return p->value_len == 4 && memcmp(p->value, "true", 4) == 0;
-    if (prop_name_is(p, RMQ_PROP_DELAY) || prop_name_is(p, RMQ_PROP_DELIVER_AT))
+    if (PROP_NAME_IS(p, RMQ_PROP_DELAY) || PROP_NAME_IS(p, RMQ_PROP_DELIVER_AT))
         return p->value_len > 0 && !(p->value_len == 1 && p->value[0] == '0');
     return 0;
 }

@@ -129,12 +129,11 @@ int fr_rm_bool(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *
 
 int fr_rm_caller(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, bk_caller_t *who)
 {
-    who->account = NULL;
-    who->request = NULL;
+    *who = (bk_caller_t){NULL, NULL, NULL};
+    if (!rm->bk->sec.acl)
+        return 0;                    /* access control off: trusted */
     who->peer = rmq_conn_peer(conn);
-    if (!rm->bk->sec.acl ||
-        rmq_acl_account_of(rm->bk->sec.acl, rmq_conn_peer(conn), rmq_remoting_field(req, "AccessKey"),
-                           &who->account) >= 0)
+    if (rmq_acl_account_of(rm->bk->sec.acl, who->peer, rmq_remoting_field(req, "AccessKey"), &who->account) >= 0)
         return 0;
     rmq_remoting_replyf(conn, req, RMQ_REMOTING_NO_PERMISSION,
                         "request code %d from %s is not signed by a known account", req->code, rmq_conn_peer(conn));
