@@ -1,7 +1,8 @@
 /* fr_remoting.h: the broker's RocketMQ remoting front-end, on the broker's
  * own port next to the native protocol (the transport picks the codec from
  * a connection's first bytes). Each handler reads its request's extFields,
- * calls the core (core/bk_produce.c for sends, core/bk_consume.c for pulls,
+ * has the core check what the signer may do on the names it read (the
+ * codec checks only the signature; bk_perm.h decides), calls the core (core/bk_produce.c for sends, core/bk_consume.c for pulls,
  * with its own hold for long polling) or the broker's tables, and answers
  * with RocketMQ's response codes, header fields and bodies. What the front
  * asks of the broker's offset and client tables goes through one function

@@ -7,7 +7,7 @@
  *   UNIQ_KEY (maxNum is then defaultQueryMaxNum, as RocketMQ's
  *   QueryMessageProcessor does); answered SUCCESS with the records, or
  *   QUERY_NOT_FOUND, both with indexLastUpdateTimestamp and
- *   indexLastUpdatePhyoffset. The ACL asks SUB on the topic first (rm_needs).
+ *   indexLastUpdatePhyoffset. The signer needs SUB on the topic (bk_perm.h).
  * - VIEW_MESSAGE_BY_ID (33): the record at commit-log offset `offset`; an
  *   offset names any record of the log, so the record's own topic is
  *   checked against the signer once it is read (the core's reader). */
