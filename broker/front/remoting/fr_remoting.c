@@ -260,7 +260,8 @@ bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_re
 
 /* Every code this front serves: its handler and the core's operation
  * (bk_perm.h: what it touches and needs, checked on the decoded request).
- * Sends first: fr_rm_op walks the table on every send. */
+ * A send's check is the core's send itself (bk_produce_check); the others
+ * ask fr_rm_allowed, which finds the operation here by code. */
 static const fr_rm_route_t routes[] = {
     {10, fr_rm_handle_send, BK_OP_SEND},                       /* SEND_MESSAGE */
     {310, fr_rm_handle_send, BK_OP_SEND},                      /* SEND_MESSAGE_V2 */

@@ -7,8 +7,10 @@
 #include "bk_broker.h"
 
 /* Every code served: its handler and the core's operation (bk_perm.h: what
- * it touches and needs, checked on the decoded request). Sends and pulls
- * first: fr_routes_op walks the table on each of them under ACL. */
+ * it touches and needs, checked on the decoded request). A send's check is
+ * the core's send itself (bk_produce_check); the others ask fr_allowed,
+ * which finds the operation here by code (under ACL only: sends and pulls
+ * first). */
 static const fr_route_t routes[] = {
     {RMQ__REQUEST_CODE__SEND_MESSAGE, fr_send, BK_OP_SEND},
     {RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE, fr_send, BK_OP_SEND},
