@@ -333,19 +333,27 @@ err:
     return 0;
 }
 
+/* 1 if group is the Java client's internal producer group (RMQ_INNER_PRODUCER_GROUP). */
+static int group_is_inner(const char *group)
+{
+    return strcmp(group, RMQ_INNER_PRODUCER_GROUP) == 0;
+}
+
 int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const char *const *groups, size_t n, bk_result_t *r)
 {
     int64_t now = rmq_mono_ms();
     size_t fresh = 0;
 
     for (size_t i = 0; i < n; i++)
-        if (!pair_find(tx, ss, groups[i]))
+        if (!group_is_inner(groups[i]) && !pair_find(tx, ss, groups[i]))
             fresh++;
     if (fresh && (int64_t)(ss->groups + fresh) > tx->cfg.max_groups_per_conn)
         return bk_result_set(r, BK_BAD_REQUEST, "%zu more producer groups would make %zu on this connection, over "
                              "maxConnectionGroups=%lld", fresh, ss->groups + fresh,
                              (long long)tx->cfg.max_groups_per_conn), 0;
     for (size_t i = 0; i < n; i++) {
+        if (group_is_inner(groups[i]))
+            continue;
         tx_producer_t *p = pair_find(tx, ss, groups[i]);
 
         if (p)

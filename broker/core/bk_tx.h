@@ -82,7 +82,8 @@ rmq_err_t bk_tx_divert(bk_tx_t *tx, st_msg_t *m, const char **why);
 int bk_tx_end(bk_tx_t *tx, const bk_tx_end_req_t *req, bk_append_out_t *out, bk_append_fn cb, void *arg);
 
 /* Heartbeat: remembers session ss (referenced) as a producer of each of
- * groups[0..n). 1, or 0 with r set (BK_BAD_REQUEST when ss would hold
+ * groups[0..n) but RMQ_INNER_PRODUCER_GROUP (a Java client's own, which
+ * gets no check-back). 1, or 0 with r set (BK_BAD_REQUEST when ss would hold
  * more than max_groups_per_conn groups, producer and consumer
  * (bk_session_t.groups); nothing recorded then). */
 int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const char *const *groups, size_t n, bk_result_t *r);

@@ -4,13 +4,14 @@
  * an operation with a declared right that an account without it is
  * refused; the rights themselves (PUB and SUB on topics with defaults, a
  * retry or DLQ topic counted as its group, SUB and PUB on a heartbeat's
- * groups, admin operations, a record's topic read through the reader). */
+ * groups (none for a Java client's internal producer group), admin operations, a record's topic read through the reader). */
 #include <check.h>
 #include <string.h>
 
 #include "bk_perm.h"
 #include "fr_remoting.h"
 #include "fr_routes.h"
+#include "rmq_message.h"
 
 static const char text[] =
     "account.adm.secretKey=admin-secret\n"
@@ -132,6 +133,8 @@ START_TEST(test_rights)
     hb.nproducers = 2;                                                        /* PUB on g1: no (SUB only) */
     ck_assert(!bk_perm_check_heartbeat(&app, &hb, &r));
     ck_assert_ptr_nonnull(strstr(r.why, "group g1"));
+    producers[1] = RMQ_INNER_PRODUCER_GROUP;                                 /* every Java client's: no right */
+    ck_assert(bk_perm_check_heartbeat(&app, &hb, &r));
 
     bk_perm_reader_t rd;
     ck_assert(bk_reader_check(bk_perm_reader_init(&rd, &app, BK_OP_VIEW), "Other", 5, &r));

@@ -235,8 +235,8 @@ START_TEST(test_heartbeat_register_unregister)
     bk_result_t r;
     bk_hb_sub_t subs[] = {{TOPIC, "tagA || tagB"}};
     bk_hb_consumer_t cons[] = {{"cg", 1, subs, 1}};
-    const char *pgs[] = {PGROUP};
-    bk_heartbeat_t hb = {"client-a", pgs, 1, cons, 1};
+    const char *pgs[] = {PGROUP, RMQ_INNER_PRODUCER_GROUP};   /* the second: a Java client's own, not recorded */
+    bk_heartbeat_t hb = {"client-a", pgs, 2, cons, 1};
     const char *ids[4];
     core_fake_session_init(&a);
     core_fake_session_init(&b);
