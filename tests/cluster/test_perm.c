@@ -70,7 +70,8 @@ static int rm_call_on(int fd, int code, const rmq_remoting_field_t *f, size_t n,
     rmq_remoting_field_t all[FIELDS_MAX + 2];
     char secret[64], sig[29];
     ck_assert_uint_le(n, FIELDS_MAX);
-    memcpy(all, f, n * sizeof(*f));
+    if (n)
+        memcpy(all, f, n * sizeof(*f));
     if (key) {
         snprintf(secret, sizeof secret, "%s-secret-1", key);
         all[n++] = (rmq_remoting_field_t){"AccessKey", (char *)key};
