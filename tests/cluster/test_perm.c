@@ -19,8 +19,9 @@
  * reads_need_rights (item 7): codes 21, 29-31, 41/42, 201-203, 208, 300
  * and 351 are refused to an account without SUB there (admin for the
  * listings), allowed with it.
- * batch_refuses_tx_and_delay (item 8): a batch holding a TRAN_MSG or
- * DELAY message is refused MESSAGE_ILLEGAL with a remark, nothing stored. */
+ * batch_refuses_tx_and_delay (item 8): a batch holding a TRAN_MSG, DELAY
+ * or delivery-time message is refused MESSAGE_ILLEGAL with a remark naming
+ * it, over remoting and over the native protocol; nothing is stored. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -585,6 +586,26 @@ START_TEST(batch_refuses_tx_and_delay)
                       r.msg.remark);
         rem_resp_clear(&r);
     }
+    /* the native front's batch goes through the same core path */
+    rmq_acl_credentials_t pub = {"pub", "pub-secret-1"};
+    uint8_t nbatch[256];
+    rmq_batch_entry_t plain = {0, (const uint8_t *)"p", 1, "", 0};
+    rmq_batch_entry_t tran = {0, (const uint8_t *)"x", 1, props[0], strlen(props[0])};
+    size_t nlen = rmq_batch_encode(&plain, nbatch);
+    nlen += rmq_batch_encode(&tran, nbatch + nlen);
+    Rmq__Command cmd;
+    Rmq__SendMessageRequest h;
+    char remark[512];
+    wire_send_hdr(&cmd, &h, PG, TOPIC, 1, "");
+    cmd.code = RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE;
+    wire_link_t ln = {.opts = {.connect_timeout_ms = 3000, .name = "test", .sign = rmq_acl_signer, .sign_arg = &pub},
+                      .timeout_ms = WIRE_RPC_TIMEOUT_MS};
+    rmq_frame_t resp = {0};
+    ck_assert_int_eq(wire_call_with(&ln, bk_addr, &cmd, nbatch, nlen, &resp), RMQ__STATUS__MESSAGE_ILLEGAL);
+    snprintf(remark, sizeof remark, "%s", resp.cmd && resp.cmd->remark ? resp.cmd->remark : "");
+    rmq_frame_clear(&resp);
+    ck_assert_msg(strstr(remark, "message 2 of 2"), "%s", remark);
+
     ck_assert_int_eq(rm_call(30, mf, N(mf), NULL, 0, "sub", &r), RMQ_REMOTING_SUCCESS);
     ck_assert_str_eq(rem_field(&r, "offset"), "0");                 /* nothing stored */
     rem_resp_clear(&r);
