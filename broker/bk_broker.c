@@ -205,7 +205,7 @@ static rmq_err_t broker_listen(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "cannot create the server");
         return RMQ_ENOMEM;
     }
-    rmq_acl_attach(bk->srv, bk->sec.acl);
+    rmq_acl_attach(bk->srv, bk->sec.acl, RMQ_ACL_SIGNER_ONLY);
     rmq_err_t rc = rmq_server_listen(bk->srv, "0.0.0.0", (int)bk->cfg->listen_port);
     if (rc != RMQ_OK) {
         snprintf(err, errlen, "listenPort=%lld: cannot listen: %s", (long long)bk->cfg->listen_port,

@@ -1,8 +1,8 @@
 /* rmq_acl.c: access control of the native rmq protocol: the signature
  * (HMAC-SHA256 over a timestamp, a nonce, the body's digest and the packed
- * header), the client-side signer, the mapping from a request to what it
- * needs (request_needs), and the check installed in front of the rmq
- * codec's handlers. Accounts, permissions and the replay cache are the
+ * header), the client-side signer, which name-server codes need an admin
+ * (code_is_admin), and the check installed in front of the rmq codec's
+ * handlers. Accounts, permissions and the replay cache are the
  * neutral policy's (rmq_acl_policy.c). */
 #include "rmq_acl.h"
 
@@ -22,7 +22,6 @@
 
 #define SIG_DOMAIN "rmq-sig-2"
 #define SIG_DOMAIN_LEN (sizeof(SIG_DOMAIN) - 1)
-#define NEEDS_MAX 2
 
 /* ---- digests and signatures ------------------------------------------------- */
 
@@ -113,55 +112,16 @@ void rmq_acl_signer(const Rmq__Command *cmd, const uint8_t body_sha256[32],
     rmq_acl_sign(cr->access_key, cr->secret_key, rmq_wall_ms(), cmd, body_sha256, sig);
 }
 
-/* ---- what a request needs -------------------------------------------------- */
+/* ---- what a name-server request needs ---------------------------------------- */
 
-typedef enum shape {
-    SHAPE_SIGNED = 0,    /* any valid account */
-    SHAPE_ADMIN,
-    SHAPE_TOPIC_PUB,
-    SHAPE_TOPIC_SUB,
-    SHAPE_GROUP_SUB,
-    SHAPE_TOPIC_GROUP_SUB,
-    SHAPE_HEARTBEAT,     /* SUB on every consumer group, PUB on every producer group */
-} shape_t;
-
-static shape_t code_shape(int code)
+/* 1 if code is an administration code of the name server (or a broker's
+ * registration with it): it needs an admin account. Any other code needs
+ * only a valid signature here; the broker's codes are checked by its core
+ * on the decoded request (RMQ_ACL_SIGNER_ONLY). */
+static int code_is_admin(int code)
 {
     switch (code) {
-    case RMQ__REQUEST_CODE__SEND_MESSAGE:
-    case RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE:
-        return SHAPE_TOPIC_PUB;
-    case RMQ__REQUEST_CODE__PULL_MESSAGE:
-    case RMQ__REQUEST_CODE__QUERY_CONSUMER_OFFSET:
-    case RMQ__REQUEST_CODE__UPDATE_CONSUMER_OFFSET:
-        return SHAPE_TOPIC_GROUP_SUB;
-    case RMQ__REQUEST_CODE__GET_MAX_OFFSET:
-    case RMQ__REQUEST_CODE__GET_MIN_OFFSET:
-    case RMQ__REQUEST_CODE__SEARCH_OFFSET_BY_TIMESTAMP:
-    case RMQ__REQUEST_CODE__GET_EARLIEST_MSG_STORETIME:
-    case RMQ__REQUEST_CODE__QUERY_MESSAGE:
-    case RMQ__REQUEST_CODE__GET_TOPIC_STATS_INFO:
-        return SHAPE_TOPIC_SUB;
-    case RMQ__REQUEST_CODE__UNREGISTER_CLIENT:
-    case RMQ__REQUEST_CODE__GET_CONSUMER_LIST_BY_GROUP:
-    case RMQ__REQUEST_CODE__LOCK_BATCH_MQ:
-    case RMQ__REQUEST_CODE__UNLOCK_BATCH_MQ:
-    case RMQ__REQUEST_CODE__CONSUMER_SEND_MSG_BACK:
-    case RMQ__REQUEST_CODE__GET_CONSUME_STATS:
-        return SHAPE_GROUP_SUB;
-    case RMQ__REQUEST_CODE__HEART_BEAT:
-        return SHAPE_HEARTBEAT;
-    case RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC:
-    case RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC_LIST:
-    case RMQ__REQUEST_CODE__DELETE_TOPIC_IN_BROKER:
     case RMQ__REQUEST_CODE__DELETE_TOPIC_IN_NAMESRV:
-    case RMQ__REQUEST_CODE__UPDATE_AND_CREATE_SUBSCRIPTIONGROUP:
-    case RMQ__REQUEST_CODE__DELETE_SUBSCRIPTIONGROUP:
-    case RMQ__REQUEST_CODE__GET_ALL_TOPIC_CONFIG:
-    case RMQ__REQUEST_CODE__GET_ALL_SUBSCRIPTIONGROUP_CONFIG:
-    case RMQ__REQUEST_CODE__GET_ALL_CONSUMER_OFFSET:
-    case RMQ__REQUEST_CODE__GET_ALL_DELAY_OFFSET:
-    case RMQ__REQUEST_CODE__GET_BROKER_RUNTIME_INFO:
     case RMQ__REQUEST_CODE__PUT_KV_CONFIG:
     case RMQ__REQUEST_CODE__DELETE_KV_CONFIG:
     case RMQ__REQUEST_CODE__REGISTER_BROKER:
@@ -173,136 +133,26 @@ static shape_t code_shape(int code)
     case RMQ__REQUEST_CODE__CONTROLLER_REGISTER_BROKER:
     case RMQ__REQUEST_CODE__BROKER_HEARTBEAT:
     case RMQ__REQUEST_CODE__CONTROLLER_ALTER_SYNC_STATE_SET:
-        return SHAPE_ADMIN;
+        return 1;
     default:
-        return SHAPE_SIGNED;
-    }
-}
-
-/* The topic and group a request names ("" when it names none). */
-static void request_resources(const Rmq__Command *cmd, const char **topic, const char **group)
-{
-    *topic = "";
-    *group = "";
-    switch (cmd->header_case) {
-    case RMQ__COMMAND__HEADER_SEND:
-        *topic = cmd->send->topic;
-        break;
-    case RMQ__COMMAND__HEADER_PULL:
-        *topic = cmd->pull->topic;
-        *group = cmd->pull->consumer_group;
-        break;
-    case RMQ__COMMAND__HEADER_CONSUMER_OFFSET:
-        *topic = cmd->consumer_offset->topic;
-        *group = cmd->consumer_offset->consumer_group;
-        break;
-    case RMQ__COMMAND__HEADER_QUEUE:
-        *topic = cmd->queue->topic;
-        break;
-    case RMQ__COMMAND__HEADER_QUERY_MESSAGE:
-        *topic = cmd->query_message->topic;
-        break;
-    case RMQ__COMMAND__HEADER_TOPIC:
-        *topic = cmd->topic->topic;
-        break;
-    case RMQ__COMMAND__HEADER_UNREGISTER_CLIENT:
-        *group = cmd->unregister_client->consumer_group;
-        break;
-    case RMQ__COMMAND__HEADER_GROUP:
-        *group = cmd->group->consumer_group;
-        break;
-    case RMQ__COMMAND__HEADER_LOCK_BATCH:
-        *group = cmd->lock_batch->consumer_group;
-        break;
-    case RMQ__COMMAND__HEADER_SEND_BACK:
-        *group = cmd->send_back->group;
-        break;
-    case RMQ__COMMAND__HEADER_CONSUME_STATS_REQ:
-        *topic = cmd->consume_stats_req->topic;
-        *group = cmd->consume_stats_req->consumer_group;
-        break;
-    default:
-        break;
-    }
-}
-
-/* What cmd needs, as neutral needs (at most NEEDS_MAX); a heartbeat's
- * groups are not listed here (request_allowed walks them). */
-static size_t request_needs(const Rmq__Command *cmd, rmq_acl_need_t needs[NEEDS_MAX])
-{
-    const char *topic, *group;
-
-    request_resources(cmd, &topic, &group);
-    switch (code_shape(cmd->code)) {
-    case SHAPE_ADMIN:
-        needs[0] = (rmq_acl_need_t){ RMQ_ACL_ADMIN, 0, NULL };
-        return 1;
-    case SHAPE_TOPIC_PUB:
-        needs[0] = (rmq_acl_need_t){ RMQ_ACL_TOPIC, RMQ_ACL_PERM_PUB, topic };
-        return 1;
-    case SHAPE_TOPIC_SUB:
-        needs[0] = (rmq_acl_need_t){ RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic };
-        return 1;
-    case SHAPE_GROUP_SUB:
-        needs[0] = (rmq_acl_need_t){ RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group };
-        return 1;
-    case SHAPE_TOPIC_GROUP_SUB:
-        needs[0] = (rmq_acl_need_t){ RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic };
-        needs[1] = (rmq_acl_need_t){ RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group };
-        return 2;
-    case SHAPE_SIGNED:
-    case SHAPE_HEARTBEAT:
-        break;
-    }
-    return 0;
-}
-
-/* Asks the policy whether a may do cmd; 1 if allowed. */
-static int request_allowed(const rmq_acl_account_t *a, const Rmq__Command *cmd, char *remark,
-                           size_t remarklen)
-{
-    const char *op = rmq_request_name(cmd->code);
-    rmq_acl_need_t needs[NEEDS_MAX];
-
-    if (code_shape(cmd->code) == SHAPE_HEARTBEAT &&
-        cmd->header_case == RMQ__COMMAND__HEADER_HEARTBEAT) {
-        for (size_t i = 0; i < cmd->heartbeat->n_consumers; i++) {
-            rmq_acl_need_t g = { RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB,
-                                 cmd->heartbeat->consumers[i]->group_name };
-            if (!rmq_acl_allows(a, &g, 1, op, remark, remarklen))
-                return 0;
-        }
-        for (size_t i = 0; i < cmd->heartbeat->n_producer_groups; i++) {
-            rmq_acl_need_t g = { RMQ_ACL_GROUP, RMQ_ACL_PERM_PUB, cmd->heartbeat->producer_groups[i] };
-            if (!rmq_acl_allows(a, &g, 1, op, remark, remarklen))
-                return 0;
-        }
-        return 1;
-    }
-    return rmq_acl_allows(a, needs, request_needs(cmd, needs), op, remark, remarklen);
-}
-
-int rmq_acl_request_may_read(const rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
-                             const char *topic, char *remark, size_t remarklen)
-{
-    const rmq_acl_account_t *a = NULL;
-    rmq_acl_need_t need = { RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic };
-    const char *ak = cmd->auth ? cmd->auth->access_key : NULL;
-    int rc = acl ? rmq_acl_account_of(acl, peer, ak, &a) : 1;
-
-    if (rc > 0)
-        return 1;
-    if (rc < 0) {
-        snprintf(remark, remarklen, "no permission: %s from %s is not signed by a known account",
-                 rmq_request_name(cmd->code), peer);
         return 0;
     }
-    return rmq_acl_allows(a, &need, 1, rmq_request_name(cmd->code), remark, remarklen);
+}
+
+/* Asks the policy whether a may do cmd under scope; 1 if allowed. */
+static int request_allowed(const rmq_acl_account_t *a, const Rmq__Command *cmd, rmq_acl_scope_t scope,
+                           char *remark, size_t remarklen)
+{
+    rmq_acl_need_t admin = { RMQ_ACL_ADMIN, 0, NULL };
+
+    if (scope == RMQ_ACL_SIGNER_ONLY || !code_is_admin(cmd->code))
+        return 1;
+    return rmq_acl_allows(a, &admin, 1, rmq_request_name(cmd->code), remark, remarklen);
 }
 
 /* ---- the check --------------------------------------------------------------- */
 
-int rmq_acl_check(rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
+int rmq_acl_check(rmq_acl_t *acl, rmq_acl_scope_t scope, const char *peer, const Rmq__Command *cmd,
                   struct evbuffer *body, int64_t now_ms, char *remark, size_t remarklen)
 {
     const char *op = rmq_request_name(cmd->code);
@@ -333,7 +183,7 @@ int rmq_acl_check(rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
     if (rmq_acl_replay_check(acl, a, mac, sizeof(mac), auth->timestamp_ms, now_ms, op, remark,
                              remarklen) != 0)
         return RMQ__STATUS__NO_PERMISSION;
-    if (!request_allowed(a, cmd, remark, remarklen))
+    if (!request_allowed(a, cmd, scope, remark, remarklen))
         return RMQ__STATUS__NO_PERMISSION;
     return RMQ__STATUS__SUCCESS;
 }
@@ -352,13 +202,12 @@ int rmq_acl_request_signer(const rmq_acl_t *acl, const char *peer, const Rmq__Co
                                 rmq_request_name(cmd->code), account, remark, remarklen);
 }
 
-/* Server hook: 1 to dispatch, 0 after answering NO_PERMISSION. */
-static int acl_auth(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+/* Checks req under scope; 1 to dispatch, 0 after answering NO_PERMISSION. */
+static int acl_auth(rmq_acl_t *acl, rmq_acl_scope_t scope, rmq_conn_t *conn, rmq_frame_t *req)
 {
-    rmq_acl_t *acl = arg;
     char remark[512];
 
-    if (rmq_acl_check(acl, rmq_conn_peer(conn), req->cmd, req->body, rmq_wall_ms(), remark,
+    if (rmq_acl_check(acl, scope, rmq_conn_peer(conn), req->cmd, req->body, rmq_wall_ms(), remark,
                       sizeof(remark)) == RMQ__STATUS__SUCCESS)
         return 1;
     LOG_WARN_RL("refused %s from %s: %s", rmq_request_name(req->cmd->code), rmq_conn_peer(conn),
@@ -367,8 +216,19 @@ static int acl_auth(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     return 0;
 }
 
-void rmq_acl_attach(rmq_server_t *srv, rmq_acl_t *acl)
+/* Server hooks (rmq_auth_fn), one per scope; arg is the ACL. */
+static int acl_auth_needs(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    return acl_auth(arg, RMQ_ACL_SIGNER_AND_NEEDS, conn, req);
+}
+
+static int acl_auth_signer(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
+{
+    return acl_auth(arg, RMQ_ACL_SIGNER_ONLY, conn, req);
+}
+
+void rmq_acl_attach(rmq_server_t *srv, rmq_acl_t *acl, rmq_acl_scope_t scope)
 {
     if (acl)
-        rmq_server_set_auth(srv, acl_auth, acl);
+        rmq_server_set_auth(srv, scope == RMQ_ACL_SIGNER_ONLY ? acl_auth_signer : acl_auth_needs, acl);
 }

@@ -5,14 +5,13 @@
  * HMAC-SHA256(secretKey, "rmq-sig-2" | ts | nonce | SHA-256(body) | the
  * packed Command without auth). The server checks the signer
  * (rmq_acl_authenticate), the signature, that the signature was not seen
- * within the replay window (rmq_acl_replay_check), then what the request
- * code needs (rmq_acl.c, request_needs): sends need PUB on the topic; pulls,
- * offsets and queue queries SUB on the topic and/or group (a %RETRY%G or
- * %DLQ%G topic counts as group G); a heartbeat SUB on each consumer group
- * and PUB on each producer group; topic, group, broker and name-server
- * administration (and broker registration) need admin; END_TRANSACTION PUB
- * on the half message's real topic (checked by the broker, which knows it:
- * rmq_acl_request_signer); any other code needs only a valid signature. Addresses in globalWhiteRemoteAddresses are
+ * within the replay window (rmq_acl_replay_check), then, for the name
+ * server (RMQ_ACL_SIGNER_AND_NEEDS), what its code needs: administration
+ * codes and broker registration an admin, any other code a valid
+ * signature. The broker checks only the signer here (RMQ_ACL_SIGNER_ONLY):
+ * what a request touches and needs is its core's to decide on the decoded
+ * request (broker/core/bk_perm.h), with the signer from
+ * rmq_acl_request_signer. Addresses in globalWhiteRemoteAddresses are
  * trusted unsigned. */
 #ifndef RMQ_ACL_H
 #define RMQ_ACL_H
@@ -29,33 +28,24 @@
 void rmq_acl_body_digest(const void *data, size_t len, uint8_t out[32]);
 void rmq_acl_body_digest_buf(struct evbuffer *body, uint8_t out[32]);
 
-/* Checks one request from peer ("ip:port" or "[v6]:port") with its body.
- * Returns RMQ__STATUS__SUCCESS, or RMQ__STATUS__NO_PERMISSION with a remark
+/* Checks one request from peer ("ip:port" or "[v6]:port") with its body,
+ * under scope. Returns RMQ__STATUS__SUCCESS, or RMQ__STATUS__NO_PERMISSION with a remark
  * naming the account and what was wrong (signature, replay, resource).
  * now_ms: the wall clock. Loop thread (the replay cache). */
-int rmq_acl_check(rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
+int rmq_acl_check(rmq_acl_t *acl, rmq_acl_scope_t scope, const char *peer, const Rmq__Command *cmd,
                   struct evbuffer *body, int64_t now_ms, char *remark, size_t remarklen);
 
-/* Who signed cmd, for a handler whose needs depend on what the request
- * names in the broker (END_TRANSACTION: the half message's real topic),
- * after rmq_acl_check let it through: 1 with *account NULL (acl NULL, or
+/* Who signed cmd, for a handler that asks what the decoded request needs
+ * (the broker's), after rmq_acl_check let it through: 1 with *account NULL (acl NULL, or
  * peer whitelisted: trusted), 0 with *account set, -1 with a remark
  * (refused). Any thread; reads acl only. */
 int rmq_acl_request_signer(const rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
                            const rmq_acl_account_t **account, char *remark, size_t remarklen);
 
-/* Installs rmq_acl_check in front of every handler of srv's rmq codec (acl
- * borrowed, must outlive srv). Refusals are logged (rate-limited) and
+/* Installs rmq_acl_check under scope in front of every handler of srv's
+ * rmq codec (acl borrowed, must outlive srv). Refusals are logged (rate-limited) and
  * answered NO_PERMISSION. Loop thread, set-up time. */
-void rmq_acl_attach(rmq_server_t *srv, rmq_acl_t *acl);
-
-/* Whether the signer of cmd from peer, a request rmq_acl_check admitted,
- * may read (SUB) messages of topic: for requests that name a message by
- * offset or id, whose topic is known only once the record is read. 1 if acl
- * is NULL, peer is whitelisted or the account may; 0 with a remark naming
- * the account, the topic and the request. */
-int rmq_acl_request_may_read(const rmq_acl_t *acl, const char *peer, const Rmq__Command *cmd,
-                             const char *topic, char *remark, size_t remarklen);
+void rmq_acl_attach(rmq_server_t *srv, rmq_acl_t *acl, rmq_acl_scope_t scope);
 
 /* ---- signing ----------------------------------------------------------- */
 

@@ -7,9 +7,12 @@
  * or PUB on a producer group; a list when it needs several). A group's PUB
  * is what lets an account register as that group's producer, and so
  * receive its transaction check-backs (which carry whole messages); PUB on
- * a topic grants no group. No wire type appears here: each codec maps its
- * requests to needs and checks its own signature (rmq_acl.h for the native
- * protocol), then asks this policy.
+ * a topic grants no group. No wire type appears here: each codec checks
+ * its own signature (rmq_acl.h for the native protocol); what a request
+ * needs is decided by the server that runs it (the name server: the
+ * codecs' tables of its admin codes; the broker: its core's table of
+ * operations, broker/core/bk_perm.h, on the decoded request), which then
+ * asks this policy.
  *
  * The ACL file is a .properties file (plain_acl.yml's content, flattened):
  *
@@ -93,6 +96,14 @@ typedef struct rmq_acl_need {
     const char *name;      /* topic or group (NULL: ""); borrowed */
 } rmq_acl_need_t;
 
+/* What a codec's access check decides before a request's handler runs. */
+typedef enum rmq_acl_scope {
+    RMQ_ACL_SIGNER_AND_NEEDS = 0,  /* the signer, its signature, and what the code needs by the codec's
+                                    * own table (the name server's codes) */
+    RMQ_ACL_SIGNER_ONLY,           /* the signer and its signature; the handlers ask what the decoded
+                                    * request needs (the broker: its core's bk_perm.h) */
+} rmq_acl_scope_t;
+
 /* 1 if account a may do op (a name for the remark), which needs every one
  * of needs[0..n) (n 0: any valid account may); 0 with a remark naming the
  * account, the resource and op otherwise. Admin accounts may do anything. */
@@ -112,9 +123,8 @@ int rmq_acl_authenticate(const rmq_acl_t *acl, const char *peer, const char *acc
 
 /* The signer of a request the server already admitted (rmq_acl_authenticate
  * and the signature check passed): 1 when peer is whitelisted (trusted, no
- * account), 0 with *account set, -1 if access_key names no account. For
- * checks that need what the request names only once it is read (a record's
- * topic), made with rmq_acl_allows. */
+ * account), 0 with *account set, -1 if access_key names no account: who
+ * the broker's handlers ask their core's permission check for. */
 int rmq_acl_account_of(const rmq_acl_t *acl, const char *peer, const char *access_key,
                        const rmq_acl_account_t **account);
 

@@ -31,7 +31,7 @@ typedef struct remoting {
     } *handlers;                   /* indexed by code, nhandlers long */
     size_t nhandlers;
     rmq_acl_t *acl;                /* NULL: no signature check */
-    rmq_remoting_needs_fn needs;   /* NULL: code_needs below */
+    rmq_acl_scope_t scope;         /* what the check decides */
 } remoting_t;
 
 static const char *const language_names[] = {
@@ -1208,8 +1208,8 @@ typedef enum need_shape {
     NEED_SIGNED,           /* any valid account */
 } need_shape_t;
 
-/* What each code needs beyond a valid signature (name-server codes; the
- * broker's join this table as their handlers arrive). */
+/* What each name-server code needs beyond a valid signature (the broker's
+ * handlers ask its core: RMQ_ACL_SIGNER_ONLY). */
 static const struct {
     int code;
     need_shape_t shape;
@@ -1228,15 +1228,6 @@ static need_shape_t code_shape(int code)
         if (code_needs[i].code == code)
             return code_needs[i].shape;
     return NEED_ADMIN;
-}
-
-/* What req needs: rm's needs function, else the table (admin or any account). */
-static int request_needs(const remoting_t *rm, const rmq_remoting_request_t *req, rmq_acl_need_t *needs,
-                         size_t cap)
-{
-    if (rm->needs != NULL)
-        return rm->needs(req, needs, cap);
-    return code_shape(req->code) == NEED_ADMIN ? -1 : 0;
 }
 
 /* 1 if req may run; 0 with a remark otherwise. now_ms: the wall clock. */
@@ -1260,13 +1251,10 @@ static int remoting_acl_check(const remoting_t *rm, rmq_acl_t *acl, const char *
                  "its extFields and body", rmq_acl_account_key(a), op);
         return 0;
     }
-    rmq_acl_need_t needs[4] = { { RMQ_ACL_ADMIN, 0, NULL } };
-    int n = request_needs(rm, req, needs, sizeof(needs) / sizeof(needs[0]));
-    if (n < 0) {
-        needs[0] = (rmq_acl_need_t){ RMQ_ACL_ADMIN, 0, NULL };
-        n = 1;
-    }
-    return rmq_acl_allows(a, needs, (size_t)n, op, remark, remarklen);
+    if (rm->scope == RMQ_ACL_SIGNER_ONLY || code_shape(req->code) == NEED_SIGNED)
+        return 1;
+    rmq_acl_need_t admin = { RMQ_ACL_ADMIN, 0, NULL };
+    return rmq_acl_allows(a, &admin, 1, op, remark, remarklen);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -1380,18 +1368,12 @@ rmq_err_t rmq_remoting_handle(rmq_server_t *srv, int code, rmq_remoting_handler_
     return RMQ_OK;
 }
 
-void rmq_remoting_set_acl(rmq_server_t *srv, rmq_acl_t *acl)
+void rmq_remoting_set_acl(rmq_server_t *srv, rmq_acl_t *acl, rmq_acl_scope_t scope)
 {
     remoting_t *rm = rmq_server_codec_state(srv, &rmq_codec_remoting);
 
-    if (rm != NULL)
+    if (rm != NULL) {
         rm->acl = acl;
-}
-
-void rmq_remoting_set_needs(rmq_server_t *srv, rmq_remoting_needs_fn fn)
-{
-    remoting_t *rm = rmq_server_codec_state(srv, &rmq_codec_remoting);
-
-    if (rm != NULL)
-        rm->needs = fn;
+        rm->scope = scope;
+    }
 }

@@ -21,10 +21,10 @@
  * Signature = Base64(HmacSHA1(secretKey, the values of every extField but
  * Signature in key order, concatenated, then the body)). The signer is
  * vetted by the neutral policy (rmq_acl_authenticate: whitelist, account,
- * address), then the signature, then what the code needs
- * (rmq_acl_allows: what the server's needs function says, as the broker's
- * front maps its codes to topics and groups; without one, the codes the
- * table in rmq_codec_remoting.c does not list need admin). RocketMQ's signature carries no timestamp and no nonce:
+ * address), then the signature, then (RMQ_ACL_SIGNER_AND_NEEDS, the name
+ * server) what the code needs: the codes the table in rmq_codec_remoting.c
+ * does not list need admin. The broker's handlers ask its core instead
+ * (RMQ_ACL_SIGNER_ONLY), on the request they decoded. RocketMQ's signature carries no timestamp and no nonce:
  * there is no time window to check (the policy is given the current time
  * as the signing time) and no replay cache (a client repeating a request
  * sends the same signature, which a cache would refuse). A captured signed
@@ -133,17 +133,9 @@ rmq_err_t rmq_remoting_install(rmq_server_t *srv);
 rmq_err_t rmq_remoting_handle(rmq_server_t *srv, int code, rmq_remoting_handler_fn fn, void *arg);
 
 /* Checks RocketMQ ACL 1.0 signatures against acl (borrowed; must outlive
- * srv) before every handler. NULL: no check. Set-up time. */
-void rmq_remoting_set_acl(rmq_server_t *srv, rmq_acl_t *acl);
-
-/* What req needs of its signer beyond a valid signature: fills
- * needs[0..cap) (names borrowed from req) and returns how many (0: any
- * valid account may), or -1: an admin operation. */
-typedef int (*rmq_remoting_needs_fn)(const rmq_remoting_request_t *req, rmq_acl_need_t *needs, size_t cap);
-
-/* Replaces the codec's own table of needs (the name server's codes) on
- * srv with fn. Set-up time. */
-void rmq_remoting_set_needs(rmq_server_t *srv, rmq_remoting_needs_fn fn);
+ * srv) before every handler, and with RMQ_ACL_SIGNER_AND_NEEDS what each
+ * code needs by the codec's table. NULL: no check. Set-up time. */
+void rmq_remoting_set_acl(rmq_server_t *srv, rmq_acl_t *acl, rmq_acl_scope_t scope);
 
 /* Answers req on conn with rep, in req's encoding; nothing for a oneway
  * request. RMQ_ECLOSED when conn is gone. */

@@ -60,6 +60,12 @@
 #define RMQ_PROP_ORIGIN_MESSAGE_ID "ORIGIN_MESSAGE_ID"
 #define RMQ_PROP_TX_CHECK_TIMES "TRANSACTION_CHECK_TIMES"
 
+/* The producer group every RocketMQ Java client instance announces in its
+ * heartbeats for its own internal producer (MixAll.CLIENT_INNER_PRODUCER_GROUP):
+ * it names no application's producers, so the broker records no such
+ * producer (no transaction check-back goes to it) and asks no right for it. */
+#define RMQ_INNER_PRODUCER_GROUP "CLIENT_INNER_PRODUCER"
+
 /* A consumer group's retry and dead-letter topics are these + the group. */
 #define RMQ_RETRY_PREFIX "%RETRY%"
 #define RMQ_DLQ_PREFIX "%DLQ%"

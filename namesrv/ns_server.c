@@ -246,9 +246,9 @@ ns_server_t *ns_server_new(struct event_base *base, ns_config_t *cfg)
         ns_server_free(ns);
         return NULL;
     }
-    rmq_remoting_set_acl(ns->srv, ns->sec.acl);
+    rmq_remoting_set_acl(ns->srv, ns->sec.acl, RMQ_ACL_SIGNER_AND_NEEDS);
     rmq_server_on_close(ns->srv, on_conn_close, ns);
-    rmq_acl_attach(ns->srv, ns->sec.acl);
+    rmq_acl_attach(ns->srv, ns->sec.acl, RMQ_ACL_SIGNER_AND_NEEDS);
     return ns;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bk_map.h"
+#include "bk_perm.h"
 #include "bk_tx.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
@@ -204,11 +205,12 @@ static int heartbeat_check(const bk_clients_t *c, const bk_session_t *ss, const 
     return 1;
 }
 
-int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r)
+int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const bk_caller_t *who, const bk_heartbeat_t *hb,
+                         bk_result_t *r)
 {
     int64_t now = rmq_mono_ms();
     int changed = 0;
-    if (!heartbeat_check(c, ss, hb, r))
+    if (!heartbeat_check(c, ss, hb, r) || !bk_perm_check_heartbeat(who, hb, r))
         return -1;
     if (c->cfg.tx && hb->nproducers && !bk_tx_heartbeat(c->cfg.tx, ss, hb->producer_groups, hb->nproducers, r))
         return -1;   /* producer groups: where transaction checks go */
@@ -256,9 +258,15 @@ static void clients_remove_where(bk_clients_t *c, int (*match)(const bk_client_t
 }
 
 /* Predicates for cgroup_remove_where. */
-static int match_id(const bk_client_t *cl, const void *arg)
+typedef struct own_client {
+    const bk_session_t *ss;
+    const char *id;
+} own_client_t;
+
+static int match_own_id(const bk_client_t *cl, const void *arg)
 {
-    return strcmp(cl->id, arg) == 0;
+    const own_client_t *own = arg;
+    return cl->ss == own->ss && strcmp(cl->id, own->id) == 0;
 }
 
 static int match_session(const bk_client_t *cl, const void *arg)
@@ -271,10 +279,11 @@ static int match_expired(const bk_client_t *cl, const void *arg)
     return cl->last_ms < *(const int64_t *)arg;
 }
 
-void bk_clients_unregister(bk_clients_t *c, const char *client_id, const char *group)
+void bk_clients_unregister(bk_clients_t *c, bk_session_t *ss, const char *client_id, const char *group)
 {
+    own_client_t own = {ss, client_id};
     if (!group || !group[0]) {
-        clients_remove_where(c, match_id, client_id);
+        clients_remove_where(c, match_own_id, &own);
         return;
     }
     size_t cursor = 0;
@@ -282,7 +291,7 @@ void bk_clients_unregister(bk_clients_t *c, const char *client_id, const char *g
     void *val;
     while (bk_map_next(c->groups, &cursor, &key, &val))
         if (strcmp(key, group) == 0)
-            cgroup_remove_where(c, &cursor, val, match_id, client_id);
+            cgroup_remove_where(c, &cursor, val, match_own_id, &own);
 }
 
 void bk_clients_session_closed(bk_clients_t *c, bk_session_t *ss)

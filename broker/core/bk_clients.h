@@ -55,6 +55,7 @@ typedef struct bk_heartbeat {
 } bk_heartbeat_t;
 
 typedef struct bk_tx bk_tx_t;
+typedef struct bk_caller bk_caller_t;
 
 typedef struct bk_clients_config {
     int64_t expire_ms;               /* channelExpiredTimeout */
@@ -72,17 +73,20 @@ bk_clients_t *bk_clients_new(const bk_clients_config_t *cfg);
 /* Releases every connection reference. */
 void bk_clients_free(bk_clients_t *c);
 
-/* Records heartbeat hb from session ss (referenced while the client is
+/* Records heartbeat hb of who (bk_perm.h: SUB on each consumer group, PUB
+ * on each producer group) from session ss (referenced while the client is
  * known; expressions are parsed when a pull uses them): its consumer groups
  * here, its producer groups in the transaction checker. Returns how many
  * consumer groups changed membership (each was notified), or -1 with r set
  * and nothing recorded: no client id, more groups than
  * max_groups_per_heartbeat, or ss would then hold more than
  * max_groups_per_conn (BK_BAD_REQUEST); a group name that breaks the
- * naming rule (BK_NAME_ILLEGAL). */
-int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r);
-/* Removes client_id from group (or from every group if group is empty). */
-void bk_clients_unregister(bk_clients_t *c, const char *client_id, const char *group);
+ * naming rule (BK_NAME_ILLEGAL); who lacks a right (BK_NO_PERMISSION). */
+int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const bk_caller_t *who, const bk_heartbeat_t *hb,
+                         bk_result_t *r);
+/* Removes client_id from group (or from every group if group is empty),
+ * where session ss registered it: a session removes only its own clients. */
+void bk_clients_unregister(bk_clients_t *c, bk_session_t *ss, const char *client_id, const char *group);
 /* Removes every client of session ss (its connection closed). */
 void bk_clients_session_closed(bk_clients_t *c, bk_session_t *ss);
 /* Removes clients silent for longer than expire_ms. */

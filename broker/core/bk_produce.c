@@ -56,6 +56,8 @@ int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_ta
         return 0;
     if (!rmq_name_is_valid(req->topic, tlen, &why))
         return bk_result_set(r, BK_NAME_ILLEGAL, "%s: topic '%.200s' %s", req->cmd, req->topic, why), 0;
+    if (!bk_perm_check(req->who, BK_OP_SEND, req->topic, NULL, r))
+        return 0;
     if (rmq_topic_is_system(req->topic, tlen))
         return bk_result_set(r, BK_NO_PERMISSION, "%s: sending message to topic[%.200s] is forbidden: the broker "
                              "keeps it for itself", req->cmd, req->topic), 0;
@@ -85,15 +87,37 @@ static int prop_is_reserved(const rmq_prop_t *p)
     return 0;
 }
 
-/* 1 if the properties of m hold a reserved name (one pass over them). */
-static int props_have_reserved(const st_msg_t *m)
+/* 1 if the name of property p is the string literal lit. */
+#define PROP_NAME_IS(p, lit) ((p)->name_len == sizeof(lit) - 1 && memcmp((p)->name, lit, sizeof(lit) - 1) == 0)
+
+/* 1 if p asks the broker to divert its message: TRAN_MSG=true (a half
+ * message), a DELAY level or a delivery time. */
+static int prop_diverts(const rmq_prop_t *p)
+{
+    if (PROP_NAME_IS(p, RMQ_PROP_TRAN_MSG))
+        return p->value_len == 4 && memcmp(p->value, "true", 4) == 0;
+    if (PROP_NAME_IS(p, RMQ_PROP_DELAY) || PROP_NAME_IS(p, RMQ_PROP_DELIVER_AT))
+        return p->value_len > 0 && !(p->value_len == 1 && p->value[0] == '0');
+    return 0;
+}
+
+enum { PROPS_RESERVED = 1, PROPS_DIVERT = 2 };
+
+/* What the properties of m hold (one pass over them): PROPS_RESERVED for
+ * a reserved name, PROPS_DIVERT (asked only with divert) for a property
+ * that diverts the message. */
+static int props_scan(const st_msg_t *m, int divert)
 {
     size_t pos = 0;
     rmq_prop_t pr;
-    while (rmq_props_next(m->properties, m->properties_len, &pos, &pr))
+    int found = 0;
+    while (rmq_props_next(m->properties, m->properties_len, &pos, &pr)) {
         if (pr.name_len && prop_is_reserved(&pr))
-            return 1;
-    return 0;
+            found |= PROPS_RESERVED;
+        if (divert && prop_diverts(&pr))
+            return found | PROPS_DIVERT;
+    }
+    return found;
 }
 
 /* Copies the unreserved pairs of m's properties to the end of pb (room
@@ -114,20 +138,26 @@ static rmq_err_t strip_one(rmq_props_buf_t *pb, st_msg_t *m)
 
 /* Strips the reserved properties (rmq_props_reserved) from msgs[0..n), a
  * client's send: only the broker sets them. Messages without one are left
- * as they are. RMQ_OK or RMQ_ENOMEM. */
-static rmq_err_t produce_strip(bk_produce_t *p, st_msg_t *msgs, size_t n)
+ * as they are. A batch (n > 1) may not hold a message the broker would
+ * divert (it stores a batch as it is): RMQ_EINVAL with *bad its index.
+ * RMQ_OK or RMQ_ENOMEM otherwise. */
+static rmq_err_t produce_strip(bk_produce_t *p, st_msg_t *msgs, size_t n, size_t *bad)
 {
     size_t need = 0;
-    for (size_t i = 0; i < n; i++)
-        if (props_have_reserved(&msgs[i]))
+    for (size_t i = 0; i < n; i++) {
+        int found = props_scan(&msgs[i], n > 1);
+        if (found & PROPS_DIVERT)
+            return *bad = i, RMQ_EINVAL;
+        if (found & PROPS_RESERVED)
             need += msgs[i].properties_len + 1;
+    }
     if (!need)
         return RMQ_OK;
     p->pb.len = 0;
     if (rmq_props_buf_reserve(&p->pb, need) != RMQ_OK)
         return RMQ_ENOMEM;
     for (size_t i = 0; i < n; i++)
-        if (props_have_reserved(&msgs[i]) && strip_one(&p->pb, &msgs[i]) != RMQ_OK)
+        if ((props_scan(&msgs[i], 0) & PROPS_RESERVED) && strip_one(&p->pb, &msgs[i]) != RMQ_OK)
             return RMQ_ENOMEM;
     return RMQ_OK;
 }
@@ -147,9 +177,16 @@ int bk_produce_dest_check(const bk_produce_t *p, const char *topic, size_t len, 
 int bk_produce_store(bk_produce_t *p, const bk_produce_target_t *tgt, st_msg_t *msgs, size_t n,
                      bk_append_out_t *out, bk_append_fn cb, void *arg)
 {
-    if (produce_strip(p, msgs, n) != RMQ_OK) {
+    size_t bad = 0;
+    rmq_err_t rc = produce_strip(p, msgs, n, &bad);
+    if (rc != RMQ_OK) {
         memset(out, 0, sizeof(*out));
-        bk_result_set(&out->r, BK_SYSTEM_ERROR, "SEND_MESSAGE: out of memory stripping reserved properties");
+        if (rc == RMQ_EINVAL)
+            bk_result_set(&out->r, BK_MESSAGE_ILLEGAL, "SEND_BATCH_MESSAGE: message %zu of %zu is transactional "
+                          "(" RMQ_PROP_TRAN_MSG ") or delayed (" RMQ_PROP_DELAY ", " RMQ_PROP_DELIVER_AT "): a batch "
+                          "may hold neither; send such a message on its own", bad + 1, n);
+        else
+            bk_result_set(&out->r, BK_SYSTEM_ERROR, "SEND_MESSAGE: out of memory stripping reserved properties");
         return 1;
     }
     for (size_t i = 0; i < n; i++) {
@@ -159,7 +196,7 @@ int bk_produce_store(bk_produce_t *p, const bk_produce_target_t *tgt, st_msg_t *
     }
     if (n == 1 && p->cfg.divert) {
         const char *why = NULL;
-        rmq_err_t rc = p->cfg.divert(p->cfg.divert_arg, msgs, &why);
+        rc = p->cfg.divert(p->cfg.divert_arg, msgs, &why);
         if (rc != RMQ_OK) {
             memset(out, 0, sizeof(*out));
             bk_result_set(&out->r, rc == RMQ_EINVAL ? BK_MESSAGE_ILLEGAL : BK_SYSTEM_ERROR, "SEND_MESSAGE: %s",

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "bk_append.h"
+#include "bk_perm.h"
 #include "bk_topics.h"
 
 typedef struct bk_produce bk_produce_t;
@@ -35,6 +36,7 @@ typedef struct bk_produce_req {
     int32_t default_topic_queue_nums;
     int32_t queue_id;                /* < 0: the broker picks one, round-robin */
     size_t body_len;                 /* the whole request body */
+    const bk_caller_t *who;          /* who sends (bk_perm.h; NULL: trusted) */
 } bk_produce_req_t;
 
 /* Where a checked send goes. topic is valid until the topic table changes. */
@@ -46,7 +48,8 @@ typedef struct bk_produce_target {
 bk_produce_t *bk_produce_new(const bk_produce_config_t *cfg);
 void bk_produce_free(bk_produce_t *p);
 
-/* Checks req; 1 with *tgt filled, or 0 with r set. */
+/* Checks req (who needs PUB on the topic it names, before that topic is
+ * looked up or auto-created); 1 with *tgt filled, or 0 with r set. */
 int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_target_t *tgt, bk_result_t *r);
 
 /* 1 if a message the broker re-stores (a delayed message reaching its
@@ -56,8 +59,9 @@ int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_ta
 int bk_produce_dest_check(const bk_produce_t *p, const char *topic, size_t len, int64_t queue_id, bk_result_t *r);
 
 /* Stores msgs[0..n) of a checked send (topic and queue taken from tgt;
- * the reserved properties stripped, then a single message diverted) like
- * bk_append_put: 1 when the outcome is final now in *out, 0 when cb(out,
+ * the reserved properties stripped, then a single message diverted; a
+ * batch (n > 1) holding a transactional or delayed message is refused
+ * BK_MESSAGE_ILLEGAL, as RocketMQ's store refuses one) like bk_append_put: 1 when the outcome is final now in *out, 0 when cb(out,
  * arg) follows. msgs are borrowed; their properties may be repointed into
  * p's scratch, valid until the next send. */
 int bk_produce_store(bk_produce_t *p, const bk_produce_target_t *tgt, st_msg_t *msgs, size_t n,

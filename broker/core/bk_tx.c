@@ -333,19 +333,27 @@ err:
     return 0;
 }
 
+/* 1 if group is the Java client's internal producer group (RMQ_INNER_PRODUCER_GROUP). */
+static int group_is_inner(const char *group)
+{
+    return strcmp(group, RMQ_INNER_PRODUCER_GROUP) == 0;
+}
+
 int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const char *const *groups, size_t n, bk_result_t *r)
 {
     int64_t now = rmq_mono_ms();
     size_t fresh = 0;
 
     for (size_t i = 0; i < n; i++)
-        if (!pair_find(tx, ss, groups[i]))
+        if (!group_is_inner(groups[i]) && !pair_find(tx, ss, groups[i]))
             fresh++;
     if (fresh && (int64_t)(ss->groups + fresh) > tx->cfg.max_groups_per_conn)
         return bk_result_set(r, BK_BAD_REQUEST, "%zu more producer groups would make %zu on this connection, over "
                              "maxConnectionGroups=%lld", fresh, ss->groups + fresh,
                              (long long)tx->cfg.max_groups_per_conn), 0;
     for (size_t i = 0; i < n; i++) {
+        if (group_is_inner(groups[i]))
+            continue;
         tx_producer_t *p = pair_find(tx, ss, groups[i]);
 
         if (p)
@@ -581,7 +589,7 @@ static int end_half(bk_tx_t *tx, const bk_tx_end_req_t *req, struct evbuffer *bu
 {
     size_t glen = 0, tlen = 0;
     const char *group, *topic;
-    char real[RMQ_TOPIC_MAX + 1], remark[512];
+    bk_perm_reader_t rd;
 
     if (st_store_read_record(tx->cfg.store, req->commit_log_offset, buf) != RMQ_OK ||
         rmq_record_decode(evbuffer_pullup(buf, -1), evbuffer_get_length(buf), 0, rec) != RMQ_OK)
@@ -592,14 +600,9 @@ static int end_half(bk_tx_t *tx, const bk_tx_end_req_t *req, struct evbuffer *bu
         !group || glen != strlen(req->producer_group) || memcmp(group, req->producer_group, glen) != 0)
         return bk_result_set(r, BK_BAD_REQUEST, "the message at %" PRId64 " is not a half message of producer "
                              "group %.100s", req->commit_log_offset, req->producer_group), 0;
-    if (!req->account)
-        return 1;
     topic = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &tlen);
-    snprintf(real, sizeof real, "%.*s", (int)(topic && tlen <= RMQ_TOPIC_MAX ? tlen : 0), topic ? topic : "");
-    rmq_acl_need_t need = {RMQ_ACL_TOPIC, RMQ_ACL_PERM_PUB, real};
-    if (!rmq_acl_allows(req->account, &need, 1, "END_TRANSACTION", remark, sizeof remark))
-        return bk_result_set(r, BK_NO_PERMISSION, "%.180s", remark), 0;
-    return 1;
+    return bk_reader_check(bk_perm_reader_init(&rd, req->who, BK_OP_END_TRANSACTION), topic ? topic : "",
+                           topic ? tlen : 0, r);
 }
 
 /* Commits half record rec: stores it under its real topic, then its op

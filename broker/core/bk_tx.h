@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "bk_append.h"
+#include "bk_perm.h"
 #include "bk_produce.h"
 #include "bk_session.h"
 #include "rmq_acl_policy.h"
@@ -58,9 +59,7 @@ typedef struct bk_tx_end_req {
     int state;                       /* bk_tx_state_t; another value is a bad request */
     const char *msg_id;              /* for the log */
     int from_check;                  /* an answer to a check-back (for the log) */
-    /* The ACL account that signed the request, or NULL when access control
-     * is off or the peer is trusted (whitelisted). */
-    const rmq_acl_account_t *account;
+    const bk_caller_t *who;          /* who asks (bk_perm.h; NULL: trusted) */
 } bk_tx_end_req_t;
 
 /* Re-reads the op queue and starts the checker. NULL on ENOMEM. cfg is
@@ -83,7 +82,8 @@ rmq_err_t bk_tx_divert(bk_tx_t *tx, st_msg_t *m, const char **why);
 int bk_tx_end(bk_tx_t *tx, const bk_tx_end_req_t *req, bk_append_out_t *out, bk_append_fn cb, void *arg);
 
 /* Heartbeat: remembers session ss (referenced) as a producer of each of
- * groups[0..n). 1, or 0 with r set (BK_BAD_REQUEST when ss would hold
+ * groups[0..n) but RMQ_INNER_PRODUCER_GROUP (a Java client's own, which
+ * gets no check-back). 1, or 0 with r set (BK_BAD_REQUEST when ss would hold
  * more than max_groups_per_conn groups, producer and consumer
  * (bk_session_t.groups); nothing recorded then). */
 int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const char *const *groups, size_t n, bk_result_t *r);

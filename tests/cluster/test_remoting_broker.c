@@ -34,11 +34,12 @@
  * missing or bad field is SYSTEM_ERROR naming it.
  *
  * acl: with aclEnable, ACL 1.0 signatures are checked against what each
- * code needs: a send needs PUB on its topic, a pull SUB on its topic and
- * its group; a heartbeat any account; unsigned requests and codes without
- * a handler (admin) are refused with NO_PERMISSION. acl_queries: a query by
- * key needs SUB on its topic, a view by id SUB on its record's topic,
- * queue locks any account. acl_tx: a send-back needs SUB on its group, then
+ * code needs (the core's table, broker/core/bk_perm.c): a send needs PUB on
+ * its topic, a pull SUB on its topic and its group; a heartbeat SUB on its
+ * consumer groups; unsigned requests are refused with NO_PERMISSION, a
+ * signed one of a code without a handler REQUEST_CODE_NOT_SUPPORTED.
+ * acl_queries: a query by key needs SUB on its topic, a view by id SUB on
+ * its record's topic, queue locks SUB on their group. acl_tx: a send-back needs SUB on its group, then
  * SUB on the topic of the message it names; ending a transaction PUB on the
  * half message's real topic.
  *
@@ -712,13 +713,14 @@ START_TEST(acl)
     char hb[1024];
     ck_assert_int_eq(signed_call(34, NULL, 0, heartbeat("client-s", hb, sizeof hb), "sub", "subsecret1"),
                      RMQ_REMOTING_SUCCESS);
-    ck_assert_int_eq(signed_call(9999, NULL, 0, NULL, "sub", "subsecret1"), RMQ_REMOTING_NO_PERMISSION);
+    ck_assert_int_eq(signed_call(9999, NULL, 0, NULL, NULL, NULL), RMQ_REMOTING_NO_PERMISSION);
+    ck_assert_int_eq(signed_call(9999, NULL, 0, NULL, "sub", "subsecret1"), RMQ_REMOTING_REQUEST_CODE_NOT_SUPPORTED);
     hn_case_passed();
 }
 END_TEST
 
 /* With ACL: a query by key needs SUB on its topic; a view by id SUB on the
- * topic of the record it names; queue locks any account. */
+ * topic of the record it names; queue locks SUB on their group. */
 START_TEST(acl_queries)
 {
     rmq_remoting_field_t sf[] = V2_FIELDS("0", "KEYS\001acl-key");
@@ -748,8 +750,10 @@ START_TEST(acl_queries)
 
     char body[512];
     lock_body("client-s", MQ("RemTopic", 0), body, sizeof body);
-    ck_assert_int_eq(signed_call(41, NULL, 0, body, "pub", "pubsecret1"), RMQ_REMOTING_SUCCESS);
-    ck_assert_int_eq(signed_call(42, NULL, 0, body, "pub", "pubsecret1"), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(signed_call(41, NULL, 0, body, "sub", "subsecret1"), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(signed_call(42, NULL, 0, body, "sub", "subsecret1"), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(signed_call(41, NULL, 0, body, "pub", "pubsecret1"), RMQ_REMOTING_NO_PERMISSION);
+    ck_assert_int_eq(signed_call(42, NULL, 0, body, "pub", "pubsecret1"), RMQ_REMOTING_NO_PERMISSION);
     ck_assert_int_eq(signed_call(41, NULL, 0, body, NULL, NULL), RMQ_REMOTING_NO_PERMISSION);
     hn_case_passed();
 }

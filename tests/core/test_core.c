@@ -2,7 +2,9 @@
  * real store in a temp dir, the topic table, the append path and the
  * producer's send, driven by a table of scenarios (request + broker state
  * -> neutral status, stored or not, answered at once or after the disk
- * sync). A front-end test can run the same table through its codec. Also the
+ * sync): batches holding a transactional or delayed message are refused,
+ * and a send needs PUB on its topic before the topic is looked up or
+ * auto-created. A front-end test can run the same table through its codec. Also the
  * fake session (core_fake.c): what the core asks of a client goes through its
  * vtable. */
 #include <check.h>
@@ -12,6 +14,7 @@
 #include <event2/event.h>
 
 #include "bk_append.h"
+#include "bk_perm.h"
 #include "bk_produce.h"
 #include "bk_session.h"
 #include "bk_topics.h"
@@ -40,7 +43,17 @@ typedef struct scenario {
     int want_pending;                /* answered after a wait, not at once */
     int lease_ms;                    /* controller lease ends this far from now (0: none) */
     int promoted;                    /* a slave made master at runtime (bk_append_set_role) */
+    int batch;                       /* messages in the send (0: 1) */
+    const char *account;             /* who sends (ACL below; NULL: trusted) */
 } scenario_t;
+
+/* The accounts of the scenarios' sends. */
+static const char acl_text[] = "account.pub.secretKey=pub-secret-1\n"
+                               "account.pub.defaultTopicPerm=PUB\n"
+                               "account.sub.secretKey=sub-secret-1\n"
+                               "account.sub.defaultTopicPerm=SUB\n";
+
+#define TRAN "TRAN_MSG\001true\002PGROUP\001pg"
 
 static const scenario_t scenarios[] = {
     {"send async", 0, 0, 0, 0, 0, TOPIC, 1, 100, "", BK_OK, 1, 0},
@@ -59,6 +72,15 @@ static const scenario_t scenarios[] = {
     {"controller lease held takes writes", 1, 0, 0, 0, 0, TOPIC, 0, 10, "", BK_OK, 1, 1, 60000, 0},
     {"slave promoted at runtime takes writes", 0, 1, 0, 0, 0, TOPIC, 0, 10, "", BK_OK, 1, 0, 0, 1},
     {"master demoted at runtime refuses", 0, 0, 0, 0, 0, TOPIC, 0, 10, "", BK_NOT_MASTER, 0, 0, 0, -1},
+    {"batch stored as it is", 0, 0, 0, 0, 0, TOPIC, 0, 10, "KEYS\001k", BK_OK, 1, 0, 0, 0, 3},
+    {"batch of transactional messages refused", 0, 0, 0, 0, 0, TOPIC, 0, 10, TRAN, BK_MESSAGE_ILLEGAL, 0, 0, 0, 0, 2},
+    {"batch with a delay level refused", 0, 0, 0, 0, 0, TOPIC, 0, 10, "DELAY\0013", BK_MESSAGE_ILLEGAL, 0, 0, 0, 0, 2},
+    {"batch with a delivery time refused", 0, 0, 0, 0, 0, TOPIC, 0, 10, "__STARTDELIVERTIME\0019999999999999",
+     BK_MESSAGE_ILLEGAL, 0, 0, 0, 0, 2},
+    {"batch with delay level 0 stored", 0, 0, 0, 0, 0, TOPIC, 0, 10, "DELAY\0010", BK_OK, 1, 0, 0, 0, 2},
+    {"account with PUB sends", 0, 0, 0, 0, 0, TOPIC, 0, 10, "", BK_OK, 1, 0, 0, 0, 0, "pub"},
+    {"account without PUB refused", 0, 0, 0, 0, 0, TOPIC, 0, 10, "", BK_NO_PERMISSION, 0, 0, 0, 0, 0, "sub"},
+    {"account without PUB creates no topic", 0, 0, 0, 0, 1, "Auto", 0, 10, "", BK_NO_PERMISSION, 0, 0, 0, 0, 0, "sub"},
 };
 
 /* The fake divert hook: refuses a message whose properties are "BAD". */
@@ -99,9 +121,15 @@ static void run_scenario(const scenario_t *sc)
     ck_assert_ptr_nonnull(p);
 
     uint8_t *body = calloc(1, sc->body_len);
+    char err[256];
+    rmq_acl_t *acl = rmq_acl_parse(acl_text, strlen(acl_text), "core", err, sizeof err);
+    ck_assert_msg(acl != NULL, "%s", err);
+    bk_caller_t who = {NULL, NULL, NULL};
+    ck_assert_int_eq(sc->account ? rmq_acl_account_of(acl, "127.0.0.1:1", sc->account, &who.account) : 0, 0);
+    size_t n = sc->batch ? (size_t)sc->batch : 1;
     bk_produce_req_t req = {.cmd = "SEND", .topic = sc->topic, .producer_group = "pg",
                             .default_topic = "TBW102", .default_topic_queue_nums = 4, .queue_id = sc->queue_id,
-                            .body_len = sc->body_len};
+                            .body_len = sc->body_len * n, .who = &who};
     bk_produce_target_t tgt;
     bk_result_t r;
     core_appended_t a = {0};
@@ -109,9 +137,11 @@ static void run_scenario(const scenario_t *sc)
     if (!bk_produce_check(p, &req, &tgt, &r)) {
         a.out.r = r;
     } else {
-        st_msg_t m = {.body = body, .body_len = sc->body_len, .properties = sc->properties,
-                      .properties_len = strlen(sc->properties), .born_timestamp = rmq_wall_ms()};
-        if (!bk_produce_store(p, &tgt, &m, 1, &a.out, core_on_appended, &a)) {
+        st_msg_t m[4];
+        for (size_t i = 0; i < n; i++)
+            m[i] = (st_msg_t){.body = body, .body_len = sc->body_len, .properties = sc->properties,
+                              .properties_len = strlen(sc->properties), .born_timestamp = rmq_wall_ms()};
+        if (!bk_produce_store(p, &tgt, m, n, &a.out, core_on_appended, &a)) {
             pending = 1;
             core_loop_until(&a.done, 5000);
             ck_assert_msg(a.done, "%s: no answer after the wait", sc->name);
@@ -122,10 +152,13 @@ static void run_scenario(const scenario_t *sc)
     ck_assert_msg(a.out.stored == sc->want_stored, "%s: stored %d", sc->name, a.out.stored);
     ck_assert_msg(pending == sc->want_pending, "%s: pending %d", sc->name, pending);
     if (sc->want_stored)
-        ck_assert_int_eq(st_store_max_offset(st, sc->topic, tgt.queue_id), 1);
+        ck_assert_int_eq(st_store_max_offset(st, sc->topic, tgt.queue_id), (int64_t)n);
+    else if (sc->auto_create && sc->account)
+        ck_assert_ptr_null(bk_topics_get(topics, sc->topic, strlen(sc->topic)));
     ck_assert_uint_eq(bk_append_waiting(ap), 0);
 
     free(body);
+    rmq_acl_free(acl);
     bk_produce_free(p);
     core_base_close(cb);
     bk_append_free(ap);

@@ -151,7 +151,8 @@ static const end_scenario_t ends[] = {
 /* Ends half at phys as state; the outcome (answered at once under ASYNC_FLUSH). */
 static bk_append_out_t end_tx(int64_t phys, int state, const char *group, const rmq_acl_account_t *a)
 {
-    bk_tx_end_req_t req = {.producer_group = group, .commit_log_offset = phys, .state = state, .account = a};
+    bk_caller_t who = {a};
+    bk_tx_end_req_t req = {.producer_group = group, .commit_log_offset = phys, .state = state, .who = &who};
     bk_append_out_t out;
     ck_assert_int_eq(bk_tx_end(fx.tx, &req, &out, NULL, NULL), 1);
     return out;
@@ -234,30 +235,33 @@ START_TEST(test_heartbeat_register_unregister)
     bk_result_t r;
     bk_hb_sub_t subs[] = {{TOPIC, "tagA || tagB"}};
     bk_hb_consumer_t cons[] = {{"cg", 1, subs, 1}};
-    const char *pgs[] = {PGROUP};
-    bk_heartbeat_t hb = {"client-a", pgs, 1, cons, 1};
+    const char *pgs[] = {PGROUP, RMQ_INNER_PRODUCER_GROUP};   /* the second: a Java client's own, not recorded */
+    bk_heartbeat_t hb = {"client-a", pgs, 2, cons, 1};
     const char *ids[4];
     core_fake_session_init(&a);
     core_fake_session_init(&b);
 
-    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, &hb, &r), 1);
+    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, NULL, &hb, &r), 1);
     ck_assert_int_eq(a.notified, 1);                     /* the group changed: its member is told */
     ck_assert_str_eq(a.group, "cg");
     ck_assert_uint_eq(bk_clients_ids(fx.clients, "cg", ids, 4), 1);
     ck_assert_str_eq(ids[0], "client-a");
     ck_assert_str_eq(bk_clients_subscription(fx.clients, "cg", TOPIC), "tagA || tagB");
     ck_assert_uint_eq(bk_tx_producer_count(fx.tx), 1);
-    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, &hb, &r), 0);   /* again: nothing changed */
+    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, NULL, &hb, &r), 0);   /* again: nothing changed */
     ck_assert_int_eq(a.notified, 1);
     ck_assert_uint_eq(a.base.groups, 2);
 
     bk_heartbeat_t hb2 = {"client-b", NULL, 0, cons, 1};
-    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &b.base, &hb2, &r), 1);
+    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &b.base, NULL, &hb2, &r), 1);
     ck_assert_int_eq(a.notified, 2);
     ck_assert_int_eq(b.notified, 1);
     ck_assert_uint_eq(bk_clients_ids(fx.clients, "cg", ids, 4), 2);
 
-    bk_clients_unregister(fx.clients, "client-b", "cg");
+    bk_clients_unregister(fx.clients, &a.base, "client-b", "cg");    /* not a's to remove */
+    bk_clients_unregister(fx.clients, &a.base, "client-b", "");
+    ck_assert_uint_eq(bk_clients_ids(fx.clients, "cg", ids, 4), 2);
+    bk_clients_unregister(fx.clients, &b.base, "client-b", "cg");
     ck_assert_uint_eq(bk_clients_ids(fx.clients, "cg", ids, 4), 1);
     ck_assert_int_eq(a.notified, 3);                     /* told again when b left */
     ck_assert_uint_eq(b.base.groups, 0);
@@ -283,22 +287,22 @@ START_TEST(test_heartbeat_caps)
     core_fake_session_init(&a);
 
     bk_heartbeat_t over = {"c", four, 4, NULL, 0};
-    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, &over, &r), -1);
+    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, NULL, &over, &r), -1);
     ck_assert_int_eq(r.status, BK_BAD_REQUEST);
     ck_assert_msg(strstr(r.why, "maxHeartbeatGroups=3") != NULL, "%s", r.why);
     ck_assert_uint_eq(bk_tx_producer_count(fx.tx), 0);   /* nothing recorded */
 
     bk_heartbeat_t first = {"c", four, 3, NULL, 0}, second = {"c", two, 2, NULL, 0};
-    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, &first, &r), 0);
-    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, &second, &r), -1);
+    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, NULL, &first, &r), 0);
+    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, NULL, &second, &r), -1);
     ck_assert_msg(strstr(r.why, "maxConnectionGroups=4") != NULL, "%s", r.why);
     ck_assert_uint_eq(bk_tx_producer_count(fx.tx), 3);
-    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, &first, &r), 0);   /* known groups: fine */
+    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, NULL, &first, &r), 0);   /* known groups: fine */
 
     bk_heartbeat_t named = {"c", NULL, 0, bad, 1}, anonymous = {"", NULL, 0, NULL, 0};
-    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, &named, &r), -1);
+    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, NULL, &named, &r), -1);
     ck_assert_int_eq(r.status, BK_NAME_ILLEGAL);
-    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, &anonymous, &r), -1);
+    ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, NULL, &anonymous, &r), -1);
     ck_assert_int_eq(r.status, BK_BAD_REQUEST);
 
     bk_tx_session_closed(fx.tx, &a.base);

@@ -21,8 +21,8 @@
  * groups) through a fake session that is closed after each input, a
  * send-back through the core's (read as the signer: the record's topic is
  * checked; the copy goes through the delay scheduler or to the DLQ); and
- * the check of a record's topic that send-back and view by id make
- * (rmq_acl_request_may_read). */
+ * the core's permission check (bk_perm.h) of the operation the frame's
+ * code is, on names the frame gives. */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <stdint.h>
@@ -38,7 +38,7 @@
 #include "bk_sendback.h"
 #include "bk_tx.h"
 #include "core_fake.h"
-#include "fr_reader.h"
+#include "bk_perm.h"
 #include "fr_routes.h"
 #include "fr_schedule.h"
 #include "rmq_acl.h"
@@ -358,11 +358,11 @@ static void broker_init(void)
 }
 
 /* A send as the core sees it: the checks, and the divert of its properties. */
-static void core_send(const Rmq__SendMessageRequest *h, struct evbuffer *body)
+static void core_send(const Rmq__SendMessageRequest *h, struct evbuffer *body, const bk_caller_t *who)
 {
     bk_produce_req_t req = {.cmd = "SEND", .topic = h->topic, .producer_group = h->producer_group,
                             .default_topic = h->default_topic, .default_topic_queue_nums = h->default_topic_queue_nums,
-                            .queue_id = h->queue_id, .body_len = evbuffer_get_length(body)};
+                            .queue_id = h->queue_id, .body_len = evbuffer_get_length(body), .who = who};
     bk_produce_target_t tgt;
     bk_result_t r;
     const char *why = NULL;
@@ -379,11 +379,11 @@ static void core_send(const Rmq__SendMessageRequest *h, struct evbuffer *body)
 /* END_TRANSACTION with the account that signed it; an even commit-log
  * offset names the store's half message (so group and ACL checks run). An
  * undefined state goes to the core as is (refused there too). */
-static void core_end(const Rmq__EndTransactionRequest *h, const rmq_acl_account_t *a)
+static void core_end(const Rmq__EndTransactionRequest *h, const bk_caller_t *who)
 {
     bk_tx_end_req_t req = {.producer_group = h->producer_group,
                            .commit_log_offset = h->commit_log_offset % 2 ? h->commit_log_offset : fb.half,
-                           .state = fr_tx_state(h->state), .account = a};
+                           .state = fr_tx_state(h->state), .who = who};
     bk_append_out_t out;
 
     if (bk_tx_end(fb.tx, &req, &out, NULL, NULL) != 1)
@@ -393,14 +393,14 @@ static void core_end(const Rmq__EndTransactionRequest *h, const rmq_acl_account_
 }
 
 /* A heartbeat through the rmq front's decode into the core, on session ss. */
-static void core_heartbeat(const Rmq__HeartbeatData *w, bk_session_t *ss)
+static void core_heartbeat(const Rmq__HeartbeatData *w, bk_session_t *ss, const bk_caller_t *who)
 {
     bk_heartbeat_t hb;
     bk_hb_consumer_t *cons = NULL;
     bk_hb_sub_t *subs = NULL;
     bk_result_t r;
 
-    if (fr_heartbeat_decode(w, &hb, &cons, &subs) && bk_clients_heartbeat(fb.clients, ss, &hb, &r) < 0 &&
+    if (fr_heartbeat_decode(w, &hb, &cons, &subs) && bk_clients_heartbeat(fb.clients, ss, who, &hb, &r) < 0 &&
         !r.why[0])
         abort();
     free(cons);
@@ -409,15 +409,14 @@ static void core_heartbeat(const Rmq__HeartbeatData *w, bk_session_t *ss)
 
 /* CONSUMER_SEND_MSG_BACK through the core, read as the request's signer
  * (the record's topic is checked); an even offset names the half message. */
-static void core_send_back(rmq_acl_t *acl, const Rmq__Command *cmd)
+static void core_send_back(const Rmq__Command *cmd, const bk_caller_t *who)
 {
     const Rmq__ConsumerSendMsgBackRequest *h = cmd->send_back;
-    fr_reader_t rd = {.acl = acl, .peer = "127.0.0.1:1", .cmd = cmd};
-    rd.base = (bk_reader_t){fr_reader_may_read, &rd};
+    bk_perm_reader_t rd;
     bk_sendback_req_t req = {.group = h->group, .offset = h->offset % 2 ? h->offset : fb.half,
                              .delay_level = h->delay_level, .max_reconsume_times = h->max_reconsume_times,
                              .origin_topic = h->origin_topic, .origin_msg_id = h->origin_msg_id,
-                             .reader = &rd.base};
+                             .reader = bk_perm_reader_init(&rd, who, BK_OP_SEND_BACK)};
     bk_append_out_t out;
 
     if (bk_sendback_run(fb.sendback, &req, &out, NULL, NULL) != 1)
@@ -426,27 +425,44 @@ static void core_send_back(rmq_acl_t *acl, const Rmq__Command *cmd)
         abort();
 }
 
-/* Runs the core path of a request the ACL let through. */
-static void broker_apply(rmq_acl_t *acl, const Rmq__Command *cmd, struct evbuffer *body, bk_session_t *ss)
+/* The core's permission check of the operation cmd's code is (as the rmq
+ * front routes it) on the topic and group its remark and key name. */
+static void perm_check(rmq_acl_t *acl, const Rmq__Command *cmd)
 {
-    const rmq_acl_account_t *a = NULL;
+    bk_caller_t who = {NULL};
+    bk_result_t r;
     char remark[512];
 
+    if (rmq_acl_request_signer(acl, "127.0.0.1:1", cmd, &who.account, remark, sizeof remark) < 0)
+        return;
+    r.why[0] = '\0';
+    if (!bk_perm_check(&who, fr_routes_op(cmd->code), cmd->remark, cmd->remark, &r) && !r.why[0])
+        abort();
+}
+
+/* Runs the core path of a request the ACL's signer check let through, as
+ * its signer (the core checks what it touches). */
+static void broker_apply(rmq_acl_t *acl, const Rmq__Command *cmd, struct evbuffer *body, bk_session_t *ss)
+{
+    bk_caller_t who = {NULL};
+    char remark[512];
+
+    if (rmq_acl_request_signer(acl, "127.0.0.1:1", cmd, &who.account, remark, sizeof remark) < 0)
+        return;
     switch (cmd->header_case) {
     case RMQ__COMMAND__HEADER_SEND:
         if (!cmd->send->batch)
-            core_send(cmd->send, body);
+            core_send(cmd->send, body, &who);
         break;
     case RMQ__COMMAND__HEADER_END_TRANSACTION:
-        if (cmd->code == RMQ__REQUEST_CODE__END_TRANSACTION &&
-            rmq_acl_request_signer(acl, "127.0.0.1:1", cmd, &a, remark, sizeof remark) >= 0)
-            core_end(cmd->end_transaction, a);
+        if (cmd->code == RMQ__REQUEST_CODE__END_TRANSACTION)
+            core_end(cmd->end_transaction, &who);
         break;
     case RMQ__COMMAND__HEADER_HEARTBEAT:
-        core_heartbeat(cmd->heartbeat, ss);
+        core_heartbeat(cmd->heartbeat, ss, &who);
         break;
     case RMQ__COMMAND__HEADER_SEND_BACK:
-        core_send_back(acl, cmd);
+        core_send_back(cmd, &who);
         break;
     default:
         break;
@@ -626,16 +642,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rmq_signature_t sig;
         if (cmd->opaque % 2 == 0)
             fuzz_sign(f.cmd, f.body, now, &sig);
-        int st = rmq_acl_check(acl, "127.0.0.1:1", cmd, f.body, now, remark, sizeof remark);
+        int st = rmq_acl_check(acl, RMQ_ACL_SIGNER_ONLY, "127.0.0.1:1", cmd, f.body, now, remark, sizeof remark);
         if (st != RMQ__STATUS__SUCCESS && (st != RMQ__STATUS__NO_PERMISSION || !remark[0]))
             abort();
         if (st == RMQ__STATUS__SUCCESS)
             broker_apply(acl, cmd, f.body, &ss.base);
-        /* the record-topic check of send-back and view by id, on a topic the frame names */
-        remark[0] = '\0';
-        if (!rmq_acl_request_may_read(acl, "127.0.0.1:1", cmd, cmd->remark ? cmd->remark : "", remark,
-                                      sizeof remark) && !remark[0])
-            abort();
+        /* the core's check of the operation the code is, on names the frame gives */
+        perm_check(acl, cmd);
         f.cmd->auth = given;
         rmq_frame_clear(&f);
     }

@@ -1,5 +1,7 @@
-/* fr_remoting.c: the remoting front's set-up (codec, the one code-to-handler
- * table, ACL), its reply helpers, the neutral-status-to-response-code
+/* fr_remoting.c: the remoting front's set-up (codec, the one table of
+ * codes, their handlers and the core's operation each is, ACL signatures),
+ * who signed a request and whether the core lets them (bk_perm.h), its
+ * reply helpers, the neutral-status-to-response-code
  * table, extField readers, and its session (core/bk_session.h): ids-changed
  * notices pushed as oneway NOTIFY_CONSUMER_IDS_CHANGED requests in the
  * encoding the client itself uses. */
@@ -123,45 +125,32 @@ int fr_rm_bool(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *
     return -1;
 }
 
-/* ---- the signer ------------------------------------------------------------ */
+/* ---- who asks, and may they ------------------------------------------------ */
 
-int fr_rm_signer(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
-                 const rmq_acl_account_t **account)
+int fr_rm_caller(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, bk_caller_t *who)
 {
-    *account = NULL;
-    if (!rm->bk->sec.acl ||
-        rmq_acl_account_of(rm->bk->sec.acl, rmq_conn_peer(conn), rmq_remoting_field(req, "AccessKey"), account) >= 0)
+    *who = (bk_caller_t){NULL, NULL, NULL};
+    if (!rm->bk->sec.acl)
+        return 0;                    /* access control off: trusted */
+    who->peer = rmq_conn_peer(conn);
+    if (rmq_acl_account_of(rm->bk->sec.acl, who->peer, rmq_remoting_field(req, "AccessKey"), &who->account) >= 0)
         return 0;
     rmq_remoting_replyf(conn, req, RMQ_REMOTING_NO_PERMISSION,
                         "request code %d from %s is not signed by a known account", req->code, rmq_conn_peer(conn));
     return -1;
 }
 
-/* bk_reader_t.may_read: may the signer read topic (SUB)? */
-static int rm_may_read(void *arg, const char *topic, char *why, size_t whylen)
+int fr_rm_allowed(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *topic,
+                  const char *group)
 {
-    const fr_rm_reader_t *rd = arg;
-    rmq_acl_need_t need = {RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
-    char op[32];
-    if (!rd->account) {
-        snprintf(why, whylen, "no permission: request code %d is not signed by a known account", rd->code);
+    bk_caller_t who;
+    bk_result_t r;
+    if (fr_rm_caller(rm, conn, req, &who) != 0)
         return 0;
-    }
-    snprintf(op, sizeof(op), "request code %d", rd->code);
-    return rmq_acl_allows(rd->account, &need, 1, op, why, whylen);
-}
-
-const bk_reader_t *fr_rm_reader_init(fr_rm_reader_t *rd, const fr_remoting_t *rm, rmq_conn_t *conn,
-                                     const rmq_remoting_request_t *req)
-{
-    const rmq_acl_t *acl = rm->bk->sec.acl;
-    rd->account = NULL;
-    int rc = acl ? rmq_acl_account_of(acl, rmq_conn_peer(conn), rmq_remoting_field(req, "AccessKey"), &rd->account)
-                 : 1;
-    rd->code = req->code;
-    rd->base.may_read = rc > 0 ? NULL : rm_may_read;
-    rd->base.arg = rd;
-    return &rd->base;
+    if (!who.account || bk_perm_check(&who, fr_rm_op(req->code), topic, group, &r))
+        return 1;
+    fr_rm_reply_result(conn, req, &r);
+    return 0;
 }
 
 /* ---- session -------------------------------------------------------------- */
@@ -269,105 +258,59 @@ bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_re
 
 /* ---- set-up --------------------------------------------------------------- */
 
-/* What a code needs under ACL 1.0, as RocketMQ's PlainAccessValidator
- * asks: a send PUB on its topic; a pull SUB on its topic and group; the
- * offsets of a group SUB on both; the consumer list SUB on the group; a
- * query by key SUB on its topic; a send-back SUB on its group (RocketMQ:
- * SUB on %RETRY%group), then the core checks SUB on the topic of the record
- * it names; the changes Permission.ADMIN_CODE lists (topic and group
- * create, update and delete, broker config) an admin account; the rest
- * (heartbeat, unregister, queue offsets, queue locks, which RocketMQ's
- * validator lets any account send, the read-only admin codes, and
- * END_TRANSACTION, whose real topic the core checks for PUB once it has
- * read the half message) any account. A view by id is checked on the
- * record's topic once it is read (fr_remoting_query.c). */
-typedef enum rm_need {
-    NEED_ANY = 0,
-    NEED_PUB_TOPIC,
-    NEED_SUB_TOPIC_GROUP,
-    NEED_SUB_GROUP,
-    NEED_SUB_TOPIC,
-    NEED_SUB_BACK_GROUP,             /* SUB on extField "group" */
-    NEED_ADMIN,
-} rm_need_t;
-
-static const struct {
-    int code;
-    rmq_remoting_handler_fn fn;
-    rm_need_t need;
-} handlers[] = {
-    {10, fr_rm_handle_send, NEED_PUB_TOPIC},                 /* SEND_MESSAGE */
-    {310, fr_rm_handle_send, NEED_PUB_TOPIC},                /* SEND_MESSAGE_V2 */
-    {320, fr_rm_handle_send, NEED_PUB_TOPIC},                /* SEND_BATCH_MESSAGE */
-    {11, fr_rm_handle_pull, NEED_SUB_TOPIC_GROUP},           /* PULL_MESSAGE */
-    {33, fr_rm_handle_view, NEED_ANY},                       /* VIEW_MESSAGE_BY_ID */
-    {14, fr_rm_handle_offset_query, NEED_SUB_TOPIC_GROUP},   /* QUERY_CONSUMER_OFFSET */
-    {15, fr_rm_handle_offset_update, NEED_SUB_TOPIC_GROUP},  /* UPDATE_CONSUMER_OFFSET */
-    {29, fr_rm_handle_queue_offset, NEED_ANY},               /* SEARCH_OFFSET_BY_TIMESTAMP */
-    {30, fr_rm_handle_queue_offset, NEED_ANY},               /* GET_MAX_OFFSET */
-    {31, fr_rm_handle_queue_offset, NEED_ANY},               /* GET_MIN_OFFSET */
-    {34, fr_rm_handle_heartbeat, NEED_ANY},                  /* HEART_BEAT */
-    {35, fr_rm_handle_unregister, NEED_ANY},                 /* UNREGISTER_CLIENT */
-    {38, fr_rm_handle_consumer_list, NEED_SUB_GROUP},        /* GET_CONSUMER_LIST_BY_GROUP */
+/* Every code this front serves: its handler and the core's operation
+ * (bk_perm.h: what it touches and needs, checked on the decoded request).
+ * A send's check is the core's send itself (bk_produce_check); the others
+ * ask fr_rm_allowed, which finds the operation here by code. */
+static const fr_rm_route_t routes[] = {
+    {10, fr_rm_handle_send, BK_OP_SEND},                       /* SEND_MESSAGE */
+    {310, fr_rm_handle_send, BK_OP_SEND},                      /* SEND_MESSAGE_V2 */
+    {320, fr_rm_handle_send, BK_OP_SEND},                      /* SEND_BATCH_MESSAGE */
+    {11, fr_rm_handle_pull, BK_OP_PULL},                       /* PULL_MESSAGE */
+    {33, fr_rm_handle_view, BK_OP_VIEW},                       /* VIEW_MESSAGE_BY_ID */
+    {14, fr_rm_handle_offset_query, BK_OP_OFFSET_QUERY},       /* QUERY_CONSUMER_OFFSET */
+    {15, fr_rm_handle_offset_update, BK_OP_OFFSET_COMMIT},     /* UPDATE_CONSUMER_OFFSET */
+    {29, fr_rm_handle_queue_offset, BK_OP_QUEUE_OFFSET},       /* SEARCH_OFFSET_BY_TIMESTAMP */
+    {30, fr_rm_handle_queue_offset, BK_OP_QUEUE_OFFSET},       /* GET_MAX_OFFSET */
+    {31, fr_rm_handle_queue_offset, BK_OP_QUEUE_OFFSET},       /* GET_MIN_OFFSET */
+    {34, fr_rm_handle_heartbeat, BK_OP_HEARTBEAT},             /* HEART_BEAT */
+    {35, fr_rm_handle_unregister, BK_OP_UNREGISTER},           /* UNREGISTER_CLIENT */
+    {38, fr_rm_handle_consumer_list, BK_OP_CONSUMER_LIST},     /* GET_CONSUMER_LIST_BY_GROUP */
     /* queue locks and queries (fr_remoting_locks.c, fr_remoting_query.c) */
-    {41, fr_rm_handle_lock, NEED_ANY},                       /* LOCK_BATCH_MQ */
-    {42, fr_rm_handle_unlock, NEED_ANY},                     /* UNLOCK_BATCH_MQ */
-    {12, fr_rm_handle_query, NEED_SUB_TOPIC},                /* QUERY_MESSAGE */
+    {41, fr_rm_handle_lock, BK_OP_QUEUE_LOCK},                 /* LOCK_BATCH_MQ */
+    {42, fr_rm_handle_unlock, BK_OP_QUEUE_LOCK},               /* UNLOCK_BATCH_MQ */
+    {12, fr_rm_handle_query, BK_OP_QUERY_BY_KEY},              /* QUERY_MESSAGE */
     /* send-back and transactions (fr_remoting_tx.c) */
-    {36, fr_rm_handle_send_back, NEED_SUB_BACK_GROUP},       /* CONSUMER_SEND_MSG_BACK */
-    {37, fr_rm_handle_end_transaction, NEED_ANY},            /* END_TRANSACTION */
+    {36, fr_rm_handle_send_back, BK_OP_SEND_BACK},             /* CONSUMER_SEND_MSG_BACK */
+    {37, fr_rm_handle_end_transaction, BK_OP_END_TRANSACTION}, /* END_TRANSACTION */
     /* administration (fr_remoting_admin.c) */
-    {17, fr_rm_handle_update_topic, NEED_ADMIN},             /* UPDATE_AND_CREATE_TOPIC */
-    {21, fr_rm_handle_all_topics, NEED_ANY},                 /* GET_ALL_TOPIC_CONFIG */
-    {25, fr_rm_handle_update_broker_config, NEED_ADMIN},     /* UPDATE_BROKER_CONFIG (refused) */
-    {26, fr_rm_handle_broker_config, NEED_ANY},              /* GET_BROKER_CONFIG */
-    {28, fr_rm_handle_runtime_info, NEED_ANY},               /* GET_BROKER_RUNTIME_INFO */
-    {200, fr_rm_handle_update_group, NEED_ADMIN},            /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP */
-    {201, fr_rm_handle_all_groups, NEED_ANY},                /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
-    {202, fr_rm_handle_topic_stats, NEED_ANY},               /* GET_TOPIC_STATS_INFO */
-    {203, fr_rm_handle_consumer_connections, NEED_ANY},      /* GET_CONSUMER_CONNECTION_LIST */
-    {207, fr_rm_handle_delete_group, NEED_ADMIN},            /* DELETE_SUBSCRIPTIONGROUP */
-    {208, fr_rm_handle_consume_stats, NEED_ANY},             /* GET_CONSUME_STATS */
-    {215, fr_rm_handle_delete_topic, NEED_ADMIN},            /* DELETE_TOPIC_IN_BROKER */
-    {300, fr_rm_handle_consume_by_who, NEED_ANY},            /* QUERY_TOPIC_CONSUME_BY_WHO */
-    {351, fr_rm_handle_topic_config, NEED_ANY},              /* GET_TOPIC_CONFIG */
+    {17, fr_rm_handle_update_topic, BK_OP_TOPIC_UPDATE},       /* UPDATE_AND_CREATE_TOPIC */
+    {21, fr_rm_handle_all_topics, BK_OP_TOPIC_LIST},           /* GET_ALL_TOPIC_CONFIG */
+    {25, fr_rm_handle_update_broker_config, BK_OP_BROKER_CONFIG_UPDATE}, /* UPDATE_BROKER_CONFIG (refused) */
+    {26, fr_rm_handle_broker_config, BK_OP_BROKER_CONFIG},     /* GET_BROKER_CONFIG */
+    {28, fr_rm_handle_runtime_info, BK_OP_RUNTIME_INFO},       /* GET_BROKER_RUNTIME_INFO */
+    {200, fr_rm_handle_update_group, BK_OP_GROUP_UPDATE},      /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP */
+    {201, fr_rm_handle_all_groups, BK_OP_GROUP_LIST},          /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
+    {202, fr_rm_handle_topic_stats, BK_OP_TOPIC_STATS},        /* GET_TOPIC_STATS_INFO */
+    {203, fr_rm_handle_consumer_connections, BK_OP_CONSUMER_CONNECTIONS}, /* GET_CONSUMER_CONNECTION_LIST */
+    {207, fr_rm_handle_delete_group, BK_OP_GROUP_DELETE},      /* DELETE_SUBSCRIPTIONGROUP */
+    {208, fr_rm_handle_consume_stats, BK_OP_CONSUME_STATS},    /* GET_CONSUME_STATS */
+    {215, fr_rm_handle_delete_topic, BK_OP_TOPIC_DELETE},      /* DELETE_TOPIC_IN_BROKER */
+    {300, fr_rm_handle_consume_by_who, BK_OP_TOPIC_CONSUMERS}, /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {351, fr_rm_handle_topic_config, BK_OP_TOPIC_CONFIG},      /* GET_TOPIC_CONFIG */
 };
 
-/* rmq_remoting_needs_fn of the broker: codes without a handler here need admin. */
-static int rm_needs(const rmq_remoting_request_t *req, rmq_acl_need_t *needs, size_t cap)
+const fr_rm_route_t *fr_rm_route_at(size_t i)
 {
-    const char *topic = rmq_remoting_field(req, "topic"), *group = rmq_remoting_field(req, "consumerGroup");
-    if (!topic)
-        topic = rmq_remoting_field(req, "b");            /* SEND_MESSAGE_V2 */
-    for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
-        if (handlers[i].code != req->code)
-            continue;
-        switch (handlers[i].need) {
-        case NEED_PUB_TOPIC:
-            needs[0] = (rmq_acl_need_t){RMQ_ACL_TOPIC, RMQ_ACL_PERM_PUB, topic};
-            return 1;
-        case NEED_SUB_TOPIC_GROUP:
-            if (cap < 2)
-                return -1;
-            needs[0] = (rmq_acl_need_t){RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
-            needs[1] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group};
-            return 2;
-        case NEED_SUB_GROUP:
-            needs[0] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, group};
-            return 1;
-        case NEED_SUB_TOPIC:
-            needs[0] = (rmq_acl_need_t){RMQ_ACL_TOPIC, RMQ_ACL_PERM_SUB, topic};
-            return 1;
-        case NEED_SUB_BACK_GROUP:
-            needs[0] = (rmq_acl_need_t){RMQ_ACL_GROUP, RMQ_ACL_PERM_SUB, rmq_remoting_field(req, "group")};
-            return 1;
-        case NEED_ADMIN:
-            return -1;
-        default:
-            return 0;
-        }
-    }
-    return -1;
+    return i < sizeof(routes) / sizeof(routes[0]) ? &routes[i] : NULL;
+}
+
+bk_op_t fr_rm_op(int code)
+{
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        if (routes[i].code == code)
+            return routes[i].op;
+    return BK_OP_UNDECLARED;
 }
 
 fr_remoting_t *fr_remoting_start(bk_broker_t *bk, char *err, size_t errlen)
@@ -381,12 +324,11 @@ fr_remoting_t *fr_remoting_start(bk_broker_t *bk, char *err, size_t errlen)
         rc = RMQ_ENOMEM;
         goto fail;
     }
-    for (size_t i = 0; rc == RMQ_OK && i < sizeof(handlers) / sizeof(handlers[0]); i++)
-        rc = rmq_remoting_handle(bk->srv, handlers[i].code, handlers[i].fn, rm);
+    for (size_t i = 0; rc == RMQ_OK && i < sizeof(routes) / sizeof(routes[0]); i++)
+        rc = rmq_remoting_handle(bk->srv, routes[i].code, routes[i].fn, rm);
     if (rc != RMQ_OK)
         goto fail;
-    rmq_remoting_set_acl(bk->srv, bk->sec.acl);
-    rmq_remoting_set_needs(bk->srv, rm_needs);
+    rmq_remoting_set_acl(bk->srv, bk->sec.acl, RMQ_ACL_SIGNER_ONLY);
     return rm;
 fail:
     snprintf(err, errlen, "cannot start the RocketMQ remoting front-end: %s", rmq_strerror(rc));

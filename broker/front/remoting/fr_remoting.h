@@ -1,7 +1,8 @@
 /* fr_remoting.h: the broker's RocketMQ remoting front-end, on the broker's
  * own port next to the native protocol (the transport picks the codec from
  * a connection's first bytes). Each handler reads its request's extFields,
- * calls the core (core/bk_produce.c for sends, core/bk_consume.c for pulls,
+ * has the core check what the signer may do on the names it read (the
+ * codec checks only the signature; bk_perm.h decides), calls the core (core/bk_produce.c for sends, core/bk_consume.c for pulls,
  * with its own hold for long polling) or the broker's tables, and answers
  * with RocketMQ's response codes, header fields and bodies. What the front
  * asks of the broker's offset and client tables goes through one function
@@ -15,6 +16,7 @@
 #include "bk_batch.h"
 #include "bk_broker.h"
 #include "bk_consume.h"
+#include "bk_perm.h"
 #include "bk_query.h"
 #include "bk_status.h"
 #include "rmq_codec_remoting.h"
@@ -79,26 +81,29 @@ int fr_rm_int(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *k
 int fr_rm_bool(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *key, int required, int dflt,
                int *out);
 
-/* The ACL account that signed req (a request the codec admitted), for the
- * checks the core makes once it has read what req names: 0 with *account
- * set (NULL when access control is off or the peer is whitelisted); -1
- * after answering NO_PERMISSION when no known account signed it. */
-int fr_rm_signer(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
-                 const rmq_acl_account_t **account);
+/* Who signed req (a request the codec admitted): 0 with who filled
+ * (account NULL when access control is off or the peer is whitelisted);
+ * -1 after answering NO_PERMISSION when no known account signed it. */
+int fr_rm_caller(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, bk_caller_t *who);
 
-/* The core's reader (bk_query.h) for a remoting request: the signer of
- * req may read a topic if its account has SUB on it. Valid for the
- * handler's call only. */
-typedef struct fr_rm_reader {
-    bk_reader_t base;                /* what the core is given */
-    const rmq_acl_account_t *account;
+/* Whether the signer of req may do the operation its code is (fr_rm_op)
+ * on topic and group, the names of the decoded request the handler is
+ * about to execute (NULL where it names none): 1, or 0 after answering
+ * NO_PERMISSION with the core's reason. */
+int fr_rm_allowed(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *topic,
+                  const char *group);
+
+/* One served code: its handler and the core's operation it is. */
+typedef struct fr_rm_route {
     int code;
-} fr_rm_reader_t;
+    rmq_remoting_handler_fn fn;
+    bk_op_t op;
+} fr_rm_route_t;
 
-/* Fills rd for req on conn (access control off or a whitelisted peer:
- * reads everything); returns &rd->base. */
-const bk_reader_t *fr_rm_reader_init(fr_rm_reader_t *rd, const fr_remoting_t *rm, rmq_conn_t *conn,
-                                     const rmq_remoting_request_t *req);
+/* The i-th served code, or NULL past the last (for the permission test). */
+const fr_rm_route_t *fr_rm_route_at(size_t i);
+/* The operation code is (BK_OP_UNDECLARED for a code not served). */
+bk_op_t fr_rm_op(int code);
 
 /* The session of a remoting connection, created on first use (borrowed);
  * NULL when out of memory. Its pushes use req's encoding. */
@@ -117,8 +122,10 @@ bk_status_t fr_rm_core_offset_commit(bk_broker_t *bk, const char *topic, const c
                                      int64_t offset, bk_result_t *r);
 /* Registers the groups of hb (creating subscription groups and their retry
  * topics) and the client on session ss. 0, or -1 with r set. */
-int fr_rm_core_heartbeat(bk_broker_t *bk, bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r);
-void fr_rm_core_unregister(bk_broker_t *bk, const char *client_id, const char *group);
+int fr_rm_core_heartbeat(bk_broker_t *bk, bk_session_t *ss, const bk_caller_t *who, const bk_heartbeat_t *hb,
+                         bk_result_t *r);
+/* Removes client_id from group (every group if ""), where session ss registered it. */
+void fr_rm_core_unregister(bk_broker_t *bk, bk_session_t *ss, const char *client_id, const char *group);
 size_t fr_rm_core_consumer_ids(bk_broker_t *bk, const char *group, const char **ids, size_t cap);
 /* The group's subscription expression for topic from heartbeats, or NULL. */
 const char *fr_rm_core_subscription(bk_broker_t *bk, const char *group, const char *topic);

@@ -160,7 +160,7 @@ void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     bk_topic_t t = {0};
     int64_t rq, wq, perm, sys = 0;
     bk_result_t r;
-    if (topic_name(conn, req, t.name, sizeof(t.name)) != 0 ||
+    if (!fr_rm_allowed(rm, conn, req, NULL, NULL) || topic_name(conn, req, t.name, sizeof(t.name)) != 0 ||
         fr_rm_int(conn, req, "readQueueNums", NULL, 1, INT32_MIN, INT32_MAX, 0, &rq) != 0 ||
         fr_rm_int(conn, req, "writeQueueNums", NULL, 1, INT32_MIN, INT32_MAX, 0, &wq) != 0 ||
         fr_rm_int(conn, req, "perm", NULL, 1, INT32_MIN, INT32_MAX, 0, &perm) != 0 ||
@@ -187,7 +187,7 @@ void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
     bk_result_t r;
     int existed;
-    if (!topic)
+    if (!topic || !fr_rm_allowed(rm, conn, req, topic, NULL))
         return;
     topic_ack_t *ack = topic_ack_new(conn, req);
     if (!ack)
@@ -223,7 +223,8 @@ static bk_status_t all_topics_body(const fr_remoting_t *rm, struct evbuffer *b, 
 /* GET_ALL_TOPIC_CONFIG: every topic's configuration. */
 void fr_rm_handle_all_topics(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
-    reply_json(arg, conn, req, all_topics_body, NULL);
+    if (fr_rm_allowed(arg, conn, req, NULL, NULL))
+        reply_json(arg, conn, req, all_topics_body, NULL);
 }
 
 /* One TopicConfig, arg (body_fn). */
@@ -238,7 +239,7 @@ void fr_rm_handle_topic_config(rmq_conn_t *conn, const rmq_remoting_request_t *r
 {
     fr_remoting_t *rm = arg;
     const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
-    if (!topic)
+    if (!topic || !fr_rm_allowed(rm, conn, req, topic, NULL))
         return;
     const bk_topic_t *t = bk_topics_get(rm->bk->topics, topic, strlen(topic));
     if (!t) {
@@ -275,7 +276,7 @@ void fr_rm_handle_topic_stats(rmq_conn_t *conn, const rmq_remoting_request_t *re
     const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
     bk_topic_stats_t ts;
     bk_result_t r;
-    if (!topic)
+    if (!topic || !fr_rm_allowed(rm, conn, req, topic, NULL))
         return;
     if (bk_admin_topic_stats(rm->bk->admin_ops, topic, &ts, &r) != BK_OK) {
         fr_rm_reply_result(conn, req, &r);
@@ -309,7 +310,7 @@ void fr_rm_handle_consume_by_who(rmq_conn_t *conn, const rmq_remoting_request_t 
 {
     fr_remoting_t *rm = arg;
     const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
-    if (topic)
+    if (topic && fr_rm_allowed(rm, conn, req, topic, NULL))
         reply_json(rm, conn, req, consume_by_who_body, topic);
 }
 
@@ -322,6 +323,8 @@ void fr_rm_handle_update_group(rmq_conn_t *conn, const rmq_remoting_request_t *r
     bk_group_t grp;
     bk_result_t r;
     char why[256];
+    if (!fr_rm_allowed(rm, conn, req, NULL, NULL))
+        return;
     if (fr_rm_group_parse(req->body, req->body_len, &grp, why, sizeof(why)) != RMQ_OK) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: %s", why);
         return;
@@ -336,7 +339,7 @@ void fr_rm_handle_delete_group(rmq_conn_t *conn, const rmq_remoting_request_t *r
     fr_remoting_t *rm = arg;
     const char *group = fr_rm_str(conn, req, "groupName", NULL, 1, NULL);
     bk_result_t r;
-    if (!group)
+    if (!group || !fr_rm_allowed(rm, conn, req, NULL, group))
         return;
     bk_admin_group_delete(rm->bk->admin_ops, group, &r);
     reply_result(conn, req, &r);
@@ -367,7 +370,8 @@ static bk_status_t all_groups_body(const fr_remoting_t *rm, struct evbuffer *b, 
 /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG: every subscription group's configuration. */
 void fr_rm_handle_all_groups(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
-    reply_json(arg, conn, req, all_groups_body, NULL);
+    if (fr_rm_allowed(arg, conn, req, NULL, NULL))
+        reply_json(arg, conn, req, all_groups_body, NULL);
 }
 
 /* ---- consumers ------------------------------------------------------------- */
@@ -444,7 +448,7 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
 {
     fr_remoting_t *rm = arg;
     group_ref_t g = {fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL)};
-    if (!g.name)
+    if (!g.name || !fr_rm_allowed(rm, conn, req, NULL, g.name))
         return;
     if (!bk_clients_group(rm->bk->clients, g.name, &g.gv)) {
         rmq_remoting_replyf(conn, req, CODE_CONSUMER_NOT_ONLINE, "the consumer group[%.200s] not online", g.name);
@@ -481,7 +485,7 @@ void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *
     const char *topic = group ? fr_rm_str(conn, req, "topic", NULL, 0, "") : NULL;
     bk_consume_progress_t cp;
     bk_result_t r;
-    if (!group)
+    if (!group || !fr_rm_allowed(rm, conn, req, topic, group))
         return;
     if (bk_offset_progress(rm->bk->offset_ops, group, topic, &cp, &r) != BK_OK) {
         fr_rm_reply_result(conn, req, &r);
@@ -517,7 +521,8 @@ static bk_status_t runtime_info_body(const fr_remoting_t *rm, struct evbuffer *b
 /* GET_BROKER_RUNTIME_INFO: the broker's runtime figures. */
 void fr_rm_handle_runtime_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
-    reply_json(arg, conn, req, runtime_info_body, NULL);
+    if (fr_rm_allowed(arg, conn, req, NULL, NULL))
+        reply_json(arg, conn, req, runtime_info_body, NULL);
 }
 
 /* GET_BROKER_CONFIG: the effective configuration as properties text
@@ -527,6 +532,8 @@ void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *
     fr_remoting_t *rm = arg;
     char *text = NULL;
     size_t len = 0;
+    if (!fr_rm_allowed(rm, conn, req, NULL, NULL))
+        return;
     FILE *f = open_memstream(&text, &len);
     if (f) {
         bk_config_print(rm->bk->cfg, f);
@@ -544,7 +551,8 @@ void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *
 /* UPDATE_BROKER_CONFIG: refused, naming why (no runtime configuration change). */
 void fr_rm_handle_update_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
-    (void)arg;
+    if (!fr_rm_allowed(arg, conn, req, NULL, NULL))
+        return;
     rmq_remoting_replyf(conn, req, RMQ_REMOTING_REQUEST_CODE_NOT_SUPPORTED,
                         "UPDATE_BROKER_CONFIG (25) is not supported: an rmq broker reads its configuration once, "
                         "from its properties file; change the file and restart the broker");

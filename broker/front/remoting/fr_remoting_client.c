@@ -11,6 +11,7 @@
 
 #include "fr_remoting.h"
 #include "fr_remoting_wire.h"
+#include "fr_session.h"
 #include "rmq_message.h"
 
 #define CODE_SEARCH_OFFSET_BY_TIMESTAMP 29
@@ -50,6 +51,9 @@ void fr_rm_handle_heartbeat(rmq_conn_t *conn, const rmq_remoting_request_t *req,
     fr_rm_heartbeat_t hb;
     char why[256];
     bk_result_t r;
+    bk_caller_t who;
+    if (fr_rm_caller(rm, conn, req, &who) != 0)
+        return;
     rmq_err_t rc = fr_rm_heartbeat_parse(req->body, req->body_len, &hb, why, sizeof(why));
     if (rc != RMQ_OK) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "HEART_BEAT: %s", why);
@@ -60,24 +64,26 @@ void fr_rm_handle_heartbeat(rmq_conn_t *conn, const rmq_remoting_request_t *req,
     bk_session_t *ss = fr_rm_session_of(rm, conn, req);
     if (!ss)
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "HEART_BEAT: out of memory");
-    else if (fr_rm_core_heartbeat(rm->bk, ss, &hb.hb, &r) != 0)
+    else if (fr_rm_core_heartbeat(rm->bk, ss, &who, &hb.hb, &r) != 0)
         fr_rm_reply_result(conn, req, &r);
     else
         reply_ok(conn, req);
     fr_rm_heartbeat_clear(&hb);
 }
 
-/* UNREGISTER_CLIENT: a consumer leaves its group (a producer-only client has nothing here). */
+/* UNREGISTER_CLIENT: a consumer of this connection leaves its group (a
+ * producer-only client has nothing here). */
 void fr_rm_handle_unregister(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
     const char *client = fr_rm_str(conn, req, "clientID", NULL, 1, NULL);
     const char *consumer = fr_rm_str(conn, req, "consumerGroup", NULL, 0, "");
     const char *producer = fr_rm_str(conn, req, "producerGroup", NULL, 0, "");
-    if (!client)
+    if (!client || !fr_rm_allowed(rm, conn, req, NULL, consumer))
         return;
-    if (consumer[0] || !producer[0])
-        fr_rm_core_unregister(rm->bk, client, consumer);
+    bk_session_t *ss = fr_session_find(conn);
+    if (ss && (consumer[0] || !producer[0]))
+        fr_rm_core_unregister(rm->bk, ss, client, consumer);
     reply_ok(conn, req);
 }
 
@@ -85,7 +91,7 @@ void fr_rm_handle_consumer_list(rmq_conn_t *conn, const rmq_remoting_request_t *
 {
     fr_remoting_t *rm = arg;
     const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
-    if (!group)
+    if (!group || !fr_rm_allowed(rm, conn, req, NULL, group))
         return;
     size_t n = fr_rm_core_consumer_ids(rm->bk, group, NULL, 0);
     if (n == 0) {
@@ -117,7 +123,8 @@ void fr_rm_handle_offset_query(rmq_conn_t *conn, const rmq_remoting_request_t *r
     int64_t qid;
     const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
     const char *topic = group ? fr_rm_str(conn, req, "topic", NULL, 1, NULL) : NULL;
-    if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0)
+    if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0 ||
+        !fr_rm_allowed(rm, conn, req, topic, group))
         return;
     int64_t off = fr_rm_core_offset_query(rm->bk, topic, group, (int32_t)qid);
     /* RocketMQ's broker: a group new to a queue whose head is still in
@@ -141,7 +148,8 @@ void fr_rm_handle_offset_update(rmq_conn_t *conn, const rmq_remoting_request_t *
     const char *group = name_field(conn, req, "consumerGroup");
     const char *topic = group ? name_field(conn, req, "topic") : NULL;
     if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0 ||
-        fr_rm_int(conn, req, "commitOffset", NULL, 1, INT64_MIN, INT64_MAX, 0, &off) != 0)
+        fr_rm_int(conn, req, "commitOffset", NULL, 1, INT64_MIN, INT64_MAX, 0, &off) != 0 ||
+        !fr_rm_allowed(rm, conn, req, topic, group))
         return;
     bk_result_t r;
     if (off >= 0 && fr_rm_core_offset_commit(rm->bk, topic, group, (int32_t)qid, off, &r) != BK_OK) {
@@ -161,6 +169,8 @@ void fr_rm_handle_queue_offset(rmq_conn_t *conn, const rmq_remoting_request_t *r
         return;
     if (req->code == CODE_SEARCH_OFFSET_BY_TIMESTAMP &&
         fr_rm_int(conn, req, "timestamp", NULL, 1, INT64_MIN, INT64_MAX, 0, &ts) != 0)
+        return;
+    if (!fr_rm_allowed(rm, conn, req, topic, NULL))
         return;
     st_store_t *st = rm->bk->store;
     int64_t off = req->code == CODE_GET_MAX_OFFSET ? st_store_max_offset(st, topic, (int32_t)qid)

@@ -42,14 +42,15 @@ bk_status_t fr_rm_core_offset_commit(bk_broker_t *bk, const char *topic, const c
     return bk_offset_commit(bk->offset_ops, &key, offset, r);
 }
 
-int fr_rm_core_heartbeat(bk_broker_t *bk, bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r)
+int fr_rm_core_heartbeat(bk_broker_t *bk, bk_session_t *ss, const bk_caller_t *who, const bk_heartbeat_t *hb,
+                         bk_result_t *r)
 {
-    return bk_clients_heartbeat(bk->clients, ss, hb, r) < 0 ? -1 : 0;
+    return bk_clients_heartbeat(bk->clients, ss, who, hb, r) < 0 ? -1 : 0;
 }
 
-void fr_rm_core_unregister(bk_broker_t *bk, const char *client_id, const char *group)
+void fr_rm_core_unregister(bk_broker_t *bk, bk_session_t *ss, const char *client_id, const char *group)
 {
-    bk_clients_unregister(bk->clients, client_id, group);
+    bk_clients_unregister(bk->clients, ss, client_id, group);
 }
 
 size_t fr_rm_core_consumer_ids(bk_broker_t *bk, const char *group, const char **ids, size_t cap)

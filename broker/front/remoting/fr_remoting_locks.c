@@ -102,14 +102,20 @@ rmq_err_t fr_rm_lock_answer_encode(struct evbuffer *out, const fr_rm_lock_body_t
 
 /* ---- handlers -------------------------------------------------------------- */
 
-/* Reads req's body into *lb for the core; 0, or -1 after answering
- * SYSTEM_ERROR with the reason. */
-static int lock_decode(rmq_conn_t *conn, const rmq_remoting_request_t *req, fr_rm_lock_body_t *lb)
+/* Reads req's body into *lb for the core and checks the signer may lock
+ * the group it names; 0, or -1 after answering (SYSTEM_ERROR with the
+ * reason, or NO_PERMISSION) with lb cleared. */
+static int lock_decode(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
+                       fr_rm_lock_body_t *lb)
 {
     char why[192];
     const char *name = req->code == CODE_LOCK_BATCH_MQ ? "LOCK_BATCH_MQ" : "UNLOCK_BATCH_MQ";
     if (fr_rm_lock_body_parse(req->body, req->body_len, lb, why, sizeof(why)) != RMQ_OK) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "%s: %s", name, why);
+        return -1;
+    }
+    if (!fr_rm_allowed(rm, conn, req, NULL, lb->req.group)) {
+        fr_rm_lock_body_clear(lb);
         return -1;
     }
     lb->req.cmd = name;
@@ -162,7 +168,7 @@ void fr_rm_handle_lock(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
     fr_remoting_t *rm = arg;
     fr_rm_lock_body_t lb;
     bk_result_t r;
-    if (lock_decode(conn, req, &lb) != 0)
+    if (lock_decode(rm, conn, req, &lb) != 0)
         return;
     uint8_t *held = calloc(lb.req.n_mqs + 1, 1);
     struct evbuffer *body = evbuffer_new();
@@ -188,7 +194,7 @@ void fr_rm_handle_unlock(rmq_conn_t *conn, const rmq_remoting_request_t *req, vo
     fr_remoting_t *rm = arg;
     fr_rm_lock_body_t lb;
     bk_result_t r;
-    if (lock_decode(conn, req, &lb) != 0)
+    if (lock_decode(rm, conn, req, &lb) != 0)
         return;
     if (bk_unlock_batch(rm->bk->locks, &lb.req, &r) == BK_OK) {
         rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS};

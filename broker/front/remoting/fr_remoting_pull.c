@@ -133,7 +133,8 @@ void fr_rm_handle_pull(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
         fr_rm_int(conn, req, "maxMsgNums", NULL, 1, 1, INT32_MAX, 0, &max_nums) != 0 ||
         fr_rm_int(conn, req, "sysFlag", NULL, 1, 0, INT32_MAX, 0, &sys_flag) != 0 ||
         fr_rm_int(conn, req, "commitOffset", NULL, 0, INT64_MIN, INT64_MAX, -1, &commit_off) != 0 ||
-        fr_rm_int(conn, req, "suspendTimeoutMillis", NULL, 0, 0, INT32_MAX, 0, &suspend_ms) != 0)
+        fr_rm_int(conn, req, "suspendTimeoutMillis", NULL, 0, 0, INT32_MAX, 0, &suspend_ms) != 0 ||
+        !fr_rm_allowed(rm, conn, req, topic, group))
         return;
     const char *type = rmq_remoting_field(req, "expressionType");
     if (type && strcmp(type, "TAG") != 0) {

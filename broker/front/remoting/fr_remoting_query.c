@@ -7,7 +7,7 @@
  *   UNIQ_KEY (maxNum is then defaultQueryMaxNum, as RocketMQ's
  *   QueryMessageProcessor does); answered SUCCESS with the records, or
  *   QUERY_NOT_FOUND, both with indexLastUpdateTimestamp and
- *   indexLastUpdatePhyoffset. The ACL asks SUB on the topic first (rm_needs).
+ *   indexLastUpdatePhyoffset. The signer needs SUB on the topic (bk_perm.h).
  * - VIEW_MESSAGE_BY_ID (33): the record at commit-log offset `offset`; an
  *   offset names any record of the log, so the record's own topic is
  *   checked against the signer once it is read (the core's reader). */
@@ -67,7 +67,7 @@ void fr_rm_handle_query(rmq_conn_t *conn, const rmq_remoting_request_t *req, voi
     int32_t count = 0;
     int64_t last_ts, last_phys;
     char ts[24], phys[24];
-    if (query_decode(rm, conn, req, &kr) != 0)
+    if (query_decode(rm, conn, req, &kr) != 0 || !fr_rm_allowed(rm, conn, req, kr.topic, NULL))
         return;
     struct evbuffer *body = evbuffer_new();
     if (!body) {
@@ -94,15 +94,16 @@ void fr_rm_handle_view(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
     fr_remoting_t *rm = arg;
     int64_t off;
     bk_result_t r;
-    fr_rm_reader_t rd;
-    if (fr_rm_int(conn, req, "offset", NULL, 1, 0, INT64_MAX, 0, &off) != 0)
+    bk_caller_t who;
+    bk_perm_reader_t rd;
+    if (fr_rm_int(conn, req, "offset", NULL, 1, 0, INT64_MAX, 0, &off) != 0 || fr_rm_caller(rm, conn, req, &who) != 0)
         return;
     struct evbuffer *body = evbuffer_new();
     if (!body) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
         return;
     }
-    bk_query_view(rm->bk->store, off, fr_rm_reader_init(&rd, rm, conn, req), body, &r);
+    bk_query_view(rm->bk->store, off, bk_perm_reader_init(&rd, &who, BK_OP_VIEW), body, &r);
     if (r.status == BK_OK)
         query_reply_records(conn, req, body, NULL, 0);
     else if (r.status == BK_NOT_FOUND)               /* RocketMQ's viewMessageById: SYSTEM_ERROR */

@@ -297,7 +297,8 @@ void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
     bk_produce_target_t tgt;
     bk_result_t r;
     born_t b;
-    if (send_busy(rm, conn, req) || send_header(conn, req, &h) != 0)
+    bk_caller_t who;
+    if (send_busy(rm, conn, req) || send_header(conn, req, &h) != 0 || fr_rm_caller(rm, conn, req, &who) != 0)
         return;
     bk_produce_req_t pr = {
         .cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE",
@@ -307,6 +308,7 @@ void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
         .default_topic_queue_nums = (int32_t)h.default_queue_nums,
         .queue_id = (int32_t)h.queue_id,
         .body_len = req->body_len,
+        .who = &who,
     };
     if (!bk_produce_check(rm->bk->produce, &pr, &tgt, &r)) {
         fr_rm_reply_result(conn, req, &r);

@@ -75,12 +75,14 @@ void fr_rm_handle_send_back(rmq_conn_t *conn, const rmq_remoting_request_t *req,
 {
     fr_remoting_t *rm = arg;
     int64_t offset, level, max_times;
-    fr_rm_reader_t rd;
+    bk_caller_t who;
+    bk_perm_reader_t rd;
     bk_append_out_t out;
     const char *group = fr_rm_str(conn, req, "group", NULL, 1, NULL);
     if (!group || fr_rm_int(conn, req, "offset", NULL, 1, 0, INT64_MAX, 0, &offset) != 0 ||
         fr_rm_int(conn, req, "delayLevel", NULL, 1, INT32_MIN, INT32_MAX, 0, &level) != 0 ||
-        fr_rm_int(conn, req, "maxReconsumeTimes", NULL, 0, INT32_MIN, INT32_MAX, 0, &max_times) != 0)
+        fr_rm_int(conn, req, "maxReconsumeTimes", NULL, 0, INT32_MIN, INT32_MAX, 0, &max_times) != 0 ||
+        !fr_rm_allowed(rm, conn, req, NULL, group) || fr_rm_caller(rm, conn, req, &who) != 0)
         return;
     bk_sendback_req_t sr = {
         .group = group,
@@ -89,7 +91,7 @@ void fr_rm_handle_send_back(rmq_conn_t *conn, const rmq_remoting_request_t *req,
         .max_reconsume_times = (int32_t)max_times,
         .origin_topic = fr_rm_str(conn, req, "originTopic", NULL, 0, ""),
         .origin_msg_id = fr_rm_str(conn, req, "originMsgId", NULL, 0, ""),
-        .reader = fr_rm_reader_init(&rd, rm, conn, req),
+        .reader = bk_perm_reader_init(&rd, &who, BK_OP_SEND_BACK),
     };
     rm_tx_wait_t *w = tx_wait_new(conn, req, 0);
     if (!w)
@@ -129,7 +131,7 @@ void fr_rm_handle_end_transaction(rmq_conn_t *conn, const rmq_remoting_request_t
     fr_remoting_t *rm = arg;
     int64_t table_offset, offset, type;
     int from_check, state;
-    const rmq_acl_account_t *account;
+    bk_caller_t who;
     bk_append_out_t out;
     const char *group = fr_rm_str(conn, req, "producerGroup", NULL, 1, NULL);
     const char *msg_id = group ? fr_rm_str(conn, req, "msgId", NULL, 1, NULL) : NULL;
@@ -137,7 +139,7 @@ void fr_rm_handle_end_transaction(rmq_conn_t *conn, const rmq_remoting_request_t
         fr_rm_int(conn, req, "commitLogOffset", NULL, 1, 0, INT64_MAX, 0, &offset) != 0 ||
         fr_rm_int(conn, req, "commitOrRollback", NULL, 1, INT32_MIN, INT32_MAX, 0, &type) != 0 ||
         fr_rm_bool(conn, req, "fromTransactionCheck", 0, 0, &from_check) != 0 ||
-        (state = tx_state(conn, req, type)) < 0 || fr_rm_signer(rm, conn, req, &account) != 0)
+        (state = tx_state(conn, req, type)) < 0 || fr_rm_caller(rm, conn, req, &who) != 0)
         return;
     bk_tx_end_req_t er = {
         .producer_group = group,
@@ -145,7 +147,7 @@ void fr_rm_handle_end_transaction(rmq_conn_t *conn, const rmq_remoting_request_t
         .state = state,
         .msg_id = msg_id,
         .from_check = from_check,
-        .account = account,
+        .who = &who,
     };
     rm_tx_wait_t *w = tx_wait_new(conn, req, 1);
     if (!w)

@@ -11,6 +11,7 @@
 #include "bk_consume_cfg.h"
 #include "bk_metrics.h"
 #include "fr_routes.h"
+#include "fr_perm.h"
 #include "fr_session.h"
 #include "fr_status.h"
 #include "rmq_log.h"
@@ -97,6 +98,8 @@ void fr_pull(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_PULL, "PullMessageRequest (pull)"))
         return;
     const Rmq__PullMessageRequest *h = req->cmd->pull;
+    if (!fr_allowed(p->bk, conn, req, h->topic, h->consumer_group))
+        return;
     bk_pull_req_t pr = {
         .group = h->consumer_group,
         .topic = h->topic,

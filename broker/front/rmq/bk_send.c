@@ -18,6 +18,7 @@
 #include "bk_batch.h"
 #include "bk_broker.h"
 #include "bk_ha.h"
+#include "fr_perm.h"
 #include "fr_routes.h"
 #include "fr_status.h"
 #include "bk_metrics.h"
@@ -62,6 +63,7 @@ typedef struct send_ctx {
     rmq_conn_t *conn;
     rmq_reply_to_t to;
     const Rmq__SendMessageRequest *hdr;
+    bk_caller_t who;                 /* who sends (fr_perm.h) */
     bk_produce_target_t tgt;       /* topic and queue, as the core checked them */
     uint32_t born_ip;
     uint16_t born_port;
@@ -166,6 +168,7 @@ static int send_check(bk_send_t *s, send_ctx_t *c, int batch)
         .default_topic_queue_nums = h->default_topic_queue_nums,
         .queue_id = h->queue_id,
         .body_len = c->body_len,
+        .who = &c->who,
     };
     bk_result_t r;
     if (!bk_produce_check(s->bk->produce, &req, &c->tgt, &r))
@@ -330,7 +333,8 @@ static void send_process(bk_send_t *s, send_item_t *it, int64_t now_us)
                         (long long)waited_ms, (long long)s->bk->cfg->wait_time_mills_in_send_queue);
         return;
     }
-    if (!bk_need_header(c.conn, &it->frame, RMQ__COMMAND__HEADER_SEND, "SendMessageRequest (send)"))
+    if (!bk_need_header(c.conn, &it->frame, RMQ__COMMAND__HEADER_SEND, "SendMessageRequest (send)") ||
+        fr_caller(s->bk, c.conn, &it->frame, &c.who) != 0)
         return;
     c.hdr = cmd->send;
     if (send_body(s, &c, it->frame.body) != 0) {

@@ -10,6 +10,7 @@
 #include "bk_admin_ops.h"
 #include "bk_broker.h"
 #include "fr_routes.h"
+#include "fr_perm.h"
 #include "fr_status.h"
 #include "rmq_log.h"
 
@@ -52,6 +53,8 @@ static void reply_result(rmq_conn_t *conn, const rmq_frame_t *req, const bk_resu
 void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
+    if (!fr_allowed(bk, conn, req, NULL, NULL))
+        return;
     kv_table_t *t = calloc(1, sizeof(*t));
     if (!t) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
@@ -103,6 +106,8 @@ static void topics_update(bk_broker_t *bk, rmq_conn_t *conn, const rmq_frame_t *
                           size_t n)
 {
     bk_result_t r;
+    if (!fr_allowed(bk, conn, req, NULL, NULL))
+        return;
     topic_ack_t *ack = malloc(sizeof(*ack));
     if (!ack) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
@@ -153,7 +158,8 @@ void fr_update_topic_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)"))
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)") ||
+        !fr_allowed(bk, conn, req, req->cmd->topic->topic, NULL))
         return;
     bk_result_t r;
     int existed;
@@ -179,6 +185,8 @@ void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 void fr_all_topics(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
+    if (!fr_allowed(bk, conn, req, NULL, NULL))
+        return;
     Rmq__TopicConfigTable *tab = bk_topics_table_new(bk->topics);
     if (!tab) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
@@ -195,7 +203,8 @@ void fr_all_topics(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 void fr_topic_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)"))
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)") ||
+        !fr_allowed(bk, conn, req, req->cmd->topic->topic, NULL))
         return;
     bk_topic_stats_t ts;
     bk_result_t r;
@@ -238,7 +247,8 @@ void fr_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP,
-                        "SubscriptionGroupConfig (subscription_group)"))
+                        "SubscriptionGroupConfig (subscription_group)") ||
+        !fr_allowed(bk, conn, req, NULL, NULL))
         return;
     bk_group_t grp;
     bk_result_t r;
@@ -251,7 +261,8 @@ void fr_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 void fr_delete_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)"))
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)") ||
+        !fr_allowed(bk, conn, req, NULL, req->cmd->group->consumer_group))
         return;
     bk_result_t r;
     bk_admin_group_delete(bk->admin_ops, req->cmd->group->consumer_group, &r);
@@ -262,6 +273,8 @@ void fr_delete_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 void fr_all_groups(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
+    if (!fr_allowed(bk, conn, req, NULL, NULL))
+        return;
     Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(bk->groups);
     if (!tab) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");

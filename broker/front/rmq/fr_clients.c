@@ -6,6 +6,7 @@
 
 #include "bk_broker.h"
 #include "fr_routes.h"
+#include "fr_perm.h"
 #include "fr_session.h"
 #include "fr_status.h"
 
@@ -52,12 +53,15 @@ void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     bk_heartbeat_t hb;
     bk_result_t r;
     bk_session_t *ss;
+    bk_caller_t who;
 
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_HEARTBEAT, "HeartbeatData (heartbeat)"))
         return;
+    if (fr_caller(bk, conn, req, &who) != 0)
+        return;
     if (!(ss = fr_session_of(conn)) || !fr_heartbeat_decode(req->cmd->heartbeat, &hb, &cons, &subs))
         rmq_conn_replyf(conn, to, RMQ__STATUS__SYSTEM_ERROR, "HEART_BEAT: out of memory");
-    else if (bk_clients_heartbeat(bk->clients, ss, &hb, &r) < 0)
+    else if (bk_clients_heartbeat(bk->clients, ss, &who, &hb, &r) < 0)
         fr_reply_result(conn, to, &r, NULL);
     else
         rmq_conn_reply(conn, to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
@@ -65,7 +69,8 @@ void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     free(subs);
 }
 
-/* UNREGISTER_CLIENT: removes the client from its consumer group(s). */
+/* UNREGISTER_CLIENT: removes the client from its consumer group(s), where
+ * this connection registered it. */
 void fr_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
@@ -73,8 +78,11 @@ void fr_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
                         "UnregisterClientRequest (unregister_client)"))
         return;
     const Rmq__UnregisterClientRequest *h = req->cmd->unregister_client;
-    if (h->consumer_group[0] || !h->producer_group[0])
-        bk_clients_unregister(bk->clients, h->client_id, h->consumer_group);
+    if (!fr_allowed(bk, conn, req, NULL, h->consumer_group))
+        return;
+    bk_session_t *ss = fr_session_find(conn);
+    if (ss && (h->consumer_group[0] || !h->producer_group[0]))
+        bk_clients_unregister(bk->clients, ss, h->client_id, h->consumer_group);
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
 }
 
@@ -85,6 +93,8 @@ void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)"))
         return;
     const char *group = req->cmd->group->consumer_group;
+    if (!fr_allowed(bk, conn, req, NULL, group))
+        return;
     size_t n = bk_clients_ids(bk->clients, group, NULL, 0);
     if (n == 0) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__CONSUMER_NOT_ONLINE,

@@ -6,16 +6,21 @@
 #include "bk_broker.h"
 #include "bk_lock.h"
 #include "fr_routes.h"
+#include "fr_perm.h"
 #include "fr_status.h"
 #include "rmq_time.h"
 
 /* Decodes req into *lr; returns its queues (heap, the caller frees them),
- * or NULL with the reply sent when the header is missing or memory short. */
-static bk_lock_mq_t *lock_decode(rmq_conn_t *conn, rmq_frame_t *req, bk_lock_batch_req_t *lr)
+ * or NULL with the reply sent when the header is missing, the signer may
+ * not lock the group's queues or memory is short. */
+static bk_lock_mq_t *lock_decode(const bk_broker_t *bk, rmq_conn_t *conn, rmq_frame_t *req,
+                                 bk_lock_batch_req_t *lr)
 {
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_LOCK_BATCH, "LockBatchRequest (lock_batch)"))
         return NULL;
     const Rmq__LockBatchRequest *h = req->cmd->lock_batch;
+    if (!fr_allowed(bk, conn, req, NULL, h->consumer_group))
+        return NULL;
     bk_lock_mq_t *mqs = calloc(h->n_mqs + 1, sizeof(*mqs));
     if (!mqs) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
@@ -34,7 +39,7 @@ void fr_lock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     bk_lock_batch_req_t lr;
-    bk_lock_mq_t *mqs = lock_decode(conn, req, &lr);
+    bk_lock_mq_t *mqs = lock_decode(bk, conn, req, &lr);
     if (!mqs)
         return;
     const Rmq__LockBatchRequest *h = req->cmd->lock_batch;
@@ -70,7 +75,7 @@ void fr_unlock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     bk_broker_t *bk = arg;
     bk_lock_batch_req_t lr;
     bk_result_t r;
-    bk_lock_mq_t *mqs = lock_decode(conn, req, &lr);
+    bk_lock_mq_t *mqs = lock_decode(bk, conn, req, &lr);
     if (!mqs)
         return;
     if (bk_unlock_batch(bk->locks, &lr, &r) != BK_OK)

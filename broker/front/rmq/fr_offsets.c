@@ -9,6 +9,7 @@
 #include "bk_broker.h"
 #include "bk_offset_ops.h"
 #include "fr_routes.h"
+#include "fr_perm.h"
 #include "fr_status.h"
 
 /* Answers SUCCESS with an OffsetResponse header. */
@@ -38,6 +39,8 @@ void fr_query_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     bk_offset_key_t key = offset_key(req->cmd->consumer_offset);
     bk_result_t r;
     int64_t off;
+    if (!fr_allowed(bk, conn, req, key.topic, key.group))
+        return;
     if (bk_offset_query(bk->offset_ops, &key, &off, &r) != BK_OK)
         fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
     else
@@ -52,6 +55,8 @@ void fr_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         return;
     bk_offset_key_t key = offset_key(req->cmd->consumer_offset);
     bk_result_t r;
+    if (!fr_allowed(bk, conn, req, key.topic, key.group))
+        return;
     if (bk_offset_commit(bk->offset_ops, &key, req->cmd->consumer_offset->commit_offset, &r) != BK_OK)
         fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
     else
@@ -66,6 +71,8 @@ void fr_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         return;
     const Rmq__QueueRequest *h = req->cmd->queue;
     bk_queue_offset_req_t q = {.topic = h->topic, .queue_id = h->queue_id, .timestamp = h->timestamp};
+    if (!fr_allowed(bk, conn, req, q.topic, NULL))
+        return;
     switch (req->cmd->code) {
     case RMQ__REQUEST_CODE__GET_MAX_OFFSET: q.what = BK_QUEUE_MAX_OFFSET; break;
     case RMQ__REQUEST_CODE__GET_MIN_OFFSET: q.what = BK_QUEUE_MIN_OFFSET; break;
@@ -81,6 +88,8 @@ void fr_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 void fr_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
+    if (!fr_allowed(bk, conn, req, NULL, NULL))
+        return;
     Rmq__ConsumerOffsetTable *tab = bk_offsets_table_new(bk->offsets, NULL);
     if (!tab) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
@@ -105,6 +114,8 @@ void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     bk_result_t r;
     Rmq__QueueConsumeStats *qs = NULL;
     Rmq__QueueConsumeStats **ptrs = NULL;
+    if (!fr_allowed(bk, conn, req, h->topic, h->consumer_group))
+        return;
     if (bk_offset_progress(bk->offset_ops, h->consumer_group, h->topic, &cp, &r) != BK_OK) {
         fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
         return;

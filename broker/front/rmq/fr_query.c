@@ -5,8 +5,8 @@
  * the body. */
 #include "bk_broker.h"
 #include "bk_query.h"
-#include "fr_reader.h"
 #include "fr_routes.h"
+#include "fr_perm.h"
 #include "fr_status.h"
 
 /* Answers the outcome of a query: SUCCESS with body, or the status. */
@@ -31,6 +31,8 @@ void fr_query_message(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     const Rmq__QueryMessageRequest *q = req->cmd->query_message;
     bk_query_key_req_t kr = {.topic = q->topic, .key = q->key, .max_num = q->max_num,
                              .begin_ms = q->begin_timestamp, .end_ms = q->end_timestamp};
+    if (!fr_allowed(bk, conn, req, kr.topic, NULL))
+        return;
     struct evbuffer *body = evbuffer_new();
     if (!body) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
@@ -46,15 +48,17 @@ void fr_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     bk_result_t r;
-    fr_reader_t rd;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_VIEW_MESSAGE, "ViewMessageRequest (view_message)"))
+    bk_caller_t who;
+    bk_perm_reader_t rd;
+    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_VIEW_MESSAGE, "ViewMessageRequest (view_message)") ||
+        fr_caller(bk, conn, req, &who) != 0)
         return;
     struct evbuffer *body = evbuffer_new();
     if (!body) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
     }
-    bk_query_view(bk->store, req->cmd->view_message->offset, fr_reader_init(&rd, bk, conn, req), body, &r);
+    bk_query_view(bk->store, req->cmd->view_message->offset, bk_perm_reader_init(&rd, &who, BK_OP_VIEW), body, &r);
     query_reply(conn, req, &r, body);
     evbuffer_free(body);
 }

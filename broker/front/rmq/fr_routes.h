@@ -5,6 +5,7 @@
 #define FR_ROUTES_H
 
 #include "bk_clients.h"
+#include "bk_perm.h"
 #include "rmq_rpc.h"
 
 typedef struct bk_broker bk_broker_t;
@@ -65,5 +66,17 @@ void fr_view_message(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
 /* Registers every native request code of the table on bk->srv. */
 void fr_routes_install(bk_broker_t *bk);
+
+/* One served code: its handler and the core's operation it is. */
+typedef struct fr_route {
+    int code;
+    rmq_handler_fn fn;
+    bk_op_t op;
+} fr_route_t;
+
+/* The i-th served code, or NULL past the last (for the permission test). */
+const fr_route_t *fr_route_at(size_t i);
+/* The operation code is (BK_OP_UNDECLARED for a code not served). */
+bk_op_t fr_routes_op(int code);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fr_routes.h"
+#include "fr_perm.h"
 
 /* The table of p; its entries point into qo/qop (BK_SCHEDULE_LEVELS_MAX)
  * and into p. */
@@ -108,6 +109,8 @@ void fr_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     bk_broker_t *bk = arg;
     Rmq__DelayOffsetTable tab;
     Rmq__QueueOffset qo[BK_SCHEDULE_LEVELS_MAX], *qop[BK_SCHEDULE_LEVELS_MAX];
+    if (!fr_allowed(bk, conn, req, NULL, NULL))
+        return;
     bk_schedule_progress_t *p = calloc(1, sizeof(*p));
     if (!p) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");

@@ -4,8 +4,8 @@
  * retry or dead-letter copy) and answers its result. */
 #include "bk_broker.h"
 #include "bk_sendback.h"
-#include "fr_reader.h"
 #include "fr_routes.h"
+#include "fr_perm.h"
 #include "fr_status.h"
 
 #define SENDBACK_OP "CONSUMER_SEND_MSG_BACK"
@@ -19,7 +19,10 @@ void fr_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_SEND_BACK, "ConsumerSendMsgBackRequest (send_back)"))
         return;
     const Rmq__ConsumerSendMsgBackRequest *h = req->cmd->send_back;
-    fr_reader_t rd;
+    bk_caller_t who;
+    bk_perm_reader_t rd;
+    if (!fr_allowed(bk, conn, req, NULL, h->group) || fr_caller(bk, conn, req, &who) != 0)
+        return;
     bk_sendback_req_t sr = {
         .group = h->group,
         .offset = h->offset,
@@ -27,7 +30,7 @@ void fr_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         .max_reconsume_times = h->max_reconsume_times,
         .origin_topic = h->origin_topic,
         .origin_msg_id = h->origin_msg_id,
-        .reader = fr_reader_init(&rd, bk, conn, req),
+        .reader = bk_perm_reader_init(&rd, &who, BK_OP_SEND_BACK),
     };
     bk_append_out_t out;
     fr_pending_t *p = fr_pending_new(conn, to, SENDBACK_OP);

@@ -4,8 +4,8 @@
  * is durable. Check-backs go out through the session (fr_session.c). */
 #include "bk_broker.h"
 #include "fr_routes.h"
+#include "fr_perm.h"
 #include "fr_status.h"
-#include "rmq_acl.h"
 
 int fr_tx_state(Rmq__TransactionState s)
 {
@@ -25,16 +25,13 @@ void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_broker_t *bk = arg;
     rmq_reply_to_t to = rmq_reply_to(req->cmd);
-    const rmq_acl_account_t *account = NULL;
+    bk_caller_t who;
     bk_append_out_t out;
-    char remark[512];
 
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_END_TRANSACTION, "EndTransactionRequest (end_transaction)"))
         return;
-    if (rmq_acl_request_signer(bk->sec.acl, rmq_conn_peer(conn), req->cmd, &account, remark, sizeof remark) < 0) {
-        rmq_conn_replyf(conn, to, RMQ__STATUS__NO_PERMISSION, "%s", remark);
+    if (fr_caller(bk, conn, req, &who) != 0)
         return;
-    }
     const Rmq__EndTransactionRequest *h = req->cmd->end_transaction;
     if (fr_tx_state(h->state) < 0) {
         rmq_conn_replyf(conn, to, RMQ__STATUS__BAD_REQUEST, "END_TRANSACTION: unknown state %d", (int)h->state);
@@ -46,7 +43,7 @@ void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         .state = fr_tx_state(h->state),
         .msg_id = h->msg_id,
         .from_check = h->from_transaction_check,
-        .account = account,
+        .who = &who,
     };
     fr_pending_t *p = fr_pending_new(conn, to, NULL);
     if (!p) {
