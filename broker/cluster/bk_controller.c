@@ -8,8 +8,9 @@
  * up; a member stays in the set while it caught up within
  * haMaxTimeSlaveNotCatchup, a slave outside joins it only once it holds
  * every message the master may have acknowledged (may_join), and until
- * then a caught-up one is counted in the acks. A SYNC_MASTER's sends follow RocketMQ's
- * rules (CommitLog.asyncPutMessage, GroupTransferService): refused while
+ * then a caught-up one is counted in the acks. A SYNC_MASTER's sends
+ * follow RocketMQ's rules (CommitLog.asyncPutMessage,
+ * GroupTransferService): refused while
  * the set (the larger one while an expansion is pending, as
  * AutoSwitchHAService.inSyncReplicasNums) is below minInSyncReplicas;
  * with allAckInSyncStateSet acknowledged once every member of the set
