@@ -497,8 +497,19 @@ static const ctl_member_t *member_by_id(const ctl_group_t *g, int64_t id)
     return NULL;
 }
 
+/* When g's master's lease has surely lapsed (ns_ctl_master_lapse_ms). */
+static int64_t master_lapse_ms(const ctl_group_t *g)
+{
+    const ns_controller_t *ctl = g->ctl;
+    const ctl_member_t *master = member_by_id(g, g->st.master_id);
+
+    if (!master)
+        return ns_ctl_master_lapse_ms(NS_CTL_NEVER, ctl->leader_since_ms, ctl->cfg->controller_heartbeat_timeout_ms);
+    return ns_ctl_master_lapse_ms(master->last_ms, ctl->leader_since_ms, master->timeout_ms);
+}
+
 /* The leader's check of one group: elects a master when it has none or
- * its master has lapsed. */
+ * its master's lease has surely lapsed. */
 static void group_check(ctl_group_t *g)
 {
     ns_controller_t *ctl = g->ctl;
@@ -508,11 +519,7 @@ static void group_check(ctl_group_t *g)
     if (!ns_controller_is_leader(ctl) || !g->loaded || g->pending || g->n_members == 0)
         return;
     members_refresh(g, now);
-    const ctl_member_t *master = g->st.master_id >= 0 ? member_by_id(g, g->st.master_id) : NULL;
-    if (master && master->m.alive)
-        return;
-    /* a new leader first hears every live broker out before it deposes anyone */
-    if (g->st.master_id >= 0 && !master && now - ctl->leader_since_ms < ctl->cfg->controller_heartbeat_timeout_ms)
+    if (g->st.master_id >= 0 && now <= master_lapse_ms(g))
         return;
     for (size_t i = 0; i < g->n_members; i++)
         cand[i] = g->members[i].m;
@@ -602,9 +609,10 @@ rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBro
 }
 
 /* A closed member's probe answered: a refused port means the broker
- * process is gone, so it is dead at once (an election may follow); a
- * listening or silent one may still hold a master lease, so it stays
- * alive until its heartbeat timeout. */
+ * process is most likely gone, so it is no candidate until it beats again
+ * (a master among them is still replaced only once its lease lapsed: the
+ * refusal may come from a firewall); a listening or silent one stays alive
+ * until its heartbeat timeout. */
 static void on_member_probe(ns_ctl_probe_result_t res, void *arg)
 {
     ctl_member_t *mb = arg;
@@ -621,7 +629,8 @@ static void on_member_probe(ns_ctl_probe_result_t res, void *arg)
     }
     mb->gone = 1;
     LOG_WARN("controller: %s/%s replica %" PRId64 " at %s is gone (connection closed, port refused)%s", g->cluster,
-             g->name, mb->m.broker_id, mb->m.addr, mb->m.broker_id == g->st.master_id ? ": electing now" : "");
+             g->name, mb->m.broker_id, mb->m.addr,
+             mb->m.broker_id == g->st.master_id ? ": a new master once its lease surely lapsed" : "");
     group_check(g);
 }
 

@@ -66,10 +66,10 @@ rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBro
 
 /* Connection conn_id closed: each replica whose last heartbeat came over
  * it is probed at its broker address; if its port refuses the connection
- * (the process is gone: kill -9, crash) it counts as lapsed at once and its
- * group elects without waiting for the heartbeat timeout. A replica still
- * listening, or not answering, lapses only after its timeout, when its
- * lease (if master) has lapsed too. RocketMQ's controller acts on the
+ * (most likely the process is gone: kill -9, crash) it is no candidate for
+ * master until it beats again. A master is still replaced only once its
+ * lease surely lapsed (ns_ctl_master_lapse_ms): a refusing port may be a
+ * firewall in front of a live master. RocketMQ's controller acts on the
  * close alone (DefaultBrokerHeartbeatManager.onBrokerChannelClose); it has
  * no lease to keep. */
 void ns_controller_conn_closed(ns_controller_t *ctl, uint64_t conn_id);

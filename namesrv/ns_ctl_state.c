@@ -127,6 +127,26 @@ int ns_ctl_elect(const ns_ctl_state_t *st, const ns_ctl_member_t *members, size_
     return best;
 }
 
+/* No two masters acknowledge writes at once. A master acknowledges only
+ * within its lease (bk_controller.c; bk_append refuses sends and withholds
+ * their answers past it), which ends at the send time of its last
+ * heartbeat a leader confirmed + T - margin, T its
+ * controllerHeartBeatTimeoutMills, margin min(T/4, 1 s). A leader confirms
+ * only heartbeats it receives while its own etcd lease is valid, and stops
+ * acting a margin before that lease can expire; the next leader wins the
+ * key only after it expired. So each confirmation the master holds came
+ * from this leader, no later than the master's last heartbeat here, or
+ * from an earlier one, before this leadership began, and the lease is over
+ * a margin before the later of the two + T. Nothing here shortens that: a
+ * closed connection or a refused port may be a firewall resetting a live
+ * broker, and a new leader's stale view of the master proves nothing. A
+ * master this leader never heard is timed from its start alone, with the
+ * controller's default T (the broker's own is unknown). */
+int64_t ns_ctl_master_lapse_ms(int64_t heard_ms, int64_t leader_since_ms, int64_t timeout_ms)
+{
+    return (heard_ms > leader_since_ms ? heard_ms : leader_since_ms) + timeout_ms;
+}
+
 void ns_ctl_state_promote(const ns_ctl_state_t *st, const ns_ctl_member_t *winner,
                           ns_ctl_state_t *next)
 {

@@ -59,6 +59,14 @@ int ns_ctl_state_in_sync(const ns_ctl_state_t *st, int64_t broker_id);
  * -1 when there is none. */
 int ns_ctl_elect(const ns_ctl_state_t *st, const ns_ctl_member_t *members, size_t n, int unclean);
 
+/* The monotonic time after which a leader may replace its group's master:
+ * the later of the master's last heartbeat here (heard_ms; NS_CTL_NEVER
+ * when none) and the start of this leadership, plus the master's
+ * controllerHeartBeatTimeoutMills. Why this is the lease's end: the rule
+ * in ns_ctl_state.c. */
+#define NS_CTL_NEVER INT64_MIN
+int64_t ns_ctl_master_lapse_ms(int64_t heard_ms, int64_t leader_since_ms, int64_t timeout_ms);
+
 /* The state after members[winner] becomes master: masterEpoch + 1, the
  * sync state set the winner alone, its epoch + 1. */
 void ns_ctl_state_promote(const ns_ctl_state_t *st, const ns_ctl_member_t *winner,

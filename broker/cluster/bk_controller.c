@@ -5,9 +5,12 @@
  * lease (renewed from the send time of each confirming heartbeat). A
  * master also checks its slaves every checkSyncStateSetPeriod: a slave
  * whose acked offset reached the log end of the previous check is caught
- * up; the in-sync set is the master plus the slaves caught up within
- * haMaxTimeSlaveNotCatchup. A SYNC_MASTER's sends follow RocketMQ's
- * rules (CommitLog.asyncPutMessage, GroupTransferService): refused while
+ * up; a member stays in the set while it caught up within
+ * haMaxTimeSlaveNotCatchup, a slave outside joins it only once it holds
+ * every message the master may have acknowledged (may_join), and until
+ * then a caught-up one is counted in the acks. A SYNC_MASTER's sends
+ * follow RocketMQ's rules (CommitLog.asyncPutMessage,
+ * GroupTransferService): refused while
  * the set (the larger one while an expansion is pending, as
  * AutoSwitchHAService.inSyncReplicasNums) is below minInSyncReplicas;
  * with allAckInSyncStateSet acknowledged once every member of the set
@@ -44,6 +47,7 @@ typedef struct ctl_target {
 typedef struct ctl_caught {
     int64_t id;
     int64_t caught_ms;            /* last check it had reached the previous log end */
+    int64_t counted_from;         /* outside the set: the log end when acks began to count it; -1: not counted */
 } ctl_caught_t;
 
 struct bk_controller {
@@ -66,8 +70,8 @@ struct bk_controller {
     int64_t lease_until_ms;       /* master: acknowledges writes before this */
     int fenced_logged;
     int altering;                 /* an ALTER_SYNC_STATE_SET in flight */
-    int expanding;                /* the wanted set adds a slave the committed one lacks */
-    int64_t wanted[CTL_MAX_REPLICAS]; /* that set, while expanding */
+    int expanding;                /* the counted set adds a slave the committed one lacks */
+    int64_t wanted[CTL_MAX_REPLICAS]; /* the set acks count (wanted_set), while expanding */
     size_t n_wanted;
     ctl_caught_t caught[CTL_MAX_REPLICAS];
     size_t n_caught;
@@ -320,11 +324,34 @@ static ctl_caught_t *caught_get(bk_controller_t *c, int64_t id)
             return &c->caught[i];
     if (c->n_caught == CTL_MAX_REPLICAS)
         return NULL;
-    c->caught[c->n_caught] = (ctl_caught_t){.id = id, .caught_ms = INT64_MIN / 2};
+    c->caught[c->n_caught] = (ctl_caught_t){.id = id, .caught_ms = INT64_MIN / 2, .counted_from = -1};
     return &c->caught[c->n_caught++];
 }
 
-/* The set the master wants: itself and the slaves caught up recently. */
+/* Whether a slave outside the set, at acked, holds every message the
+ * master may have acknowledged, so that it may become electable. Those end
+ * at or below the confirm offset (the lowest ack of the set's members; the
+ * log end while the set is the master alone): with allAckInSyncStateSet a
+ * SYNC_MASTER acknowledges only what every member has, otherwise nothing
+ * better is promised and the rule keeps a newcomer no further behind than
+ * the members (RocketMQ: slaveMaxOffset >= confirmOffset). A SYNC_MASTER
+ * with allAckInSyncStateSet that counted the slave's acks since the log
+ * ended at counted_from acknowledged nothing past it without the slave, so
+ * there acked >= counted_from suffices: a slave that keeps up with a busy
+ * log joins too. */
+static int may_join(const bk_controller_t *c, const ctl_caught_t *cg, int64_t acked)
+{
+    bk_broker_t *bk = c->bk;
+    int counted = bk_broker_role(bk) == BK_SYNC_MASTER && bk->cfg->all_ack_in_sync_state_set && cg->counted_from >= 0;
+
+    return acked >= bk_ha_confirm_offset(bk->ha) || (counted && acked >= cg->counted_from);
+}
+
+/* The set the master asks for into ids (its size): itself, the members
+ * caught up recently and the slaves that may join. Into c->wanted the set
+ * its acks count from now on: those and the slaves caught up recently that
+ * may not join yet (RocketMQ #5663: an expansion counts before it is
+ * committed). */
 static size_t wanted_set(bk_controller_t *c, int64_t *ids)
 {
     bk_broker_t *bk = c->bk;
@@ -332,16 +359,25 @@ static size_t wanted_set(bk_controller_t *c, int64_t *ids)
     size_t n = bk_ha_slaves(bk->ha, info, CTL_MAX_REPLICAS), k = 0;
     int64_t now = rmq_mono_ms(), end = log_end(bk);
 
-    ids[k++] = bk->cfg->broker_id;
+    ids[k++] = c->wanted[0] = bk->cfg->broker_id;
+    c->n_wanted = 1;
     for (size_t i = 0; i < n && i < CTL_MAX_REPLICAS; i++) {
         ctl_caught_t *cg = info[i].broker_id != bk->cfg->broker_id ? caught_get(c, info[i].broker_id) : NULL;
-        if (!cg)
+        if (!cg || set_has(c->wanted, c->n_wanted, cg->id))
             continue;
         if (info[i].acked_offset >= c->prev_log_end)
             cg->caught_ms = now;
-        if (now - cg->caught_ms <= bk->cfg->ha_max_time_slave_not_catchup && !set_has(ids, k, cg->id))
+        if (now - cg->caught_ms > bk->cfg->ha_max_time_slave_not_catchup)
+            continue;
+        if (set_has(c->sync_set, c->n_sync, cg->id) || may_join(c, cg, info[i].acked_offset))
             ids[k++] = cg->id;
+        else if (cg->counted_from < 0)
+            cg->counted_from = end;
+        c->wanted[c->n_wanted++] = cg->id;
     }
+    for (size_t i = 0; i < c->n_caught; i++)
+        if (!set_has(c->wanted, c->n_wanted, c->caught[i].id))
+            c->caught[i].counted_from = -1;   /* acks go on without it: counting starts over */
     c->prev_log_end = end;
     return k;
 }
@@ -359,13 +395,13 @@ static void on_check(evutil_socket_t fd, short what, void *arg)
         return;
     size_t n = wanted_set(c, ids), same = n == c->n_sync;
     int adds = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         same = same && set_has(c->sync_set, c->n_sync, ids[i]);
-        adds |= !set_has(c->sync_set, c->n_sync, ids[i]);
-    }
+    for (size_t i = 0; i < c->n_wanted; i++)
+        adds |= !set_has(c->sync_set, c->n_sync, c->wanted[i]);
     c->expanding = adds;
-    c->n_wanted = adds ? n : 0;
-    memcpy(c->wanted, ids, c->n_wanted * sizeof ids[0]);
+    if (!adds)
+        c->n_wanted = 0;
     acks_update(c);               /* before the request: acks count the larger set */
     for (size_t i = 0; i < c->n_targets && !leader; i++)
         if (c->targets[i].leader)

@@ -59,7 +59,7 @@ int cg_replica_start(cg_group_t *g, int i, int wipe)
              "mapedFileSizeCommitLog=1048576\nmaxMessageSize=262144\nsyncFlushTimeout=1500\n"
              "registerNameServerPeriod=1000\n"
              "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n",
-             i + 1, g->ns_addr, g->ns_addr, store);
+             i + 1, g->set.controller_addr[i] ? g->set.controller_addr[i] : g->ns_addr, g->ns_addr, store);
     prop_int(props, sizeof props, "controllerHeartBeatTimeoutMills", g->set.hb_timeout_ms);
     prop_int(props, sizeof props, "brokerHeartbeatInterval", g->set.hb_interval_ms);
     prop_int(props, sizeof props, "checkSyncStateSetPeriod", g->set.check_ms);

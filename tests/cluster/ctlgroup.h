@@ -26,6 +26,7 @@ typedef struct cg_settings {
     int lease_s;                  /* the controller's controllerLeaseTtlSeconds */
     int console;                  /* 1: the name server serves its console (metricsPort) */
     const char *acks;             /* the replicas' ack-rule properties; NULL: the broker defaults (allAckInSyncStateSet=true) */
+    const char *controller_addr[CG_REPLICAS]; /* each replica's controllerAddr; NULL: the name server */
 } cg_settings_t;
 
 typedef struct cg_group {

@@ -6,8 +6,9 @@
  * stop, the live in-sync slave is elected with a higher epoch and the
  * name server's route shows it as brokerId 0 at once; an out-of-sync
  * replica is never elected; a standby controller takes over when the
- * leader is killed, and a leader frozen past its lease stops acting;
- * configuration errors are clear. */
+ * leader is killed, and a leader frozen past its lease stops acting; a new
+ * leader deposes no master before the lease its predecessor renewed
+ * lapsed; configuration errors are clear. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -331,6 +332,60 @@ START_TEST(test_standby_takes_over)
 }
 END_TEST
 
+/* A new leader deposes no master before the lease an earlier leader may
+ * have renewed surely lapsed: the master's heartbeat timeout after the
+ * leadership began, even when the last heartbeat it heard from the master
+ * is older (the master cut off from it while the old leader confirmed
+ * it). Its first answer still names the master; the slave is elected about
+ * a timeout later. */
+START_TEST(test_new_leader_waits_for_master_lease)
+{
+    hn_daemon_t ns1, ns2;
+    char addr1[64], addr2[64];
+    fake_t a, b;
+    ctl_answer_t ans, ignored;
+    int64_t both[] = { 1, 2 };
+
+    ns_start(&ns1, "ns1", "/t3", addr1, sizeof addr1);
+    fake_init(&a, 1, 20021);
+    fake_init(&b, 2, 20022);
+    ck_assert(wait_answer(&a, addr1, RMQ__STATUS__SUCCESS, 1, NULL, 0, &ans));
+    ck_assert_int_eq(heartbeat(&b, addr1, &ans), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(alter(&a, addr1, 1, 1, both, 2, &ans), RMQ__STATUS__SUCCESS);
+    ns_start(&ns2, "ns2", "/t3", addr2, sizeof addr2);
+    ck_assert_int_eq(heartbeat(&a, addr2, &ans), RMQ__STATUS__CONTROLLER_NOT_LEADER);
+
+    /* a reaches ns1 alone, which keeps confirming it, past its timeout */
+    for (long long end = hn_now_ms() + 2 * HB_TIMEOUT_MS; hn_now_ms() < end; usleep(100 * 1000)) {
+        ck_assert_int_eq(heartbeat(&a, addr1, &ans), RMQ__STATUS__SUCCESS);
+        ck_assert_int_eq(ans.master_id, 1);
+        heartbeat(&b, addr1, &ignored);
+        heartbeat(&b, addr2, &ignored);
+    }
+    hn_daemon_kill9(&ns1);
+    long long led = -1, elected = -1;
+    for (long long end = hn_now_ms() + WAIT_MS; elected < 0 && hn_now_ms() < end; usleep(50 * 1000)) {
+        if (heartbeat(&b, addr2, &ans) != RMQ__STATUS__SUCCESS)
+            continue;
+        if (led < 0) {
+            led = hn_now_ms();
+            ck_assert_msg(ans.master_id == 1, "the new leader's first answer names master %lld at epoch %lld: it "
+                          "deposed a master whose lease may still run", (long long)ans.master_id,
+                          (long long)ans.master_epoch);
+        }
+        if (ans.master_id == 2)
+            elected = hn_now_ms();
+    }
+    ck_assert_msg(elected >= 0, "the slave was never elected");
+    fprintf(stderr, "controller: new leader -> slave elected after %lld ms (heartbeat timeout %d ms)\n",
+            elected - led, HB_TIMEOUT_MS);
+    ck_assert_int_ge(elected - led, HB_TIMEOUT_MS - 300);
+    rmq_sync_free(a.sync);
+    rmq_sync_free(b.sync);
+    hn_case_passed();
+}
+END_TEST
+
 /* A controller without etcd endpoints is a startup error naming the key;
  * without enableControllerInNamesrv the controller requests are refused. */
 START_TEST(test_config_errors)
@@ -366,6 +421,7 @@ static Suite *controller_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_failover_to_in_sync_slave);
     tcase_add_test(tc, test_standby_takes_over);
+    tcase_add_test(tc, test_new_leader_waits_for_master_lease);
     tcase_add_test(tc, test_config_errors);
     suite_add_tcase(s, tc);
     return s;

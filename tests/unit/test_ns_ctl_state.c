@@ -1,7 +1,8 @@
 /* test_ns_ctl_state.c: the controller's group state: its etcd value round
  * trips, malformed values are refused with a reason, and the election rule
  * (live sync-state-set members only unless unclean; epoch, then max
- * offset, then priority; the epochs raised on promotion). */
+ * offset, then priority; the epochs raised on promotion), and when a
+ * master's lease has surely lapsed for a leader. */
 #include "ns_ctl_state.h"
 
 #include <check.h>
@@ -102,6 +103,21 @@ START_TEST(test_elect)
 }
 END_TEST
 
+/* A master may be replaced only after its lease surely lapsed: its last
+ * heartbeat here + its timeout, and never before this leadership began +
+ * that timeout (an earlier leader may have renewed it meanwhile). */
+START_TEST(test_master_lapse)
+{
+    /* heard under this leadership: from its last heartbeat */
+    ck_assert_int_eq(ns_ctl_master_lapse_ms(12000, 10000, 6000), 18000);
+    /* heard only before this leader took over (a partition from it while an
+     * earlier leader confirmed it): from the leadership's start */
+    ck_assert_int_eq(ns_ctl_master_lapse_ms(3000, 10000, 6000), 16000);
+    /* never heard: from the leadership's start */
+    ck_assert_int_eq(ns_ctl_master_lapse_ms(NS_CTL_NEVER, 10000, 10000), 20000);
+}
+END_TEST
+
 static Suite *ctl_state_suite(void)
 {
     Suite *s = suite_create("ns_ctl_state");
@@ -109,6 +125,7 @@ static Suite *ctl_state_suite(void)
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_refuses_malformed);
     tcase_add_test(tc, test_elect);
+    tcase_add_test(tc, test_master_lapse);
     suite_add_tcase(s, tc);
     return s;
 }
