@@ -2,8 +2,17 @@
 # scripts/chaos-controller.sh: scripts/chaos.sh --controller, fault injection
 # on the controller-mode cluster (automatic failover, issue 15) under load.
 #
-#   scripts/chaos.sh --controller [--duration SECONDS] [--seed N] [--keep]
-#                    [--faults LIST]
+#   scripts/chaos.sh --controller [--netns] [--duration SECONDS] [--seed N]
+#                    [--keep] [--faults LIST]
+#
+# --netns: every piece in its own network namespace, deployed with
+# deploy/cluster.sh -H, and the faults of scripts/chaos-netns.sh (packets
+# dropped by nftables per peer and direction: master/slave cuts one and
+# both ways, a master or the leading controller with a master partitioned,
+# lossy links, a promoted slave killed right after its master) besides
+# kill9, stop, ctlmaster, truncate, etcd and restart below; default
+# slavecut1,slavecut2,ctlpart,leaderpart,lossy,kill2,truncate. Needs root
+# and nft. Without it, as follows.
 #
 # Starts deploy/cluster.sh up controller (3 etcd members, 2 name servers
 # running the controller, groups broker-a and broker-b of 2 replicas and
@@ -52,14 +61,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ALL_FAULTS=kill9,stop,cutctl,isolate,ctlmaster,truncate,asym,etcd,restart
-DURATION=120 SEED=$RANDOM KEEP=0 FAULTS=$ALL_FAULTS
+DURATION=120 SEED=$RANDOM KEEP=0 FAULTS='' NETNS=0
 usage() {
-  echo "usage: scripts/chaos.sh --controller [--duration SECONDS] [--seed N] [--keep] [--faults $ALL_FAULTS]" >&2
+  echo "usage: scripts/chaos.sh --controller [--netns] [--duration SECONDS] [--seed N] [--keep] [--faults $ALL_FAULTS]" >&2
+  echo "       (--netns: kill9,stop,ctlmaster,truncate,etcd,restart,slavecut1,slavecut2,ctlpart,leaderpart,lossy,kill2)" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     --controller) shift ;;
+    --netns) NETNS=1; shift ;;
     --duration) [ $# -ge 2 ] || usage; DURATION=$2; shift 2 ;;
     --seed) [ $# -ge 2 ] || usage; SEED=$2; shift 2 ;;
     --faults) [ $# -ge 2 ] || usage; FAULTS=$2; shift 2 ;;
@@ -68,14 +79,24 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ $DURATION =~ ^[0-9]+$ && $SEED =~ ^[0-9]+$ ]] || usage
+# shellcheck source=scripts/chaos-lib.sh
+. scripts/chaos-lib.sh
+CL=()           # the clients' command prefix (--netns: their namespace)
+HOSTS_ARG=()    # deploy/cluster.sh's -H HOSTS (--netns)
+if [ $NETNS = 1 ]; then
+  # shellcheck source=scripts/chaos-netns.sh
+  . scripts/chaos-netns.sh
+  # the relays' faults have no relays here
+  ALL_FAULTS=kill9,stop,ctlmaster,truncate,etcd,restart,$NETNS_FAULTS
+  FAULTS=${FAULTS:-$NETNS_FAULTS,truncate}
+fi
+FAULTS=${FAULTS:-$ALL_FAULTS}
 IFS=, read -r -a FAULT_LIST <<<"$FAULTS"
 for f in "${FAULT_LIST[@]}"; do
   [[ ,$ALL_FAULTS, == *,$f,* ]] || { echo "chaos: unknown fault $f" >&2; usage; }
 done
 RANDOM=$SEED
 
-# shellcheck source=scripts/chaos-lib.sh
-. scripts/chaos-lib.sh
 chaos_bins
 command -v etcd >/dev/null || die "etcd is not on PATH (scripts/bootstrap.sh installs etcd-server)"
 THREADS=${RMQ_CHAOS_THREADS:-4}
@@ -116,9 +137,10 @@ cleanup() {
       p=$(pid_of "$p")
       [ -z "$p" ] || kill -CONT "$p" 2>/dev/null || true
     done
-    deploy/cluster.sh down >"$work/down.log" 2>&1 || cat "$work/down.log" >&2
+    deploy/cluster.sh "${HOSTS_ARG[@]}" down >"$work/down.log" 2>&1 || cat "$work/down.log" >&2
   fi
   [ -z "$proxy_pid" ] || { kill "$proxy_pid" 2>/dev/null || true; wait "$proxy_pid" 2>/dev/null || true; }
+  [ $NETNS = 0 ] || netns_down
   if [ $rc -ne 0 ] || [ $KEEP = 1 ]; then
     echo "chaos: files kept in $work" >&2
   else
@@ -155,10 +177,11 @@ write_conf() {
   done
   for i in "${!BROKERS[@]}"; do
     f=$RMQ_CONF_DIR/${BROKERS[$i]}.properties
+    sed -i -e "s/^brokerHeartbeatInterval=.*/brokerHeartbeatInterval=$((HB / 10))/" "$f"
+    [ $NETNS = 0 ] || continue
     # the relays' ports as written (cluster.sh moves them by the offset)
     local a="127.0.0.1:$((9890 + 2 * i));127.0.0.1:$((9891 + 2 * i))"
-    sed -i -e "s/^namesrvAddr=.*/namesrvAddr=$a/" -e "s/^controllerAddr=.*/controllerAddr=$a/" \
-      -e "s/^brokerHeartbeatInterval=.*/brokerHeartbeatInterval=$((HB / 10))/" "$f"
+    sed -i -e "s/^namesrvAddr=.*/namesrvAddr=$a/" -e "s/^controllerAddr=.*/controllerAddr=$a/" "$f"
   done
 }
 
@@ -182,7 +205,7 @@ start_proxy() {
 # ---- cluster state ---------------------------------------------------------------------
 
 NS="127.0.0.1:9876;127.0.0.1:9877"
-sss() { timeout 20 "$ADMIN" getSyncStateSet -n "$NS" -c DefaultCluster 2>/dev/null || true; }
+sss() { "${CL[@]}" timeout 20 "$ADMIN" getSyncStateSet -n "$NS" -c DefaultCluster 2>/dev/null || true; }
 
 # master_of GROUP: the piece name of the group's master (empty when none).
 master_of() {
@@ -219,11 +242,7 @@ all_masters() {
 
 start_piece() { # PIECE
   local rc=0
-  case $1 in
-    etcd-*) deploy/mqetcd.sh -m "${1#etcd-}" start >>"$work/restart.log" 2>&1 || rc=$? ;;
-    namesrv-*) deploy/mqnamesrv.sh -c "$RMQ_CONF_DIR/$1.properties" start >>"$work/restart.log" 2>&1 || rc=$? ;;
-    *) deploy/mqbroker.sh -c "$RMQ_CONF_DIR/$1.properties" start >>"$work/restart.log" 2>&1 || rc=$? ;;
-  esac
+  deploy/cluster.sh "${HOSTS_ARG[@]}" start "$1" >>"$work/restart.log" 2>&1 || rc=$?
   [ $rc = 0 ] || log "start of $1 failed (rc $rc; $work/restart.log)"
   return $rc
 }
@@ -233,6 +252,7 @@ start_piece() { # PIECE
 heal() {
   local p t_end
   : >"$CUTS"
+  [ $NETNS = 0 ] || netns_heal
   for p in "${stopped[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
   stopped=()
   local down
@@ -361,47 +381,55 @@ fault_etcd() {
 
 fault_restart() {
   log "restart: the whole cluster down and up"
-  deploy/cluster.sh down >>"$work/restart.log" 2>&1 || log "restart: cluster.sh down reported a failure"
+  deploy/cluster.sh "${HOSTS_ARG[@]}" down >>"$work/restart.log" 2>&1 || log "restart: cluster.sh down reported a failure"
   sleep 2
-  deploy/cluster.sh up controller >>"$work/restart.log" 2>&1 || log "restart: cluster.sh up reported a failure (heal restarts what is down)"
+  deploy/cluster.sh "${HOSTS_ARG[@]}" up controller >>"$work/restart.log" 2>&1 || log "restart: cluster.sh up reported a failure (heal restarts what is down)"
 }
 
 # ---- run --------------------------------------------------------------------------------
 
 offsets=()
-if [ -n "${RMQ_PORT_OFFSET:-}" ]; then
+if [ $NETNS = 1 ]; then
+  offsets=(0) # the namespaces' ports are their own
+elif [ -n "${RMQ_PORT_OFFSET:-}" ]; then
   offsets=("$RMQ_PORT_OFFSET")
 else
   for _ in 1 2 3 4; do offsets+=($((16000 + RANDOM % 50 * 100))); done
 fi
 OFF=''
 for o in "${offsets[@]}"; do
-  ports_free "$o" || continue
+  [ $NETNS = 1 ] || ports_free "$o" || continue
   export RMQ_PORT_OFFSET=$o
   OFF=$o
   break
 done
 [ -n "$OFF" ] || die "no free port offset among ${offsets[*]}"
-NS="127.0.0.1:$((9876 + OFF));127.0.0.1:$((9877 + OFF))"
 write_conf
-start_proxy
+if [ $NETNS = 1 ]; then
+  netns_up
+  HOSTS_ARG=(-H "$work/hosts")
+  NS="$(ip_of namesrv-1):9876;$(ip_of namesrv-2):9877"
+else
+  NS="127.0.0.1:$((9876 + OFF));127.0.0.1:$((9877 + OFF))"
+  start_proxy
+fi
 cluster_started=1
-deploy/cluster.sh up controller >"$work/up.log" 2>&1 || { tail -n 20 "$work/up.log" >&2; die "deploy/cluster.sh up controller failed"; }
+deploy/cluster.sh "${HOSTS_ARG[@]}" up controller >"$work/up.log" 2>&1 || { tail -n 20 "$work/up.log" >&2; die "deploy/cluster.sh up controller failed"; }
 log "cluster up (port offset $OFF, seed $SEED, faults $FAULTS, heartbeat timeout ${HB} ms, files in $work)"
 
 for _ in $(seq 10); do
-  "$ADMIN" updateTopic -n "$NS" -t ChaosTopic -c DefaultCluster -r 4 -w 4 >"$work/topic.log" 2>&1 && break
+  "${CL[@]}" "$ADMIN" updateTopic -n "$NS" -t ChaosTopic -c DefaultCluster -r 4 -w 4 >"$work/topic.log" 2>&1 && break
   sleep 2
 done || { cat "$work/topic.log" >&2; die "updateTopic failed"; }
 sleep 2
 
 for g in 1 2; do
-  "$BENCH" consumer -n "$NS" -t ChaosTopic -g "ChaosGroup$g" -f first -w 4 --check-body \
+  "${CL[@]}" "$BENCH" consumer -n "$NS" -t ChaosTopic -g "ChaosGroup$g" -f first -w 4 --check-body \
     --ids-file "$work/consumed$g.ids" --ids-detail >"$work/consumer$g.out" 2>"$work/consumer$g.err" &
   bench_pids+=($!)
 done
 sleep 2
-"$BENCH" producer -n "$NS" -t ChaosTopic -w "$THREADS" -s "$SIZE" "${rate_args[@]}" \
+"${CL[@]}" "$BENCH" producer -n "$NS" -t ChaosTopic -w "$THREADS" -s "$SIZE" "${rate_args[@]}" \
   --ids-file "$work/acked.ids" --ids-detail >"$work/producer.out" 2>"$work/producer.err" &
 prod_pid=$!
 bench_pids+=("$prod_pid")
@@ -447,7 +475,7 @@ for p in "${bench_pids[@]}"; do wait "$p" || die "a client failed at its end (se
 bench_pids=()
 
 log "reading the whole topic again with a fresh group"
-"$BENCH" consumer -n "$NS" -t ChaosTopic -g ChaosFinal -f first -w 4 \
+"${CL[@]}" "$BENCH" consumer -n "$NS" -t ChaosTopic -g ChaosFinal -f first -w 4 \
   --ids-file "$work/final.ids" --ids-detail >"$work/final.out" 2>"$work/final.err" &
 bench_pids+=($!)
 last=-1 still=0
