@@ -22,8 +22,9 @@
 # producer (--ids-file --ids-detail: every SEND_OK with its group, queue,
 # offset, offset msgId and the master epoch the broker stamped) and two
 # consumer groups (every message seen with its queue offset), and for
-# --duration seconds (default 120) injects one fault at a time, picked at
-# random from LIST (comma-separated; default all):
+# --duration seconds (default 120) injects one fault at a time from LIST
+# (comma-separated; default all), in rounds that run each fault once in a
+# random order:
 #   kill9      kill -9 a group's master; restart it after a few seconds (it
 #              rejoins as a slave, truncating what the new master lacks)
 #   stop       SIGSTOP a master past its lease (controllerHeartBeatTimeoutMills
@@ -178,7 +179,7 @@ write_conf() {
   for i in "${!BROKERS[@]}"; do
     f=$RMQ_CONF_DIR/${BROKERS[$i]}.properties
     sed -i -e "s/^brokerHeartbeatInterval=.*/brokerHeartbeatInterval=$((HB / 10))/" "$f"
-    [ $NETNS = 0 ] || continue
+    [ $NETNS = 0 ] || { netns_conf "$f"; continue; }
     # the relays' ports as written (cluster.sh moves them by the offset)
     local a="127.0.0.1:$((9890 + 2 * i));127.0.0.1:$((9891 + 2 * i))"
     sed -i -e "s/^namesrvAddr=.*/namesrvAddr=$a/" -e "s/^controllerAddr=.*/controllerAddr=$a/" "$f"
@@ -435,13 +436,28 @@ prod_pid=$!
 bench_pids+=("$prod_pid")
 sleep 5
 
+# next_fault: the next fault of the round (a new shuffled round when it is over).
+round=()
+next_fault() {
+  local i j t
+  if [ ${#round[@]} = 0 ]; then
+    round=("${FAULT_LIST[@]}")
+    for ((i = ${#round[@]} - 1; i > 0; i--)); do
+      j=$((RANDOM % (i + 1))) t=${round[i]}
+      round[i]=${round[j]} round[j]=$t
+    done
+  fi
+  f=${round[0]}
+  round=("${round[@]:1}")
+}
+
 t_end=$(($(date +%s) + DURATION))
 n_faults=0
 while [ "$(date +%s)" -lt "$t_end" ]; do
   for p in "${bench_pids[@]}"; do
     kill -0 "$p" 2>/dev/null || die "a client died (pid $p; see $work/*.err)"
   done
-  f=${FAULT_LIST[RANDOM % ${#FAULT_LIST[@]}]}
+  next_fault
   if "fault_$f"; then
     N_FAULT[$f]=$((N_FAULT[$f] + 1))
     n_faults=$((n_faults + 1))
@@ -455,6 +471,7 @@ done
 # ---- heal, drain, check ----------------------------------------------------------------------
 
 heal
+[ $NETNS = 0 ] || wait_all_in_sync
 log "faults over ($n_faults); 5 s more of load on the healed cluster"
 sleep 5
 kill -INT "$prod_pid"

@@ -12,19 +12,30 @@
 # to chosen peers, per direction, all of them or a random share
 # (numgen random mod 100 < N), so faults cut and damage links in the kernel:
 #   slavecut1  one direction between a group's master and one of its slaves
-#              (master -> slave or slave -> master) past the lease
-#   slavecut2  both directions between a master and one of its slaves
+#              (master -> slave or slave -> master) until the slave left the
+#              in-sync set (haMaxTimeSlaveNotCatchup, twice the heartbeat
+#              timeout here, plus a check period); healed,
+#              then, as soon as the controller lists the slave in the
+#              in-sync set again, the slave cut off from the master and the
+#              master killed -9 (an admitted slave must already hold every
+#              acknowledged message); restart
+#   slavecut2  the same with both directions cut
 #   ctlpart    a master cut off from both controllers (name servers) past its
 #              lease; its producers, consumers and slaves still reach it
-#   leaderpart the leading controller and a master cut off together from
-#              everything but the clients (the other controller, etcd and
-#              the other brokers) past the controller's etcd lease and the
-#              master's: the minority side keeps a leader's view while the
-#              majority elects
+#   leaderpart the leading controller and a master cut off together from the
+#              rest of the control plane (the other controller and every etcd
+#              member; brokers and clients still reach both) past the
+#              controller's etcd lease and the master's: the minority side
+#              keeps a leader's view while the majority elects
 #   lossy      10-30 % of the packets dropped both ways between a master and
 #              a slave or a controller, for a lease and more
-#   kill2      kill -9 a master under load, then kill -9 the slave the
-#              controller promotes within 1 s of seeing it named; restart both
+#   kill2      kill -9 a master under load, 1 s into a 30 % loss on its
+#              links to its slaves (so they likely stop partway through a
+#              record, as after a crash mid-transfer), then kill -9 the
+#              slave the controller promotes within 1 s of seeing it named;
+#              restart both
+# At the end every replica must be back in its group's in-sync set within
+# 120 s (a slave stuck behind a torn record never is).
 # Sets NETNS_FAULTS (these) and CL (the command prefix of the clients);
 # chaos-controller.sh calls netns_up, netns_heal and netns_down.
 # shellcheck disable=SC2154 # work, HB_S, pid_of, master_of, ... from chaos-controller.sh
@@ -100,6 +111,35 @@ pick_slave() {
   echo "${others[RANDOM % ${#others[@]}]}"
 }
 
+# past_catchup: past haMaxTimeSlaveNotCatchup (netns_conf) and a check period (5 s).
+past_catchup() { sleep $((2 * HB_S + 7 + RANDOM % 3)); }
+
+# netns_conf FILE: a broker's settings for these faults: a slave cut off
+# leaves the in-sync set after twice the heartbeat timeout.
+netns_conf() { sed -i "s/^haMaxTimeSlaveNotCatchup=.*/haMaxTimeSlaveNotCatchup=$((2 * HB))/" "$1"; }
+
+# in_sync_set GROUP: the group's in-sync replica ids as the controller has them ("1,2").
+in_sync_set() { sss | awk -v g="$1" '$1 == g && $4 ~ /^[0-9,]+$/ { print $4; exit }'; }
+
+# kill_on_rejoin FAULT MASTER SLAVE: once SLAVE is in the in-sync set again
+# (at most 60 s), cut it off from MASTER (what it holds stays as admitted)
+# and kill -9 MASTER at once; heal and restart it.
+kill_on_rejoin() {
+  local f=$1 m=$2 s=$3 t_end p
+  t_end=$(($(date +%s) + 60))
+  until [[ ,$(in_sync_set "${m%-*}"), == *,${s##*-},* ]]; do
+    [ "$(date +%s)" -lt "$t_end" ] || { log "$f: $s not back in sync within 60 s"; return 0; }
+    sleep 0.2
+  done
+  p=$(pid_of "$m")
+  nft_cut "$m" "$s"
+  log "$f: $s back in the in-sync set; cut off from $m, kill -9 master $m (pid $p)"
+  kill -9 "$p"
+  netns_heal
+  pause
+  start_piece "$m" || true
+}
+
 fault_slavecut1() {
   local m s
   m=$(pick_master); [ -n "$m" ] || return 1
@@ -111,9 +151,10 @@ fault_slavecut1() {
     log "slavecut1: $s -> $m dropped (slave to master only)"
     nft_drop "$s" "$m"
   fi
-  past_lease
+  past_catchup
   netns_heal
   log "slavecut1: healed"
+  kill_on_rejoin slavecut1 "$m" "$s"
 }
 
 fault_slavecut2() {
@@ -122,9 +163,10 @@ fault_slavecut2() {
   s=$(pick_slave "$m")
   log "slavecut2: $m <-> $s dropped both ways"
   nft_cut "$m" "$s"
-  past_lease
+  past_catchup
   netns_heal
   log "slavecut2: healed"
+  kill_on_rejoin slavecut2 "$m" "$s"
 }
 
 fault_ctlpart() {
@@ -142,9 +184,9 @@ fault_leaderpart() {
   local m n p
   m=$(pick_master); [ -n "$m" ] || return 1
   n=$(leader_ns)
-  log "leaderpart: controller $n and master $m cut off together from everything but the clients"
-  for p in etcd-1 etcd-2 etcd-3 namesrv-1 namesrv-2 "${BROKERS[@]}"; do
-    [ "$p" = "$m" ] || [ "$p" = "$n" ] || { nft_cut "$m" "$p"; nft_cut "$n" "$p"; }
+  log "leaderpart: controller $n and master $m cut off together from the other controller and etcd"
+  for p in etcd-1 etcd-2 etcd-3 namesrv-1 namesrv-2; do
+    [ "$p" = "$n" ] || { nft_cut "$m" "$p"; nft_cut "$n" "$p"; }
   done
   # past the controller's etcd lease (controllerLeaseTtlSeconds, 10 s) too
   sleep 10
@@ -165,12 +207,17 @@ fault_lossy() {
 }
 
 fault_kill2() {
-  local g m p now t_end d
+  local g m p s now t_end d
   g=$(pick_group)
   m=$(master_of "$g"); [ -n "$m" ] || return 1
   p=$(pid_of "$m")
-  log "kill2: kill -9 master $m (pid $p) under load"
+  for s in $(members "$g"); do
+    [ "$s" = "$m" ] || nft_drop "$m" "$s" 30
+  done
+  sleep 1
+  log "kill2: kill -9 master $m (pid $p) under load, its links to the slaves lossy (30 %)"
   kill -9 "$p"
+  netns_heal
   t_end=$(($(date +%s) + HB_S + 30))
   while now=$(master_of "$g"); [ -z "$now" ] || [ "$now" = "$m" ]; do
     [ "$(date +%s)" -lt "$t_end" ] || { log "kill2: no new master for $g"; start_piece "$m" || true; return 0; }
@@ -184,4 +231,19 @@ fault_kill2() {
   pause
   start_piece "$m" || true
   start_piece "$now" || true
+}
+
+# wait_all_in_sync: every replica in its group's in-sync set within 120 s,
+# or the run fails.
+wait_all_in_sync() {
+  local g t_end=$(($(date +%s) + 120)) missing
+  while :; do
+    missing=''
+    for g in "${GROUPS_[@]}"; do
+      [ "$(in_sync_set "$g" | tr ',' '\n' | grep -c .)" = "$(members "$g" | grep -c .)" ] || missing+=" $g"
+    done
+    [ -n "$missing" ] || return 0
+    [ "$(date +%s)" -lt "$t_end" ] || { sss >&2; die "not every replica of$missing is back in the in-sync set after 120 s"; }
+    sleep 1
+  done
 }
