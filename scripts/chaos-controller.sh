@@ -336,18 +336,26 @@ fault_ctlmaster() {
   start_piece "$m" || true
 }
 
+# new_master GROUP OLD: waits (up to the heartbeat timeout + 30 s) until the
+# controller names a master of GROUP other than OLD and prints it; fails
+# when none came.
+new_master() {
+  local t_end=$(($(date +%s) + HB_S + 30)) now
+  while now=$(master_of "$1"); [ -z "$now" ] || [ "$now" = "$2" ]; do
+    [ "$(date +%s)" -lt "$t_end" ] || return 1
+    sleep 0.2
+  done
+  echo "$now"
+}
+
 fault_truncate() {
-  local g m p t_end now
+  local g m p now
   g=$(pick_group)
   m=$(master_of "$g"); [ -n "$m" ] || return 1
   p=$(pid_of "$m")
   log "truncate: kill -9 master $m (pid $p), waiting for a new master"
   kill -9 "$p"
-  t_end=$(($(date +%s) + HB_S + 30))
-  while now=$(master_of "$g"); [ -z "$now" ] || [ "$now" = "$m" ]; do
-    [ "$(date +%s)" -lt "$t_end" ] || { log "truncate: no new master for $g; restarting $m"; start_piece "$m" || true; return 0; }
-    sleep 0.5
-  done
+  now=$(new_master "$g" "$m") || { log "truncate: no new master for $g; restarting $m"; start_piece "$m" || true; return 0; }
   start_piece "$m" || true
   local d=$((2 + RANDOM % 14))
   sleep "$((d / 10)).$((d % 10))"

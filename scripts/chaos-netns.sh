@@ -207,7 +207,7 @@ fault_lossy() {
 }
 
 fault_kill2() {
-  local g m p s now t_end d
+  local g m p s now d
   g=$(pick_group)
   m=$(master_of "$g"); [ -n "$m" ] || return 1
   p=$(pid_of "$m")
@@ -218,11 +218,7 @@ fault_kill2() {
   log "kill2: kill -9 master $m (pid $p) under load, its links to the slaves lossy (30 %)"
   kill -9 "$p"
   netns_heal
-  t_end=$(($(date +%s) + HB_S + 30))
-  while now=$(master_of "$g"); [ -z "$now" ] || [ "$now" = "$m" ]; do
-    [ "$(date +%s)" -lt "$t_end" ] || { log "kill2: no new master for $g"; start_piece "$m" || true; return 0; }
-    sleep 0.2
-  done
+  now=$(new_master "$g" "$m") || { log "kill2: no new master for $g"; start_piece "$m" || true; return 0; }
   d=$((RANDOM % 9))
   sleep "0.$d"
   p=$(pid_of "$now")
