@@ -11,7 +11,8 @@
 # both ways, a master or the leading controller with a master partitioned,
 # lossy links, a promoted slave killed right after its master) besides
 # kill9, stop, ctlmaster, truncate, etcd and restart below; default
-# slavecut1,slavecut2,ctlpart,leaderpart,lossy,kill2,truncate. Needs root
+# slavecut1,slavecut2,ctlpart,leaderpart,lossy,kill2,kill9,truncate (kill9
+# and truncate kill the master over a lossy link to its slaves). Needs root
 # and nft. Without it, as follows.
 #
 # Starts deploy/cluster.sh up controller (3 etcd members, 2 name servers
@@ -89,7 +90,7 @@ if [ $NETNS = 1 ]; then
   . scripts/chaos-netns.sh
   # the relays' faults have no relays here
   ALL_FAULTS=kill9,stop,ctlmaster,truncate,etcd,restart,$NETNS_FAULTS
-  FAULTS=${FAULTS:-$NETNS_FAULTS,truncate}
+  FAULTS=${FAULTS:-$NETNS_FAULTS,kill9,truncate}
 fi
 FAULTS=${FAULTS:-$ALL_FAULTS}
 IFS=, read -r -a FAULT_LIST <<<"$FAULTS"
@@ -281,12 +282,22 @@ cut_link() { echo "$1 $2" >>"$CUTS"; }
 # pick_master: a random group's master piece (empty if it has none now).
 pick_master() { master_of "$(pick_group)"; }
 
+# kill_master MASTER: kill -9 of MASTER (--netns: 1 s into a lossy link to
+# its slaves, netns_kill_master).
+kill_master() {
+  if [ $NETNS = 1 ]; then
+    netns_kill_master "$1"
+  else
+    kill -9 "$(pid_of "$1")"
+  fi
+}
+
 fault_kill9() {
   local m p
   m=$(pick_master); [ -n "$m" ] || return 1
   p=$(pid_of "$m")
   log "kill9: kill -9 master $m (pid $p, epoch $(epoch_of "${m%-*}"))"
-  kill -9 "$p"
+  kill_master "$m"
   pause
   start_piece "$m" || true
 }
@@ -354,7 +365,7 @@ fault_truncate() {
   m=$(master_of "$g"); [ -n "$m" ] || return 1
   p=$(pid_of "$m")
   log "truncate: kill -9 master $m (pid $p), waiting for a new master"
-  kill -9 "$p"
+  kill_master "$m"
   now=$(new_master "$g" "$m") || { log "truncate: no new master for $g; restarting $m"; start_piece "$m" || true; return 0; }
   start_piece "$m" || true
   local d=$((2 + RANDOM % 14))

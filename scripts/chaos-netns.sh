@@ -32,9 +32,11 @@
 #   kill2      kill -9 a master under load, 1 s into a 30 % loss on its
 #              links to its slaves (so they likely stop partway through a
 #              record, as after a crash mid-transfer), then kill -9 the
-#              slave the controller promotes within 1 s of seeing it named;
-#              restart both
-# At the end every replica must be back in its group's in-sync set within
+#              slave the controller promotes, 0-0.9 s after the producer's
+#              log shows its first acknowledgement in the new epoch (or 10 s
+#              after it was named without one); restart both
+# kill9 and truncate (a crash during the rejoin that follows) kill their
+# master the same way. At the end every replica must be back in its group's in-sync set within
 # 120 s (a slave stuck behind a torn record never is).
 # Sets NETNS_FAULTS (these) and CL (the command prefix of the clients);
 # chaos-controller.sh calls netns_up, netns_heal and netns_down.
@@ -206,23 +208,41 @@ fault_lossy() {
   log "lossy: healed"
 }
 
-fault_kill2() {
-  local g m p s now d
-  g=$(pick_group)
-  m=$(master_of "$g"); [ -n "$m" ] || return 1
-  p=$(pid_of "$m")
-  for s in $(members "$g"); do
-    [ "$s" = "$m" ] || nft_drop "$m" "$s" 30
+# netns_kill_master MASTER: kill -9 of MASTER 1 s into a 30 % loss on its
+# links to its slaves (so they likely stop partway through a record, as
+# after a crash mid-transfer); the loss ends with it.
+netns_kill_master() {
+  local s
+  for s in $(members "${1%-*}"); do
+    [ "$s" = "$1" ] || nft_drop "$1" "$s" 30
   done
   sleep 1
-  log "kill2: kill -9 master $m (pid $p) under load, its links to the slaves lossy (30 %)"
-  kill -9 "$p"
+  kill -9 "$(pid_of "$1")"
   netns_heal
+}
+
+# first_ack GROUP EPOCH: waits (at most 10 s) until the producer's log
+# (flushed each second) holds an acknowledgement from GROUP at EPOCH.
+first_ack() {
+  local t_end=$(($(date +%s) + 10))
+  until tail -n 3000 "$work/acked.ids" | awk -v g="$1" -v e="$2" '$2 == g && $3 == e { f = 1 } END { exit !f }'; do
+    [ "$(date +%s)" -lt "$t_end" ] || { log "kill2: no acknowledgement from $1 at epoch $2 within 10 s"; return 0; }
+    sleep 0.1
+  done
+}
+
+fault_kill2() {
+  local g m p now d
+  g=$(pick_group)
+  m=$(master_of "$g"); [ -n "$m" ] || return 1
+  log "kill2: kill -9 master $m (pid $(pid_of "$m")) under load, its links to the slaves lossy (30 %)"
+  netns_kill_master "$m"
   now=$(new_master "$g" "$m") || { log "kill2: no new master for $g"; start_piece "$m" || true; return 0; }
+  first_ack "$g" "$(epoch_of "$g")"
   d=$((RANDOM % 9))
   sleep "0.$d"
   p=$(pid_of "$now")
-  log "kill2: kill -9 promoted $now (pid $p) 0.$d s after it was named"
+  log "kill2: kill -9 promoted $now (pid $p) 0.$d s after its first acknowledgement seen"
   [ -z "$p" ] || kill -9 "$p" 2>/dev/null || true
   pause
   start_piece "$m" || true

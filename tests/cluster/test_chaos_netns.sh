@@ -5,9 +5,11 @@
 # deploy/cluster.sh -H over one network namespace per piece, under load, with
 # packets dropped by nftables: a master/slave link cut one way until the
 # slave left the in-sync set, then the master killed the moment the slave is
-# back in it; the leading controller partitioned together with a master; a
-# master killed while its links are lossy and then its promoted slave within
-# 1 s (heartbeat timeout 4 s so the short run sees several failovers). scripts/chaos-check.py must find no acknowledged
+# back in it; the leading controller partitioned together with a master
+# (from the other controller and etcd); a master killed while its links are
+# lossy and then its promoted slave within 1 s of its first acknowledgement
+# (heartbeat timeout 4 s so the short run sees several failovers); at the end
+# every replica back in its in-sync set. scripts/chaos-check.py must find no acknowledged
 # id missing, no double-master epoch, no late acknowledgement and nothing
 # consumed that the final log lost. SKIP when not root, without network
 # namespaces, nft or etcd. The run removes its namespaces and processes
