@@ -132,12 +132,13 @@ check "the old master started again (cluster.sh start broker-a-$old) rejoins as 
 
 # refused CODE TEXT CMD...: CMD exits CODE and says TEXT on stderr.
 refused() {
-  local code=$1 text=$2 rc
+  local code=$1 text=$2 rc err=$RMQ_RUN_DIR/refused.txt
   shift 2
-  "$@" 2>"$out"
+  "$@" 2>"$err"
   rc=$?
-  cat "$out"
-  [ $rc -eq "$code" ] && grep -qF -- "$text" "$out"
+  cat "$err"
+  echo "exit $rc"
+  [ $rc -eq "$code" ] && grep -qF -- "$text" "$err"
 }
 hosts=$RMQ_RUN_DIR/hosts
 sed -n 's/^\(etcd-\|namesrv-\|broker-\)/&/p' "$src/deploy/hosts-controller.example" | grep -v '^broker-c-3 ' >"$hosts"
