@@ -14,11 +14,11 @@
 #   slavecut1  one direction between a group's master and one of its slaves
 #              (master -> slave or slave -> master) until the slave left the
 #              in-sync set (haMaxTimeSlaveNotCatchup, twice the heartbeat
-#              timeout here, plus a check period); healed,
-#              then, as soon as the controller lists the slave in the
-#              in-sync set again, the slave cut off from the master and the
-#              master killed -9 (an admitted slave must already hold every
-#              acknowledged message); restart
+#              timeout here, plus a check period); healed, then, as soon as
+#              the controller lists the slave in the in-sync set again, the
+#              slave cut off from the master and the master killed -9 (an
+#              admitted slave must already hold every acknowledged
+#              message); restart
 #   slavecut2  the same with both directions cut
 #   ctlpart    a master cut off from both controllers (name servers) past its
 #              lease; its producers, consumers and slaves still reach it
@@ -36,8 +36,8 @@
 #              log shows its first acknowledgement in the new epoch (or 10 s
 #              after it was named without one); restart both
 # kill9 and truncate (a crash during the rejoin that follows) kill their
-# master the same way. At the end every replica must be back in its group's in-sync set within
-# 120 s (a slave stuck behind a torn record never is).
+# master the same way. At the end every replica must be back in its group's
+# in-sync set within 120 s (a slave stuck behind a torn record never is).
 # Sets NETNS_FAULTS (these) and CL (the command prefix of the clients);
 # chaos-controller.sh calls netns_up, netns_heal and netns_down.
 # shellcheck disable=SC2154 # work, HB_S, pid_of, master_of, ... from chaos-controller.sh
