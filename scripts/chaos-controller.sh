@@ -46,7 +46,8 @@
 #   restart    deploy/cluster.sh down, then up controller (the whole cluster)
 # After each fault the cluster must heal (every process up, every group with
 # a master) within 90 s, or the run fails. At the end: heal, 5 s more of
-# load, stop the producer, wait (up to 180 s) until both groups consumed every
+# load, stop the producer, wait (up to 180 s; a group that consumed nothing
+# new for 20 s is not waited for longer) until both groups consumed every
 # acknowledged id, read the whole topic once more with a fresh group, and run
 # scripts/chaos-check.py over the logs (no acknowledged id missing, one
 # broker per group and epoch, no acknowledgement after the next epoch was
@@ -499,9 +500,14 @@ acked=$(wc -l <"$work/acked.ids")
 cut -d' ' -f1 "$work/acked.ids" | sort -u >"$work/acked.sorted"
 log "producer stopped: $acked acknowledged; waiting for the consumers"
 for g in 1 2; do
+  last=-1 still=0
   for _ in $(seq 180); do
     cut -d' ' -f1 "$work/consumed$g.ids" | sort -u >"$work/consumed$g.sorted"
     [ "$(comm -23 "$work/acked.sorted" "$work/consumed$g.sorted" | wc -l)" -gt 0 ] || break
+    n=$(wc -l <"$work/consumed$g.sorted")
+    if [ "$n" = "$last" ]; then still=$((still + 1)); else still=0; fi
+    last=$n
+    [ $still -lt 20 ] || break
     sleep 1
   done
 done
