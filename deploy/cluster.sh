@@ -1,19 +1,21 @@
 #!/bin/bash
 # deploy/cluster.sh: the 2-master/2-slave cluster as a whole.
 #
-#   deploy/cluster.sh [-H HOSTS] up [sync|async]
-#   deploy/cluster.sh up controller
-#   deploy/cluster.sh [-H HOSTS] down
-#   deploy/cluster.sh [-H HOSTS] status
+#   deploy/cluster.sh [-H HOSTS] up [sync|async|controller]
+#   deploy/cluster.sh [-H HOSTS] down [controller]
+#   deploy/cluster.sh [-H HOSTS] status [controller]
+#   deploy/cluster.sh [-H HOSTS] start PIECE...      (controller mode)
 #
-# controller (one host only): automatic failover. A 3-member etcd
-# (deploy/mqetcd.sh), two name servers running the controller and three
-# broker groups in controller mode from deploy/controller/: broker-a and
-# broker-b of two replicas, broker-c of three; the controller names each
-# group's master. up waits until every group has one; status adds each
-# group's master, epoch and in-sync set (mqadmin getSyncStateSet). up
-# records the mode in RMQ_RUN_DIR/cluster.mode, so down and status without
-# a mode act on what runs.
+# controller: automatic failover. A 3-member etcd (deploy/mqetcd.sh), two
+# name servers running the controller and three broker groups in controller
+# mode from deploy/controller/: broker-a and broker-b of two replicas,
+# broker-c of three; the controller names each group's master. up waits
+# until every group has one; status adds each group's master, epoch and
+# in-sync set (mqadmin getSyncStateSet); start PIECE starts pieces of a
+# running cluster again (e.g. after a crash), each where it lives. Without
+# -H, up records the mode in RMQ_RUN_DIR/cluster.mode, so down and status
+# without a mode act on what runs; with -H a hosts file naming etcd-1 is
+# a controller-mode one.
 #
 # Without -H everything runs on this host on loopback, from
 # deploy/2m-2s-VARIANT/*.properties (VARIANT sync by default): up starts the
@@ -24,9 +26,13 @@
 # slave, its lag behind its master in commit-log bytes.
 #
 # With -H HOSTS the pieces run where the hosts file says (see
-# deploy/hosts.example: lines "PIECE SSH_HOST [IP]"); each command runs as
+# deploy/hosts.example and deploy/hosts-controller.example: lines
+# "PIECE SSH_HOST [IP]"); each command runs as
 #   $RMQ_SSH SSH_HOST bash -s   <<< "cd $RMQ_REMOTE_HOME && deploy/mqbroker.sh ..."
-# and the brokers get -n (every name server's IP:port) and -i (their IP).
+# and the brokers get -n (every name server's IP:port) and -i (their IP);
+# in controller mode also -k (the controllers: the name servers), the name
+# servers -i (the address they listen on) and -e (the etcd members), and
+# the etcd members -a (every member's address).
 #
 # Environment (besides RMQ_BIN, RMQ_RUN_DIR, RMQ_PORT_OFFSET/RMQ_PORT_BASE,
 # RMQ_START_TIMEOUT, RMQ_STOP_TIMEOUT of deploy/lib.sh, which are also passed
@@ -51,37 +57,43 @@ MASTERS=(broker-a broker-b)
 SLAVES=(broker-a-s broker-b-s)
 
 usage() {
-  echo "usage: $RMQ_PROG [-H HOSTS] up [sync|async] | up controller | down | status" >&2
+  echo "usage: $RMQ_PROG [-H HOSTS] up [sync|async|controller] | down | status | start PIECE..." >&2
   exit 2
 }
 
-hosts_file='' action='' variant=''
+hosts_file='' action='' variant='' START_PIECES=()
 while [ $# -gt 0 ]; do
   case $1 in
     -H) [ $# -ge 2 ] || usage; hosts_file=$2; shift 2 ;;
-    up | down | status) [ -z "$action" ] || usage; action=$1; shift ;;
+    up | down | status | start) [ -z "$action" ] || usage; action=$1; shift ;;
     sync | async | controller) variant=$1; shift ;;
-    *) usage ;;
+    *) [ "$action" = start ] || usage; START_PIECES+=("$1"); shift ;;
   esac
 done
 [ -n "$action" ] || usage
 MODE_FILE=$RMQ_RUN_DIR/cluster.mode
-if [ -z "$variant" ] && [ "$action" != up ] && [ -z "$hosts_file" ]; then
+if [ -z "$variant" ] && [ -n "$hosts_file" ]; then
+  if grep -Eq '^[[:space:]]*etcd-' "$hosts_file" 2>/dev/null; then variant=controller; fi
+elif [ -z "$variant" ] && [ "$action" != up ]; then
   variant=$(cat "$MODE_FILE" 2>/dev/null || true)
 fi
 variant=${variant:-sync}
 offset=$(rmq_port_offset)
-if [ "$variant" = controller ]; then
-  [ -z "$hosts_file" ] || rmq_die "controller mode runs on one host (no -H yet)"
-  # shellcheck source=SCRIPTDIR/controller.sh
-  . "$RMQ_HOME/deploy/controller.sh"
-fi
-conf_dir=${RMQ_CONF_DIR:-deploy/2m-2s-$variant}
 
 # Where each piece runs: SSH[piece] (empty: here) and IP[piece]; NAMESRVS
-# lists the name servers as "ssh_host ip" (one, local, without -H).
+# lists the name servers as "ssh_host ip" (one, local, without -H), in the
+# 2m-2s cluster whose hosts file names every name server "namesrv".
+# HOST_PIECES: the pieces a hosts file must place.
 declare -A SSH IP
 NAMESRVS=()
+if [ "$variant" = controller ]; then
+  # shellcheck source=SCRIPTDIR/controller.sh
+  . "$RMQ_HOME/deploy/controller.sh"
+else
+  [ "$action" != start ] || rmq_die "start PIECE: controller mode only"
+  HOST_PIECES=("${MASTERS[@]}" "${SLAVES[@]}")
+fi
+conf_dir=${RMQ_CONF_DIR:-deploy/2m-2s-$variant}
 
 # ipv4 HOST: prints HOST if it is an IPv4 address, else its first IPv4 address.
 ipv4() {
@@ -101,51 +113,82 @@ read_hosts() {
     [ -z "$rest" ] || rmq_die "$hosts_file: $piece: too many fields"
     [ -n "$ip" ] || ip=$(ipv4 "$host")
     [ -n "$ip" ] || rmq_die "$hosts_file: $piece: cannot find an IPv4 address for $host (give it as the third field)"
-    case $piece in
-      namesrv) NAMESRVS+=("$host $ip") ;;
-      broker-a | broker-b | broker-a-s | broker-b-s) SSH[$piece]=$host; IP[$piece]=$ip ;;
-      *) rmq_die "$hosts_file: unknown piece $piece (namesrv, broker-a, broker-a-s, broker-b, broker-b-s)" ;;
-    esac
+    if [ "$piece" = namesrv ] && [ "$variant" != controller ]; then
+      NAMESRVS+=("$host $ip")
+    elif [[ " ${HOST_PIECES[*]} " == *" $piece "* ]]; then
+      [ -z "${SSH[$piece]:-}" ] || rmq_die "$hosts_file: $piece: placed twice"
+      SSH[$piece]=$host
+      IP[$piece]=$ip
+    else
+      rmq_die "$hosts_file: unknown piece $piece for $variant mode ($([ "$variant" = controller ] || echo 'namesrv, ')${HOST_PIECES[*]})"
+    fi
   done <"$hosts_file"
-  [ ${#NAMESRVS[@]} -gt 0 ] || rmq_die "$hosts_file: no namesrv line"
-  for piece in "${MASTERS[@]}" "${SLAVES[@]}"; do
+  [ "$variant" = controller ] || [ ${#NAMESRVS[@]} -gt 0 ] || rmq_die "$hosts_file: no namesrv line"
+  for piece in "${HOST_PIECES[@]}"; do
     [ -n "${SSH[$piece]:-}" ] || rmq_die "$hosts_file: no $piece line"
   done
 }
 
 if [ -n "$hosts_file" ]; then
   read_hosts
+else
+  for piece in "${HOST_PIECES[@]}"; do
+    SSH[$piece]=''
+    IP[$piece]=127.0.0.1
+  done
+fi
+if [ "$variant" = controller ]; then
+  ctl_init
+elif [ -n "$hosts_file" ]; then
   NSADDR=''
   for ns in "${NAMESRVS[@]}"; do
     NSADDR+="${NSADDR:+;}${ns#* }:$((9876 + offset))"
   done
 else
   NAMESRVS=(" 127.0.0.1")
-  for piece in "${MASTERS[@]}" "${SLAVES[@]}"; do
-    SSH[$piece]=''
-    IP[$piece]=127.0.0.1
-  done
   NSADDR=127.0.0.1:$((9876 + offset))
 fi
 
-# run HOST SCRIPT ARGS...: runs deploy/SCRIPT ARGS here (HOST empty) or on HOST.
-run() {
-  local host=$1 script=$2 cmd v
-  shift 2
-  if [ -z "$host" ]; then
-    (cd "$RMQ_HOME" && "deploy/$script" "$@")
-    return
-  fi
+# remote_env: the start of a remote command: into the checkout, with the
+# deploy settings that are set here.
+remote_env() {
+  local cmd v
   cmd="cd $(printf %q "$RMQ_REMOTE_HOME") &&"
   for v in RMQ_BIN RMQ_RUN_DIR RMQ_PORT_OFFSET RMQ_PORT_BASE RMQ_START_TIMEOUT RMQ_STOP_TIMEOUT; do
     if [ -n "${!v:-}" ]; then
       cmd+=" export $v=$(printf %q "${!v}") &&"
     fi
   done
-  cmd+=" deploy/$script$(printf ' %q' "$@")"
+  echo "$cmd"
+}
+
+# run HOST SCRIPT ARGS...: runs deploy/SCRIPT ARGS here (HOST empty) or on HOST.
+run() {
+  local host=$1 script=$2
+  shift 2
+  if [ -z "$host" ]; then
+    (cd "$RMQ_HOME" && "deploy/$script" "$@")
+    return
+  fi
   # word splitting of RMQ_SSH is intended: it is a command and its options
   # shellcheck disable=SC2086
-  $RMQ_SSH "$host" bash -s <<<"$cmd"
+  $RMQ_SSH "$host" bash -s <<<"$(remote_env) deploy/$script$(printf ' %q' "$@")"
+}
+
+# mqadmin_on HOST ARGS...: mqadmin ARGS -n NSADDR (at most 20 s) here (HOST
+# empty) or on HOST; fails when mqadmin is not built.
+mqadmin_on() {
+  local host=$1 admin
+  shift
+  if [ -z "$host" ]; then
+    admin=$(RMQ_PROG=cluster.sh rmq_find_bin mqadmin tools 2>/dev/null) || return 1
+    timeout 20 "$admin" "$@" -n "$NSADDR"
+    return
+  fi
+  # shellcheck disable=SC2016 # $b and $a expand on the remote host
+  local find='b=${RMQ_BIN:-build}; a=$b/tools/mqadmin; [ -x "$a" ] || a=$b/mqadmin;'
+  # shellcheck disable=SC2086 # RMQ_SSH is a command and its options
+  $RMQ_SSH "$host" bash -s <<<"$(remote_env) $find timeout 20 \"\$a\"$(printf ' %q' "$@" -n "$NSADDR")"
 }
 
 # broker PIECE ACTION: runs mqbroker.sh for PIECE where it lives.
@@ -200,22 +243,7 @@ field() {
 # which reaches its master and itself), not here: this machine may not reach
 # the brokers' addresses (e.g. network namespaces).
 max_offset() {
-  local admin cmd
-  if [ -n "$hosts_file" ] && [ -n "${2:-}" ]; then
-    cmd="cd $(printf %q "$RMQ_REMOTE_HOME") &&"
-    if [ -n "${RMQ_BIN:-}" ]; then
-      cmd+=" export RMQ_BIN=$(printf %q "$RMQ_BIN") &&"
-    fi
-    # shellcheck disable=SC2016 # expands on the remote host
-    cmd+=' b=${RMQ_BIN:-build}; a=$b/tools/mqadmin; [ -x "$a" ] || a=$b/mqadmin;'
-    cmd+=" timeout 10 \"\$a\" brokerStatus -n $(printf %q "$NSADDR") -b $(printf %q "$1") 2>/dev/null"
-    # shellcheck disable=SC2086 # RMQ_SSH is a command and its options
-    $RMQ_SSH "$2" bash -s <<<"$cmd" 2>/dev/null | awk '$1 == "commitLogMaxOffset" { print $2 }' || true
-    return 0
-  fi
-  admin=$(RMQ_PROG=cluster.sh rmq_find_bin mqadmin tools 2>/dev/null) || return 0
-  timeout 10 "$admin" brokerStatus -n "$NSADDR" -b "$1" 2>/dev/null |
-    awk '$1 == "commitLogMaxOffset" { print $2 }' || true
+  mqadmin_on "${2:-}" brokerStatus -b "$1" 2>/dev/null | awk '$1 == "commitLogMaxOffset" { print $2 }' || true
 }
 
 cluster_status() {

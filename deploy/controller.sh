@@ -1,14 +1,21 @@
 # shellcheck shell=bash
-# offset, MODE_FILE and field come from cluster.sh
+# offset, MODE_FILE, hosts_file, SSH, IP, NSADDR, START_PIECES, run,
+# mqadmin_on and field come from cluster.sh
 # shellcheck disable=SC2154
-# deploy/controller.sh: cluster.sh's controller mode (cluster.sh up
-# controller). Sourced by cluster.sh after lib.sh, not run.
+# deploy/controller.sh: cluster.sh's controller mode (cluster.sh [-H HOSTS]
+# up controller). Sourced by cluster.sh after lib.sh, not run.
 #
-# Pieces, all on this host: etcd-1..3 (deploy/mqetcd.sh), namesrv-1 and
-# namesrv-2 (the controller in each; one leads), and the brokers of
-# deploy/controller/ (or RMQ_CONF_DIR): broker-a-1, broker-a-2, broker-b-1,
-# broker-b-2, broker-c-1, broker-c-2, broker-c-3, every one with
-# enableControllerMode. Ports (ARCHITECTURE.md "Ports", all moved by
+# Pieces: etcd-1..3 (deploy/mqetcd.sh), namesrv-1 and namesrv-2 (the
+# controller in each; one leads), and the brokers of deploy/controller/ (or
+# RMQ_CONF_DIR): broker-a-1, broker-a-2, broker-b-1, broker-b-2, broker-c-1,
+# broker-c-2, broker-c-3, every one with enableControllerMode. Without -H
+# all run on this host on loopback; with -H each runs on the host the hosts
+# file gives it (deploy/hosts-controller.example) and is reached at its IP:
+# the etcd members get every member's IP (mqetcd.sh -a), the name servers
+# listen on theirs (mqnamesrv.sh -i) and reach the members' (-e), and the
+# brokers register with both name servers, which are also the controllers
+# (mqbroker.sh -n and -k), under their own IP (-i). mqadmin runs on the
+# first name server's host. Ports (ARCHITECTURE.md "Ports", all moved by
 # RMQ_PORT_OFFSET): etcd clients 9880/9882/9884, peers 9881/9883/9885; name
 # servers 9876, 9877; brokers 10911, 10921, ... 10971 (HA one above each).
 
@@ -16,30 +23,51 @@ CTL_ETCDS=(1 2 3)
 CTL_NAMESRVS=(namesrv-1 namesrv-2)
 CTL_BROKERS=(broker-a-1 broker-a-2 broker-b-1 broker-b-2 broker-c-1 broker-c-2 broker-c-3)
 CTL_GROUPS=(broker-a broker-b broker-c)
+HOST_PIECES=(etcd-1 etcd-2 etcd-3 "${CTL_NAMESRVS[@]}" "${CTL_BROKERS[@]}")
 CTL_CONF_DIR=${RMQ_CONF_DIR:-deploy/controller}
-CTL_NSADDR="127.0.0.1:$((9876 + offset));127.0.0.1:$((9877 + offset))"
 # how long up waits for etcd's health and for every group's master, s
 CTL_WAIT=${RMQ_START_TIMEOUT:-30}
 
-# ctl_run SCRIPT ARGS...: deploy/SCRIPT ARGS from the checkout.
-ctl_run() {
-  local script=$1
-  shift
-  (cd "$RMQ_HOME" && "deploy/$script" "$@")
+# ctl_init: the addresses the pieces are given, from IP (cluster.sh fills it
+# from the hosts file, or with loopback).
+ctl_init() {
+  NSADDR="${IP[namesrv-1]}:$((9876 + offset));${IP[namesrv-2]}:$((9877 + offset))"
+  CTL_ETCD_ADDRS="${IP[etcd-1]},${IP[etcd-2]},${IP[etcd-3]}"
+  CTL_ETCD_ENDPOINTS="${IP[etcd-1]}:$((9880 + offset)),${IP[etcd-2]}:$((9882 + offset)),${IP[etcd-3]}:$((9884 + offset))"
 }
 
-# ctl_admin ARGS...: mqadmin ARGS against the name servers (nothing when mqadmin is not built).
+# ctl_piece PIECE ACTION: runs PIECE's deploy script with ACTION where the
+# piece lives; with -H, with the addresses of the hosts file.
+ctl_piece() {
+  local piece=$1 action=$2 args
+  case $piece in
+    etcd-*)
+      args=(mqetcd.sh -m "${piece#etcd-}")
+      [ -z "$hosts_file" ] || args+=(-a "$CTL_ETCD_ADDRS")
+      ;;
+    namesrv-*)
+      args=(mqnamesrv.sh -c "$CTL_CONF_DIR/$piece.properties")
+      [ -z "$hosts_file" ] || args+=(-i "${IP[$piece]}" -e "$CTL_ETCD_ENDPOINTS")
+      ;;
+    *)
+      args=(mqbroker.sh -c "$CTL_CONF_DIR/$piece.properties")
+      [ -z "$hosts_file" ] || args+=(-n "$NSADDR" -k "$NSADDR" -i "${IP[$piece]}")
+      ;;
+  esac
+  run "${SSH[$piece]}" "${args[@]}" "$action"
+}
+
+# ctl_admin ARGS...: mqadmin ARGS against the name servers, on the first
+# name server's host (fails when mqadmin is not built).
 ctl_admin() {
-  local admin
-  admin=$(RMQ_PROG=cluster.sh rmq_find_bin mqadmin tools 2>/dev/null) || return 1
-  timeout 20 "$admin" "$@" -n "$CTL_NSADDR"
+  mqadmin_on "${SSH[namesrv-1]}" "$@"
 }
 
 # ctl_etcd_healthy: true when every etcd member reports itself healthy.
 ctl_etcd_healthy() {
   local m
   for m in "${CTL_ETCDS[@]}"; do
-    ctl_run mqetcd.sh -m "$m" health || return 1
+    ctl_piece "etcd-$m" health || return 1
   done
 }
 
@@ -66,33 +94,43 @@ ctl_wait() {
 ctl_up() {
   local m piece
   for m in "${CTL_ETCDS[@]}"; do
-    ctl_run mqetcd.sh -m "$m" start || rmq_die "etcd-$m did not start (cluster.sh down stops what runs)"
+    ctl_piece "etcd-$m" start || rmq_die "etcd-$m did not start (cluster.sh down stops what runs)"
   done
   ctl_wait "$CTL_WAIT" ctl_etcd_healthy || rmq_die "etcd is not healthy after ${CTL_WAIT}s (logs in $RMQ_RUN_DIR/logs/etcd-*.log)"
-  for piece in "${CTL_NAMESRVS[@]}"; do
-    ctl_run mqnamesrv.sh -c "$CTL_CONF_DIR/$piece.properties" start || rmq_die "$piece did not start (cluster.sh down stops what runs)"
+  for piece in "${CTL_NAMESRVS[@]}" "${CTL_BROKERS[@]}"; do
+    ctl_piece "$piece" start || rmq_die "$piece did not start (cluster.sh down stops what runs)"
   done
-  for piece in "${CTL_BROKERS[@]}"; do
-    ctl_run mqbroker.sh -c "$CTL_CONF_DIR/$piece.properties" start || rmq_die "$piece did not start (cluster.sh down stops what runs)"
-  done
-  echo controller >"$MODE_FILE"
+  [ -n "$hosts_file" ] || echo controller >"$MODE_FILE"
   ctl_wait "$CTL_WAIT" ctl_masters_elected ||
     rmq_die "not every group has a master after ${CTL_WAIT}s (cluster.sh status shows them)"
-  echo "cluster up (controller): etcd 127.0.0.1:$((9880 + offset)),$((9882 + offset)),$((9884 + offset)); name servers $CTL_NSADDR"
+  echo "cluster up (controller): etcd $CTL_ETCD_ENDPOINTS; name servers $NSADDR"
+}
+
+# ctl_start: starts START_PIECES again, each where it lives (no wait for a master).
+ctl_start() {
+  local piece rc=0
+  [ ${#START_PIECES[@]} -gt 0 ] || rmq_die "start: name the pieces (${HOST_PIECES[*]})"
+  for piece in "${START_PIECES[@]}"; do
+    [[ " ${HOST_PIECES[*]} " == *" $piece "* ]] || rmq_die "start: unknown piece $piece (${HOST_PIECES[*]})"
+  done
+  for piece in "${START_PIECES[@]}"; do
+    ctl_piece "$piece" start || rc=1
+  done
+  return $rc
 }
 
 ctl_down() {
-  local i piece m rc=0
+  local i m piece rc=0
   for ((i = ${#CTL_BROKERS[@]} - 1; i >= 0; i--)); do
-    ctl_run mqbroker.sh -c "$CTL_CONF_DIR/${CTL_BROKERS[$i]}.properties" stop || rc=1
+    ctl_piece "${CTL_BROKERS[$i]}" stop || rc=1
   done
   for piece in "${CTL_NAMESRVS[@]}"; do
-    ctl_run mqnamesrv.sh -c "$CTL_CONF_DIR/$piece.properties" stop || rc=1
+    ctl_piece "$piece" stop || rc=1
   done
   for m in "${CTL_ETCDS[@]}"; do
-    ctl_run mqetcd.sh -m "$m" stop || rc=1
+    ctl_piece "etcd-$m" stop || rc=1
   done
-  rm -f "$MODE_FILE"
+  [ -n "$hosts_file" ] || rm -f "$MODE_FILE"
   return $rc
 }
 
@@ -105,18 +143,18 @@ ctl_status() {
   # a standby's view (exit 1) is still worth showing
   sss=$(ctl_admin getSyncStateSet -c DefaultCluster 2>/dev/null) || true
   for m in "${CTL_ETCDS[@]}"; do
-    line=$(ctl_run mqetcd.sh -m "$m" status | tail -n 1) || true
+    line=$(ctl_piece "etcd-$m" status | tail -n 1) || true
     ctl_status_row "etcd-$m" "$line" ETCD -
   done
   for piece in "${CTL_NAMESRVS[@]}"; do
-    line=$(ctl_run mqnamesrv.sh -c "$CTL_CONF_DIR/$piece.properties" status | tail -n 1) || true
+    line=$(ctl_piece "$piece" status | tail -n 1) || true
     ctl_status_row "$piece" "$line" NAMESRV -
   done
   for piece in "${CTL_BROKERS[@]}"; do
-    line=$(ctl_run mqbroker.sh -c "$CTL_CONF_DIR/$piece.properties" status | tail -n 1) || true
+    line=$(ctl_piece "$piece" status | tail -n 1) || true
     port=$(field "$line" port)
-    role=$(awk -v a="127.0.0.1:$port" '$7 == a { print $8 }' <<<"$sss")
-    lag=$(awk -v a="127.0.0.1:$port" '$7 == a { print $11 }' <<<"$sss")
+    role=$(awk -v a="${IP[$piece]}:$port" '$7 == a { print $8 }' <<<"$sss")
+    lag=$(awk -v a="${IP[$piece]}:$port" '$7 == a { print $11 }' <<<"$sss")
     ctl_status_row "$piece" "$line" "${role:--}" "${lag:--}"
   done
   echo
@@ -139,14 +177,15 @@ ctl_status_row() {
   state=$(awk '{ print $2 }' <<<"$2")
   total=$((total + 1))
   [ "$state" != running ] || running=$((running + 1))
-  printf '%-11s %-15s %-12s %-6s %-8s %-8s %s\n' "$1" 127.0.0.1 "$3" "$(field "$2" port)" \
+  printf '%-11s %-15s %-12s %-6s %-8s %-8s %s\n' "$1" "${IP[$1]}" "$3" "$(field "$2" port)" \
     "$(field "$2" pid)" "${state:-unknown}" "$4"
 }
 
-# ctl_main ACTION: up, down or status of the controller-mode cluster.
+# ctl_main ACTION: up, down, status or start of the controller-mode cluster.
 ctl_main() {
   case $1 in
     up) ctl_up ;;
+    start) ctl_start ;;
     down) ctl_down ;;
     status) ctl_status ;;
   esac

@@ -68,14 +68,17 @@ rmq_abspath() {
   echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 }
 
-# rmq_gen_conf SRC DST NAMESRV_OVERRIDE IP_OVERRIDE: writes the effective copy
-# of SRC to DST: relative paths made absolute under RMQ_RUN_DIR, ports moved
-# by the offset, namesrvAddr / brokerIP1 replaced when an override is given.
+# rmq_gen_conf SRC DST [KEY=VALUE...]: writes the effective copy of SRC to
+# DST: relative paths made absolute under RMQ_RUN_DIR, ports moved by the
+# offset, and each KEY given (e.g. namesrvAddr, brokerIP1, bindAddress) set to
+# its VALUE instead of the file's, taken as is (the offset does not apply).
 # Only key=value and key:value lines are understood (no continuation lines).
 rmq_gen_conf() {
-  local src=$1 dst=$2 ns=$3 ip=$4 off
+  local src=$1 dst=$2 off overrides
+  shift 2
   off=$(rmq_port_offset)
-  awk -v run="$RMQ_RUN_DIR" -v off="$off" -v ns="$ns" -v ip="$ip" -v src="$src" '
+  overrides=$(printf '%s\n' "$@")
+  awk -v run="$RMQ_RUN_DIR" -v off="$off" -v overrides="$overrides" -v src="$src" '
     function trim(s) { gsub(/^[ \t]+|[ \t\r]+$/, "", s); return s }
     function shift_addrs(list, sep,    n, parts, i, out, c, host, port) {
       n = split(list, parts, sep)
@@ -91,7 +94,14 @@ rmq_gen_conf() {
       }
       return out
     }
-    BEGIN { print "# generated from " src " by deploy/lib.sh: do not edit, edit the source" }
+    BEGIN {
+      print "# generated from " src " by deploy/lib.sh: do not edit, edit the source"
+      n_over = split(overrides, lines, "\n")
+      for (i = 1; i <= n_over; i++) {
+        c = index(lines[i], "=")
+        if (c > 0) { k = substr(lines[i], 1, c - 1); order[++n_keys] = k; over[k] = substr(lines[i], c + 1) }
+      }
+    }
     /^[ \t]*([#!]|$)/ { next }
     {
       line = $0
@@ -99,24 +109,19 @@ rmq_gen_conf() {
       if (c == 0) { print line; next }
       key = trim(substr(line, 1, c - 1))
       val = trim(substr(line, c + 1))
+      if (key in over) next
       if (key == "storePathRootDir" || key == "storePathCommitLog" || key == "logPath" || key == "kvConfigPath") {
         if (val != "" && substr(val, 1, 1) != "/") val = run "/" val
       } else if (key == "listenPort" || key == "haListenPort") {
         if (val + 0 != 0) val = val + off
       } else if (key == "namesrvAddr" || key == "haMasterAddress" || key == "controllerAddr") {
-        if (key == "namesrvAddr" && ns != "") next
         val = shift_addrs(val, ";")
       } else if (key == "controllerEtcdEndpoints") {
         val = shift_addrs(val, ",")
-      } else if (key == "brokerIP1" && ip != "") {
-        next
       }
       print key "=" val
     }
-    END {
-      if (ns != "") print "namesrvAddr=" ns
-      if (ip != "") print "brokerIP1=" ip
-    }' "$src" >"$dst.tmp" && mv "$dst.tmp" "$dst"
+    END { for (i = 1; i <= n_keys; i++) print order[i] "=" over[order[i]] }' "$src" >"$dst.tmp" && mv "$dst.tmp" "$dst"
 }
 
 # rmq_conf_get FILE KEY: prints KEY's value from a key=value file (last wins).

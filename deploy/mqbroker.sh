@@ -1,12 +1,15 @@
 #!/bin/bash
 # deploy/mqbroker.sh: start, stop or query one broker (a master or a slave).
 #
-#   deploy/mqbroker.sh -c FILE [-n "host:port;host:port"] [-i IP] start|stop|status
+#   deploy/mqbroker.sh -c FILE [-n "host:port;host:port"] [-k "host:port;host:port"]
+#                      [-i IP] start|stop|status
 #
 #   -c FILE  the broker's properties file (e.g. deploy/2m-2s-sync/broker-a.properties);
 #            its base name (broker-a) names the pid, ready and log files
 #   -n ADDRS name servers: replaces namesrvAddr from the file (taken as is,
 #            RMQ_PORT_OFFSET does not apply to it)
+#   -k ADDRS controllers (controller mode): replaces controllerAddr from the
+#            file, taken as is like -n
 #   -i IP    replaces brokerIP1 from the file (the address others reach this broker at)
 #
 # start  writes the effective config to RMQ_RUN_DIR/conf/NAME.properties, checks
@@ -24,16 +27,17 @@ RMQ_PROG=mqbroker.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-  echo "usage: $RMQ_PROG -c FILE [-n ADDRS] [-i IP] start|stop|status" >&2
+  echo "usage: $RMQ_PROG -c FILE [-n ADDRS] [-k ADDRS] [-i IP] start|stop|status" >&2
   exit 2
 }
 
-file='' ns='' ip=''
-while getopts "c:n:i:h" opt; do
+file='' overrides=()
+while getopts "c:n:k:i:h" opt; do
   case $opt in
     c) file=$OPTARG ;;
-    n) ns=$OPTARG ;;
-    i) ip=$OPTARG ;;
+    n) overrides+=("namesrvAddr=$OPTARG") ;;
+    k) overrides+=("controllerAddr=$OPTARG") ;;
+    i) overrides+=("brokerIP1=$OPTARG") ;;
     *) usage ;;
   esac
 done
@@ -54,7 +58,7 @@ case $action in
       rmq_status "$(rmq_conf_get "$CONF" brokerRole)"
       exit 0
     fi
-    rmq_gen_conf "$src" "$CONF" "$ns" "$ip"
+    rmq_gen_conf "$src" "$CONF" ${overrides[@]+"${overrides[@]}"}
     if ! eff=$("$bin" -p -c "$CONF" 2>&1); then
       echo "$RMQ_PROG: $name: bad configuration ($CONF):" >&2
       echo "$eff" >&2

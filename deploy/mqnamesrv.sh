@@ -1,11 +1,15 @@
 #!/bin/bash
 # deploy/mqnamesrv.sh: start, stop or query a name server.
 #
-#   deploy/mqnamesrv.sh [-c FILE] start|stop|status
+#   deploy/mqnamesrv.sh [-c FILE] [-i IP] [-e ENDPOINTS] start|stop|status
 #
 #   -c FILE  the name server's properties file (default
 #            deploy/2m-2s-sync/namesrv.properties); its base name (namesrv)
 #            names the pid, ready and log files
+#   -i IP    replaces bindAddress from the file (the address it listens on)
+#   -e ENDPOINTS replaces controllerEtcdEndpoints from the file (the etcd
+#            members' host:port,host:port; taken as is, RMQ_PORT_OFFSET does
+#            not apply to it)
 #
 # start  writes the effective config to RMQ_RUN_DIR/conf/NAME.properties, checks
 #        it with mqnamesrv -p, starts the name server in the background and waits
@@ -21,16 +25,19 @@ RMQ_PROG=mqnamesrv.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-  echo "usage: $RMQ_PROG [-c FILE] start|stop|status" >&2
+  echo "usage: $RMQ_PROG [-c FILE] [-i IP] [-e ENDPOINTS] start|stop|status" >&2
   exit 2
 }
 
 # options may come before or after the action
 file=$RMQ_HOME/deploy/2m-2s-sync/namesrv.properties
 action=
+overrides=()
 while [ $# -gt 0 ]; do
   case $1 in
     -c) [ $# -ge 2 ] || usage; file=$2; shift 2 ;;
+    -i) [ $# -ge 2 ] || usage; overrides+=("bindAddress=$2"); shift 2 ;;
+    -e) [ $# -ge 2 ] || usage; overrides+=("controllerEtcdEndpoints=$2"); shift 2 ;;
     start | stop | status) [ -z "$action" ] || usage; action=$1; shift ;;
     *) usage ;;
   esac
@@ -49,7 +56,7 @@ case $action in
       rmq_status NAMESRV
       exit 0
     fi
-    rmq_gen_conf "$src" "$CONF" "" ""
+    rmq_gen_conf "$src" "$CONF" ${overrides[@]+"${overrides[@]}"}
     if ! eff=$("$bin" -p -c "$CONF" 2>&1); then
       echo "$RMQ_PROG: $name: bad configuration ($CONF):" >&2
       echo "$eff" >&2

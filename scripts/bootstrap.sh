@@ -21,6 +21,9 @@ packages=(
   libevent-dev protobuf-c-compiler libprotobuf-c-dev libssl-dev zlib1g-dev openssl check
   clang "$(clang_rt_package)"
   procps iproute2
+  # tests/cluster/test_chaos_netns.sh and scripts/chaos.sh --controller --netns
+  # drop packets per peer and direction inside network namespaces
+  nftables
   # static libraries pkg-config --static names for openssl on Debian 13
   # (tests/package/test_install.sh links a -static program against librmq.a)
   zlib1g-dev libzstd-dev

@@ -2,8 +2,18 @@
 # scripts/chaos-controller.sh: scripts/chaos.sh --controller, fault injection
 # on the controller-mode cluster (automatic failover, issue 15) under load.
 #
-#   scripts/chaos.sh --controller [--duration SECONDS] [--seed N] [--keep]
-#                    [--faults LIST]
+#   scripts/chaos.sh --controller [--netns] [--duration SECONDS] [--seed N]
+#                    [--keep] [--faults LIST]
+#
+# --netns: every piece in its own network namespace, deployed with
+# deploy/cluster.sh -H, and the faults of scripts/chaos-netns.sh (packets
+# dropped by nftables per peer and direction: master/slave cuts one and
+# both ways, a master or the leading controller with a master partitioned,
+# lossy links, a promoted slave killed right after its master) besides
+# kill9, stop, ctlmaster, truncate, etcd and restart below; default
+# slavecut1,slavecut2,ctlpart,leaderpart,lossy,kill2,kill9,truncate (kill9
+# and truncate kill the master over a lossy link to its slaves). Needs root
+# and nft. Without it, as follows.
 #
 # Starts deploy/cluster.sh up controller (3 etcd members, 2 name servers
 # running the controller, groups broker-a and broker-b of 2 replicas and
@@ -13,8 +23,9 @@
 # producer (--ids-file --ids-detail: every SEND_OK with its group, queue,
 # offset, offset msgId and the master epoch the broker stamped) and two
 # consumer groups (every message seen with its queue offset), and for
-# --duration seconds (default 120) injects one fault at a time, picked at
-# random from LIST (comma-separated; default all):
+# --duration seconds (default 120) injects one fault at a time from LIST
+# (comma-separated; default all), in rounds that run each fault once in a
+# random order:
 #   kill9      kill -9 a group's master; restart it after a few seconds (it
 #              rejoins as a slave, truncating what the new master lacks)
 #   stop       SIGSTOP a master past its lease (controllerHeartBeatTimeoutMills
@@ -35,7 +46,8 @@
 #   restart    deploy/cluster.sh down, then up controller (the whole cluster)
 # After each fault the cluster must heal (every process up, every group with
 # a master) within 90 s, or the run fails. At the end: heal, 5 s more of
-# load, stop the producer, wait (up to 180 s) until both groups consumed every
+# load, stop the producer, wait (up to 180 s; a group that consumed nothing
+# new for 20 s is not waited for longer) until both groups consumed every
 # acknowledged id, read the whole topic once more with a fresh group, and run
 # scripts/chaos-check.py over the logs (no acknowledged id missing, one
 # broker per group and epoch, no acknowledgement after the next epoch was
@@ -52,14 +64,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ALL_FAULTS=kill9,stop,cutctl,isolate,ctlmaster,truncate,asym,etcd,restart
-DURATION=120 SEED=$RANDOM KEEP=0 FAULTS=$ALL_FAULTS
+DURATION=120 SEED=$RANDOM KEEP=0 FAULTS='' NETNS=0
 usage() {
-  echo "usage: scripts/chaos.sh --controller [--duration SECONDS] [--seed N] [--keep] [--faults $ALL_FAULTS]" >&2
+  echo "usage: scripts/chaos.sh --controller [--netns] [--duration SECONDS] [--seed N] [--keep] [--faults $ALL_FAULTS]" >&2
+  echo "       (--netns: kill9,stop,ctlmaster,truncate,etcd,restart,slavecut1,slavecut2,ctlpart,leaderpart,lossy,kill2)" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     --controller) shift ;;
+    --netns) NETNS=1; shift ;;
     --duration) [ $# -ge 2 ] || usage; DURATION=$2; shift 2 ;;
     --seed) [ $# -ge 2 ] || usage; SEED=$2; shift 2 ;;
     --faults) [ $# -ge 2 ] || usage; FAULTS=$2; shift 2 ;;
@@ -68,14 +82,24 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ $DURATION =~ ^[0-9]+$ && $SEED =~ ^[0-9]+$ ]] || usage
+# shellcheck source=scripts/chaos-lib.sh
+. scripts/chaos-lib.sh
+CL=()           # the clients' command prefix (--netns: their namespace)
+HOSTS_ARG=()    # deploy/cluster.sh's -H HOSTS (--netns)
+if [ $NETNS = 1 ]; then
+  # shellcheck source=scripts/chaos-netns.sh
+  . scripts/chaos-netns.sh
+  # the relays' faults have no relays here
+  ALL_FAULTS=kill9,stop,ctlmaster,truncate,etcd,restart,$NETNS_FAULTS
+  FAULTS=${FAULTS:-$NETNS_FAULTS,kill9,truncate}
+fi
+FAULTS=${FAULTS:-$ALL_FAULTS}
 IFS=, read -r -a FAULT_LIST <<<"$FAULTS"
 for f in "${FAULT_LIST[@]}"; do
   [[ ,$ALL_FAULTS, == *,$f,* ]] || { echo "chaos: unknown fault $f" >&2; usage; }
 done
 RANDOM=$SEED
 
-# shellcheck source=scripts/chaos-lib.sh
-. scripts/chaos-lib.sh
 chaos_bins
 command -v etcd >/dev/null || die "etcd is not on PATH (scripts/bootstrap.sh installs etcd-server)"
 THREADS=${RMQ_CHAOS_THREADS:-4}
@@ -116,9 +140,10 @@ cleanup() {
       p=$(pid_of "$p")
       [ -z "$p" ] || kill -CONT "$p" 2>/dev/null || true
     done
-    deploy/cluster.sh down >"$work/down.log" 2>&1 || cat "$work/down.log" >&2
+    deploy/cluster.sh "${HOSTS_ARG[@]}" down >"$work/down.log" 2>&1 || cat "$work/down.log" >&2
   fi
   [ -z "$proxy_pid" ] || { kill "$proxy_pid" 2>/dev/null || true; wait "$proxy_pid" 2>/dev/null || true; }
+  [ $NETNS = 0 ] || netns_down
   if [ $rc -ne 0 ] || [ $KEEP = 1 ]; then
     echo "chaos: files kept in $work" >&2
   else
@@ -155,10 +180,11 @@ write_conf() {
   done
   for i in "${!BROKERS[@]}"; do
     f=$RMQ_CONF_DIR/${BROKERS[$i]}.properties
+    sed -i -e "s/^brokerHeartbeatInterval=.*/brokerHeartbeatInterval=$((HB / 10))/" "$f"
+    [ $NETNS = 0 ] || { netns_conf "$f"; continue; }
     # the relays' ports as written (cluster.sh moves them by the offset)
     local a="127.0.0.1:$((9890 + 2 * i));127.0.0.1:$((9891 + 2 * i))"
-    sed -i -e "s/^namesrvAddr=.*/namesrvAddr=$a/" -e "s/^controllerAddr=.*/controllerAddr=$a/" \
-      -e "s/^brokerHeartbeatInterval=.*/brokerHeartbeatInterval=$((HB / 10))/" "$f"
+    sed -i -e "s/^namesrvAddr=.*/namesrvAddr=$a/" -e "s/^controllerAddr=.*/controllerAddr=$a/" "$f"
   done
 }
 
@@ -182,7 +208,7 @@ start_proxy() {
 # ---- cluster state ---------------------------------------------------------------------
 
 NS="127.0.0.1:9876;127.0.0.1:9877"
-sss() { timeout 20 "$ADMIN" getSyncStateSet -n "$NS" -c DefaultCluster 2>/dev/null || true; }
+sss() { "${CL[@]}" timeout 20 "$ADMIN" getSyncStateSet -n "$NS" -c DefaultCluster 2>/dev/null || true; }
 
 # master_of GROUP: the piece name of the group's master (empty when none).
 master_of() {
@@ -219,11 +245,7 @@ all_masters() {
 
 start_piece() { # PIECE
   local rc=0
-  case $1 in
-    etcd-*) deploy/mqetcd.sh -m "${1#etcd-}" start >>"$work/restart.log" 2>&1 || rc=$? ;;
-    namesrv-*) deploy/mqnamesrv.sh -c "$RMQ_CONF_DIR/$1.properties" start >>"$work/restart.log" 2>&1 || rc=$? ;;
-    *) deploy/mqbroker.sh -c "$RMQ_CONF_DIR/$1.properties" start >>"$work/restart.log" 2>&1 || rc=$? ;;
-  esac
+  deploy/cluster.sh "${HOSTS_ARG[@]}" start "$1" >>"$work/restart.log" 2>&1 || rc=$?
   [ $rc = 0 ] || log "start of $1 failed (rc $rc; $work/restart.log)"
   return $rc
 }
@@ -233,6 +255,7 @@ start_piece() { # PIECE
 heal() {
   local p t_end
   : >"$CUTS"
+  [ $NETNS = 0 ] || netns_heal
   for p in "${stopped[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
   stopped=()
   local down
@@ -260,12 +283,22 @@ cut_link() { echo "$1 $2" >>"$CUTS"; }
 # pick_master: a random group's master piece (empty if it has none now).
 pick_master() { master_of "$(pick_group)"; }
 
+# kill_master MASTER: kill -9 of MASTER (--netns: 1 s into a lossy link to
+# its slaves, netns_kill_master).
+kill_master() {
+  if [ $NETNS = 1 ]; then
+    netns_kill_master "$1"
+  else
+    kill -9 "$(pid_of "$1")"
+  fi
+}
+
 fault_kill9() {
   local m p
   m=$(pick_master); [ -n "$m" ] || return 1
   p=$(pid_of "$m")
   log "kill9: kill -9 master $m (pid $p, epoch $(epoch_of "${m%-*}"))"
-  kill -9 "$p"
+  kill_master "$m"
   pause
   start_piece "$m" || true
 }
@@ -315,18 +348,26 @@ fault_ctlmaster() {
   start_piece "$m" || true
 }
 
+# new_master GROUP OLD: waits (up to the heartbeat timeout + 30 s) until the
+# controller names a master of GROUP other than OLD and prints it; fails
+# when none came.
+new_master() {
+  local t_end=$(($(date +%s) + HB_S + 30)) now
+  while now=$(master_of "$1"); [ -z "$now" ] || [ "$now" = "$2" ]; do
+    [ "$(date +%s)" -lt "$t_end" ] || return 1
+    sleep 0.2
+  done
+  echo "$now"
+}
+
 fault_truncate() {
-  local g m p t_end now
+  local g m p now
   g=$(pick_group)
   m=$(master_of "$g"); [ -n "$m" ] || return 1
   p=$(pid_of "$m")
   log "truncate: kill -9 master $m (pid $p), waiting for a new master"
-  kill -9 "$p"
-  t_end=$(($(date +%s) + HB_S + 30))
-  while now=$(master_of "$g"); [ -z "$now" ] || [ "$now" = "$m" ]; do
-    [ "$(date +%s)" -lt "$t_end" ] || { log "truncate: no new master for $g; restarting $m"; start_piece "$m" || true; return 0; }
-    sleep 0.5
-  done
+  kill_master "$m"
+  now=$(new_master "$g" "$m") || { log "truncate: no new master for $g; restarting $m"; start_piece "$m" || true; return 0; }
   start_piece "$m" || true
   local d=$((2 + RANDOM % 14))
   sleep "$((d / 10)).$((d % 10))"
@@ -361,51 +402,74 @@ fault_etcd() {
 
 fault_restart() {
   log "restart: the whole cluster down and up"
-  deploy/cluster.sh down >>"$work/restart.log" 2>&1 || log "restart: cluster.sh down reported a failure"
+  deploy/cluster.sh "${HOSTS_ARG[@]}" down >>"$work/restart.log" 2>&1 || log "restart: cluster.sh down reported a failure"
   sleep 2
-  deploy/cluster.sh up controller >>"$work/restart.log" 2>&1 || log "restart: cluster.sh up reported a failure (heal restarts what is down)"
+  deploy/cluster.sh "${HOSTS_ARG[@]}" up controller >>"$work/restart.log" 2>&1 || log "restart: cluster.sh up reported a failure (heal restarts what is down)"
 }
 
 # ---- run --------------------------------------------------------------------------------
 
 offsets=()
-if [ -n "${RMQ_PORT_OFFSET:-}" ]; then
+if [ $NETNS = 1 ]; then
+  offsets=(0) # the namespaces' ports are their own
+elif [ -n "${RMQ_PORT_OFFSET:-}" ]; then
   offsets=("$RMQ_PORT_OFFSET")
 else
   for _ in 1 2 3 4; do offsets+=($((16000 + RANDOM % 50 * 100))); done
 fi
 OFF=''
 for o in "${offsets[@]}"; do
-  ports_free "$o" || continue
+  [ $NETNS = 1 ] || ports_free "$o" || continue
   export RMQ_PORT_OFFSET=$o
   OFF=$o
   break
 done
 [ -n "$OFF" ] || die "no free port offset among ${offsets[*]}"
-NS="127.0.0.1:$((9876 + OFF));127.0.0.1:$((9877 + OFF))"
 write_conf
-start_proxy
+if [ $NETNS = 1 ]; then
+  netns_up
+  HOSTS_ARG=(-H "$work/hosts")
+  NS="$(ip_of namesrv-1):9876;$(ip_of namesrv-2):9877"
+else
+  NS="127.0.0.1:$((9876 + OFF));127.0.0.1:$((9877 + OFF))"
+  start_proxy
+fi
 cluster_started=1
-deploy/cluster.sh up controller >"$work/up.log" 2>&1 || { tail -n 20 "$work/up.log" >&2; die "deploy/cluster.sh up controller failed"; }
+deploy/cluster.sh "${HOSTS_ARG[@]}" up controller >"$work/up.log" 2>&1 || { tail -n 20 "$work/up.log" >&2; die "deploy/cluster.sh up controller failed"; }
 log "cluster up (port offset $OFF, seed $SEED, faults $FAULTS, heartbeat timeout ${HB} ms, files in $work)"
 
 for _ in $(seq 10); do
-  "$ADMIN" updateTopic -n "$NS" -t ChaosTopic -c DefaultCluster -r 4 -w 4 >"$work/topic.log" 2>&1 && break
+  "${CL[@]}" "$ADMIN" updateTopic -n "$NS" -t ChaosTopic -c DefaultCluster -r 4 -w 4 >"$work/topic.log" 2>&1 && break
   sleep 2
 done || { cat "$work/topic.log" >&2; die "updateTopic failed"; }
 sleep 2
 
 for g in 1 2; do
-  "$BENCH" consumer -n "$NS" -t ChaosTopic -g "ChaosGroup$g" -f first -w 4 --check-body \
+  "${CL[@]}" "$BENCH" consumer -n "$NS" -t ChaosTopic -g "ChaosGroup$g" -f first -w 4 --check-body \
     --ids-file "$work/consumed$g.ids" --ids-detail >"$work/consumer$g.out" 2>"$work/consumer$g.err" &
   bench_pids+=($!)
 done
 sleep 2
-"$BENCH" producer -n "$NS" -t ChaosTopic -w "$THREADS" -s "$SIZE" "${rate_args[@]}" \
+"${CL[@]}" "$BENCH" producer -n "$NS" -t ChaosTopic -w "$THREADS" -s "$SIZE" "${rate_args[@]}" \
   --ids-file "$work/acked.ids" --ids-detail >"$work/producer.out" 2>"$work/producer.err" &
 prod_pid=$!
 bench_pids+=("$prod_pid")
 sleep 5
+
+# next_fault: the next fault of the round (a new shuffled round when it is over).
+round=()
+next_fault() {
+  local i j t
+  if [ ${#round[@]} = 0 ]; then
+    round=("${FAULT_LIST[@]}")
+    for ((i = ${#round[@]} - 1; i > 0; i--)); do
+      j=$((RANDOM % (i + 1))) t=${round[i]}
+      round[i]=${round[j]} round[j]=$t
+    done
+  fi
+  f=${round[0]}
+  round=("${round[@]:1}")
+}
 
 t_end=$(($(date +%s) + DURATION))
 n_faults=0
@@ -413,7 +477,7 @@ while [ "$(date +%s)" -lt "$t_end" ]; do
   for p in "${bench_pids[@]}"; do
     kill -0 "$p" 2>/dev/null || die "a client died (pid $p; see $work/*.err)"
   done
-  f=${FAULT_LIST[RANDOM % ${#FAULT_LIST[@]}]}
+  next_fault
   if "fault_$f"; then
     N_FAULT[$f]=$((N_FAULT[$f] + 1))
     n_faults=$((n_faults + 1))
@@ -427,6 +491,7 @@ done
 # ---- heal, drain, check ----------------------------------------------------------------------
 
 heal
+[ $NETNS = 0 ] || wait_all_in_sync
 log "faults over ($n_faults); 5 s more of load on the healed cluster"
 sleep 5
 kill -INT "$prod_pid"
@@ -435,9 +500,14 @@ acked=$(wc -l <"$work/acked.ids")
 cut -d' ' -f1 "$work/acked.ids" | sort -u >"$work/acked.sorted"
 log "producer stopped: $acked acknowledged; waiting for the consumers"
 for g in 1 2; do
+  last=-1 still=0
   for _ in $(seq 180); do
     cut -d' ' -f1 "$work/consumed$g.ids" | sort -u >"$work/consumed$g.sorted"
     [ "$(comm -23 "$work/acked.sorted" "$work/consumed$g.sorted" | wc -l)" -gt 0 ] || break
+    n=$(wc -l <"$work/consumed$g.sorted")
+    if [ "$n" = "$last" ]; then still=$((still + 1)); else still=0; fi
+    last=$n
+    [ $still -lt 20 ] || break
     sleep 1
   done
 done
@@ -447,7 +517,7 @@ for p in "${bench_pids[@]}"; do wait "$p" || die "a client failed at its end (se
 bench_pids=()
 
 log "reading the whole topic again with a fresh group"
-"$BENCH" consumer -n "$NS" -t ChaosTopic -g ChaosFinal -f first -w 4 \
+"${CL[@]}" "$BENCH" consumer -n "$NS" -t ChaosTopic -g ChaosFinal -f first -w 4 \
   --ids-file "$work/final.ids" --ids-detail >"$work/final.out" 2>"$work/final.err" &
 bench_pids+=($!)
 last=-1 still=0

@@ -3,10 +3,12 @@
 # (SYNC_MASTER + SYNC_FLUSH, deploy/2m-2s-sync) on loopback, under load.
 #
 #   scripts/chaos.sh [--duration SECONDS] [--seed N] [--keep]
-#   scripts/chaos.sh --controller [--duration SECONDS] [--seed N] [--keep] [--faults LIST]
+#   scripts/chaos.sh --controller [--netns] [--duration SECONDS] [--seed N] [--keep] [--faults LIST]
 #
 # --controller: the controller-mode cluster (automatic failover) instead,
-# with its own faults and checker: scripts/chaos-controller.sh says how.
+# with its own faults and checker: scripts/chaos-controller.sh says how;
+# --netns puts each of its pieces in a network namespace and drops packets
+# with nftables (scripts/chaos-netns.sh).
 #
 # Starts the cluster with deploy/cluster.sh (ports moved by RMQ_PORT_OFFSET,
 # a free random offset unless set), creates ChaosTopic (4 queues on each

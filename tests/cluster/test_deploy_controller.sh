@@ -5,7 +5,9 @@
 # out of the way and a private run directory: every group gets one master;
 # kill -9 of broker-a's master promotes its in-sync slave, which mqadmin
 # getSyncStateSet and clusterList show (a higher epoch, brokerId 0), writes
-# to broker-a resume, the old master rejoins as slave; then down. Prints TAP.
+# to broker-a resume, the old master started again by cluster.sh start rejoins
+# as slave; then down. Also the hosts-file checks of cluster.sh -H up
+# controller (a piece missing, an unknown one). Prints TAP.
 # Always stops what it started. SKIP (exit 77) without etcd.
 # functions run through check() look unreachable to shellcheck
 # shellcheck disable=SC2317
@@ -60,7 +62,7 @@ wait_for() {
   done
 }
 
-echo "1..10"
+echo "1..12"
 
 check "cluster.sh up controller: etcd, two name servers, seven brokers, a master per group" "$cluster" up controller
 
@@ -124,9 +126,27 @@ rejoined() {
   [ "$(col broker-a "$old" 8)" = SLAVE ] && [ "$(master_of broker-a)" = "$new" ]
 }
 restart_old() {
-  "$src/deploy/mqbroker.sh" -c "$src/deploy/controller/broker-a-$old.properties" start && wait_for 60 rejoined
+  "$cluster" start "broker-a-$old" && wait_for 60 rejoined
 }
-check "the old master restarted rejoins as slave" restart_old
+check "the old master started again (cluster.sh start broker-a-$old) rejoins as slave" restart_old
+
+# refused CODE TEXT CMD...: CMD exits CODE and says TEXT on stderr.
+refused() {
+  local code=$1 text=$2 rc err=$RMQ_RUN_DIR/refused.txt
+  shift 2
+  "$@" 2>"$err"
+  rc=$?
+  cat "$err"
+  echo "exit $rc"
+  [ $rc -eq "$code" ] && grep -qF -- "$text" "$err"
+}
+hosts=$RMQ_RUN_DIR/hosts
+sed -n 's/^\(etcd-\|namesrv-\|broker-\)/&/p' "$src/deploy/hosts-controller.example" | grep -v '^broker-c-3 ' >"$hosts"
+check "cluster.sh -H up controller: a hosts file without broker-c-3 is refused" \
+  refused 1 "no broker-c-3 line" "$cluster" -H "$hosts" up controller
+echo "broker-c-3 rmq3 10.0.0.3" >>"$hosts"
+check "cluster.sh -H start: an unknown piece is refused" \
+  refused 1 "start: unknown piece broker-d-1" "$cluster" -H "$hosts" start broker-d-1
 
 down_all() {
   "$cluster" down || return 1

@@ -1,9 +1,8 @@
 #!/bin/bash
 # tests/cluster/test_netns.sh: the 2-master/2-slave cluster across five
 # "hosts" on this machine: one network namespace per piece (name server,
-# broker-a, broker-a-s, broker-b, broker-b-s), each with a veth pair whose
-# other end is on a bridge, addresses 10.213.K.1-5/24 inside the namespaces
-# only (the bridge has no address; nothing reaches the host's network).
+# broker-a, broker-a-s, broker-b, broker-b-s), made by scripts/netns-lib.sh
+# (veths on a bridge, addresses 10.213.K.1-5/24 inside the namespaces only).
 # deploy/cluster.sh -H runs each piece with RMQ_SSH="ip netns exec", and the
 # clients (mqadmin, mqbench) run in the name server's namespace.
 #
@@ -20,6 +19,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=SCRIPTDIR/deploy_lib.sh
 . "$here/deploy_lib.sh"
+# shellcheck source=../../scripts/netns-lib.sh
+. "$here/../../scripts/netns-lib.sh"
 export RMQ_START_TIMEOUT=30 RMQ_STOP_TIMEOUT=30
 unset RMQ_PORT_BASE RMQ_PORT_OFFSET RMQ_CONF_DIR
 ADMIN=$RMQ_BIN/tools/mqadmin
@@ -33,37 +34,21 @@ skip() {
 command -v ip >/dev/null || skip "no ip command (iproute2)"
 
 id=$(($$ % 10000))
-net=10.213.$((id % 250))
-P=rmq$id                          # namespace prefix
-BR=rqbr$id                        # bridge (IFNAMSIZ 15)
+netns_init "$id" "10.213.$((id % 250))"
 HOSTS=(ns a as b bs)
-declare -A IPOF=([ns]=$net.1 [a]=$net.2 [as]=$net.3 [b]=$net.4 [bs]=$net.5)
-made_ns=()
-made_br=0
+declare -A IPOF
 RMQ_RUN_DIR=$(mktemp -d /tmp/rmq-test-netns.XXXXXX)
 export RMQ_RUN_DIR
 hosts_file=$RMQ_RUN_DIR/hosts
 out=$RMQ_RUN_DIR/out.txt
 export RMQ_SSH="ip netns exec"
-NS=${IPOF[ns]}:9876
 
 cleanup() {
-  local pid h
   if [ -f "$hosts_file" ]; then
     "$cluster" -H "$hosts_file" down >/dev/null 2>&1
   fi
   deploy_kill_rest
-  for h in "${made_ns[@]}"; do
-    # anything left in the namespace (a client we started)
-    for pid in $(ip netns pids "$P-$h" 2>/dev/null); do
-      kill -9 "$pid" 2>/dev/null
-    done
-    ip netns del "$P-$h" 2>/dev/null
-  done
-  [ "$made_br" = 0 ] || ip link del "$BR" 2>/dev/null
-  for h in "${HOSTS[@]}"; do
-    ip link del "rq${id}$h" 2>/dev/null
-  done
+  netns_cleanup
   rm -rf "$RMQ_RUN_DIR"
 }
 trap cleanup EXIT
@@ -71,46 +56,27 @@ trap 'exit 1' INT TERM
 
 # ---- network --------------------------------------------------------------------------
 
-if ! ip netns add "$P-ns" 2>"$out"; then
-  skip "ip netns add failed: $(head -n 1 "$out")"
+if ! netns_add ns 1 >"$out"; then
+  skip "cannot make a network namespace: $(head -n 1 "$out")"
 fi
-made_ns+=(ns)
+k=2
 for h in a as b bs; do
-  ip netns add "$P-$h" || { echo "Bail out! ip netns add $P-$h failed"; exit 1; }
-  made_ns+=("$h")
+  netns_add "$h" $k >"$out" || { echo "Bail out! $(head -n 1 "$out")"; exit 1; }
+  k=$((k + 1))
 done
-ip link add "$BR" type bridge || { echo "Bail out! cannot create bridge $BR"; exit 1; }
-made_br=1
-ip link set "$BR" up
-for h in "${HOSTS[@]}"; do
-  # host end rq<id><h> on the bridge, namespace end eth0 with the address
-  if ! { ip link add "rq${id}$h" type veth peer name "rq${id}${h}p" &&
-    ip link set "rq${id}$h" master "$BR" up &&
-    ip link set "rq${id}${h}p" netns "$P-$h" &&
-    ip -n "$P-$h" link set "rq${id}${h}p" name eth0 &&
-    ip -n "$P-$h" addr add "${IPOF[$h]}/24" dev eth0 &&
-    ip -n "$P-$h" link set eth0 up &&
-    ip -n "$P-$h" link set lo up; }; then
-    echo "Bail out! cannot wire namespace $P-$h"
-    exit 1
-  fi
-done
+for h in "${HOSTS[@]}"; do IPOF[$h]=$(netns_ip "$h"); done
+NS=${IPOF[ns]}:9876
 
 cat >"$hosts_file" <<EOF
-# five namespaces on one bridge ($BR), made by tests/cluster/test_netns.sh
-namesrv     $P-ns  ${IPOF[ns]}
-broker-a    $P-a   ${IPOF[a]}
-broker-a-s  $P-as  ${IPOF[as]}
-broker-b    $P-b   ${IPOF[b]}
-broker-b-s  $P-bs  ${IPOF[bs]}
+# five namespaces on one bridge ($NETNS_BR), made by tests/cluster/test_netns.sh
+namesrv     $(netns_name ns)  ${IPOF[ns]}
+broker-a    $(netns_name a)   ${IPOF[a]}
+broker-a-s  $(netns_name as)  ${IPOF[as]}
+broker-b    $(netns_name b)   ${IPOF[b]}
+broker-b-s  $(netns_name bs)  ${IPOF[bs]}
 EOF
 
-# on HOST CMD...: runs CMD in namespace P-HOST.
-on() {
-  local h=$1
-  shift
-  ip netns exec "$P-$h" "$@"
-}
+on() { netns_on "$@"; }
 
 # ---- TAP ---------------------------------------------------------------------------------
 
