@@ -51,7 +51,7 @@ typedef struct ctl_caught {
 } ctl_caught_t;
 
 struct bk_controller {
-    bk_broker_t *bk;
+    const bk_node_t *bk;
     rmq_client_pool_t *pool;
     ctl_target_t targets[CTL_MAX_TARGETS];
     size_t n_targets;
@@ -92,7 +92,7 @@ static void evtimer_add_ms(struct event *ev, int64_t ms)
 }
 
 /* The commit log's write position. */
-static int64_t log_end(bk_broker_t *bk)
+static int64_t log_end(const bk_node_t *bk)
 {
     st_store_stats_t ss;
     st_store_stats(bk->store, &ss);
@@ -133,21 +133,21 @@ static size_t ack_set(const bk_controller_t *c, int64_t *ids)
  * set. */
 static void acks_update(bk_controller_t *c)
 {
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *bk = c->bk;
     const bk_config_t *cfg = bk->cfg;
     int64_t ids[2 * CTL_MAX_REPLICAS];
     size_t n = ack_set(c, ids);
     int all = cfg->all_ack_in_sync_state_set;
     int need = (int)cfg->in_sync_replicas - 1;   /* slaves: the master counts itself */
 
-    if (bk_broker_role(bk) == BK_SLAVE)
+    if (bk_node_role(bk) == BK_SLAVE)
         return;
-    bk_ha_set_acks(bk->ha, need, all, ids, n);
-    bk_broker_set_sync_acks(bk, all ? n > 1 : need > 0);
-    bk_append_set_in_sync(bk->append, bk_broker_role(bk) == BK_SYNC_MASTER ? (int64_t)n : 0,
-                          bk_broker_role(bk) == BK_SYNC_MASTER ? cfg->min_in_sync_replicas : 0);
+    bk_ha_set_acks(bk_node_ha(bk), need, all, ids, n);
+    bk->ops->set_sync_acks(bk->arg, all ? n > 1 : need > 0);
+    bk_append_set_in_sync(bk->append, bk_node_role(bk) == BK_SYNC_MASTER ? (int64_t)n : 0,
+                          bk_node_role(bk) == BK_SYNC_MASTER ? cfg->min_in_sync_replicas : 0);
     if (c->n_sync)
-        bk_ha_set_sync_state_set(bk->ha, c->sync_set, c->n_sync);
+        bk_ha_set_sync_state_set(bk_node_ha(bk), c->sync_set, c->n_sync);
 }
 
 static void beat_all(bk_controller_t *c);
@@ -155,19 +155,19 @@ static void beat_all(bk_controller_t *c);
 /* Switches the broker to what the leader's state says, if it differs. */
 static void role_follow(bk_controller_t *c)
 {
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *bk = c->bk;
     char err[512] = "";
     int me = c->master_id == bk->cfg->broker_id;
     bk_role_t want = me ? master_kind(c) : BK_SLAVE;
 
-    if (c->master_id < 0 && bk_broker_role(bk) == BK_SLAVE)
+    if (c->master_id < 0 && bk_node_role(bk) == BK_SLAVE)
         return;                   /* no master yet: wait for the election */
-    if (bk_broker_role(bk) == want && c->applied_epoch == c->master_epoch &&
+    if (bk_node_role(bk) == want && c->applied_epoch == c->master_epoch &&
         (me || strcmp(c->following, c->master_ha) == 0))
         return;
     c->expanding = 0;
     c->n_caught = 0;
-    if (bk_broker_switch_role(bk, want, c->master_epoch, me ? "" : c->master_addr, me ? "" : c->master_ha, err,
+    if (bk->ops->switch_role(bk->arg, want, c->master_epoch, me ? "" : c->master_addr, me ? "" : c->master_ha, err,
                               sizeof err) != RMQ_OK) {
         LOG_ERROR_RL("controller: cannot act as %s at epoch %" PRId64 ": %s", bk_role_name(want), c->master_epoch,
                      err);
@@ -186,7 +186,7 @@ static void role_follow(bk_controller_t *c)
 /* Takes a leader's ReplicaInfo sent at sent_ms: the state, the lease, the role. */
 static void state_take(bk_controller_t *c, const Rmq__ReplicaInfo *ri, int64_t sent_ms)
 {
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *bk = c->bk;
 
     if (ri->master_epoch < c->master_epoch || ri->n_sync_state_set > CTL_MAX_REPLICAS) {
         LOG_WARN_RL("controller: ignored a state at master epoch %" PRId64 " (known %" PRId64 ", %zu in sync)",
@@ -214,7 +214,7 @@ static void state_take(bk_controller_t *c, const Rmq__ReplicaInfo *ri, int64_t s
         c->lease_until_ms = 0;
     }
     role_follow(c);
-    if (bk_broker_role(bk) != BK_SLAVE) {
+    if (bk_node_role(bk) != BK_SLAVE) {
         bk_append_set_lease(bk->append, c->lease_until_ms);
         acks_update(c);
     }
@@ -250,15 +250,15 @@ static void beat_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
 static void beat_one(ctl_target_t *t)
 {
     bk_controller_t *c = t->c;
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *bk = c->bk;
     Rmq__ControllerBrokerRequest cb = RMQ__CONTROLLER_BROKER_REQUEST__INIT;
     Rmq__Command cmd = RMQ__COMMAND__INIT;
     char ha[96] = "";
 
-    if (t->inflight || bk->stopping)
+    if (t->inflight || bk_node_stopping(bk))
         return;
-    if (bk_broker_ha_port(bk) > 0)
-        snprintf(ha, sizeof ha, "%s:%d", bk->cfg->broker_ip1, bk_broker_ha_port(bk));
+    if (bk_ha_port(bk_node_ha(bk)) > 0)
+        snprintf(ha, sizeof ha, "%s:%d", bk->cfg->broker_ip1, bk_ha_port(bk_node_ha(bk)));
     cb.cluster_name = bk->cfg->broker_cluster_name;
     cb.broker_name = bk->cfg->broker_name;
     cb.broker_addr = bk->addr;
@@ -289,9 +289,9 @@ static void beat_all(bk_controller_t *c)
 static void on_beat(evutil_socket_t fd, short what, void *arg)
 {
     bk_controller_t *c = arg;
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *bk = c->bk;
 
-    if (bk_broker_role(bk) != BK_SLAVE && rmq_mono_ms() >= c->lease_until_ms && !c->fenced_logged) {
+    if (bk_node_role(bk) != BK_SLAVE && rmq_mono_ms() >= c->lease_until_ms && !c->fenced_logged) {
         LOG_WARN("controller: %s fenced: no controller confirmed it as master within "
                  "controllerHeartBeatTimeoutMills=%lld less %lld ms; writes refused",
                  bk->addr, (long long)bk->cfg->controller_heart_beat_timeout_mills,
@@ -341,10 +341,10 @@ static ctl_caught_t *caught_get(bk_controller_t *c, int64_t id)
  * log joins too. */
 static int may_join(const bk_controller_t *c, const ctl_caught_t *cg, int64_t acked)
 {
-    bk_broker_t *bk = c->bk;
-    int counted = bk_broker_role(bk) == BK_SYNC_MASTER && bk->cfg->all_ack_in_sync_state_set && cg->counted_from >= 0;
+    const bk_node_t *bk = c->bk;
+    int counted = bk_node_role(bk) == BK_SYNC_MASTER && bk->cfg->all_ack_in_sync_state_set && cg->counted_from >= 0;
 
-    return acked >= bk_ha_confirm_offset(bk->ha) || (counted && acked >= cg->counted_from);
+    return acked >= bk_ha_confirm_offset(bk_node_ha(bk)) || (counted && acked >= cg->counted_from);
 }
 
 /* The set the master asks for into ids (its size): itself, the members
@@ -354,9 +354,9 @@ static int may_join(const bk_controller_t *c, const ctl_caught_t *cg, int64_t ac
  * committed). */
 static size_t wanted_set(bk_controller_t *c, int64_t *ids)
 {
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *bk = c->bk;
     ha_slave_info_t info[CTL_MAX_REPLICAS];
-    size_t n = bk_ha_slaves(bk->ha, info, CTL_MAX_REPLICAS), k = 0;
+    size_t n = bk_ha_slaves(bk_node_ha(bk), info, CTL_MAX_REPLICAS), k = 0;
     int64_t now = rmq_mono_ms(), end = log_end(bk);
 
     ids[k++] = c->wanted[0] = bk->cfg->broker_id;
@@ -386,12 +386,12 @@ static size_t wanted_set(bk_controller_t *c, int64_t *ids)
 static void on_check(evutil_socket_t fd, short what, void *arg)
 {
     bk_controller_t *c = arg;
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *bk = c->bk;
     int64_t ids[CTL_MAX_REPLICAS];
     ctl_target_t *leader = NULL;
 
     evtimer_add_ms(c->check, bk->cfg->check_sync_state_set_period);
-    if (bk_broker_role(bk) == BK_SLAVE || c->master_id != bk->cfg->broker_id)
+    if (bk_node_role(bk) == BK_SLAVE || c->master_id != bk->cfg->broker_id)
         return;
     size_t n = wanted_set(c, ids), same = n == c->n_sync;
     int adds = 0;
@@ -452,7 +452,7 @@ static rmq_err_t targets_parse(bk_controller_t *c, const char *addrs, char *err,
     return RMQ_OK;
 }
 
-bk_controller_t *bk_controller_new(bk_broker_t *bk, char *err, size_t errlen)
+bk_controller_t *bk_controller_new(const bk_node_t *bk, char *err, size_t errlen)
 {
     bk_controller_t *c = calloc(1, sizeof *c);
     rmq_client_opts_t opts = {.connect_timeout_ms = CTL_CALL_TIMEOUT_MS, .name = "controller"};
@@ -465,7 +465,7 @@ bk_controller_t *bk_controller_new(bk_broker_t *bk, char *err, size_t errlen)
     c->master_id = -1;
     if (targets_parse(c, bk->cfg->controller_addr, err, errlen) != RMQ_OK)
         goto fail;
-    rmq_security_client_opts(&bk->sec, &opts);
+    rmq_security_client_opts(bk->sec, &opts);
     c->pool = rmq_client_pool_new(bk->base, &opts);
     c->beat = evtimer_new(bk->base, on_beat, c);
     c->check = evtimer_new(bk->base, on_check, c);
@@ -518,7 +518,7 @@ void bk_controller_describe(const bk_controller_t *c, void (*add)(const char *ke
     snprintf(val, sizeof val, "%" PRId64, c->sse_epoch);
     add("controllerSyncStateSetEpoch", val, arg);
     add("controllerFenced",
-        bk_broker_role(c->bk) != BK_SLAVE && rmq_mono_ms() >= c->lease_until_ms ? "true" : "false", arg);
+        bk_node_role(c->bk) != BK_SLAVE && rmq_mono_ms() >= c->lease_until_ms ? "true" : "false", arg);
     snprintf(val, sizeof val, "%" PRId64, c->switches);
     add("controllerRoleSwitches", val, arg);
 }

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
+#include "bk_groups_pb.h"
 #include "bk_metasync.h"
+#include "bk_topics_pb.h"
 #include "st_file.h"
 #include "ha_confirm.h"
 #include "ha_master.h"
@@ -29,7 +31,7 @@
 #define HA_SYNC_SET_MAX 64
 
 struct bk_ha {
-    bk_broker_t *bk;
+    const bk_node_t *bk;
     ha_config_t cfg;
     ha_master_t *master;
     ha_slave_t *slave;
@@ -249,7 +251,7 @@ static rmq_err_t ha_start_epoch(bk_ha_t *ha, char *err, size_t errlen)
     return bk_ha_epoch_begin(ha, e, err, errlen);
 }
 
-bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
+bk_ha_t *bk_ha_new(const bk_node_t *bk, char *err, size_t errlen)
 {
     bk_ha_t *ha = calloc(1, sizeof(*ha));
     if (!ha) {
@@ -263,14 +265,14 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
         free(ha);
         return NULL;
     }
-    ha->cfg.ssl_ctx = bk_broker_role(bk) != BK_SLAVE ? bk->sec.server_ctx : bk->sec.client_ctx;
-    ha->cfg.tls_mode = bk->sec.tls_mode;
-    ha->cfg.acl = bk->sec.acl;
-    if (bk->sec.signs) {
-        ha->cfg.access_key = bk->sec.cred.access_key;
-        ha->cfg.secret_key = bk->sec.cred.secret_key;
+    ha->cfg.ssl_ctx = bk_node_role(bk) != BK_SLAVE ? bk->sec->server_ctx : bk->sec->client_ctx;
+    ha->cfg.tls_mode = bk->sec->tls_mode;
+    ha->cfg.acl = bk->sec->acl;
+    if (bk->sec->signs) {
+        ha->cfg.access_key = bk->sec->cred.access_key;
+        ha->cfg.secret_key = bk->sec->cred.secret_key;
     }
-    if (bk_broker_role(bk) != BK_SLAVE) {
+    if (bk_node_role(bk) != BK_SLAVE) {
         char why[256] = "";
         if (!(ha->master = ha_master_new(bk->base, bk->store, &ha->cfg, why, sizeof(why)))) {
             snprintf(err, errlen, "haListenPort=%d: %s", ha->cfg.listen_port, why);
@@ -410,7 +412,7 @@ void bk_ha_notify_append(bk_ha_t *ha)
 
 ha_sync_t *bk_ha_sync(bk_ha_t *ha)
 {
-    return ha && ha->master && bk_broker_role(ha->bk) == BK_SYNC_MASTER ? ha_master_sync(ha->master) : NULL;
+    return ha && ha->master && bk_node_role(ha->bk) == BK_SYNC_MASTER ? ha_master_sync(ha->master) : NULL;
 }
 
 void bk_ha_offset_committed(bk_ha_t *ha, const char *topic, const char *group, int32_t queue_id)

@@ -16,10 +16,11 @@
 #include <string.h>
 
 #include "bk_map.h"
-#include "bk_meta.h"
+#include "bk_admin_ops.h"
+#include "bk_groups_pb.h"
+#include "bk_offsets_pb.h"
+#include "bk_topics_pb.h"
 #include "rmq_message.h"
-#include "bk_register.h"
-#include "fr_schedule.h"
 #include "rmq_log.h"
 
 #define SYNC_TIMEOUT_MS 5000
@@ -39,7 +40,7 @@ typedef struct own_commit {
 } own_commit_t;
 
 struct bk_metasync {
-    bk_broker_t *bk;
+    const bk_node_t *bk;
     rmq_client_pool_t *pool;
     struct event *tick;
     char master[128];             /* address the round in flight went to */
@@ -108,7 +109,7 @@ static void topics_drop_missing(bk_metasync_t *m, const Rmq__TopicConfigTable *t
         if (k < n - tab->n_topics && !bk_map_get(master, t->name, strlen(t->name)))
             snprintf(gone[k++], sizeof(gone[0]), "%s", t->name);
     for (size_t i = 0; i < k; i++) {
-        bk_meta_delete_topic(m->bk, gone[i]);
+        bk_admin_topic_purge(m->bk->topics, m->bk->store, m->bk->offsets, gone[i]);
         own_drop_topic(m, gone[i]);
     }
 out:
@@ -334,7 +335,7 @@ int bk_metasync_apply(bk_metasync_t *m, const Rmq__HaMeta *meta, char *why, size
         break;
     case RMQ__HA_META__CHANGE_DELETED_TOPIC:
         if ((rc = stream_name_ok("topic", meta->deleted_topic, why, whylen)) == 0) {
-            bk_meta_delete_topic(m->bk, meta->deleted_topic);
+            bk_admin_topic_purge(m->bk->topics, m->bk->store, m->bk->offsets, meta->deleted_topic);
             own_drop_topic(m, meta->deleted_topic);
         }
         break;
@@ -366,7 +367,7 @@ static int apply(bk_metasync_t *m, const Rmq__Command *cmd)
     case RMQ__COMMAND__HEADER_TOPIC_CONFIG_TABLE: apply_topics(m, cmd->topic_config_table); return 1;
     case RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP_TABLE: apply_groups(m, cmd->subscription_group_table); return 1;
     case RMQ__COMMAND__HEADER_CONSUMER_OFFSET_TABLE: apply_offsets(m, cmd->consumer_offset_table); return 1;
-    case RMQ__COMMAND__HEADER_DELAY_OFFSET_TABLE: fr_schedule_apply(m->bk->schedule, cmd->delay_offset_table); return 1;
+    case RMQ__COMMAND__HEADER_DELAY_OFFSET_TABLE: m->bk->ops->delay_offsets(m->bk->arg, cmd->delay_offset_table); return 1;
     default: return 0;
     }
 }
@@ -394,8 +395,8 @@ static void metasync_tick(evutil_socket_t fd, short what, void *arg)
                                 RMQ__REQUEST_CODE__GET_ALL_CONSUMER_OFFSET,
                                 RMQ__REQUEST_CODE__GET_ALL_DELAY_OFFSET};
     bk_metasync_t *m = arg;
-    const char *master = m->bk->reg ? bk_register_master_addr(m->bk->reg) : "";
-    if (m->inflight || !master[0] || m->bk->stopping)
+    const char *master = m->bk->ops->master_addr(m->bk->arg);
+    if (m->inflight || !master[0] || bk_node_stopping(m->bk))
         return;
     snprintf(m->master, sizeof(m->master), "%s", master);
     rmq_client_t *cli = rmq_client_pool_get(m->pool, m->master);
@@ -408,7 +409,7 @@ static void metasync_tick(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-bk_metasync_t *bk_metasync_new(bk_broker_t *bk)
+bk_metasync_t *bk_metasync_new(const bk_node_t *bk)
 {
     bk_metasync_t *m = calloc(1, sizeof(*m));
     if (!m)
@@ -416,7 +417,7 @@ bk_metasync_t *bk_metasync_new(bk_broker_t *bk)
     m->bk = bk;
     m->own = bk_map_new();
     rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "slavesync"};
-    rmq_security_client_opts(&bk->sec, &opts);
+    rmq_security_client_opts(bk->sec, &opts);
     m->pool = rmq_client_pool_new(bk->base, &opts);
     m->tick = event_new(bk->base, -1, EV_PERSIST, metasync_tick, m);
     if (!m->own || !m->pool || !m->tick) {

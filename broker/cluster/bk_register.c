@@ -22,6 +22,7 @@
 #include "bk_ha.h"
 #include "bk_map.h"
 #include "bk_register_remoting.h"
+#include "bk_topics_pb.h"
 #include "bk_unregister.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -48,7 +49,7 @@ typedef struct ns_target {
 } ns_target_t;
 
 struct bk_register {
-    bk_broker_t *bk;
+    const bk_node_t *bk;
     rmq_client_pool_t *pool;
     ns_target_t *ns;
     size_t n_ns;
@@ -113,16 +114,16 @@ static int register_parse(bk_register_t *r, const char *addrs, char *err, size_t
 /* The fields every registration and version query carry. ha must hold 96 bytes. */
 static void register_header(bk_register_t *r, Rmq__RegisterBrokerRequest *rb, Rmq__DataVersion *dv, char *ha)
 {
-    bk_broker_t *bk = r->bk;
+    const bk_node_t *bk = r->bk;
     ha[0] = '\0';                  /* a slave has no HA listener: registers none */
-    if (bk_broker_ha_port(bk) > 0)
-        snprintf(ha, 96, "%s:%d", bk->cfg->broker_ip1, bk_broker_ha_port(bk));
+    if (bk_ha_port(bk_node_ha(bk)) > 0)
+        snprintf(ha, 96, "%s:%d", bk->cfg->broker_ip1, bk_ha_port(bk_node_ha(bk)));
     rmq__register_broker_request__init(rb);
     bk_topics_version(bk->topics, dv);
     rb->cluster_name = bk->cfg->broker_cluster_name;
     rb->broker_name = bk->cfg->broker_name;
     rb->broker_addr = bk->addr;
-    rb->broker_id = bk_broker_id(bk);
+    rb->broker_id = bk_node_id(bk);
     rb->ha_server_addr = ha;
     rb->data_version = dv;
     rb->broker_perm = (int32_t)bk->cfg->broker_permission;
@@ -289,7 +290,7 @@ static void target_delta(ns_target_t *t)
  * version query when it is new, or the changes since the version it holds. */
 static void target_pump(ns_target_t *t)
 {
-    if (t->inflight || t->backoff || t->reg->bk->stopping)
+    if (t->inflight || t->backoff || bk_node_stopping(t->reg->bk))
         return;
     if (t->need_full)
         target_full(t);
@@ -319,7 +320,7 @@ static void register_seen(bk_register_t *r, const rmq_frame_t *resp)
         snprintf(r->master_addr, sizeof(r->master_addr), "%s", master);
     if (ha[0])
         snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", ha);
-    bk_ha_master_seen(r->bk->ha, r->ha_addr);
+    bk_ha_master_seen(bk_node_ha(r->bk), r->ha_addr);
 }
 
 /* The answer to t's request in flight; sends the next one it is owed. */
@@ -363,7 +364,7 @@ static void register_tick(evutil_socket_t fd, short what, void *arg)
     for (size_t i = 0; i < r->n_ns; i++) {
         ns_target_t *t = &r->ns[i];
         t->backoff = 0;
-        if (t->inflight || r->bk->stopping)
+        if (t->inflight || bk_node_stopping(r->bk))
             continue;
         if (t->legacy)
             t->need_full = 1;
@@ -395,7 +396,7 @@ static int register_remoting(bk_register_t *r, char *err, size_t errlen)
     return r->rem ? 0 : -1;
 }
 
-bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, size_t errlen)
+bk_register_t *bk_register_new(const bk_node_t *bk, const char *addrs, char *err, size_t errlen)
 {
     bk_register_t *r = calloc(1, sizeof(*r));
     if (!r) {
@@ -413,7 +414,7 @@ bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, si
         return NULL;
     }
     rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "namesrv"};
-    rmq_security_client_opts(&bk->sec, &opts);
+    rmq_security_client_opts(bk->sec, &opts);
     r->pool = rmq_client_pool_new(bk->base, &opts);
     r->period = event_new(bk->base, -1, EV_PERSIST, register_tick, r);
     r->soon = event_new(bk->base, -1, 0, register_soon, r);
@@ -530,14 +531,14 @@ void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg),
         bk_regrem_stop(r->rem, timeout_ms, done, arg);
         return;
     }
-    bk_broker_t *bk = r->bk;
+    const bk_node_t *bk = r->bk;
     event_del(r->period);
     event_del(r->soon);
     Rmq__UnregisterBrokerRequest ub = RMQ__UNREGISTER_BROKER_REQUEST__INIT;
     ub.cluster_name = bk->cfg->broker_cluster_name;
     ub.broker_name = bk->cfg->broker_name;
     ub.broker_addr = bk->addr;
-    ub.broker_id = bk_broker_id(bk);
+    ub.broker_id = bk_node_id(bk);
     ub.epoch = bk->boot_ms;
     Rmq__Command cmd = RMQ__COMMAND__INIT;
     cmd.code = RMQ__REQUEST_CODE__UNREGISTER_BROKER;

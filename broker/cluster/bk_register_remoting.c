@@ -41,7 +41,7 @@ typedef struct regrem_ns {
 } regrem_ns_t;
 
 struct bk_regrem {
-    bk_broker_t *bk;
+    const bk_node_t *bk;
     regrem_ns_t *ns;
     size_t n_ns;
     struct event *period;
@@ -56,8 +56,8 @@ struct bk_regrem {
  * clusterName, brokerId (id must hold 24 bytes). Returns how many. */
 static size_t regrem_fields(const bk_regrem_t *r, rmq_remoting_field_t *f, char *id)
 {
-    bk_broker_t *bk = r->bk;
-    snprintf(id, 24, "%" PRId64, bk_broker_id(bk));
+    const bk_node_t *bk = r->bk;
+    snprintf(id, 24, "%" PRId64, bk_node_id(bk));
     f[0] = (rmq_remoting_field_t){"brokerName", bk->cfg->broker_name};
     f[1] = (rmq_remoting_field_t){"brokerAddr", bk->addr};
     f[2] = (rmq_remoting_field_t){"clusterName", bk->cfg->broker_cluster_name};
@@ -148,13 +148,13 @@ static void regrem_pump(regrem_ns_t *t);
 static void regrem_seen(bk_regrem_t *r, const rmq_remoting_request_t *resp)
 {
     const char *master = rmq_remoting_field(resp, "masterAddr"), *ha = rmq_remoting_field(resp, "haServerAddr");
-    if (bk_config_controlled(r->bk->cfg) || bk_broker_id(r->bk) == 0)
+    if (bk_config_controlled(r->bk->cfg) || bk_node_id(r->bk) == 0)
         return;                    /* the controller names it, or this is the master */
     if (master && master[0])
         snprintf(r->master_addr, sizeof(r->master_addr), "%s", master);
     if (ha && ha[0])
         snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", ha);
-    bk_ha_master_seen(r->bk->ha, r->ha_addr);
+    bk_ha_master_seen(bk_node_ha(r->bk), r->ha_addr);
 }
 
 /* The answer to a REGISTER_BROKER or QUERY_DATA_VERSION. */
@@ -202,7 +202,7 @@ static void regrem_call(regrem_ns_t *t, int code, const rmq_remoting_field_t *f,
 static void regrem_full(regrem_ns_t *t)
 {
     bk_regrem_t *r = t->r;
-    bk_broker_t *bk = r->bk;
+    const bk_node_t *bk = r->bk;
     rmq_remoting_field_t f[7];
     char id[24], ha[96] = "", crc[16];
     size_t n = regrem_fields(r, f, id);
@@ -213,8 +213,8 @@ static void regrem_full(regrem_ns_t *t)
         LOG_ERROR_RL("register: out of memory");
         goto out;
     }
-    if (bk_broker_ha_port(bk) > 0)
-        snprintf(ha, sizeof(ha), "%s:%d", bk->cfg->broker_ip1, bk_broker_ha_port(bk));
+    if (bk_ha_port(bk_node_ha(bk)) > 0)
+        snprintf(ha, sizeof(ha), "%s:%d", bk->cfg->broker_ip1, bk_ha_port(bk_node_ha(bk)));
     /* RocketMQ's UtilAll.crc32: CRC-32 with the top bit cleared */
     uLong c = crc32(0L, evbuffer_pullup(body, -1), (uInt)evbuffer_get_length(body)) & 0x7fffffff;
     snprintf(crc, sizeof(crc), "%lu", (unsigned long)c);
@@ -247,7 +247,7 @@ static void regrem_query(regrem_ns_t *t)
 /* Sends what t is owed, if nothing is in flight. */
 static void regrem_pump(regrem_ns_t *t)
 {
-    if (!t->inflight && !t->r->bk->stopping && t->need_full)
+    if (!t->inflight && !bk_node_stopping(t->r->bk) && t->need_full)
         regrem_full(t);
 }
 
@@ -257,7 +257,7 @@ static void regrem_tick(evutil_socket_t fd, short what, void *arg)
     bk_regrem_t *r = arg;
     for (size_t i = 0; i < r->n_ns; i++) {
         regrem_ns_t *t = &r->ns[i];
-        if (t->inflight || r->bk->stopping)
+        if (t->inflight || bk_node_stopping(r->bk))
             continue;
         if (t->need_full)
             regrem_full(t);
@@ -273,7 +273,7 @@ static void regrem_soon(evutil_socket_t fd, short what, void *arg)
         regrem_pump(&r->ns[i]);
 }
 
-bk_regrem_t *bk_regrem_new(bk_broker_t *bk, const char *const *addrs, size_t n, char *err, size_t errlen)
+bk_regrem_t *bk_regrem_new(const bk_node_t *bk, const char *const *addrs, size_t n, char *err, size_t errlen)
 {
     bk_regrem_t *r = calloc(1, sizeof(*r));
     if (!r || !(r->ns = calloc(n ? n : 1, sizeof(*r->ns))))
@@ -282,7 +282,7 @@ bk_regrem_t *bk_regrem_new(bk_broker_t *bk, const char *const *addrs, size_t n, 
     bk_unreg_init(&r->unreg, bk->base, "RocketMQ name server");
     /* the daemon's own outgoing rules: TLS unless tlsMode=disabled, signed when aclAccessKey is set */
     rmq_rclient_opts_t copts = {.connect_timeout_ms = (int)bk->cfg->register_broker_timeout_mills,
-                                .ssl_ctx = bk->sec.client_ctx, .cred = bk->sec.signs ? &bk->sec.cred : NULL};
+                                .ssl_ctx = bk->sec->client_ctx, .cred = bk->sec->signs ? &bk->sec->cred : NULL};
     for (; r->n_ns < n; r->n_ns++) {
         regrem_ns_t *t = &r->ns[r->n_ns];
         t->r = r;
