@@ -13,7 +13,7 @@ typedef struct bk_register bk_register_t;
 
 /* Parses addrs ("host:port;host:port", may be empty). NULL on bad input
  * (err says which address) or out of memory. */
-bk_register_t *bk_register_new(const bk_node_t *bk, const char *addrs, char *err, size_t errlen);
+bk_register_t *bk_register_new(const bk_node_t *node, const char *addrs, char *err, size_t errlen);
 /* Fails pending requests and frees. */
 void bk_register_free(bk_register_t *r);
 
