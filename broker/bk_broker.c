@@ -97,7 +97,7 @@ static rmq_err_t broker_ha_rebuild(bk_broker_t *bk, char *err, size_t errlen)
     bk->ha = NULL;
     if (bk->role != BK_SLAVE && (rc = st_store_trim_torn_tail(bk->store, err, errlen)) != RMQ_OK)
         return rc;
-    bk->ha = bk_ha_new(bk, err, errlen);
+    bk->ha = bk_ha_new(&bk->node, err, errlen);
     return bk->ha ? RMQ_OK : RMQ_EIO;
 }
 
@@ -401,6 +401,106 @@ err:
     return RMQ_ENOMEM;
 }
 
+static bk_role_t node_role(void *arg)
+{
+    return bk_broker_role(arg);
+}
+
+static int64_t node_id(void *arg)
+{
+    return bk_broker_id(arg);
+}
+
+static bk_ha_t *node_ha(void *arg)
+{
+    return ((bk_broker_t *)arg)->ha;
+}
+
+static bk_controller_t *node_ctl(void *arg)
+{
+    return ((bk_broker_t *)arg)->ctl;
+}
+
+static int node_stopping(void *arg)
+{
+    return ((bk_broker_t *)arg)->stopping;
+}
+
+static const char *node_master_addr(void *arg)
+{
+    bk_broker_t *bk = arg;
+    return bk->reg ? bk_register_master_addr(bk->reg) : "";
+}
+
+static rmq_err_t node_switch_role(void *arg, bk_role_t role, int64_t epoch, const char *master_addr,
+                                  const char *master_ha, char *err, size_t errlen)
+{
+    return bk_broker_switch_role(arg, role, epoch, master_addr, master_ha, err, errlen);
+}
+
+static void node_set_sync_acks(void *arg, int wait)
+{
+    bk_broker_set_sync_acks(arg, wait);
+}
+
+static void node_delay_offsets(void *arg, const Rmq__DelayOffsetTable *table)
+{
+    fr_schedule_apply(((bk_broker_t *)arg)->schedule, table);
+}
+
+static const bk_node_ops_t broker_node_ops = {
+    .role = node_role,
+    .id = node_id,
+    .ha = node_ha,
+    .ctl = node_ctl,
+    .stopping = node_stopping,
+    .master_addr = node_master_addr,
+    .switch_role = node_switch_role,
+    .set_sync_acks = node_set_sync_acks,
+    .delay_offsets = node_delay_offsets,
+};
+
+/* Hands the opened tables and the broker's answers to what cluster links
+ * and metrics see (bk_node.h); the append path joins once created. */
+static void broker_node_wire(bk_broker_t *bk)
+{
+    bk->node = (bk_node_t){
+        .cfg = bk->cfg,
+        .base = bk->base,
+        .store = bk->store,
+        .persist = bk->persist,
+        .topics = bk->topics,
+        .groups = bk->groups,
+        .offsets = bk->offsets,
+        .append = bk->append,
+        .sec = &bk->sec,
+        .addr = bk->addr,
+        .boot_ms = bk->boot_ms,
+        .ops = &broker_node_ops,
+        .arg = bk,
+    };
+}
+
+static uint64_t send_queue_depth(const void *send)
+{
+    return bk_send_waiting(send);
+}
+
+static uint64_t pulls_held(const void *pull)
+{
+    return bk_pull_held(pull);
+}
+
+/* Starts metrics and registers the gauges the fronts own. */
+static rmq_err_t broker_metrics_start(bk_broker_t *bk, char *err, size_t errlen)
+{
+    if (!(bk->metrics = bk_metrics_start(&bk->node, bk->srv, &bk->stats, err, errlen)))
+        return RMQ_EIO;
+    bk_metrics_register_gauge(bk->metrics, BK_GAUGE_SEND_QUEUE_DEPTH, send_queue_depth, bk->send);
+    bk_metrics_register_gauge(bk->metrics, BK_GAUGE_PULLS_HELD, pulls_held, bk->pull);
+    return RMQ_OK;
+}
+
 /* Append hook: a stored append is streamed to the slaves. */
 static void broker_appended(void *arg)
 {
@@ -420,7 +520,8 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         rc = broker_open_store(bk, err, errlen);
     if (rc != RMQ_OK)
         return rc;
-    if (!(bk->ha = bk_ha_new(bk, err, errlen)))
+    broker_node_wire(bk);
+    if (!(bk->ha = bk_ha_new(&bk->node, err, errlen)))
         return RMQ_EIO;
     bk_append_config_t ac = {
         .store = bk->store,
@@ -437,6 +538,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
+    bk->node.append = bk->append;
     bk_produce_config_t pc = {
         .append = bk->append,
         .topics = bk->topics,
@@ -459,8 +561,8 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
-    if (!(bk->metrics = bk_metrics_start(bk, err, errlen)))
-        return RMQ_EIO;
+    if ((rc = broker_metrics_start(bk, err, errlen)) != RMQ_OK)
+        return rc;
     if (!(bk->schedule = fr_schedule_new(bk, err, errlen)))
         return RMQ_EINVAL;
     bk_sendback_config_t sbc = {
@@ -476,7 +578,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
-    if (!(bk->reg = bk_register_new(bk, bk->cfg->namesrv_addr, err, errlen)))
+    if (!(bk->reg = bk_register_new(&bk->node, bk->cfg->namesrv_addr, err, errlen)))
         return RMQ_EINVAL;
     st_store_set_arrival_cb(bk->store, broker_arrived, bk);
     if (!(bk->locks = bk_lock_new(bk->cfg->rebalance_lock_max_live_time))) {
@@ -496,7 +598,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     bk->last_offsets_ms = rmq_mono_ms();
     bk_register_start(bk->reg);
     if (bk_config_controlled(bk->cfg)) {
-        if (!(bk->ctl = bk_controller_new(bk, err, errlen)))
+        if (!(bk->ctl = bk_controller_new(&bk->node, err, errlen)))
             return RMQ_EINVAL;
         bk_controller_start(bk->ctl);
     }

@@ -14,6 +14,7 @@
 #include "bk_config.h"
 #include "bk_groups_pb.h"
 #include "bk_groupstats.h"
+#include "bk_node.h"
 #include "bk_offsets_pb.h"
 #include "bk_produce.h"
 #include "bk_sendback.h"
@@ -69,6 +70,7 @@ typedef struct bk_broker {
     fr_remoting_t *remoting;      /* RocketMQ remoting front (front/remoting/) */
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
+    bk_node_t node;               /* what cluster links and metrics are handed (bk_node.h) */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */
     struct event *drain;          /* clean stop: waits for unanswered sends */
     int64_t drain_deadline_ms;

@@ -5,8 +5,9 @@
  * through the rmq_server reply observer, every send result by status with
  * its latency and every pull's latency (long-polling holds included).
  * Read at scrape time: store offsets and state, HA links, consumer lag per
- * group/topic/queue, connections, queue depths, and in controller mode
- * the group's master, epoch and in-sync set (bk_controller_describe).
+ * group/topic/queue, connections, queue depths (the registered gauges),
+ * and in controller mode the group's master, epoch and in-sync set
+ * (bk_controller_describe). The broker is seen through bk_node.h only.
  * With aclEnable=true a scrape needs a valid account (HTTP Basic, over
  * HTTPS: rmq_http.h). */
 #include "bk_metrics.h"
@@ -16,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_broker.h"
 #include "bk_controller.h"
 #include "bk_ha.h"
 #include "bk_map.h"
+#include "bk_offsets_pb.h"
 #include "rmq_http.h"
 #include "rmq_log.h"
 #include "rmq_metrics.h"
@@ -38,8 +39,16 @@ typedef struct bkm_status {
     uint64_t count;
 } bkm_status_t;
 
+typedef struct bkm_gauge {
+    bk_metrics_read_fn read;          /* NULL until registered: reads 0 */
+    const void *arg;
+} bkm_gauge_t;
+
 struct bk_metrics {
-    bk_broker_t *bk;
+    const bk_node_t *node;
+    rmq_server_t *srv;
+    const bk_stats_t *stats;
+    bkm_gauge_t gauges[BK_GAUGE_COUNT];
     rmq_http_t *http;
     bk_map_t *topics;                 /* topic -> bkm_topic_t */
     bkm_topic_t other;                /* topics past BKM_MAX_TOPICS */
@@ -131,17 +140,17 @@ static void on_reply(rmq_conn_t *conn, int32_t code, int status, int64_t elapsed
 
 static void render_identity(bk_metrics_t *m, struct evbuffer *out)
 {
-    bk_broker_t *bk = m->bk;
+    const bk_node_t *node = m->node;
     char lb[BKM_LABELS] = "";
-    rmq_metrics_label(lb, sizeof(lb), "cluster", bk->cfg->broker_cluster_name);
-    rmq_metrics_label(lb, sizeof(lb), "broker", bk->cfg->broker_name);
-    rmq_metrics_label_int(lb, sizeof(lb), "id", (long long)bk->cfg->broker_id);
-    rmq_metrics_label(lb, sizeof(lb), "role", bk_role_name(bk_broker_role(bk)));
-    rmq_metrics_label(lb, sizeof(lb), "addr", bk->addr);
+    rmq_metrics_label(lb, sizeof(lb), "cluster", node->cfg->broker_cluster_name);
+    rmq_metrics_label(lb, sizeof(lb), "broker", node->cfg->broker_name);
+    rmq_metrics_label_int(lb, sizeof(lb), "id", (long long)node->cfg->broker_id);
+    rmq_metrics_label(lb, sizeof(lb), "role", bk_role_name(bk_node_role(node)));
+    rmq_metrics_label(lb, sizeof(lb), "addr", node->addr);
     rmq_metrics_family(out, "rmq_broker_info", "gauge", "Identity of this broker (always 1).");
     rmq_metrics_sample(out, "rmq_broker_info", lb, 1);
     rmq_metrics_family(out, "rmq_broker_start_time_seconds", "gauge", "Wall-clock start time, Unix seconds.");
-    rmq_metrics_sample(out, "rmq_broker_start_time_seconds", NULL, (double)bk->boot_ms / 1000.0);
+    rmq_metrics_sample(out, "rmq_broker_start_time_seconds", NULL, (double)node->boot_ms / 1000.0);
 }
 
 /* One per-topic counter family from the map (and "_other"). */
@@ -201,14 +210,14 @@ static void render_traffic(bk_metrics_t *m, struct evbuffer *out)
     rmq_metrics_sample_u64(out, "rmq_broker_sync_wait_failures_total", NULL, m->sync_failed);
     rmq_metrics_family(out, "rmq_broker_busy_rejections_total", "counter",
                        "Send requests refused with SYSTEM_BUSY (queue full or waited too long).");
-    rmq_metrics_sample_i64(out, "rmq_broker_busy_rejections_total", NULL, m->bk->stats.total[BK_STAT_BUSY]);
+    rmq_metrics_sample_i64(out, "rmq_broker_busy_rejections_total", NULL, m->stats->total[BK_STAT_BUSY]);
 }
 
 static void render_store(bk_metrics_t *m, struct evbuffer *out)
 {
     st_store_stats_t st;
     char lb[BKM_LABELS];
-    st_store_stats(m->bk->store, &st);
+    st_store_stats(m->node->store, &st);
     rmq_metrics_family(out, "rmq_broker_store_max_offset_bytes", "gauge", "Commit-log write position.");
     rmq_metrics_sample_i64(out, "rmq_broker_store_max_offset_bytes", NULL, st.commitlog_max_offset);
     rmq_metrics_family(out, "rmq_broker_store_min_offset_bytes", "gauge", "Commit-log oldest retained offset.");
@@ -288,10 +297,11 @@ static void render_ha(bk_metrics_t *m, struct evbuffer *out)
 {
     ha_view_t v;
     char lb[BKM_LABELS];
-    if (!m->bk->ha)
+    bk_ha_t *ha = bk_node_ha(m->node);
+    if (!ha)
         return;
     memset(&v, 0, sizeof(v));
-    bk_ha_describe(m->bk->ha, ha_collect, &v);
+    bk_ha_describe(ha, ha_collect, &v);
     if (v.is_master) {
         rmq_metrics_family(out, "rmq_broker_ha_slaves_connected", "gauge", "Slaves with a live HA link to this master.");
         rmq_metrics_sample_u64(out, "rmq_broker_ha_slaves_connected", NULL, v.n);
@@ -360,14 +370,15 @@ static void ctl_collect(const char *key, const char *value, void *arg)
  * answered, and this broker's part in it. */
 static void render_controller(bk_metrics_t *m, struct evbuffer *out)
 {
-    bk_broker_t *bk = m->bk;
+    const bk_node_t *node = m->node;
     ctl_view_t v = { .master_id = -1 };
-    if (!bk->ctl)
+    bk_controller_t *ctl = node->ops->ctl(node->arg);
+    if (!ctl)
         return;
-    bk_controller_describe(bk->ctl, ctl_collect, &v);
+    bk_controller_describe(ctl, ctl_collect, &v);
     rmq_metrics_family(out, "rmq_broker_controller_master", "gauge",
                        "1 while the controller names this broker its group's master.");
-    rmq_metrics_sample(out, "rmq_broker_controller_master", NULL, v.master_id == bk->cfg->broker_id);
+    rmq_metrics_sample(out, "rmq_broker_controller_master", NULL, v.master_id == node->cfg->broker_id);
     rmq_metrics_family(out, "rmq_broker_controller_master_epoch", "gauge",
                        "The group's master epoch, as the controller last answered.");
     rmq_metrics_sample_i64(out, "rmq_broker_controller_master_epoch", NULL, v.epoch);
@@ -388,13 +399,13 @@ static void render_controller(bk_metrics_t *m, struct evbuffer *out)
 static void render_consumers(bk_metrics_t *m, struct evbuffer *out)
 {
     char lb[BKM_LABELS];
-    Rmq__ConsumerOffsetTable *tab = bk_offsets_table_new(m->bk->offsets, NULL);
+    Rmq__ConsumerOffsetTable *tab = bk_offsets_table_new(m->node->offsets, NULL);
     rmq_metrics_family(out, "rmq_broker_consumer_lag_messages", "gauge",
                        "Messages between a group's committed offset and the queue's max offset.");
     for (size_t i = 0; tab && i < tab->n_entries; i++) {
         const Rmq__TopicGroupOffsets *e = tab->entries[i];
         for (size_t k = 0; k < e->n_offsets; k++) {
-            int64_t max = st_store_max_offset(m->bk->store, e->topic, e->offsets[k]->queue_id);
+            int64_t max = st_store_max_offset(m->node->store, e->topic, e->offsets[k]->queue_id);
             int64_t lag = max > e->offsets[k]->offset ? max - e->offsets[k]->offset : 0;
             lb[0] = '\0';
             rmq_metrics_label(lb, sizeof(lb), "group", e->group);
@@ -407,17 +418,22 @@ static void render_consumers(bk_metrics_t *m, struct evbuffer *out)
         bk_offsets_table_free(tab);
 }
 
+static uint64_t gauge_read(const bk_metrics_t *m, bk_metrics_gauge_t g)
+{
+    return m->gauges[g].read ? m->gauges[g].read(m->gauges[g].arg) : 0;
+}
+
 static void render_server(bk_metrics_t *m, struct evbuffer *out)
 {
     rmq_metrics_family(out, "rmq_broker_connections", "gauge", "Open client connections.");
-    rmq_metrics_sample_u64(out, "rmq_broker_connections", NULL, rmq_server_conn_count(m->bk->srv));
+    rmq_metrics_sample_u64(out, "rmq_broker_connections", NULL, rmq_server_conn_count(m->srv));
     rmq_metrics_family(out, "rmq_broker_send_queue_depth", "gauge",
                        "Send requests queued or waiting for flush/replication.");
-    rmq_metrics_sample_u64(out, "rmq_broker_send_queue_depth", NULL, bk_send_waiting(m->bk->send));
+    rmq_metrics_sample_u64(out, "rmq_broker_send_queue_depth", NULL, gauge_read(m, BK_GAUGE_SEND_QUEUE_DEPTH));
     rmq_metrics_family(out, "rmq_broker_send_queue_capacity", "gauge", "sendThreadPoolQueueCapacity.");
-    rmq_metrics_sample_i64(out, "rmq_broker_send_queue_capacity", NULL, m->bk->cfg->send_queue_capacity);
+    rmq_metrics_sample_i64(out, "rmq_broker_send_queue_capacity", NULL, m->node->cfg->send_queue_capacity);
     rmq_metrics_family(out, "rmq_broker_pulls_held", "gauge", "Long-polling pulls waiting for messages.");
-    rmq_metrics_sample_u64(out, "rmq_broker_pulls_held", NULL, bk_pull_held(m->bk->pull));
+    rmq_metrics_sample_u64(out, "rmq_broker_pulls_held", NULL, gauge_read(m, BK_GAUGE_PULLS_HELD));
     rmq_metrics_family(out, "rmq_broker_pull_requests_total", "counter", "PULL_MESSAGE answers.");
     rmq_metrics_sample_u64(out, "rmq_broker_pull_requests_total", NULL, m->pulls);
     rmq_metrics_family(out, "rmq_broker_metrics_scrapes_total", "counter", "Requests for this page.");
@@ -446,7 +462,8 @@ static void h_metrics(struct evhttp_request *req, void *arg)
 
 /* ---- lifetime -------------------------------------------------------------- */
 
-bk_metrics_t *bk_metrics_start(bk_broker_t *bk, char *err, size_t errlen)
+bk_metrics_t *bk_metrics_start(const bk_node_t *node, rmq_server_t *srv, const bk_stats_t *stats, char *err,
+                               size_t errlen)
 {
     bk_metrics_t *m = calloc(1, sizeof(*m));
     if (!m || !(m->topics = bk_map_new())) {
@@ -454,23 +471,26 @@ bk_metrics_t *bk_metrics_start(bk_broker_t *bk, char *err, size_t errlen)
         free(m);
         return NULL;
     }
-    m->bk = bk;
-    rmq_server_on_reply(bk->srv, on_reply, m);
-    if (bk->cfg->metrics_port <= 0)
+    m->node = node;
+    m->srv = srv;
+    m->stats = stats;
+    rmq_server_on_reply(srv, on_reply, m);
+    if (node->cfg->metrics_port <= 0)
         return m;
     char why[256];
-    m->http = rmq_http_new(bk->base, "broker");
+    m->http = rmq_http_new(node->base, "broker");
     if (!m->http) {
-        snprintf(err, errlen, "metricsPort=%lld: out of memory for the HTTP server", (long long)bk->cfg->metrics_port);
+        snprintf(err, errlen, "metricsPort=%lld: out of memory for the HTTP server",
+                 (long long)node->cfg->metrics_port);
         goto fail;
     }
-    if (rmq_http_secure(m->http, &bk->sec, why, sizeof(why)) != RMQ_OK) {
-        snprintf(err, errlen, "metricsPort=%lld: %s", (long long)bk->cfg->metrics_port, why);
+    if (rmq_http_secure(m->http, node->sec, why, sizeof(why)) != RMQ_OK) {
+        snprintf(err, errlen, "metricsPort=%lld: %s", (long long)node->cfg->metrics_port, why);
         goto fail;
     }
     rmq_http_route(m->http, "/metrics", RMQ_HTTP_ACCOUNT, h_metrics, m);
-    if (rmq_http_listen(m->http, "0.0.0.0", (int)bk->cfg->metrics_port, why, sizeof(why)) != RMQ_OK) {
-        snprintf(err, errlen, "metricsPort=%lld: %s", (long long)bk->cfg->metrics_port, why);
+    if (rmq_http_listen(m->http, "0.0.0.0", (int)node->cfg->metrics_port, why, sizeof(why)) != RMQ_OK) {
+        snprintf(err, errlen, "metricsPort=%lld: %s", (long long)node->cfg->metrics_port, why);
         goto fail;
     }
     return m;
@@ -483,11 +503,16 @@ void bk_metrics_free(bk_metrics_t *m)
 {
     if (!m)
         return;
-    if (m->bk->srv)
-        rmq_server_on_reply(m->bk->srv, NULL, NULL);
+    if (m->srv)
+        rmq_server_on_reply(m->srv, NULL, NULL);
     rmq_http_free(m->http);
     bk_map_free(m->topics, free);
     free(m);
+}
+
+void bk_metrics_register_gauge(bk_metrics_t *m, bk_metrics_gauge_t g, bk_metrics_read_fn read, const void *arg)
+{
+    m->gauges[g] = (bkm_gauge_t){.read = read, .arg = arg};
 }
 
 int bk_metrics_port(const bk_metrics_t *m)

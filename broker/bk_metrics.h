@@ -2,7 +2,9 @@
  * metricsPort, served by evhttp on the broker's own loop. Counters are fed
  * by the request paths (bk_send.c, bk_pull.c) through the calls below and
  * by an rmq_server reply observer (results by status, latencies); gauges
- * (store, HA, consumer lag, connections, queues) are read at scrape time.
+ * (store, HA, consumer lag, connections) are read at scrape time through
+ * the node (bk_node.h), and the queue depths the fronts own through the
+ * gauges registered with bk_metrics_register_gauge.
  * Every feeding call accepts m == NULL and then does nothing. Loop thread. */
 #ifndef BK_METRICS_H
 #define BK_METRICS_H
@@ -10,13 +12,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct bk_broker bk_broker_t;
+#include "bk_node.h"
+#include "bk_stats.h"
+#include "rmq_rpc.h"
+
 typedef struct bk_metrics bk_metrics_t;
 
-/* Creates the broker's metrics and, when metricsPort > 0, listens on
- * 0.0.0.0:metricsPort. Call once the broker's server and store exist. NULL with err filled ("metricsPort=N: cannot listen ...: <errno text>")
- * or on ENOMEM. Owner: the broker (bk_metrics_free). */
-bk_metrics_t *bk_metrics_start(bk_broker_t *bk, char *err, size_t errlen);
+/* The gauges metrics reads from their owners at scrape time. */
+typedef enum bk_metrics_gauge {
+    BK_GAUGE_SEND_QUEUE_DEPTH,        /* sends queued or waiting for flush/replication */
+    BK_GAUGE_PULLS_HELD,              /* long-polling pulls waiting for messages */
+    BK_GAUGE_COUNT
+} bk_metrics_gauge_t;
+
+/* Reads a gauge's current value from its owner arg. */
+typedef uint64_t (*bk_metrics_read_fn)(const void *arg);
+
+/* Creates the broker's metrics over node, srv's replies and stats (all
+ * borrowed) and, when metricsPort > 0, listens on 0.0.0.0:metricsPort.
+ * Call once the server and store exist. NULL with err filled
+ * ("metricsPort=N: cannot listen ...: <errno text>") or on ENOMEM. Owner:
+ * the broker (bk_metrics_free). */
+bk_metrics_t *bk_metrics_start(const bk_node_t *node, rmq_server_t *srv, const bk_stats_t *stats, char *err,
+                               size_t errlen);
+
+/* From now on gauge g reads read(arg) at scrape time (0 until registered). */
+void bk_metrics_register_gauge(bk_metrics_t *m, bk_metrics_gauge_t g, bk_metrics_read_fn read, const void *arg);
 
 /* Closes the listener and frees. NULL ok. */
 void bk_metrics_free(bk_metrics_t *m);

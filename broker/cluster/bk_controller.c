@@ -51,7 +51,7 @@ typedef struct ctl_caught {
 } ctl_caught_t;
 
 struct bk_controller {
-    bk_broker_t *bk;
+    const bk_node_t *node;
     rmq_client_pool_t *pool;
     ctl_target_t targets[CTL_MAX_TARGETS];
     size_t n_targets;
@@ -92,10 +92,10 @@ static void evtimer_add_ms(struct event *ev, int64_t ms)
 }
 
 /* The commit log's write position. */
-static int64_t log_end(bk_broker_t *bk)
+static int64_t log_end(const bk_node_t *node)
 {
     st_store_stats_t ss;
-    st_store_stats(bk->store, &ss);
+    st_store_stats(node->store, &ss);
     return ss.commitlog_max_offset;
 }
 
@@ -112,7 +112,7 @@ static int set_has(const int64_t *ids, size_t n, int64_t id)
 /* The kind of master this broker becomes when elected. */
 static bk_role_t master_kind(const bk_controller_t *c)
 {
-    return c->bk->cfg->broker_role == BK_SYNC_MASTER ? BK_SYNC_MASTER : BK_ASYNC_MASTER;
+    return c->node->cfg->broker_role == BK_SYNC_MASTER ? BK_SYNC_MASTER : BK_ASYNC_MASTER;
 }
 
 /* The set acks count against: the committed one, plus the members being
@@ -133,21 +133,21 @@ static size_t ack_set(const bk_controller_t *c, int64_t *ids)
  * set. */
 static void acks_update(bk_controller_t *c)
 {
-    bk_broker_t *bk = c->bk;
-    const bk_config_t *cfg = bk->cfg;
+    const bk_node_t *node = c->node;
+    const bk_config_t *cfg = node->cfg;
     int64_t ids[2 * CTL_MAX_REPLICAS];
     size_t n = ack_set(c, ids);
     int all = cfg->all_ack_in_sync_state_set;
     int need = (int)cfg->in_sync_replicas - 1;   /* slaves: the master counts itself */
 
-    if (bk_broker_role(bk) == BK_SLAVE)
+    if (bk_node_role(node) == BK_SLAVE)
         return;
-    bk_ha_set_acks(bk->ha, need, all, ids, n);
-    bk_broker_set_sync_acks(bk, all ? n > 1 : need > 0);
-    bk_append_set_in_sync(bk->append, bk_broker_role(bk) == BK_SYNC_MASTER ? (int64_t)n : 0,
-                          bk_broker_role(bk) == BK_SYNC_MASTER ? cfg->min_in_sync_replicas : 0);
+    bk_ha_set_acks(bk_node_ha(node), need, all, ids, n);
+    node->ops->set_sync_acks(node->arg, all ? n > 1 : need > 0);
+    bk_append_set_in_sync(node->append, bk_node_role(node) == BK_SYNC_MASTER ? (int64_t)n : 0,
+                          bk_node_role(node) == BK_SYNC_MASTER ? cfg->min_in_sync_replicas : 0);
     if (c->n_sync)
-        bk_ha_set_sync_state_set(bk->ha, c->sync_set, c->n_sync);
+        bk_ha_set_sync_state_set(bk_node_ha(node), c->sync_set, c->n_sync);
 }
 
 static void beat_all(bk_controller_t *c);
@@ -155,19 +155,19 @@ static void beat_all(bk_controller_t *c);
 /* Switches the broker to what the leader's state says, if it differs. */
 static void role_follow(bk_controller_t *c)
 {
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *node = c->node;
     char err[512] = "";
-    int me = c->master_id == bk->cfg->broker_id;
+    int me = c->master_id == node->cfg->broker_id;
     bk_role_t want = me ? master_kind(c) : BK_SLAVE;
 
-    if (c->master_id < 0 && bk_broker_role(bk) == BK_SLAVE)
+    if (c->master_id < 0 && bk_node_role(node) == BK_SLAVE)
         return;                   /* no master yet: wait for the election */
-    if (bk_broker_role(bk) == want && c->applied_epoch == c->master_epoch &&
+    if (bk_node_role(node) == want && c->applied_epoch == c->master_epoch &&
         (me || strcmp(c->following, c->master_ha) == 0))
         return;
     c->expanding = 0;
     c->n_caught = 0;
-    if (bk_broker_switch_role(bk, want, c->master_epoch, me ? "" : c->master_addr, me ? "" : c->master_ha, err,
+    if (node->ops->switch_role(node->arg, want, c->master_epoch, me ? "" : c->master_addr, me ? "" : c->master_ha, err,
                               sizeof err) != RMQ_OK) {
         LOG_ERROR_RL("controller: cannot act as %s at epoch %" PRId64 ": %s", bk_role_name(want), c->master_epoch,
                      err);
@@ -177,7 +177,7 @@ static void role_follow(bk_controller_t *c)
     c->applied_epoch = c->master_epoch;
     snprintf(c->following, sizeof c->following, "%s", me ? "" : c->master_ha);
     if (me) {
-        c->prev_log_end = log_end(bk);
+        c->prev_log_end = log_end(node);
         acks_update(c);
         beat_all(c);              /* the controllers learn the new HA address at once */
     }
@@ -186,7 +186,7 @@ static void role_follow(bk_controller_t *c)
 /* Takes a leader's ReplicaInfo sent at sent_ms: the state, the lease, the role. */
 static void state_take(bk_controller_t *c, const Rmq__ReplicaInfo *ri, int64_t sent_ms)
 {
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *node = c->node;
 
     if (ri->master_epoch < c->master_epoch || ri->n_sync_state_set > CTL_MAX_REPLICAS) {
         LOG_WARN_RL("controller: ignored a state at master epoch %" PRId64 " (known %" PRId64 ", %zu in sync)",
@@ -202,20 +202,20 @@ static void state_take(bk_controller_t *c, const Rmq__ReplicaInfo *ri, int64_t s
         memcpy(c->sync_set, ri->sync_state_set, c->n_sync * sizeof c->sync_set[0]);
     snprintf(c->master_addr, sizeof c->master_addr, "%s", ri->master_addr ? ri->master_addr : "");
     snprintf(c->master_ha, sizeof c->master_ha, "%s", ri->master_ha_addr ? ri->master_ha_addr : "");
-    if (c->master_id == bk->cfg->broker_id) {
-        int64_t timeout = bk->cfg->controller_heart_beat_timeout_mills;
+    if (c->master_id == node->cfg->broker_id) {
+        int64_t timeout = node->cfg->controller_heart_beat_timeout_mills;
         int64_t until = sent_ms + timeout - bk_controller_lease_margin_ms(timeout);
         if (until > c->lease_until_ms)
             c->lease_until_ms = until;
         if (c->fenced_logged)
-            LOG_WARN("controller: %s confirmed as master again; writes resume", bk->addr);
+            LOG_WARN("controller: %s confirmed as master again; writes resume", node->addr);
         c->fenced_logged = 0;
     } else {
         c->lease_until_ms = 0;
     }
     role_follow(c);
-    if (bk_broker_role(bk) != BK_SLAVE) {
-        bk_append_set_lease(bk->append, c->lease_until_ms);
+    if (bk_node_role(node) != BK_SLAVE) {
+        bk_append_set_lease(node->append, c->lease_until_ms);
         acks_update(c);
     }
 }
@@ -250,24 +250,24 @@ static void beat_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
 static void beat_one(ctl_target_t *t)
 {
     bk_controller_t *c = t->c;
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *node = c->node;
     Rmq__ControllerBrokerRequest cb = RMQ__CONTROLLER_BROKER_REQUEST__INIT;
     Rmq__Command cmd = RMQ__COMMAND__INIT;
     char ha[96] = "";
 
-    if (t->inflight || bk->stopping)
+    if (t->inflight || bk_node_stopping(node))
         return;
-    if (bk_broker_ha_port(bk) > 0)
-        snprintf(ha, sizeof ha, "%s:%d", bk->cfg->broker_ip1, bk_broker_ha_port(bk));
-    cb.cluster_name = bk->cfg->broker_cluster_name;
-    cb.broker_name = bk->cfg->broker_name;
-    cb.broker_addr = bk->addr;
-    cb.broker_id = bk->cfg->broker_id;
+    if (bk_ha_port(bk_node_ha(node)) > 0)
+        snprintf(ha, sizeof ha, "%s:%d", node->cfg->broker_ip1, bk_ha_port(bk_node_ha(node)));
+    cb.cluster_name = node->cfg->broker_cluster_name;
+    cb.broker_name = node->cfg->broker_name;
+    cb.broker_addr = node->addr;
+    cb.broker_id = node->cfg->broker_id;
     cb.ha_server_addr = ha;
     cb.epoch = c->applied_epoch;
-    cb.max_offset = log_end(bk);
-    cb.election_priority = bk->cfg->broker_election_priority;
-    cb.heartbeat_timeout_ms = bk->cfg->controller_heart_beat_timeout_mills;
+    cb.max_offset = log_end(node);
+    cb.election_priority = node->cfg->broker_election_priority;
+    cb.heartbeat_timeout_ms = node->cfg->controller_heart_beat_timeout_mills;
     cmd.code = t->registered ? RMQ__REQUEST_CODE__BROKER_HEARTBEAT : RMQ__REQUEST_CODE__CONTROLLER_REGISTER_BROKER;
     cmd.header_case = RMQ__COMMAND__HEADER_CONTROLLER_BROKER;
     cmd.controller_broker = &cb;
@@ -289,17 +289,17 @@ static void beat_all(bk_controller_t *c)
 static void on_beat(evutil_socket_t fd, short what, void *arg)
 {
     bk_controller_t *c = arg;
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *node = c->node;
 
-    if (bk_broker_role(bk) != BK_SLAVE && rmq_mono_ms() >= c->lease_until_ms && !c->fenced_logged) {
+    if (bk_node_role(node) != BK_SLAVE && rmq_mono_ms() >= c->lease_until_ms && !c->fenced_logged) {
         LOG_WARN("controller: %s fenced: no controller confirmed it as master within "
                  "controllerHeartBeatTimeoutMills=%lld less %lld ms; writes refused",
-                 bk->addr, (long long)bk->cfg->controller_heart_beat_timeout_mills,
-                 (long long)bk_controller_lease_margin_ms(bk->cfg->controller_heart_beat_timeout_mills));
+                 node->addr, (long long)node->cfg->controller_heart_beat_timeout_mills,
+                 (long long)bk_controller_lease_margin_ms(node->cfg->controller_heart_beat_timeout_mills));
         c->fenced_logged = 1;
     }
     beat_all(c);
-    evtimer_add_ms(c->beat, bk->cfg->broker_heartbeat_interval);
+    evtimer_add_ms(c->beat, node->cfg->broker_heartbeat_interval);
 }
 
 /* ---- the sync state set (master) --------------------------------------------- */
@@ -341,10 +341,10 @@ static ctl_caught_t *caught_get(bk_controller_t *c, int64_t id)
  * log joins too. */
 static int may_join(const bk_controller_t *c, const ctl_caught_t *cg, int64_t acked)
 {
-    bk_broker_t *bk = c->bk;
-    int counted = bk_broker_role(bk) == BK_SYNC_MASTER && bk->cfg->all_ack_in_sync_state_set && cg->counted_from >= 0;
+    const bk_node_t *node = c->node;
+    int counted = bk_node_role(node) == BK_SYNC_MASTER && node->cfg->all_ack_in_sync_state_set && cg->counted_from >= 0;
 
-    return acked >= bk_ha_confirm_offset(bk->ha) || (counted && acked >= cg->counted_from);
+    return acked >= bk_ha_confirm_offset(bk_node_ha(node)) || (counted && acked >= cg->counted_from);
 }
 
 /* The set the master asks for into ids (its size): itself, the members
@@ -354,20 +354,20 @@ static int may_join(const bk_controller_t *c, const ctl_caught_t *cg, int64_t ac
  * committed). */
 static size_t wanted_set(bk_controller_t *c, int64_t *ids)
 {
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *node = c->node;
     ha_slave_info_t info[CTL_MAX_REPLICAS];
-    size_t n = bk_ha_slaves(bk->ha, info, CTL_MAX_REPLICAS), k = 0;
-    int64_t now = rmq_mono_ms(), end = log_end(bk);
+    size_t n = bk_ha_slaves(bk_node_ha(node), info, CTL_MAX_REPLICAS), k = 0;
+    int64_t now = rmq_mono_ms(), end = log_end(node);
 
-    ids[k++] = c->wanted[0] = bk->cfg->broker_id;
+    ids[k++] = c->wanted[0] = node->cfg->broker_id;
     c->n_wanted = 1;
     for (size_t i = 0; i < n && i < CTL_MAX_REPLICAS; i++) {
-        ctl_caught_t *cg = info[i].broker_id != bk->cfg->broker_id ? caught_get(c, info[i].broker_id) : NULL;
+        ctl_caught_t *cg = info[i].broker_id != node->cfg->broker_id ? caught_get(c, info[i].broker_id) : NULL;
         if (!cg || set_has(c->wanted, c->n_wanted, cg->id))
             continue;
         if (info[i].acked_offset >= c->prev_log_end)
             cg->caught_ms = now;
-        if (now - cg->caught_ms > bk->cfg->ha_max_time_slave_not_catchup)
+        if (now - cg->caught_ms > node->cfg->ha_max_time_slave_not_catchup)
             continue;
         if (set_has(c->sync_set, c->n_sync, cg->id) || may_join(c, cg, info[i].acked_offset))
             ids[k++] = cg->id;
@@ -386,12 +386,12 @@ static size_t wanted_set(bk_controller_t *c, int64_t *ids)
 static void on_check(evutil_socket_t fd, short what, void *arg)
 {
     bk_controller_t *c = arg;
-    bk_broker_t *bk = c->bk;
+    const bk_node_t *node = c->node;
     int64_t ids[CTL_MAX_REPLICAS];
     ctl_target_t *leader = NULL;
 
-    evtimer_add_ms(c->check, bk->cfg->check_sync_state_set_period);
-    if (bk_broker_role(bk) == BK_SLAVE || c->master_id != bk->cfg->broker_id)
+    evtimer_add_ms(c->check, node->cfg->check_sync_state_set_period);
+    if (bk_node_role(node) == BK_SLAVE || c->master_id != node->cfg->broker_id)
         return;
     size_t n = wanted_set(c, ids), same = n == c->n_sync;
     int adds = 0;
@@ -410,9 +410,9 @@ static void on_check(evutil_socket_t fd, short what, void *arg)
         return;
     Rmq__AlterSyncStateSetRequest as = RMQ__ALTER_SYNC_STATE_SET_REQUEST__INIT;
     Rmq__Command cmd = RMQ__COMMAND__INIT;
-    as.cluster_name = bk->cfg->broker_cluster_name;
-    as.broker_name = bk->cfg->broker_name;
-    as.master_broker_id = bk->cfg->broker_id;
+    as.cluster_name = node->cfg->broker_cluster_name;
+    as.broker_name = node->cfg->broker_name;
+    as.master_broker_id = node->cfg->broker_id;
     as.master_epoch = c->master_epoch;
     as.sync_state_set_epoch = c->sse_epoch;
     as.sync_state_set = ids;
@@ -423,7 +423,7 @@ static void on_check(evutil_socket_t fd, short what, void *arg)
     rmq_client_t *cli = rmq_client_pool_get(c->pool, leader->addr);
     if (cli && rmq_client_call(cli, &cmd, NULL, 0, CTL_CALL_TIMEOUT_MS, alter_done, c) == RMQ_OK) {
         c->altering = 1;
-        LOG_INFO("controller: %s asks for a sync state set of %zu replicas (had %zu, epoch %" PRId64 ")", bk->addr,
+        LOG_INFO("controller: %s asks for a sync state set of %zu replicas (had %zu, epoch %" PRId64 ")", node->addr,
                  n, c->n_sync, c->sse_epoch);
     }
 }
@@ -452,7 +452,7 @@ static rmq_err_t targets_parse(bk_controller_t *c, const char *addrs, char *err,
     return RMQ_OK;
 }
 
-bk_controller_t *bk_controller_new(bk_broker_t *bk, char *err, size_t errlen)
+bk_controller_t *bk_controller_new(const bk_node_t *node, char *err, size_t errlen)
 {
     bk_controller_t *c = calloc(1, sizeof *c);
     rmq_client_opts_t opts = {.connect_timeout_ms = CTL_CALL_TIMEOUT_MS, .name = "controller"};
@@ -461,14 +461,14 @@ bk_controller_t *bk_controller_new(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "controller: out of memory");
         return NULL;
     }
-    c->bk = bk;
+    c->node = node;
     c->master_id = -1;
-    if (targets_parse(c, bk->cfg->controller_addr, err, errlen) != RMQ_OK)
+    if (targets_parse(c, node->cfg->controller_addr, err, errlen) != RMQ_OK)
         goto fail;
-    rmq_security_client_opts(&bk->sec, &opts);
-    c->pool = rmq_client_pool_new(bk->base, &opts);
-    c->beat = evtimer_new(bk->base, on_beat, c);
-    c->check = evtimer_new(bk->base, on_check, c);
+    rmq_security_client_opts(node->sec, &opts);
+    c->pool = rmq_client_pool_new(node->base, &opts);
+    c->beat = evtimer_new(node->base, on_beat, c);
+    c->check = evtimer_new(node->base, on_check, c);
     if (!c->pool || !c->beat || !c->check) {
         snprintf(err, errlen, "controller: out of memory");
         goto fail;
@@ -481,10 +481,10 @@ fail:
 
 void bk_controller_start(bk_controller_t *c)
 {
-    LOG_INFO("controller mode: %s (replica %lld of %s) registers with %s", c->bk->addr,
-             (long long)c->bk->cfg->broker_id, c->bk->cfg->broker_name, c->bk->cfg->controller_addr);
+    LOG_INFO("controller mode: %s (replica %lld of %s) registers with %s", c->node->addr,
+             (long long)c->node->cfg->broker_id, c->node->cfg->broker_name, c->node->cfg->controller_addr);
     on_beat(-1, 0, c);
-    evtimer_add_ms(c->check, c->bk->cfg->check_sync_state_set_period);
+    evtimer_add_ms(c->check, c->node->cfg->check_sync_state_set_period);
 }
 
 void bk_controller_free(bk_controller_t *c)
@@ -518,7 +518,7 @@ void bk_controller_describe(const bk_controller_t *c, void (*add)(const char *ke
     snprintf(val, sizeof val, "%" PRId64, c->sse_epoch);
     add("controllerSyncStateSetEpoch", val, arg);
     add("controllerFenced",
-        bk_broker_role(c->bk) != BK_SLAVE && rmq_mono_ms() >= c->lease_until_ms ? "true" : "false", arg);
+        bk_node_role(c->node) != BK_SLAVE && rmq_mono_ms() >= c->lease_until_ms ? "true" : "false", arg);
     snprintf(val, sizeof val, "%" PRId64, c->switches);
     add("controllerRoleSwitches", val, arg);
 }

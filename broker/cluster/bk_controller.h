@@ -15,11 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bk_broker.h"
+#include "bk_node.h"
 
-/* A client of the controllers in bk's controllerAddr. NULL with the
+/* A client of the controllers in node's controllerAddr. NULL with the
  * reason in err (a malformed address, out of memory). */
-bk_controller_t *bk_controller_new(bk_broker_t *bk, char *err, size_t errlen);
+bk_controller_t *bk_controller_new(const bk_node_t *node, char *err, size_t errlen);
 
 /* Registers with every controller now and starts the timers. */
 void bk_controller_start(bk_controller_t *c);

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
+#include "bk_groups_pb.h"
 #include "bk_metasync.h"
+#include "bk_topics_pb.h"
 #include "st_file.h"
 #include "ha_confirm.h"
 #include "ha_master.h"
@@ -29,7 +31,7 @@
 #define HA_SYNC_SET_MAX 64
 
 struct bk_ha {
-    bk_broker_t *bk;
+    const bk_node_t *node;
     ha_config_t cfg;
     ha_master_t *master;
     ha_slave_t *slave;
@@ -82,7 +84,7 @@ static void ha_topic_changed(void *arg, const char *name, const bk_topic_t *topi
     Rmq__HaMeta meta;
     Rmq__TopicConfig tc;
     Rmq__DataVersion dv;
-    bk_topics_change_meta(ha->bk->topics, name, topic, &meta, &tc, &dv);
+    bk_topics_change_meta(ha->node->topics, name, topic, &meta, &tc, &dv);
     ha_push_meta(ha, &meta, "topic", name);
 }
 
@@ -93,7 +95,7 @@ static void ha_group_changed(void *arg, const char *name, const bk_group_t *grp)
     Rmq__HaMeta meta = RMQ__HA_META__INIT;
     Rmq__SubscriptionGroupConfig gc;
     Rmq__DataVersion dv;
-    bk_groups_version(ha->bk->groups, &dv);
+    bk_groups_version(ha->node->groups, &dv);
     meta.version = &dv;
     if (grp) {
         bk_group_to_pb(grp, &gc);
@@ -116,7 +118,7 @@ static int ha_meta_arrived(const Rmq__HaMeta *meta, void *arg, char *why, size_t
  * ROOT/epochFileCheckpoint). 0, or -1 with err filled. */
 static int ha_epochs_open(bk_ha_t *ha, char *err, size_t errlen)
 {
-    const bk_config_t *c = ha->bk->cfg;
+    const bk_config_t *c = ha->node->cfg;
     char path[PATH_MAX], why[PATH_MAX + 200];
 
     if (!c->enable_controller_mode)
@@ -139,7 +141,7 @@ static int64_t ha_log_end(const bk_ha_t *ha)
 {
     st_store_stats_t stats;
 
-    st_store_stats(ha->bk->store, &stats);
+    st_store_stats(ha->node->store, &stats);
     return stats.commitlog_max_offset;
 }
 
@@ -183,14 +185,14 @@ static void ha_confirm_update(void *arg)
 
     ha->confirm_all = c < 0;
     ha->confirm = c < 0 ? ha_log_end(ha) : c;
-    st_store_set_read_limit(ha->bk->store, c);
+    st_store_set_read_limit(ha->node->store, c);
     ha_master_set_confirm(ha->master, c);
 }
 
 /* ROOT/confirmOffset, a slave's last confirm offset from its master. */
 static void ha_confirm_path(const bk_ha_t *ha, char *path, size_t len)
 {
-    snprintf(path, len, "%s/confirmOffset", ha->bk->cfg->store_path_root_dir);
+    snprintf(path, len, "%s/confirmOffset", ha->node->cfg->store_path_root_dir);
 }
 
 /* ha_slave confirm callback: serve pulls below the master's confirm
@@ -203,10 +205,10 @@ static void ha_confirm_arrived(int64_t confirm, void *arg)
     if (confirm == ha->confirm)
         return;
     ha->confirm = confirm;
-    st_store_set_read_limit(ha->bk->store, confirm);
+    st_store_set_read_limit(ha->node->store, confirm);
     ha_confirm_path(ha, path, sizeof path);
     if ((text = malloc(HA_CONFIRM_TEXT_MAX)) &&
-        bk_persist_submit(ha->bk->persist, path, text, ha_confirm_format(text, confirm)) == RMQ_OK)
+        bk_persist_submit(ha->node->persist, path, text, ha_confirm_format(text, confirm)) == RMQ_OK)
         return;
     LOG_WARN_RL("HA: cannot queue the confirm offset %" PRId64 " for %s: out of memory", confirm, path);
 }
@@ -234,14 +236,14 @@ static void ha_confirm_load(bk_ha_t *ha)
         LOG_ERROR("HA: %s %s; serving nothing until the master sends its confirm offset", path, why);
     }
     free(text);
-    st_store_set_read_limit(ha->bk->store, ha->confirm);
+    st_store_set_read_limit(ha->node->store, ha->confirm);
 }
 
 /* controllerModeStartEpoch: a master begins that epoch now unless its
  * epoch file already ends with it (a restart). */
 static rmq_err_t ha_start_epoch(bk_ha_t *ha, char *err, size_t errlen)
 {
-    int64_t e = ha->bk->cfg->controller_mode_start_epoch;
+    int64_t e = ha->node->cfg->controller_mode_start_epoch;
     size_t n = st_epoch_count(ha->epochs);
 
     if (e == 0 || (n > 0 && st_epoch_entries(ha->epochs)[n - 1].epoch == e))
@@ -249,30 +251,30 @@ static rmq_err_t ha_start_epoch(bk_ha_t *ha, char *err, size_t errlen)
     return bk_ha_epoch_begin(ha, e, err, errlen);
 }
 
-bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
+bk_ha_t *bk_ha_new(const bk_node_t *node, char *err, size_t errlen)
 {
     bk_ha_t *ha = calloc(1, sizeof(*ha));
     if (!ha) {
         snprintf(err, errlen, "HA: out of memory");
         return NULL;
     }
-    ha->bk = bk;
+    ha->node = node;
     ha->n_sync_set = -1;
-    ha_cfg_fill(bk->cfg, &ha->cfg);
+    ha_cfg_fill(node->cfg, &ha->cfg);
     if (ha_epochs_open(ha, err, errlen) != 0) {
         free(ha);
         return NULL;
     }
-    ha->cfg.ssl_ctx = bk_broker_role(bk) != BK_SLAVE ? bk->sec.server_ctx : bk->sec.client_ctx;
-    ha->cfg.tls_mode = bk->sec.tls_mode;
-    ha->cfg.acl = bk->sec.acl;
-    if (bk->sec.signs) {
-        ha->cfg.access_key = bk->sec.cred.access_key;
-        ha->cfg.secret_key = bk->sec.cred.secret_key;
+    ha->cfg.ssl_ctx = bk_node_role(node) != BK_SLAVE ? node->sec->server_ctx : node->sec->client_ctx;
+    ha->cfg.tls_mode = node->sec->tls_mode;
+    ha->cfg.acl = node->sec->acl;
+    if (node->sec->signs) {
+        ha->cfg.access_key = node->sec->cred.access_key;
+        ha->cfg.secret_key = node->sec->cred.secret_key;
     }
-    if (bk_broker_role(bk) != BK_SLAVE) {
+    if (bk_node_role(node) != BK_SLAVE) {
         char why[256] = "";
-        if (!(ha->master = ha_master_new(bk->base, bk->store, &ha->cfg, why, sizeof(why)))) {
+        if (!(ha->master = ha_master_new(node->base, node->store, &ha->cfg, why, sizeof(why)))) {
             snprintf(err, errlen, "haListenPort=%d: %s", ha->cfg.listen_port, why);
             st_epoch_close(ha->epochs);
             free(ha);
@@ -287,12 +289,12 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
                 return NULL;
             }
         }
-        bk_topics_on_item(bk->topics, ha_topic_changed, ha);
-        bk_groups_on_item(bk->groups, ha_group_changed, ha);
+        bk_topics_on_item(node->topics, ha_topic_changed, ha);
+        bk_groups_on_item(node->groups, ha_group_changed, ha);
         return ha;
     }
-    ha->slave = ha_slave_new(bk->base, bk->store, &ha->cfg);
-    ha->metasync = bk_metasync_new(bk);
+    ha->slave = ha_slave_new(node->base, node->store, &ha->cfg);
+    ha->metasync = bk_metasync_new(node);
     if (!ha->slave || !ha->metasync) {
         snprintf(err, errlen, "HA: cannot create the slave");
         bk_ha_free(ha);
@@ -303,8 +305,8 @@ bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen)
         ha_confirm_load(ha);
         ha_slave_on_confirm(ha->slave, ha_confirm_arrived, ha);
     }
-    if (bk->cfg->ha_master_address[0])
-        ha_slave_set_master(ha->slave, bk->cfg->ha_master_address);
+    if (node->cfg->ha_master_address[0])
+        ha_slave_set_master(ha->slave, node->cfg->ha_master_address);
     return ha;
 }
 
@@ -313,17 +315,17 @@ void bk_ha_free(bk_ha_t *ha)
     if (!ha)
         return;
     if (ha->master) {
-        bk_topics_on_item(ha->bk->topics, NULL, NULL);
-        bk_groups_on_item(ha->bk->groups, NULL, NULL);
+        bk_topics_on_item(ha->node->topics, NULL, NULL);
+        bk_groups_on_item(ha->node->groups, NULL, NULL);
         ha_master_on_progress(ha->master, NULL, NULL);
         ha_master_free(ha->master);
         if (ha->epochs)
-            st_store_set_read_limit(ha->bk->store, -1);
+            st_store_set_read_limit(ha->node->store, -1);
     }
     if (ha->slave) {
         ha_slave_free(ha->slave);
         if (ha->epochs)
-            st_store_set_read_limit(ha->bk->store, -1);
+            st_store_set_read_limit(ha->node->store, -1);
     }
     bk_metasync_free(ha->metasync);
     st_epoch_close(ha->epochs);
@@ -341,7 +343,7 @@ rmq_err_t bk_ha_epoch_begin(bk_ha_t *ha, int64_t epoch, char *err, size_t errlen
                  ha->epochs ? "this broker is not the master" : "enableControllerMode is off");
         return RMQ_EINVAL;
     }
-    st_store_stats(ha->bk->store, &stats);
+    st_store_stats(ha->node->store, &stats);
     size_t n = st_epoch_count(ha->epochs);
     if (n > 0 && st_epoch_entries(ha->epochs)[n - 1].epoch == epoch) {
         /* the controller names this broker master of the epoch its log ends
@@ -410,7 +412,7 @@ void bk_ha_notify_append(bk_ha_t *ha)
 
 ha_sync_t *bk_ha_sync(bk_ha_t *ha)
 {
-    return ha && ha->master && bk_broker_role(ha->bk) == BK_SYNC_MASTER ? ha_master_sync(ha->master) : NULL;
+    return ha && ha->master && bk_node_role(ha->node) == BK_SYNC_MASTER ? ha_master_sync(ha->master) : NULL;
 }
 
 void bk_ha_offset_committed(bk_ha_t *ha, const char *topic, const char *group, int32_t queue_id)
@@ -432,7 +434,7 @@ void bk_ha_follow(bk_ha_t *ha, const char *ha_addr)
 
 void bk_ha_master_seen(bk_ha_t *ha, const char *ha_addr)
 {
-    if (ha && ha->slave && !ha->bk->cfg->ha_master_address[0] && ha_addr[0])
+    if (ha && ha->slave && !ha->node->cfg->ha_master_address[0] && ha_addr[0])
         ha_slave_set_master(ha->slave, ha_addr);
 }
 

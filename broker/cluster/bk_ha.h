@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bk_broker.h"
+#include "bk_node.h"
 #include "ha_master.h"
 #include "ha_sync.h"
 
@@ -16,7 +16,7 @@ typedef struct bk_ha bk_ha_t;
 
 /* Starts the master listener or the idle slave over the opened store; a
  * slave with haMasterAddress connects at once. NULL with err filled. */
-bk_ha_t *bk_ha_new(bk_broker_t *bk, char *err, size_t errlen);
+bk_ha_t *bk_ha_new(const bk_node_t *node, char *err, size_t errlen);
 void bk_ha_free(bk_ha_t *ha);
 
 /* Controller mode: this broker became master at epoch and is about to take

@@ -16,10 +16,11 @@
 #include <string.h>
 
 #include "bk_map.h"
-#include "bk_meta.h"
+#include "bk_admin_ops.h"
+#include "bk_groups_pb.h"
+#include "bk_offsets_pb.h"
+#include "bk_topics_pb.h"
 #include "rmq_message.h"
-#include "bk_register.h"
-#include "fr_schedule.h"
 #include "rmq_log.h"
 
 #define SYNC_TIMEOUT_MS 5000
@@ -39,7 +40,7 @@ typedef struct own_commit {
 } own_commit_t;
 
 struct bk_metasync {
-    bk_broker_t *bk;
+    const bk_node_t *node;
     rmq_client_pool_t *pool;
     struct event *tick;
     char master[128];             /* address the round in flight went to */
@@ -94,7 +95,7 @@ static void own_drop_topic(bk_metasync_t *m, const char *topic);
  * table of 100,000 topics costs a pass, not a pass per topic. */
 static void topics_drop_missing(bk_metasync_t *m, const Rmq__TopicConfigTable *tab)
 {
-    bk_topics_t *topics = m->bk->topics;
+    bk_topics_t *topics = m->node->topics;
     size_t n = bk_topics_count(topics), k = 0, cur = 0;
     bk_map_t *master = n > tab->n_topics ? bk_map_new() : NULL;
     char (*gone)[128] = master ? calloc(n - tab->n_topics, sizeof(*gone)) : NULL;
@@ -108,7 +109,7 @@ static void topics_drop_missing(bk_metasync_t *m, const Rmq__TopicConfigTable *t
         if (k < n - tab->n_topics && !bk_map_get(master, t->name, strlen(t->name)))
             snprintf(gone[k++], sizeof(gone[0]), "%s", t->name);
     for (size_t i = 0; i < k; i++) {
-        bk_meta_delete_topic(m->bk, gone[i]);
+        bk_admin_topic_purge(m->node->topics, m->node->store, m->node->offsets, gone[i]);
         own_drop_topic(m, gone[i]);
     }
 out:
@@ -119,7 +120,7 @@ out:
 /* Makes the slave's topic table equal to the master's. */
 static void apply_topics(bk_metasync_t *m, const Rmq__TopicConfigTable *tab)
 {
-    bk_topics_t *topics = m->bk->topics;
+    bk_topics_t *topics = m->node->topics;
     if (snapshot_stale(&m->topics_seen, tab->data_version))
         return;
     for (size_t i = 0; i < tab->n_topics; i++) {
@@ -147,8 +148,8 @@ static void apply_groups(bk_metasync_t *m, const Rmq__SubscriptionGroupTable *ta
         return;
     for (size_t i = 0; i < tab->n_groups; i++) {
         const Rmq__SubscriptionGroupConfig *pb = tab->groups[i];
-        if (group_differs(bk_groups_get(m->bk->groups, pb->group_name, strlen(pb->group_name)), pb))
-            bk_groups_update(m->bk->groups, pb);
+        if (group_differs(bk_groups_get(m->node->groups, pb->group_name, strlen(pb->group_name)), pb))
+            bk_groups_update(m->node->groups, pb);
     }
 }
 
@@ -205,7 +206,7 @@ static void pushed(rmq_err_t err, rmq_frame_t *resp, void *arg)
         LOG_WARN_RL("slave sync: master refused an offset: %s", resp->cmd->remark);
     else if (err == RMQ_OK) {
         own_commit_t *own = bk_map_get(m->own, p->key, strlen(p->key));
-        if (own && bk_offsets_query(m->bk->offsets, own->topic, own->group, own->queue_id) == p->offset)
+        if (own && bk_offsets_query(m->node->offsets, own->topic, own->group, own->queue_id) == p->offset)
             free(bk_map_del(m->own, p->key, strlen(p->key)));
     }
     free(p);
@@ -245,7 +246,7 @@ static void push_own(bk_metasync_t *m, const Rmq__ConsumerOffsetTable *tab)
     void *val;
     while (bk_map_next(m->own, &cursor, &key, &val)) {
         const own_commit_t *own = val;
-        int64_t mine = bk_offsets_query(m->bk->offsets, own->topic, own->group, own->queue_id);
+        int64_t mine = bk_offsets_query(m->node->offsets, own->topic, own->group, own->queue_id);
         if (mine <= master_offset(tab, own->topic, own->group, own->queue_id)) {
             free(bk_map_del_current(m->own, &cursor));
             continue;
@@ -264,8 +265,8 @@ static void apply_offsets(bk_metasync_t *m, const Rmq__ConsumerOffsetTable *tab)
         for (size_t k = 0; k < e->n_offsets; k++) {
             const Rmq__QueueOffset *qo = e->offsets[k];
             if (!own_get(m, e->topic, e->group, qo->queue_id) &&
-                qo->offset != bk_offsets_query(m->bk->offsets, e->topic, e->group, qo->queue_id))
-                bk_offsets_commit(m->bk->offsets, e->topic, e->group, qo->queue_id, qo->offset);
+                qo->offset != bk_offsets_query(m->node->offsets, e->topic, e->group, qo->queue_id))
+                bk_offsets_commit(m->node->offsets, e->topic, e->group, qo->queue_id, qo->offset);
         }
     }
 }
@@ -309,8 +310,8 @@ static int stream_topic(bk_metasync_t *m, const Rmq__TopicConfig *pb, char *why,
     if (stream_name_ok("topic", pb->topic_name, why, whylen) != 0)
         return -1;
     topic_from_pb(pb, &t);
-    if (topic_differs(bk_topics_get(m->bk->topics, t.name, strlen(t.name)), &t) &&
-        bk_topics_update(m->bk->topics, &t) != RMQ_OK)
+    if (topic_differs(bk_topics_get(m->node->topics, t.name, strlen(t.name)), &t) &&
+        bk_topics_update(m->node->topics, &t) != RMQ_OK)
         return snprintf(why, whylen, "out of memory applying topic %s", t.name), -1;
     return 0;
 }
@@ -319,8 +320,8 @@ static int stream_group(bk_metasync_t *m, const Rmq__SubscriptionGroupConfig *pb
 {
     if (stream_name_ok("subscription group", pb->group_name, why, whylen) != 0)
         return -1;
-    if (group_differs(bk_groups_get(m->bk->groups, pb->group_name, strlen(pb->group_name)), pb) &&
-        bk_groups_update(m->bk->groups, pb) != RMQ_OK)
+    if (group_differs(bk_groups_get(m->node->groups, pb->group_name, strlen(pb->group_name)), pb) &&
+        bk_groups_update(m->node->groups, pb) != RMQ_OK)
         return snprintf(why, whylen, "out of memory applying group %s", pb->group_name), -1;
     return 0;
 }
@@ -334,7 +335,7 @@ int bk_metasync_apply(bk_metasync_t *m, const Rmq__HaMeta *meta, char *why, size
         break;
     case RMQ__HA_META__CHANGE_DELETED_TOPIC:
         if ((rc = stream_name_ok("topic", meta->deleted_topic, why, whylen)) == 0) {
-            bk_meta_delete_topic(m->bk, meta->deleted_topic);
+            bk_admin_topic_purge(m->node->topics, m->node->store, m->node->offsets, meta->deleted_topic);
             own_drop_topic(m, meta->deleted_topic);
         }
         break;
@@ -343,7 +344,7 @@ int bk_metasync_apply(bk_metasync_t *m, const Rmq__HaMeta *meta, char *why, size
         break;
     case RMQ__HA_META__CHANGE_DELETED_GROUP:
         if ((rc = stream_name_ok("subscription group", meta->deleted_group, why, whylen)) == 0)
-            bk_groups_delete(m->bk->groups, meta->deleted_group);
+            bk_groups_delete(m->node->groups, meta->deleted_group);
         break;
     default:
         snprintf(why, whylen, "master streamed a metadata change of kind %d this slave does not know",
@@ -359,6 +360,12 @@ int bk_metasync_apply(bk_metasync_t *m, const Rmq__HaMeta *meta, char *why, size
 
 /* ---- rounds ------------------------------------------------------------- */
 
+/* The master's delay offsets go to this broker's scheduler. */
+static void apply_delay_offsets(bk_metasync_t *m, const Rmq__DelayOffsetTable *tab)
+{
+    m->node->ops->delay_offsets(m->node->arg, tab);
+}
+
 /* Applies one answer of the round by its header. 1 if it applied. */
 static int apply(bk_metasync_t *m, const Rmq__Command *cmd)
 {
@@ -366,7 +373,7 @@ static int apply(bk_metasync_t *m, const Rmq__Command *cmd)
     case RMQ__COMMAND__HEADER_TOPIC_CONFIG_TABLE: apply_topics(m, cmd->topic_config_table); return 1;
     case RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP_TABLE: apply_groups(m, cmd->subscription_group_table); return 1;
     case RMQ__COMMAND__HEADER_CONSUMER_OFFSET_TABLE: apply_offsets(m, cmd->consumer_offset_table); return 1;
-    case RMQ__COMMAND__HEADER_DELAY_OFFSET_TABLE: fr_schedule_apply(m->bk->schedule, cmd->delay_offset_table); return 1;
+    case RMQ__COMMAND__HEADER_DELAY_OFFSET_TABLE: apply_delay_offsets(m, cmd->delay_offset_table); return 1;
     default: return 0;
     }
 }
@@ -394,8 +401,8 @@ static void metasync_tick(evutil_socket_t fd, short what, void *arg)
                                 RMQ__REQUEST_CODE__GET_ALL_CONSUMER_OFFSET,
                                 RMQ__REQUEST_CODE__GET_ALL_DELAY_OFFSET};
     bk_metasync_t *m = arg;
-    const char *master = m->bk->reg ? bk_register_master_addr(m->bk->reg) : "";
-    if (m->inflight || !master[0] || m->bk->stopping)
+    const char *master = m->node->ops->master_addr(m->node->arg);
+    if (m->inflight || !master[0] || bk_node_stopping(m->node))
         return;
     snprintf(m->master, sizeof(m->master), "%s", master);
     rmq_client_t *cli = rmq_client_pool_get(m->pool, m->master);
@@ -408,22 +415,22 @@ static void metasync_tick(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-bk_metasync_t *bk_metasync_new(bk_broker_t *bk)
+bk_metasync_t *bk_metasync_new(const bk_node_t *node)
 {
     bk_metasync_t *m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
-    m->bk = bk;
+    m->node = node;
     m->own = bk_map_new();
     rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "slavesync"};
-    rmq_security_client_opts(&bk->sec, &opts);
-    m->pool = rmq_client_pool_new(bk->base, &opts);
-    m->tick = event_new(bk->base, -1, EV_PERSIST, metasync_tick, m);
+    rmq_security_client_opts(node->sec, &opts);
+    m->pool = rmq_client_pool_new(node->base, &opts);
+    m->tick = event_new(node->base, -1, EV_PERSIST, metasync_tick, m);
     if (!m->own || !m->pool || !m->tick) {
         bk_metasync_free(m);
         return NULL;
     }
-    int64_t ms = bk->cfg->slave_sync_interval;
+    int64_t ms = node->cfg->slave_sync_interval;
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
     event_add(m->tick, &tv);
     return m;

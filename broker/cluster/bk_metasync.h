@@ -12,13 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bk_broker.h"
+#include "bk_node.h"
 #include "ha.pb-c.h"
 
 typedef struct bk_metasync bk_metasync_t;
 
 /* Starts the periodic sync. NULL when out of memory. */
-bk_metasync_t *bk_metasync_new(bk_broker_t *bk);
+bk_metasync_t *bk_metasync_new(const bk_node_t *node);
 /* Fails requests in flight and frees. */
 void bk_metasync_free(bk_metasync_t *m);
 /* Applies one metadata change streamed by the master (borrowed). 0, or -1

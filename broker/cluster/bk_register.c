@@ -22,6 +22,7 @@
 #include "bk_ha.h"
 #include "bk_map.h"
 #include "bk_register_remoting.h"
+#include "bk_topics_pb.h"
 #include "bk_unregister.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -48,7 +49,7 @@ typedef struct ns_target {
 } ns_target_t;
 
 struct bk_register {
-    bk_broker_t *bk;
+    const bk_node_t *node;
     rmq_client_pool_t *pool;
     ns_target_t *ns;
     size_t n_ns;
@@ -113,20 +114,20 @@ static int register_parse(bk_register_t *r, const char *addrs, char *err, size_t
 /* The fields every registration and version query carry. ha must hold 96 bytes. */
 static void register_header(bk_register_t *r, Rmq__RegisterBrokerRequest *rb, Rmq__DataVersion *dv, char *ha)
 {
-    bk_broker_t *bk = r->bk;
+    const bk_node_t *node = r->node;
     ha[0] = '\0';                  /* a slave has no HA listener: registers none */
-    if (bk_broker_ha_port(bk) > 0)
-        snprintf(ha, 96, "%s:%d", bk->cfg->broker_ip1, bk_broker_ha_port(bk));
+    if (bk_ha_port(bk_node_ha(node)) > 0)
+        snprintf(ha, 96, "%s:%d", node->cfg->broker_ip1, bk_ha_port(bk_node_ha(node)));
     rmq__register_broker_request__init(rb);
-    bk_topics_version(bk->topics, dv);
-    rb->cluster_name = bk->cfg->broker_cluster_name;
-    rb->broker_name = bk->cfg->broker_name;
-    rb->broker_addr = bk->addr;
-    rb->broker_id = bk_broker_id(bk);
+    bk_topics_version(node->topics, dv);
+    rb->cluster_name = node->cfg->broker_cluster_name;
+    rb->broker_name = node->cfg->broker_name;
+    rb->broker_addr = node->addr;
+    rb->broker_id = bk_node_id(node);
     rb->ha_server_addr = ha;
     rb->data_version = dv;
-    rb->broker_perm = (int32_t)bk->cfg->broker_permission;
-    rb->epoch = bk->boot_ms;
+    rb->broker_perm = (int32_t)node->cfg->broker_permission;
+    rb->epoch = node->boot_ms;
 }
 
 /* The whole table, packed and compressed, as of dv (cached per version, so
@@ -139,7 +140,7 @@ static const uint8_t *register_full_body(bk_register_t *r, const Rmq__DataVersio
     }
     free(r->full);
     r->full = NULL;
-    Rmq__TopicConfigTable *tab = bk_topics_table_new(r->bk->topics);
+    Rmq__TopicConfigTable *tab = bk_topics_table_new(r->node->topics);
     size_t raw_len = tab ? rmq__topic_config_table__get_packed_size(tab) : 0;
     uint8_t *raw = tab ? malloc(raw_len ? raw_len : 1) : NULL;
     uLongf zlen = compressBound(raw_len);
@@ -170,7 +171,7 @@ static void target_call(ns_target_t *t, reg_kind_t kind, Rmq__Command *cmd, cons
 {
     bk_register_t *r = t->reg;
     rmq_client_t *cli = rmq_client_pool_get(r->pool, t->addr);
-    int timeout_ms = (int)r->bk->cfg->register_broker_timeout_mills;
+    int timeout_ms = (int)r->node->cfg->register_broker_timeout_mills;
     if (!cli || rmq_client_call(cli, cmd, body, len, timeout_ms, target_done, t) != RMQ_OK) {
         LOG_WARN_RL("register: cannot send to name server %s", t->addr);
         t->need_full = kind != REG_QUERY || t->need_full;
@@ -211,7 +212,7 @@ static void target_full(ns_target_t *t)
     const uint8_t *body = NULL;
     size_t len = 0;
     if (t->legacy) {
-        tab = bk_topics_table_new(r->bk->topics);
+        tab = bk_topics_table_new(r->node->topics);
         if (tab) {
             rb.topics = tab->topics;
             rb.n_topics = tab->n_topics;
@@ -255,7 +256,7 @@ static void target_delta(ns_target_t *t)
     const char *key;
     void *val;
     while (bk_map_next(t->delta, &cursor, &key, &val)) {
-        const bk_topic_t *topic = bk_topics_get(r->bk->topics, key, strlen(key));
+        const bk_topic_t *topic = bk_topics_get(r->node->topics, key, strlen(key));
         if (topic) {
             bk_topic_to_pb(topic, &items[k]);
             ptrs[k] = &items[k];
@@ -289,7 +290,7 @@ static void target_delta(ns_target_t *t)
  * version query when it is new, or the changes since the version it holds. */
 static void target_pump(ns_target_t *t)
 {
-    if (t->inflight || t->backoff || t->reg->bk->stopping)
+    if (t->inflight || t->backoff || bk_node_stopping(t->reg->node))
         return;
     if (t->need_full)
         target_full(t);
@@ -313,13 +314,13 @@ static void register_seen(bk_register_t *r, const rmq_frame_t *resp)
     } else {
         return;
     }
-    if (bk_config_controlled(r->bk->cfg))
+    if (bk_config_controlled(r->node->cfg))
         return;                    /* the controller names the master (bk_register_role_changed) */
     if (master[0])
         snprintf(r->master_addr, sizeof(r->master_addr), "%s", master);
     if (ha[0])
         snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", ha);
-    bk_ha_master_seen(r->bk->ha, r->ha_addr);
+    bk_ha_master_seen(bk_node_ha(r->node), r->ha_addr);
 }
 
 /* The answer to t's request in flight; sends the next one it is owed. */
@@ -363,7 +364,7 @@ static void register_tick(evutil_socket_t fd, short what, void *arg)
     for (size_t i = 0; i < r->n_ns; i++) {
         ns_target_t *t = &r->ns[i];
         t->backoff = 0;
-        if (t->inflight || r->bk->stopping)
+        if (t->inflight || bk_node_stopping(r->node))
             continue;
         if (t->legacy)
             t->need_full = 1;
@@ -390,33 +391,33 @@ static int register_remoting(bk_register_t *r, char *err, size_t errlen)
         return snprintf(err, errlen, "register: out of memory"), -1;
     for (size_t i = 0; i < r->n_ns; i++)
         addrs[i] = r->ns[i].addr;
-    r->rem = bk_regrem_new(r->bk, addrs, r->n_ns, err, errlen);
+    r->rem = bk_regrem_new(r->node, addrs, r->n_ns, err, errlen);
     free(addrs);
     return r->rem ? 0 : -1;
 }
 
-bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, size_t errlen)
+bk_register_t *bk_register_new(const bk_node_t *node, const char *addrs, char *err, size_t errlen)
 {
     bk_register_t *r = calloc(1, sizeof(*r));
     if (!r) {
         snprintf(err, errlen, "register: out of memory");
         return NULL;
     }
-    r->bk = bk;
-    bk_unreg_init(&r->unreg, bk->base, "name server");
+    r->node = node;
+    bk_unreg_init(&r->unreg, node->base, "name server");
     if (register_parse(r, addrs ? addrs : "", err, errlen) != 0) {
         bk_register_free(r);
         return NULL;
     }
-    if (bk->cfg->namesrv_protocol == BK_NS_REMOTING && register_remoting(r, err, errlen) != 0) {
+    if (node->cfg->namesrv_protocol == BK_NS_REMOTING && register_remoting(r, err, errlen) != 0) {
         bk_register_free(r);
         return NULL;
     }
     rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "namesrv"};
-    rmq_security_client_opts(&bk->sec, &opts);
-    r->pool = rmq_client_pool_new(bk->base, &opts);
-    r->period = event_new(bk->base, -1, EV_PERSIST, register_tick, r);
-    r->soon = event_new(bk->base, -1, 0, register_soon, r);
+    rmq_security_client_opts(node->sec, &opts);
+    r->pool = rmq_client_pool_new(node->base, &opts);
+    r->period = event_new(node->base, -1, EV_PERSIST, register_tick, r);
+    r->soon = event_new(node->base, -1, 0, register_soon, r);
     if (!r->pool || !r->period || !r->soon) {
         snprintf(err, errlen, "register: out of memory");
         bk_register_free(r);
@@ -454,7 +455,7 @@ void bk_register_start(bk_register_t *r)
         bk_regrem_start(r->rem);
         return;
     }
-    int64_t ms = r->bk->cfg->register_name_server_period;
+    int64_t ms = r->node->cfg->register_name_server_period;
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
     event_add(r->period, &tv);
     register_tick(-1, 0, r);
@@ -466,7 +467,7 @@ void bk_register_start(bk_register_t *r)
  * keeps to deltas), bounded so one fits a request header. */
 static size_t register_delta_limit(const bk_register_t *r)
 {
-    size_t half = bk_topics_count(r->bk->topics) / 2;
+    size_t half = bk_topics_count(r->node->topics) / 2;
     return half < REG_DELTA_MIN ? REG_DELTA_MIN : half > REG_DELTA_MAX ? REG_DELTA_MAX : half;
 }
 
@@ -530,15 +531,15 @@ void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg),
         bk_regrem_stop(r->rem, timeout_ms, done, arg);
         return;
     }
-    bk_broker_t *bk = r->bk;
+    const bk_node_t *node = r->node;
     event_del(r->period);
     event_del(r->soon);
     Rmq__UnregisterBrokerRequest ub = RMQ__UNREGISTER_BROKER_REQUEST__INIT;
-    ub.cluster_name = bk->cfg->broker_cluster_name;
-    ub.broker_name = bk->cfg->broker_name;
-    ub.broker_addr = bk->addr;
-    ub.broker_id = bk_broker_id(bk);
-    ub.epoch = bk->boot_ms;
+    ub.cluster_name = node->cfg->broker_cluster_name;
+    ub.broker_name = node->cfg->broker_name;
+    ub.broker_addr = node->addr;
+    ub.broker_id = bk_node_id(node);
+    ub.epoch = node->boot_ms;
     Rmq__Command cmd = RMQ__COMMAND__INIT;
     cmd.code = RMQ__REQUEST_CODE__UNREGISTER_BROKER;
     cmd.header_case = RMQ__COMMAND__HEADER_UNREGISTER_BROKER;

@@ -7,11 +7,13 @@
 #ifndef BK_REGISTER_H
 #define BK_REGISTER_H
 
-#include "bk_broker.h"
+#include "bk_node.h"
+
+typedef struct bk_register bk_register_t;
 
 /* Parses addrs ("host:port;host:port", may be empty). NULL on bad input
  * (err says which address) or out of memory. */
-bk_register_t *bk_register_new(bk_broker_t *bk, const char *addrs, char *err, size_t errlen);
+bk_register_t *bk_register_new(const bk_node_t *node, const char *addrs, char *err, size_t errlen);
 /* Fails pending requests and frees. */
 void bk_register_free(bk_register_t *r);
 

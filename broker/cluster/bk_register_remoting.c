@@ -41,7 +41,7 @@ typedef struct regrem_ns {
 } regrem_ns_t;
 
 struct bk_regrem {
-    bk_broker_t *bk;
+    const bk_node_t *node;
     regrem_ns_t *ns;
     size_t n_ns;
     struct event *period;
@@ -56,11 +56,11 @@ struct bk_regrem {
  * clusterName, brokerId (id must hold 24 bytes). Returns how many. */
 static size_t regrem_fields(const bk_regrem_t *r, rmq_remoting_field_t *f, char *id)
 {
-    bk_broker_t *bk = r->bk;
-    snprintf(id, 24, "%" PRId64, bk_broker_id(bk));
-    f[0] = (rmq_remoting_field_t){"brokerName", bk->cfg->broker_name};
-    f[1] = (rmq_remoting_field_t){"brokerAddr", bk->addr};
-    f[2] = (rmq_remoting_field_t){"clusterName", bk->cfg->broker_cluster_name};
+    const bk_node_t *node = r->node;
+    snprintf(id, 24, "%" PRId64, bk_node_id(node));
+    f[0] = (rmq_remoting_field_t){"brokerName", node->cfg->broker_name};
+    f[1] = (rmq_remoting_field_t){"brokerAddr", node->addr};
+    f[2] = (rmq_remoting_field_t){"clusterName", node->cfg->broker_cluster_name};
     f[3] = (rmq_remoting_field_t){"brokerId", id};
     return 4;
 }
@@ -148,13 +148,13 @@ static void regrem_pump(regrem_ns_t *t);
 static void regrem_seen(bk_regrem_t *r, const rmq_remoting_request_t *resp)
 {
     const char *master = rmq_remoting_field(resp, "masterAddr"), *ha = rmq_remoting_field(resp, "haServerAddr");
-    if (bk_config_controlled(r->bk->cfg) || bk_broker_id(r->bk) == 0)
+    if (bk_config_controlled(r->node->cfg) || bk_node_id(r->node) == 0)
         return;                    /* the controller names it, or this is the master */
     if (master && master[0])
         snprintf(r->master_addr, sizeof(r->master_addr), "%s", master);
     if (ha && ha[0])
         snprintf(r->ha_addr, sizeof(r->ha_addr), "%s", ha);
-    bk_ha_master_seen(r->bk->ha, r->ha_addr);
+    bk_ha_master_seen(bk_node_ha(r->node), r->ha_addr);
 }
 
 /* The answer to a REGISTER_BROKER or QUERY_DATA_VERSION. */
@@ -188,7 +188,7 @@ static void regrem_done(rmq_err_t err, const rmq_remoting_request_t *resp, void 
 static void regrem_call(regrem_ns_t *t, int code, const rmq_remoting_field_t *f, size_t n, struct evbuffer *body)
 {
     size_t len = evbuffer_get_length(body);
-    int timeout_ms = (int)t->r->bk->cfg->register_broker_timeout_mills;
+    int timeout_ms = (int)t->r->node->cfg->register_broker_timeout_mills;
     if (rmq_rclient_call(t->cli, code, f, n, evbuffer_pullup(body, -1), len, timeout_ms, regrem_done, t) != RMQ_OK) {
         LOG_WARN_RL("register: cannot send to RocketMQ name server %s", t->addr);
         t->need_full = 1;
@@ -202,24 +202,24 @@ static void regrem_call(regrem_ns_t *t, int code, const rmq_remoting_field_t *f,
 static void regrem_full(regrem_ns_t *t)
 {
     bk_regrem_t *r = t->r;
-    bk_broker_t *bk = r->bk;
+    const bk_node_t *node = r->node;
     rmq_remoting_field_t f[7];
     char id[24], ha[96] = "", crc[16];
     size_t n = regrem_fields(r, f, id);
     Rmq__DataVersion dv;
-    bk_topics_version(bk->topics, &dv);
+    bk_topics_version(node->topics, &dv);
     struct evbuffer *body = evbuffer_new();
-    if (!body || regrem_body(bk->topics, &dv, bk->cfg->compressed_register, body) != RMQ_OK) {
+    if (!body || regrem_body(node->topics, &dv, node->cfg->compressed_register, body) != RMQ_OK) {
         LOG_ERROR_RL("register: out of memory");
         goto out;
     }
-    if (bk_broker_ha_port(bk) > 0)
-        snprintf(ha, sizeof(ha), "%s:%d", bk->cfg->broker_ip1, bk_broker_ha_port(bk));
+    if (bk_ha_port(bk_node_ha(node)) > 0)
+        snprintf(ha, sizeof(ha), "%s:%d", node->cfg->broker_ip1, bk_ha_port(bk_node_ha(node)));
     /* RocketMQ's UtilAll.crc32: CRC-32 with the top bit cleared */
     uLong c = crc32(0L, evbuffer_pullup(body, -1), (uInt)evbuffer_get_length(body)) & 0x7fffffff;
     snprintf(crc, sizeof(crc), "%lu", (unsigned long)c);
     f[n++] = (rmq_remoting_field_t){"haServerAddr", ha};
-    f[n++] = (rmq_remoting_field_t){"compressed", bk->cfg->compressed_register ? "true" : "false"};
+    f[n++] = (rmq_remoting_field_t){"compressed", node->cfg->compressed_register ? "true" : "false"};
     f[n++] = (rmq_remoting_field_t){"bodyCrc32", crc};
     t->need_full = 0;
     regrem_call(t, RMQ_REMOTING_REGISTER_BROKER, f, n, body);
@@ -235,7 +235,7 @@ static void regrem_query(regrem_ns_t *t)
     char id[24];
     size_t n = regrem_fields(t->r, f, id);
     Rmq__DataVersion dv;
-    bk_topics_version(t->r->bk->topics, &dv);
+    bk_topics_version(t->r->node->topics, &dv);
     struct evbuffer *body = evbuffer_new();
     if (!body)
         return;
@@ -247,7 +247,7 @@ static void regrem_query(regrem_ns_t *t)
 /* Sends what t is owed, if nothing is in flight. */
 static void regrem_pump(regrem_ns_t *t)
 {
-    if (!t->inflight && !t->r->bk->stopping && t->need_full)
+    if (!t->inflight && !bk_node_stopping(t->r->node) && t->need_full)
         regrem_full(t);
 }
 
@@ -257,7 +257,7 @@ static void regrem_tick(evutil_socket_t fd, short what, void *arg)
     bk_regrem_t *r = arg;
     for (size_t i = 0; i < r->n_ns; i++) {
         regrem_ns_t *t = &r->ns[i];
-        if (t->inflight || r->bk->stopping)
+        if (t->inflight || bk_node_stopping(r->node))
             continue;
         if (t->need_full)
             regrem_full(t);
@@ -273,30 +273,30 @@ static void regrem_soon(evutil_socket_t fd, short what, void *arg)
         regrem_pump(&r->ns[i]);
 }
 
-bk_regrem_t *bk_regrem_new(bk_broker_t *bk, const char *const *addrs, size_t n, char *err, size_t errlen)
+bk_regrem_t *bk_regrem_new(const bk_node_t *node, const char *const *addrs, size_t n, char *err, size_t errlen)
 {
     bk_regrem_t *r = calloc(1, sizeof(*r));
     if (!r || !(r->ns = calloc(n ? n : 1, sizeof(*r->ns))))
         goto nomem;
-    r->bk = bk;
-    bk_unreg_init(&r->unreg, bk->base, "RocketMQ name server");
+    r->node = node;
+    bk_unreg_init(&r->unreg, node->base, "RocketMQ name server");
     /* the daemon's own outgoing rules: TLS unless tlsMode=disabled, signed when aclAccessKey is set */
-    rmq_rclient_opts_t copts = {.connect_timeout_ms = (int)bk->cfg->register_broker_timeout_mills,
-                                .ssl_ctx = bk->sec.client_ctx, .cred = bk->sec.signs ? &bk->sec.cred : NULL};
+    rmq_rclient_opts_t copts = {.connect_timeout_ms = (int)node->cfg->register_broker_timeout_mills,
+                                .ssl_ctx = node->sec->client_ctx, .cred = node->sec->signs ? &node->sec->cred : NULL};
     for (; r->n_ns < n; r->n_ns++) {
         regrem_ns_t *t = &r->ns[r->n_ns];
         t->r = r;
         t->need_full = 1;
         snprintf(t->addr, sizeof(t->addr), "%s", addrs[r->n_ns]);
-        if (!(t->cli = rmq_rclient_new(bk->base, t->addr, &copts))) {
+        if (!(t->cli = rmq_rclient_new(node->base, t->addr, &copts))) {
             snprintf(err, errlen, "namesrvProtocol=remoting: name server '%s' is not a numeric host:port",
                      t->addr);
             bk_regrem_free(r);
             return NULL;
         }
     }
-    r->period = event_new(bk->base, -1, EV_PERSIST, regrem_tick, r);
-    r->soon = event_new(bk->base, -1, 0, regrem_soon, r);
+    r->period = event_new(node->base, -1, EV_PERSIST, regrem_tick, r);
+    r->soon = event_new(node->base, -1, 0, regrem_soon, r);
     if (!r->period || !r->soon)
         goto nomem;
     return r;
@@ -323,7 +323,7 @@ void bk_regrem_free(bk_regrem_t *r)
 
 void bk_regrem_start(bk_regrem_t *r)
 {
-    int64_t ms = r->bk->cfg->register_name_server_period;
+    int64_t ms = r->node->cfg->register_name_server_period;
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
     event_add(r->period, &tv);
     regrem_tick(-1, 0, r);

@@ -9,13 +9,13 @@
 #ifndef BK_REGISTER_REMOTING_H
 #define BK_REGISTER_REMOTING_H
 
-#include "bk_broker.h"
+#include "bk_node.h"
 
 typedef struct bk_regrem bk_regrem_t;
 
 /* For the name servers addrs[0..n) (numeric host:port, checked by the
  * caller). NULL with err on a bad address or out of memory. */
-bk_regrem_t *bk_regrem_new(bk_broker_t *bk, const char *const *addrs, size_t n, char *err, size_t errlen);
+bk_regrem_t *bk_regrem_new(const bk_node_t *node, const char *const *addrs, size_t n, char *err, size_t errlen);
 void bk_regrem_free(bk_regrem_t *r);
 
 void bk_regrem_start(bk_regrem_t *r);

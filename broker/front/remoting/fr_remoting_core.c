@@ -32,7 +32,7 @@ int fr_rm_core_queue_head_in_memory(bk_broker_t *bk, const char *topic, int32_t 
     if (res.msg_count == 0)
         return 1;
     st_store_stats(bk->store, &stats);
-    return stats.commitlog_max_offset - res.max_phys_scanned <= bk_consume_cfg_in_memory_max(bk);
+    return stats.commitlog_max_offset - res.max_phys_scanned <= bk_consume_cfg_in_memory_max(bk->cfg);
 }
 
 bk_status_t fr_rm_core_offset_commit(bk_broker_t *bk, const char *topic, const char *group, int32_t queue_id,

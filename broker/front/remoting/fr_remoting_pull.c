@@ -173,7 +173,7 @@ void fr_rm_handle_pull(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
 bk_consume_t *fr_rm_pull_core_new(fr_remoting_t *rm)
 {
     bk_consume_config_t cc;
-    bk_consume_cfg_fill(rm->bk, &cc);
+    bk_consume_cfg_fill(&rm->bk->node, &cc);
     cc.answer = pull_answer;
     cc.ctx_free = pull_ctx_free;
     return bk_consume_new(&cc);

@@ -159,7 +159,7 @@ bk_pull_t *bk_pull_new(bk_broker_t *bk)
         return NULL;
     p->bk = bk;
     bk_consume_config_t cc;
-    bk_consume_cfg_fill(bk, &cc);
+    bk_consume_cfg_fill(&bk->node, &cc);
     cc.answer = pull_answer;
     cc.ctx_free = pull_ctx_free;
     if (!(p->core = bk_consume_new(&cc))) {
