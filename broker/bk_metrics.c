@@ -1,7 +1,7 @@
 /* bk_metrics.c: the broker's metric families and its /metrics endpoint.
  *
- * Fed as things happen: messages and bytes in/out per topic (bk_send.c,
- * bk_pull.c), send-queue waits and SYNC_MASTER waits (bk_send.c), and,
+ * Fed as things happen: messages and bytes in/out per topic (fr_send.c,
+ * fr_pull.c), send-queue waits and SYNC_MASTER waits (fr_send.c), and,
  * through the rmq_server reply observer, every send result by status with
  * its latency and every pull's latency (long-polling holds included).
  * Read at scrape time: store offsets and state, HA links, consumer lag per
@@ -417,7 +417,7 @@ static void render_server(bk_metrics_t *m, struct evbuffer *out)
     rmq_metrics_family(out, "rmq_broker_send_queue_capacity", "gauge", "sendThreadPoolQueueCapacity.");
     rmq_metrics_sample_i64(out, "rmq_broker_send_queue_capacity", NULL, m->bk->cfg->send_queue_capacity);
     rmq_metrics_family(out, "rmq_broker_pulls_held", "gauge", "Long-polling pulls waiting for messages.");
-    rmq_metrics_sample_u64(out, "rmq_broker_pulls_held", NULL, bk_pull_held(m->bk->pull));
+    rmq_metrics_sample_u64(out, "rmq_broker_pulls_held", NULL, fr_pull_held(m->bk->pull));
     rmq_metrics_family(out, "rmq_broker_pull_requests_total", "counter", "PULL_MESSAGE answers.");
     rmq_metrics_sample_u64(out, "rmq_broker_pull_requests_total", NULL, m->pulls);
     rmq_metrics_family(out, "rmq_broker_metrics_scrapes_total", "counter", "Requests for this page.");
