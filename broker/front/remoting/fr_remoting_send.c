@@ -8,14 +8,12 @@
  * are the core's (core/bk_send.c), shared with the native front. */
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bk_send.h"
 #include "fr_remoting.h"
 #include "fr_remoting_wire.h"
 #include "rmq_fmt.h"
-#include "rmq_log.h"
 #include "rmq_message.h"
 
 #define CODE_SEND_BATCH_MESSAGE 320
@@ -62,17 +60,7 @@ static void send_answer(void *arg, void *conn, const void *to_, const bk_append_
     fr_rm_reply_to(conn, &to, &rep);
 }
 
-static void conn_hold(void *conn)
-{
-    rmq_conn_ref(conn);
-}
-
-static void conn_release(void *conn)
-{
-    rmq_conn_unref(conn);
-}
-
-static const bk_send_front_t send_front = {send_answer, conn_hold, conn_release};
+static const bk_send_front_t send_front = {send_answer, rmq_conn_ref_any, rmq_conn_unref_any};
 
 /* ---- decoding ------------------------------------------------------------ */
 
@@ -217,7 +205,6 @@ static void send_store(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_r
     fr_rm_to_t to = fr_rm_to(req);
     bk_send_call_t call = {
         .front = &send_front,
-        .front_arg = rm,
         .conn = conn,
         .to = &to,
         .to_len = sizeof(to),

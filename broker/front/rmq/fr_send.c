@@ -21,7 +21,6 @@
 #include "fr_status.h"
 #include "bk_metrics.h"
 #include "bk_send.h"
-#include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
 
@@ -95,17 +94,7 @@ static void send_answer(void *arg, void *conn_, const void *to_, const bk_append
         fr_reply_result(conn, to, &out->r, NULL);
 }
 
-static void conn_hold(void *conn)
-{
-    rmq_conn_ref(conn);
-}
-
-static void conn_release(void *conn)
-{
-    rmq_conn_unref(conn);
-}
-
-static const bk_send_front_t send_front = {send_answer, conn_hold, conn_release};
+static const bk_send_front_t send_front = {send_answer, rmq_conn_ref_any, rmq_conn_unref_any};
 
 /* ---- checks ------------------------------------------------------------- */
 
