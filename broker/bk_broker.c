@@ -68,7 +68,7 @@ static void broker_role_spread(bk_broker_t *bk)
     bk_append_set_role(bk->append, slave, bk->sync_acks ? bk_ha_sync(bk->ha) : NULL);
     bk_sendback_set_slave(bk->sendback, slave);
     bk_schedule_set_slave(bk->schedule, slave);
-    bk_pull_set_slave(bk->pull, slave);
+    fr_pull_set_slave(bk->pull, slave);
     bk_consume_set_slave(bk->remoting->consume, slave);
     bk_admin_ops_set_role(bk->admin_ops, bk_role_name(bk->role));
 }
@@ -172,7 +172,7 @@ static void broker_tick(evutil_socket_t fd, short what, void *arg)
 static void broker_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
 {
     bk_broker_t *bk = arg;
-    bk_pull_arrived(topic, queue_id, max_offset, tag_code, bk->pull);
+    fr_pull_arrived(topic, queue_id, max_offset, tag_code, bk->pull);
     bk_schedule_arrived(bk->schedule, topic, queue_id, max_offset, tag_code);
     fr_remoting_arrived(bk->remoting, topic, queue_id, max_offset, tag_code);
 }
@@ -183,7 +183,7 @@ static void broker_conn_closed(rmq_conn_t *conn, void *arg)
     bk_broker_t *bk = arg;
     bk_session_t *ss = fr_session_find(conn);
     if (bk->pull)
-        bk_pull_conn_closed(bk->pull, conn);
+        fr_pull_conn_closed(bk->pull, conn);
     fr_remoting_conn_closed(bk->remoting, ss);
     if (ss && bk->clients)
         bk_clients_session_closed(bk->clients, ss);
@@ -281,6 +281,13 @@ static void broker_drain(evutil_socket_t fd, short what, void *arg)
     if (bk_send_waiting(bk->send) > 0)
         LOG_WARN("stopping with %zu sends unanswered", bk_send_waiting(bk->send));
     bk_register_stop(bk->reg, UNREGISTER_WAIT_MS, bk->stopped, bk->stopped_arg);
+}
+
+/* Send hook: the log took count messages of a send to topic. */
+static void broker_messages_in(void *arg, const char *topic, int32_t count, size_t body_len)
+{
+    bk_broker_t *bk = arg;
+    bk_metrics_messages_in(bk->metrics, topic, (uint64_t)count, body_len);
 }
 
 /* Produce hook: a single message may be delayed (scheduler) or a
@@ -488,7 +495,7 @@ static uint64_t send_queue_depth(const void *send)
 
 static uint64_t pulls_held(const void *pull)
 {
-    return bk_pull_held(pull);
+    return fr_pull_held(pull);
 }
 
 /* Starts metrics and registers the gauges the fronts own. */
@@ -552,12 +559,24 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
-    bk->send = bk_send_new(bk);
-    bk->pull = bk_pull_new(bk);
+    bk_send_config_t sc = {
+        .produce = bk->produce,
+        .store = bk->store,
+        .stats = &bk->stats,
+        .capacity = (size_t)bk->cfg->send_queue_capacity,
+        .wait_ms = bk->cfg->wait_time_mills_in_send_queue,
+        .stored = broker_messages_in,
+        .stored_arg = bk,
+    };
+    if (!(bk->send = bk_send_new(&sc)) || !(bk->fr_send = fr_send_new(bk))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
+    bk->pull = fr_pull_new(bk);
     bk->groupstats = bk_groupstats_new();
     bk->tick = event_new(bk->base, -1, EV_PERSIST, broker_tick, bk);
     bk->drain = evtimer_new(bk->base, broker_drain, bk);
-    if (!bk->send || !bk->pull || !bk->groupstats || !bk->tick || !bk->drain) {
+    if (!bk->pull || !bk->groupstats || !bk->tick || !bk->drain) {
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
@@ -621,7 +640,7 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     bk->stopped = done;
     bk->stopped_arg = arg;
     LOG_INFO("broker %s stopping", bk->addr);
-    bk_pull_release_all(bk->pull);
+    fr_pull_release_all(bk->pull);
     fr_remoting_stop(bk->remoting);
     bk_offsets_persist(bk->offsets);
     bk->drain_deadline_ms = rmq_mono_ms() + bk->cfg->sync_flush_timeout + 1000;
@@ -657,8 +676,11 @@ void bk_broker_free(bk_broker_t *bk)
     bk->schedule = NULL;
     if (bk->poster)
         rmq_loop_poster_free(bk->poster);
-    bk_send_free(bk->send);
-    bk_pull_free(bk->pull);
+    fr_send_free(bk->fr_send);
+    bk->fr_send = NULL;
+    bk_send_free(bk->send);          /* after the native front's queue */
+    bk->send = NULL;
+    fr_pull_free(bk->pull);
     bk->pull = NULL;
     fr_remoting_free(bk->remoting);
     bk->remoting = NULL;

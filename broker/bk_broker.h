@@ -17,6 +17,7 @@
 #include "bk_node.h"
 #include "bk_offsets_pb.h"
 #include "bk_produce.h"
+#include "bk_send.h"
 #include "bk_sendback.h"
 #include "bk_persist.h"
 #include "bk_stats.h"
@@ -27,8 +28,8 @@
 #include "rmq_security.h"
 #include "st_store.h"
 
-typedef struct bk_send bk_send_t;
-typedef struct bk_pull bk_pull_t;
+typedef struct fr_send fr_send_t;
+typedef struct fr_pull fr_pull_t;
 typedef struct bk_register bk_register_t;
 typedef struct bk_controller bk_controller_t;
 typedef struct bk_ha bk_ha_t;
@@ -53,8 +54,9 @@ typedef struct bk_broker {
     bk_append_t *append;          /* the one append path (core/bk_append.c) */
     bk_produce_t *produce;        /* producers' sends (core/bk_produce.c) */
     bk_sendback_t *sendback;      /* retry and dead letters (core/bk_sendback.c) */
-    bk_send_t *send;
-    bk_pull_t *pull;
+    bk_send_t *send;              /* every front's send waiting and back-pressure (core/bk_send.c) */
+    fr_send_t *fr_send;           /* the native front's send queue (front/rmq/fr_send.c) */
+    fr_pull_t *pull;
     bk_register_t *reg;
     bk_ha_t *ha;                  /* HA master or slave; rebuilt when the role changes */
     bk_role_t role;               /* the current role: read it with bk_broker_role */
@@ -131,22 +133,20 @@ void bk_broker_topics_changed(void *arg, const char *name);
 
 /* ---- handler modules: each installs its request codes on bk->srv ---- */
 
-bk_send_t *bk_send_new(bk_broker_t *bk);
-void bk_send_free(bk_send_t *s);
-/* Sends waiting for the disk or queued for processing (runtime info). */
-size_t bk_send_waiting(const bk_send_t *s);
+fr_send_t *fr_send_new(bk_broker_t *bk);
+void fr_send_free(fr_send_t *s);
 
-bk_pull_t *bk_pull_new(bk_broker_t *bk);
-void bk_pull_free(bk_pull_t *p);
+fr_pull_t *fr_pull_new(bk_broker_t *bk);
+void fr_pull_free(fr_pull_t *p);
 /* Store arrival callback: wakes held pulls of topic/queue. */
-void bk_pull_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg);
+void fr_pull_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg);
 /* The broker's role changed at runtime (controller mode). */
-void bk_pull_set_slave(bk_pull_t *p, int is_slave);
+void fr_pull_set_slave(fr_pull_t *p, int is_slave);
 /* Drops held pulls of a closing connection. */
-void bk_pull_conn_closed(bk_pull_t *p, rmq_conn_t *conn);
-size_t bk_pull_held(const bk_pull_t *p);
+void fr_pull_conn_closed(fr_pull_t *p, rmq_conn_t *conn);
+size_t fr_pull_held(const fr_pull_t *p);
 /* Answers every held pull now (clean stop). */
-void bk_pull_release_all(bk_pull_t *p);
+void fr_pull_release_all(fr_pull_t *p);
 
 /* Replies BAD_REQUEST naming the command and the header it needs; returns 0.
  * Returns 1 if req carries header case want. */

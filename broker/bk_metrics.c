@@ -1,7 +1,7 @@
 /* bk_metrics.c: the broker's metric families and its /metrics endpoint.
  *
- * Fed as things happen: messages and bytes in/out per topic (bk_send.c,
- * bk_pull.c), send-queue waits and SYNC_MASTER waits (bk_send.c), and,
+ * Fed as things happen: messages and bytes in/out per topic (fr_send.c,
+ * fr_pull.c), send-queue waits and SYNC_MASTER waits (fr_send.c), and,
  * through the rmq_server reply observer, every send result by status with
  * its latency and every pull's latency (long-polling holds included).
  * Read at scrape time: store offsets and state, HA links, consumer lag per

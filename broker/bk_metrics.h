@@ -1,6 +1,6 @@
 /* bk_metrics.h: the broker's Prometheus families (rmq_broker_*) on
  * metricsPort, served by evhttp on the broker's own loop. Counters are fed
- * by the request paths (bk_send.c, bk_pull.c) through the calls below and
+ * by the request paths (front/rmq/fr_send.c, fr_pull.c) through the calls below and
  * by an rmq_server reply observer (results by status, latencies); gauges
  * (store, HA, consumer lag, connections) are read at scrape time through
  * the node (bk_node.h), and the queue depths the fronts own through the

@@ -96,6 +96,10 @@ uint64_t rmq_conn_id(const rmq_conn_t *conn);
 int rmq_conn_is_open(const rmq_conn_t *conn);
 void rmq_conn_ref(rmq_conn_t *conn);
 void rmq_conn_unref(rmq_conn_t *conn);
+/* The same for a holder that keeps a connection as void * (a send waiting
+ * in the core, broker/core/bk_send.c). */
+void rmq_conn_ref_any(void *conn);
+void rmq_conn_unref_any(void *conn);
 /* One user pointer per connection (not freed by the server). */
 void rmq_conn_set_data(rmq_conn_t *conn, void *data);
 void *rmq_conn_get_data(const rmq_conn_t *conn);

@@ -113,6 +113,16 @@ void rmq_conn_unref(rmq_conn_t *conn)
     free(conn);
 }
 
+void rmq_conn_ref_any(void *conn)
+{
+    rmq_conn_ref(conn);
+}
+
+void rmq_conn_unref_any(void *conn)
+{
+    rmq_conn_unref(conn);
+}
+
 /* Closes the socket side now: the sniff event, then the bufferevent, which
  * owns the socket once it exists (else the raw fd is closed). Never called
  * from inside this connection's own callbacks. */

@@ -21,14 +21,11 @@
 #include "bk_status.h"
 #include "rmq_codec_remoting.h"
 
-typedef struct fr_rm_send_wait fr_rm_send_wait_t;
 
 struct fr_remoting {
     bk_broker_t *bk;
     bk_consume_t *consume;           /* remoting pulls and their hold */
     int32_t next_opaque;             /* of requests the broker sends (ids changed) */
-    fr_rm_send_wait_t *spare;        /* reusable send waiters */
-    size_t n_waiting;                /* sends waiting for the append path */
     bk_batch_t batch;                /* batch scratch, reused: messages, merged properties, msgIds */
 };
 
@@ -168,7 +165,7 @@ void fr_rm_handle_update_broker_config(rmq_conn_t *conn, const rmq_remoting_requ
 
 /* Creates the pull core of rm (fr_remoting_pull.c). */
 bk_consume_t *fr_rm_pull_core_new(fr_remoting_t *rm);
-/* Frees rm's send scratch and spare waiters (fr_remoting_send.c). */
+/* Frees rm's send scratch (fr_remoting_send.c). */
 void fr_rm_send_free(fr_remoting_t *rm);
 
 #endif

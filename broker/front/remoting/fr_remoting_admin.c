@@ -509,7 +509,7 @@ static void kv_add(const char *key, const char *value, void *arg)
 static bk_status_t runtime_info_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
     bk_broker_t *bk = rm->bk;
-    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = bk_pull_held(bk->pull),
+    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = fr_pull_held(bk->pull),
                               .conn_count = rmq_server_conn_count(bk->srv)};
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"table\":{");

@@ -3,34 +3,21 @@
  * body) over the core's send (core/bk_produce.c), answered with
  * SendMessageResponseHeader (msgId: the offset msgId of store host and
  * commit-log offset, comma-joined for a batch; queueId; queueOffset;
- * VIEW_MESSAGE_BY_ID resolves such an id, fr_remoting_query.c). A send
- * waiting for the disk or a slave keeps its reply address in a pooled
- * waiter; while such waiters and the native front's queued sends fill
- * sendQueueCapacity, sends are answered SYSTEM_BUSY. */
+ * VIEW_MESSAGE_BY_ID resolves such an id, fr_remoting_query.c). Waiting
+ * for the disk or a slave and the SYSTEM_BUSY of a full sendQueueCapacity
+ * are the core's (core/bk_send.c), shared with the native front. */
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "bk_metrics.h"
+#include "bk_send.h"
 #include "fr_remoting.h"
 #include "fr_remoting_wire.h"
 #include "rmq_fmt.h"
-#include "rmq_log.h"
 #include "rmq_message.h"
 
 #define CODE_SEND_BATCH_MESSAGE 320
 #define SEND_REGION "DefaultRegion"
-
-/* A send whose answer waits for the append path. */
-struct fr_rm_send_wait {
-    fr_rm_send_wait_t *next;         /* spare list */
-    fr_remoting_t *rm;
-    rmq_conn_t *conn;                /* referenced while waiting */
-    fr_rm_to_t to;
-    int32_t queue_id;
-    char *ids;                       /* batch: heap comma-joined ids, else NULL */
-};
 
 /* The header fields of a send (SendMessageRequestHeader / V2). */
 typedef struct send_hdr {
@@ -40,22 +27,20 @@ typedef struct send_hdr {
 
 void fr_rm_send_free(fr_remoting_t *rm)
 {
-    while (rm->spare) {
-        fr_rm_send_wait_t *w = rm->spare;
-        rm->spare = w->next;
-        free(w);
-    }
     bk_batch_free(&rm->batch);
 }
 
 /* ---- answers ------------------------------------------------------------- */
 
-/* Answers a send with the append path's outcome: the response header
- * whenever the log holds the messages (RocketMQ's clients read it for
- * FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE too). */
-static void send_answer(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_append_out_t *out, const char *ids,
+/* The core's answer callback: the append path's outcome, with the
+ * response header whenever the log holds the messages (RocketMQ's clients
+ * read it for FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT and
+ * SLAVE_NOT_AVAILABLE too). */
+static void send_answer(void *arg, void *conn, const void *to_, const bk_append_out_t *out, const char *ids,
                         int32_t queue_id)
 {
+    fr_rm_to_t to;
+    memcpy(&to, to_, sizeof(to));
     char qid[RMQ_FMT_I64_LEN], qoff[RMQ_FMT_I64_LEN];
     rmq_fmt_i64(qid, queue_id);
     rmq_fmt_i64(qoff, out->put.queue_offset);
@@ -72,38 +57,10 @@ static void send_answer(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_append_
         rep.n_fields = sizeof(f) / sizeof(f[0]);
         rep.fields_plain = 1;          /* names, numbers and hex ids */
     }
-    fr_rm_reply_to(conn, to, &rep);
+    fr_rm_reply_to(conn, &to, &rep);
 }
 
-static fr_rm_send_wait_t *wait_get(fr_remoting_t *rm)
-{
-    fr_rm_send_wait_t *w = rm->spare;
-    if (w)
-        rm->spare = w->next;
-    else if (!(w = malloc(sizeof(*w))))
-        return NULL;
-    memset(w, 0, sizeof(*w));
-    w->rm = rm;
-    return w;
-}
-
-static void wait_put(fr_rm_send_wait_t *w)
-{
-    if (w->conn)
-        rmq_conn_unref(w->conn);
-    free(w->ids);
-    w->next = w->rm->spare;
-    w->rm->spare = w;
-}
-
-/* Append callback (loop thread). */
-static void send_appended(const bk_append_out_t *out, void *arg)
-{
-    fr_rm_send_wait_t *w = arg;
-    w->rm->n_waiting--;
-    send_answer(w->conn, &w->to, out, w->ids, w->queue_id);
-    wait_put(w);
-}
+static const bk_send_front_t send_front = {send_answer, rmq_conn_ref_any, rmq_conn_unref_any};
 
 /* ---- decoding ------------------------------------------------------------ */
 
@@ -240,52 +197,34 @@ static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoti
 
 /* ---- handlers ------------------------------------------------------------ */
 
-/* Stores msgs[0..n) of a checked send and answers now or once durable. */
+/* Stores msgs[0..n) of a checked send through the core, which answers
+ * now or once durable. */
 static void send_store(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
                        const bk_produce_target_t *tgt, st_msg_t *msgs, size_t n)
 {
-    bk_broker_t *bk = rm->bk;
-    bk_append_out_t out;
-    const char *ids = NULL;
-    fr_rm_send_wait_t *w = wait_get(rm);
-    if (!w) {
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "out of memory waiting for the send");
-        return;
-    }
-    w->to = fr_rm_to(req);
-    w->queue_id = tgt->queue_id;
-    int done = bk_produce_store(bk->produce, tgt, msgs, n, &out, send_appended, w);
-    if (out.stored) {
-        bk_stats_add(&bk->stats, BK_STAT_PUT, out.put.count);
-        bk_metrics_messages_in(bk->metrics, tgt->topic->name, (uint64_t)out.put.count, req->body_len);
-        if (n > 1)
-            ids = bk_batch_ids(&rm->batch, rm->bk->store, out.put.phys_offset, n);
-    }
-    if (done) {
-        send_answer(conn, &w->to, &out, ids, tgt->queue_id);
-        wait_put(w);
-        return;
-    }
-    rmq_conn_ref(conn);
-    w->conn = conn;
-    rm->n_waiting++;
-    if (ids && !(w->ids = strdup(ids)))
-        LOG_ERROR_RL("remoting send: out of memory keeping the ids of a batch of %zu; its answer names the first", n);
+    fr_rm_to_t to = fr_rm_to(req);
+    bk_send_call_t call = {
+        .front = &send_front,
+        .conn = conn,
+        .to = &to,
+        .to_len = sizeof(to),
+        .batch = &rm->batch,
+        .body_len = req->body_len,
+    };
+    bk_send_store(rm->bk->send, &call, tgt, msgs, n);
 }
 
 /* SYSTEM_BUSY while the sends queued or waiting for the append path, on
- * both fronts, fill sendQueueCapacity: the native front's rule (bk_send.c)
- * with RocketMQ's remark for a full send queue. 1 after answering. */
+ * every front, fill sendQueueCapacity (core/bk_send.c), with RocketMQ's
+ * remark for a full send queue. 1 after answering. */
 static int send_busy(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req)
 {
-    size_t waiting = bk_send_waiting(rm->bk->send) + rm->n_waiting;
-    size_t cap = (size_t)rm->bk->cfg->send_queue_capacity;
-    if (waiting < cap)
+    bk_send_t *s = rm->bk->send;
+    if (!bk_send_full(s))
         return 0;
-    bk_stats_add(&rm->bk->stats, BK_STAT_BUSY, 1);
     rmq_remoting_replyf(conn, req, fr_rm_status_code(BK_BUSY),
                         "[OVERLOAD]system busy, start flow control for a while: %zu sends queued or waiting for "
-                        "the disk (sendQueueCapacity=%zu)", waiting, cap);
+                        "the disk (sendQueueCapacity=%zu)", bk_send_waiting(s), bk_send_capacity(s));
     return 1;
 }
 

@@ -60,7 +60,7 @@ void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
     }
-    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = bk_pull_held(bk->pull),
+    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = fr_pull_held(bk->pull),
                               .conn_count = rmq_server_conn_count(bk->srv)};
     bk_admin_runtime_info(bk->admin_ops, &live, kv_add, t);
     Rmq__Command resp = RMQ__COMMAND__INIT;

@@ -54,10 +54,10 @@ void fr_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_lock(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 void fr_unlock(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_send.c */
+/* fr_send.c */
 void fr_send(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
-/* bk_pull.c */
+/* fr_pull.c */
 void fr_pull(rmq_conn_t *conn, rmq_frame_t *req, void *bk);
 
 /* fr_query.c */

@@ -1,4 +1,4 @@
-/* bk_pull.c: the rmq front-end of PULL_MESSAGE: decodes a request into
+/* fr_pull.c: the rmq front-end of PULL_MESSAGE: decodes a request into
  * the core's neutral pull (core/bk_consume.c: checks, filter, commit
  * offset, store read, long polling), and encodes its result: the neutral
  * pull status as the wire status, the records as the body, moved into the
@@ -16,20 +16,20 @@
 #include "fr_status.h"
 #include "rmq_log.h"
 
-struct bk_pull {
+struct fr_pull {
     bk_broker_t *bk;
     bk_consume_t *core;
 };
 
 /* A pull's reply address while the core holds it. */
 typedef struct pull_ctx {
-    bk_pull_t *p;
+    fr_pull_t *p;
     rmq_conn_t *conn;                /* referenced */
     rmq_reply_to_t to;
 } pull_ctx_t;
 
 /* The subscription expression of the pull: its own, else the group's from heartbeats, else "*". */
-static const char *pull_expression(const bk_pull_t *p, const Rmq__PullMessageRequest *h)
+static const char *pull_expression(const fr_pull_t *p, const Rmq__PullMessageRequest *h)
 {
     if ((h->sys_flag & RMQ__PULL_FLAG__PULL_SUBSCRIPTION) || h->subscription[0])
         return h->subscription;
@@ -49,7 +49,7 @@ static int pull_wire_status(bk_pull_status_t st)
 }
 
 /* Encodes the core's result of req. */
-static void pull_reply(bk_pull_t *p, rmq_conn_t *conn, rmq_reply_to_t to, const bk_pull_req_t *req,
+static void pull_reply(fr_pull_t *p, rmq_conn_t *conn, rmq_reply_to_t to, const bk_pull_req_t *req,
                        const bk_pull_out_t *out)
 {
     if (out->r.status != BK_OK) {
@@ -93,7 +93,7 @@ static void pull_ctx_free(void *arg)
 
 void fr_pull(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_pull_t *p = ((bk_broker_t *)arg)->pull;
+    fr_pull_t *p = ((bk_broker_t *)arg)->pull;
     rmq_reply_to_t to = rmq_reply_to(req->cmd);
     if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_PULL, "PullMessageRequest (pull)"))
         return;
@@ -129,32 +129,32 @@ void fr_pull(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     bk_pull_out_clear(&out);
 }
 
-void bk_pull_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
+void fr_pull_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
 {
-    bk_pull_t *p = arg;
+    fr_pull_t *p = arg;
     bk_consume_arrived(p->core, topic, queue_id, max_offset, tag_code);
 }
 
-void bk_pull_conn_closed(bk_pull_t *p, rmq_conn_t *conn)
+void fr_pull_conn_closed(fr_pull_t *p, rmq_conn_t *conn)
 {
     bk_session_t *ss = fr_session_find(conn);
     if (ss)
         bk_consume_session_closed(p->core, ss);
 }
 
-size_t bk_pull_held(const bk_pull_t *p)
+size_t fr_pull_held(const fr_pull_t *p)
 {
     return bk_consume_held(p->core);
 }
 
-void bk_pull_release_all(bk_pull_t *p)
+void fr_pull_release_all(fr_pull_t *p)
 {
     bk_consume_stop(p->core);
 }
 
-bk_pull_t *bk_pull_new(bk_broker_t *bk)
+fr_pull_t *fr_pull_new(bk_broker_t *bk)
 {
-    bk_pull_t *p = calloc(1, sizeof(*p));
+    fr_pull_t *p = calloc(1, sizeof(*p));
     if (!p)
         return NULL;
     p->bk = bk;
@@ -169,12 +169,12 @@ bk_pull_t *bk_pull_new(bk_broker_t *bk)
     return p;
 }
 
-void bk_pull_set_slave(bk_pull_t *p, int is_slave)
+void fr_pull_set_slave(fr_pull_t *p, int is_slave)
 {
     bk_consume_set_slave(p->core, is_slave);
 }
 
-void bk_pull_free(bk_pull_t *p)
+void fr_pull_free(fr_pull_t *p)
 {
     if (!p)
         return;

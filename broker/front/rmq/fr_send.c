@@ -1,16 +1,14 @@
-/* bk_send.c: the rmq front-end of SEND_MESSAGE and SEND_BATCH_MESSAGE:
+/* fr_send.c: the rmq front-end of SEND_MESSAGE and SEND_BATCH_MESSAGE:
  * decodes a request (a batch split into messages), has the core check and
- * store it (core/bk_produce.c) and encodes its result. Requests enter a bounded
- * ring (sendQueueCapacity, shared with sends waiting for the disk) and are
+ * store it (core/bk_produce.c through core/bk_send.c) and encodes its
+ * result. Requests enter a bounded ring (sendQueueCapacity, shared with
+ * sends waiting for the disk on every front: core/bk_send.c) and are
  * processed by a drain event in arrival order, at most SEND_DRAIN_MAX per
  * pass so pulls and timers interleave. A request that finds the queue full,
  * or that waited longer than waitTimeMillsInSendQueue, is answered
- * SYSTEM_BUSY: nothing hangs and nothing is dropped silently. Messages are
- * stored through the one append path (core/bk_append.c), which waits for
- * the disk (SYNC_FLUSH) and a slave (SYNC_MASTER); meanwhile a pooled
- * waiter holds the connection and its reply address. Scratch buffers for batch
- * bodies are reused across requests, so the steady-state path does not
- * allocate per message. */
+ * SYSTEM_BUSY: nothing hangs and nothing is dropped silently. Scratch
+ * buffers for batch bodies are reused across requests, so the steady-state
+ * path does not allocate per message. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +20,7 @@
 #include "fr_routes.h"
 #include "fr_status.h"
 #include "bk_metrics.h"
-#include "rmq_log.h"
+#include "bk_send.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
 
@@ -34,25 +32,12 @@ typedef struct send_item {
     int64_t enq_us;
 } send_item_t;
 
-/* A send whose answer waits for the append path (SYNC_FLUSH, SYNC_MASTER):
- * holds the connection and its reply address until the append ends. */
-typedef struct send_waiter {
-    struct send_waiter *prev, *next;
-    bk_send_t *s;
-    rmq_conn_t *conn;              /* referenced while waiting */
-    rmq_reply_to_t to;
-    int32_t queue_id;
-    char *ids;                     /* batch: heap comma-joined ids, else NULL */
-} send_waiter_t;
-
-struct bk_send {
+struct fr_send {
     bk_broker_t *bk;
+    bk_send_t *core;               /* waiting and back-pressure (bk->send) */
     send_item_t *ring;
     size_t cap, head, len;
     struct event *drain;
-    send_waiter_t *waiting;        /* sends waiting for the append path */
-    send_waiter_t *spare;          /* reusable waiters (singly linked by next) */
-    size_t n_waiting;
     bk_batch_t batch;              /* batch scratch: messages, merged properties, ids */
     uint8_t *body;                 /* a request body that was not contiguous */
     size_t body_cap;
@@ -71,11 +56,6 @@ typedef struct send_ctx {
     const uint8_t *body;
     size_t body_len;
 } send_ctx_t;
-
-size_t bk_send_waiting(const bk_send_t *s)
-{
-    return s->len + s->n_waiting;
-}
 
 /* ---- replies ---------------------------------------------------------- */
 
@@ -96,68 +76,31 @@ static void send_reply_ok(rmq_conn_t *conn, rmq_reply_to_t to, const char *ids, 
     rmq_conn_reply(conn, to, &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
 }
 
-/* ---- waiting sends ------------------------------------------------------ */
-
-static send_waiter_t *waiter_get(bk_send_t *s)
+/* The core's answer callback: the send's outcome, now or once durable
+ * as configured. */
+static void send_answer(void *arg, void *conn_, const void *to_, const bk_append_out_t *out, const char *ids,
+                        int32_t queue_id)
 {
-    send_waiter_t *w = s->spare;
-    if (w)
-        s->spare = w->next;
-    else if (!(w = malloc(sizeof(*w))))
-        return NULL;
-    memset(w, 0, sizeof(*w));
-    w->s = s;
-    w->next = s->waiting;
-    if (s->waiting)
-        s->waiting->prev = w;
-    s->waiting = w;
-    s->n_waiting++;
-    return w;
-}
-
-/* Unlinks w, drops its connection and returns it to the spare list. */
-static void waiter_put(bk_send_t *s, send_waiter_t *w)
-{
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        s->waiting = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    s->n_waiting--;
-    if (w->conn)
-        rmq_conn_unref(w->conn);
-    free(w->ids);
-    w->next = s->spare;
-    s->spare = w;
-}
-
-/* Answers a send with the append path's outcome. */
-static void send_answer(bk_send_t *s, rmq_conn_t *conn, rmq_reply_to_t to, const bk_append_out_t *out,
-                        const char *ids, int32_t queue_id)
-{
+    bk_broker_t *bk = arg;
+    rmq_conn_t *conn = conn_;
+    rmq_reply_to_t to;
+    memcpy(&to, to_, sizeof(to));
     if (out->repl_end_us)
-        bk_metrics_sync_wait(s->bk->metrics, out->repl_end_us - to.start_us, out->r.status == BK_OK);
+        bk_metrics_sync_wait(bk->metrics, out->repl_end_us - to.start_us, out->r.status == BK_OK);
     if (out->r.status == BK_OK)
         send_reply_ok(conn, to, ids ? ids : out->put.msg_id, queue_id, &out->put,
-                      bk_ha_epoch_at(s->bk->ha, out->put.phys_offset));
+                      bk_ha_epoch_at(bk->ha, out->put.phys_offset));
     else
         fr_reply_result(conn, to, &out->r, NULL);
 }
 
-/* Append callback (loop thread): the send is durable as configured, or failed. */
-static void send_appended(const bk_append_out_t *out, void *arg)
-{
-    send_waiter_t *w = arg;
-    send_answer(w->s, w->conn, w->to, out, w->ids, w->queue_id);
-    waiter_put(w->s, w);
-}
+static const bk_send_front_t send_front = {send_answer, rmq_conn_ref_any, rmq_conn_unref_any};
 
 /* ---- checks ------------------------------------------------------------- */
 
 /* Decodes the request into the core's neutral send and has it checked;
  * on failure answers and returns -1. */
-static int send_check(bk_send_t *s, send_ctx_t *c, int batch)
+static int send_check(fr_send_t *s, send_ctx_t *c, int batch)
 {
     const Rmq__SendMessageRequest *h = c->hdr;
     bk_produce_req_t req = {
@@ -198,41 +141,25 @@ static void msg_common(const send_ctx_t *c, st_msg_t *m)
 }
 
 
-/* Stores msgs (n > 1: a batch in s->batch.msgs) through the append path and
- * answers now, or once the append is durable as configured. */
-static void send_store(bk_send_t *s, send_ctx_t *c, st_msg_t *msgs, size_t n)
+/* Stores msgs (n > 1: a batch in s->batch.msgs) through the core, which
+ * answers now or once the append is durable as configured. */
+static void send_store(fr_send_t *s, send_ctx_t *c, st_msg_t *msgs, size_t n)
 {
-    bk_broker_t *bk = s->bk;
-    bk_append_out_t out;
-    const char *ids = NULL;
-    send_waiter_t *w = waiter_get(s);
-    if (!w) {
-        rmq_conn_replyf(c->conn, c->to, RMQ__STATUS__SYSTEM_ERROR, "out of memory waiting for the send");
-        return;
-    }
-    int done = bk_produce_store(bk->produce, &c->tgt, msgs, n, &out, send_appended, w);
-    if (out.stored) {
-        bk_stats_add(&bk->stats, BK_STAT_PUT, out.put.count);
-        bk_metrics_messages_in(bk->metrics, c->tgt.topic->name, (uint64_t)out.put.count, c->body_len);
-        if (n > 1)
-            ids = bk_batch_ids(&s->batch, s->bk->store, out.put.phys_offset, n);
-    }
-    if (done) {
-        send_answer(s, c->conn, c->to, &out, ids, c->tgt.queue_id);
-        waiter_put(s, w);
-        return;
-    }
-    rmq_conn_ref(c->conn);
-    w->conn = c->conn;
-    w->to = c->to;
-    w->queue_id = c->tgt.queue_id;
-    if (ids && !(w->ids = strdup(ids)))
-        LOG_ERROR_RL("send: out of memory keeping the ids of a batch of %zu; its answer names the first", n);
+    bk_send_call_t call = {
+        .front = &send_front,
+        .front_arg = s->bk,
+        .conn = c->conn,
+        .to = &c->to,
+        .to_len = sizeof(c->to),
+        .batch = &s->batch,
+        .body_len = c->body_len,
+    };
+    bk_send_store(s->core, &call, &c->tgt, msgs, n);
 }
 
 /* ---- single message --------------------------------------------------- */
 
-static void send_single(bk_send_t *s, send_ctx_t *c)
+static void send_single(fr_send_t *s, send_ctx_t *c)
 {
     st_msg_t m;
     msg_common(c, &m);
@@ -264,7 +191,7 @@ static int batch_scan(const send_ctx_t *c, size_t extra_props, size_t *n, size_t
     return *n ? 0 : -1;
 }
 
-static void send_batch(bk_send_t *s, send_ctx_t *c)
+static void send_batch(fr_send_t *s, send_ctx_t *c)
 {
     size_t n, props_total, extra_len = strlen(c->hdr->properties);
     if (batch_scan(c, extra_len, &n, &props_total) != 0) {
@@ -297,7 +224,7 @@ static void send_batch(bk_send_t *s, send_ctx_t *c)
 
 /* Points c->body at the request body, contiguous (copied into scratch only
  * if the frame arrived in pieces). -1 when out of memory. */
-static int send_body(bk_send_t *s, send_ctx_t *c, struct evbuffer *body)
+static int send_body(fr_send_t *s, send_ctx_t *c, struct evbuffer *body)
 {
     size_t len = evbuffer_get_length(body);
     c->body_len = len;
@@ -317,7 +244,7 @@ static int send_body(bk_send_t *s, send_ctx_t *c, struct evbuffer *body)
 }
 
 /* Processes one queued request. */
-static void send_process(bk_send_t *s, send_item_t *it, int64_t now_us)
+static void send_process(fr_send_t *s, send_item_t *it, int64_t now_us)
 {
     const Rmq__Command *cmd = it->frame.cmd;
     int batch = cmd->code == RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE;
@@ -326,11 +253,10 @@ static void send_process(bk_send_t *s, send_item_t *it, int64_t now_us)
     bk_metrics_send_queue_wait(s->bk->metrics, now_us - it->enq_us);
     if (!rmq_conn_is_open(it->conn))
         return;
-    if (waited_ms > s->bk->cfg->wait_time_mills_in_send_queue) {
-        bk_stats_add(&s->bk->stats, BK_STAT_BUSY, 1);
+    if (bk_send_too_late(s->core, waited_ms)) {
         rmq_conn_replyf(c.conn, c.to, RMQ__STATUS__SYSTEM_BUSY,
                         "broker busy: request waited %lld ms in the send queue (waitTimeMillsInSendQueue=%lld)",
-                        (long long)waited_ms, (long long)s->bk->cfg->wait_time_mills_in_send_queue);
+                        (long long)waited_ms, (long long)bk_send_wait_ms(s->core));
         return;
     }
     if (!bk_need_header(c.conn, &it->frame, RMQ__COMMAND__HEADER_SEND, "SendMessageRequest (send)") ||
@@ -352,12 +278,13 @@ static void send_process(bk_send_t *s, send_item_t *it, int64_t now_us)
 /* Drain event: processes up to SEND_DRAIN_MAX queued requests, then yields. */
 static void send_drain(evutil_socket_t fd, short what, void *arg)
 {
-    bk_send_t *s = arg;
+    fr_send_t *s = arg;
     int64_t now_us = rmq_mono_us();
     for (int i = 0; i < SEND_DRAIN_MAX && s->len > 0; i++) {
         send_item_t *it = &s->ring[s->head];
         s->head = (s->head + 1) % s->cap;
         s->len--;
+        bk_send_dequeued(s->core);
         send_process(s, it, now_us);
         rmq_conn_unref(it->conn);
         rmq_frame_clear(&it->frame);
@@ -369,12 +296,11 @@ static void send_drain(evutil_socket_t fd, short what, void *arg)
 /* Handler for both send codes: queue the request or answer SYSTEM_BUSY. */
 void fr_send(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_send_t *s = ((bk_broker_t *)arg)->send;
-    if (bk_send_waiting(s) >= s->cap) {
-        bk_stats_add(&s->bk->stats, BK_STAT_BUSY, 1);
+    fr_send_t *s = ((bk_broker_t *)arg)->fr_send;
+    if (bk_send_full(s->core)) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_BUSY,
                         "broker busy: %zu sends queued or waiting for the disk (sendQueueCapacity=%zu)",
-                        bk_send_waiting(s), s->cap);
+                        bk_send_waiting(s->core), bk_send_capacity(s->core));
         return;
     }
     send_item_t *it = &s->ring[(s->head + s->len) % s->cap];
@@ -384,27 +310,29 @@ void fr_send(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     req->cmd = NULL;
     req->body = NULL;
     it->enq_us = rmq_mono_us();
+    bk_send_queued(s->core);
     if (s->len++ == 0)
         event_active(s->drain, EV_TIMEOUT, 0);
 }
 
-bk_send_t *bk_send_new(bk_broker_t *bk)
+fr_send_t *fr_send_new(bk_broker_t *bk)
 {
-    bk_send_t *s = calloc(1, sizeof(*s));
+    fr_send_t *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
     s->bk = bk;
-    s->cap = (size_t)bk->cfg->send_queue_capacity;
+    s->core = bk->send;
+    s->cap = bk_send_capacity(bk->send);
     s->ring = calloc(s->cap, sizeof(*s->ring));
     s->drain = event_new(bk->base, -1, 0, send_drain, s);
     if (!s->ring || !s->drain) {
-        bk_send_free(s);
+        fr_send_free(s);
         return NULL;
     }
     return s;
 }
 
-void bk_send_free(bk_send_t *s)
+void fr_send_free(fr_send_t *s)
 {
     if (!s)
         return;
@@ -412,15 +340,9 @@ void bk_send_free(bk_send_t *s)
         send_item_t *it = &s->ring[s->head];
         s->head = (s->head + 1) % s->cap;
         s->len--;
+        bk_send_dequeued(s->core);
         rmq_conn_unref(it->conn);
         rmq_frame_clear(&it->frame);
-    }
-    while (s->waiting)
-        waiter_put(s, s->waiting);
-    while (s->spare) {
-        send_waiter_t *w = s->spare;
-        s->spare = w->next;
-        free(w);
     }
     if (s->drain)
         event_free(s->drain);
