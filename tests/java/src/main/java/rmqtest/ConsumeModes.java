@@ -256,6 +256,11 @@ public final class ConsumeModes {
         asg.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         asg.setInstanceName("lite-assign");
         asg.setAutoCommit(false);
+        /* assign() starts a pull task per queue at once; a task that had begun before
+         * seek() can take the seek offset, leaving its successor to compute the start
+         * from consumeFromWhere (the client's race, seen on a loaded CI machine as one
+         * queue polled from its end): first offset keeps that start at 0 as well. */
+        asg.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         asg.start();
         Collection<MessageQueue> mqs = asg.fetchMessageQueues(topic);
         asg.assign(mqs);
