@@ -319,8 +319,10 @@ void bk_ha_free(bk_ha_t *ha)
         bk_groups_on_item(ha->node->groups, NULL, NULL);
         ha_master_on_progress(ha->master, NULL, NULL);
         ha_master_free(ha->master);
-        if (ha->epochs)
-            st_store_set_read_limit(ha->node->store, -1);
+        /* the read limit stays at the confirm offset: lifting it would answer
+         * held pulls with records no slave confirmed, in the instant before
+         * a deposed master becomes a slave and truncates them (chaos_ctl's
+         * SIGSTOP of a master past its lease); the next HA sets its own */
     }
     if (ha->slave) {
         ha_slave_free(ha->slave);
