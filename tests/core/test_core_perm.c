@@ -12,30 +12,7 @@
 #include "fr_remoting.h"
 #include "fr_routes.h"
 #include "rmq_message.h"
-
-static const char text[] =
-    "account.adm.secretKey=admin-secret\n"
-    "account.adm.admin=true\n"
-    "account.none.secretKey=none-secret-1\n"
-    "account.app.secretKey=app-secret-1\n"
-    "account.app.defaultTopicPerm=SUB\n"
-    "account.app.defaultGroupPerm=DENY\n"
-    "account.app.topicPerms=Out=PUB;Both=PUB|SUB;Closed=DENY\n"
-    "account.app.groupPerms=g1=SUB;pg=PUB\n";
-
-static rmq_acl_t *acl;
-
-static void setup(void)
-{
-    char err[256];
-    acl = rmq_acl_parse(text, strlen(text), "t", err, sizeof err);
-    ck_assert_msg(acl != NULL, "%s", err);
-}
-
-static void teardown(void)
-{
-    rmq_acl_free(acl);
-}
+#include "test_acl_fixture.h"
 
 static bk_caller_t caller(const char *key)
 {
@@ -148,7 +125,7 @@ int main(void)
 {
     Suite *s = suite_create("core_perm");
     TCase *tc = tcase_create("perm");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, acl_fixture_setup, acl_fixture_teardown);
     tcase_add_test(tc, test_every_operation_declared);
     tcase_add_test(tc, test_every_served_code);
     tcase_add_test(tc, test_rights);

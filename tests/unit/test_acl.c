@@ -8,34 +8,9 @@
 
 #include "rmq_acl.h"
 #include "rmq_replay.h"
+#include "test_acl_fixture.h"
 
 #define NOW 1700000000000LL
-
-static const char text[] =
-    "globalWhiteRemoteAddresses=10.9.*\n"
-    "replayWindowMs=5000\n"
-    "account.adm.secretKey=admin-secret\n"
-    "account.adm.admin=true\n"
-    "account.app.secretKey=app-secret-1\n"
-    "account.app.defaultTopicPerm=SUB\n"
-    "account.app.defaultGroupPerm=DENY\n"
-    "account.app.topicPerms=Out=PUB;Both=PUB|SUB;Closed=DENY\n"
-    "account.app.groupPerms=g1=SUB\n"
-    "account.app.whiteRemoteAddress=127.0.0.*;::1\n";
-
-static rmq_acl_t *acl;
-
-static void setup(void)
-{
-    char err[256];
-    acl = rmq_acl_parse(text, strlen(text), "t", err, sizeof err);
-    ck_assert_msg(acl != NULL, "%s", err);
-}
-
-static void teardown(void)
-{
-    rmq_acl_free(acl);
-}
 
 /* Signs cmd (empty body) as ak/sk at ts and checks it from peer; returns
  * the status. */
@@ -313,7 +288,7 @@ int main(void)
 {
     Suite *s = suite_create("acl");
     TCase *tc = tcase_create("rules");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, acl_fixture_setup, acl_fixture_teardown);
     tcase_add_test(tc, test_signature_and_window);
     tcase_add_test(tc, test_body_under_signature);
     tcase_add_test(tc, test_body_digest_chains);
