@@ -16,7 +16,8 @@
  * -9 (a refused port may be a firewall), not when the controller leader
  * is partitioned off with the master (relays of scripts/chaos-proxy.py).
  * A slave lagging behind acknowledged writes joins the sync state set only
- * once it has them. The ack rules
+ * once it has them. A pull held on a master that is deposed with a record
+ * no slave confirmed is never answered with that record. The ack rules
  * (allAckInSyncStateSet, inSyncReplicas, minInSyncReplicas) answer as
  * RocketMQ's: a missing set member holds sends, too small a set refuses
  * them. */
@@ -25,11 +26,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ctlgroup.h"
 #include "harness.h"
 #include "rmq_json.h"
+#include "rmq_message.h"
 #include "rmq_rpc.h"
 #include "wire.h"
 
@@ -371,6 +374,118 @@ START_TEST(test_lagging_slave_joins_only_with_acked)
 }
 END_TEST
 
+#define UNCONFIRMED "unconfirmed-record"
+
+/* In a child: one PULL_MESSAGE of CG_PROBE_TOPIC queue 0 at offset on
+ * addr, held up to hold_ms; exits 1 when the answer holds the record
+ * whose body is UNCONFIRMED, 0 otherwise. */
+static void held_pull_child(const char *addr, long long offset, int hold_ms)
+{
+    Rmq__Command req;
+    Rmq__PullMessageRequest h;
+    rmq_frame_t resp = { 0 };
+    wire_link_t ln = { .opts = { .connect_timeout_ms = 3000 }, .timeout_ms = hold_ms + 10000 };
+    int saw = 0;
+
+    wire_pull_hdr(&req, &h, CONSUMER, CG_PROBE_TOPIC, 0, offset);
+    h.sys_flag = RMQ__PULL_FLAG__PULL_SUSPEND;
+    h.suspend_timeout_millis = hold_ms;
+    int st = wire_call_with(&ln, addr, &req, NULL, 0, &resp);
+    if (st == RMQ__STATUS__SUCCESS && resp.body) {
+        size_t len = evbuffer_get_length(resp.body), off = 0;
+        const uint8_t *data = evbuffer_pullup(resp.body, (ssize_t)len);
+        rmq_record_t rec;
+        for (; off < len && rmq_record_decode(data + off, len - off, 1, &rec) == RMQ_OK; off += rec.total_size)
+            saw |= rec.body_len == strlen(UNCONFIRMED) && memcmp(rec.body, UNCONFIRMED, rec.body_len) == 0;
+    }
+    fprintf(stderr, "# held pull at %lld answered %d%s\n", offset, st, saw ? " with the unconfirmed record" : "");
+    rmq_frame_clear(&resp);
+    _exit(saw);
+}
+
+/* In a child: one send of UNCONFIRMED to CG_PROBE_TOPIC queue 0 on addr
+ * (it waits for a slave that is frozen). */
+static void unconfirmed_send_child(const char *addr)
+{
+    Rmq__Command req;
+    Rmq__SendMessageRequest h;
+    wire_link_t ln = { .opts = { .connect_timeout_ms = 1000 }, .timeout_ms = 30000 };
+
+    wire_send_hdr(&req, &h, PRODUCER, CG_PROBE_TOPIC, 0, (char *)"");
+    _exit(wire_call_with(&ln, addr, &req, UNCONFIRMED, strlen(UNCONFIRMED), NULL) < 0);
+}
+
+static pid_t fork_child(void)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    return pid;
+}
+
+/* The max offset of CG_PROBE_TOPIC queue 0 on addr (-1 when unknown). */
+static long long probe_max_offset(const char *addr)
+{
+    Rmq__Command req;
+    Rmq__QueueRequest qr;
+    rmq_frame_t resp = { 0 };
+    long long off = -1;
+
+    wire_max_offset_request(&req, &qr, CG_PROBE_TOPIC, 0);
+    if (wire_call(addr, &req, NULL, 0, &resp) == RMQ__STATUS__SUCCESS)
+        off = wire_resp_offset(&resp);
+    rmq_frame_clear(&resp);
+    return off;
+}
+
+/* A pull held on the master is never answered with a record no slave
+ * confirmed, also when that master is deposed: its slave frozen, a send
+ * appends a record the slave never reads, a pull is held past it, the
+ * master is frozen, the slave killed -9 (the unread record dies with it)
+ * and restarted is promoted past the master's lease without the record,
+ * and resumed the old master becomes a slave and truncates it
+ * (before the fix, freeing its master HA lifted the read limit and
+ * answered the held pull with it; chaos_ctl under ASan). */
+START_TEST(test_deposed_master_keeps_unconfirmed_from_held_pulls)
+{
+    cg_settings_t set = FAST;
+    int st;
+
+    set.catchup_ms = 60000;                     /* the set keeps the frozen slave */
+    ck_assert_int_eq(cg_start(&grp, case_dir, &set), 0);
+    int m = cg_wait_master(&grp, WAIT_MS), s = 1 - m;
+    ck_assert_int_ge(m, 0);
+    ck_assert_msg(cg_wait_sync_set_full(grp.addr[m], WAIT_MS), "the slave never joined the sync state set");
+    ck_assert_int_ge(cg_until_send_ok(grp.addr[m], WAIT_MS), 0);
+    long long end = probe_max_offset(grp.addr[m]);
+    ck_assert_int_gt(end, 0);
+
+    ck_assert_int_eq(kill(grp.rep[s].pid, SIGSTOP), 0);
+    pid_t sender = fork_child();
+    if (sender == 0)
+        unconfirmed_send_child(grp.addr[m]);
+    hn_sleep_ms(300);
+    pid_t puller = fork_child();
+    if (puller == 0)
+        held_pull_child(grp.addr[m], end, 20000);
+    hn_sleep_ms(300);
+    ck_assert_int_eq(kill(grp.rep[m].pid, SIGSTOP), 0);
+    hn_daemon_kill9(&grp.rep[s]);               /* the record it never read dies with it */
+    ck_assert_int_eq(cg_replica_start(&grp, s, 0), 0);
+    ck_assert_msg(cg_wait_runtime(grp.addr[s], "brokerRole", "SYNC_MASTER", WAIT_MS), "the slave was not promoted");
+    ck_assert_int_eq(kill(grp.rep[m].pid, SIGCONT), 0);
+    ck_assert_msg(cg_wait_runtime(grp.addr[m], "brokerRole", "SLAVE", WAIT_MS), "the deposed master never became a slave");
+
+    int pull_st = 0;
+    ck_assert_int_eq(waitpid(puller, &pull_st, 0), puller);
+    kill(sender, SIGKILL);
+    waitpid(sender, &st, 0);
+    ck_assert_msg(probe_max_offset(grp.addr[s]) == end, "the promoted slave has the record: nothing was unconfirmed");
+    ck_assert_msg(WIFEXITED(pull_st) && WEXITSTATUS(pull_st) == 0,
+                  "a pull held on the deposed master was answered with the record its slave never had");
+    hn_case_passed();
+}
+END_TEST
+
 /* Cuts the relays named in cuts ("NAME both" lines; "" heals), atomically
  * for chaos-proxy.py's reader. */
 static void relays_cut(const char *state, const char *cuts)
@@ -565,6 +680,7 @@ static Suite *ctl_failover_suite(void)
     tcase_add_test(tc, test_cut_off_master_fences_itself);
     tcase_add_test(tc, test_kill_master_elects_after_lease);
     tcase_add_test(tc, test_lagging_slave_joins_only_with_acked);
+    tcase_add_test(tc, test_deposed_master_keeps_unconfirmed_from_held_pulls);
     tcase_add_test(tc, test_partition_new_leader_waits_for_lease);
     tcase_add_test(tc, test_all_ack_and_min_in_sync);
     tcase_add_test(tc, test_in_sync_replicas);
