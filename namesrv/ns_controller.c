@@ -28,7 +28,6 @@ typedef struct ctl_member {
     ctl_group_t *g;
     char ha_addr[NS_CTL_ADDR_MAX + 1];
     int64_t last_ms;              /* monotonic time of its last heartbeat */
-    int64_t timeout_ms;
     uint64_t conn_id;             /* of its last heartbeat; 0 once that connection closed */
     int gone;                     /* its port refused a connection since: dead until it beats again */
     ns_ctl_probe_t *probe;        /* in flight after its connection closed */
@@ -479,7 +478,7 @@ fail:
  * its timeout at now. */
 static int member_alive(const ctl_member_t *mb, int64_t now)
 {
-    return !mb->gone && now - mb->last_ms <= mb->timeout_ms;
+    return !mb->gone && now - mb->last_ms <= mb->m.timeout_ms;
 }
 
 /* Marks which members are alive at now. */
@@ -503,9 +502,13 @@ static int64_t master_lapse_ms(const ctl_group_t *g)
     const ns_controller_t *ctl = g->ctl;
     const ctl_member_t *master = member_by_id(g, g->st.master_id);
 
+    int64_t unheard_timeout = g->st.master_timeout_ms > ctl->cfg->controller_heartbeat_timeout_ms
+                                  ? g->st.master_timeout_ms
+                                  : ctl->cfg->controller_heartbeat_timeout_ms;
+
     if (!master)
-        return ns_ctl_master_lapse_ms(NS_CTL_NEVER, ctl->leader_since_ms, ctl->cfg->controller_heartbeat_timeout_ms);
-    return ns_ctl_master_lapse_ms(master->last_ms, ctl->leader_since_ms, master->timeout_ms);
+        return ns_ctl_master_lapse_ms(NS_CTL_NEVER, ctl->leader_since_ms, unheard_timeout);
+    return ns_ctl_master_lapse_ms(master->last_ms, ctl->leader_since_ms, master->m.timeout_ms);
 }
 
 /* The leader's check of one group: elects a master when it has none or
@@ -558,6 +561,22 @@ static int field_ok(const char *s)
     return s && s[0] && strlen(s) <= NS_NAME_MAX;
 }
 
+/* The group state keeps its master's heartbeat timeout, so a later leader
+ * that never hears the master waits out the master's lease, not its own
+ * default (ns_ctl_master_lapse_ms); written when the master announces
+ * another than the state has. */
+static void master_timeout_keep(ctl_group_t *g, const ctl_member_t *mb)
+{
+    if (mb->m.broker_id != g->st.master_id || mb->m.timeout_ms == g->st.master_timeout_ms || g->pending ||
+        !g->loaded || !ns_controller_is_leader(g->ctl))
+        return;
+    ns_ctl_state_t next = g->st;
+    next.master_timeout_ms = mb->m.timeout_ms;
+    LOG_INFO("controller: %s keeps master %" PRId64 "'s heartbeat timeout %" PRId64 " ms", g->key,
+             mb->m.broker_id, mb->m.timeout_ms);
+    group_write(g, &next);
+}
+
 rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBrokerRequest *req,
                                   uint64_t conn_id, ns_ctl_state_t *out, char *why, size_t whylen)
 {
@@ -569,8 +588,10 @@ rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBro
                  NS_NAME_MAX);
         return RMQ_EINVAL;
     }
-    if (req->broker_id < 1 || req->epoch < 0 || req->max_offset < 0 || req->heartbeat_timeout_ms < 0) {
-        snprintf(why, whylen, "broker_id must be >= 1 and epoch, max_offset, heartbeat_timeout_ms >= 0");
+    if (req->broker_id < 1 || req->epoch < 0 || req->max_offset < 0 || req->heartbeat_timeout_ms < 0 ||
+        req->heartbeat_timeout_ms > NS_CTL_TIMEOUT_MAX_MS) {
+        snprintf(why, whylen, "broker_id must be >= 1, epoch and max_offset >= 0, heartbeat_timeout_ms in [0, %d]",
+                 NS_CTL_TIMEOUT_MAX_MS);
         return RMQ_EINVAL;
     }
     ctl_group_t *g = group_get(ctl, req->cluster_name, req->broker_name);
@@ -594,11 +615,12 @@ rmq_err_t ns_controller_heartbeat(ns_controller_t *ctl, const Rmq__ControllerBro
     mb->m.epoch = req->epoch;
     mb->m.max_offset = req->max_offset;
     mb->m.priority = req->election_priority;
-    mb->timeout_ms = req->heartbeat_timeout_ms ? req->heartbeat_timeout_ms
-                                               : ctl->cfg->controller_heartbeat_timeout_ms;
+    mb->m.timeout_ms = req->heartbeat_timeout_ms ? req->heartbeat_timeout_ms
+                                                 : ctl->cfg->controller_heartbeat_timeout_ms;
     mb->last_ms = rmq_mono_ms();
     mb->conn_id = conn_id;
     mb->gone = 0;
+    master_timeout_keep(g, mb);
     group_check(g);
     *out = g->st;
     /* while a new master is being committed nobody is confirmed: the old

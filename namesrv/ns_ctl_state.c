@@ -25,7 +25,8 @@ rmq_err_t ns_ctl_state_encode(const ns_ctl_state_t *st, struct evbuffer *out)
     for (size_t i = 0; i < st->n_sync; i++)
         if (evbuffer_add_printf(out, "%s%" PRId64, i ? "," : "", st->sync_set[i]) < 0)
             return RMQ_ENOMEM;
-    if (evbuffer_add_printf(out, "],\"syncStateSetEpoch\":%" PRId64 "}", st->sync_set_epoch) < 0)
+    if (evbuffer_add_printf(out, "],\"syncStateSetEpoch\":%" PRId64 ",\"masterHeartbeatTimeoutMs\":%" PRId64 "}",
+                            st->sync_set_epoch, st->master_timeout_ms) < 0)
         return RMQ_ENOMEM;
     return RMQ_OK;
 }
@@ -92,7 +93,9 @@ rmq_err_t ns_ctl_state_decode(const char *text, size_t len, ns_ctl_state_t *st, 
     memcpy(st->master_addr, addr->str, addr->len + 1);
     if (field_int(doc, "masterBrokerId", -1, INT64_MAX, &st->master_id, why, whylen) ||
         field_int(doc, "masterEpoch", 0, INT64_MAX, &st->master_epoch, why, whylen) ||
-        field_int(doc, "syncStateSetEpoch", 0, INT64_MAX, &st->sync_set_epoch, why, whylen))
+        field_int(doc, "syncStateSetEpoch", 0, INT64_MAX, &st->sync_set_epoch, why, whylen) ||
+        (rmq_json_get(doc, "masterHeartbeatTimeoutMs") &&
+         field_int(doc, "masterHeartbeatTimeoutMs", 0, NS_CTL_TIMEOUT_MAX_MS, &st->master_timeout_ms, why, whylen)))
         goto out;
     rc = decode_sync_set(rmq_json_get(doc, "syncStateSet"), st, why, whylen);
 out:
@@ -141,7 +144,8 @@ int ns_ctl_elect(const ns_ctl_state_t *st, const ns_ctl_member_t *members, size_
  * closed connection or a refused port may be a firewall resetting a live
  * broker, and a new leader's stale view of the master proves nothing. A
  * master this leader never heard is timed from its start alone, with the
- * controller's default T (the broker's own is unknown). */
+ * longer of the T the group state keeps (the master's, written at its
+ * election and when it announces another) and the controller's own. */
 int64_t ns_ctl_master_lapse_ms(int64_t heard_ms, int64_t leader_since_ms, int64_t timeout_ms)
 {
     return (heard_ms > leader_since_ms ? heard_ms : leader_since_ms) + timeout_ms;
@@ -157,4 +161,5 @@ void ns_ctl_state_promote(const ns_ctl_state_t *st, const ns_ctl_member_t *winne
     next->sync_set[0] = winner->broker_id;
     next->n_sync = 1;
     next->sync_set_epoch = st->sync_set_epoch + 1;
+    next->master_timeout_ms = winner->timeout_ms;
 }

@@ -3,8 +3,10 @@
  * the election rule. Pure data and functions: no network, no clock.
  *
  * Value: {"masterBrokerId":N,"masterAddress":"host:port","masterEpoch":N,
- *         "syncStateSet":[id,...],"syncStateSetEpoch":N}; masterBrokerId -1
- * (and an empty address) while the group has no master. */
+ *         "syncStateSet":[id,...],"syncStateSetEpoch":N,
+ *         "masterHeartbeatTimeoutMs":N}; masterBrokerId -1 (and an empty
+ * address) while the group has no master; masterHeartbeatTimeoutMs 0 (or
+ * absent, as states written before it have it) when unknown. */
 #ifndef NS_CTL_STATE_H
 #define NS_CTL_STATE_H
 
@@ -17,6 +19,9 @@
 
 #define NS_CTL_MAX_REPLICAS 16
 #define NS_CTL_ADDR_MAX 255
+/* The longest controllerHeartBeatTimeoutMills a broker may announce (an
+ * hour, the name server's own bound), so lease arithmetic cannot overflow. */
+#define NS_CTL_TIMEOUT_MAX_MS 3600000
 
 typedef struct ns_ctl_state {
     int64_t master_id;                        /* -1: no master */
@@ -25,6 +30,7 @@ typedef struct ns_ctl_state {
     int64_t sync_set[NS_CTL_MAX_REPLICAS];    /* broker ids, no repeats */
     size_t n_sync;
     int64_t sync_set_epoch;
+    int64_t master_timeout_ms;                /* the master's controllerHeartBeatTimeoutMills; 0: unknown */
 } ns_ctl_state_t;
 
 /* One replica as the controller sees it: from its registration and its
@@ -36,6 +42,7 @@ typedef struct ns_ctl_member {
     int64_t epoch;                            /* the last master epoch it has */
     int64_t max_offset;                       /* its commit log's end */
     int64_t priority;                         /* brokerElectionPriority: lower preferred */
+    int64_t timeout_ms;                       /* its controllerHeartBeatTimeoutMills */
 } ns_ctl_member_t;
 
 /* A group with no master yet. */
@@ -46,7 +53,7 @@ rmq_err_t ns_ctl_state_encode(const ns_ctl_state_t *st, struct evbuffer *out);
 
 /* Parses a value read from etcd into st. RMQ_EPROTO with what was wrong in
  * why (not JSON, a field missing or of the wrong type, an id repeated, too
- * many ids, a negative epoch). */
+ * many ids, a negative epoch, a timeout out of [0, NS_CTL_TIMEOUT_MAX_MS]). */
 rmq_err_t ns_ctl_state_decode(const char *text, size_t len, ns_ctl_state_t *st, char *why,
                               size_t whylen);
 
@@ -68,7 +75,8 @@ int ns_ctl_elect(const ns_ctl_state_t *st, const ns_ctl_member_t *members, size_
 int64_t ns_ctl_master_lapse_ms(int64_t heard_ms, int64_t leader_since_ms, int64_t timeout_ms);
 
 /* The state after members[winner] becomes master: masterEpoch + 1, the
- * sync state set the winner alone, its epoch + 1. */
+ * sync state set the winner alone, its epoch + 1, the winner's heartbeat
+ * timeout. */
 void ns_ctl_state_promote(const ns_ctl_state_t *st, const ns_ctl_member_t *winner,
                           ns_ctl_state_t *next);
 

@@ -503,25 +503,31 @@ static void relays_cut(const char *state, const char *cuts)
  * {ns2, slave, etcd}, by cutting the relays ns1 reaches etcd and the
  * master reaches ns2 through. ns1 confirms the master until its own etcd
  * lease may have run out; ns2, leader after that, has not heard the master
- * since the cut, yet must not elect the slave while the lease ns1 renewed
- * may still run. The master acknowledges without its slave
- * (allAckInSyncStateSet=false, inSyncReplicas=1), so any overlap would
- * show: no send issued after the new master acknowledged one may be
- * acknowledged by the old master. Timings: controller lease 6 s, heartbeat
- * timeout 6 s; an election at the cut + 6 s (the master silent for its
- * timeout) would overlap the lease by about 2 s. */
-START_TEST(test_partition_new_leader_waits_for_lease)
+ * since the cut (or never: started after it, late_ns2), yet must not elect
+ * the slave while the lease ns1 renewed may still run. The master
+ * acknowledges without its slave (allAckInSyncStateSet=false,
+ * inSyncReplicas=1), so any overlap would show: no send issued after the
+ * new master acknowledged one may be acknowledged by the old master.
+ * Timings: controller lease 6 s, the brokers' heartbeat timeout 6 s; an
+ * election at the cut + 6 s (the master silent for its timeout) would
+ * overlap the lease by about 2 s. ns_timeout_ms (0: the default) is the
+ * name servers' own controllerHeartBeatTimeoutMills: a late ns2 with a
+ * shorter one than the master's must still wait out the master's, which
+ * the group state keeps. */
+static void partition_run(int late_ns2, int ns_timeout_ms)
 {
     cg_settings_t set = { .hb_timeout_ms = 6000, .hb_interval_ms = 200, .check_ms = 300, .catchup_ms = 3000,
                           .lease_s = 6, .acks = "allAckInSyncStateSet=false\n" };
     hn_daemon_t ns2, relay;
     char props[1024], ns2_addr[64], state[PATH_MAX], script[PATH_MAX], specs[3][64], ctl[CG_REPLICAS][160];
-    char cut[64];
+    char cut[64], ns_timeout[64] = "";
     int ns2_relay[CG_REPLICAS];
     const char *src = getenv("RMQ_SOURCE_ROOT");
     int ns2_port = hn_free_port(), etcd_relay = hn_free_port();
 
     ck_assert_ptr_nonnull(src);
+    if (ns_timeout_ms)
+        snprintf(ns_timeout, sizeof ns_timeout, "controllerHeartBeatTimeoutMills=%d\n", ns_timeout_ms);
     grp.dir = case_dir;
     ck_assert_int_eq(hn_etcd_start(&grp.etcd, case_dir, 1, 30000), 0);
     snprintf(state, sizeof state, "%s/cuts", case_dir);
@@ -539,18 +545,19 @@ START_TEST(test_partition_new_leader_waits_for_lease)
     /* ns1 first, through its relay to etcd, so that it leads */
     snprintf(props, sizeof props,
              "listenPort=0\nbindAddress=127.0.0.1\nenableControllerInNamesrv=true\ncontrollerType=etcd\n"
-             "controllerEtcdEndpoints=127.0.0.1:%d\ncontrollerEtcdPrefix=/ctlgroup\ncontrollerLeaseTtlSeconds=6\n",
-             etcd_relay);
+             "controllerEtcdEndpoints=127.0.0.1:%d\ncontrollerEtcdPrefix=/ctlgroup\ncontrollerLeaseTtlSeconds=6\n%s",
+             etcd_relay, ns_timeout);
     ck_assert_int_eq(hn_daemon_start_conf(&grp.ns, case_dir, "namesrv/mqnamesrv", "ns1", props, grp.ns_addr,
                                           sizeof grp.ns_addr), 0);
     hn_log_wait_t leads = { &grp.ns, "leader (token" };
     ck_assert_msg(hn_wait_until(hn_log_wait_cond, &leads, WAIT_MS), "ns1 never led");
     snprintf(props, sizeof props,
              "listenPort=%d\nbindAddress=127.0.0.1\nenableControllerInNamesrv=true\ncontrollerType=etcd\n"
-             "controllerEtcdEndpoints=%s\ncontrollerEtcdPrefix=/ctlgroup\ncontrollerLeaseTtlSeconds=6\n",
-             ns2_port, grp.etcd.endpoints);
-    ck_assert_int_eq(hn_daemon_start_conf(&ns2, case_dir, "namesrv/mqnamesrv", "ns2", props, ns2_addr,
-                                          sizeof ns2_addr), 0);
+             "controllerEtcdEndpoints=%s\ncontrollerEtcdPrefix=/ctlgroup\ncontrollerLeaseTtlSeconds=6\n%s",
+             ns2_port, grp.etcd.endpoints, ns_timeout);
+    if (!late_ns2)
+        ck_assert_int_eq(hn_daemon_start_conf(&ns2, case_dir, "namesrv/mqnamesrv", "ns2", props, ns2_addr,
+                                              sizeof ns2_addr), 0);
     for (int i = 0; i < CG_REPLICAS; i++) {
         snprintf(ctl[i], sizeof ctl[i], "%s;127.0.0.1:%d", grp.ns_addr, ns2_relay[i]);
         set.controller_addr[i] = ctl[i];
@@ -565,6 +572,9 @@ START_TEST(test_partition_new_leader_waits_for_lease)
 
     snprintf(cut, sizeof cut, "ns1etcd both\nb%dns2 both\n", m + 1);
     relays_cut(state, cut);
+    if (late_ns2)
+        ck_assert_int_eq(hn_daemon_start_conf(&ns2, case_dir, "namesrv/mqnamesrv", "ns2", props, ns2_addr,
+                                              sizeof ns2_addr), 0);
     long long t_cut = hn_now_ms(), old_last_ok = -1, new_first_ok = -1, overlap_sent = -1;
     while (hn_now_ms() - t_cut < 40000) {
         long long sent = hn_now_ms();
@@ -580,12 +590,27 @@ START_TEST(test_partition_new_leader_waits_for_lease)
             new_first_ok = hn_now_ms() - t_cut;
         hn_sleep_ms(20);
     }
-    fprintf(stderr, "# partition {master, leader} | {controller, etcd}: the old master acknowledged until %lld ms "
-            "after the cut, the new one from %lld ms\n", old_last_ok, new_first_ok);
+    fprintf(stderr, "# partition {master, leader} | {controller%s, etcd}: the old master acknowledged until %lld ms "
+            "after the cut, the new one from %lld ms\n", late_ns2 ? " started after the cut" : "", old_last_ok,
+            new_first_ok);
     ck_assert_msg(new_first_ok >= 0, "no new master within 40 s of the cut");
     ck_assert_msg(overlap_sent < 0, "two masters acknowledged: the old one a send issued %lld ms after the cut, the "
                   "new one had acknowledged one %lld ms after it", overlap_sent, new_first_ok);
     relays_cut(state, "");
+}
+
+START_TEST(test_partition_new_leader_waits_for_lease)
+{
+    partition_run(0, 0);
+    hn_case_passed();
+}
+END_TEST
+
+/* A leader that never heard the master, with a shorter heartbeat timeout
+ * (2 s) than the master's (6 s). */
+START_TEST(test_partition_late_leader_waits_for_masters_timeout)
+{
+    partition_run(1, 2000);
     hn_case_passed();
 }
 END_TEST
@@ -682,6 +707,7 @@ static Suite *ctl_failover_suite(void)
     tcase_add_test(tc, test_lagging_slave_joins_only_with_acked);
     tcase_add_test(tc, test_deposed_master_keeps_unconfirmed_from_held_pulls);
     tcase_add_test(tc, test_partition_new_leader_waits_for_lease);
+    tcase_add_test(tc, test_partition_late_leader_waits_for_masters_timeout);
     tcase_add_test(tc, test_all_ack_and_min_in_sync);
     tcase_add_test(tc, test_in_sync_replicas);
     tcase_add_test(tc, test_config_errors);

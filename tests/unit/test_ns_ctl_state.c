@@ -1,8 +1,9 @@
 /* test_ns_ctl_state.c: the controller's group state: its etcd value round
  * trips, malformed values are refused with a reason, and the election rule
  * (live sync-state-set members only unless unclean; epoch, then max
- * offset, then priority; the epochs raised on promotion), and when a
- * master's lease has surely lapsed for a leader. */
+ * offset, then priority; the epochs raised and the winner's heartbeat
+ * timeout kept on promotion; states written before that timeout was kept
+ * still read), and when a master's lease has surely lapsed for a leader. */
 #include "ns_ctl_state.h"
 
 #include <check.h>
@@ -23,6 +24,7 @@ START_TEST(test_round_trip)
     st.sync_set[1] = 2;
     st.n_sync = 2;
     st.sync_set_epoch = 5;
+    st.master_timeout_ms = 6000;
     ck_assert_int_eq(ns_ctl_state_encode(&st, out), RMQ_OK);
     size_t n = evbuffer_get_length(out);
     const char *text = (const char *)evbuffer_pullup(out, -1);
@@ -33,7 +35,23 @@ START_TEST(test_round_trip)
     ck_assert_uint_eq(back.n_sync, 2);
     ck_assert_int_eq(back.sync_set[1], 2);
     ck_assert_int_eq(back.sync_set_epoch, 5);
+    ck_assert_int_eq(back.master_timeout_ms, 6000);
     evbuffer_free(out);
+}
+END_TEST
+
+/* A state written before the master's heartbeat timeout was kept reads
+ * with it unknown (0). */
+START_TEST(test_reads_state_without_timeout)
+{
+    static const char old[] = "{\"masterBrokerId\":1,\"masterAddress\":\"a\",\"masterEpoch\":2,"
+                              "\"syncStateSet\":[1],\"syncStateSetEpoch\":3}";
+    ns_ctl_state_t st;
+    char why[256];
+
+    ck_assert_int_eq(ns_ctl_state_decode(old, strlen(old), &st, why, sizeof why), RMQ_OK);
+    ck_assert_int_eq(st.master_epoch, 2);
+    ck_assert_int_eq(st.master_timeout_ms, 0);
 }
 END_TEST
 
@@ -50,6 +68,12 @@ START_TEST(test_refuses_malformed)
         "{\"masterBrokerId\":1,\"masterAddress\":7,\"masterEpoch\":1,\"syncStateSet\":[],\"syncStateSetEpoch\":1}",
         "{\"masterBrokerId\":1,\"masterAddress\":\"a\",\"masterEpoch\":1,\"syncStateSet\":"
         "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16],\"syncStateSetEpoch\":1}",
+        "{\"masterBrokerId\":1,\"masterAddress\":\"a\",\"masterEpoch\":1,\"syncStateSet\":[],\"syncStateSetEpoch\":1,"
+        "\"masterHeartbeatTimeoutMs\":-1}",
+        "{\"masterBrokerId\":1,\"masterAddress\":\"a\",\"masterEpoch\":1,\"syncStateSet\":[],\"syncStateSetEpoch\":1,"
+        "\"masterHeartbeatTimeoutMs\":3600001}",
+        "{\"masterBrokerId\":1,\"masterAddress\":\"a\",\"masterEpoch\":1,\"syncStateSet\":[],\"syncStateSetEpoch\":1,"
+        "\"masterHeartbeatTimeoutMs\":[6000]}",
     };
     ns_ctl_state_t st;
     char why[256];
@@ -70,7 +94,8 @@ START_TEST(test_elect)
     ns_ctl_member_t m[] = {
         { .broker_id = 0, .addr = "m0", .alive = 0, .epoch = 3, .max_offset = 900 },  /* the dead master */
         { .broker_id = 1, .addr = "m1", .alive = 1, .epoch = 3, .max_offset = 800, .priority = 5 },
-        { .broker_id = 2, .addr = "m2", .alive = 1, .epoch = 3, .max_offset = 800, .priority = 1 },
+        { .broker_id = 2, .addr = "m2", .alive = 1, .epoch = 3, .max_offset = 800, .priority = 1,
+          .timeout_ms = 7000 },
         { .broker_id = 3, .addr = "m3", .alive = 1, .epoch = 4, .max_offset = 100 },  /* not in sync */
     };
 
@@ -100,6 +125,7 @@ START_TEST(test_elect)
     ck_assert_uint_eq(next.n_sync, 1);
     ck_assert_int_eq(next.sync_set[0], 2);
     ck_assert_int_eq(next.sync_set_epoch, 8);
+    ck_assert_int_eq(next.master_timeout_ms, 7000);
 }
 END_TEST
 
@@ -126,6 +152,7 @@ static Suite *ctl_state_suite(void)
     tcase_add_test(tc, test_refuses_malformed);
     tcase_add_test(tc, test_elect);
     tcase_add_test(tc, test_master_lapse);
+    tcase_add_test(tc, test_reads_state_without_timeout);
     suite_add_tcase(s, tc);
     return s;
 }
