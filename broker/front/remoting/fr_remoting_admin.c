@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "bk_admin_ops.h"
+#include "bk_groups_pb.h"
 #include "bk_offset_ops.h"
+#include "bk_topics_pb.h"
 #include "fr_remoting.h"
 #include "fr_remoting_admin_wire.h"
 #include "fr_remoting_wire.h"
@@ -173,7 +175,7 @@ void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     t.order = strcmp(fr_rm_str(conn, req, "order", NULL, 0, "false"), "true") == 0;
     topic_ack_t *ack = topic_ack_new(conn, req);
     if (!ack ||
-        bk_admin_topics_update(rm->bk->admin_ops, "UPDATE_AND_CREATE_TOPIC", &t, 1, topic_ack_done, ack, &r) == BK_OK)
+        bk_admin_topics_update(rm->fe->admin_ops, "UPDATE_AND_CREATE_TOPIC", &t, 1, topic_ack_done, ack, &r) == BK_OK)
         return;
     topic_ack_free(ack);
     fr_rm_reply_result(conn, req, &r);
@@ -192,7 +194,7 @@ void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     topic_ack_t *ack = topic_ack_new(conn, req);
     if (!ack)
         return;
-    bk_status_t st = bk_admin_topic_delete(rm->bk->admin_ops, topic, topic_ack_done, ack, &existed, &r);
+    bk_status_t st = bk_admin_topic_delete(rm->fe->admin_ops, topic, topic_ack_done, ack, &existed, &r);
     if (st == BK_OK)
         LOG_INFO("DELETE_TOPIC_IN_BROKER from %s: %s%s", rmq_conn_peer(conn), topic, existed ? "" : " (absent)");
     if (st == BK_OK && existed)
@@ -209,11 +211,11 @@ static bk_status_t all_topics_body(const fr_remoting_t *rm, struct evbuffer *b, 
     Rmq__DataVersion dv;
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"topicConfigTable\":{");
-    while (bk_topics_next(rm->bk->topics, &cursor, &t)) {
+    while (bk_topics_next(rm->fe->node->topics, &cursor, &t)) {
         list_key(&l, t->name);
         fr_rm_topic_json(b, t);
     }
-    bk_topics_version(rm->bk->topics, &dv);
+    bk_topics_version(rm->fe->node->topics, &dv);
     FR_RM_ADD(b, "},\"dataVersion\":");
     fr_rm_data_version_json(b, dv.counter, dv.timestamp);
     FR_RM_ADD(b, "}");
@@ -241,10 +243,10 @@ void fr_rm_handle_topic_config(rmq_conn_t *conn, const rmq_remoting_request_t *r
     const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
     if (!topic || !fr_rm_allowed(rm, conn, req, topic, NULL))
         return;
-    const bk_topic_t *t = bk_topics_get(rm->bk->topics, topic, strlen(topic));
+    const bk_topic_t *t = bk_topics_get(rm->fe->node->topics, topic, strlen(topic));
     if (!t) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_TOPIC_NOT_EXIST, "No topic %.200s in broker %s", topic,
-                            rm->bk->addr);
+                            rm->fe->node->addr);
         return;
     }
     reply_json(rm, conn, req, topic_body, t);
@@ -259,7 +261,7 @@ static bk_status_t topic_stats_body(const fr_remoting_t *rm, struct evbuffer *b,
     for (size_t i = 0; i < ts->n; i++) {
         const bk_queue_stat_t *q = &ts->queues[i];
         list_next(&l);
-        fr_rm_mq_json(b, ts->topic, rm->bk->cfg->broker_name, q->queue_id);
+        fr_rm_mq_json(b, ts->topic, rm->fe->node->cfg->broker_name, q->queue_id);
         evbuffer_add_printf(b, ":{\"lastUpdateTimestamp\":%" PRId64 ",\"maxOffset\":%" PRId64
                             ",\"minOffset\":%" PRId64 "}", q->last_update_timestamp, q->max_offset,
                             q->min_offset);
@@ -278,7 +280,7 @@ void fr_rm_handle_topic_stats(rmq_conn_t *conn, const rmq_remoting_request_t *re
     bk_result_t r;
     if (!topic || !fr_rm_allowed(rm, conn, req, topic, NULL))
         return;
-    if (bk_admin_topic_stats(rm->bk->admin_ops, topic, &ts, &r) != BK_OK) {
+    if (bk_admin_topic_stats(rm->fe->admin_ops, topic, &ts, &r) != BK_OK) {
         fr_rm_reply_result(conn, req, &r);
         return;
     }
@@ -299,7 +301,7 @@ static bk_status_t consume_by_who_body(const fr_remoting_t *rm, struct evbuffer 
 {
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"groupList\":[");
-    if (bk_admin_topic_groups(rm->bk->admin_ops, arg, list_add, &l, r) != BK_OK)
+    if (bk_admin_topic_groups(rm->fe->admin_ops, arg, list_add, &l, r) != BK_OK)
         return r->status;
     FR_RM_ADD(b, "]}");
     return BK_OK;
@@ -329,7 +331,7 @@ void fr_rm_handle_update_group(rmq_conn_t *conn, const rmq_remoting_request_t *r
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: %s", why);
         return;
     }
-    bk_admin_group_update(rm->bk->admin_ops, &grp, &r);
+    bk_admin_group_update(rm->fe->admin_ops, &grp, &r);
     reply_result(conn, req, &r);
 }
 
@@ -341,14 +343,14 @@ void fr_rm_handle_delete_group(rmq_conn_t *conn, const rmq_remoting_request_t *r
     bk_result_t r;
     if (!group || !fr_rm_allowed(rm, conn, req, NULL, group))
         return;
-    bk_admin_group_delete(rm->bk->admin_ops, group, &r);
+    bk_admin_group_delete(rm->fe->admin_ops, group, &r);
     reply_result(conn, req, &r);
 }
 
 /* SubscriptionGroupWrapper {subscriptionGroupTable, dataVersion} (body_fn). */
 static bk_status_t all_groups_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(rm->bk->groups);
+    Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(rm->fe->node->groups);
     json_list_t l = {b, 0};
     if (!tab)
         return bk_result_set(r, BK_SYSTEM_ERROR, "GET_ALL_SUBSCRIPTIONGROUP_CONFIG: out of memory");
@@ -430,12 +432,12 @@ static bk_status_t consumer_connections_body(const fr_remoting_t *rm, struct evb
     const group_ref_t *g = arg;
     json_list_t conns = {b, 0}, subs = {b, 0};
     FR_RM_ADD(b, "{\"connectionSet\":[");
-    bk_clients_each_client(rm->bk->clients, g->name, connection_add, &conns);
+    bk_clients_each_client(rm->fe->clients, g->name, connection_add, &conns);
     evbuffer_add_printf(b, "],\"consumeFromWhere\":\"%s\",\"consumeType\":\"%s\",\"messageModel\":\"%s\","
                         "\"subscriptionTable\":{", fr_rm_consume_from_name(g->gv.consume_from),
                         g->gv.pull_mode ? "CONSUME_ACTIVELY" : "CONSUME_PASSIVELY",
                         g->gv.clustering ? "CLUSTERING" : "BROADCASTING");
-    if (bk_clients_each_sub(rm->bk->clients, g->name, subscription_add, &subs) != RMQ_OK)
+    if (bk_clients_each_sub(rm->fe->clients, g->name, subscription_add, &subs) != RMQ_OK)
         return bk_result_set(r, BK_SYSTEM_ERROR, "GET_CONSUMER_CONNECTION_LIST: out of memory");
     FR_RM_ADD(b, "}}");
     return BK_OK;
@@ -450,7 +452,7 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
     group_ref_t g = {fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL)};
     if (!g.name || !fr_rm_allowed(rm, conn, req, NULL, g.name))
         return;
-    if (!bk_clients_group(rm->bk->clients, g.name, &g.gv)) {
+    if (!bk_clients_group(rm->fe->clients, g.name, &g.gv)) {
         rmq_remoting_replyf(conn, req, CODE_CONSUMER_NOT_ONLINE, "the consumer group[%.200s] not online", g.name);
         return;
     }
@@ -467,7 +469,7 @@ static bk_status_t consume_stats_body(const fr_remoting_t *rm, struct evbuffer *
     for (size_t i = 0; i < cp->n; i++) {
         const bk_queue_progress_t *q = &cp->queues[i];
         list_next(&l);
-        fr_rm_mq_json(b, q->topic, rm->bk->cfg->broker_name, q->queue_id);
+        fr_rm_mq_json(b, q->topic, rm->fe->node->cfg->broker_name, q->queue_id);
         evbuffer_add_printf(b, ":{\"brokerOffset\":%" PRId64 ",\"consumerOffset\":%" PRId64
                             ",\"lastTimestamp\":%" PRId64 "}", q->broker_offset, q->consumer_offset,
                             q->last_timestamp);
@@ -487,7 +489,7 @@ void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *
     bk_result_t r;
     if (!group || !fr_rm_allowed(rm, conn, req, topic, group))
         return;
-    if (bk_offset_progress(rm->bk->offset_ops, group, topic, &cp, &r) != BK_OK) {
+    if (bk_offset_progress(rm->fe->offset_ops, group, topic, &cp, &r) != BK_OK) {
         fr_rm_reply_result(conn, req, &r);
         return;
     }
@@ -508,12 +510,12 @@ static void kv_add(const char *key, const char *value, void *arg)
 /* KVTable {table: {key: value}} of the core's runtime keys (body_fn). */
 static bk_status_t runtime_info_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    bk_broker_t *bk = rm->bk;
-    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = fr_pull_held(bk->pull),
-                              .conn_count = rmq_server_conn_count(bk->srv)};
+    bk_front_t *fe = rm->fe;
+    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(fe->send), .pull_held = bk_consume_held(fe->consume),
+                              .conn_count = rmq_server_conn_count(fe->srv)};
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"table\":{");
-    bk_admin_runtime_info(bk->admin_ops, &live, kv_add, &l);
+    bk_admin_runtime_info(fe->admin_ops, &live, kv_add, &l);
     FR_RM_ADD(b, "}}");
     return BK_OK;
 }
@@ -536,7 +538,7 @@ void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *
         return;
     FILE *f = open_memstream(&text, &len);
     if (f) {
-        bk_config_print(rm->bk->cfg, f);
+        bk_config_print(rm->fe->node->cfg, f);
         fclose(f);
     }
     if (!f || !text) {
