@@ -285,19 +285,19 @@ static const fr_rm_route_t routes[] = {
     {37, fr_rm_handle_end_transaction, BK_OP_END_TRANSACTION}, /* END_TRANSACTION */
     /* administration (fr_remoting_admin.c) */
     {17, fr_rm_handle_update_topic, BK_OP_TOPIC_UPDATE},       /* UPDATE_AND_CREATE_TOPIC */
-    {21, fr_rm_handle_all_topics, BK_OP_TOPIC_LIST},           /* GET_ALL_TOPIC_CONFIG */
+    {21, fr_rm_handle_json_read, BK_OP_TOPIC_LIST},            /* GET_ALL_TOPIC_CONFIG */
     {25, fr_rm_handle_update_broker_config, BK_OP_BROKER_CONFIG_UPDATE}, /* UPDATE_BROKER_CONFIG (refused) */
     {26, fr_rm_handle_broker_config, BK_OP_BROKER_CONFIG},     /* GET_BROKER_CONFIG */
-    {28, fr_rm_handle_runtime_info, BK_OP_RUNTIME_INFO},       /* GET_BROKER_RUNTIME_INFO */
+    {28, fr_rm_handle_json_read, BK_OP_RUNTIME_INFO},          /* GET_BROKER_RUNTIME_INFO */
     {200, fr_rm_handle_update_group, BK_OP_GROUP_UPDATE},      /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP */
-    {201, fr_rm_handle_all_groups, BK_OP_GROUP_LIST},          /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
-    {202, fr_rm_handle_topic_stats, BK_OP_TOPIC_STATS},        /* GET_TOPIC_STATS_INFO */
+    {201, fr_rm_handle_json_read, BK_OP_GROUP_LIST},           /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
+    {202, fr_rm_handle_json_read, BK_OP_TOPIC_STATS},          /* GET_TOPIC_STATS_INFO */
     {203, fr_rm_handle_consumer_connections, BK_OP_CONSUMER_CONNECTIONS}, /* GET_CONSUMER_CONNECTION_LIST */
     {207, fr_rm_handle_delete_group, BK_OP_GROUP_DELETE},      /* DELETE_SUBSCRIPTIONGROUP */
-    {208, fr_rm_handle_consume_stats, BK_OP_CONSUME_STATS},    /* GET_CONSUME_STATS */
+    {208, fr_rm_handle_json_read, BK_OP_CONSUME_STATS},        /* GET_CONSUME_STATS */
     {215, fr_rm_handle_delete_topic, BK_OP_TOPIC_DELETE},      /* DELETE_TOPIC_IN_BROKER */
-    {300, fr_rm_handle_consume_by_who, BK_OP_TOPIC_CONSUMERS}, /* QUERY_TOPIC_CONSUME_BY_WHO */
-    {351, fr_rm_handle_topic_config, BK_OP_TOPIC_CONFIG},      /* GET_TOPIC_CONFIG */
+    {300, fr_rm_handle_json_read, BK_OP_TOPIC_CONSUMERS},      /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {351, fr_rm_handle_json_read, BK_OP_TOPIC_CONFIG},         /* GET_TOPIC_CONFIG */
 };
 
 const fr_rm_route_t *fr_rm_route_at(size_t i)

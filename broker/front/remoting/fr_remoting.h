@@ -143,16 +143,15 @@ void fr_rm_handle_end_transaction(rmq_conn_t *conn, const rmq_remoting_request_t
 /* administration (fr_remoting_admin.c) and queries by key (fr_remoting_query.c) */
 void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_all_topics(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_topic_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_topic_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_consume_by_who(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_update_group(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_delete_group(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_all_groups(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_runtime_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+/* The reads of one shape (read the names, ask the core, answer a JSON
+ * body), one row each in fr_remoting_admin.c: GET_ALL_TOPIC_CONFIG,
+ * GET_BROKER_RUNTIME_INFO, GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+ * GET_TOPIC_STATS_INFO, GET_CONSUME_STATS, QUERY_TOPIC_CONSUME_BY_WHO,
+ * GET_TOPIC_CONFIG. */
+void fr_rm_handle_json_read(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_update_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 

@@ -9,7 +9,8 @@
  * handler reads its extFields (or its JSON body,
  * fr_remoting_admin_wire.h), calls the same core operation as the native
  * front (core/bk_admin_ops.c, core/bk_offset_ops.c, core/bk_clients.c) and
- * writes RocketMQ's JSON answer. Loop thread. */
+ * writes RocketMQ's JSON answer; the reads of that one shape are rows of
+ * one table (json_reads). Loop thread. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,12 @@ static void reply_json(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remo
     if (b)
         evbuffer_free(b);
 }
+
+/* The names a read's request gave (NULL: not named). */
+typedef struct names {
+    const char *topic;
+    const char *group;
+} names_t;
 
 /* A JSON array or object under construction (GroupList, tagsSet, KVTable...). */
 typedef struct json_list {
@@ -222,40 +229,25 @@ static bk_status_t all_topics_body(const fr_remoting_t *rm, struct evbuffer *b, 
     return BK_OK;
 }
 
-/* GET_ALL_TOPIC_CONFIG: every topic's configuration. */
-void fr_rm_handle_all_topics(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    if (fr_rm_allowed(arg, conn, req, NULL, NULL))
-        reply_json(arg, conn, req, all_topics_body, NULL);
-}
-
-/* One TopicConfig, arg (body_fn). */
+/* One TopicConfig, of the named topic, or TOPIC_NOT_EXIST (body_fn). */
 static bk_status_t topic_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    fr_rm_topic_json(b, arg);
+    const names_t *n = arg;
+    const bk_topic_t *t = bk_topics_get(rm->fe->node->topics, n->topic, strlen(n->topic));
+    if (!t)
+        return bk_result_set(r, BK_TOPIC_NOT_EXIST, "No topic %.200s in broker %s", n->topic, rm->fe->node->addr);
+    fr_rm_topic_json(b, t);
     return BK_OK;
 }
 
-/* GET_TOPIC_CONFIG: one TopicConfig, or TOPIC_NOT_EXIST. */
-void fr_rm_handle_topic_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    fr_remoting_t *rm = arg;
-    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
-    if (!topic || !fr_rm_allowed(rm, conn, req, topic, NULL))
-        return;
-    const bk_topic_t *t = bk_topics_get(rm->fe->node->topics, topic, strlen(topic));
-    if (!t) {
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_TOPIC_NOT_EXIST, "No topic %.200s in broker %s", topic,
-                            rm->fe->node->addr);
-        return;
-    }
-    reply_json(rm, conn, req, topic_body, t);
-}
-
-/* TopicStatsTable of arg, a bk_topic_stats_t (body_fn). */
+/* TopicStatsTable {offsetTable: {MessageQueue: {lastUpdateTimestamp,
+ * maxOffset, minOffset}}} of the named topic (body_fn). */
 static bk_status_t topic_stats_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    const bk_topic_stats_t *ts = arg;
+    const names_t *n = arg;
+    bk_topic_stats_t stats, *ts = &stats;
+    if (bk_admin_topic_stats(rm->fe->admin_ops, n->topic, ts, r) != BK_OK)
+        return r->status;
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"offsetTable\":{");
     for (size_t i = 0; i < ts->n; i++) {
@@ -267,25 +259,8 @@ static bk_status_t topic_stats_body(const fr_remoting_t *rm, struct evbuffer *b,
                             q->min_offset);
     }
     FR_RM_ADD(b, "}}");
+    bk_topic_stats_clear(ts);
     return BK_OK;
-}
-
-/* GET_TOPIC_STATS_INFO: TopicStatsTable {offsetTable: {MessageQueue:
- * {lastUpdateTimestamp, maxOffset, minOffset}}}. */
-void fr_rm_handle_topic_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    fr_remoting_t *rm = arg;
-    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
-    bk_topic_stats_t ts;
-    bk_result_t r;
-    if (!topic || !fr_rm_allowed(rm, conn, req, topic, NULL))
-        return;
-    if (bk_admin_topic_stats(rm->fe->admin_ops, topic, &ts, &r) != BK_OK) {
-        fr_rm_reply_result(conn, req, &r);
-        return;
-    }
-    reply_json(rm, conn, req, topic_stats_body, &ts);
-    bk_topic_stats_clear(&ts);
 }
 
 /* bk_clients_name_fn: appends name to the list. */
@@ -296,24 +271,16 @@ static void list_add(void *arg, const char *name)
     rmq_json_str(l->b, name);
 }
 
-/* GroupList {groupList: [...]} of the groups consuming topic arg (body_fn). */
+/* GroupList {groupList: [...]} of the groups consuming the named topic (body_fn). */
 static bk_status_t consume_by_who_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
+    const names_t *n = arg;
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"groupList\":[");
-    if (bk_admin_topic_groups(rm->fe->admin_ops, arg, list_add, &l, r) != BK_OK)
+    if (bk_admin_topic_groups(rm->fe->admin_ops, n->topic, list_add, &l, r) != BK_OK)
         return r->status;
     FR_RM_ADD(b, "]}");
     return BK_OK;
-}
-
-/* QUERY_TOPIC_CONSUME_BY_WHO: GroupList {groupList: [...]}. */
-void fr_rm_handle_consume_by_who(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    fr_remoting_t *rm = arg;
-    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
-    if (topic && fr_rm_allowed(rm, conn, req, topic, NULL))
-        reply_json(rm, conn, req, consume_by_who_body, topic);
 }
 
 /* ---- subscription groups -------------------------------------------------- */
@@ -367,13 +334,6 @@ static bk_status_t all_groups_body(const fr_remoting_t *rm, struct evbuffer *b, 
     FR_RM_ADD(b, "}");
     bk_groups_table_free(tab);
     return BK_OK;
-}
-
-/* GET_ALL_SUBSCRIPTIONGROUP_CONFIG: every subscription group's configuration. */
-void fr_rm_handle_all_groups(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    if (fr_rm_allowed(arg, conn, req, NULL, NULL))
-        reply_json(arg, conn, req, all_groups_body, NULL);
 }
 
 /* ---- consumers ------------------------------------------------------------- */
@@ -460,10 +420,14 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
 }
 
 /* ConsumeStats {offsetTable: {MessageQueue: {brokerOffset, consumerOffset,
- * lastTimestamp}}, consumeTps} of arg, a bk_consume_progress_t (body_fn). */
+ * lastTimestamp}}, consumeTps} of the named group on the named topic ("":
+ * every topic it has offsets on) (body_fn). */
 static bk_status_t consume_stats_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    const bk_consume_progress_t *cp = arg;
+    const names_t *n = arg;
+    bk_consume_progress_t progress, *cp = &progress;
+    if (bk_offset_progress(rm->fe->offset_ops, n->group, n->topic, cp, r) != BK_OK)
+        return r->status;
     json_list_t l = {b, 0};
     evbuffer_add_printf(b, "{\"consumeTps\":%.2f,\"offsetTable\":{", cp->consume_tps);
     for (size_t i = 0; i < cp->n; i++) {
@@ -475,26 +439,8 @@ static bk_status_t consume_stats_body(const fr_remoting_t *rm, struct evbuffer *
                             q->last_timestamp);
     }
     FR_RM_ADD(b, "}}");
+    bk_consume_progress_clear(cp);
     return BK_OK;
-}
-
-/* GET_CONSUME_STATS: the progress of consumerGroup on topic (absent or
- * empty: every topic it has offsets on). */
-void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    fr_remoting_t *rm = arg;
-    const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
-    const char *topic = group ? fr_rm_str(conn, req, "topic", NULL, 0, "") : NULL;
-    bk_consume_progress_t cp;
-    bk_result_t r;
-    if (!group || !fr_rm_allowed(rm, conn, req, topic, group))
-        return;
-    if (bk_offset_progress(rm->fe->offset_ops, group, topic, &cp, &r) != BK_OK) {
-        fr_rm_reply_result(conn, req, &r);
-        return;
-    }
-    reply_json(rm, conn, req, consume_stats_body, &cp);
-    bk_consume_progress_clear(&cp);
 }
 
 /* ---- the broker ------------------------------------------------------------ */
@@ -520,11 +466,47 @@ static bk_status_t runtime_info_body(const fr_remoting_t *rm, struct evbuffer *b
     return BK_OK;
 }
 
-/* GET_BROKER_RUNTIME_INFO: the broker's runtime figures. */
-void fr_rm_handle_runtime_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+/* ---- reads of one shape: names in, the core asked, a JSON body out ------- */
+
+/* A read: the request code, the extFields naming its topic and group (NULL:
+ * it names none; group_key first, required; topic_key required unless
+ * topic_optional, then ""), and the body it answers. */
+typedef struct json_read {
+    int code;
+    const char *group_key;
+    const char *topic_key;
+    int topic_optional;
+    body_fn body;
+} json_read_t;
+
+static const json_read_t json_reads[] = {
+    {21, NULL, NULL, 0, all_topics_body},                      /* GET_ALL_TOPIC_CONFIG */
+    {28, NULL, NULL, 0, runtime_info_body},                    /* GET_BROKER_RUNTIME_INFO */
+    {201, NULL, NULL, 0, all_groups_body},                     /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
+    {202, NULL, "topic", 0, topic_stats_body},                 /* GET_TOPIC_STATS_INFO */
+    {208, "consumerGroup", "topic", 1, consume_stats_body},    /* GET_CONSUME_STATS */
+    {300, NULL, "topic", 0, consume_by_who_body},              /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {351, NULL, "topic", 0, topic_body},                       /* GET_TOPIC_CONFIG */
+};
+
+void fr_rm_handle_json_read(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
-    if (fr_rm_allowed(arg, conn, req, NULL, NULL))
-        reply_json(arg, conn, req, runtime_info_body, NULL);
+    const json_read_t *row = NULL;
+    names_t n = {NULL, NULL};
+    for (size_t i = 0; !row && i < sizeof(json_reads) / sizeof(json_reads[0]); i++)
+        if (json_reads[i].code == req->code)
+            row = &json_reads[i];
+    if (!row) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_REQUEST_CODE_NOT_SUPPORTED, "request code %d is not a read",
+                            req->code);
+        return;
+    }
+    if (row->group_key && !(n.group = fr_rm_str(conn, req, row->group_key, NULL, 1, NULL)))
+        return;
+    if (row->topic_key && !(n.topic = fr_rm_str(conn, req, row->topic_key, NULL, !row->topic_optional, "")))
+        return;
+    if (fr_rm_allowed(arg, conn, req, n.topic, n.group))
+        reply_json(arg, conn, req, row->body, &n);
 }
 
 /* GET_BROKER_CONFIG: the effective configuration as properties text
