@@ -487,7 +487,7 @@ static uint64_t pulls_held(const void *consume)
     return bk_consume_held(consume);
 }
 
-/* Starts metrics and registers the gauges the fronts own. */
+/* Starts metrics and registers the gauges of the core's send pool and pull hold. */
 static rmq_err_t broker_metrics_start(bk_broker_t *bk, char *err, size_t errlen)
 {
     if (!(bk->metrics = bk_metrics_start(&bk->node, bk->srv, &bk->stats, err, errlen)))

@@ -1,8 +1,8 @@
 /* fr_remoting_pull.c: PULL_MESSAGE (11) over the core's pull
  * (core/bk_consume.c), whose hold parks a pull with the suspend flag that
- * finds nothing until data arrives or its suspendTimeoutMillis passes. Answers: 0 FOUND with the messages in
- * MessageDecoder's V1 layout, 19 PULL_NOT_FOUND, 20
- * PULL_RETRY_IMMEDIATELY, 21 PULL_OFFSET_MOVED, each with
+ * finds nothing until data arrives or its suspendTimeoutMillis passes.
+ * Answers: 0 FOUND with the messages in MessageDecoder's V1 layout, 19
+ * PULL_NOT_FOUND, 20 PULL_RETRY_IMMEDIATELY, 21 PULL_OFFSET_MOVED, each with
  * PullMessageResponseHeader (suggestWhichBrokerId, nextBeginOffset,
  * minOffset, maxOffset). */
 #include <inttypes.h>
@@ -91,6 +91,7 @@ static void pull_answer(void *arg, void *c, const void *to_p, const bk_pull_req_
 }
 
 static const bk_pull_front_t pull_front = {pull_answer, rmq_conn_ref_any, rmq_conn_unref_any};
+_Static_assert(sizeof(fr_rm_to_t) <= BK_PULL_TO_MAX, "a held pull keeps the reply address");
 
 /* The expression to filter by: the request's own (subscription flag),
  * else the group's from its heartbeats, else every tag. */

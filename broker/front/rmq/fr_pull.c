@@ -68,6 +68,7 @@ static void pull_answer(void *arg, void *c, const void *to_p, const bk_pull_req_
 }
 
 static const bk_pull_front_t pull_front = {pull_answer, rmq_conn_ref_any, rmq_conn_unref_any};
+_Static_assert(sizeof(rmq_reply_to_t) <= BK_PULL_TO_MAX, "a held pull keeps the reply address");
 
 void fr_pull(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
