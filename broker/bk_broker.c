@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bk_admin_ops.h"
+#include "bk_consume_cfg.h"
 #include "bk_controller.h"
 #include "bk_ha.h"
 #include "fr_remoting.h"
@@ -29,15 +30,6 @@
 #define CLIENT_EXPIRY_CHECK_MS 10000
 #define UNREGISTER_WAIT_MS 3000
 #define DRAIN_POLL_MS 20
-
-int bk_need_header(rmq_conn_t *conn, const rmq_frame_t *req, int want, const char *header_name)
-{
-    if ((int)req->cmd->header_case == want)
-        return 1;
-    rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "%s needs a %s header",
-                    rmq_request_name(req->cmd->code), header_name);
-    return 0;
-}
 
 bk_broker_t *bk_broker_new(bk_config_t *cfg, struct event_base *base)
 {
@@ -68,8 +60,7 @@ static void broker_role_spread(bk_broker_t *bk)
     bk_append_set_role(bk->append, slave, bk->sync_acks ? bk_ha_sync(bk->ha) : NULL);
     bk_sendback_set_slave(bk->sendback, slave);
     bk_schedule_set_slave(bk->schedule, slave);
-    fr_pull_set_slave(bk->pull, slave);
-    bk_consume_set_slave(bk->remoting->consume, slave);
+    bk_consume_set_slave(bk->consume, slave);
     bk_admin_ops_set_role(bk->admin_ops, bk_role_name(bk->role));
 }
 
@@ -172,9 +163,8 @@ static void broker_tick(evutil_socket_t fd, short what, void *arg)
 static void broker_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
 {
     bk_broker_t *bk = arg;
-    fr_pull_arrived(topic, queue_id, max_offset, tag_code, bk->pull);
+    bk_consume_arrived(bk->consume, topic, queue_id, max_offset, tag_code);
     bk_schedule_arrived(bk->schedule, topic, queue_id, max_offset, tag_code);
-    fr_remoting_arrived(bk->remoting, topic, queue_id, max_offset, tag_code);
 }
 
 /* Server close hook: forget what a closing connection held. */
@@ -182,9 +172,8 @@ static void broker_conn_closed(rmq_conn_t *conn, void *arg)
 {
     bk_broker_t *bk = arg;
     bk_session_t *ss = fr_session_find(conn);
-    if (bk->pull)
-        fr_pull_conn_closed(bk->pull, conn);
-    fr_remoting_conn_closed(bk->remoting, ss);
+    if (ss && bk->consume)
+        bk_consume_session_closed(bk->consume, ss);
     if (ss && bk->clients)
         bk_clients_session_closed(bk->clients, ss);
     if (ss)
@@ -493,19 +482,49 @@ static uint64_t send_queue_depth(const void *send)
     return bk_send_waiting(send);
 }
 
-static uint64_t pulls_held(const void *pull)
+static uint64_t pulls_held(const void *consume)
 {
-    return fr_pull_held(pull);
+    return bk_consume_held(consume);
 }
 
-/* Starts metrics and registers the gauges the fronts own. */
+/* Starts metrics and registers the gauges of the core's send pool and pull hold. */
 static rmq_err_t broker_metrics_start(bk_broker_t *bk, char *err, size_t errlen)
 {
     if (!(bk->metrics = bk_metrics_start(&bk->node, bk->srv, &bk->stats, err, errlen)))
         return RMQ_EIO;
     bk_metrics_register_gauge(bk->metrics, BK_GAUGE_SEND_QUEUE_DEPTH, send_queue_depth, bk->send);
-    bk_metrics_register_gauge(bk->metrics, BK_GAUGE_PULLS_HELD, pulls_held, bk->pull);
+    bk_metrics_register_gauge(bk->metrics, BK_GAUGE_PULLS_HELD, pulls_held, bk->consume);
     return RMQ_OK;
+}
+
+/* Hands the fronts what they see of the broker (bk_front.h), once every
+ * core module is open, and starts them: the native front's codes, then the
+ * remoting codec and its codes. */
+static rmq_err_t broker_fronts_start(bk_broker_t *bk, char *err, size_t errlen)
+{
+    bk->front = (bk_front_t){
+        .node = &bk->node,
+        .srv = bk->srv,
+        .produce = bk->produce,
+        .send = bk->send,
+        .consume = bk->consume,
+        .sendback = bk->sendback,
+        .tx = bk->tx,
+        .locks = bk->locks,
+        .offset_ops = bk->offset_ops,
+        .admin_ops = bk->admin_ops,
+        .clients = bk->clients,
+        .schedule = bk->schedule,
+        .stats = &bk->stats,
+        .groupstats = bk->groupstats,
+        .metrics = bk->metrics,
+    };
+    if (!(bk->fr_send = fr_send_new(&bk->front))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
+    fr_routes_install(&bk->front, bk->fr_send);
+    return (bk->remoting = fr_remoting_start(&bk->front, err, errlen)) ? RMQ_OK : RMQ_ENOMEM;
 }
 
 /* Append hook: a stored append is streamed to the slaves. */
@@ -568,21 +587,23 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .stored = broker_messages_in,
         .stored_arg = bk,
     };
-    if (!(bk->send = bk_send_new(&sc)) || !(bk->fr_send = fr_send_new(bk))) {
+    if (!(bk->send = bk_send_new(&sc))) {
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
-    bk->pull = fr_pull_new(bk);
+    bk_consume_config_t cc;
+    bk_consume_cfg_fill(&bk->node, &cc);
+    bk->consume = bk_consume_new(&cc);
     bk->groupstats = bk_groupstats_new();
     bk->tick = event_new(bk->base, -1, EV_PERSIST, broker_tick, bk);
     bk->drain = evtimer_new(bk->base, broker_drain, bk);
-    if (!bk->pull || !bk->groupstats || !bk->tick || !bk->drain) {
+    if (!bk->consume || !bk->groupstats || !bk->tick || !bk->drain) {
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
     if ((rc = broker_metrics_start(bk, err, errlen)) != RMQ_OK)
         return rc;
-    if (!(bk->schedule = fr_schedule_new(bk, err, errlen)))
+    if (!(bk->schedule = fr_schedule_new(&bk->node, bk->produce, &bk->stats, bk->config_dir, err, errlen)))
         return RMQ_EINVAL;
     bk_sendback_config_t sbc = {
         .store = bk->store,
@@ -599,7 +620,6 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     }
     if (!(bk->reg = bk_register_new(&bk->node, bk->cfg->namesrv_addr, err, errlen)))
         return RMQ_EINVAL;
-    st_store_set_arrival_cb(bk->store, broker_arrived, bk);
     if (!(bk->locks = bk_lock_new(bk->cfg->rebalance_lock_max_live_time))) {
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
@@ -608,9 +628,9 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         return rc;
     if ((rc = broker_admin_new(bk, err, errlen)) != RMQ_OK)
         return rc;
-    fr_routes_install(bk);
-    if (!(bk->remoting = fr_remoting_start(bk, err, errlen)))
-        return RMQ_ENOMEM;
+    if ((rc = broker_fronts_start(bk, err, errlen)) != RMQ_OK)
+        return rc;
+    st_store_set_arrival_cb(bk->store, broker_arrived, bk);
     bk_schedule_start(bk->schedule);
     struct timeval sec = {1, 0};
     event_add(bk->tick, &sec);
@@ -640,8 +660,7 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     bk->stopped = done;
     bk->stopped_arg = arg;
     LOG_INFO("broker %s stopping", bk->addr);
-    fr_pull_release_all(bk->pull);
-    fr_remoting_stop(bk->remoting);
+    bk_consume_stop(bk->consume);
     bk_offsets_persist(bk->offsets);
     bk->drain_deadline_ms = rmq_mono_ms() + bk->cfg->sync_flush_timeout + 1000;
     broker_drain(-1, 0, bk);
@@ -680,8 +699,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk->fr_send = NULL;
     bk_send_free(bk->send);          /* after the native front's queue */
     bk->send = NULL;
-    fr_pull_free(bk->pull);
-    bk->pull = NULL;
+    bk_consume_free(bk->consume);
+    bk->consume = NULL;
     fr_remoting_free(bk->remoting);
     bk->remoting = NULL;
     bk_groupstats_free(bk->groupstats);

@@ -11,9 +11,11 @@
 
 #include "bk_append.h"
 #include "bk_clients.h"
+#include "bk_consume.h"
 #include "bk_config.h"
 #include "bk_groups_pb.h"
 #include "bk_groupstats.h"
+#include "bk_front.h"
 #include "bk_node.h"
 #include "bk_offsets_pb.h"
 #include "bk_produce.h"
@@ -29,7 +31,6 @@
 #include "st_store.h"
 
 typedef struct fr_send fr_send_t;
-typedef struct fr_pull fr_pull_t;
 typedef struct bk_register bk_register_t;
 typedef struct bk_controller bk_controller_t;
 typedef struct bk_ha bk_ha_t;
@@ -56,7 +57,7 @@ typedef struct bk_broker {
     bk_sendback_t *sendback;      /* retry and dead letters (core/bk_sendback.c) */
     bk_send_t *send;              /* every front's send waiting and back-pressure (core/bk_send.c) */
     fr_send_t *fr_send;           /* the native front's send queue (front/rmq/fr_send.c) */
-    fr_pull_t *pull;
+    bk_consume_t *consume;        /* every front's pulls and their hold (core/bk_consume.c) */
     bk_register_t *reg;
     bk_ha_t *ha;                  /* HA master or slave; rebuilt when the role changes */
     bk_role_t role;               /* the current role: read it with bk_broker_role */
@@ -73,6 +74,7 @@ typedef struct bk_broker {
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
     bk_node_t node;               /* what cluster links and metrics are handed (bk_node.h) */
+    bk_front_t front;             /* what the fronts are handed (bk_front.h) */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */
     struct event *drain;          /* clean stop: waits for unanswered sends */
     int64_t drain_deadline_ms;
@@ -130,26 +132,5 @@ int bk_broker_ha_port(const bk_broker_t *bk);
 
 /* Called when topic name changed (registers it with the name servers). */
 void bk_broker_topics_changed(void *arg, const char *name);
-
-/* ---- handler modules: each installs its request codes on bk->srv ---- */
-
-fr_send_t *fr_send_new(bk_broker_t *bk);
-void fr_send_free(fr_send_t *s);
-
-fr_pull_t *fr_pull_new(bk_broker_t *bk);
-void fr_pull_free(fr_pull_t *p);
-/* Store arrival callback: wakes held pulls of topic/queue. */
-void fr_pull_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg);
-/* The broker's role changed at runtime (controller mode). */
-void fr_pull_set_slave(fr_pull_t *p, int is_slave);
-/* Drops held pulls of a closing connection. */
-void fr_pull_conn_closed(fr_pull_t *p, rmq_conn_t *conn);
-size_t fr_pull_held(const fr_pull_t *p);
-/* Answers every held pull now (clean stop). */
-void fr_pull_release_all(fr_pull_t *p);
-
-/* Replies BAD_REQUEST naming the command and the header it needs; returns 0.
- * Returns 1 if req carries header case want. */
-int bk_need_header(rmq_conn_t *conn, const rmq_frame_t *req, int want, const char *header_name);
 
 #endif

@@ -1,14 +1,13 @@
 /* bk_consume_cfg.h: the pull core's configuration (core/bk_consume.h) as
- * the broker's settings and tables (bk_node.h) give it, shared by every
- * front-end that creates a pull core of its own (front/rmq,
- * front/remoting). */
+ * the broker's settings and tables (bk_node.h) give it: the one pull
+ * core every front-end's pulls go through. */
 #ifndef BK_CONSUME_CFG_H
 #define BK_CONSUME_CFG_H
 
 #include "bk_consume.h"
 #include "bk_node.h"
 
-/* Fills cc from node (pointers borrowed); the caller sets answer and ctx_free. */
+/* Fills cc from node (pointers borrowed). */
 void bk_consume_cfg_fill(const bk_node_t *node, bk_consume_config_t *cc);
 
 /* accessMessageInMemoryMaxRatio of the host's memory, in bytes: how far

@@ -22,6 +22,7 @@
 #include "bk_ha.h"
 #include "bk_map.h"
 #include "bk_register_remoting.h"
+#include "bk_reground.h"
 #include "bk_topics_pb.h"
 #include "bk_unregister.h"
 #include "rmq_log.h"
@@ -53,8 +54,7 @@ struct bk_register {
     rmq_client_pool_t *pool;
     ns_target_t *ns;
     size_t n_ns;
-    struct event *period;
-    struct event *soon;
+    bk_reground_t rounds;      /* periodic version queries, and what changes owe */
     bk_unreg_t unreg;          /* answers to UNREGISTER_BROKER at stop */
     char master_addr[128];
     char ha_addr[128];
@@ -357,31 +357,41 @@ static void target_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
     target_pump(t);
 }
 
-/* Every period: a version query (or what is owed) to each idle name server. */
-static void register_tick(evutil_socket_t fd, short what, void *arg)
+/* ---- the native wire as the rounds drive it (bk_reground.h) ---- */
+
+static void wire_period(void *arg, size_t i)
 {
-    bk_register_t *r = arg;
-    for (size_t i = 0; i < r->n_ns; i++) {
-        ns_target_t *t = &r->ns[i];
-        t->backoff = 0;
-        if (t->inflight || bk_node_stopping(r->node))
-            continue;
-        if (t->legacy)
-            t->need_full = 1;
-        if (t->need_full || bk_map_count(t->delta))
-            target_pump(t);
-        else
-            target_query(t);
-    }
+    ((bk_register_t *)arg)->ns[i].backoff = 0;
 }
 
-/* End of a loop pass with changes: each idle name server gets them. */
-static void register_soon(evutil_socket_t fd, short what, void *arg)
+static int wire_idle(void *arg, size_t i)
 {
-    bk_register_t *r = arg;
-    for (size_t i = 0; i < r->n_ns; i++)
-        target_pump(&r->ns[i]);
+    return !((bk_register_t *)arg)->ns[i].inflight;
 }
+
+/* A legacy name server (no version queries, no deltas) is owed the whole
+ * table whenever it is sent anything. */
+static int wire_owed(void *arg, size_t i)
+{
+    const ns_target_t *t = &((bk_register_t *)arg)->ns[i];
+    return t->legacy || t->need_full || bk_map_count(t->delta);
+}
+
+static void wire_send_owed(void *arg, size_t i)
+{
+    ns_target_t *t = &((bk_register_t *)arg)->ns[i];
+    if (t->legacy && !t->inflight)
+        t->need_full = 1;
+    target_pump(t);
+}
+
+static void wire_send_query(void *arg, size_t i)
+{
+    target_query(&((bk_register_t *)arg)->ns[i]);
+}
+
+static const bk_reground_wire_t register_wire = {wire_period, wire_idle, wire_owed, wire_send_owed,
+                                                 wire_send_query};
 
 /* namesrvProtocol=remoting: r's name servers registered by bk_register_remoting.c. */
 static int register_remoting(bk_register_t *r, char *err, size_t errlen)
@@ -416,9 +426,7 @@ bk_register_t *bk_register_new(const bk_node_t *node, const char *addrs, char *e
     rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "namesrv"};
     rmq_security_client_opts(node->sec, &opts);
     r->pool = rmq_client_pool_new(node->base, &opts);
-    r->period = event_new(node->base, -1, EV_PERSIST, register_tick, r);
-    r->soon = event_new(node->base, -1, 0, register_soon, r);
-    if (!r->pool || !r->period || !r->soon) {
+    if (bk_reground_init(&r->rounds, node, r->n_ns, &register_wire, r) != RMQ_OK || !r->pool) {
         snprintf(err, errlen, "register: out of memory");
         bk_register_free(r);
         return NULL;
@@ -433,10 +441,7 @@ void bk_register_free(bk_register_t *r)
     bk_regrem_free(r->rem);
     if (r->pool)
         rmq_client_pool_free(r->pool);
-    if (r->period)
-        event_free(r->period);
-    if (r->soon)
-        event_free(r->soon);
+    bk_reground_deinit(&r->rounds);
     bk_unreg_deinit(&r->unreg);
     for (size_t i = 0; i < r->n_ns; i++) {
         if (r->ns[i].delta) {
@@ -455,10 +460,7 @@ void bk_register_start(bk_register_t *r)
         bk_regrem_start(r->rem);
         return;
     }
-    int64_t ms = r->node->cfg->register_name_server_period;
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    event_add(r->period, &tv);
-    register_tick(-1, 0, r);
+    bk_reground_start(&r->rounds);
 }
 
 /* How many changed names a delta may carry: a delta costs the name server
@@ -490,8 +492,7 @@ void bk_register_topic_changed(bk_register_t *r, const char *name)
             t->need_full = 1;
         }
     }
-    if (r->n_ns && !event_pending(r->soon, EV_TIMEOUT, NULL))
-        event_active(r->soon, EV_TIMEOUT, 0);
+    bk_reground_soon(&r->rounds);
 }
 
 void bk_register_role_changed(bk_register_t *r, const char *master_addr, const char *ha_addr)
@@ -506,8 +507,7 @@ void bk_register_role_changed(bk_register_t *r, const char *master_addr, const c
         r->ns[i].need_full = 1;
         r->ns[i].backoff = 0;
     }
-    if (r->n_ns && !event_pending(r->soon, EV_TIMEOUT, NULL))
-        event_active(r->soon, EV_TIMEOUT, 0);
+    bk_reground_soon(&r->rounds);
 }
 
 uint64_t bk_register_bytes_sent(const bk_register_t *r)
@@ -532,8 +532,7 @@ void bk_register_stop(bk_register_t *r, int timeout_ms, void (*done)(void *arg),
         return;
     }
     const bk_node_t *node = r->node;
-    event_del(r->period);
-    event_del(r->soon);
+    bk_reground_stop(&r->rounds);
     Rmq__UnregisterBrokerRequest ub = RMQ__UNREGISTER_BROKER_REQUEST__INIT;
     ub.cluster_name = node->cfg->broker_cluster_name;
     ub.broker_name = node->cfg->broker_name;

@@ -22,6 +22,7 @@
 #include <event2/buffer.h>
 
 #include "bk_ha.h"
+#include "bk_reground.h"
 #include "bk_topics_pb.h"
 #include "bk_unregister.h"
 #include "fr_remoting_admin_wire.h"
@@ -44,8 +45,7 @@ struct bk_regrem {
     const bk_node_t *node;
     regrem_ns_t *ns;
     size_t n_ns;
-    struct event *period;
-    struct event *soon;
+    bk_reground_t rounds;      /* periodic version queries, and what changes owe */
     bk_unreg_t unreg;          /* answers to UNREGISTER_BROKER at stop */
     char master_addr[128];
     char ha_addr[128];
@@ -251,27 +251,29 @@ static void regrem_pump(regrem_ns_t *t)
         regrem_full(t);
 }
 
-/* Every period: a version query to each idle name server, or what it is owed. */
-static void regrem_tick(evutil_socket_t fd, short what, void *arg)
+/* ---- the remoting wire as the rounds drive it (bk_reground.h) ---- */
+
+static int wire_idle(void *arg, size_t i)
 {
-    bk_regrem_t *r = arg;
-    for (size_t i = 0; i < r->n_ns; i++) {
-        regrem_ns_t *t = &r->ns[i];
-        if (t->inflight || bk_node_stopping(r->node))
-            continue;
-        if (t->need_full)
-            regrem_full(t);
-        else
-            regrem_query(t);
-    }
+    return !((bk_regrem_t *)arg)->ns[i].inflight;
 }
 
-static void regrem_soon(evutil_socket_t fd, short what, void *arg)
+static int wire_owed(void *arg, size_t i)
 {
-    bk_regrem_t *r = arg;
-    for (size_t i = 0; i < r->n_ns; i++)
-        regrem_pump(&r->ns[i]);
+    return ((bk_regrem_t *)arg)->ns[i].need_full;
 }
+
+static void wire_send_owed(void *arg, size_t i)
+{
+    regrem_pump(&((bk_regrem_t *)arg)->ns[i]);
+}
+
+static void wire_send_query(void *arg, size_t i)
+{
+    regrem_query(&((bk_regrem_t *)arg)->ns[i]);
+}
+
+static const bk_reground_wire_t regrem_wire = {NULL, wire_idle, wire_owed, wire_send_owed, wire_send_query};
 
 bk_regrem_t *bk_regrem_new(const bk_node_t *node, const char *const *addrs, size_t n, char *err, size_t errlen)
 {
@@ -295,9 +297,7 @@ bk_regrem_t *bk_regrem_new(const bk_node_t *node, const char *const *addrs, size
             return NULL;
         }
     }
-    r->period = event_new(node->base, -1, EV_PERSIST, regrem_tick, r);
-    r->soon = event_new(node->base, -1, 0, regrem_soon, r);
-    if (!r->period || !r->soon)
+    if (bk_reground_init(&r->rounds, node, r->n_ns, &regrem_wire, r) != RMQ_OK)
         goto nomem;
     return r;
 nomem:
@@ -312,10 +312,7 @@ void bk_regrem_free(bk_regrem_t *r)
         return;
     for (size_t i = 0; i < r->n_ns; i++)
         rmq_rclient_free(r->ns[i].cli);
-    if (r->period)
-        event_free(r->period);
-    if (r->soon)
-        event_free(r->soon);
+    bk_reground_deinit(&r->rounds);
     bk_unreg_deinit(&r->unreg);
     free(r->ns);
     free(r);
@@ -323,10 +320,7 @@ void bk_regrem_free(bk_regrem_t *r)
 
 void bk_regrem_start(bk_regrem_t *r)
 {
-    int64_t ms = r->node->cfg->register_name_server_period;
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    event_add(r->period, &tv);
-    regrem_tick(-1, 0, r);
+    bk_reground_start(&r->rounds);
 }
 
 /* Owes every name server a full registration, sent at the end of this pass. */
@@ -334,8 +328,7 @@ static void regrem_owe_all(bk_regrem_t *r)
 {
     for (size_t i = 0; i < r->n_ns; i++)
         r->ns[i].need_full = 1;
-    if (r->n_ns && !event_pending(r->soon, EV_TIMEOUT, NULL))
-        event_active(r->soon, EV_TIMEOUT, 0);
+    bk_reground_soon(&r->rounds);
 }
 
 void bk_regrem_changed(bk_regrem_t *r)
@@ -359,8 +352,7 @@ static void regrem_unreg_done(rmq_err_t err, const rmq_remoting_request_t *resp,
 
 void bk_regrem_stop(bk_regrem_t *r, int timeout_ms, void (*done)(void *arg), void *arg)
 {
-    event_del(r->period);
-    event_del(r->soon);
+    bk_reground_stop(&r->rounds);
     rmq_remoting_field_t f[4];
     char id[24];
     size_t n = regrem_fields(r, f, id);

@@ -1,6 +1,8 @@
 /* bk_consume.c: a consumer's pull on neutral requests (see bk_consume.h). */
 #include "bk_consume.h"
 
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,12 +19,15 @@ struct bk_consume {
     int stopping;
 };
 
-/* A held pull: its neutral request (strings owned) and the front's ctx. */
+/* A held pull: its neutral request (strings owned) and where its answer goes. */
 typedef struct parked {
     bk_pull_req_t req;
     char *strs;                      /* group, topic, subscription, NUL-separated */
     bk_session_t *ss;                /* borrowed: the hold references it */
-    void *ctx;
+    const bk_pull_front_t *front;
+    void *front_arg;
+    void *conn;                      /* held through front->hold */
+    alignas(max_align_t) unsigned char to[BK_PULL_TO_MAX];
 } parked_t;
 
 typedef struct pull_filter {
@@ -140,8 +145,17 @@ static int64_t pull_suggest(bk_consume_t *c, const char *group, const st_get_res
     return slow ? grp->which_broker_when_consume_slowly : grp->broker_id;
 }
 
-/* Copies req into a parked pull (strings owned); NULL when out of memory. */
-static parked_t *park_new(const bk_pull_req_t *req, bk_session_t *ss, void *ctx)
+/* Frees what an answered pull's out owns. */
+static void pull_out_clear(bk_pull_out_t *out)
+{
+    if (out->body)
+        evbuffer_free(out->body);
+    out->body = NULL;
+}
+
+/* Copies req and call's reply address into a parked pull (strings owned);
+ * NULL when out of memory. */
+static parked_t *park_new(const bk_pull_req_t *req, bk_session_t *ss, const bk_pull_call_t *call)
 {
     size_t gl = strlen(req->group) + 1, tl = strlen(req->topic) + 1, sl = strlen(req->subscription) + 1;
     parked_t *pk = malloc(sizeof(*pk));
@@ -157,13 +171,17 @@ static parked_t *park_new(const bk_pull_req_t *req, bk_session_t *ss, void *ctx)
     pk->req.topic = memcpy(strs + gl, req->topic, tl);
     pk->req.subscription = memcpy(strs + gl + tl, req->subscription, sl);
     pk->ss = ss;
-    pk->ctx = ctx;
+    pk->front = call->front;
+    pk->front_arg = call->front_arg;
+    pk->conn = call->conn;
+    memcpy(pk->to, call->to, call->to_len);
     return pk;
 }
 
-/* Executes a pull; first (not a release from the hold) may store the commit
- * offset and hold the pull when nothing is there yet. 1 answered in out, 0 held. */
-static int pull_execute(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss, void *ctx, int first,
+/* Executes a pull; a first run (call not NULL, not a release from the
+ * hold) may store the commit offset and hold the pull when nothing is there
+ * yet. 1 answered in out, 0 held. */
+static int pull_execute(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss, const bk_pull_call_t *call,
                         bk_pull_out_t *out)
 {
     memset(out, 0, sizeof(*out));
@@ -181,7 +199,7 @@ static int pull_execute(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t 
         max_msgs = req->max_msg_nums;
     if (req->max_msg_bytes > 0 && req->max_msg_bytes < max_bytes)
         max_bytes = req->max_msg_bytes;
-    if (first && req->commit && !c->cfg.is_slave)
+    if (call && req->commit && !c->cfg.is_slave)
         bk_offsets_commit(c->cfg.offsets, req->topic, req->group, req->queue_id, req->commit_offset);
     if (!(out->body = evbuffer_new()))
         return bk_result_set(&out->r, BK_SYSTEM_ERROR, "out of memory"), 1;
@@ -189,12 +207,13 @@ static int pull_execute(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t 
     st_store_get(c->cfg.store, topic->name, req->queue_id, req->queue_offset, (int32_t)max_msgs, max_bytes, &pf.f,
                  out->body, &res);
     out->status = pull_status(req, &res);
-    if (out->status == BK_PULL_NOT_FOUND && first && req->suspend && !c->stopping) {
+    if (out->status == BK_PULL_NOT_FOUND && call && req->suspend && ss && !c->stopping) {
         int64_t wait = c->cfg.long_polling ? req->suspend_timeout_ms : c->cfg.short_polling_ms;
-        parked_t *pk = wait > 0 ? park_new(req, ss, ctx) : NULL;
+        parked_t *pk = wait > 0 ? park_new(req, ss, call) : NULL;
         if (pk && bk_hold_add(c->hold, ss, pk, topic->name, req->queue_id, req->queue_offset, &pf.f,
                               rmq_mono_ms() + wait) == RMQ_OK) {
-            bk_pull_out_clear(out);
+            call->front->hold(call->conn);
+            pull_out_clear(out);
             return 0;
         }
         if (pk) {
@@ -217,17 +236,17 @@ static void pull_released(void *parked, int expired, void *arg)
     bk_consume_t *c = arg;
     parked_t *pk = parked;
     bk_pull_out_t out;
-    pull_execute(c, &pk->req, pk->ss, pk->ctx, 0, &out);
-    c->cfg.answer(&pk->req, &out, pk->ctx);
-    bk_pull_out_clear(&out);
+    pull_execute(c, &pk->req, pk->ss, NULL, &out);
+    pk->front->answer(pk->front_arg, pk->conn, pk->to, &pk->req, &out);
+    pull_out_clear(&out);
 }
 
-/* Hold drop: frees a parked pull and its ctx. */
+/* Hold drop: releases a parked pull's connection and frees it. */
 static void pull_dropped(void *parked, void *arg)
 {
-    bk_consume_t *c = arg;
     parked_t *pk = parked;
-    c->cfg.ctx_free(pk->ctx);
+    (void)arg;
+    pk->front->release(pk->conn);
     free(pk->strs);
     free(pk);
 }
@@ -258,16 +277,13 @@ void bk_consume_free(bk_consume_t *c)
     free(c);
 }
 
-int bk_consume_pull(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss, void *ctx, bk_pull_out_t *out)
+void bk_consume_pull(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss, const bk_pull_call_t *call)
 {
-    return pull_execute(c, req, ss, ctx, 1, out);
-}
-
-void bk_pull_out_clear(bk_pull_out_t *out)
-{
-    if (out->body)
-        evbuffer_free(out->body);
-    out->body = NULL;
+    bk_pull_out_t out;
+    if (!pull_execute(c, req, ss, call, &out))
+        return;
+    call->front->answer(call->front_arg, call->conn, call->to, req, &out);
+    pull_out_clear(&out);
 }
 
 void bk_consume_arrived(bk_consume_t *c, const char *topic, int32_t queue_id, int64_t max_offset,

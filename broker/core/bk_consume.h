@@ -60,10 +60,25 @@ typedef struct bk_pull_out {
     struct evbuffer *body;           /* FOUND: the records (owned by out) */
 } bk_pull_out_t;
 
-/* Answers a pull that was held (ctx as given to bk_consume_pull). */
-typedef void (*bk_pull_answer_fn)(const bk_pull_req_t *req, bk_pull_out_t *out, void *ctx);
-/* Frees a held pull's ctx (after its answer, or when its session closed). */
-typedef void (*bk_pull_ctx_free_fn)(void *ctx);
+/* Room for a front's reply address, copied into a held pull. */
+#define BK_PULL_TO_MAX 32
+
+/* A front's side of a pull: how it answers and holds its connection. */
+typedef struct bk_pull_front {
+    /* Answers req on conn at reply address to with out (body owned by out). */
+    void (*answer)(void *arg, void *conn, const void *to, const bk_pull_req_t *req, const bk_pull_out_t *out);
+    void (*hold)(void *conn);        /* while the pull is held */
+    void (*release)(void *conn);
+} bk_pull_front_t;
+
+/* One decoded pull as a front hands it over. */
+typedef struct bk_pull_call {
+    const bk_pull_front_t *front;
+    void *front_arg;
+    void *conn;
+    const void *to;                  /* reply address, to_len <= BK_PULL_TO_MAX */
+    size_t to_len;
+} bk_pull_call_t;
 
 typedef struct bk_consume_config {
     struct event_base *base;         /* borrowed */
@@ -80,22 +95,20 @@ typedef struct bk_consume_config {
     int slave_read_enable;           /* slaveReadEnable */
     int64_t in_memory_max;           /* accessMessageInMemoryMaxRatio of memory, bytes */
     const char *addr;                /* this broker, for reasons (borrowed) */
-    bk_pull_answer_fn answer;
-    bk_pull_ctx_free_fn ctx_free;
 } bk_consume_config_t;
 
 bk_consume_t *bk_consume_new(const bk_consume_config_t *cfg);
-/* Drops every held pull without answering (their ctx freed). */
+/* Drops every held pull without answering (their connections released). */
 void bk_consume_free(bk_consume_t *c);
 
 /* The broker's role changed at runtime (controller mode). */
 void bk_consume_set_slave(bk_consume_t *c, int is_slave);
 
-/* Runs a pull from session ss. Returns 1 when answered now (*out filled;
- * the caller encodes it, then bk_pull_out_clear), or 0 when held: answer
- * runs later with ctx, then ctx_free(ctx). */
-int bk_consume_pull(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss, void *ctx, bk_pull_out_t *out);
-void bk_pull_out_clear(bk_pull_out_t *out);
+/* Runs a pull from session ss and has call->front answer it: now, or, when
+ * it may be held (suspend, a session ss; NULL: never held) and finds
+ * nothing, once data arrives or its deadline passes, meanwhile holding the
+ * connection and a copy of the reply address. */
+void bk_consume_pull(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss, const bk_pull_call_t *call);
 
 /* Store arrival: wakes held pulls of topic/queue. */
 void bk_consume_arrived(bk_consume_t *c, const char *topic, int32_t queue_id, int64_t max_offset,

@@ -9,7 +9,8 @@
  * returns them in MessageDecoder's V1 layout (body CRC, topic, properties)
  * with nextBeginOffset / minOffset / maxOffset; past the end is
  * PULL_NOT_FOUND, far past it PULL_OFFSET_MOVED; a suspended pull waits
- * for its suspendTimeoutMillis, and is answered at once when a message
+ * for its suspendTimeoutMillis (counted in the broker's pullHoldCount
+ * meanwhile), and is answered at once when a message
  * arrives.
  *
  * bad_requests: a missing or non-numeric field, a queue id out of range,
@@ -338,6 +339,11 @@ START_TEST(send_pull)
     t0 = hn_now_ms();
     rem_send(fd, RMQ_REMOTING_ROCKETMQ, 11, 9, 0, pf, sizeof pf / sizeof pf[0], NULL, 0);
     usleep(200 * 1000);
+    /* the broker's held pulls count it (GET_BROKER_RUNTIME_INFO pullHoldCount) */
+    ck_assert_int_eq(call(RMQ_REMOTING_JSON, 28, NULL, 0, NULL, 0, &r), RMQ_REMOTING_SUCCESS);
+    ck_assert_msg(r.msg.body && memmem(r.msg.body, r.msg.body_len, "\"pullHoldCount\":\"1\"", 19),
+                  "runtime info without pullHoldCount 1: %.*s", (int)r.msg.body_len, (const char *)r.msg.body);
+    rem_resp_clear(&r);
     ck_assert_int_eq(send_one(RMQ_REMOTING_JSON, "1", "", "late", &r), RMQ_REMOTING_SUCCESS);
     rem_resp_clear(&r);
     ck_assert_int_eq(rem_recv(fd, &r, 20000), 0);

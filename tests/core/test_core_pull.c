@@ -81,7 +81,7 @@ static const scenario_t scenarios[] = {
 
 /* What the core answered (at once or through the callbacks). */
 typedef struct answer {
-    int done, freed;
+    int done, held, freed;           /* answered; connection held; and released */
     bk_result_t r;
     bk_pull_status_t status;
     int32_t count;
@@ -105,14 +105,32 @@ static void answer_record(answer_t *a, const bk_pull_out_t *out)
     }
 }
 
-static void on_answer(const bk_pull_req_t *req, bk_pull_out_t *out, void *ctx)
+/* The front's side: the "connection" is the answer_t. */
+static void on_answer(void *arg, void *conn, const void *to, const bk_pull_req_t *req, const bk_pull_out_t *out)
 {
-    answer_record(ctx, out);
+    answer_record(conn, out);
 }
 
-static void on_ctx_free(void *ctx)
+static void on_hold(void *conn)
 {
-    ((answer_t *)ctx)->freed = 1;
+    ((answer_t *)conn)->held = 1;
+}
+
+static void on_release(void *conn)
+{
+    ((answer_t *)conn)->freed = 1;
+}
+
+static const bk_pull_front_t test_front = {on_answer, on_hold, on_release};
+
+/* Runs req for session ss with a's answer: 1 when answered at once, 0 held. */
+static int pull_run(bk_consume_t *core, const bk_pull_req_t *req, bk_session_t *ss, answer_t *a)
+{
+    int to = 0;
+    bk_pull_call_t call = {.front = &test_front, .conn = a, .to = &to, .to_len = sizeof(to)};
+    bk_consume_pull(core, req, ss, &call);
+    ck_assert_msg(a->done != a->held, "answered %d and held %d", a->done, a->held);
+    return a->done;
 }
 
 /* st_arrival_fn: the store's arrivals wake held pulls, as the broker wires it. */
@@ -153,7 +171,7 @@ static void fixture_open(fixture_t *fx, int is_slave)
         .base = cb->base, .store = fx->st, .topics = fx->topics, .groups = fx->groups, .offsets = fx->offsets,
         .is_slave = is_slave, .permission = BK_PERM_READ | BK_PERM_WRITE, .max_transfer_count = 32,
         .max_transfer_bytes = 1 << 20, .long_polling = 1, .short_polling_ms = 1000, .in_memory_max = 1 << 30,
-        .addr = "127.0.0.1:0", .answer = on_answer, .ctx_free = on_ctx_free,
+        .addr = "127.0.0.1:0",
     };
     ck_assert_ptr_nonnull(fx->core = bk_consume_new(&cc));
     st_store_set_arrival_cb(fx->st, on_arrival, fx->core);
@@ -181,14 +199,10 @@ static void run_scenario(const scenario_t *sc)
         .suspend = sc->suspend_ms > 0, .suspend_timeout_ms = sc->suspend_ms,
     };
     answer_t a = {0};
-    bk_pull_out_t out;
     int64_t start = rmq_mono_ms();
-    int now = bk_consume_pull(fx.core, &req, &ss.base, &a, &out);
+    int now = pull_run(fx.core, &req, &ss.base, &a);
     ck_assert_msg(now == !sc->want_held, "%s: answered at once %d", sc->name, now);
-    if (now) {
-        answer_record(&a, &out);
-        bk_pull_out_clear(&out);
-    } else {
+    if (!now) {
         ck_assert_uint_eq(bk_consume_held(fx.core), 1);
         if (sc->arrive_tag[0]) {
             st_put_result_t res;
@@ -198,7 +212,7 @@ static void run_scenario(const scenario_t *sc)
         }
         core_loop_until(&a.done, sc->suspend_ms + 5000);
         ck_assert_msg(a.done, "%s: no answer", sc->name);
-        ck_assert_msg(a.freed, "%s: ctx not freed", sc->name);
+        ck_assert_msg(a.freed, "%s: connection not released", sc->name);
         if (!sc->arrive_tag[0] || sc->want_held_after_arrival)
             ck_assert_msg(rmq_mono_ms() - start >= sc->suspend_ms - 5, "%s: answered after %lld ms, before the "
                           "suspend timeout", sc->name, (long long)(rmq_mono_ms() - start));
@@ -237,15 +251,15 @@ static bk_pull_req_t held_pull_open(fixture_t *fx, core_fake_session_t *ss)
                            .subscription = "*", .suspend = 1, .suspend_timeout_ms = 5000};
 }
 
-/* A held pull of a session that closes is dropped unanswered; its ctx is freed. */
+/* A held pull of a session that closes is dropped unanswered; its
+ * connection is released. */
 START_TEST(test_held_session_closed)
 {
     fixture_t fx;
     core_fake_session_t ss;
     bk_pull_req_t req = held_pull_open(&fx, &ss);
     answer_t a = {0};
-    bk_pull_out_t out;
-    ck_assert_int_eq(bk_consume_pull(fx.core, &req, &ss.base, &a, &out), 0);
+    ck_assert_int_eq(pull_run(fx.core, &req, &ss.base, &a), 0);
     bk_session_close(&ss.base, "test");
     bk_consume_session_closed(fx.core, &ss.base);
     ck_assert_uint_eq(bk_consume_held(fx.core), 0);
@@ -266,14 +280,12 @@ START_TEST(test_stop_answers_held)
     core_fake_session_t ss;
     bk_pull_req_t req = held_pull_open(&fx, &ss);
     answer_t a = {0}, b = {0};
-    bk_pull_out_t out;
-    ck_assert_int_eq(bk_consume_pull(fx.core, &req, &ss.base, &a, &out), 0);
+    ck_assert_int_eq(pull_run(fx.core, &req, &ss.base, &a), 0);
     bk_consume_stop(fx.core);
     ck_assert(a.done && a.freed);
     ck_assert_int_eq(a.status, BK_PULL_NOT_FOUND);
-    ck_assert_int_eq(bk_consume_pull(fx.core, &req, &ss.base, &b, &out), 1);
-    ck_assert_int_eq(out.status, BK_PULL_NOT_FOUND);
-    bk_pull_out_clear(&out);
+    ck_assert_int_eq(pull_run(fx.core, &req, &ss.base, &b), 1);
+    ck_assert_int_eq(b.status, BK_PULL_NOT_FOUND);
     fixture_close(&fx);
     bk_session_unref(&ss.base);
 }

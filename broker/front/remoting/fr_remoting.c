@@ -130,10 +130,10 @@ int fr_rm_bool(rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *
 int fr_rm_caller(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, bk_caller_t *who)
 {
     *who = (bk_caller_t){NULL, NULL, NULL};
-    if (!rm->bk->sec.acl)
+    if (!rm->fe->node->sec->acl)
         return 0;                    /* access control off: trusted */
     who->peer = rmq_conn_peer(conn);
-    if (rmq_acl_account_of(rm->bk->sec.acl, who->peer, rmq_remoting_field(req, "AccessKey"), &who->account) >= 0)
+    if (rmq_acl_account_of(rm->fe->node->sec->acl, who->peer, rmq_remoting_field(req, "AccessKey"), &who->account) >= 0)
         return 0;
     rmq_remoting_replyf(conn, req, RMQ_REMOTING_NO_PERMISSION,
                         "request code %d from %s is not signed by a known account", req->code, rmq_conn_peer(conn));
@@ -285,19 +285,19 @@ static const fr_rm_route_t routes[] = {
     {37, fr_rm_handle_end_transaction, BK_OP_END_TRANSACTION}, /* END_TRANSACTION */
     /* administration (fr_remoting_admin.c) */
     {17, fr_rm_handle_update_topic, BK_OP_TOPIC_UPDATE},       /* UPDATE_AND_CREATE_TOPIC */
-    {21, fr_rm_handle_all_topics, BK_OP_TOPIC_LIST},           /* GET_ALL_TOPIC_CONFIG */
+    {21, fr_rm_handle_json_read, BK_OP_TOPIC_LIST},            /* GET_ALL_TOPIC_CONFIG */
     {25, fr_rm_handle_update_broker_config, BK_OP_BROKER_CONFIG_UPDATE}, /* UPDATE_BROKER_CONFIG (refused) */
     {26, fr_rm_handle_broker_config, BK_OP_BROKER_CONFIG},     /* GET_BROKER_CONFIG */
-    {28, fr_rm_handle_runtime_info, BK_OP_RUNTIME_INFO},       /* GET_BROKER_RUNTIME_INFO */
+    {28, fr_rm_handle_json_read, BK_OP_RUNTIME_INFO},          /* GET_BROKER_RUNTIME_INFO */
     {200, fr_rm_handle_update_group, BK_OP_GROUP_UPDATE},      /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP */
-    {201, fr_rm_handle_all_groups, BK_OP_GROUP_LIST},          /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
-    {202, fr_rm_handle_topic_stats, BK_OP_TOPIC_STATS},        /* GET_TOPIC_STATS_INFO */
+    {201, fr_rm_handle_json_read, BK_OP_GROUP_LIST},           /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
+    {202, fr_rm_handle_json_read, BK_OP_TOPIC_STATS},          /* GET_TOPIC_STATS_INFO */
     {203, fr_rm_handle_consumer_connections, BK_OP_CONSUMER_CONNECTIONS}, /* GET_CONSUMER_CONNECTION_LIST */
     {207, fr_rm_handle_delete_group, BK_OP_GROUP_DELETE},      /* DELETE_SUBSCRIPTIONGROUP */
-    {208, fr_rm_handle_consume_stats, BK_OP_CONSUME_STATS},    /* GET_CONSUME_STATS */
+    {208, fr_rm_handle_json_read, BK_OP_CONSUME_STATS},        /* GET_CONSUME_STATS */
     {215, fr_rm_handle_delete_topic, BK_OP_TOPIC_DELETE},      /* DELETE_TOPIC_IN_BROKER */
-    {300, fr_rm_handle_consume_by_who, BK_OP_TOPIC_CONSUMERS}, /* QUERY_TOPIC_CONSUME_BY_WHO */
-    {351, fr_rm_handle_topic_config, BK_OP_TOPIC_CONFIG},      /* GET_TOPIC_CONFIG */
+    {300, fr_rm_handle_json_read, BK_OP_TOPIC_CONSUMERS},      /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {351, fr_rm_handle_json_read, BK_OP_TOPIC_CONFIG},         /* GET_TOPIC_CONFIG */
 };
 
 const fr_rm_route_t *fr_rm_route_at(size_t i)
@@ -313,22 +313,18 @@ bk_op_t fr_rm_op(int code)
     return BK_OP_UNDECLARED;
 }
 
-fr_remoting_t *fr_remoting_start(bk_broker_t *bk, char *err, size_t errlen)
+fr_remoting_t *fr_remoting_start(bk_front_t *fe, char *err, size_t errlen)
 {
     fr_remoting_t *rm = calloc(1, sizeof(*rm));
-    rmq_err_t rc = rm ? rmq_remoting_install(bk->srv) : RMQ_ENOMEM;
+    rmq_err_t rc = rm ? rmq_remoting_install(fe->srv) : RMQ_ENOMEM;
     if (rc != RMQ_OK)
         goto fail;
-    rm->bk = bk;
-    if (!(rm->consume = fr_rm_pull_core_new(rm))) {
-        rc = RMQ_ENOMEM;
-        goto fail;
-    }
+    rm->fe = fe;
     for (size_t i = 0; rc == RMQ_OK && i < sizeof(routes) / sizeof(routes[0]); i++)
-        rc = rmq_remoting_handle(bk->srv, routes[i].code, routes[i].fn, rm);
+        rc = rmq_remoting_handle(fe->srv, routes[i].code, routes[i].fn, rm);
     if (rc != RMQ_OK)
         goto fail;
-    rmq_remoting_set_acl(bk->srv, bk->sec.acl, RMQ_ACL_SIGNER_ONLY);
+    rmq_remoting_set_acl(fe->srv, fe->node->sec->acl, RMQ_ACL_SIGNER_ONLY);
     return rm;
 fail:
     snprintf(err, errlen, "cannot start the RocketMQ remoting front-end: %s", rmq_strerror(rc));
@@ -336,31 +332,10 @@ fail:
     return NULL;
 }
 
-void fr_remoting_arrived(fr_remoting_t *rm, const char *topic, int32_t queue_id, int64_t max_offset,
-                         int64_t tag_code)
-{
-    if (rm)
-        bk_consume_arrived(rm->consume, topic, queue_id, max_offset, tag_code);
-}
-
-void fr_remoting_conn_closed(fr_remoting_t *rm, bk_session_t *ss)
-{
-    if (rm && ss)
-        bk_consume_session_closed(rm->consume, ss);
-}
-
-void fr_remoting_stop(fr_remoting_t *rm)
-{
-    if (rm)
-        bk_consume_stop(rm->consume);
-}
-
 void fr_remoting_free(fr_remoting_t *rm)
 {
     if (!rm)
         return;
-    if (rm->consume)
-        bk_consume_free(rm->consume);
     fr_rm_send_free(rm);
     free(rm);
 }

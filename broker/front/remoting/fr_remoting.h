@@ -2,8 +2,8 @@
  * own port next to the native protocol (the transport picks the codec from
  * a connection's first bytes). Each handler reads its request's extFields,
  * has the core check what the signer may do on the names it read (the
- * codec checks only the signature; bk_perm.h decides), calls the core (core/bk_produce.c for sends, core/bk_consume.c for pulls,
- * with its own hold for long polling) or the broker's tables, and answers
+ * codec checks only the signature; bk_perm.h decides), calls the core (core/bk_produce.c for sends, core/bk_consume.c for pulls
+ * and their hold for long polling) or the broker's tables, and answers
  * with RocketMQ's response codes, header fields and bodies. What the front
  * asks of the broker's offset and client tables goes through one function
  * per operation (fr_remoting_core.c). Loop thread only. */
@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "bk_batch.h"
-#include "bk_broker.h"
+#include "bk_front.h"
 #include "bk_consume.h"
 #include "bk_perm.h"
 #include "bk_query.h"
@@ -22,26 +22,19 @@
 #include "rmq_codec_remoting.h"
 
 
+typedef struct fr_remoting fr_remoting_t;
+
 struct fr_remoting {
-    bk_broker_t *bk;
-    bk_consume_t *consume;           /* remoting pulls and their hold */
+    bk_front_t *fe;
     int32_t next_opaque;             /* of requests the broker sends (ids changed) */
     bk_batch_t batch;                /* batch scratch, reused: messages, merged properties, msgIds */
 };
 
 /* ---- what bk_broker.c calls --------------------------------------------- */
 
-/* Registers the remoting codec and its handlers on bk->srv (after the
+/* Registers the remoting codec and its handlers on fe->srv (after the
  * native handlers). NULL with err filled on failure. */
-fr_remoting_t *fr_remoting_start(bk_broker_t *bk, char *err, size_t errlen);
-/* Store arrival: wakes held remoting pulls of topic/queue. */
-void fr_remoting_arrived(fr_remoting_t *rm, const char *topic, int32_t queue_id, int64_t max_offset,
-                         int64_t tag_code);
-/* A connection closed: drops the held pulls of its session ss (may be NULL). */
-void fr_remoting_conn_closed(fr_remoting_t *rm, bk_session_t *ss);
-/* Clean stop: answers every held pull now and holds no more. */
-void fr_remoting_stop(fr_remoting_t *rm);
-/* Drops held pulls (their connections released). */
+fr_remoting_t *fr_remoting_start(bk_front_t *fe, char *err, size_t errlen);
 void fr_remoting_free(fr_remoting_t *rm);
 
 /* ---- shared by the front's files ---------------------------------------- */
@@ -108,24 +101,24 @@ bk_session_t *fr_rm_session_of(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_re
 
 /* ---- the broker core's operations, one function each (fr_remoting_core.c) */
 
-int64_t fr_rm_core_offset_query(bk_broker_t *bk, const char *topic, const char *group, int32_t queue_id);
+int64_t fr_rm_core_offset_query(bk_front_t *fe, const char *topic, const char *group, int32_t queue_id);
 /* 1 when the queue still starts at offset 0 and that message (if any) ends
  * within accessMessageInMemoryMaxRatio of memory from the log's end, the
  * "not in disk" of RocketMQ's checkInDiskByConsumeOffset; else 0. */
-int fr_rm_core_queue_head_in_memory(bk_broker_t *bk, const char *topic, int32_t queue_id);
+int fr_rm_core_queue_head_in_memory(bk_front_t *fe, const char *topic, int32_t queue_id);
 /* Commits offset through the core (which streams it to slaves); BK_OK or a
  * refusal with r set. */
-bk_status_t fr_rm_core_offset_commit(bk_broker_t *bk, const char *topic, const char *group, int32_t queue_id,
+bk_status_t fr_rm_core_offset_commit(bk_front_t *fe, const char *topic, const char *group, int32_t queue_id,
                                      int64_t offset, bk_result_t *r);
 /* Registers the groups of hb (creating subscription groups and their retry
  * topics) and the client on session ss. 0, or -1 with r set. */
-int fr_rm_core_heartbeat(bk_broker_t *bk, bk_session_t *ss, const bk_caller_t *who, const bk_heartbeat_t *hb,
+int fr_rm_core_heartbeat(bk_front_t *fe, bk_session_t *ss, const bk_caller_t *who, const bk_heartbeat_t *hb,
                          bk_result_t *r);
 /* Removes client_id from group (every group if ""), where session ss registered it. */
-void fr_rm_core_unregister(bk_broker_t *bk, bk_session_t *ss, const char *client_id, const char *group);
-size_t fr_rm_core_consumer_ids(bk_broker_t *bk, const char *group, const char **ids, size_t cap);
+void fr_rm_core_unregister(bk_front_t *fe, bk_session_t *ss, const char *client_id, const char *group);
+size_t fr_rm_core_consumer_ids(bk_front_t *fe, const char *group, const char **ids, size_t cap);
 /* The group's subscription expression for topic from heartbeats, or NULL. */
-const char *fr_rm_core_subscription(bk_broker_t *bk, const char *group, const char *topic);
+const char *fr_rm_core_subscription(bk_front_t *fe, const char *group, const char *topic);
 
 /* ---- handlers (rmq_remoting_handler_fn; arg is the fr_remoting_t) ------- */
 
@@ -150,21 +143,18 @@ void fr_rm_handle_end_transaction(rmq_conn_t *conn, const rmq_remoting_request_t
 /* administration (fr_remoting_admin.c) and queries by key (fr_remoting_query.c) */
 void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_all_topics(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_topic_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_topic_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_consume_by_who(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_update_group(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_delete_group(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_all_groups(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
-void fr_rm_handle_runtime_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+/* The reads of one shape (read the names, ask the core, answer a JSON
+ * body), one row each in fr_remoting_admin.c: GET_ALL_TOPIC_CONFIG,
+ * GET_BROKER_RUNTIME_INFO, GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+ * GET_TOPIC_STATS_INFO, GET_CONSUME_STATS, QUERY_TOPIC_CONSUME_BY_WHO,
+ * GET_TOPIC_CONFIG. */
+void fr_rm_handle_json_read(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_update_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 
-/* Creates the pull core of rm (fr_remoting_pull.c). */
-bk_consume_t *fr_rm_pull_core_new(fr_remoting_t *rm);
 /* Frees rm's send scratch (fr_remoting_send.c). */
 void fr_rm_send_free(fr_remoting_t *rm);
 

@@ -9,14 +9,17 @@
  * handler reads its extFields (or its JSON body,
  * fr_remoting_admin_wire.h), calls the same core operation as the native
  * front (core/bk_admin_ops.c, core/bk_offset_ops.c, core/bk_clients.c) and
- * writes RocketMQ's JSON answer. Loop thread. */
+ * writes RocketMQ's JSON answer; the reads of that one shape are rows of
+ * one table (json_reads). Loop thread. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bk_admin_ops.h"
+#include "bk_groups_pb.h"
 #include "bk_offset_ops.h"
+#include "bk_topics_pb.h"
 #include "fr_remoting.h"
 #include "fr_remoting_admin_wire.h"
 #include "fr_remoting_wire.h"
@@ -70,6 +73,12 @@ static void reply_json(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remo
     if (b)
         evbuffer_free(b);
 }
+
+/* The names a read's request gave (NULL: not named). */
+typedef struct names {
+    const char *topic;
+    const char *group;
+} names_t;
 
 /* A JSON array or object under construction (GroupList, tagsSet, KVTable...). */
 typedef struct json_list {
@@ -173,7 +182,7 @@ void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     t.order = strcmp(fr_rm_str(conn, req, "order", NULL, 0, "false"), "true") == 0;
     topic_ack_t *ack = topic_ack_new(conn, req);
     if (!ack ||
-        bk_admin_topics_update(rm->bk->admin_ops, "UPDATE_AND_CREATE_TOPIC", &t, 1, topic_ack_done, ack, &r) == BK_OK)
+        bk_admin_topics_update(rm->fe->admin_ops, "UPDATE_AND_CREATE_TOPIC", &t, 1, topic_ack_done, ack, &r) == BK_OK)
         return;
     topic_ack_free(ack);
     fr_rm_reply_result(conn, req, &r);
@@ -192,7 +201,7 @@ void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     topic_ack_t *ack = topic_ack_new(conn, req);
     if (!ack)
         return;
-    bk_status_t st = bk_admin_topic_delete(rm->bk->admin_ops, topic, topic_ack_done, ack, &existed, &r);
+    bk_status_t st = bk_admin_topic_delete(rm->fe->admin_ops, topic, topic_ack_done, ack, &existed, &r);
     if (st == BK_OK)
         LOG_INFO("DELETE_TOPIC_IN_BROKER from %s: %s%s", rmq_conn_peer(conn), topic, existed ? "" : " (absent)");
     if (st == BK_OK && existed)
@@ -209,81 +218,49 @@ static bk_status_t all_topics_body(const fr_remoting_t *rm, struct evbuffer *b, 
     Rmq__DataVersion dv;
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"topicConfigTable\":{");
-    while (bk_topics_next(rm->bk->topics, &cursor, &t)) {
+    while (bk_topics_next(rm->fe->node->topics, &cursor, &t)) {
         list_key(&l, t->name);
         fr_rm_topic_json(b, t);
     }
-    bk_topics_version(rm->bk->topics, &dv);
+    bk_topics_version(rm->fe->node->topics, &dv);
     FR_RM_ADD(b, "},\"dataVersion\":");
     fr_rm_data_version_json(b, dv.counter, dv.timestamp);
     FR_RM_ADD(b, "}");
     return BK_OK;
 }
 
-/* GET_ALL_TOPIC_CONFIG: every topic's configuration. */
-void fr_rm_handle_all_topics(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    if (fr_rm_allowed(arg, conn, req, NULL, NULL))
-        reply_json(arg, conn, req, all_topics_body, NULL);
-}
-
-/* One TopicConfig, arg (body_fn). */
+/* One TopicConfig, of the named topic, or TOPIC_NOT_EXIST (body_fn). */
 static bk_status_t topic_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    fr_rm_topic_json(b, arg);
+    const names_t *n = arg;
+    const bk_topic_t *t = bk_topics_get(rm->fe->node->topics, n->topic, strlen(n->topic));
+    if (!t)
+        return bk_result_set(r, BK_TOPIC_NOT_EXIST, "No topic %.200s in broker %s", n->topic, rm->fe->node->addr);
+    fr_rm_topic_json(b, t);
     return BK_OK;
 }
 
-/* GET_TOPIC_CONFIG: one TopicConfig, or TOPIC_NOT_EXIST. */
-void fr_rm_handle_topic_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    fr_remoting_t *rm = arg;
-    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
-    if (!topic || !fr_rm_allowed(rm, conn, req, topic, NULL))
-        return;
-    const bk_topic_t *t = bk_topics_get(rm->bk->topics, topic, strlen(topic));
-    if (!t) {
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_TOPIC_NOT_EXIST, "No topic %.200s in broker %s", topic,
-                            rm->bk->addr);
-        return;
-    }
-    reply_json(rm, conn, req, topic_body, t);
-}
-
-/* TopicStatsTable of arg, a bk_topic_stats_t (body_fn). */
+/* TopicStatsTable {offsetTable: {MessageQueue: {lastUpdateTimestamp,
+ * maxOffset, minOffset}}} of the named topic (body_fn). */
 static bk_status_t topic_stats_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    const bk_topic_stats_t *ts = arg;
+    const names_t *n = arg;
+    bk_topic_stats_t stats, *ts = &stats;
+    if (bk_admin_topic_stats(rm->fe->admin_ops, n->topic, ts, r) != BK_OK)
+        return r->status;
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"offsetTable\":{");
     for (size_t i = 0; i < ts->n; i++) {
         const bk_queue_stat_t *q = &ts->queues[i];
         list_next(&l);
-        fr_rm_mq_json(b, ts->topic, rm->bk->cfg->broker_name, q->queue_id);
+        fr_rm_mq_json(b, ts->topic, rm->fe->node->cfg->broker_name, q->queue_id);
         evbuffer_add_printf(b, ":{\"lastUpdateTimestamp\":%" PRId64 ",\"maxOffset\":%" PRId64
                             ",\"minOffset\":%" PRId64 "}", q->last_update_timestamp, q->max_offset,
                             q->min_offset);
     }
     FR_RM_ADD(b, "}}");
+    bk_topic_stats_clear(ts);
     return BK_OK;
-}
-
-/* GET_TOPIC_STATS_INFO: TopicStatsTable {offsetTable: {MessageQueue:
- * {lastUpdateTimestamp, maxOffset, minOffset}}}. */
-void fr_rm_handle_topic_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    fr_remoting_t *rm = arg;
-    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
-    bk_topic_stats_t ts;
-    bk_result_t r;
-    if (!topic || !fr_rm_allowed(rm, conn, req, topic, NULL))
-        return;
-    if (bk_admin_topic_stats(rm->bk->admin_ops, topic, &ts, &r) != BK_OK) {
-        fr_rm_reply_result(conn, req, &r);
-        return;
-    }
-    reply_json(rm, conn, req, topic_stats_body, &ts);
-    bk_topic_stats_clear(&ts);
 }
 
 /* bk_clients_name_fn: appends name to the list. */
@@ -294,24 +271,16 @@ static void list_add(void *arg, const char *name)
     rmq_json_str(l->b, name);
 }
 
-/* GroupList {groupList: [...]} of the groups consuming topic arg (body_fn). */
+/* GroupList {groupList: [...]} of the groups consuming the named topic (body_fn). */
 static bk_status_t consume_by_who_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
+    const names_t *n = arg;
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"groupList\":[");
-    if (bk_admin_topic_groups(rm->bk->admin_ops, arg, list_add, &l, r) != BK_OK)
+    if (bk_admin_topic_groups(rm->fe->admin_ops, n->topic, list_add, &l, r) != BK_OK)
         return r->status;
     FR_RM_ADD(b, "]}");
     return BK_OK;
-}
-
-/* QUERY_TOPIC_CONSUME_BY_WHO: GroupList {groupList: [...]}. */
-void fr_rm_handle_consume_by_who(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    fr_remoting_t *rm = arg;
-    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
-    if (topic && fr_rm_allowed(rm, conn, req, topic, NULL))
-        reply_json(rm, conn, req, consume_by_who_body, topic);
 }
 
 /* ---- subscription groups -------------------------------------------------- */
@@ -329,7 +298,7 @@ void fr_rm_handle_update_group(rmq_conn_t *conn, const rmq_remoting_request_t *r
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: %s", why);
         return;
     }
-    bk_admin_group_update(rm->bk->admin_ops, &grp, &r);
+    bk_admin_group_update(rm->fe->admin_ops, &grp, &r);
     reply_result(conn, req, &r);
 }
 
@@ -341,14 +310,14 @@ void fr_rm_handle_delete_group(rmq_conn_t *conn, const rmq_remoting_request_t *r
     bk_result_t r;
     if (!group || !fr_rm_allowed(rm, conn, req, NULL, group))
         return;
-    bk_admin_group_delete(rm->bk->admin_ops, group, &r);
+    bk_admin_group_delete(rm->fe->admin_ops, group, &r);
     reply_result(conn, req, &r);
 }
 
 /* SubscriptionGroupWrapper {subscriptionGroupTable, dataVersion} (body_fn). */
 static bk_status_t all_groups_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(rm->bk->groups);
+    Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(rm->fe->node->groups);
     json_list_t l = {b, 0};
     if (!tab)
         return bk_result_set(r, BK_SYSTEM_ERROR, "GET_ALL_SUBSCRIPTIONGROUP_CONFIG: out of memory");
@@ -365,13 +334,6 @@ static bk_status_t all_groups_body(const fr_remoting_t *rm, struct evbuffer *b, 
     FR_RM_ADD(b, "}");
     bk_groups_table_free(tab);
     return BK_OK;
-}
-
-/* GET_ALL_SUBSCRIPTIONGROUP_CONFIG: every subscription group's configuration. */
-void fr_rm_handle_all_groups(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    if (fr_rm_allowed(arg, conn, req, NULL, NULL))
-        reply_json(arg, conn, req, all_groups_body, NULL);
 }
 
 /* ---- consumers ------------------------------------------------------------- */
@@ -430,12 +392,12 @@ static bk_status_t consumer_connections_body(const fr_remoting_t *rm, struct evb
     const group_ref_t *g = arg;
     json_list_t conns = {b, 0}, subs = {b, 0};
     FR_RM_ADD(b, "{\"connectionSet\":[");
-    bk_clients_each_client(rm->bk->clients, g->name, connection_add, &conns);
+    bk_clients_each_client(rm->fe->clients, g->name, connection_add, &conns);
     evbuffer_add_printf(b, "],\"consumeFromWhere\":\"%s\",\"consumeType\":\"%s\",\"messageModel\":\"%s\","
                         "\"subscriptionTable\":{", fr_rm_consume_from_name(g->gv.consume_from),
                         g->gv.pull_mode ? "CONSUME_ACTIVELY" : "CONSUME_PASSIVELY",
                         g->gv.clustering ? "CLUSTERING" : "BROADCASTING");
-    if (bk_clients_each_sub(rm->bk->clients, g->name, subscription_add, &subs) != RMQ_OK)
+    if (bk_clients_each_sub(rm->fe->clients, g->name, subscription_add, &subs) != RMQ_OK)
         return bk_result_set(r, BK_SYSTEM_ERROR, "GET_CONSUMER_CONNECTION_LIST: out of memory");
     FR_RM_ADD(b, "}}");
     return BK_OK;
@@ -450,7 +412,7 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
     group_ref_t g = {fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL)};
     if (!g.name || !fr_rm_allowed(rm, conn, req, NULL, g.name))
         return;
-    if (!bk_clients_group(rm->bk->clients, g.name, &g.gv)) {
+    if (!bk_clients_group(rm->fe->clients, g.name, &g.gv)) {
         rmq_remoting_replyf(conn, req, CODE_CONSUMER_NOT_ONLINE, "the consumer group[%.200s] not online", g.name);
         return;
     }
@@ -458,41 +420,27 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
 }
 
 /* ConsumeStats {offsetTable: {MessageQueue: {brokerOffset, consumerOffset,
- * lastTimestamp}}, consumeTps} of arg, a bk_consume_progress_t (body_fn). */
+ * lastTimestamp}}, consumeTps} of the named group on the named topic ("":
+ * every topic it has offsets on) (body_fn). */
 static bk_status_t consume_stats_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    const bk_consume_progress_t *cp = arg;
+    const names_t *n = arg;
+    bk_consume_progress_t progress, *cp = &progress;
+    if (bk_offset_progress(rm->fe->offset_ops, n->group, n->topic, cp, r) != BK_OK)
+        return r->status;
     json_list_t l = {b, 0};
     evbuffer_add_printf(b, "{\"consumeTps\":%.2f,\"offsetTable\":{", cp->consume_tps);
     for (size_t i = 0; i < cp->n; i++) {
         const bk_queue_progress_t *q = &cp->queues[i];
         list_next(&l);
-        fr_rm_mq_json(b, q->topic, rm->bk->cfg->broker_name, q->queue_id);
+        fr_rm_mq_json(b, q->topic, rm->fe->node->cfg->broker_name, q->queue_id);
         evbuffer_add_printf(b, ":{\"brokerOffset\":%" PRId64 ",\"consumerOffset\":%" PRId64
                             ",\"lastTimestamp\":%" PRId64 "}", q->broker_offset, q->consumer_offset,
                             q->last_timestamp);
     }
     FR_RM_ADD(b, "}}");
+    bk_consume_progress_clear(cp);
     return BK_OK;
-}
-
-/* GET_CONSUME_STATS: the progress of consumerGroup on topic (absent or
- * empty: every topic it has offsets on). */
-void fr_rm_handle_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
-{
-    fr_remoting_t *rm = arg;
-    const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
-    const char *topic = group ? fr_rm_str(conn, req, "topic", NULL, 0, "") : NULL;
-    bk_consume_progress_t cp;
-    bk_result_t r;
-    if (!group || !fr_rm_allowed(rm, conn, req, topic, group))
-        return;
-    if (bk_offset_progress(rm->bk->offset_ops, group, topic, &cp, &r) != BK_OK) {
-        fr_rm_reply_result(conn, req, &r);
-        return;
-    }
-    reply_json(rm, conn, req, consume_stats_body, &cp);
-    bk_consume_progress_clear(&cp);
 }
 
 /* ---- the broker ------------------------------------------------------------ */
@@ -508,21 +456,57 @@ static void kv_add(const char *key, const char *value, void *arg)
 /* KVTable {table: {key: value}} of the core's runtime keys (body_fn). */
 static bk_status_t runtime_info_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
 {
-    bk_broker_t *bk = rm->bk;
-    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = fr_pull_held(bk->pull),
-                              .conn_count = rmq_server_conn_count(bk->srv)};
+    bk_front_t *fe = rm->fe;
+    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(fe->send), .pull_held = bk_consume_held(fe->consume),
+                              .conn_count = rmq_server_conn_count(fe->srv)};
     json_list_t l = {b, 0};
     FR_RM_ADD(b, "{\"table\":{");
-    bk_admin_runtime_info(bk->admin_ops, &live, kv_add, &l);
+    bk_admin_runtime_info(fe->admin_ops, &live, kv_add, &l);
     FR_RM_ADD(b, "}}");
     return BK_OK;
 }
 
-/* GET_BROKER_RUNTIME_INFO: the broker's runtime figures. */
-void fr_rm_handle_runtime_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+/* ---- reads of one shape: names in, the core asked, a JSON body out ------- */
+
+/* A read: the request code, the extFields naming its topic and group (NULL:
+ * it names none; group_key first, required; topic_key required unless
+ * topic_optional, then ""), and the body it answers. */
+typedef struct json_read {
+    int code;
+    const char *group_key;
+    const char *topic_key;
+    int topic_optional;
+    body_fn body;
+} json_read_t;
+
+static const json_read_t json_reads[] = {
+    {21, NULL, NULL, 0, all_topics_body},                      /* GET_ALL_TOPIC_CONFIG */
+    {28, NULL, NULL, 0, runtime_info_body},                    /* GET_BROKER_RUNTIME_INFO */
+    {201, NULL, NULL, 0, all_groups_body},                     /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
+    {202, NULL, "topic", 0, topic_stats_body},                 /* GET_TOPIC_STATS_INFO */
+    {208, "consumerGroup", "topic", 1, consume_stats_body},    /* GET_CONSUME_STATS */
+    {300, NULL, "topic", 0, consume_by_who_body},              /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {351, NULL, "topic", 0, topic_body},                       /* GET_TOPIC_CONFIG */
+};
+
+void fr_rm_handle_json_read(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
-    if (fr_rm_allowed(arg, conn, req, NULL, NULL))
-        reply_json(arg, conn, req, runtime_info_body, NULL);
+    const json_read_t *row = NULL;
+    names_t n = {NULL, NULL};
+    for (size_t i = 0; !row && i < sizeof(json_reads) / sizeof(json_reads[0]); i++)
+        if (json_reads[i].code == req->code)
+            row = &json_reads[i];
+    if (!row) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_REQUEST_CODE_NOT_SUPPORTED, "request code %d is not a read",
+                            req->code);
+        return;
+    }
+    if (row->group_key && !(n.group = fr_rm_str(conn, req, row->group_key, NULL, 1, NULL)))
+        return;
+    if (row->topic_key && !(n.topic = fr_rm_str(conn, req, row->topic_key, NULL, !row->topic_optional, "")))
+        return;
+    if (fr_rm_allowed(arg, conn, req, n.topic, n.group))
+        reply_json(arg, conn, req, row->body, &n);
 }
 
 /* GET_BROKER_CONFIG: the effective configuration as properties text
@@ -536,7 +520,7 @@ void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *
         return;
     FILE *f = open_memstream(&text, &len);
     if (f) {
-        bk_config_print(rm->bk->cfg, f);
+        bk_config_print(rm->fe->node->cfg, f);
         fclose(f);
     }
     if (!f || !text) {

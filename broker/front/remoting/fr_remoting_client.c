@@ -64,7 +64,7 @@ void fr_rm_handle_heartbeat(rmq_conn_t *conn, const rmq_remoting_request_t *req,
     bk_session_t *ss = fr_rm_session_of(rm, conn, req);
     if (!ss)
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "HEART_BEAT: out of memory");
-    else if (fr_rm_core_heartbeat(rm->bk, ss, &who, &hb.hb, &r) != 0)
+    else if (fr_rm_core_heartbeat(rm->fe, ss, &who, &hb.hb, &r) != 0)
         fr_rm_reply_result(conn, req, &r);
     else
         reply_ok(conn, req);
@@ -83,7 +83,7 @@ void fr_rm_handle_unregister(rmq_conn_t *conn, const rmq_remoting_request_t *req
         return;
     bk_session_t *ss = fr_session_find(conn);
     if (ss && (consumer[0] || !producer[0]))
-        fr_rm_core_unregister(rm->bk, ss, client, consumer);
+        fr_rm_core_unregister(rm->fe, ss, client, consumer);
     reply_ok(conn, req);
 }
 
@@ -93,7 +93,7 @@ void fr_rm_handle_consumer_list(rmq_conn_t *conn, const rmq_remoting_request_t *
     const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
     if (!group || !fr_rm_allowed(rm, conn, req, NULL, group))
         return;
-    size_t n = fr_rm_core_consumer_ids(rm->bk, group, NULL, 0);
+    size_t n = fr_rm_core_consumer_ids(rm->fe, group, NULL, 0);
     if (n == 0) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "no consumer for this group, %.200s", group);
         return;
@@ -101,7 +101,7 @@ void fr_rm_handle_consumer_list(rmq_conn_t *conn, const rmq_remoting_request_t *
     const char **ids = calloc(n, sizeof(*ids));
     struct evbuffer *body = ids ? evbuffer_new() : NULL;
     if (body) {
-        fr_rm_core_consumer_ids(rm->bk, group, ids, n);
+        fr_rm_core_consumer_ids(rm->fe, group, ids, n);
         fr_rm_consumer_list_encode(body, ids, n);
     }
     size_t len = body ? evbuffer_get_length(body) : 0;
@@ -126,12 +126,12 @@ void fr_rm_handle_offset_query(rmq_conn_t *conn, const rmq_remoting_request_t *r
     if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0 ||
         !fr_rm_allowed(rm, conn, req, topic, group))
         return;
-    int64_t off = fr_rm_core_offset_query(rm->bk, topic, group, (int32_t)qid);
+    int64_t off = fr_rm_core_offset_query(rm->fe, topic, group, (int32_t)qid);
     /* RocketMQ's broker: a group new to a queue whose head is still in
      * memory starts at 0 (so CONSUME_FROM_LAST_OFFSET consumers, ali-ons'
      * default, read a young queue from its start, and no client logs an
      * error); otherwise QUERY_NOT_FOUND lets the client choose. */
-    if (off < 0 && fr_rm_core_queue_head_in_memory(rm->bk, topic, (int32_t)qid))
+    if (off < 0 && fr_rm_core_queue_head_in_memory(rm->fe, topic, (int32_t)qid))
         off = 0;
     if (off < 0) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_QUERY_NOT_FOUND,
@@ -152,7 +152,7 @@ void fr_rm_handle_offset_update(rmq_conn_t *conn, const rmq_remoting_request_t *
         !fr_rm_allowed(rm, conn, req, topic, group))
         return;
     bk_result_t r;
-    if (off >= 0 && fr_rm_core_offset_commit(rm->bk, topic, group, (int32_t)qid, off, &r) != BK_OK) {
+    if (off >= 0 && fr_rm_core_offset_commit(rm->fe, topic, group, (int32_t)qid, off, &r) != BK_OK) {
         fr_rm_reply_result(conn, req, &r);
         return;
     }
@@ -172,7 +172,7 @@ void fr_rm_handle_queue_offset(rmq_conn_t *conn, const rmq_remoting_request_t *r
         return;
     if (!fr_rm_allowed(rm, conn, req, topic, NULL))
         return;
-    st_store_t *st = rm->bk->store;
+    st_store_t *st = rm->fe->node->store;
     int64_t off = req->code == CODE_GET_MAX_OFFSET ? st_store_max_offset(st, topic, (int32_t)qid)
                   : req->code == CODE_SEARCH_OFFSET_BY_TIMESTAMP ? st_store_offset_by_time(st, topic, (int32_t)qid, ts)
                                                                 : st_store_min_offset(st, topic, (int32_t)qid);

@@ -124,15 +124,15 @@ static int lock_decode(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_r
 }
 
 /* 1 if this broker has mq's topic and mq's queue id is one of its read queues. */
-static int lock_queue_exists(const bk_broker_t *bk, const bk_lock_mq_t *mq)
+static int lock_queue_exists(const bk_front_t *fe, const bk_lock_mq_t *mq)
 {
-    const bk_topic_t *t = bk_topics_get(bk->topics, mq->topic, strlen(mq->topic));
+    const bk_topic_t *t = bk_topics_get(fe->node->topics, mq->topic, strlen(mq->topic));
     return t && mq->queue_id < t->read_queues;
 }
 
 /* Locks the queues of lb that exist here through the core; held[i] says
  * which the client holds. BK_OK, or the core's refusal in r. */
-static bk_status_t lock_existing(bk_broker_t *bk, const fr_rm_lock_body_t *lb, uint8_t *held, bk_result_t *r)
+static bk_status_t lock_existing(bk_front_t *fe, const fr_rm_lock_body_t *lb, uint8_t *held, bk_result_t *r)
 {
     size_t n = 0, *at = calloc(lb->req.n_mqs + 1, sizeof(*at));
     bk_lock_mq_t *mqs = calloc(lb->req.n_mqs + 1, sizeof(*mqs));
@@ -142,7 +142,7 @@ static bk_status_t lock_existing(bk_broker_t *bk, const fr_rm_lock_body_t *lb, u
         goto out;
     }
     for (size_t i = 0; i < lb->req.n_mqs; i++) {
-        if (lock_queue_exists(bk, &lb->mqs[i])) {
+        if (lock_queue_exists(fe, &lb->mqs[i])) {
             at[n] = i;
             mqs[n++] = lb->mqs[i];
         } else {
@@ -153,7 +153,7 @@ static bk_status_t lock_existing(bk_broker_t *bk, const fr_rm_lock_body_t *lb, u
     bk_lock_batch_req_t req = lb->req;
     req.mqs = mqs;
     req.n_mqs = n;
-    if (bk_lock_batch(bk->locks, &req, got, r) == BK_OK)
+    if (bk_lock_batch(fe->locks, &req, got, r) == BK_OK)
         for (size_t j = 0; j < n; j++)
             held[at[j]] = got[j];
 out:
@@ -174,7 +174,7 @@ void fr_rm_handle_lock(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
     struct evbuffer *body = evbuffer_new();
     if (!held || !body)
         bk_result_set(&r, BK_SYSTEM_ERROR, "%s: out of memory", lb.req.cmd);
-    else if (lock_existing(rm->bk, &lb, held, &r) == BK_OK && fr_rm_lock_answer_encode(body, &lb, held) != RMQ_OK)
+    else if (lock_existing(rm->fe, &lb, held, &r) == BK_OK && fr_rm_lock_answer_encode(body, &lb, held) != RMQ_OK)
         bk_result_set(&r, BK_SYSTEM_ERROR, "%s: out of memory", lb.req.cmd);
     if (r.status == BK_OK) {
         rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .body = evbuffer_pullup(body, -1),
@@ -196,7 +196,7 @@ void fr_rm_handle_unlock(rmq_conn_t *conn, const rmq_remoting_request_t *req, vo
     bk_result_t r;
     if (lock_decode(rm, conn, req, &lb) != 0)
         return;
-    if (bk_unlock_batch(rm->bk->locks, &lb.req, &r) == BK_OK) {
+    if (bk_unlock_batch(rm->fe->locks, &lb.req, &r) == BK_OK) {
         rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS};
         rmq_remoting_reply(conn, req, &rep);
     } else {

@@ -1,9 +1,8 @@
 /* fr_remoting_pull.c: PULL_MESSAGE (11) over the core's pull
- * (core/bk_consume.c) with its own hold: a pull with the suspend flag that
- * finds nothing is parked as its neutral request until data arrives or its
- * suspendTimeoutMillis passes. Answers: 0 FOUND with the messages in
- * MessageDecoder's V1 layout, 19 PULL_NOT_FOUND, 20
- * PULL_RETRY_IMMEDIATELY, 21 PULL_OFFSET_MOVED, each with
+ * (core/bk_consume.c), whose hold parks a pull with the suspend flag that
+ * finds nothing until data arrives or its suspendTimeoutMillis passes.
+ * Answers: 0 FOUND with the messages in MessageDecoder's V1 layout, 19
+ * PULL_NOT_FOUND, 20 PULL_RETRY_IMMEDIATELY, 21 PULL_OFFSET_MOVED, each with
  * PullMessageResponseHeader (suggestWhichBrokerId, nextBeginOffset,
  * minOffset, maxOffset). */
 #include <inttypes.h>
@@ -11,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_consume_cfg.h"
 #include "bk_metrics.h"
 #include "fr_remoting.h"
 #include "fr_remoting_wire.h"
@@ -21,13 +19,6 @@
 #define PULL_FLAG_COMMIT_OFFSET 1
 #define PULL_FLAG_SUSPEND 2
 #define PULL_FLAG_SUBSCRIPTION 4
-
-/* A pull's reply address while the core holds it. */
-typedef struct pull_ctx {
-    fr_remoting_t *rm;
-    rmq_conn_t *conn;                /* referenced */
-    fr_rm_to_t to;
-} pull_ctx_t;
 
 static int pull_code(bk_pull_status_t st)
 {
@@ -40,27 +31,30 @@ static int pull_code(bk_pull_status_t st)
 }
 
 /* Counts a pull's outcome in the broker's statistics. */
-static void pull_count(bk_broker_t *bk, const bk_pull_req_t *req, const bk_pull_out_t *out)
+static void pull_count(bk_front_t *fe, const bk_pull_req_t *req, const bk_pull_out_t *out)
 {
     if (out->status != BK_PULL_FOUND) {
-        bk_stats_add(&bk->stats, BK_STAT_GET_MISS, 1);
+        bk_stats_add(fe->stats, BK_STAT_GET_MISS, 1);
         return;
     }
-    bk_stats_add(&bk->stats, BK_STAT_GET_FOUND, out->msg_count);
-    bk_stats_add(&bk->stats, BK_STAT_GET_TRANSFERRED, out->bytes);
-    bk_groupstats_add(bk->groupstats, req->group, req->topic, out->msg_count);
-    bk_metrics_messages_out(bk->metrics, req->topic, (uint64_t)out->msg_count, (uint64_t)out->bytes);
+    bk_stats_add(fe->stats, BK_STAT_GET_FOUND, out->msg_count);
+    bk_stats_add(fe->stats, BK_STAT_GET_TRANSFERRED, out->bytes);
+    bk_groupstats_add(fe->groupstats, req->group, req->topic, out->msg_count);
+    bk_metrics_messages_out(fe->metrics, req->topic, (uint64_t)out->msg_count, (uint64_t)out->bytes);
 }
 
-/* Encodes the core's result of req. */
-static void pull_reply(fr_remoting_t *rm, rmq_conn_t *conn, const fr_rm_to_t *to, const bk_pull_req_t *req,
-                       const bk_pull_out_t *out)
+/* bk_pull_front_t answer: encodes the core's result of req. */
+static void pull_answer(void *arg, void *c, const void *to_p, const bk_pull_req_t *req, const bk_pull_out_t *out)
 {
+    fr_remoting_t *rm = arg;
+    rmq_conn_t *conn = c;
+    fr_rm_to_t to;
+    memcpy(&to, to_p, sizeof(to));
     rmq_remoting_reply_t rep = {.code = fr_rm_status_code(out->r.status), .remark = out->r.why};
     char sug[24], next[24], min[24], max[24];
     uint8_t *msgs = NULL;
     if (out->r.status != BK_OK) {
-        fr_rm_reply_to(conn, to, &rep);
+        fr_rm_reply_to(conn, &to, &rep);
         return;
     }
     snprintf(sug, sizeof(sug), "%" PRId64, out->suggest_broker_id);
@@ -84,31 +78,20 @@ static void pull_reply(fr_remoting_t *rm, rmq_conn_t *conn, const fr_rm_to_t *to
             LOG_ERROR_RL("remoting pull of %s queue %d: cannot encode %zu bytes of records", req->topic,
                          req->queue_id, len);
             rep = (rmq_remoting_reply_t){.code = RMQ_REMOTING_SYSTEM_ERROR, .remark = "cannot encode the messages"};
-            fr_rm_reply_to(conn, to, &rep);
+            fr_rm_reply_to(conn, &to, &rep);
             free(msgs);
             return;
         }
         rep.body = msgs;
         rep.body_len = len;
     }
-    pull_count(rm->bk, req, out);
-    fr_rm_reply_to(conn, to, &rep);
+    pull_count(rm->fe, req, out);
+    fr_rm_reply_to(conn, &to, &rep);
     free(msgs);
 }
 
-/* Core callback: a held pull's answer. */
-static void pull_answer(const bk_pull_req_t *req, bk_pull_out_t *out, void *arg)
-{
-    pull_ctx_t *ctx = arg;
-    pull_reply(ctx->rm, ctx->conn, &ctx->to, req, out);
-}
-
-static void pull_ctx_free(void *arg)
-{
-    pull_ctx_t *ctx = arg;
-    rmq_conn_unref(ctx->conn);
-    free(ctx);
-}
+static const bk_pull_front_t pull_front = {pull_answer, rmq_conn_ref_any, rmq_conn_unref_any};
+_Static_assert(sizeof(fr_rm_to_t) <= BK_PULL_TO_MAX, "a held pull keeps the reply address");
 
 /* The expression to filter by: the request's own (subscription flag),
  * else the group's from its heartbeats, else every tag. */
@@ -118,7 +101,7 @@ static const char *pull_expression(fr_remoting_t *rm, const rmq_remoting_request
     const char *own = rmq_remoting_field(req, "subscription");
     if ((sys_flag & PULL_FLAG_SUBSCRIPTION) && own && own[0])
         return own;
-    const char *expr = fr_rm_core_subscription(rm->bk, group, topic);
+    const char *expr = fr_rm_core_subscription(rm->fe, group, topic);
     return expr ? expr : "*";
 }
 
@@ -154,27 +137,6 @@ void fr_rm_handle_pull(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
         .suspend_timeout_ms = suspend_ms,
     };
     fr_rm_to_t to = fr_rm_to(req);
-    bk_session_t *ss = pr.suspend ? fr_rm_session_of(rm, conn, req) : NULL;
-    pull_ctx_t *ctx = ss ? malloc(sizeof(*ctx)) : NULL;
-    bk_pull_out_t out;
-    if (!ctx)
-        pr.suspend = 0;              /* out of memory: answer at once */
-    else
-        *ctx = (pull_ctx_t){.rm = rm, .conn = conn, .to = to};
-    if (!bk_consume_pull(rm->consume, &pr, ss, ctx, &out)) {
-        rmq_conn_ref(conn);          /* held: the ctx keeps the connection */
-        return;
-    }
-    free(ctx);
-    pull_reply(rm, conn, &to, &pr, &out);
-    bk_pull_out_clear(&out);
-}
-
-bk_consume_t *fr_rm_pull_core_new(fr_remoting_t *rm)
-{
-    bk_consume_config_t cc;
-    bk_consume_cfg_fill(&rm->bk->node, &cc);
-    cc.answer = pull_answer;
-    cc.ctx_free = pull_ctx_free;
-    return bk_consume_new(&cc);
+    bk_pull_call_t call = {.front = &pull_front, .front_arg = rm, .conn = conn, .to = &to, .to_len = sizeof(to)};
+    bk_consume_pull(rm->fe->consume, &pr, pr.suspend ? fr_rm_session_of(rm, conn, req) : NULL, &call);
 }

@@ -53,7 +53,7 @@ static int query_decode(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_
         fr_rm_int(conn, req, "endTimestamp", NULL, 1, INT64_MIN, INT64_MAX, 0, &end) != 0)
         return -1;
     if (uniq && strcmp(uniq, "true") == 0)
-        max_num = rm->bk->cfg->default_query_max_num;
+        max_num = rm->fe->node->cfg->default_query_max_num;
     *kr = (bk_query_key_req_t){.topic = topic, .key = key, .max_num = (int32_t)max_num, .begin_ms = begin,
                                .end_ms = end};
     return 0;
@@ -74,8 +74,8 @@ void fr_rm_handle_query(rmq_conn_t *conn, const rmq_remoting_request_t *req, voi
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
         return;
     }
-    bk_query_key(rm->bk->store, &kr, (int32_t)rm->bk->cfg->default_query_max_num, body, &count, &r);
-    st_store_index_last(rm->bk->store, &last_ts, &last_phys);
+    bk_query_key(rm->fe->node->store, &kr, (int32_t)rm->fe->node->cfg->default_query_max_num, body, &count, &r);
+    st_store_index_last(rm->fe->node->store, &last_ts, &last_phys);
     snprintf(ts, sizeof(ts), "%" PRId64, last_ts);
     snprintf(phys, sizeof(phys), "%" PRId64, last_phys);
     rmq_remoting_field_t f[] = {{"indexLastUpdateTimestamp", ts}, {"indexLastUpdatePhyoffset", phys}};
@@ -103,7 +103,7 @@ void fr_rm_handle_view(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
         return;
     }
-    bk_query_view(rm->bk->store, off, bk_perm_reader_init(&rd, &who, BK_OP_VIEW), body, &r);
+    bk_query_view(rm->fe->node->store, off, bk_perm_reader_init(&rd, &who, BK_OP_VIEW), body, &r);
     if (r.status == BK_OK)
         query_reply_records(conn, req, body, NULL, 0);
     else if (r.status == BK_NOT_FOUND)               /* RocketMQ's viewMessageById: SYSTEM_ERROR */

@@ -211,7 +211,7 @@ static void send_store(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_r
         .batch = &rm->batch,
         .body_len = req->body_len,
     };
-    bk_send_store(rm->bk->send, &call, tgt, msgs, n);
+    bk_send_store(rm->fe->send, &call, tgt, msgs, n);
 }
 
 /* SYSTEM_BUSY while the sends queued or waiting for the append path, on
@@ -219,7 +219,7 @@ static void send_store(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_r
  * remark for a full send queue. 1 after answering. */
 static int send_busy(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req)
 {
-    bk_send_t *s = rm->bk->send;
+    bk_send_t *s = rm->fe->send;
     if (!bk_send_full(s))
         return 0;
     rmq_remoting_replyf(conn, req, fr_rm_status_code(BK_BUSY),
@@ -249,7 +249,7 @@ void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
         .body_len = req->body_len,
         .who = &who,
     };
-    if (!bk_produce_check(rm->bk->produce, &pr, &tgt, &r)) {
+    if (!bk_produce_check(rm->fe->produce, &pr, &tgt, &r)) {
         fr_rm_reply_result(conn, req, &r);
         return;
     }

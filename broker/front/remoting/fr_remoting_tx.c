@@ -96,10 +96,10 @@ void fr_rm_handle_send_back(rmq_conn_t *conn, const rmq_remoting_request_t *req,
     rm_tx_wait_t *w = tx_wait_new(conn, req, 0);
     if (!w)
         return;
-    if (bk_sendback_run(rm->bk->sendback, &sr, &out, tx_answer, w))
+    if (bk_sendback_run(rm->fe->sendback, &sr, &out, tx_answer, w))
         tx_answer(&out, w);
     if (out.stored)
-        bk_stats_add(&rm->bk->stats, BK_STAT_PUT, 1);
+        bk_stats_add(rm->fe->stats, BK_STAT_PUT, 1);
 }
 
 /* commitOrRollback as the core's state; -1 after answering for another value. */
@@ -152,6 +152,6 @@ void fr_rm_handle_end_transaction(rmq_conn_t *conn, const rmq_remoting_request_t
     rm_tx_wait_t *w = tx_wait_new(conn, req, 1);
     if (!w)
         return;
-    if (bk_tx_end(rm->bk->tx, &er, &out, tx_answer, w))
+    if (bk_tx_end(rm->fe->tx, &er, &out, tx_answer, w))
         tx_answer(&out, w);
 }

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "bk_admin_ops.h"
-#include "bk_broker.h"
+#include "bk_front.h"
+#include "bk_groups_pb.h"
+#include "bk_topics_pb.h"
 #include "fr_routes.h"
 #include "fr_perm.h"
 #include "fr_status.h"
@@ -52,17 +54,17 @@ static void reply_result(rmq_conn_t *conn, const rmq_frame_t *req, const bk_resu
 /* GET_BROKER_RUNTIME_INFO: store and request statistics as a ConfigTable. */
 void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!fr_allowed(bk, conn, req, NULL, NULL))
+    bk_front_t *fe = arg;
+    if (!fr_allowed(fe, conn, req, NULL, NULL))
         return;
     kv_table_t *t = calloc(1, sizeof(*t));
     if (!t) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
     }
-    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(bk->send), .pull_held = fr_pull_held(bk->pull),
-                              .conn_count = rmq_server_conn_count(bk->srv)};
-    bk_admin_runtime_info(bk->admin_ops, &live, kv_add, t);
+    bk_runtime_live_t live = {.send_waiting = bk_send_waiting(fe->send), .pull_held = bk_consume_held(fe->consume),
+                              .conn_count = rmq_server_conn_count(fe->srv)};
+    bk_admin_runtime_info(fe->admin_ops, &live, kv_add, t);
     Rmq__Command resp = RMQ__COMMAND__INIT;
     Rmq__ConfigTable ct = RMQ__CONFIG_TABLE__INIT;
     ct.entries = t->ptrs;
@@ -102,11 +104,11 @@ static void topic_from_pb(const Rmq__TopicConfig *tc, bk_topic_t *t)
 
 /* Creates or replaces topics[0..n) through the core; answers SUCCESS once
  * the table is durable (registration follows at once), or the refusal. */
-static void topics_update(bk_broker_t *bk, rmq_conn_t *conn, const rmq_frame_t *req, const bk_topic_t *topics,
+static void topics_update(bk_front_t *fe, rmq_conn_t *conn, const rmq_frame_t *req, const bk_topic_t *topics,
                           size_t n)
 {
     bk_result_t r;
-    if (!fr_allowed(bk, conn, req, NULL, NULL))
+    if (!fr_allowed(fe, conn, req, NULL, NULL))
         return;
     topic_ack_t *ack = malloc(sizeof(*ack));
     if (!ack) {
@@ -115,7 +117,7 @@ static void topics_update(bk_broker_t *bk, rmq_conn_t *conn, const rmq_frame_t *
     }
     *ack = (topic_ack_t){conn, rmq_reply_to(req->cmd)};
     rmq_conn_ref(conn);
-    if (bk_admin_topics_update(bk->admin_ops, rmq_request_name(req->cmd->code), topics, n, topic_ack_done, ack,
+    if (bk_admin_topics_update(fe->admin_ops, rmq_request_name(req->cmd->code), topics, n, topic_ack_done, ack,
                                &r) == BK_OK)
         return;
     rmq_conn_unref(conn);
@@ -127,7 +129,7 @@ static void topics_update(bk_broker_t *bk, rmq_conn_t *conn, const rmq_frame_t *
 void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_topic_t topic;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC_CONFIG, "TopicConfig (topic_config)"))
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC_CONFIG, "TopicConfig (topic_config)"))
         return;
     topic_from_pb(req->cmd->topic_config, &topic);
     topics_update(arg, conn, req, &topic, 1);
@@ -137,7 +139,7 @@ void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
  * table write and one registration; one bad entry refuses them all. */
 void fr_update_topic_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC_CONFIG_TABLE, "TopicConfigTable (topic_config_table)"))
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC_CONFIG_TABLE, "TopicConfigTable (topic_config_table)"))
         return;
     const Rmq__TopicConfigTable *tab = req->cmd->topic_config_table;
     size_t n = tab->n_topics <= BK_TOPIC_LIST_MAX ? tab->n_topics : BK_TOPIC_LIST_MAX + 1;
@@ -157,9 +159,9 @@ void fr_update_topic_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
  * answered once the deletion is on disk. */
 void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)") ||
-        !fr_allowed(bk, conn, req, req->cmd->topic->topic, NULL))
+    bk_front_t *fe = arg;
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)") ||
+        !fr_allowed(fe, conn, req, req->cmd->topic->topic, NULL))
         return;
     bk_result_t r;
     int existed;
@@ -170,7 +172,7 @@ void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     }
     *ack = (topic_ack_t){conn, rmq_reply_to(req->cmd)};
     rmq_conn_ref(conn);
-    bk_status_t st = bk_admin_topic_delete(bk->admin_ops, req->cmd->topic->topic, topic_ack_done, ack, &existed, &r);
+    bk_status_t st = bk_admin_topic_delete(fe->admin_ops, req->cmd->topic->topic, topic_ack_done, ack, &existed, &r);
     if (st == BK_OK && existed)
         return;
     rmq_conn_unref(conn);
@@ -184,10 +186,10 @@ void fr_delete_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 /* GET_ALL_TOPIC_CONFIG: the whole table with its data version. */
 void fr_all_topics(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!fr_allowed(bk, conn, req, NULL, NULL))
+    bk_front_t *fe = arg;
+    if (!fr_allowed(fe, conn, req, NULL, NULL))
         return;
-    Rmq__TopicConfigTable *tab = bk_topics_table_new(bk->topics);
+    Rmq__TopicConfigTable *tab = bk_topics_table_new(fe->node->topics);
     if (!tab) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
@@ -202,15 +204,15 @@ void fr_all_topics(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 /* GET_TOPIC_STATS_INFO: min/max offset and last store time per queue. */
 void fr_topic_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)") ||
-        !fr_allowed(bk, conn, req, req->cmd->topic->topic, NULL))
+    bk_front_t *fe = arg;
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC, "TopicRequest (topic)") ||
+        !fr_allowed(fe, conn, req, req->cmd->topic->topic, NULL))
         return;
     bk_topic_stats_t ts;
     bk_result_t r;
     Rmq__QueueStats *qs = NULL;
     Rmq__QueueStats **ptrs = NULL;
-    if (bk_admin_topic_stats(bk->admin_ops, req->cmd->topic->topic, &ts, &r) != BK_OK) {
+    if (bk_admin_topic_stats(fe->admin_ops, req->cmd->topic->topic, &ts, &r) != BK_OK) {
         fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
         return;
     }
@@ -245,37 +247,37 @@ out:
 /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (the group's retry topic with it). */
 void fr_update_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP,
+    bk_front_t *fe = arg;
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_SUBSCRIPTION_GROUP,
                         "SubscriptionGroupConfig (subscription_group)") ||
-        !fr_allowed(bk, conn, req, NULL, NULL))
+        !fr_allowed(fe, conn, req, NULL, NULL))
         return;
     bk_group_t grp;
     bk_result_t r;
     bk_group_from_pb(&grp, req->cmd->subscription_group);
-    bk_admin_group_update(bk->admin_ops, &grp, &r);
+    bk_admin_group_update(fe->admin_ops, &grp, &r);
     reply_result(conn, req, &r);
 }
 
 /* DELETE_SUBSCRIPTIONGROUP: SUBSCRIPTION_GROUP_NOT_EXIST if absent. */
 void fr_delete_group(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)") ||
-        !fr_allowed(bk, conn, req, NULL, req->cmd->group->consumer_group))
+    bk_front_t *fe = arg;
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)") ||
+        !fr_allowed(fe, conn, req, NULL, req->cmd->group->consumer_group))
         return;
     bk_result_t r;
-    bk_admin_group_delete(bk->admin_ops, req->cmd->group->consumer_group, &r);
+    bk_admin_group_delete(fe->admin_ops, req->cmd->group->consumer_group, &r);
     reply_result(conn, req, &r);
 }
 
 /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG. */
 void fr_all_groups(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!fr_allowed(bk, conn, req, NULL, NULL))
+    bk_front_t *fe = arg;
+    if (!fr_allowed(fe, conn, req, NULL, NULL))
         return;
-    Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(bk->groups);
+    Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(fe->node->groups);
     if (!tab) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;

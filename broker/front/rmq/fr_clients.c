@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_broker.h"
+#include "bk_front.h"
 #include "fr_routes.h"
 #include "fr_perm.h"
 #include "fr_session.h"
@@ -46,7 +46,7 @@ int fr_heartbeat_decode(const Rmq__HeartbeatData *w, bk_heartbeat_t *hb, bk_hb_c
 /* HEART_BEAT: records the client's consumer and producer groups. */
 void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
+    bk_front_t *fe = arg;
     rmq_reply_to_t to = rmq_reply_to(req->cmd);
     bk_hb_consumer_t *cons = NULL;
     bk_hb_sub_t *subs = NULL;
@@ -55,13 +55,13 @@ void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     bk_session_t *ss;
     bk_caller_t who;
 
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_HEARTBEAT, "HeartbeatData (heartbeat)"))
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_HEARTBEAT, "HeartbeatData (heartbeat)"))
         return;
-    if (fr_caller(bk, conn, req, &who) != 0)
+    if (fr_caller(fe, conn, req, &who) != 0)
         return;
     if (!(ss = fr_session_of(conn)) || !fr_heartbeat_decode(req->cmd->heartbeat, &hb, &cons, &subs))
         rmq_conn_replyf(conn, to, RMQ__STATUS__SYSTEM_ERROR, "HEART_BEAT: out of memory");
-    else if (bk_clients_heartbeat(bk->clients, ss, &who, &hb, &r) < 0)
+    else if (bk_clients_heartbeat(fe->clients, ss, &who, &hb, &r) < 0)
         fr_reply_result(conn, to, &r, NULL);
     else
         rmq_conn_reply(conn, to, NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
@@ -73,32 +73,32 @@ void fr_heartbeat(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
  * this connection registered it. */
 void fr_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_UNREGISTER_CLIENT,
+    bk_front_t *fe = arg;
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_UNREGISTER_CLIENT,
                         "UnregisterClientRequest (unregister_client)"))
         return;
     const Rmq__UnregisterClientRequest *h = req->cmd->unregister_client;
-    if (!fr_allowed(bk, conn, req, NULL, h->consumer_group))
+    if (!fr_allowed(fe, conn, req, NULL, h->consumer_group))
         return;
     bk_session_t *ss = fr_session_find(conn);
     if (ss && (h->consumer_group[0] || !h->producer_group[0]))
-        bk_clients_unregister(bk->clients, ss, h->client_id, h->consumer_group);
+        bk_clients_unregister(fe->clients, ss, h->client_id, h->consumer_group);
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
 }
 
 /* GET_CONSUMER_LIST_BY_GROUP: client ids, or CONSUMER_NOT_ONLINE. */
 void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)"))
+    bk_front_t *fe = arg;
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_GROUP, "GroupRequest (group)"))
         return;
     const char *group = req->cmd->group->consumer_group;
-    if (!fr_allowed(bk, conn, req, NULL, group))
+    if (!fr_allowed(fe, conn, req, NULL, group))
         return;
-    size_t n = bk_clients_ids(bk->clients, group, NULL, 0);
+    size_t n = bk_clients_ids(fe->clients, group, NULL, 0);
     if (n == 0) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__CONSUMER_NOT_ONLINE,
-                        "no consumer of group %.200s is connected to broker %s", group, bk->addr);
+                        "no consumer of group %.200s is connected to broker %s", group, fe->node->addr);
         return;
     }
     const char **ids = calloc(n, sizeof(*ids));
@@ -106,7 +106,7 @@ void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
     }
-    bk_clients_ids(bk->clients, group, ids, n);
+    bk_clients_ids(fe->clients, group, ids, n);
     Rmq__Command resp = RMQ__COMMAND__INIT;
     Rmq__ConsumerList cl = RMQ__CONSUMER_LIST__INIT;
     cl.client_ids = (char **)ids;

@@ -3,7 +3,7 @@
  * and encodes the queues the client holds. */
 #include <stdlib.h>
 
-#include "bk_broker.h"
+#include "bk_front.h"
 #include "bk_lock.h"
 #include "fr_routes.h"
 #include "fr_perm.h"
@@ -13,13 +13,13 @@
 /* Decodes req into *lr; returns its queues (heap, the caller frees them),
  * or NULL with the reply sent when the header is missing, the signer may
  * not lock the group's queues or memory is short. */
-static bk_lock_mq_t *lock_decode(const bk_broker_t *bk, rmq_conn_t *conn, rmq_frame_t *req,
+static bk_lock_mq_t *lock_decode(const bk_front_t *fe, rmq_conn_t *conn, rmq_frame_t *req,
                                  bk_lock_batch_req_t *lr)
 {
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_LOCK_BATCH, "LockBatchRequest (lock_batch)"))
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_LOCK_BATCH, "LockBatchRequest (lock_batch)"))
         return NULL;
     const Rmq__LockBatchRequest *h = req->cmd->lock_batch;
-    if (!fr_allowed(bk, conn, req, NULL, h->consumer_group))
+    if (!fr_allowed(fe, conn, req, NULL, h->consumer_group))
         return NULL;
     bk_lock_mq_t *mqs = calloc(h->n_mqs + 1, sizeof(*mqs));
     if (!mqs) {
@@ -37,9 +37,9 @@ static bk_lock_mq_t *lock_decode(const bk_broker_t *bk, rmq_conn_t *conn, rmq_fr
 /* LOCK_BATCH_MQ: locks or renews every queue it can; answers the set held. */
 void fr_lock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
+    bk_front_t *fe = arg;
     bk_lock_batch_req_t lr;
-    bk_lock_mq_t *mqs = lock_decode(bk, conn, req, &lr);
+    bk_lock_mq_t *mqs = lock_decode(fe, conn, req, &lr);
     if (!mqs)
         return;
     const Rmq__LockBatchRequest *h = req->cmd->lock_batch;
@@ -49,7 +49,7 @@ void fr_lock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     if (!held || !locked)
         bk_result_set(&r, BK_SYSTEM_ERROR, "out of memory");
     else
-        bk_lock_batch(bk->locks, &lr, held, &r);
+        bk_lock_batch(fe->locks, &lr, held, &r);
     if (r.status != BK_OK) {
         fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
         goto out;
@@ -72,13 +72,13 @@ out:
 /* UNLOCK_BATCH_MQ: releases the queues the client holds. */
 void fr_unlock(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
+    bk_front_t *fe = arg;
     bk_lock_batch_req_t lr;
     bk_result_t r;
-    bk_lock_mq_t *mqs = lock_decode(bk, conn, req, &lr);
+    bk_lock_mq_t *mqs = lock_decode(fe, conn, req, &lr);
     if (!mqs)
         return;
-    if (bk_unlock_batch(bk->locks, &lr, &r) != BK_OK)
+    if (bk_unlock_batch(fe->locks, &lr, &r) != BK_OK)
         fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
     else
         rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_broker.h"
+#include "bk_front.h"
+#include "bk_offsets_pb.h"
 #include "bk_offset_ops.h"
 #include "fr_routes.h"
 #include "fr_perm.h"
@@ -33,15 +34,15 @@ static bk_offset_key_t offset_key(const Rmq__ConsumerOffsetRequest *h)
 /* QUERY_CONSUMER_OFFSET: the stored offset, or QUERY_NOT_FOUND. */
 void fr_query_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_CONSUMER_OFFSET, "ConsumerOffsetRequest (consumer_offset)"))
+    bk_front_t *fe = arg;
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_CONSUMER_OFFSET, "ConsumerOffsetRequest (consumer_offset)"))
         return;
     bk_offset_key_t key = offset_key(req->cmd->consumer_offset);
     bk_result_t r;
     int64_t off;
-    if (!fr_allowed(bk, conn, req, key.topic, key.group))
+    if (!fr_allowed(fe, conn, req, key.topic, key.group))
         return;
-    if (bk_offset_query(bk->offset_ops, &key, &off, &r) != BK_OK)
+    if (bk_offset_query(fe->offset_ops, &key, &off, &r) != BK_OK)
         fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
     else
         reply_offset(conn, req, off, 0);
@@ -50,14 +51,14 @@ void fr_query_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 /* UPDATE_CONSUMER_OFFSET: stores the offset (persisted by the tick). */
 void fr_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_CONSUMER_OFFSET, "ConsumerOffsetRequest (consumer_offset)"))
+    bk_front_t *fe = arg;
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_CONSUMER_OFFSET, "ConsumerOffsetRequest (consumer_offset)"))
         return;
     bk_offset_key_t key = offset_key(req->cmd->consumer_offset);
     bk_result_t r;
-    if (!fr_allowed(bk, conn, req, key.topic, key.group))
+    if (!fr_allowed(fe, conn, req, key.topic, key.group))
         return;
-    if (bk_offset_commit(bk->offset_ops, &key, req->cmd->consumer_offset->commit_offset, &r) != BK_OK)
+    if (bk_offset_commit(fe->offset_ops, &key, req->cmd->consumer_offset->commit_offset, &r) != BK_OK)
         fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
     else
         rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
@@ -66,12 +67,12 @@ void fr_update_consumer_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 /* GET_MAX/MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME. */
 void fr_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_QUEUE, "QueueRequest (queue)"))
+    bk_front_t *fe = arg;
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_QUEUE, "QueueRequest (queue)"))
         return;
     const Rmq__QueueRequest *h = req->cmd->queue;
     bk_queue_offset_req_t q = {.topic = h->topic, .queue_id = h->queue_id, .timestamp = h->timestamp};
-    if (!fr_allowed(bk, conn, req, q.topic, NULL))
+    if (!fr_allowed(fe, conn, req, q.topic, NULL))
         return;
     switch (req->cmd->code) {
     case RMQ__REQUEST_CODE__GET_MAX_OFFSET: q.what = BK_QUEUE_MAX_OFFSET; break;
@@ -80,17 +81,17 @@ void fr_queue_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     default: q.what = BK_QUEUE_EARLIEST_TIME; break;
     }
     bk_queue_offset_out_t out;
-    bk_offset_queue(bk->offset_ops, &q, &out);
+    bk_offset_queue(fe->offset_ops, &q, &out);
     reply_offset(conn, req, out.offset, out.timestamp);
 }
 
 /* GET_ALL_CONSUMER_OFFSET: the whole table, as slaves and mqadmin read it. */
 void fr_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!fr_allowed(bk, conn, req, NULL, NULL))
+    bk_front_t *fe = arg;
+    if (!fr_allowed(fe, conn, req, NULL, NULL))
         return;
-    Rmq__ConsumerOffsetTable *tab = bk_offsets_table_new(bk->offsets, NULL);
+    Rmq__ConsumerOffsetTable *tab = bk_offsets_table_new(fe->node->offsets, NULL);
     if (!tab) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
@@ -106,17 +107,17 @@ void fr_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
  * the messages per second it pulled over the last minute. */
 void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_CONSUME_STATS_REQ, "ConsumeStatsRequest (consume_stats_req)"))
+    bk_front_t *fe = arg;
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_CONSUME_STATS_REQ, "ConsumeStatsRequest (consume_stats_req)"))
         return;
     const Rmq__ConsumeStatsRequest *h = req->cmd->consume_stats_req;
     bk_consume_progress_t cp;
     bk_result_t r;
     Rmq__QueueConsumeStats *qs = NULL;
     Rmq__QueueConsumeStats **ptrs = NULL;
-    if (!fr_allowed(bk, conn, req, h->topic, h->consumer_group))
+    if (!fr_allowed(fe, conn, req, h->topic, h->consumer_group))
         return;
-    if (bk_offset_progress(bk->offset_ops, h->consumer_group, h->topic, &cp, &r) != BK_OK) {
+    if (bk_offset_progress(fe->offset_ops, h->consumer_group, h->topic, &cp, &r) != BK_OK) {
         fr_reply_result(conn, rmq_reply_to(req->cmd), &r, NULL);
         return;
     }

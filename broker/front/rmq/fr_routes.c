@@ -4,8 +4,6 @@
  * are not here. */
 #include "fr_routes.h"
 
-#include "bk_broker.h"
-
 /* Every code served: its handler and the core's operation (bk_perm.h: what
  * it touches and needs, checked on the decoded request). A send's check is
  * the core's send itself (bk_produce_check); the others ask fr_allowed,
@@ -57,8 +55,8 @@ bk_op_t fr_routes_op(int code)
     return BK_OP_UNDECLARED;
 }
 
-void fr_routes_install(bk_broker_t *bk)
+void fr_routes_install(bk_front_t *fe, fr_send_t *s)
 {
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-        rmq_server_handle(bk->srv, routes[i].code, routes[i].fn, bk);
+        rmq_server_handle(fe->srv, routes[i].code, routes[i].fn, routes[i].op == BK_OP_SEND ? (void *)s : (void *)fe);
 }

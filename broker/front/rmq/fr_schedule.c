@@ -4,6 +4,7 @@
  * metadata sync and GET_ALL_DELAY_OFFSET. */
 #include "fr_schedule.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,21 +72,22 @@ rmq_err_t fr_schedule_decode(const uint8_t *data, size_t len, bk_schedule_progre
     return RMQ_OK;
 }
 
-bk_schedule_t *fr_schedule_new(bk_broker_t *bk, char *err, size_t errlen)
+bk_schedule_t *fr_schedule_new(const bk_node_t *node, bk_produce_t *produce, bk_stats_t *stats,
+                               const char *config_dir, char *err, size_t errlen)
 {
-    char path[sizeof(bk->config_dir) + 32];
-    snprintf(path, sizeof(path), "%s/delayOffset.pb", bk->config_dir);
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/delayOffset.pb", config_dir);
     bk_schedule_config_t sc = {
-        .base = bk->base,
-        .store = bk->store,
-        .append = bk->append,
-        .topics = bk->topics,
-        .produce = bk->produce,
-        .persist = bk->persist,
-        .stats = &bk->stats,
-        .delay_levels = bk->cfg->message_delay_level,
-        .horizon_ms = bk->cfg->file_reserved_time * 3600 * 1000,
-        .is_slave = bk_broker_role(bk) == BK_SLAVE,
+        .base = node->base,
+        .store = node->store,
+        .append = node->append,
+        .topics = node->topics,
+        .produce = produce,
+        .persist = node->persist,
+        .stats = stats,
+        .delay_levels = node->cfg->message_delay_level,
+        .horizon_ms = node->cfg->file_reserved_time * 3600 * 1000,
+        .is_slave = bk_node_role(node) == BK_SLAVE,
         .path = path,
         .encode = fr_schedule_encode,
         .decode = fr_schedule_decode,
@@ -106,17 +108,17 @@ void fr_schedule_apply(bk_schedule_t *s, const Rmq__DelayOffsetTable *tab)
 /* GET_ALL_DELAY_OFFSET: the scheduler's persisted progress (slaves copy it). */
 void fr_get_all_delay_offset(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
+    bk_front_t *fe = arg;
     Rmq__DelayOffsetTable tab;
     Rmq__QueueOffset qo[BK_SCHEDULE_LEVELS_MAX], *qop[BK_SCHEDULE_LEVELS_MAX];
-    if (!fr_allowed(bk, conn, req, NULL, NULL))
+    if (!fr_allowed(fe, conn, req, NULL, NULL))
         return;
     bk_schedule_progress_t *p = calloc(1, sizeof(*p));
     if (!p) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
     }
-    bk_schedule_progress(bk->schedule, p);
+    bk_schedule_progress(fe->schedule, p);
     progress_table(p, &tab, qo, qop);
     Rmq__Command resp = RMQ__COMMAND__INIT;
     resp.header_case = RMQ__COMMAND__HEADER_DELAY_OFFSET_TABLE;

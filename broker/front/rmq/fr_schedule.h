@@ -5,13 +5,15 @@
 #ifndef FR_SCHEDULE_H
 #define FR_SCHEDULE_H
 
-#include "bk_broker.h"
+#include "bk_front.h"
 #include "bk_schedule.h"
 
-/* The scheduler of bk over its config (messageDelayLevel, fileReservedTime,
- * role) with config/delayOffset.pb as its progress file. bk's store,
- * append path, produce, topics and persist must be open. NULL with err. */
-bk_schedule_t *fr_schedule_new(bk_broker_t *bk, char *err, size_t errlen);
+/* The scheduler over node's config (messageDelayLevel, fileReservedTime,
+ * role) with config_dir/delayOffset.pb as its progress file, storing
+ * through produce and counting in stats. node's store, append path, topics
+ * and persist must be open. NULL with err. */
+bk_schedule_t *fr_schedule_new(const bk_node_t *node, bk_produce_t *produce, bk_stats_t *stats,
+                               const char *config_dir, char *err, size_t errlen);
 
 /* The progress file's decoder: a packed DelayOffsetTable into p (levels
  * outside 1..BK_SCHEDULE_LEVELS_MAX ignored); RMQ_ECORRUPT if it is not

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "bk_batch.h"
-#include "bk_broker.h"
+#include "bk_front.h"
 #include "bk_ha.h"
 #include "fr_perm.h"
 #include "fr_routes.h"
@@ -33,8 +33,8 @@ typedef struct send_item {
 } send_item_t;
 
 struct fr_send {
-    bk_broker_t *bk;
-    bk_send_t *core;               /* waiting and back-pressure (bk->send) */
+    bk_front_t *fe;
+    bk_send_t *core;               /* waiting and back-pressure (fe->send) */
     send_item_t *ring;
     size_t cap, head, len;
     struct event *drain;
@@ -81,15 +81,15 @@ static void send_reply_ok(rmq_conn_t *conn, rmq_reply_to_t to, const char *ids, 
 static void send_answer(void *arg, void *conn_, const void *to_, const bk_append_out_t *out, const char *ids,
                         int32_t queue_id)
 {
-    bk_broker_t *bk = arg;
+    bk_front_t *fe = arg;
     rmq_conn_t *conn = conn_;
     rmq_reply_to_t to;
     memcpy(&to, to_, sizeof(to));
     if (out->repl_end_us)
-        bk_metrics_sync_wait(bk->metrics, out->repl_end_us - to.start_us, out->r.status == BK_OK);
+        bk_metrics_sync_wait(fe->metrics, out->repl_end_us - to.start_us, out->r.status == BK_OK);
     if (out->r.status == BK_OK)
         send_reply_ok(conn, to, ids ? ids : out->put.msg_id, queue_id, &out->put,
-                      bk_ha_epoch_at(bk->ha, out->put.phys_offset));
+                      bk_ha_epoch_at(bk_node_ha(fe->node), out->put.phys_offset));
     else
         fr_reply_result(conn, to, &out->r, NULL);
 }
@@ -114,7 +114,7 @@ static int send_check(fr_send_t *s, send_ctx_t *c, int batch)
         .who = &c->who,
     };
     bk_result_t r;
-    if (!bk_produce_check(s->bk->produce, &req, &c->tgt, &r))
+    if (!bk_produce_check(s->fe->produce, &req, &c->tgt, &r))
         return fr_reply_result(c->conn, c->to, &r, NULL), -1;
     rmq_conn_peer_ipv4(c->conn, &c->born_ip, &c->born_port);
     c->born_ip6 = rmq_conn_peer_ipv6(c->conn, &c->born_port);
@@ -147,7 +147,7 @@ static void send_store(fr_send_t *s, send_ctx_t *c, st_msg_t *msgs, size_t n)
 {
     bk_send_call_t call = {
         .front = &send_front,
-        .front_arg = s->bk,
+        .front_arg = s->fe,
         .conn = c->conn,
         .to = &c->to,
         .to_len = sizeof(c->to),
@@ -250,7 +250,7 @@ static void send_process(fr_send_t *s, send_item_t *it, int64_t now_us)
     int batch = cmd->code == RMQ__REQUEST_CODE__SEND_BATCH_MESSAGE;
     send_ctx_t c = {.conn = it->conn, .to = rmq_reply_to(cmd)};
     int64_t waited_ms = (now_us - it->enq_us) / 1000;
-    bk_metrics_send_queue_wait(s->bk->metrics, now_us - it->enq_us);
+    bk_metrics_send_queue_wait(s->fe->metrics, now_us - it->enq_us);
     if (!rmq_conn_is_open(it->conn))
         return;
     if (bk_send_too_late(s->core, waited_ms)) {
@@ -259,8 +259,8 @@ static void send_process(fr_send_t *s, send_item_t *it, int64_t now_us)
                         (long long)waited_ms, (long long)bk_send_wait_ms(s->core));
         return;
     }
-    if (!bk_need_header(c.conn, &it->frame, RMQ__COMMAND__HEADER_SEND, "SendMessageRequest (send)") ||
-        fr_caller(s->bk, c.conn, &it->frame, &c.who) != 0)
+    if (!fr_need_header(c.conn, &it->frame, RMQ__COMMAND__HEADER_SEND, "SendMessageRequest (send)") ||
+        fr_caller(s->fe, c.conn, &it->frame, &c.who) != 0)
         return;
     c.hdr = cmd->send;
     if (send_body(s, &c, it->frame.body) != 0) {
@@ -296,7 +296,7 @@ static void send_drain(evutil_socket_t fd, short what, void *arg)
 /* Handler for both send codes: queue the request or answer SYSTEM_BUSY. */
 void fr_send(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    fr_send_t *s = ((bk_broker_t *)arg)->fr_send;
+    fr_send_t *s = arg;
     if (bk_send_full(s->core)) {
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_BUSY,
                         "broker busy: %zu sends queued or waiting for the disk (sendQueueCapacity=%zu)",
@@ -315,16 +315,16 @@ void fr_send(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         event_active(s->drain, EV_TIMEOUT, 0);
 }
 
-fr_send_t *fr_send_new(bk_broker_t *bk)
+fr_send_t *fr_send_new(bk_front_t *fe)
 {
     fr_send_t *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
-    s->bk = bk;
-    s->core = bk->send;
-    s->cap = bk_send_capacity(bk->send);
+    s->fe = fe;
+    s->core = fe->send;
+    s->cap = bk_send_capacity(fe->send);
     s->ring = calloc(s->cap, sizeof(*s->ring));
-    s->drain = event_new(bk->base, -1, 0, send_drain, s);
+    s->drain = event_new(fe->node->base, -1, 0, send_drain, s);
     if (!s->ring || !s->drain) {
         fr_send_free(s);
         return NULL;

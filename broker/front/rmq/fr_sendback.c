@@ -2,7 +2,7 @@
  * ConsumerSendMsgBackRequest header into the core's neutral request
  * (core/bk_sendback.c, which reads the record, checks it and stores the
  * retry or dead-letter copy) and answers its result. */
-#include "bk_broker.h"
+#include "bk_front.h"
 #include "bk_sendback.h"
 #include "fr_routes.h"
 #include "fr_perm.h"
@@ -14,14 +14,14 @@
  * later or bury it in the group's dead-letter queue. */
 void fr_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
+    bk_front_t *fe = arg;
     rmq_reply_to_t to = rmq_reply_to(req->cmd);
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_SEND_BACK, "ConsumerSendMsgBackRequest (send_back)"))
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_SEND_BACK, "ConsumerSendMsgBackRequest (send_back)"))
         return;
     const Rmq__ConsumerSendMsgBackRequest *h = req->cmd->send_back;
     bk_caller_t who;
     bk_perm_reader_t rd;
-    if (!fr_allowed(bk, conn, req, NULL, h->group) || fr_caller(bk, conn, req, &who) != 0)
+    if (!fr_allowed(fe, conn, req, NULL, h->group) || fr_caller(fe, conn, req, &who) != 0)
         return;
     bk_sendback_req_t sr = {
         .group = h->group,
@@ -38,8 +38,8 @@ void fr_send_back(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         rmq_conn_replyf(conn, to, RMQ__STATUS__SYSTEM_ERROR, SENDBACK_OP ": out of memory");
         return;
     }
-    if (bk_sendback_run(bk->sendback, &sr, &out, fr_pending_answer, p))
+    if (bk_sendback_run(fe->sendback, &sr, &out, fr_pending_answer, p))
         fr_pending_answer(&out, p);
     if (out.stored)
-        bk_stats_add(&bk->stats, BK_STAT_PUT, 1);
+        bk_stats_add(fe->stats, BK_STAT_PUT, 1);
 }

@@ -83,3 +83,12 @@ int fr_append_reply(bk_append_t *ap, const st_msg_t *msgs, size_t n, rmq_conn_t 
         fr_pending_answer(&out, p);
     return out.stored;
 }
+
+int fr_need_header(rmq_conn_t *conn, const rmq_frame_t *req, int want, const char *header_name)
+{
+    if ((int)req->cmd->header_case == want)
+        return 1;
+    rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__BAD_REQUEST, "%s needs a %s header",
+                    rmq_request_name(req->cmd->code), header_name);
+    return 0;
+}

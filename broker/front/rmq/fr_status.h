@@ -7,6 +7,10 @@
 #include "bk_status.h"
 #include "rmq_rpc.h"
 
+/* 1 if req carries header case want; else replies BAD_REQUEST naming the
+ * command and the header it needs (header_name) and returns 0. */
+int fr_need_header(rmq_conn_t *conn, const rmq_frame_t *req, int want, const char *header_name);
+
 /* The RMQ__STATUS__* code of a neutral status. */
 int fr_status_wire(bk_status_t status);
 

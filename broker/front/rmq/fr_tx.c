@@ -2,7 +2,7 @@
  * (core/bk_tx.h): END_TRANSACTION into the neutral request, with the
  * account that signed it (access control on), answered once its outcome
  * is durable. Check-backs go out through the session (fr_session.c). */
-#include "bk_broker.h"
+#include "bk_front.h"
 #include "fr_routes.h"
 #include "fr_perm.h"
 #include "fr_status.h"
@@ -23,14 +23,14 @@ int fr_tx_state(Rmq__TransactionState s)
 
 void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
-    bk_broker_t *bk = arg;
+    bk_front_t *fe = arg;
     rmq_reply_to_t to = rmq_reply_to(req->cmd);
     bk_caller_t who;
     bk_append_out_t out;
 
-    if (!bk_need_header(conn, req, RMQ__COMMAND__HEADER_END_TRANSACTION, "EndTransactionRequest (end_transaction)"))
+    if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_END_TRANSACTION, "EndTransactionRequest (end_transaction)"))
         return;
-    if (fr_caller(bk, conn, req, &who) != 0)
+    if (fr_caller(fe, conn, req, &who) != 0)
         return;
     const Rmq__EndTransactionRequest *h = req->cmd->end_transaction;
     if (fr_tx_state(h->state) < 0) {
@@ -50,6 +50,6 @@ void fr_end_transaction(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         rmq_conn_replyf(conn, to, RMQ__STATUS__SYSTEM_ERROR, "END_TRANSACTION: out of memory");
         return;
     }
-    if (bk_tx_end(bk->tx, &er, &out, fr_pending_answer, p))
+    if (bk_tx_end(fe->tx, &er, &out, fr_pending_answer, p))
         fr_pending_answer(&out, p);
 }
