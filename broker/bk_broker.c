@@ -22,6 +22,7 @@
 #include "bk_tx.h"
 #include "fr_schedule.h"
 #include "bk_sendback.h"
+#include "rmq_codec_grpc.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 #include "st_file.h"
@@ -611,6 +612,12 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     fr_routes_install(bk);
     if (!(bk->remoting = fr_remoting_start(bk, err, errlen)))
         return RMQ_ENOMEM;
+    /* gRPC (RocketMQ 5) on the same port: no method yet, every call
+     * answers UNIMPLEMENTED */
+    if ((rc = rmq_grpc_install(bk->srv, NULL, 0)) != RMQ_OK) {
+        snprintf(err, errlen, "cannot start the gRPC transport: %s", rmq_strerror(rc));
+        return rc;
+    }
     bk_schedule_start(bk->schedule);
     struct timeval sec = {1, 0};
     event_add(bk->tick, &sec);

@@ -19,6 +19,8 @@ clang_rt_package() {
 packages=(
   gcc pkg-config meson ninja-build
   libevent-dev protobuf-c-compiler libprotobuf-c-dev libssl-dev zlib1g-dev openssl check
+  # the gRPC transport (common/rmq_codec_grpc.c): HTTP/2 framing, HPACK, flow control
+  libnghttp2-dev
   clang "$(clang_rt_package)"
   procps iproute2
   # tests/cluster/test_chaos_netns.sh and scripts/chaos.sh --controller --netns
