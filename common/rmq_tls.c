@@ -60,6 +60,11 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
     return SSL_TLSEXT_ERR_OK;
 }
 
+void rmq_tls_select_h2(SSL_CTX *ctx)
+{
+    SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+}
+
 static SSL_CTX *ctx_new(const SSL_METHOD *method, char *err, size_t errlen)
 {
     SSL_CTX *ctx = SSL_CTX_new(method);
@@ -92,7 +97,7 @@ SSL_CTX *rmq_tls_server_ctx_new(const char *cert, const char *key, const char *c
     }
     if (load_identity(ctx, cert, key, err, errlen) != 0)
         goto fail;
-    SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+    rmq_tls_select_h2(ctx);
     if (ca != NULL && SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
         tls_error(err, errlen, "cannot load CA", ca);
         goto fail;
