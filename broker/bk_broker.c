@@ -649,6 +649,7 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     LOG_INFO("broker %s stopping", bk->addr);
     fr_pull_release_all(bk->pull);
     fr_remoting_stop(bk->remoting);
+    rmq_grpc_goaway(bk->srv);
     bk_offsets_persist(bk->offsets);
     bk->drain_deadline_ms = rmq_mono_ms() + bk->cfg->sync_flush_timeout + 1000;
     broker_drain(-1, 0, bk);

@@ -667,9 +667,17 @@ static void gc_destroy(grpc_conn_t *gc)
     free(gc);
 }
 
+/* Closes the connection once the session wants neither to read nor to
+ * write (after GOAWAY) and its last frames have left the output. */
+static void gc_close_if_over(grpc_conn_t *gc)
+{
+    if (!nghttp2_session_want_read(gc->h2) && !nghttp2_session_want_write(gc->h2) &&
+        rmq_conn_output_len(gc->conn) == 0)
+        rmq_conn_close(gc->conn, "HTTP/2 session ended");
+}
+
 /* Writes what the session has to send into the connection's output, up to
- * GRPC_OUTPUT_HIGH unsent bytes (the rest when the output drains); closes
- * the connection once the session wants neither to read nor to write. */
+ * GRPC_OUTPUT_HIGH unsent bytes (the rest when the output drains). */
 static void gc_flush(grpc_conn_t *gc)
 {
     rmq_conn_t *conn = gc->conn;
@@ -698,8 +706,8 @@ static void gc_flush(grpc_conn_t *gc)
     rmq_conn_output_done(conn);
     if (failed)
         rmq_conn_close(conn, "HTTP/2 session failed to send");
-    else if (!nghttp2_session_want_read(gc->h2) && !nghttp2_session_want_write(gc->h2))
-        rmq_conn_close(conn, "HTTP/2 session ended");
+    else
+        gc_close_if_over(gc);
 }
 
 static void gc_flush_cb(evutil_socket_t fd, short what, void *arg)
@@ -828,8 +836,12 @@ static void grpc_conn_drained(rmq_conn_t *conn, void *state)
 {
     grpc_conn_t *gc = rmq_conn_codec_data(conn);
 
-    if (gc != NULL && nghttp2_session_want_write(gc->h2))
+    if (gc == NULL)
+        return;
+    if (nghttp2_session_want_write(gc->h2))
         gc_schedule_flush(gc);
+    else
+        gc_close_if_over(gc);
 }
 
 static void grpc_free_state(void *state)

@@ -766,8 +766,9 @@ size_t rmq_server_conn_count(const rmq_server_t *srv)
     return srv->nconns;
 }
 
-/* Stops listening, closes every connection (on_close fires for each) and
- * frees the server; connections still referenced live on, closed. Loop
+/* Stops listening, writes what plaintext connections have queued (one
+ * non-blocking write each), closes every connection (on_close fires for
+ * each) and frees the server; connections still referenced live on, closed. Loop
  * thread, not from inside a handler. */
 void rmq_server_free(rmq_server_t *srv)
 {
@@ -777,12 +778,9 @@ void rmq_server_free(rmq_server_t *srv)
         return;
     if (srv->lis != NULL)
         evconnlistener_free(srv->lis);
+    flusher_cb(-1, 0, srv);    /* last words (a gRPC GOAWAY) go out if the socket takes them */
     while ((conn = TAILQ_FIRST(&srv->conns)) != NULL)
         rmq_conn_close(conn, NULL);
-    while ((conn = TAILQ_FIRST(&srv->flushq)) != NULL) {
-        TAILQ_REMOVE(&srv->flushq, conn, flush_link);
-        rmq_conn_unref(conn);
-    }
     reap(srv);
     if (srv->reaper != NULL)
         event_free(srv->reaper);

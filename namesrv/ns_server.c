@@ -351,8 +351,10 @@ void ns_server_free(ns_server_t *ns)
         return;
     ns_console_free(ns->console);
     ns_controller_free(ns->controller);
-    if (ns->srv)
+    if (ns->srv) {
+        rmq_grpc_goaway(ns->srv);
         rmq_server_free(ns->srv);
+    }
     if (ns->expiry_timer)
         event_free(ns->expiry_timer);
     ns_route_free(ns->route);

@@ -6,7 +6,7 @@
  * method registered yet, answers a RocketMQ 5 RPC with grpc-status 12
  * UNIMPLEMENTED, trailers-only, many streams on one connection. The native
  * protocol (plaintext and TLS without ALPN) and remoting keep working on
- * the same port. */
+ * the same port. A clean stop of either daemon sends GOAWAY. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +84,19 @@ static void expect_unimplemented(const char *addr, SSL_CTX *ctx, int n)
     gc_close(c);
 }
 
+/* An h2c connection to addr that has finished one call. */
+static gc_client_t *open_h2(const char *addr)
+{
+    uint8_t framed[16];
+    size_t len = gc_frame((const uint8_t *)"\x0a\x00", 2, framed);
+    gc_client_t *c = gc_connect(port_of(addr), NULL, NULL);
+
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(gc_request(c, QUERY_ROUTE, "application/grpc", "3S", framed, len, 0));
+    ck_assert_int_eq(gc_run(c, 5000), 0);
+    return c;
+}
+
 /* GET_BROKER_CLUSTER_INFO over the native protocol (ctx NULL: plaintext):
  * the status, or -1 when no answer came (a broker answers with a status
  * of its own: the code is the name server's). */
@@ -147,8 +160,16 @@ START_TEST(test_grpc_on_daemon_ports)
 
     SSL_CTX_free(h2_tls);
     SSL_CTX_free(native_tls);
+    /* a clean stop says GOAWAY to the HTTP/2 connections it has */
+    gc_client_t *to_broker = open_h2(b_addr), *to_ns = open_h2(ns_addr);
     ck_assert_int_eq(hn_daemon_stop(&broker, HN_STOP_TIMEOUT_MS), 0);
     ck_assert_int_eq(hn_daemon_stop(&ns, HN_STOP_TIMEOUT_MS), 0);
+    gc_pump(to_broker, 200);
+    gc_pump(to_ns, 200);
+    ck_assert_msg(gc_goaway_received(to_broker), "no GOAWAY from the stopping broker");
+    ck_assert_msg(gc_goaway_received(to_ns), "no GOAWAY from the stopping name server");
+    gc_close(to_broker);
+    gc_close(to_ns);
     hn_case_passed();
 }
 END_TEST

@@ -46,6 +46,7 @@ struct gc_client {
     gc_body_t bodies[GC_STREAMS_MAX];
     int nstreams;
     int broken;
+    int goaway;
 };
 
 static long long now_ms(void)
@@ -146,6 +147,15 @@ static int on_close(nghttp2_session *h2, int32_t stream_id, uint32_t code, void 
     return 0;
 }
 
+static int on_frame(nghttp2_session *h2, const nghttp2_frame *frame, void *user_data)
+{
+    gc_client_t *c = user_data;
+
+    if (frame->hd.type == NGHTTP2_GOAWAY)
+        c->goaway = 1;
+    return 0;
+}
+
 static gc_ssize_t body_read(nghttp2_session *h2, int32_t stream_id, uint8_t *buf, size_t len,
                             uint32_t *flags, nghttp2_data_source *source, void *user_data)
 {
@@ -208,6 +218,7 @@ gc_client_t *gc_connect(int port, SSL_CTX *ssl_ctx, int *alpn_ok)
     nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_close);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame);
     int rc = nghttp2_session_client_new(&c->h2, cbs, c);
     nghttp2_session_callbacks_del(cbs);
     if (rc != 0)
@@ -312,6 +323,11 @@ void gc_pump(gc_client_t *c, int ms)
 
     while (!c->broken && now_ms() < end)
         gc_round(c, 10);
+}
+
+int gc_goaway_received(const gc_client_t *c)
+{
+    return c->goaway;
 }
 
 uint32_t gc_remote_max_streams(gc_client_t *c)

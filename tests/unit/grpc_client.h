@@ -49,6 +49,9 @@ void gc_pump(gc_client_t *c, int ms);
 /* The server's SETTINGS_MAX_CONCURRENT_STREAMS. */
 uint32_t gc_remote_max_streams(gc_client_t *c);
 
+/* 1 once the server sent GOAWAY. */
+int gc_goaway_received(const gc_client_t *c);
+
 /* Resets a stream (RST_STREAM CANCEL). */
 void gc_cancel(gc_client_t *c, gc_stream_t *s);
 

@@ -463,6 +463,27 @@ START_TEST(test_bad_timeout_and_compressed_flag)
 }
 END_TEST
 
+static void goaway_cb(evutil_socket_t fd, short what, void *arg)
+{
+    rmq_grpc_goaway(fx.srv);
+}
+
+/* rmq_grpc_goaway reaches a connected client as a GOAWAY frame. */
+START_TEST(test_goaway)
+{
+    gc_client_t *c = connect_plain();
+    gc_stream_t *s = unary(c, P_UNARY, (const uint8_t *)"before", 6);
+    ck_assert_int_eq(gc_run(c, 5000), 0);
+    assert_echo(s, (const uint8_t *)"before", 6);
+    ck_assert(!gc_goaway_received(c));
+    event_base_once(fx.base, -1, EV_TIMEOUT, goaway_cb, NULL, NULL);
+    for (int i = 0; i < 100 && !gc_goaway_received(c); i++)
+        gc_pump(c, 20);
+    ck_assert(gc_goaway_received(c));
+    gc_close(c);
+}
+END_TEST
+
 START_TEST(test_tls_alpn_h2)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -546,6 +567,7 @@ int main(void)
     tcase_add_test(tc, test_close_cancels_held_calls);
     tcase_add_test(tc, test_unary_needs_one_message);
     tcase_add_test(tc, test_bad_timeout_and_compressed_flag);
+    tcase_add_test(tc, test_goaway);
     tcase_add_test(tc, test_tls_alpn_h2);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
