@@ -47,6 +47,8 @@ struct gc_client {
     int nstreams;
     int broken;
     int goaway;
+    const char *extra[4][2];      /* gc_add_header */
+    int nextra;
 };
 
 static long long now_ms(void)
@@ -253,7 +255,7 @@ gc_stream_t *gc_request(gc_client_t *c, const char *path, const char *content_ty
                         const char *grpc_timeout, const uint8_t *body, size_t len, int keep_open)
 {
 #define GC_NV(n, v) { (uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), NGHTTP2_NV_FLAG_NONE }
-    nghttp2_nv nva[7] = {
+    nghttp2_nv nva[11] = {
         GC_NV(":method", "POST"), GC_NV(":scheme", c->ssl ? "https" : "http"),
         GC_NV(":path", path), GC_NV(":authority", "127.0.0.1"), GC_NV("te", "trailers"),
         GC_NV("content-type", content_type),
@@ -264,6 +266,8 @@ gc_stream_t *gc_request(gc_client_t *c, const char *path, const char *content_ty
         return NULL;
     if (grpc_timeout != NULL)
         nva[nnv++] = (nghttp2_nv)GC_NV("grpc-timeout", grpc_timeout);
+    for (int i = 0; i < c->nextra; i++)
+        nva[nnv++] = (nghttp2_nv)GC_NV(c->extra[i][0], c->extra[i][1]);
     gc_stream_t *s = &c->streams[c->nstreams];
     gc_body_t *b = &c->bodies[c->nstreams];
     memset(s, 0, sizeof(*s));
@@ -281,6 +285,15 @@ gc_stream_t *gc_request(gc_client_t *c, const char *path, const char *content_ty
         return NULL;
     c->nstreams++;
     return s;
+}
+
+void gc_add_header(gc_client_t *c, const char *name, const char *value)
+{
+    if (c->nextra == 4)
+        return;
+    c->extra[c->nextra][0] = name;
+    c->extra[c->nextra][1] = value;
+    c->nextra++;
 }
 
 /* One round: sends what is queued, waits up to wait_ms for input, reads it. */

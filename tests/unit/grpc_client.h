@@ -39,6 +39,10 @@ gc_stream_t *gc_request(gc_client_t *c, const char *path, const char *content_ty
                         const char *grpc_timeout, const uint8_t *body, size_t len,
                         int keep_open);
 
+/* Adds header name: value to the requests started from now on (up to 4;
+ * the strings must outlive them). */
+void gc_add_header(gc_client_t *c, const char *name, const char *value);
+
 /* Runs the session until every stream started is closed, or until
  * timeout_ms; 0 when all closed. */
 int gc_run(gc_client_t *c, int timeout_ms);

@@ -21,6 +21,7 @@
 #include <nghttp2/nghttp2.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <zlib.h>
 
 #include "grpc_client.h"
 #include "rmq_time.h"
@@ -29,6 +30,7 @@
 #define P_STREAM "/test.Echo/Stream"
 #define P_DEFERRED "/test.Echo/Deferred"
 #define P_HOLD "/test.Echo/Hold"
+#define P_WHO "/test.Echo/Who"
 #define BIG (4u << 20)
 
 static struct {
@@ -131,7 +133,20 @@ static void hold(rmq_grpc_call_t *call, void *arg)
     rmq_grpc_call_on_cancel(call, hold_cancel, NULL);
 }
 
+/* Answers with the x-mq-client-id header and whether a deadline came. */
+static void who(rmq_grpc_call_t *call, void *arg)
+{
+    char answer[128];
+    const char *id = rmq_grpc_call_header(call, "x-mq-client-id");
+    int64_t left = rmq_grpc_call_deadline_ms(call) - rmq_mono_ms();
+
+    snprintf(answer, sizeof(answer), "%s/%s", id != NULL ? id : "-",
+             left > 1000 && left <= 2000 ? "deadline" : "none");
+    rmq_grpc_reply(call, (const uint8_t *)answer, strlen(answer));
+}
+
 static const rmq_grpc_method_t methods[] = {
+    { P_WHO, RMQ_GRPC_UNARY_REQUEST, who, NULL },
     { P_UNARY, RMQ_GRPC_UNARY_REQUEST, unary_echo, NULL },
     { P_STREAM, RMQ_GRPC_STREAM_REQUEST, stream_echo, NULL },
     { P_DEFERRED, RMQ_GRPC_UNARY_REQUEST, deferred_echo, NULL },
@@ -447,6 +462,59 @@ START_TEST(test_unary_needs_one_message)
 }
 END_TEST
 
+/* Metadata and the deadline reach the handler. */
+START_TEST(test_metadata_and_deadline)
+{
+    uint8_t body[8];
+    size_t n = gc_frame((const uint8_t *)"?", 1, body);
+    gc_client_t *c = connect_plain();
+    gc_add_header(c, "x-mq-client-id", "client-7");
+    gc_stream_t *s = gc_request(c, P_WHO, "application/grpc", "2S", body, n, 0);
+    ck_assert_int_eq(gc_run(c, 5000), 0);
+    assert_echo(s, (const uint8_t *)"client-7/deadline", 17);
+    gc_close(c);
+}
+END_TEST
+
+/* Writes a gzip member of text into out; its length. */
+static size_t gzip_text(const char *text, uint8_t *out, size_t cap)
+{
+    z_stream zs = { 0 };
+    ck_assert_int_eq(deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+                                  Z_DEFAULT_STRATEGY), Z_OK);
+    zs.next_in = (uint8_t *)text;
+    zs.avail_in = (uInt)strlen(text);
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    size_t len = zs.total_out;
+    deflateEnd(&zs);
+    return len;
+}
+
+/* grpc-encoding gzip with the compressed flag is inflated; an encoding
+ * we do not have is UNIMPLEMENTED. */
+START_TEST(test_gzip_request)
+{
+    uint8_t gz[256], body[300];
+    size_t gzlen = gzip_text("squeezed squeezed squeezed", gz, sizeof(gz));
+    size_t n = gc_frame(gz, gzlen, body);
+    body[0] = 1;
+    gc_client_t *c = connect_plain();
+    gc_add_header(c, "grpc-encoding", "gzip");
+    gc_stream_t *s = gc_request(c, P_UNARY, "application/grpc", NULL, body, n, 0);
+    ck_assert_int_eq(gc_run(c, 5000), 0);
+    assert_echo(s, (const uint8_t *)"squeezed squeezed squeezed", 26);
+    gc_close(c);
+    c = connect_plain();
+    gc_add_header(c, "grpc-encoding", "snappy");
+    s = gc_request(c, P_UNARY, "application/grpc", NULL, body, n, 0);
+    ck_assert_int_eq(gc_run(c, 5000), 0);
+    ck_assert_int_eq(s->grpc_status, RMQ_GRPC_UNIMPLEMENTED);
+    gc_close(c);
+}
+END_TEST
+
 START_TEST(test_bad_timeout_and_compressed_flag)
 {
     uint8_t body[16];
@@ -568,6 +636,8 @@ int main(void)
     tcase_add_test(tc, test_unary_needs_one_message);
     tcase_add_test(tc, test_bad_timeout_and_compressed_flag);
     tcase_add_test(tc, test_goaway);
+    tcase_add_test(tc, test_metadata_and_deadline);
+    tcase_add_test(tc, test_gzip_request);
     tcase_add_test(tc, test_tls_alpn_h2);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
