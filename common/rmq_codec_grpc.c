@@ -8,7 +8,6 @@
  * Loop thread only. */
 #include "rmq_codec_grpc.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,10 +288,6 @@ static h2_ssize_t call_read(nghttp2_session *h2, int32_t stream_id, uint8_t *buf
     rmq_grpc_call_t *call = source->ptr;
     char status[16], text[GRPC_MESSAGE_TEXT_MAX];
 
-    if (call == NULL) {
-        *flags |= NGHTTP2_DATA_FLAG_EOF;
-        return 0;
-    }
     int n = evbuffer_remove(call->out, buf, length);
     if (n > 0)
         return n;

@@ -476,6 +476,28 @@ START_TEST(test_metadata_and_deadline)
 }
 END_TEST
 
+/* Request headers over RMQ_GRPC_HEADERS_MAX reset the stream before any
+ * handler runs; the connection goes on. */
+START_TEST(test_headers_over_limit)
+{
+    static char big[RMQ_GRPC_HEADERS_MAX + 100];
+    uint8_t body[8];
+    size_t n = gc_frame((const uint8_t *)"?", 1, body);
+    memset(big, 'b', sizeof(big) - 1);
+    gc_client_t *c = connect_plain();
+    gc_add_header(c, "x-big", big);
+    gc_stream_t *s = gc_request(c, P_HOLD, "application/grpc", NULL, body, n, 0);
+    ck_assert_int_eq(gc_run(c, 5000), 0);
+    ck_assert_int_eq(s->http_status, 0);
+    ck_assert_int_ne(s->rst_code, 0);
+    ck_assert_int_eq(atomic_load(&held_now), 0);
+    s = unary(c, P_UNARY, (const uint8_t *)"fine", 4);
+    ck_assert_int_eq(gc_run(c, 5000), 0);
+    assert_echo(s, (const uint8_t *)"fine", 4);
+    gc_close(c);
+}
+END_TEST
+
 /* Writes a gzip member of text into out; its length. */
 static size_t gzip_text(const char *text, uint8_t *out, size_t cap)
 {
@@ -638,6 +660,7 @@ int main(void)
     tcase_add_test(tc, test_goaway);
     tcase_add_test(tc, test_metadata_and_deadline);
     tcase_add_test(tc, test_gzip_request);
+    tcase_add_test(tc, test_headers_over_limit);
     tcase_add_test(tc, test_tls_alpn_h2);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
