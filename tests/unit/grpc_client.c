@@ -296,6 +296,11 @@ void gc_add_header(gc_client_t *c, const char *name, const char *value)
     c->nextra++;
 }
 
+void gc_clear_headers(gc_client_t *c)
+{
+    c->nextra = 0;
+}
+
 /* One round: sends what is queued, waits up to wait_ms for input, reads it. */
 static void gc_round(gc_client_t *c, int wait_ms)
 {

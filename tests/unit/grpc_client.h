@@ -43,6 +43,9 @@ gc_stream_t *gc_request(gc_client_t *c, const char *path, const char *content_ty
  * the strings must outlive them). */
 void gc_add_header(gc_client_t *c, const char *name, const char *value);
 
+/* Drops the headers gc_add_header added. */
+void gc_clear_headers(gc_client_t *c);
+
 /* Runs the session until every stream started is closed, or until
  * timeout_ms; 0 when all closed. */
 int gc_run(gc_client_t *c, int timeout_ms);

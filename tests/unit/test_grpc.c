@@ -491,6 +491,7 @@ START_TEST(test_headers_over_limit)
     ck_assert_int_eq(s->http_status, 0);
     ck_assert_int_ne(s->rst_code, 0);
     ck_assert_int_eq(atomic_load(&held_now), 0);
+    gc_clear_headers(c);
     s = unary(c, P_UNARY, (const uint8_t *)"fine", 4);
     ck_assert_int_eq(gc_run(c, 5000), 0);
     assert_echo(s, (const uint8_t *)"fine", 4);
