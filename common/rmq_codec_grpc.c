@@ -885,14 +885,17 @@ void rmq_grpc_goaway(rmq_server_t *srv)
 {
     grpc_state_t *st = rmq_server_codec_state(srv, &rmq_codec_grpc);
     grpc_conn_t *gc, *next;
+    size_t n = 0;
 
     if (st == NULL)
         return;
-    for (gc = TAILQ_FIRST(&st->conns); gc != NULL; gc = next) {
+    for (gc = TAILQ_FIRST(&st->conns); gc != NULL; gc = next, n++) {
         next = TAILQ_NEXT(gc, link);
         nghttp2_submit_goaway(gc->h2, NGHTTP2_FLAG_NONE,
                               nghttp2_session_get_last_proc_stream_id(gc->h2),
                               NGHTTP2_NO_ERROR, NULL, 0);
         gc_flush(gc);
     }
+    if (n > 0)
+        LOG_INFO("%s: GOAWAY sent on %zu gRPC connections", rmq_server_name(srv), n);
 }
