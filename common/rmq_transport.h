@@ -45,8 +45,9 @@ typedef struct rmq_codec {
      * on a server taking frames up to max_frame. Pure; must answer NO or YES
      * once len reaches RMQ_CODEC_PROBE_MAX. */
     rmq_codec_probe_t (*probe)(const uint8_t *data, size_t len, uint32_t max_frame);
-    /* Decodes at most one request from the front of in and handles it.
-     * RMQ_OK: one request consumed (the transport calls again while the
+    /* Decodes at most one request from the front of in and handles it (a
+     * codec that keeps its own stream state, rmq_codec_grpc.c, may take
+     * all of in at once). RMQ_OK: one request consumed (the transport calls again while the
      * connection reads); RMQ_EAGAIN: not a whole request yet, nothing
      * consumed; any other error: the connection is closed with *why logged. */
     rmq_err_t (*serve)(rmq_conn_t *conn, struct evbuffer *in, void *state, const char **why);
