@@ -6,7 +6,9 @@
  * method registered yet, answers a RocketMQ 5 RPC with grpc-status 12
  * UNIMPLEMENTED, trailers-only, many streams on one connection. The native
  * protocol (plaintext and TLS without ALPN) and remoting keep working on
- * the same port. A clean stop of either daemon sends GOAWAY. */
+ * the same port. A clean stop of either daemon sends GOAWAY. gRPC core
+ * itself (python3-grpcio, grpc_probe.py) sees UNIMPLEMENTED for a unary and
+ * a server-streaming call, over h2c and TLS. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +128,23 @@ static int remoting_cluster_info(const char *addr)
     return code;
 }
 
+static const char *probe_script;   /* grpc_probe.py (argv[2]) */
+
+/* Runs grpc_probe.py (python3-grpcio, gRPC core: an independent client)
+ * against addr over h2c and TLS; it must see UNIMPLEMENTED everywhere. */
+static void grpc_core_probe(const char *addr)
+{
+    char ca[PATH_MAX];
+    const char *argv[] = { "/usr/bin/python3", probe_script, addr,
+                           pki_path("ca.pem", ca, sizeof ca), NULL };
+    hn_result_t res;
+
+    ck_assert_int_eq(hn_run(argv, 30000, &res), 0);
+    ck_assert_msg(res.status == 0, "grpc_probe.py %s: exit %d\n%s%s", addr, res.status,
+                  res.out ? res.out : "", res.err ? res.err : "");
+    hn_result_free(&res);
+}
+
 START_TEST(test_grpc_on_daemon_ports)
 {
     hn_daemon_t ns, broker;
@@ -153,6 +172,7 @@ START_TEST(test_grpc_on_daemon_ports)
         expect_unimplemented(addrs[i], h2_tls, 50);
         ck_assert_int_ge(native_cluster_info(addrs[i], NULL), 0);
         ck_assert_int_ge(native_cluster_info(addrs[i], native_tls), 0);
+        grpc_core_probe(addrs[i]);
     }
     ck_assert_int_eq(native_cluster_info(ns_addr, NULL), RMQ__STATUS__SUCCESS);
     ck_assert_int_eq(native_cluster_info(ns_addr, native_tls), RMQ__STATUS__SUCCESS);
@@ -178,10 +198,11 @@ int main(int argc, char **argv)
 {
     hn_result_t res;
 
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_grpc_transport PATH/gen-test-certs.sh\n");
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_grpc_transport PATH/gen-test-certs.sh PATH/grpc_probe.py\n");
         return 1;
     }
+    probe_script = argv[2];
     snprintf(pki, sizeof pki, "/tmp/rmq-grpc-pki-XXXXXX");
     if (!mkdtemp(pki)) {
         perror("mkdtemp");

@@ -43,9 +43,15 @@ static void stream_message(rmq_grpc_call_t *call, const uint8_t *data, size_t le
         rmq_grpc_write(call, data, len);
 }
 
+static void stream_cancel(rmq_grpc_call_t *call, void *arg)
+{
+    rmq_grpc_finish(call, RMQ_GRPC_CANCELLED, NULL);
+}
+
 static void stream_echo(rmq_grpc_call_t *call, void *arg)
 {
     rmq_grpc_call_on_message(call, stream_message, NULL);
+    rmq_grpc_call_on_cancel(call, stream_cancel, NULL);
 }
 
 static const rmq_grpc_method_t methods[] = {
@@ -89,6 +95,8 @@ static void check_probe(const uint8_t *data, size_t size)
             abort();
     }
 }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
