@@ -68,6 +68,7 @@ struct rmq_grpc_call {
     size_t header_bytes;
     int64_t deadline_ms;
     int gzip;                     /* grpc-encoding: gzip */
+    int bad_encoding;             /* an encoding we lack: say which we have */
     struct evbuffer *in;          /* request bytes not yet a whole message */
     uint8_t *request;             /* a unary request's message */
     size_t request_len;
@@ -320,10 +321,15 @@ static void call_trailers_only(rmq_grpc_call_t *call)
 
     snprintf(status, sizeof(status), "%d", call->status);
     rmq_grpc_percent_encode(call->message != NULL ? call->message : "", text, sizeof(text));
-    nghttp2_nv nva[] = { NV(":status", "200"), NV("content-type", "application/grpc"),
-                         NV("grpc-status", status), NV("grpc-message", text) };
+    nghttp2_nv nva[5] = { NV(":status", "200"), NV("content-type", "application/grpc"),
+                          NV("grpc-status", status) };
+    size_t n = 3;
+    if (text[0] != '\0')
+        nva[n++] = (nghttp2_nv)NV("grpc-message", text);
+    if (call->bad_encoding)
+        nva[n++] = (nghttp2_nv)NV("grpc-accept-encoding", "identity,gzip");
     call->response_started = 1;
-    h2_submit_response(call->gc->h2, call->stream_id, nva, text[0] != '\0' ? 4 : 3, NULL);
+    h2_submit_response(call->gc->h2, call->stream_id, nva, n, NULL);
 }
 
 /* Sets call's final status: the trailers follow the queued messages, or
@@ -539,6 +545,7 @@ static void call_headers_done(rmq_grpc_call_t *call)
         return;
     }
     if (enc != NULL && strcmp(enc, "identity") != 0 && strcmp(enc, "gzip") != 0) {
+        call->bad_encoding = 1;
         call_end(call, RMQ_GRPC_UNIMPLEMENTED, "grpc-encoding not supported: identity, gzip");
         return;
     }

@@ -113,6 +113,9 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *frame, const uint
         s->http_status = atoi((const char *)value);
     else if (namelen == 11 && memcmp(name, "grpc-status", 11) == 0)
         s->grpc_status = atoi((const char *)value);
+    else if (namelen == 20 && memcmp(name, "grpc-accept-encoding", 20) == 0)
+        snprintf(s->grpc_accept_encoding, sizeof(s->grpc_accept_encoding), "%.*s",
+                 (int)valuelen, (const char *)value);
     else if (namelen == 12 && memcmp(name, "grpc-message", 12) == 0) {
         size_t n = valuelen < sizeof(s->grpc_message) - 1 ? valuelen : sizeof(s->grpc_message) - 1;
         memcpy(s->grpc_message, value, n);

@@ -18,6 +18,7 @@ typedef struct gc_stream {
     int http_status;              /* :status, 0 before the headers */
     int grpc_status;              /* -1 until trailers (or trailers-only) carry it */
     char grpc_message[256];
+    char grpc_accept_encoding[64];
     uint8_t *body;                /* the DATA bytes received, prefixes included */
     size_t body_len;
     int closed;

@@ -534,6 +534,7 @@ START_TEST(test_gzip_request)
     s = gc_request(c, P_UNARY, "application/grpc", NULL, body, n, 0);
     ck_assert_int_eq(gc_run(c, 5000), 0);
     ck_assert_int_eq(s->grpc_status, RMQ_GRPC_UNIMPLEMENTED);
+    ck_assert_str_eq(s->grpc_accept_encoding, "identity,gzip");
     gc_close(c);
 }
 END_TEST
