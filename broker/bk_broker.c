@@ -23,6 +23,7 @@
 #include "bk_tx.h"
 #include "fr_schedule.h"
 #include "bk_sendback.h"
+#include "rmq_codec_grpc.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 #include "st_file.h"
@@ -524,7 +525,14 @@ static rmq_err_t broker_fronts_start(bk_broker_t *bk, char *err, size_t errlen)
         return RMQ_ENOMEM;
     }
     fr_routes_install(&bk->front, bk->fr_send);
-    return (bk->remoting = fr_remoting_start(&bk->front, err, errlen)) ? RMQ_OK : RMQ_ENOMEM;
+    if (!(bk->remoting = fr_remoting_start(&bk->front, err, errlen)))
+        return RMQ_ENOMEM;
+    /* gRPC (RocketMQ 5) on the same port: no method yet, every call
+     * answers UNIMPLEMENTED */
+    rmq_err_t rc = rmq_grpc_install(bk->srv, NULL, 0);
+    if (rc != RMQ_OK)
+        snprintf(err, errlen, "cannot start the gRPC transport: %s", rmq_strerror(rc));
+    return rc;
 }
 
 /* Append hook: a stored append is streamed to the slaves. */
@@ -661,6 +669,7 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     bk->stopped_arg = arg;
     LOG_INFO("broker %s stopping", bk->addr);
     bk_consume_stop(bk->consume);
+    rmq_grpc_goaway(bk->srv);
     bk_offsets_persist(bk->offsets);
     bk->drain_deadline_ms = rmq_mono_ms() + bk->cfg->sync_flush_timeout + 1000;
     broker_drain(-1, 0, bk);

@@ -242,6 +242,11 @@ int rmq_listen_socket(const char *what, const char *host, int port, int backlog,
 /* The port listening socket fd is bound to, or -1. */
 int rmq_listen_port(int fd);
 
+/* Makes a server context select ALPN "h2" for clients offering it (gRPC);
+ * clients offering no ALPN are served as before. Every server context
+ * gets it (rmq_tls_server_ctx_new, rmq_tls_config_server_ctx). */
+void rmq_tls_select_h2(SSL_CTX *ctx);
+
 /* Server / client TLS contexts from PEM files (ca may be NULL). On error
  * writes the OpenSSL reason into err and returns NULL. Caller frees with SSL_CTX_free. */
 SSL_CTX *rmq_tls_server_ctx_new(const char *cert, const char *key, const char *ca,

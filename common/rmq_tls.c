@@ -1,5 +1,7 @@
 /* rmq_tls.c: TLS contexts for the RPC layer, built from PEM files. TLS 1.2
- * is the floor. Errors name the file and OpenSSL's reason. */
+ * is the floor. Servers select ALPN "h2" for clients that offer it (gRPC,
+ * rmq_codec_grpc.h); clients offering no ALPN (rmq, remoting) are served
+ * as before. Errors name the file and OpenSSL's reason. */
 #include "rmq_rpc.h"
 
 #include <stdio.h>
@@ -43,6 +45,26 @@ static int load_identity(SSL_CTX *ctx, const char *cert, const char *key, char *
     return 0;
 }
 
+/* The server's ALPN choice: "h2" when the client offers it, else no ALPN
+ * (the handshake goes on: the codec probe decides). */
+static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned int inlen, void *arg)
+{
+    static const unsigned char h2[] = "\x02h2";
+    unsigned char *chosen;
+
+    if (SSL_select_next_proto(&chosen, outlen, h2, sizeof(h2) - 1, in, inlen) !=
+        OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_NOACK;
+    *out = chosen;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+void rmq_tls_select_h2(SSL_CTX *ctx)
+{
+    SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+}
+
 static SSL_CTX *ctx_new(const SSL_METHOD *method, char *err, size_t errlen)
 {
     SSL_CTX *ctx = SSL_CTX_new(method);
@@ -75,6 +97,7 @@ SSL_CTX *rmq_tls_server_ctx_new(const char *cert, const char *key, const char *c
     }
     if (load_identity(ctx, cert, key, err, errlen) != 0)
         goto fail;
+    rmq_tls_select_h2(ctx);
     if (ca != NULL && SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
         tls_error(err, errlen, "cannot load CA", ca);
         goto fail;

@@ -100,6 +100,7 @@ rmq_err_t rmq_tls_config_server_ctx(const rmq_tls_config_t *c, SSL_CTX **out, ch
     }
     if (c->verify_client)
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    rmq_tls_select_h2(ctx);
     *out = ctx;
     return RMQ_OK;
 }

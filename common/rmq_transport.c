@@ -56,6 +56,7 @@ struct rmq_conn {
     TAILQ_ENTRY(rmq_conn) flush_link;
     const rmq_codec_t *codec;     /* NULL until the first bytes chose it */
     void *codec_state;            /* state registered with codec */
+    void *codec_data;             /* the codec's own per-connection state */
     void *data;
     char peer[ADDR_MAX];
     char local[ADDR_MAX];
@@ -186,6 +187,8 @@ void rmq_conn_close(rmq_conn_t *conn, const char *reason)
     TAILQ_REMOVE(&srv->conns, conn, link);
     srv->nconns--;
     TAILQ_INSERT_TAIL(&srv->closing, conn, link);
+    if (conn->codec != NULL && conn->codec->conn_closed != NULL)
+        conn->codec->conn_closed(conn, conn->codec_state);
     if (srv->on_close != NULL)
         srv->on_close(conn, srv->on_close_arg);
     event_active(srv->reaper, EV_TIMEOUT, 0);
@@ -470,6 +473,9 @@ static void conn_plain_read(evutil_socket_t fd, short what, void *arg)
  * below half the limit. Loop thread. */
 static void conn_output_drained(rmq_conn_t *conn)
 {
+    if (conn->codec != NULL && conn->codec->conn_drained != NULL && !conn->closing &&
+        rmq_conn_output_len(conn) <= max_output(conn->srv) / 2)
+        conn->codec->conn_drained(conn, conn->codec_state);
     if (!conn->read_paused || conn->closing ||
         rmq_conn_output_len(conn) > max_output(conn->srv) / 2)
         return;
@@ -760,8 +766,9 @@ size_t rmq_server_conn_count(const rmq_server_t *srv)
     return srv->nconns;
 }
 
-/* Stops listening, closes every connection (on_close fires for each) and
- * frees the server; connections still referenced live on, closed. Loop
+/* Stops listening, writes what plaintext connections have queued (one
+ * non-blocking write each), closes every connection (on_close fires for
+ * each) and frees the server; connections still referenced live on, closed. Loop
  * thread, not from inside a handler. */
 void rmq_server_free(rmq_server_t *srv)
 {
@@ -771,12 +778,9 @@ void rmq_server_free(rmq_server_t *srv)
         return;
     if (srv->lis != NULL)
         evconnlistener_free(srv->lis);
+    flusher_cb(-1, 0, srv);    /* last words (a gRPC GOAWAY) go out if the socket takes them */
     while ((conn = TAILQ_FIRST(&srv->conns)) != NULL)
         rmq_conn_close(conn, NULL);
-    while ((conn = TAILQ_FIRST(&srv->flushq)) != NULL) {
-        TAILQ_REMOVE(&srv->flushq, conn, flush_link);
-        rmq_conn_unref(conn);
-    }
     reap(srv);
     if (srv->reaper != NULL)
         event_free(srv->reaper);
@@ -823,6 +827,21 @@ uint32_t rmq_server_max_frame(const rmq_server_t *srv)
 rmq_server_t *rmq_conn_server(const rmq_conn_t *conn)
 {
     return conn->srv;
+}
+
+struct event_base *rmq_server_base(const rmq_server_t *srv)
+{
+    return srv->base;
+}
+
+void *rmq_conn_codec_data(const rmq_conn_t *conn)
+{
+    return conn->codec_data;
+}
+
+void rmq_conn_set_codec_data(rmq_conn_t *conn, void *data)
+{
+    conn->codec_data = data;
 }
 
 const rmq_codec_t *rmq_conn_codec(const rmq_conn_t *conn)

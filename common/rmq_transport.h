@@ -45,13 +45,22 @@ typedef struct rmq_codec {
      * on a server taking frames up to max_frame. Pure; must answer NO or YES
      * once len reaches RMQ_CODEC_PROBE_MAX. */
     rmq_codec_probe_t (*probe)(const uint8_t *data, size_t len, uint32_t max_frame);
-    /* Decodes at most one request from the front of in and handles it.
-     * RMQ_OK: one request consumed (the transport calls again while the
+    /* Decodes at most one request from the front of in and handles it (a
+     * codec that keeps its own stream state, rmq_codec_grpc.c, may take
+     * all of in at once). RMQ_OK: one request consumed (the transport calls again while the
      * connection reads); RMQ_EAGAIN: not a whole request yet, nothing
      * consumed; any other error: the connection is closed with *why logged. */
     rmq_err_t (*serve)(rmq_conn_t *conn, struct evbuffer *in, void *state, const char **why);
     /* Frees state at rmq_server_free (may be NULL). */
     void (*free_state)(void *state);
+    /* May be NULL. Runs once when a connection this codec took starts
+     * closing, before the server's on_close: the codec drops what it keeps
+     * for the connection (rmq_conn_codec_data). */
+    void (*conn_closed)(rmq_conn_t *conn, void *state);
+    /* May be NULL. Runs when the unsent output of a connection this codec
+     * took has drained to half of max_output_bytes or below: a codec that
+     * holds back output of its own (rmq_codec_grpc.c) writes more. */
+    void (*conn_drained)(rmq_conn_t *conn, void *state);
 } rmq_codec_t;
 
 /* Creates a transport with no codec (rmq_server_new adds the rmq codec).
@@ -73,6 +82,13 @@ uint32_t rmq_server_max_frame(const rmq_server_t *srv);
 
 /* The server a connection belongs to; NULL once it has left it (closed). */
 rmq_server_t *rmq_conn_server(const rmq_conn_t *conn);
+
+/* The event loop a server runs on. */
+struct event_base *rmq_server_base(const rmq_server_t *srv);
+
+/* What conn's codec keeps for the connection (NULL until it sets it). */
+void *rmq_conn_codec_data(const rmq_conn_t *conn);
+void rmq_conn_set_codec_data(rmq_conn_t *conn, void *data);
 
 /* The codec that took conn; NULL until its first bytes arrived. */
 const rmq_codec_t *rmq_conn_codec(const rmq_conn_t *conn);

@@ -18,6 +18,7 @@
 #include "ns_front_remoting.h"
 #include "ns_front_rmq.h"
 #include "ns_kvstore.h"
+#include "rmq_codec_grpc.h"
 #include "rmq_log.h"
 #include "rmq_rpc.h"
 #include "rmq_security.h"
@@ -242,7 +243,10 @@ ns_server_t *ns_server_new(struct event_base *base, ns_config_t *cfg)
         return NULL;
     }
     ns_front_rmq_install(ns, ns->srv);
-    if (ns_front_remoting_install(ns, ns->srv) != RMQ_OK) {
+    /* gRPC (RocketMQ 5) on the same port: no method yet, every call
+     * answers UNIMPLEMENTED */
+    if (ns_front_remoting_install(ns, ns->srv) != RMQ_OK ||
+        rmq_grpc_install(ns->srv, NULL, 0) != RMQ_OK) {
         ns_server_free(ns);
         return NULL;
     }
@@ -347,8 +351,10 @@ void ns_server_free(ns_server_t *ns)
         return;
     ns_console_free(ns->console);
     ns_controller_free(ns->controller);
-    if (ns->srv)
+    if (ns->srv) {
+        rmq_grpc_goaway(ns->srv);
         rmq_server_free(ns->srv);
+    }
     if (ns->expiry_timer)
         event_free(ns->expiry_timer);
     ns_route_free(ns->route);

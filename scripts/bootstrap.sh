@@ -19,6 +19,10 @@ clang_rt_package() {
 packages=(
   gcc pkg-config meson ninja-build
   libevent-dev protobuf-c-compiler libprotobuf-c-dev libssl-dev zlib1g-dev openssl check
+  # the gRPC transport (common/rmq_codec_grpc.c): HTTP/2 framing, HPACK, flow control
+  libnghttp2-dev
+  # tests/cluster/grpc_probe.py: gRPC core as an independent client
+  python3-grpcio
   clang "$(clang_rt_package)"
   procps iproute2
   # tests/cluster/test_chaos_netns.sh and scripts/chaos.sh --controller --netns
