@@ -19,6 +19,10 @@ clang_rt_package() {
 packages=(
   gcc pkg-config meson ninja-build
   libevent-dev protobuf-c-compiler libprotobuf-c-dev libssl-dev zlib1g-dev openssl check
+  # google/protobuf/{timestamp,duration}.proto for the RocketMQ 5 (gRPC)
+  # messages; protoc checks them against apache/rocketmq-apis
+  # (tests/proto/check_v2_wire.sh)
+  libprotobuf-dev protobuf-compiler
   clang "$(clang_rt_package)"
   procps iproute2
   # tests/cluster/test_chaos_netns.sh and scripts/chaos.sh --controller --netns
