@@ -553,6 +553,44 @@ START_TEST(test_blank_born_host_is_the_peer)
 }
 END_TEST
 
+/* Times from a peer or a record that overflow milliseconds: no time, or
+ * the limit, never undefined arithmetic (UBSan halts on it). */
+START_TEST(test_time_overflow_saturates)
+{
+    Google__Protobuf__Duration huge = GOOGLE__PROTOBUF__DURATION__INIT;
+    rmq_props_buf_t pb = {0};
+    st_msg_t m = {0};
+    uint8_t *buf;
+    rmq_record_t rec;
+    gr_delivered_t d;
+
+    huge.seconds = INT64_MAX;
+    ck_assert_int_eq(gr_duration_ms(&huge), INT64_MAX);
+    huge.seconds = INT64_MIN;
+    ck_assert_int_eq(gr_duration_ms(&huge), INT64_MIN);
+
+    ck_assert_int_eq(rmq_props_buf_put(&pb, RMQ_PROP_TIMER_DELAY_SEC, "10"), RMQ_OK);
+    m.topic = "T";
+    m.topic_len = 1;
+    m.body = "b";
+    m.body_len = 1;
+    m.properties = pb.data;
+    m.properties_len = pb.len;
+    store_record(&m, &buf, &rec);
+    rec.store_timestamp = INT64_MAX - 5;
+    ck_assert_int_eq(gr_message_from_record(&rec, &deliver_ctx, &d), RMQ_OK);
+    ck_assert_int_eq(d.sys._delivery_timestamp_case, 0);
+    ck_assert_int_eq(d.sys.message_type, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__DELAY);
+    gr_delivered_deinit(&d);
+    rec.store_timestamp = 1000;
+    ck_assert_int_eq(gr_message_from_record(&rec, &deliver_ctx, &d), RMQ_OK);
+    ck_assert_int_eq(d.sys.delivery_timestamp->seconds, 11);
+    gr_delivered_deinit(&d);
+    free(buf);
+    rmq_props_buf_free(&pb);
+}
+END_TEST
+
 /* ---- Settings ------------------------------------------------------------- */
 
 static const gr_settings_config_t settings_cfg = {
@@ -667,6 +705,9 @@ START_TEST(test_settings_consumers)
     poll.seconds = 30;
     ck_assert_int_eq(gr_settings_reply(&s, &settings_cfg, NULL, &r, &st), 1);
     ck_assert_int_eq(r.subscription.long_polling_timeout->seconds, 20);
+    poll.seconds = INT64_MAX;
+    ck_assert_int_eq(gr_settings_reply(&s, &settings_cfg, NULL, &r, &st), 1);
+    ck_assert_int_eq(r.subscription.long_polling_timeout->seconds, 20);
 
     sub._group_case = APACHE__ROCKETMQ__V2__SUBSCRIPTION___GROUP__NOT_SET;
     ck_assert_int_eq(gr_settings_reply(&s, &settings_cfg, NULL, &r, &st), 0);
@@ -722,6 +763,7 @@ static Suite *gr_message_suite(void)
     tcase_add_test(tc, test_gzip_body_stored_inflated);
     tcase_add_test(tc, test_send_refusals);
     tcase_add_test(tc, test_blank_born_host_is_the_peer);
+    tcase_add_test(tc, test_time_overflow_saturates);
     tcase_add_test(tc, test_settings_producer);
     tcase_add_test(tc, test_settings_consumers);
     tcase_add_test(tc, test_code_mapping);

@@ -53,6 +53,35 @@ int gr_prop_is_system(const char *name, size_t len)
     return 0;
 }
 
+/* ---- time ------------------------------------------------------------------ */
+
+void gr_duration_set_ms(Google__Protobuf__Duration *du, int64_t ms)
+{
+    google__protobuf__duration__init(du);
+    du->seconds = ms / 1000;
+    du->nanos = (int32_t)(ms % 1000) * 1000000;
+}
+
+int64_t gr_duration_ms(const Google__Protobuf__Duration *du)
+{
+    if (du->seconds > INT64_MAX / 1000 - 1)
+        return INT64_MAX;
+    if (du->seconds < INT64_MIN / 1000 + 1)
+        return INT64_MIN;
+    return du->seconds * 1000 + du->nanos / 1000000;
+}
+
+void gr_timestamp_set_ms(Google__Protobuf__Timestamp *ts, int64_t ms)
+{
+    google__protobuf__timestamp__init(ts);
+    ts->seconds = ms / 1000;
+    ts->nanos = (int32_t)(ms % 1000) * 1000000;
+    if (ts->nanos < 0) {
+        ts->seconds -= 1;
+        ts->nanos += 1000000000;
+    }
+}
+
 /* ---- small checks ---------------------------------------------------------- */
 
 static int has_control(const char *s)
@@ -386,24 +415,6 @@ static int has_prop(const rmq_record_t *rec, const char *name)
     return rmq_props_get(rec->properties, rec->properties_len, name, &vl) != NULL;
 }
 
-static void set_timestamp(Google__Protobuf__Timestamp *ts, int64_t ms)
-{
-    google__protobuf__timestamp__init(ts);
-    ts->seconds = ms / 1000;
-    ts->nanos = (int32_t)(ms % 1000) * 1000000;
-    if (ts->nanos < 0) {
-        ts->seconds -= 1;
-        ts->nanos += 1000000000;
-    }
-}
-
-static void set_duration_ms(Google__Protobuf__Duration *du, int64_t ms)
-{
-    google__protobuf__duration__init(du);
-    du->seconds = ms / 1000;
-    du->nanos = (int32_t)(ms % 1000) * 1000000;
-}
-
 /* Every non-system property as a user property. */
 static rmq_err_t fill_user_props(const rmq_record_t *rec, gr_delivered_t *d, text_t *t)
 {
@@ -487,10 +498,12 @@ static int64_t delivery_ms(const rmq_record_t *rec)
     if ((v = bk_props_int(p, n, RMQ_PROP_DELIVER_AT, -1, NULL)) >= 0)
         return v;
     if ((v = bk_props_int(p, n, RMQ_PROP_TIMER_DELAY_SEC, -1, NULL)) >= 0 && v <= INT32_MAX)
-        return rec->store_timestamp + v * 1000;
-    if ((v = bk_props_int(p, n, RMQ_PROP_TIMER_DELAY_MS, -1, NULL)) >= 0 && v <= INT64_MAX / 2)
-        return rec->store_timestamp + v;
-    return -1;
+        v *= 1000;
+    else
+        v = bk_props_int(p, n, RMQ_PROP_TIMER_DELAY_MS, -1, NULL);
+    if (v < 0 || __builtin_add_overflow(rec->store_timestamp, v, &v))
+        return -1;
+    return v;
 }
 
 /* born_host: __BORNHOST, else the record's born address without its port. */
@@ -564,7 +577,7 @@ static void fill_optional(const rmq_record_t *rec, gr_delivered_t *d, text_t *t)
         sys->tag = s;
     }
     if (at >= 0) {
-        set_timestamp(&d->deliver_ts, at);
+        gr_timestamp_set_ms(&d->deliver_ts, at);
         sys->_delivery_timestamp_case = SP(DELIVERY_TIMESTAMP_DELIVERY_TIMESTAMP);
         sys->delivery_timestamp = &d->deliver_ts;
     }
@@ -578,7 +591,7 @@ static void fill_optional(const rmq_record_t *rec, gr_delivered_t *d, text_t *t)
     }
     immune = bk_props_int(rec->properties, rec->properties_len, RMQ_PROP_CHECK_IMMUNITY_SEC, -1, NULL);
     if (immune >= 0 && immune <= INT32_MAX) {
-        set_duration_ms(&d->orphan, immune * 1000);
+        gr_duration_set_ms(&d->orphan, immune * 1000);
         sys->_orphaned_transaction_recovery_duration_case =
             SP(ORPHANED_TRANSACTION_RECOVERY_DURATION_ORPHANED_TRANSACTION_RECOVERY_DURATION);
         sys->orphaned_transaction_recovery_duration = &d->orphan;
@@ -602,7 +615,7 @@ static void fill_delivery(const rmq_record_t *rec, const gr_deliver_ctx_t *ctx, 
         sys->receipt_handle = text_put(t, ctx->receipt_handle, strlen(ctx->receipt_handle));
     }
     if (ctx->invisible_ms >= 0) {
-        set_duration_ms(&d->invisible, ctx->invisible_ms);
+        gr_duration_set_ms(&d->invisible, ctx->invisible_ms);
         sys->_invisible_duration_case = SP(INVISIBLE_DURATION_INVISIBLE_DURATION);
         sys->invisible_duration = &d->invisible;
     }
@@ -625,10 +638,10 @@ static void fill_identity(const rmq_record_t *rec, gr_delivered_t *d, text_t *t)
         sys->message_id = text_put(t, id, strlen(id));
     }
     sys->message_type = message_type(rec);
-    set_timestamp(&d->born_ts, rec->born_timestamp);
+    gr_timestamp_set_ms(&d->born_ts, rec->born_timestamp);
     sys->born_timestamp = &d->born_ts;
     sys->born_host = born_host(rec, t);
-    set_timestamp(&d->store_ts, rec->store_timestamp);
+    gr_timestamp_set_ms(&d->store_ts, rec->store_timestamp);
     sys->_store_timestamp_case = SP(STORE_TIMESTAMP_STORE_TIMESTAMP);
     sys->store_timestamp = &d->store_ts;
     rmq_record_host_text(rec, 1, host, sizeof host);

@@ -25,6 +25,12 @@
 #define GR_USER_PROPS_BYTES_MAX (16 * 1024)
 #define GR_MESSAGE_GROUP_MAX 64          /* bytes, exclusive */
 
+/* google.protobuf Duration and Timestamp <-> milliseconds (nanos keep the
+ * sign of seconds; a Timestamp's nanos are 0..999999999). */
+void gr_duration_set_ms(Google__Protobuf__Duration *du, int64_t ms);
+int64_t gr_duration_ms(const Google__Protobuf__Duration *du);
+void gr_timestamp_set_ms(Google__Protobuf__Timestamp *ts, int64_t ms);
+
 /* 1 if name[0..len) is a property the system sets (RocketMQ's
  * MessageConst.STRING_HASH_SET plus rmq's own): a send may not name it as a
  * user property, and a delivery does not show it as one. */

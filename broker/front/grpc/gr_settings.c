@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "gr_message.h"
+
 #define CT(x) APACHE__ROCKETMQ__V2__CLIENT_TYPE__##x
 #define SETTINGS(x) APACHE__ROCKETMQ__V2__SETTINGS__##x
 #define SUB(x) APACHE__ROCKETMQ__V2__SUBSCRIPTION___##x
@@ -13,26 +15,14 @@
 /* RocketMQ's default retryMaxTimes of a consumer group. */
 #define DEFAULT_RETRY_MAX_TIMES 16
 
-static void set_ms(Google__Protobuf__Duration *du, int64_t ms)
-{
-    google__protobuf__duration__init(du);
-    du->seconds = ms / 1000;
-    du->nanos = (int32_t)(ms % 1000) * 1000000;
-}
-
-static int64_t duration_ms(const Google__Protobuf__Duration *du)
-{
-    return du->seconds * 1000 + du->nanos / 1000000;
-}
-
 /* An exponential backoff: Java and Node both accept this strategy (Node
  * ignores a customized one). */
 static void set_backoff(gr_settings_reply_t *out, int32_t max_attempts, int64_t initial_ms, int64_t max_ms)
 {
     apache__rocketmq__v2__retry_policy__init(&out->backoff);
     apache__rocketmq__v2__exponential_backoff__init(&out->exponential);
-    set_ms(&out->initial, initial_ms);
-    set_ms(&out->max, max_ms);
+    gr_duration_set_ms(&out->initial, initial_ms);
+    gr_duration_set_ms(&out->max, max_ms);
     out->exponential.initial = &out->initial;
     out->exponential.max = &out->max;
     out->exponential.multiplier = 2;
@@ -75,7 +65,7 @@ static int consumer_reply(const Apache__Rocketmq__V2__Settings *client, const gr
     if (!sub->_group_case || !sub->group || !*sub->group->name)
         return gr_status_set(st, CODE(ILLEGAL_CONSUMER_GROUP), "a consumer's settings name no group");
     if (sub->_long_polling_timeout_case && sub->long_polling_timeout) {
-        int64_t asked = duration_ms(sub->long_polling_timeout);
+        int64_t asked = gr_duration_ms(sub->long_polling_timeout);
         if (asked >= 0 && asked < poll_ms)
             poll_ms = asked;
     }
@@ -89,7 +79,7 @@ static int consumer_reply(const Apache__Rocketmq__V2__Settings *client, const gr
     out->subscription.fifo = group && group->consume_orderly;
     out->subscription._receive_batch_size_case = SUB(RECEIVE_BATCH_SIZE_RECEIVE_BATCH_SIZE);
     out->subscription.receive_batch_size = cfg->receive_batch_size;
-    set_ms(&out->long_polling, poll_ms);
+    gr_duration_set_ms(&out->long_polling, poll_ms);
     out->subscription._long_polling_timeout_case = SUB(LONG_POLLING_TIMEOUT_LONG_POLLING_TIMEOUT);
     out->subscription.long_polling_timeout = &out->long_polling;
     out->settings.pub_sub_case = SETTINGS(PUB_SUB_SUBSCRIPTION);
