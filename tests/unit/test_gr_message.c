@@ -740,6 +740,12 @@ START_TEST(test_code_mapping)
     ck_assert_int_eq(gr_code_of_err(RMQ_EPROTO), CODE(BAD_REQUEST));
     ck_assert_int_eq(gr_code_of_err(RMQ_ENOMEM), CODE(INTERNAL_SERVER_ERROR));
 
+    gr_code_t same[] = {CODE(OK), CODE(OK)}, mixed[] = {CODE(OK), CODE(TOPIC_NOT_FOUND)};
+    ck_assert_int_eq(gr_code_overall(NULL, 0), CODE(OK));
+    ck_assert_int_eq(gr_code_overall(same, 2), CODE(OK));
+    ck_assert_int_eq(gr_code_overall(mixed + 1, 1), CODE(TOPIC_NOT_FOUND));
+    ck_assert_int_eq(gr_code_overall(mixed, 2), CODE(MULTIPLE_RESULTS));
+
     gr_status_t st;
     Apache__Rocketmq__V2__Status pb;
     gr_status_set(&st, CODE(ILLEGAL_TOPIC), "topic %s", "x");

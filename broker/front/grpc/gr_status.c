@@ -60,6 +60,14 @@ gr_code_t gr_code_of_err(rmq_err_t err)
     }
 }
 
+gr_code_t gr_code_overall(const gr_code_t *codes, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (codes[i] != codes[0])
+            return APACHE__ROCKETMQ__V2__CODE__MULTIPLE_RESULTS;
+    return n ? codes[0] : APACHE__ROCKETMQ__V2__CODE__OK;
+}
+
 void gr_status_to_pb(const gr_status_t *st, Apache__Rocketmq__V2__Status *out)
 {
     apache__rocketmq__v2__status__init(out);

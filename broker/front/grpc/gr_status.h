@@ -5,6 +5,8 @@
 #ifndef GR_STATUS_H
 #define GR_STATUS_H
 
+#include <stddef.h>
+
 #include "apache/rocketmq/v2/definition.pb-c.h"
 #include "bk_status.h"
 #include "rmq_err.h"
@@ -26,6 +28,11 @@ gr_code_t gr_code_of_status(bk_status_t status);
 
 /* The v2 code of an internal error (a decode or mapping failure). */
 gr_code_t gr_code_of_err(rmq_err_t err);
+
+/* The top-level code of a batch answer (SendMessage, AckMessage) whose
+ * entries got codes[0..n): that code when all agree (OK for none), else
+ * MULTIPLE_RESULTS, as the proxy answers. */
+gr_code_t gr_code_overall(const gr_code_t *codes, size_t n);
 
 /* st as a v2 Status: out's message points into st (st outlives out). */
 void gr_status_to_pb(const gr_status_t *st, Apache__Rocketmq__V2__Status *out);
