@@ -533,6 +533,24 @@ START_TEST(test_send_refusals)
 }
 END_TEST
 
+/* No value a client sends may carry the properties string's separators:
+ * "x\x02DELAY\x013" in a message id would store a second property. */
+START_TEST(test_no_property_injection)
+{
+    v2msg_t v;
+
+    v2msg_init(&v, "T", "01AA\x02" "DELAY\x01" "3", "b");
+    expect_refused(&v, CODE(ILLEGAL_MESSAGE_ID));
+    v2msg_init(&v, "T", "01AA", "b");
+    v.sys.born_host = "h\x02TRAN_MSG\x01true";
+    expect_refused(&v, CODE(BAD_REQUEST));
+    v2msg_init(&v, "T", "01AA", "b");
+    v.sys._trace_context_case = SP(_TRACE_CONTEXT_TRACE_CONTEXT);
+    v.sys.trace_context = "t\x02__STARTDELIVERTIME\x01" "1";
+    expect_refused(&v, CODE(BAD_REQUEST));
+}
+END_TEST
+
 START_TEST(test_blank_born_host_is_the_peer)
 {
     v2msg_t v;
@@ -769,6 +787,7 @@ static Suite *gr_message_suite(void)
     tcase_add_test(tc, test_gzip_body_stored_inflated);
     tcase_add_test(tc, test_send_refusals);
     tcase_add_test(tc, test_blank_born_host_is_the_peer);
+    tcase_add_test(tc, test_no_property_injection);
     tcase_add_test(tc, test_time_overflow_saturates);
     tcase_add_test(tc, test_settings_producer);
     tcase_add_test(tc, test_settings_consumers);

@@ -312,7 +312,9 @@ static int put_system_part(const Apache__Rocketmq__V2__Message *msg, const Apach
     return 1;
 }
 
-/* The checks on a message's frame: topic, id, type, body. 1, or 0 with *st. */
+/* The checks on a message's frame: topic, id, type, body, and no control
+ * characters (the properties string's separators among them) in the
+ * values stored as they came. 1, or 0 with *st. */
 static int check_frame(const Apache__Rocketmq__V2__Message *msg, gr_status_t *st)
 {
     const Apache__Rocketmq__V2__SystemProperties *sys = msg->system_properties;
@@ -323,6 +325,10 @@ static int check_frame(const Apache__Rocketmq__V2__Message *msg, gr_status_t *st
         return gr_status_set(st, CODE(ILLEGAL_TOPIC), "topic longer than %u bytes", RMQ_TOPIC_MAX);
     if (!sys || is_blank(sys->message_id))
         return gr_status_set(st, CODE(ILLEGAL_MESSAGE_ID), "message id cannot be empty");
+    if (has_control(sys->message_id))
+        return gr_status_set(st, CODE(ILLEGAL_MESSAGE_ID), "message id cannot contain control characters");
+    if (has_control(sys->born_host) || (sys->_trace_context_case && has_control(sys->trace_context)))
+        return gr_status_set(st, CODE(BAD_REQUEST), "born host and trace context cannot contain control characters");
     if (sys->message_type == MSG_TYPE(LITE) || sys->message_type == MSG_TYPE(PRIORITY) || sys->_lite_topic_case ||
         sys->_priority_case)
         return gr_status_set(st, CODE(UNSUPPORTED), "lite and priority messages are not supported");
