@@ -4,8 +4,9 @@
  * stored record for the delivery mapping), the rest is its protobuf.
  * SendMessage's messages go through gr_message_to_store, a Telemetry
  * command's settings through gr_settings_reply (packed), a record through
- * gr_message_from_record (packed). Nothing may crash or leak, and what is
- * stored must point inside the request or the mapping's own buffers. */
+ * gr_message_from_record (packed). Nothing may crash or leak, what is
+ * stored must point inside the request or the mapping's own buffers, and
+ * every stored property must be a user key or one the mapping sets. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,6 +44,33 @@ static void pack_and_drop(const ProtobufCMessage *m)
     }
 }
 
+/* 1 if name[0..len) is a user property key of msg. */
+static int is_user_key(const Apache__Rocketmq__V2__Message *msg, const char *name, size_t len)
+{
+    for (size_t i = 0; i < msg->n_user_properties; i++)
+        if (strlen(msg->user_properties[i]->key) == len && memcmp(msg->user_properties[i]->key, name, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Every stored property is a user key or one the mapping sets: no value a
+ * client sent smuggled in another. */
+static void check_props(const Apache__Rocketmq__V2__Message *msg, const st_msg_t *m)
+{
+    size_t pos = 0, pieces = 1;
+    rmq_prop_t p;
+
+    for (size_t i = 0; i < m->properties_len; i++)
+        pieces += m->properties[i] == '\x02';
+    while (rmq_props_next(m->properties, m->properties_len, &pos, &p)) {
+        if (!gr_prop_is_system(p.name, p.name_len) && !is_user_key(msg, p.name, p.name_len))
+            abort();
+        pieces--;
+    }
+    if (pieces != 0)
+        abort();
+}
+
 static void send_messages(const Apache__Rocketmq__V2__SendMessageRequest *req)
 {
     gr_send_ctx_t ctx = {.now_ms = 1767000000000, .max_delay_ms = 86400000, .max_body_size = 1 << 16,
@@ -58,6 +86,7 @@ static void send_messages(const Apache__Rocketmq__V2__SendMessageRequest *req)
             abort();
         if (m.body != req->messages[i]->body.data && m.body != sm.body)
             abort();
+        check_props(req->messages[i], &m);
     }
     gr_store_msg_deinit(&sm);
 }

@@ -582,6 +582,14 @@ START_TEST(test_time_overflow_saturates)
     rmq_record_t rec;
     gr_delivered_t d;
 
+    /* reconsume times at the limit (fuzz_grpc_v2 found it): attempt saturates */
+    st_msg_t worn = {.topic = "T", .topic_len = 1, .body = "b", .body_len = 1, .reconsume_times = INT32_MAX};
+    store_record(&worn, &buf, &rec);
+    ck_assert_int_eq(gr_message_from_record(&rec, &deliver_ctx, &d), RMQ_OK);
+    ck_assert_int_eq(d.sys.delivery_attempt, INT32_MAX);
+    gr_delivered_deinit(&d);
+    free(buf);
+
     huge.seconds = INT64_MAX;
     ck_assert_int_eq(gr_duration_ms(&huge), INT64_MAX);
     huge.seconds = INT64_MIN;

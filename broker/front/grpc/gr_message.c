@@ -321,8 +321,9 @@ static int check_frame(const Apache__Rocketmq__V2__Message *msg, gr_status_t *st
 
     if (!msg->topic || !*msg->topic->name)
         return gr_status_set(st, CODE(ILLEGAL_TOPIC), "the message names no topic");
-    if (strlen(msg->topic->name) > RMQ_TOPIC_MAX)
-        return gr_status_set(st, CODE(ILLEGAL_TOPIC), "topic longer than %u bytes", RMQ_TOPIC_MAX);
+    if (strlen(msg->topic->name) > RMQ_TOPIC_MAX || has_control(msg->topic->name))
+        return gr_status_set(st, CODE(ILLEGAL_TOPIC), "a topic has at most %u bytes, no control characters",
+                             RMQ_TOPIC_MAX);
     if (!sys || is_blank(sys->message_id))
         return gr_status_set(st, CODE(ILLEGAL_MESSAGE_ID), "message id cannot be empty");
     if (has_control(sys->message_id))
@@ -626,7 +627,14 @@ static void fill_delivery(const rmq_record_t *rec, const gr_deliver_ctx_t *ctx, 
         sys->invisible_duration = &d->invisible;
     }
     sys->_delivery_attempt_case = SP(DELIVERY_ATTEMPT_DELIVERY_ATTEMPT);
-    sys->delivery_attempt = ctx->delivery_attempt > 0 ? ctx->delivery_attempt : rec->reconsume_times + 1;
+    if (ctx->delivery_attempt > 0)
+        sys->delivery_attempt = ctx->delivery_attempt;
+    else if (rec->reconsume_times < 0)
+        sys->delivery_attempt = 1;
+    else if (rec->reconsume_times == INT32_MAX)
+        sys->delivery_attempt = INT32_MAX;          /* a record's count at the limit */
+    else
+        sys->delivery_attempt = rec->reconsume_times + 1;
     sys->queue_id = rec->queue_id;
     sys->_queue_offset_case = SP(QUEUE_OFFSET_QUEUE_OFFSET);
     sys->queue_offset = rec->queue_offset;
