@@ -323,8 +323,9 @@ START_TEST(test_compressed_body_inflated)
 }
 END_TEST
 
-/* No UNIQ_KEY: the offset id; a retry copy shows its original topic. */
-START_TEST(test_offset_id_and_retry_topic)
+/* No UNIQ_KEY: the offset id; a retry copy shows its original topic, a
+ * half message its real one. */
+START_TEST(test_offset_id_and_delivered_topic)
 {
     rmq_props_buf_t pb = {0};
     st_msg_t m = {0};
@@ -345,6 +346,35 @@ START_TEST(test_offset_id_and_retry_topic)
     rmq_record_msg_id(&rec, id);
     ck_assert_str_eq(d.sys.message_id, id);
     ck_assert_str_eq(d.topic.name, "Orig");
+    gr_delivered_deinit(&d);
+    free(buf);
+
+    /* a transaction's half message, as a check-back shows it */
+    pb.len = 0;
+    ck_assert_int_eq(rmq_props_buf_put(&pb, RMQ_PROP_UNIQ_KEY, "01CD"), RMQ_OK);
+    ck_assert_int_eq(rmq_props_buf_put(&pb, RMQ_PROP_TRAN_MSG, "true"), RMQ_OK);
+    ck_assert_int_eq(rmq_props_buf_put(&pb, RMQ_PROP_REAL_TOPIC, "TopicTx"), RMQ_OK);
+    m.topic = RMQ_TOPIC_TRANS_HALF;
+    m.topic_len = strlen(m.topic);
+    m.properties = pb.data;
+    m.properties_len = pb.len;
+    store_record(&m, &buf, &rec);
+    gr_deliver_ctx_t check = deliver_ctx;
+    check.receipt_handle = NULL;
+    ck_assert_int_eq(gr_message_from_record(&rec, &check, &d), RMQ_OK);
+    ck_assert_str_eq(d.topic.name, "TopicTx");
+    ck_assert_str_eq(d.sys.message_id, "01CD");
+    ck_assert_int_eq(d.sys.message_type, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION);
+    ck_assert_uint_eq(d.msg.n_user_properties, 0);
+    gr_delivered_deinit(&d);
+    free(buf);
+
+    /* an ordinary topic keeps its name whatever REAL_TOPIC says */
+    m.topic = "Plain";
+    m.topic_len = strlen(m.topic);
+    store_record(&m, &buf, &rec);
+    ck_assert_int_eq(gr_message_from_record(&rec, &check, &d), RMQ_OK);
+    ck_assert_str_eq(d.topic.name, "Plain");
     gr_delivered_deinit(&d);
     free(buf);
     rmq_props_buf_free(&pb);
@@ -790,7 +820,7 @@ static Suite *gr_message_suite(void)
     tcase_add_test(tc, test_md5_digest_upper_hex);
     tcase_add_test(tc, test_remoting_stored_reads_as_v2);
     tcase_add_test(tc, test_compressed_body_inflated);
-    tcase_add_test(tc, test_offset_id_and_retry_topic);
+    tcase_add_test(tc, test_offset_id_and_delivered_topic);
     tcase_add_test(tc, test_delay_transaction_dlq);
     tcase_add_test(tc, test_gzip_body_stored_inflated);
     tcase_add_test(tc, test_send_refusals);

@@ -534,13 +534,19 @@ static char *born_host(const rmq_record_t *rec, text_t *t)
     return text_put(t, start, strlen(start));
 }
 
-/* The topic a consumer sees: a retry copy's original topic. */
+/* The topic a client sees: a retry copy's original topic (RETRY_TOPIC), and
+ * for a record in the broker's own topics (a transaction's half message
+ * checked back, a delayed message) the topic it was sent to (REAL_TOPIC). */
 static char *delivered_topic(const rmq_record_t *rec, text_t *t)
 {
     size_t pl = strlen(RMQ_RETRY_PREFIX), vl = 0;
-    const char *orig = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_RETRY_TOPIC, &vl);
+    const char *orig = NULL;
 
-    if (orig && vl && rec->topic_len > pl && memcmp(rec->topic, RMQ_RETRY_PREFIX, pl) == 0)
+    if (rec->topic_len > pl && memcmp(rec->topic, RMQ_RETRY_PREFIX, pl) == 0)
+        orig = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_RETRY_TOPIC, &vl);
+    else if (rmq_topic_is_system(rec->topic, rec->topic_len))
+        orig = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &vl);
+    if (orig && vl)
         return text_put(t, orig, vl);
     return text_put(t, rec->topic, rec->topic_len);
 }

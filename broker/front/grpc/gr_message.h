@@ -95,7 +95,8 @@ typedef struct gr_delivered {
 } gr_delivered_t;
 
 /* Fills *d from the stored record rec (its topic, or RETRY_TOPIC's value
- * for a retry copy): user properties (every non-system property), tag,
+ * for a retry copy, REAL_TOPIC's for a half or delayed message in the
+ * broker's own topics): user properties (every non-system property), tag,
  * keys, message_id (UNIQ_KEY, else the offset id), MD5 body digest
  * (upper-case hex), IDENTITY encoding (a COMPRESSED 4.x body inflated),
  * message type, born/store timestamp and host, delivery timestamp,
