@@ -59,6 +59,18 @@
 #define RMQ_PROP_RETRY_TOPIC "RETRY_TOPIC"
 #define RMQ_PROP_ORIGIN_MESSAGE_ID "ORIGIN_MESSAGE_ID"
 #define RMQ_PROP_TX_CHECK_TIMES "TRANSACTION_CHECK_TIMES"
+/* Names RocketMQ 5 (the gRPC front) reads and writes besides those above. */
+#define RMQ_PROP_RECONSUME_TIME "RECONSUME_TIME"
+#define RMQ_PROP_SHARDING_KEY "__SHARDINGKEY"          /* a FIFO message's group */
+#define RMQ_PROP_TRACE_CONTEXT "TRACE_CONTEXT"
+#define RMQ_PROP_BORN_HOST "__BORNHOST"
+#define RMQ_PROP_BORN_TIMESTAMP "BORN_TIMESTAMP"
+#define RMQ_PROP_TIMER_DELIVER_MS "TIMER_DELIVER_MS"    /* absolute wall ms */
+#define RMQ_PROP_TIMER_DELAY_SEC "TIMER_DELAY_SEC"
+#define RMQ_PROP_TIMER_DELAY_MS "TIMER_DELAY_MS"
+#define RMQ_PROP_CHECK_IMMUNITY_SEC "CHECK_IMMUNITY_TIME_IN_SECONDS"
+#define RMQ_PROP_DLQ_ORIGIN_TOPIC "DLQ_ORIGIN_TOPIC"
+#define RMQ_PROP_DLQ_ORIGIN_MESSAGE_ID "DLQ_ORIGIN_MESSAGE_ID"
 
 /* The producer group every RocketMQ Java client instance announces in its
  * heartbeats for its own internal producer (MixAll.CLIENT_INNER_PRODUCER_GROUP):

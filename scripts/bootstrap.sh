@@ -23,6 +23,10 @@ packages=(
   libnghttp2-dev
   # tests/cluster/grpc_probe.py: gRPC core as an independent client
   python3-grpcio
+  # google/protobuf/{timestamp,duration}.proto for the RocketMQ 5 (gRPC)
+  # messages; protoc checks them against apache/rocketmq-apis
+  # (tests/proto/check_v2_wire.sh)
+  libprotobuf-dev protobuf-compiler
   clang "$(clang_rt_package)"
   procps iproute2
   # tests/cluster/test_chaos_netns.sh and scripts/chaos.sh --controller --netns
