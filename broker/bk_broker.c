@@ -67,6 +67,7 @@ static void broker_role_spread(bk_broker_t *bk)
     int slave = bk->role == BK_SLAVE;
     bk_append_set_role(bk->append, slave, bk->sync_acks ? bk_ha_sync(bk->ha) : NULL);
     bk_sendback_set_slave(bk->sendback, slave);
+    bk_pop_set_slave(bk->pop, slave);
     bk_schedule_set_slave(bk->schedule, slave);
     fr_pull_set_slave(bk->pull, slave);
     bk_consume_set_slave(bk->remoting->consume, slave);
@@ -168,13 +169,15 @@ static void broker_tick(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-/* Store arrival: wakes held pulls and the delay scheduler. */
+/* Store arrival: wakes held pulls and pops and the delay scheduler. */
 static void broker_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
 {
     bk_broker_t *bk = arg;
     fr_pull_arrived(topic, queue_id, max_offset, tag_code, bk->pull);
     bk_schedule_arrived(bk->schedule, topic, queue_id, max_offset, tag_code);
     fr_remoting_arrived(bk->remoting, topic, queue_id, max_offset, tag_code);
+    if (bk->pop)
+        bk_pop_arrived(bk->pop, topic, queue_id, max_offset, tag_code);
 }
 
 /* Server close hook: forget what a closing connection held. */
@@ -189,7 +192,33 @@ static void broker_conn_closed(rmq_conn_t *conn, void *arg)
         bk_clients_session_closed(bk->clients, ss);
     if (ss)
         bk_tx_session_closed(bk->tx, ss);
+    if (ss && bk->pop)
+        bk_pop_session_closed(bk->pop, ss);
     fr_session_conn_closed(conn);
+}
+
+/* The pop core over the broker's tables (RocketMQ's defaults: 20 % of pops
+ * try the retry topic first; a closed client's messages are visible again
+ * after 1 s). */
+static bk_pop_t *broker_pop_new(bk_broker_t *bk)
+{
+    bk_pop_config_t pc = {
+        .base = bk->base,
+        .store = bk->store,
+        .topics = bk->topics,
+        .groups = bk->groups,
+        .offsets = bk->offsets,
+        .sendback = bk->sendback,
+        .broker_name = bk->cfg->broker_name,
+        .addr = bk->addr,
+        .is_slave = bk_broker_role(bk) == BK_SLAVE,
+        .permission = bk->cfg->broker_permission,
+        .retry_percent = 20,
+        .max_transfer_count = bk->cfg->max_transfer_count_on_message_in_memory,
+        .max_transfer_bytes = bk->cfg->max_transfer_bytes_on_message_in_memory,
+        .release_ms = 1000,
+    };
+    return bk_pop_new(&pc);
 }
 
 /* Creates the server and listens on listenPort (0: ephemeral). */
@@ -597,6 +626,10 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
+    if (!(bk->pop = broker_pop_new(bk))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
     if (!(bk->reg = bk_register_new(&bk->node, bk->cfg->namesrv_addr, err, errlen)))
         return RMQ_EINVAL;
     st_store_set_arrival_cb(bk->store, broker_arrived, bk);
@@ -642,6 +675,8 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     LOG_INFO("broker %s stopping", bk->addr);
     fr_pull_release_all(bk->pull);
     fr_remoting_stop(bk->remoting);
+    if (bk->pop)
+        bk_pop_stop(bk->pop);
     bk_offsets_persist(bk->offsets);
     bk->drain_deadline_ms = rmq_mono_ms() + bk->cfg->sync_flush_timeout + 1000;
     broker_drain(-1, 0, bk);
@@ -668,6 +703,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk->store = NULL;
     bk_produce_free(bk->produce);
     bk->produce = NULL;
+    bk_pop_free(bk->pop);
+    bk->pop = NULL;
     bk_sendback_free(bk->sendback);
     bk->sendback = NULL;
     bk_append_free(bk->append);     /* the store and HA ended every wait */

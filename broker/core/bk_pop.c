@@ -2,7 +2,8 @@
  * per-queue pop state (cursor, committed offset, in-flight entries sorted by
  * offset) in a map keyed by group, topic and queue; the receipt handle
  * format; the one deadline timer that revives expired entries through the
- * send-back path. */
+ * send-back path; pops that found nothing, held in bk_hold.c under
+ * "topic@-1" (any queue of the topic). */
 #include "bk_pop.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_hold.h"
 #include "bk_map.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
@@ -28,7 +30,7 @@ typedef struct entry {
     int64_t pop_time;                /* the handle's generation */
     int64_t first_pop_time;
     int64_t deadline;                /* wall ms: visible again (revived) from here on */
-    const void *owner;
+    const bk_session_t *owner;       /* NULL once released */
     int sending;                     /* its revive or DLQ copy is being stored */
 } entry_t;
 
@@ -62,7 +64,16 @@ struct bk_pop {
     struct evbuffer *scratch;        /* a queue's read */
     send_ctx_t *sending;
     size_t inflight;
+    bk_hold_t *hold;                 /* pops waiting for messages */
+    int stopping;
 };
+
+/* A held pop: its request (strings owned) and the front's ctx. */
+typedef struct parked {
+    bk_pop_req_t req;
+    char *strs;                      /* group, topic, expression, NUL-separated */
+    void *ctx;
+} parked_t;
 
 typedef struct pop_filter {
     st_tag_filter_t f;
@@ -397,7 +408,7 @@ static void pop_take(bk_pop_t *p, pq_t *q, const bk_pop_req_t *req, const bk_gro
         int64_t fp = 0;
         *e = (entry_t){.offset = rec.queue_offset, .phys = rec.phys_offset, .pop_time = out->pop_time,
                        .first_pop_time = first && parse_i64(first, vl, &fp) == 0 ? fp : out->pop_time,
-                       .deadline = out->pop_time + out->invisible_ms, .owner = req->owner};
+                       .deadline = out->pop_time + out->invisible_ms, .owner = req->ss};
         if (rec.reconsume_times >= g->retry_max_times) {
             entry_send(p, q, (size_t)(e - q->e), 1);
             continue;
@@ -510,25 +521,69 @@ static const bk_topic_t *pop_retry_topic(bk_pop_t *p, const char *group, const c
     return t && (t->perm & BK_PERM_READ) ? t : NULL;
 }
 
-void bk_pop_run(bk_pop_t *p, const bk_pop_req_t *req, bk_pop_out_t *out)
+/* Copies req into a parked pop (strings owned); NULL when out of memory. */
+static parked_t *park_new(const bk_pop_req_t *req, void *ctx)
+{
+    const char *expr = req->expression ? req->expression : "*";
+    size_t gl = strlen(req->group) + 1, tl = strlen(req->topic) + 1, el = strlen(expr) + 1;
+    parked_t *pk = malloc(sizeof(*pk));
+    char *strs = malloc(gl + tl + el);
+    if (!pk || !strs) {
+        free(pk);
+        free(strs);
+        return NULL;
+    }
+    pk->req = *req;
+    pk->strs = strs;
+    pk->req.group = memcpy(strs, req->group, gl);
+    pk->req.topic = memcpy(strs + gl, req->topic, tl);
+    pk->req.expression = memcpy(strs + gl + tl, expr, el);
+    pk->ctx = ctx;
+    return pk;
+}
+
+static void park_free(parked_t *pk)
+{
+    free(pk->strs);
+    free(pk);
+}
+
+/* Holds req (first execution, nothing found, a poll time); 1 when held. */
+static int pop_hold(bk_pop_t *p, const bk_pop_req_t *req, const pop_filter_t *pf, void *ctx)
+{
+    if (p->stopping || req->poll_ms <= 0 || !req->ss || !req->answer || !req->ctx_free)
+        return 0;
+    parked_t *pk = park_new(req, ctx);
+    if (!pk)
+        return 0;
+    if (bk_hold_add(p->hold, req->ss, pk, req->topic, -1, -1, &pf->f, rmq_mono_ms() + req->poll_ms) != RMQ_OK) {
+        park_free(pk);
+        return 0;
+    }
+    return 1;
+}
+
+/* Executes a pop; first (not a release from the hold) may hold it when
+ * nothing is there. 1 answered in out, 0 held. */
+static int pop_execute(bk_pop_t *p, const bk_pop_req_t *req, void *ctx, int first, bk_pop_out_t *out)
 {
     memset(out, 0, sizeof(*out));
     const bk_topic_t *topic = NULL;
     const bk_group_t *g = pop_check(p, req, &topic, &out->r);
     if (!g)
-        return;
+        return 1;
     pop_filter_t pf;
     memset(&pf, 0, sizeof(pf));
     pf.f.codes = pf.codes;
     if (rmq_subexpr_parse(req->expression, &pf.f.match_all, filter_add, &pf) != RMQ_OK)
-        return (void)bk_result_set(&out->r, BK_SUBSCRIPTION_PARSE_FAILED,
-                                   "cannot parse expression '%.100s' (want * or TagA || TagB, at most %d tags)",
-                                   req->expression, POP_MAX_TAGS);
+        return bk_result_set(&out->r, BK_SUBSCRIPTION_PARSE_FAILED,
+                             "cannot parse expression '%.100s' (want * or TagA || TagB, at most %d tags)",
+                             req->expression, POP_MAX_TAGS), 1;
     size_t want = (size_t)req->max_msgs;
     if (p->cfg.max_transfer_count > 0 && want > (size_t)p->cfg.max_transfer_count)
         want = (size_t)p->cfg.max_transfer_count;
     if (!(out->msgs = calloc(want, sizeof(*out->msgs))) || !(out->body = evbuffer_new()))
-        return bk_pop_out_clear(out), (void)bk_result_set(&out->r, BK_SYSTEM_ERROR, "out of memory");
+        return bk_pop_out_clear(out), bk_result_set(&out->r, BK_SYSTEM_ERROR, "out of memory"), 1;
     out->pop_time = rmq_wall_ms();
     out->invisible_ms = req->invisible_ms;
     const bk_topic_t *rt = pop_retry_topic(p, req->group, req->topic);
@@ -541,6 +596,35 @@ void bk_pop_run(bk_pop_t *p, const bk_pop_req_t *req, bk_pop_out_t *out)
     out->rest = pop_rest(p, req, topic);
     if (out->n)
         pop_arm_at(p, out->pop_time + out->invisible_ms);
+    else if (first && pop_hold(p, req, &pf, ctx))
+        return bk_pop_out_clear(out), 0;
+    return 1;
+}
+
+int bk_pop_run(bk_pop_t *p, const bk_pop_req_t *req, void *ctx, bk_pop_out_t *out)
+{
+    return pop_execute(p, req, ctx, 1, out);
+}
+
+/* Hold callback: a message arrived or the poll time passed; answer now. */
+static void pop_released(void *parked, int expired, void *arg)
+{
+    (void)expired;
+    bk_pop_t *p = arg;
+    parked_t *pk = parked;
+    bk_pop_out_t out;
+    pop_execute(p, &pk->req, pk->ctx, 0, &out);
+    pk->req.answer(&pk->req, &out, pk->ctx);
+    bk_pop_out_clear(&out);
+}
+
+/* Hold drop: frees a held pop and its ctx. */
+static void pop_dropped(void *parked, void *arg)
+{
+    (void)arg;
+    parked_t *pk = parked;
+    pk->req.ctx_free(pk->ctx);
+    park_free(pk);
 }
 
 void bk_pop_out_clear(bk_pop_out_t *out)
@@ -621,16 +705,43 @@ bk_status_t bk_pop_change_invisible(bk_pop_t *p, const bk_pop_ack_req_t *req, in
     return bk_result_set(r, BK_OK, "%s", "");
 }
 
-void bk_pop_release(bk_pop_t *p, const void *owner)
+/* The pop topic whose pop retry topic is topic, or NULL when topic is none
+ * known to the pop state (scans the queues: retry arrivals are rare). */
+static const char *pop_topic_of_retry(bk_pop_t *p, const char *topic)
+{
+    size_t cur = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(p->queues, &cur, &key, &val)) {
+        const pq_t *q = val;
+        if (strcmp(q->topic, topic) == 0)
+            return q->pop_topic;
+    }
+    return NULL;
+}
+
+void bk_pop_arrived(bk_pop_t *p, const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code)
+{
+    (void)queue_id;
+    if (bk_hold_count(p->hold) == 0)
+        return;
+    const char *pop_topic = strncmp(topic, RMQ_RETRY_PREFIX, strlen(RMQ_RETRY_PREFIX)) == 0
+                                ? pop_topic_of_retry(p, topic) : topic;
+    if (pop_topic)
+        bk_hold_arrived(p->hold, pop_topic, -1, max_offset, tag_code);
+}
+
+void bk_pop_session_closed(bk_pop_t *p, bk_session_t *ss)
 {
     int64_t soon = rmq_wall_ms() + p->cfg.release_ms;
     size_t cur = 0;
     const char *key;
     void *val;
-    while (owner && bk_map_next(p->queues, &cur, &key, &val)) {
+    bk_hold_session_closed(p->hold, ss);
+    while (bk_map_next(p->queues, &cur, &key, &val)) {
         pq_t *q = val;
         for (size_t i = 0; i < q->n; i++) {
-            if (q->e[i].owner != owner)
+            if (q->e[i].owner != ss)
                 continue;
             q->e[i].owner = NULL;
             if (q->e[i].deadline > soon)
@@ -638,6 +749,12 @@ void bk_pop_release(bk_pop_t *p, const void *owner)
             pop_arm_at(p, q->e[i].deadline);
         }
     }
+}
+
+void bk_pop_stop(bk_pop_t *p)
+{
+    p->stopping = 1;
+    bk_hold_release_all(p->hold);
 }
 
 size_t bk_pop_inflight(const bk_pop_t *p)
@@ -654,7 +771,8 @@ bk_pop_t *bk_pop_new(const bk_pop_config_t *cfg)
         return NULL;
     p->cfg = *cfg;
     if (!(p->queues = bk_map_new()) || !(p->scratch = evbuffer_new()) ||
-        !(p->timer = evtimer_new(cfg->base, pop_timer, p))) {
+        !(p->timer = evtimer_new(cfg->base, pop_timer, p)) ||
+        !(p->hold = bk_hold_new(cfg->base, pop_released, pop_dropped, p))) {
         bk_pop_free(p);
         return NULL;
     }
@@ -672,6 +790,8 @@ void bk_pop_free(bk_pop_t *p)
         return;
     for (send_ctx_t *sc = p->sending; sc; sc = sc->next)
         sc->p = NULL;
+    if (p->hold)
+        bk_hold_free(p->hold);
     if (p->timer)
         event_free(p->timer);
     if (p->scratch)

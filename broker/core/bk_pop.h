@@ -14,7 +14,9 @@
  * (acked, revived or sent to the DLQ): after a restart or failover delivery
  * resumes there, so nothing stored is lost; redelivery is allowed. One timer
  * serves the earliest deadline. The loop runs one pop at a time, so a queue
- * is never popped by two requests at once. Loop thread only. */
+ * is never popped by two requests at once. A pop that found nothing waits
+ * for its poll time in the hold (bk_hold.c, as held pulls do) until a
+ * message arrives on its topic or its pop retry topic. Loop thread only. */
 #ifndef BK_POP_H
 #define BK_POP_H
 
@@ -27,6 +29,7 @@
 #include "bk_groups.h"
 #include "bk_offsets.h"
 #include "bk_sendback.h"
+#include "bk_session.h"
 #include "bk_status.h"
 #include "bk_topics.h"
 #include "st_store.h"
@@ -35,6 +38,13 @@
 #define BK_POP_BROKER_MAX 127
 
 typedef struct bk_pop bk_pop_t;
+typedef struct bk_pop_req bk_pop_req_t;
+typedef struct bk_pop_out bk_pop_out_t;
+
+/* Answers a pop that was held (ctx as given to bk_pop_run). */
+typedef void (*bk_pop_answer_fn)(const bk_pop_req_t *req, bk_pop_out_t *out, void *ctx);
+/* Frees a held pop's ctx (after its answer, or when its session closed). */
+typedef void (*bk_pop_ctx_free_fn)(void *ctx);
 
 typedef struct bk_pop_config {
     struct event_base *base;         /* borrowed */
@@ -50,18 +60,22 @@ typedef struct bk_pop_config {
     int32_t retry_percent;           /* popFromRetryProbability (RocketMQ: 20) */
     int64_t max_transfer_count;      /* at most this many messages per pop */
     int64_t max_transfer_bytes;
-    int64_t release_ms;              /* a released client's messages are visible again after this */
+    int64_t release_ms;              /* a closed session's messages are visible again after this */
 } bk_pop_config_t;
 
-/* A pop as the front-end decoded it. Strings borrowed for the call. */
-typedef struct bk_pop_req {
+/* A pop as the front-end decoded it. Strings borrowed for the call (the
+ * hold copies what it parks). */
+struct bk_pop_req {
     const char *group;
     const char *topic;
     int32_t max_msgs;                /* >= 1 */
     int64_t invisible_ms;            /* >= 1 */
     const char *expression;          /* tag expression (NULL or "*": all) */
-    const void *owner;               /* the client, for bk_pop_release (NULL: none) */
-} bk_pop_req_t;
+    int64_t poll_ms;                 /* > 0: wait this long when nothing is there */
+    bk_session_t *ss;                /* the client: its messages are released when it closes */
+    bk_pop_answer_fn answer;         /* a held pop's answer (each front its own) */
+    bk_pop_ctx_free_fn ctx_free;
+};
 
 /* One popped message: where it is and its receipt handle. */
 typedef struct bk_pop_msg {
@@ -74,7 +88,7 @@ typedef struct bk_pop_msg {
 } bk_pop_msg_t;
 
 /* A pop's outcome. r.status != BK_OK: refused. n == 0: nothing to pop. */
-typedef struct bk_pop_out {
+struct bk_pop_out {
     bk_result_t r;
     int64_t pop_time;                /* ms since the epoch, every message's */
     int64_t invisible_ms;
@@ -82,7 +96,7 @@ typedef struct bk_pop_out {
     bk_pop_msg_t *msgs;              /* owned */
     size_t n;
     int64_t rest;                    /* messages left on the topic's queues */
-} bk_pop_out_t;
+};
 
 /* A receipt handle's fields: ckQueueOffset popTime invisibleTime reviveQid
  * topicType (0 normal, 1 pop retry) brokerName queueId queueOffset. */
@@ -114,8 +128,8 @@ size_t bk_pop_handle_format(const bk_pop_handle_t *h, char *buf, size_t cap);
 
 /* cfg is copied (pointers borrowed). NULL when out of memory. */
 bk_pop_t *bk_pop_new(const bk_pop_config_t *cfg);
-/* Frees the pop state (the committed offsets stay in the table). Call after
- * the append path ended its waits. */
+/* Frees the pop state (the committed offsets stay in the table) and drops
+ * held pops (their ctx freed). */
 void bk_pop_free(bk_pop_t *p);
 void bk_pop_set_slave(bk_pop_t *p, int is_slave);
 
@@ -123,8 +137,10 @@ void bk_pop_set_slave(bk_pop_t *p, int is_slave);
  * retry_percent probability, and when the topic gave too few; the topic's
  * readable queues from a random start. A message whose tag does not match
  * is finished silently; one that reached the group's retryMaxTimes goes to
- * the DLQ instead. Fills *out (bk_pop_out_clear after). */
-void bk_pop_run(bk_pop_t *p, const bk_pop_req_t *req, bk_pop_out_t *out);
+ * the DLQ instead. Returns 1 when answered now (*out filled; the caller
+ * encodes it, then bk_pop_out_clear), or 0 when held: answer runs later
+ * with ctx, then ctx_free(ctx). */
+int bk_pop_run(bk_pop_t *p, const bk_pop_req_t *req, void *ctx, bk_pop_out_t *out);
 void bk_pop_out_clear(bk_pop_out_t *out);
 
 /* Finishes the message of req->handle: BK_OK, or BK_BAD_REQUEST
@@ -137,9 +153,14 @@ bk_status_t bk_pop_ack(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_result_t *r)
 bk_status_t bk_pop_change_invisible(bk_pop_t *p, const bk_pop_ack_req_t *req, int64_t invisible_ms,
                                     char *new_handle, size_t cap, int64_t *pop_time, bk_result_t *r);
 
-/* The client owner is gone: its in-flight messages become visible again
- * within release_ms. */
-void bk_pop_release(bk_pop_t *p, const void *owner);
+/* Store arrival: wakes held pops of topic (or of the topic a pop retry
+ * topic belongs to). */
+void bk_pop_arrived(bk_pop_t *p, const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code);
+/* Session ss closed: its held pops are dropped and its in-flight messages
+ * become visible again within release_ms. */
+void bk_pop_session_closed(bk_pop_t *p, bk_session_t *ss);
+/* Clean stop: answers every held pop now and holds no more. */
+void bk_pop_stop(bk_pop_t *p);
 
 /* Messages in flight (popped, not finished). */
 size_t bk_pop_inflight(const bk_pop_t *p);

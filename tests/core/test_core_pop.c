@@ -3,9 +3,9 @@
  * and offset tables, the append path and send-back. Invisibility and
  * redelivery through the pop retry topic with delivery attempt 2, ack,
  * stale and expired handles, change of invisible time, the DLQ at the
- * group's max attempts, the tag re-check, a released client's messages, a
- * restart that resumes from the committed offset without loss, and the
- * receipt handle parser. */
+ * group's max attempts, the tag re-check, a closed session's messages, long
+ * polling, a restart that resumes from the committed offset without loss,
+ * and the receipt handle parser. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +40,32 @@ typedef struct rig {
 } rig_t;
 
 static bk_stats_t stats;
+
+/* What the held pop answered (bk_pop_answer_fn), and its ctx freed. */
+typedef struct held_answer {
+    int answered, freed;
+    size_t n;
+    bk_status_t status;
+} held_answer_t;
+
+static void on_answer(const bk_pop_req_t *req, bk_pop_out_t *out, void *ctx)
+{
+    (void)req;
+    held_answer_t *ha = ctx;
+    ha->answered = 1;
+    ha->n = out->n;
+    ha->status = out->r.status;
+}
+
+static void on_ctx_free(void *ctx)
+{
+    ((held_answer_t *)ctx)->freed = 1;
+}
+
+static void on_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
+{
+    bk_pop_arrived(((rig_t *)arg)->pop, topic, queue_id, max_offset, tag_code);
+}
 
 static uint8_t *fake_encode(const bk_schedule_progress_t *p, size_t *len)
 {
@@ -95,6 +121,7 @@ static void rig_open(rig_t *rg)
                                 .schedule = rg->sched, .addr = "127.0.0.1:0"};
     ck_assert_ptr_nonnull(rg->sb = bk_sendback_new(&sbc));
     rg->pop = pop_new(rg);
+    st_store_set_arrival_cb(rg->st, on_arrived, rg);
 }
 
 static void rig_close(rig_t *rg)
@@ -142,12 +169,12 @@ static void wait_ms(int64_t ms)
     event_free(ev);
 }
 
-/* Pops (max messages, invisible ms) as owner; the caller clears out. */
-static void pop(rig_t *rg, int32_t max, int64_t invisible, const char *expr, const void *owner, bk_pop_out_t *out)
+/* Pops (max messages, invisible ms) for session ss; the caller clears out. */
+static void pop(rig_t *rg, int32_t max, int64_t invisible, const char *expr, bk_session_t *ss, bk_pop_out_t *out)
 {
     bk_pop_req_t req = {.group = GROUP, .topic = TOPIC, .max_msgs = max, .invisible_ms = invisible,
-                        .expression = expr, .owner = owner};
-    bk_pop_run(rg->pop, &req, out);
+                        .expression = expr, .ss = ss};
+    ck_assert_int_eq(bk_pop_run(rg->pop, &req, NULL, out), 1);
     ck_assert_msg(out->r.status == BK_OK, "pop: %s", out->r.why);
 }
 
@@ -337,16 +364,17 @@ START_TEST(test_pop_tag_mismatch_finished_silently)
 }
 END_TEST
 
-START_TEST(test_pop_released_client_redelivered)
+START_TEST(test_pop_closed_session_redelivered)
 {
     rig_t rg;
     rig_open(&rg);
     put(&rg, 0, "m1", "tagA", 0);
-    int owner;
+    core_fake_session_t fs;
+    core_fake_session_init(&fs);
     bk_pop_out_t out;
     int64_t until = rmq_mono_ms() + 3000;
     do {
-        pop(&rg, 8, 60000, "*", &owner, &out);
+        pop(&rg, 8, 60000, "*", &fs.base, &out);
         if (out.n)
             break;
         bk_pop_out_clear(&out);
@@ -354,11 +382,41 @@ START_TEST(test_pop_released_client_redelivered)
     } while (rmq_mono_ms() < until);
     ck_assert_uint_eq(out.n, 1);
     bk_pop_out_clear(&out);
-    bk_pop_release(rg.pop, &owner);
+    bk_pop_session_closed(rg.pop, &fs.base);
     wait_ms(200);
     ck_assert_uint_eq(pop_wait(&rg, 1, 60000, &out), 1);
     ck_assert_int_eq(out.msgs[0].attempt, 2);
     bk_pop_out_clear(&out);
+    rig_close(&rg);
+}
+END_TEST
+
+START_TEST(test_pop_long_polling)
+{
+    rig_t rg;
+    rig_open(&rg);
+    core_fake_session_t fs;
+    core_fake_session_init(&fs);
+    held_answer_t ha = {0}, gone = {0}, expired = {0};
+    bk_pop_req_t req = {.group = GROUP, .topic = TOPIC, .max_msgs = 4, .invisible_ms = 60000, .expression = "*",
+                        .poll_ms = 5000, .ss = &fs.base, .answer = on_answer, .ctx_free = on_ctx_free};
+    bk_pop_out_t out;
+    ck_assert_int_eq(bk_pop_run(rg.pop, &req, &ha, &out), 0);
+    put(&rg, 1, "late", "tagA", 0);
+    core_loop_until(&ha.answered, 3000);
+    ck_assert_int_eq(ha.answered, 1);
+    ck_assert_int_eq(ha.status, BK_OK);
+    ck_assert_uint_eq(ha.n, 1);
+    ck_assert_int_eq(ha.freed, 1);
+    req.poll_ms = 100;
+    ck_assert_int_eq(bk_pop_run(rg.pop, &req, &expired, &out), 0);
+    core_loop_until(&expired.answered, 3000);
+    ck_assert_uint_eq(expired.n, 0);
+    req.poll_ms = 5000;
+    ck_assert_int_eq(bk_pop_run(rg.pop, &req, &gone, &out), 0);
+    bk_pop_session_closed(rg.pop, &fs.base);
+    ck_assert_int_eq(gone.answered, 0);
+    ck_assert_int_eq(gone.freed, 1);
     rig_close(&rg);
 }
 END_TEST
@@ -419,7 +477,8 @@ int main(void)
     tcase_add_test(tc, test_pop_change_invisible_delays_redelivery);
     tcase_add_test(tc, test_pop_max_attempts_go_to_dlq);
     tcase_add_test(tc, test_pop_tag_mismatch_finished_silently);
-    tcase_add_test(tc, test_pop_released_client_redelivered);
+    tcase_add_test(tc, test_pop_closed_session_redelivered);
+    tcase_add_test(tc, test_pop_long_polling);
     tcase_add_test(tc, test_pop_restart_resumes_from_committed_offset);
     tcase_add_test(tc, test_pop_handle_parse);
     suite_add_tcase(s, tc);
