@@ -1,0 +1,204 @@
+/* PopConsume: pop consumption over remoting with the unmodified 5.x Java
+ * client's own pop and ack calls (MQClientAPIImpl: POP_MESSAGE,
+ * ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME, as its pop-mode push consumer
+ * makes them). Sends N messages, pops them all with a short invisible time,
+ * acks the even ones, changes the invisible time of one odd one, and
+ * checks that exactly the unacked odd ones come back after the invisible
+ * time with reconsumeTimes 1 (delivery attempt 2), that nothing comes
+ * after they are acked too, and that a second ack of an acked message is
+ * refused. Prints "OK|FAIL <name> <detail>" lines.
+ * Args: namesrv topic group n. */
+package rmqtest;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.rocketmq.client.consumer.AckCallback;
+import org.apache.rocketmq.client.consumer.AckResult;
+import org.apache.rocketmq.client.consumer.AckStatus;
+import org.apache.rocketmq.client.consumer.PopCallback;
+import org.apache.rocketmq.client.consumer.PopResult;
+import org.apache.rocketmq.client.impl.MQClientAPIImpl;
+import org.apache.rocketmq.client.impl.factory.MQClientInstance;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageAccessor;
+import org.apache.rocketmq.common.message.MessageConst;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.remoting.protocol.header.AckMessageRequestHeader;
+import org.apache.rocketmq.remoting.protocol.header.ChangeInvisibleTimeRequestHeader;
+import org.apache.rocketmq.remoting.protocol.header.ExtraInfoUtil;
+import org.apache.rocketmq.remoting.protocol.header.PopMessageRequestHeader;
+
+public final class PopConsume {
+    private static final long INVISIBLE_MS = 5000;
+
+    private final MQClientAPIImpl api;
+    private final String brokerName;
+    private final String addr;
+    private final String topic;
+    private final String group;
+
+    private PopConsume(MQClientAPIImpl api, String brokerName, String addr, String topic, String group) {
+        this.api = api;
+        this.brokerName = brokerName;
+        this.addr = addr;
+        this.topic = topic;
+        this.group = group;
+    }
+
+    private static void report(boolean ok, String name, String detail) {
+        System.out.println((ok ? "OK " : "FAIL ") + name + " " + detail);
+    }
+
+    /* One pop of up to 16 messages, waiting up to pollMs. */
+    private PopResult pop(long pollMs) throws Exception {
+        PopMessageRequestHeader h = new PopMessageRequestHeader();
+        h.setConsumerGroup(group);
+        h.setTopic(topic);
+        h.setQueueId(-1);
+        h.setMaxMsgNums(16);
+        h.setInvisibleTime(INVISIBLE_MS);
+        h.setPollTime(pollMs);
+        h.setBornTime(System.currentTimeMillis());
+        h.setInitMode(0);
+        h.setExpType("TAG");
+        h.setExp("*");
+        CompletableFuture<PopResult> f = new CompletableFuture<>();
+        api.popMessageAsync(brokerName, addr, h, pollMs + 5000, new PopCallback() {
+            public void onSuccess(PopResult r) {
+                f.complete(r);
+            }
+
+            public void onException(Throwable e) {
+                f.completeExceptionally(e);
+            }
+        });
+        return f.get(pollMs + 10000, TimeUnit.MILLISECONDS);
+    }
+
+    /* Pops until want distinct keys came or ms passed; key -> message. */
+    private Map<String, MessageExt> popUntil(int want, long ms) throws Exception {
+        Map<String, MessageExt> got = new TreeMap<>();
+        long deadline = System.currentTimeMillis() + ms;
+        while (got.size() < want && System.currentTimeMillis() < deadline) {
+            PopResult r = pop(1000);
+            if (r.getMsgFoundList() == null)
+                continue;
+            for (MessageExt m : r.getMsgFoundList())
+                got.putIfAbsent(m.getKeys(), m);
+        }
+        return got;
+    }
+
+    private static AckCallback callback(CompletableFuture<AckResult> f) {
+        return new AckCallback() {
+            public void onSuccess(AckResult r) {
+                f.complete(r);
+            }
+
+            public void onException(Throwable e) {
+                f.completeExceptionally(e);
+            }
+        };
+    }
+
+    /* Acks m as the pop-mode push consumer does; true when the broker said OK. */
+    private boolean ack(MessageExt m) {
+        String ck = m.getProperty(MessageConst.PROPERTY_POP_CK);
+        String[] f = ExtraInfoUtil.split(ck);
+        AckMessageRequestHeader h = new AckMessageRequestHeader();
+        h.setConsumerGroup(group);
+        h.setTopic(ExtraInfoUtil.getRealTopic(f, topic, group));
+        h.setQueueId(ExtraInfoUtil.getQueueId(f));
+        h.setOffset(ExtraInfoUtil.getQueueOffset(f));
+        h.setExtraInfo(ck);
+        CompletableFuture<AckResult> r = new CompletableFuture<>();
+        try {
+            api.ackMessageAsync(addr, 5000, callback(r), h);
+            return r.get(10, TimeUnit.SECONDS).getStatus() == AckStatus.OK;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    /* Changes m's invisible time to ms; true when the broker said OK. */
+    private boolean changeInvisible(MessageExt m, long ms) throws Exception {
+        String ck = m.getProperty(MessageConst.PROPERTY_POP_CK);
+        String[] f = ExtraInfoUtil.split(ck);
+        ChangeInvisibleTimeRequestHeader h = new ChangeInvisibleTimeRequestHeader();
+        h.setConsumerGroup(group);
+        h.setTopic(ExtraInfoUtil.getRealTopic(f, topic, group));
+        h.setQueueId(ExtraInfoUtil.getQueueId(f));
+        h.setOffset(ExtraInfoUtil.getQueueOffset(f));
+        h.setExtraInfo(ck);
+        h.setInvisibleTime(ms);
+        CompletableFuture<AckResult> r = new CompletableFuture<>();
+        api.changeInvisibleTimeAsync(brokerName, addr, h, 5000, callback(r));
+        AckResult res = r.get(10, TimeUnit.SECONDS);
+        if (res.getStatus() == AckStatus.OK)
+            MessageAccessor.putProperty(m, MessageConst.PROPERTY_POP_CK, res.getExtraInfo());
+        return res.getStatus() == AckStatus.OK;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String ns = args[0], topic = args[1], group = args[2];
+        int n = Integer.parseInt(args[3]);
+        DefaultMQProducer p = new DefaultMQProducer("rmq_pop_producer");
+        p.setNamesrvAddr(ns);
+        p.setInstanceName("pop-" + System.nanoTime());
+        p.start();
+        String brokerName = null;
+        for (int i = 0; i < n; i++) {
+            SendResult r = p.send(new Message(topic, "tagA", "pop-" + i, ("body-" + i).getBytes()));
+            brokerName = r.getMessageQueue().getBrokerName();
+        }
+        MQClientInstance inst = p.getDefaultMQProducerImpl().getMqClientFactory();
+        PopConsume pc = new PopConsume(inst.getMQClientAPIImpl(), brokerName,
+                                       inst.findBrokerAddressInPublish(brokerName), topic, group);
+        pc.run(n);
+        p.shutdown();
+    }
+
+    private void run(int n) throws Exception {
+        Map<String, MessageExt> first = popUntil(n, 30000);
+        report(first.size() == n, "pop-all", "popped " + first.size() + " of " + n + " sent messages");
+        int acked = 0, odd = 0;
+        String delayed = null;
+        for (Map.Entry<String, MessageExt> e : first.entrySet()) {
+            int i = Integer.parseInt(e.getKey().substring(4));
+            if (i % 2 == 0)
+                acked += ack(e.getValue()) ? 1 : 0;
+            else if (delayed == null)
+                delayed = e.getKey();
+            odd += i % 2;
+        }
+        report(acked == n - odd, "pop-ack", acked + " of " + (n - odd) + " even messages acked");
+        boolean changed = delayed != null && changeInvisible(first.get(delayed), 60000);
+        report(changed, "pop-change-invisible", "invisible time of " + delayed + " set to 60 s");
+        Map<String, MessageExt> again = popUntil(odd - 1, 30000);
+        int wrong = 0, attempt2 = 0;
+        for (Map.Entry<String, MessageExt> e : again.entrySet()) {
+            int i = Integer.parseInt(e.getKey().substring(4));
+            if (i % 2 == 0 || e.getKey().equals(delayed))
+                wrong++;
+            attempt2 += e.getValue().getReconsumeTimes() == 1 ? 1 : 0;
+        }
+        report(again.size() == odd - 1 && wrong == 0, "pop-redeliver",
+               again.size() + " of " + (odd - 1) + " unacked messages redelivered, " + wrong + " acked or delayed ones");
+        report(attempt2 == again.size(), "pop-attempt", attempt2 + " of " + again.size() + " redelivered with reconsumeTimes 1");
+        int reacked = 0;
+        for (MessageExt m : again.values())
+            reacked += ack(m) ? 1 : 0;
+        acked += ack(first.get(delayed)) ? 1 : 0;
+        report(reacked == again.size() && acked == n - odd + 1, "pop-ack-retry",
+               reacked + " redelivered and the delayed message acked");
+        Map<String, MessageExt> after = popUntil(1, 3 * INVISIBLE_MS + 2000);
+        report(after.isEmpty(), "pop-quiet", after.size() + " messages popped after everything was acked");
+        MessageExt some = first.values().iterator().next();
+        report(!ack(some), "pop-stale-ack", "a second ack of " + some.getKeys() + " refused");
+    }
+}
