@@ -31,6 +31,7 @@ typedef struct entry {
     int64_t first_pop_time;
     int64_t deadline;                /* wall ms: visible again (revived) from here on */
     const bk_session_t *owner;       /* NULL once released */
+    int32_t attempts;                /* FIFO: deliveries so far */
     int sending;                     /* its revive or DLQ copy is being stored */
 } entry_t;
 
@@ -42,6 +43,8 @@ typedef struct pq {
     int32_t queue_id;
     int64_t cursor;                  /* next offset to pop */
     int64_t committed;               /* last stored committed offset (-1: none) */
+    int order;                       /* popped FIFO: entries are delivered again, never revived */
+    char attempt_id[BK_POP_ATTEMPT_MAX + 1]; /* FIFO: the attempt that got the batch in flight */
     entry_t *e;                      /* in flight, by ascending offset */
     size_t n, cap;
 } pq_t;
@@ -71,7 +74,7 @@ struct bk_pop {
 /* A held pop: its request (strings owned) and the front's ctx. */
 typedef struct parked {
     bk_pop_req_t req;
-    char *strs;                      /* group, topic, expression, NUL-separated */
+    char *strs;                      /* group, topic, expression, attempt id, NUL-separated */
     void *ctx;
 } parked_t;
 
@@ -348,7 +351,7 @@ static void pop_timer(evutil_socket_t fd, short what, void *arg)
     p->armed = 0;
     while (bk_map_next(p->queues, &cur, &key, &val)) {
         pq_t *q = val;
-        for (size_t i = q->n; i-- > 0;) {
+        for (size_t i = q->n; i-- > 0 && !q->order;) {
             if (q->e[i].sending)
                 continue;
             if (q->e[i].deadline <= now)
@@ -387,6 +390,21 @@ static int filter_match(const pop_filter_t *pf, const rmq_record_t *rec)
     return 0;
 }
 
+/* Adds record rec (raw: its bytes) of q's entry e to out, with its handle. */
+static void deliver(bk_pop_t *p, const pq_t *q, const entry_t *e, const rmq_record_t *rec, const uint8_t *raw,
+                    int retry, bk_pop_out_t *out)
+{
+    bk_pop_msg_t *m = &out->msgs[out->n++];
+    bk_pop_handle_t h = {.ck_offset = rec->queue_offset, .pop_time = e->pop_time,
+                         .invisible_ms = e->deadline - e->pop_time, .type = retry, .queue_id = q->queue_id,
+                         .queue_offset = rec->queue_offset};
+    snprintf(h.broker, sizeof(h.broker), "%s", p->cfg.broker_name);
+    *m = (bk_pop_msg_t){.phys_offset = rec->phys_offset, .queue_id = q->queue_id, .queue_offset = rec->queue_offset,
+                        .retry = retry, .attempt = rec->reconsume_times + e->attempts};
+    bk_pop_handle_format(&h, m->handle, sizeof(m->handle));
+    evbuffer_add(out->body, raw, rec->total_size);
+}
+
 /* Takes the records read from q into out (at most want): each matching one
  * becomes an in-flight entry, delivered or sent to the DLQ. */
 static void pop_take(bk_pop_t *p, pq_t *q, const bk_pop_req_t *req, const bk_group_t *g, const pop_filter_t *pf,
@@ -413,15 +431,8 @@ static void pop_take(bk_pop_t *p, pq_t *q, const bk_pop_req_t *req, const bk_gro
             entry_send(p, q, (size_t)(e - q->e), 1);
             continue;
         }
-        bk_pop_msg_t *m = &out->msgs[out->n++];
-        bk_pop_handle_t h = {.ck_offset = rec.queue_offset, .pop_time = out->pop_time,
-                             .invisible_ms = out->invisible_ms, .type = retry, .queue_id = q->queue_id,
-                             .queue_offset = rec.queue_offset};
-        snprintf(h.broker, sizeof(h.broker), "%s", p->cfg.broker_name);
-        *m = (bk_pop_msg_t){.phys_offset = rec.phys_offset, .queue_id = q->queue_id,
-                            .queue_offset = rec.queue_offset, .retry = retry, .attempt = rec.reconsume_times + 1};
-        bk_pop_handle_format(&h, m->handle, sizeof(m->handle));
-        evbuffer_add(out->body, raw, rec.total_size);
+        e->attempts = 1;
+        deliver(p, q, e, &rec, raw, retry, out);
     }
 }
 
@@ -463,6 +474,67 @@ static void pop_topic(bk_pop_t *p, const bk_pop_req_t *req, const bk_group_t *g,
     int32_t n = t->read_queues, start = n > 0 ? rand() % n : 0;
     for (int32_t i = 0; i < n && out->n < want; i++)
         pop_queue(p, req, g, t->name, retry, (start + i) % n, pf, want - out->n, out);
+}
+
+/* 1 while a message of q's batch in flight is unacked and invisible. */
+static int fifo_blocked(const pq_t *q, int64_t now)
+{
+    for (size_t i = 0; i < q->n; i++)
+        if (q->e[i].deadline > now)
+            return 1;
+    return 0;
+}
+
+/* Delivers q's batch in flight again into out: renewed (new pop time,
+ * invisible time and owner, one more attempt) or as it was (the same
+ * attempt asking again). */
+static void fifo_again(bk_pop_t *p, pq_t *q, const bk_pop_req_t *req, int renew, bk_pop_out_t *out)
+{
+    st_tag_filter_t all = {.match_all = 1};
+    st_get_result_t res;
+    int64_t first = q->e[0].offset, span = q->e[q->n - 1].offset - first + 1;
+    evbuffer_drain(p->scratch, evbuffer_get_length(p->scratch));
+    st_store_get(p->cfg.store, q->topic, q->queue_id, first, span > INT32_MAX ? INT32_MAX : (int32_t)span,
+                 INT64_MAX, &all, p->scratch, &res);
+    size_t len = evbuffer_get_length(p->scratch), pos = 0;
+    const uint8_t *d = evbuffer_pullup(p->scratch, -1);
+    rmq_record_t rec;
+    if (!renew)
+        out->pop_time = q->e[0].pop_time;
+    while (pos < len && rmq_record_decode(d + pos, len - pos, 0, &rec) == RMQ_OK) {
+        const uint8_t *raw = d + pos;
+        pos += rec.total_size;
+        ssize_t i = pq_find(q, rec.queue_offset);
+        if (i < 0)
+            continue;
+        entry_t *e = &q->e[i];
+        if (renew) {
+            e->pop_time = out->pop_time;
+            e->deadline = out->pop_time + out->invisible_ms;
+            e->owner = req->ss;
+            e->attempts++;
+        }
+        deliver(p, q, e, &rec, raw, 0, out);
+    }
+}
+
+/* A FIFO pop of req->queue_id into out (msgs sized for the batch). */
+static void pop_fifo(bk_pop_t *p, const bk_pop_req_t *req, pq_t *q, const bk_group_t *g, const pop_filter_t *pf,
+                     size_t want, bk_pop_out_t *out)
+{
+    const char *attempt = req->attempt_id ? req->attempt_id : "";
+    q->order = 1;
+    if (q->n && fifo_blocked(q, out->pop_time)) {
+        if (attempt[0] && strcmp(attempt, q->attempt_id) == 0)
+            fifo_again(p, q, req, 0, out);
+        return;
+    }
+    snprintf(q->attempt_id, sizeof(q->attempt_id), "%s", attempt);
+    if (q->n) {
+        fifo_again(p, q, req, 1, out);
+        return;
+    }
+    pop_queue(p, req, g, q->topic, 0, q->queue_id, pf, want, out);
 }
 
 /* Messages left to pop on topic t's queues for req's group. */
@@ -507,6 +579,12 @@ static const bk_group_t *pop_check(bk_pop_t *p, const bk_pop_req_t *req, const b
                              p->cfg.addr), NULL;
     if (!((*topic)->perm & BK_PERM_READ))
         return bk_result_set(r, BK_NO_PERMISSION, "topic %.100s is not readable", req->topic), NULL;
+    if (req->order && (req->queue_id < 0 || req->queue_id >= (*topic)->read_queues))
+        return bk_result_set(r, BK_BAD_REQUEST, "POP_MESSAGE: FIFO pop of queue %d: topic %.100s has %d read queues",
+                             req->queue_id, req->topic, (*topic)->read_queues), NULL;
+    if (req->attempt_id && strlen(req->attempt_id) > BK_POP_ATTEMPT_MAX)
+        return bk_result_set(r, BK_BAD_REQUEST, "POP_MESSAGE: attemptId longer than %d bytes", BK_POP_ATTEMPT_MAX),
+               NULL;
     return g;
 }
 
@@ -525,9 +603,10 @@ static const bk_topic_t *pop_retry_topic(bk_pop_t *p, const char *group, const c
 static parked_t *park_new(const bk_pop_req_t *req, void *ctx)
 {
     const char *expr = req->expression ? req->expression : "*";
-    size_t gl = strlen(req->group) + 1, tl = strlen(req->topic) + 1, el = strlen(expr) + 1;
+    const char *attempt = req->attempt_id ? req->attempt_id : "";
+    size_t gl = strlen(req->group) + 1, tl = strlen(req->topic) + 1, el = strlen(expr) + 1, al = strlen(attempt) + 1;
     parked_t *pk = malloc(sizeof(*pk));
-    char *strs = malloc(gl + tl + el);
+    char *strs = malloc(gl + tl + el + al);
     if (!pk || !strs) {
         free(pk);
         free(strs);
@@ -538,6 +617,7 @@ static parked_t *park_new(const bk_pop_req_t *req, void *ctx)
     pk->req.group = memcpy(strs, req->group, gl);
     pk->req.topic = memcpy(strs + gl, req->topic, tl);
     pk->req.expression = memcpy(strs + gl + tl, expr, el);
+    pk->req.attempt_id = memcpy(strs + gl + tl + el, attempt, al);
     pk->ctx = ctx;
     return pk;
 }
@@ -582,21 +662,29 @@ static int pop_execute(bk_pop_t *p, const bk_pop_req_t *req, void *ctx, int firs
     size_t want = (size_t)req->max_msgs;
     if (p->cfg.max_transfer_count > 0 && want > (size_t)p->cfg.max_transfer_count)
         want = (size_t)p->cfg.max_transfer_count;
-    if (!(out->msgs = calloc(want, sizeof(*out->msgs))) || !(out->body = evbuffer_new()))
+    pq_t *fq = req->order ? pq_get(p, req->group, req->topic, req->topic, req->queue_id, 0) : NULL;
+    if (req->order && !fq)
+        return bk_result_set(&out->r, BK_SYSTEM_ERROR, "out of memory"), 1;
+    size_t cap = fq && fq->n > want ? fq->n : want;
+    if (!(out->msgs = calloc(cap, sizeof(*out->msgs))) || !(out->body = evbuffer_new()))
         return bk_pop_out_clear(out), bk_result_set(&out->r, BK_SYSTEM_ERROR, "out of memory"), 1;
     out->pop_time = rmq_wall_ms();
     out->invisible_ms = req->invisible_ms;
-    const bk_topic_t *rt = pop_retry_topic(p, req->group, req->topic);
-    int retry_first = rt && rand() % 100 < p->cfg.retry_percent;
-    if (retry_first)
-        pop_topic(p, req, g, rt, 1, &pf, want, out);
-    pop_topic(p, req, g, topic, 0, &pf, want, out);
-    if (!retry_first && rt)
-        pop_topic(p, req, g, rt, 1, &pf, want, out);
+    if (fq) {
+        pop_fifo(p, req, fq, g, &pf, want, out);
+    } else {
+        const bk_topic_t *rt = pop_retry_topic(p, req->group, req->topic);
+        int retry_first = rt && rand() % 100 < p->cfg.retry_percent;
+        if (retry_first)
+            pop_topic(p, req, g, rt, 1, &pf, want, out);
+        pop_topic(p, req, g, topic, 0, &pf, want, out);
+        if (!retry_first && rt)
+            pop_topic(p, req, g, rt, 1, &pf, want, out);
+    }
     out->rest = pop_rest(p, req, topic);
-    if (out->n)
+    if (out->n && !fq)
         pop_arm_at(p, out->pop_time + out->invisible_ms);
-    else if (first && pop_hold(p, req, &pf, ctx))
+    else if (!out->n && first && !(fq && fq->n) && pop_hold(p, req, &pf, ctx))
         return bk_pop_out_clear(out), 0;
     return 1;
 }

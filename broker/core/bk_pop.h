@@ -36,6 +36,7 @@
 
 #define BK_POP_HANDLE_MAX 256
 #define BK_POP_BROKER_MAX 127
+#define BK_POP_ATTEMPT_MAX 64            /* a FIFO pop's attempt id */
 
 typedef struct bk_pop bk_pop_t;
 typedef struct bk_pop_req bk_pop_req_t;
@@ -72,6 +73,9 @@ struct bk_pop_req {
     int64_t invisible_ms;            /* >= 1 */
     const char *expression;          /* tag expression (NULL or "*": all) */
     int64_t poll_ms;                 /* > 0: wait this long when nothing is there */
+    int order;                       /* FIFO: only queue_id, blocked while its last batch is in flight */
+    int32_t queue_id;                /* FIFO: the queue to pop */
+    const char *attempt_id;          /* FIFO: a retry of the same attempt gets the same batch (NULL: none) */
     bk_session_t *ss;                /* the client: its messages are released when it closes */
     bk_pop_answer_fn answer;         /* a held pop's answer (each front its own) */
     bk_pop_ctx_free_fn ctx_free;
@@ -137,7 +141,12 @@ void bk_pop_set_slave(bk_pop_t *p, int is_slave);
  * retry_percent probability, and when the topic gave too few; the topic's
  * readable queues from a random start. A message whose tag does not match
  * is finished silently; one that reached the group's retryMaxTimes goes to
- * the DLQ instead. Returns 1 when answered now (*out filled; the caller
+ * the DLQ instead. FIFO (req->order): only req->queue_id; nothing while a
+ * message of its last batch is unacked and invisible, except that the same
+ * attempt id gets that batch again; once they are visible again the same
+ * offsets come again, each with its attempt counted (no retry topic, no
+ * DLQ: the client forwards to it); the committed offset moves once the
+ * batch is acked. Returns 1 when answered now (*out filled; the caller
  * encodes it, then bk_pop_out_clear), or 0 when held: answer runs later
  * with ctx, then ctx_free(ctx). */
 int bk_pop_run(bk_pop_t *p, const bk_pop_req_t *req, void *ctx, bk_pop_out_t *out);

@@ -3,7 +3,9 @@
  * and offset tables, the append path and send-back. Invisibility and
  * redelivery through the pop retry topic with delivery attempt 2, ack,
  * stale and expired handles, change of invisible time, the DLQ at the
- * group's max attempts, the tag re-check, a closed session's messages, long
+ * group's max attempts, the tag re-check, FIFO pops (blocked while the
+ * batch is in flight, the same attempt id replayed, the same offsets after
+ * expiry with the attempt counted), a closed session's messages, long
  * polling, a restart that resumes from the committed offset without loss,
  * and the receipt handle parser. */
 #include <check.h>
@@ -421,6 +423,70 @@ START_TEST(test_pop_long_polling)
 }
 END_TEST
 
+/* A FIFO pop of queue 0 by attempt id; the caller clears out. */
+static void pop_fifo(rig_t *rg, const char *attempt, int64_t invisible, bk_pop_out_t *out)
+{
+    bk_pop_req_t req = {.group = GROUP, .topic = TOPIC, .max_msgs = 2, .invisible_ms = invisible, .expression = "*",
+                        .order = 1, .queue_id = 0, .attempt_id = attempt};
+    ck_assert_int_eq(bk_pop_run(rg->pop, &req, NULL, out), 1);
+    ck_assert_msg(out->r.status == BK_OK, "FIFO pop: %s", out->r.why);
+}
+
+START_TEST(test_pop_fifo_blocks_replays_and_redelivers)
+{
+    rig_t rg;
+    rig_open(&rg);
+    put(&rg, 0, "f0", "tagA", 0);
+    put(&rg, 0, "f1", "tagA", 0);
+    put(&rg, 0, "f2", "tagA", 0);
+    put(&rg, 1, "other", "tagA", 0);
+    bk_pop_out_t out, again;
+    int64_t until = rmq_mono_ms() + 3000;
+    do {
+        pop_fifo(&rg, "a1", 300, &out);
+        if (out.n)
+            break;
+        bk_pop_out_clear(&out);
+        wait_ms(20);
+    } while (rmq_mono_ms() < until);
+    ck_assert_uint_eq(out.n, 2);
+    ck_assert_int_eq(out.msgs[0].queue_offset, 0);
+    ck_assert_int_eq(out.msgs[1].queue_offset, 1);
+    ck_assert_int_eq(out.msgs[0].attempt, 1);
+    pop_fifo(&rg, "a2", 300, &again);
+    ck_assert_uint_eq(again.n, 0);
+    bk_pop_out_clear(&again);
+    pop_fifo(&rg, "a1", 300, &again);
+    ck_assert_uint_eq(again.n, 2);
+    ck_assert_str_eq(again.msgs[0].handle, out.msgs[0].handle);
+    ck_assert_str_eq(again.msgs[1].handle, out.msgs[1].handle);
+    bk_pop_out_clear(&again);
+    bk_result_t r;
+    ck_assert_int_eq(ack(&rg, TOPIC, out.msgs[0].handle, &r), BK_OK);
+    pop_fifo(&rg, "a3", 300, &again);
+    ck_assert_uint_eq(again.n, 0);
+    bk_pop_out_clear(&again);
+    wait_ms(400);
+    ck_assert_int_eq(bk_pop_inflight(rg.pop), 1);
+    pop_fifo(&rg, "a4", 300, &again);
+    ck_assert_uint_eq(again.n, 1);
+    ck_assert_int_eq(again.msgs[0].queue_offset, 1);
+    ck_assert_int_eq(again.msgs[0].attempt, 2);
+    ck_assert_int_eq(again.msgs[0].retry, 0);
+    ck_assert_int_eq(ack(&rg, TOPIC, again.msgs[0].handle, &r), BK_OK);
+    ck_assert_int_eq(bk_offsets_query(rg.offsets, TOPIC, GROUP, 0), 2);
+    bk_pop_out_clear(&again);
+    pop_fifo(&rg, "a5", 300, &again);
+    ck_assert_uint_eq(again.n, 1);
+    ck_assert_int_eq(again.msgs[0].queue_offset, 2);
+    ck_assert_int_eq(again.msgs[0].attempt, 1);
+    bk_pop_out_clear(&again);
+    bk_pop_out_clear(&out);
+    ck_assert_int_eq(st_store_max_offset(rg.st, RETRY, 0), 0);
+    rig_close(&rg);
+}
+END_TEST
+
 START_TEST(test_pop_restart_resumes_from_committed_offset)
 {
     rig_t rg;
@@ -479,6 +545,7 @@ int main(void)
     tcase_add_test(tc, test_pop_tag_mismatch_finished_silently);
     tcase_add_test(tc, test_pop_closed_session_redelivered);
     tcase_add_test(tc, test_pop_long_polling);
+    tcase_add_test(tc, test_pop_fifo_blocks_replays_and_redelivers);
     tcase_add_test(tc, test_pop_restart_resumes_from_committed_offset);
     tcase_add_test(tc, test_pop_handle_parse);
     suite_add_tcase(s, tc);

@@ -4,25 +4,29 @@
 # (PopConsume.java: its own POP_MESSAGE, ACK_MESSAGE and
 # CHANGE_MESSAGE_INVISIBLETIME calls): every sent message popped, acked ones
 # not redelivered, unacked ones redelivered after the invisible time with
-# reconsumeTimes 1, a changed invisible time honoured, a second ack refused.
+# reconsumeTimes 1, a changed invisible time honoured, a second ack refused;
+# FIFO pops of one queue: blocked while the batch is in flight, the same
+# attempt replayed, the batch again after the invisible time with
+# reconsumeTimes 1, the next batch once it is acked.
 # Prints TAP; SKIP without java, mvn or Maven Central.
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-plan=9
+plan=14
 echo "1..$plan"
 java_build $plan "$here" rocketmq5
 start_namesrv
 start_broker PopCluster broker-p
 create_topic PopCluster PopTopic
+create_topic PopCluster PopFifo
 
 n=0
 # result LINE-PREFIX DESCRIPTION: ok when the Java output has "OK <prefix> ..."
 result() {
   n=$((n + 1))
   local line
-  line=$(grep -h -E "^(OK|FAIL) $1 " "$run/out" | head -1)
+  line=$(grep -h -E "^(OK|FAIL) $1 " "$run"/out* | head -1)
   echo "# ${line:-no output for $1}"
   if [[ $line == OK* ]]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
 }
@@ -38,6 +42,15 @@ result pop-attempt "redelivered messages carry reconsumeTimes 1 (delivery attemp
 result pop-ack-retry "the redelivered messages and the delayed one acked"
 result pop-quiet "nothing popped once everything was acked"
 result pop-stale-ack "a second ack of an acked message refused"
+
+timeout 120 java -cp "$cp" rmqtest.PopConsume "$ns" PopFifo rmq_pop_fifo 8 fifo >"$run/out-fifo" 2>"$run/err-fifo"
+rc=$?
+[ "$rc" -eq 0 ] || { echo "# java fifo exited $rc"; tail -20 "$run/err-fifo" | sed 's/^/# /'; }
+result fifo-first "FIFO pop: the first batch of queue 0 in order"
+result fifo-same-attempt "FIFO pop: the same attempt id gets the same batch"
+result fifo-blocked "FIFO pop: another attempt gets nothing while the batch is in flight"
+result fifo-again "FIFO pop: the batch again after the invisible time with reconsumeTimes 1"
+result fifo-next "FIFO pop: the next batch once the first is acked"
 
 n=$((n + 1))
 errs=$(grep -c -E 'ERROR|refused remoting' "$run/broker.log")

@@ -6,7 +6,10 @@
  * PopMessageResponseHeader (popTime, invisibleTime, reviveQid, restNum);
  * without startOffsetInfo the Java client builds each message's handle
  * (POP_CK) from popTime, invisibleTime and the message's own topic, queue
- * and offset: the core's layout. Nothing found: PULL_NOT_FOUND. */
+ * and offset: the core's layout. A FIFO pop (order=true) also carries
+ * startOffsetInfo, msgOffsetInfo and orderCountInfo (ExtraInfoUtil's
+ * formats), from which the client takes each message's delivery count.
+ * Nothing found: PULL_NOT_FOUND. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +28,40 @@ typedef struct pop_ctx {
     fr_rm_to_t to;
 } pop_ctx_t;
 
+/* A FIFO pop's offset headers (one queue: topic type 0) into buf[cap]:
+ * startOffsetInfo, msgOffsetInfo, orderCountInfo, NUL-separated; -1 when
+ * they do not fit. */
+static int fifo_infos(const bk_pop_out_t *out, char *buf, size_t cap, char **start, char **offsets,
+                      char **counts)
+{
+    size_t used = 0;
+    int qid = out->msgs[0].queue_id, n;
+    n = snprintf(buf, cap, "0 %d %" PRId64, qid, out->msgs[0].queue_offset);
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
+    *start = buf;
+    used = (size_t)n + 1;
+    *offsets = buf + used;
+    n = snprintf(buf + used, cap - used, "0 %d ", qid);
+    for (size_t i = 0; n >= 0 && (size_t)n < cap - used && i < out->n; i++) {
+        used += (size_t)n;
+        n = snprintf(buf + used, cap - used, "%s%" PRId64, i ? "," : "", out->msgs[i].queue_offset);
+    }
+    if (n < 0 || (size_t)n >= cap - used)
+        return -1;
+    used += (size_t)n + 1;
+    *counts = buf + used;
+    n = 0;
+    for (size_t i = 0; n >= 0 && (size_t)n < cap - used && i < out->n; i++) {
+        used += (size_t)n;
+        n = snprintf(buf + used, cap - used, "%s0 qo%d%%%" PRId64 " %d", i ? ";" : "", qid,
+                     out->msgs[i].queue_offset, out->msgs[i].attempt - 1);
+    }
+    return n < 0 || (size_t)n >= cap - used ? -1 : 0;
+}
+
 /* Encodes the core's result of a pop. */
-static void pop_reply(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_pop_out_t *out)
+static void pop_reply(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_pop_req_t *req, const bk_pop_out_t *out)
 {
     rmq_remoting_reply_t rep = {.code = fr_rm_status_code(out->r.status), .remark = out->r.why};
     char pop_time[24], invisible[24], rest[24];
@@ -43,9 +78,24 @@ static void pop_reply(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_pop_out_t
         {"invisibleTime", invisible},
         {"reviveQid", "0"},
         {"restNum", rest},
+        {"startOffsetInfo", NULL},
+        {"msgOffsetInfo", NULL},
+        {"orderCountInfo", NULL},
     };
     rep.fields = f;
-    rep.n_fields = sizeof(f) / sizeof(f[0]);
+    rep.n_fields = 4;
+    char *infos = NULL;
+    size_t infos_cap = 64 + out->n * 64;
+    if (req->order && out->n) {
+        if (!(infos = malloc(infos_cap)) || fifo_infos(out, infos, infos_cap, &f[4].value, &f[5].value,
+                                                       &f[6].value) != 0) {
+            free(infos);
+            rep = (rmq_remoting_reply_t){.code = RMQ_REMOTING_SYSTEM_ERROR, .remark = "out of memory"};
+            fr_rm_reply_to(conn, to, &rep);
+            return;
+        }
+        rep.n_fields = 7;
+    }
     rep.code = out->n ? RMQ_REMOTING_SUCCESS : RM_PULL_NOT_FOUND;
     rep.remark = NULL;
     if (out->n) {
@@ -57,6 +107,7 @@ static void pop_reply(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_pop_out_t
             rep = (rmq_remoting_reply_t){.code = RMQ_REMOTING_SYSTEM_ERROR, .remark = "cannot encode the messages"};
             fr_rm_reply_to(conn, to, &rep);
             free(msgs);
+            free(infos);
             return;
         }
         rep.body = msgs;
@@ -64,14 +115,14 @@ static void pop_reply(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_pop_out_t
     }
     fr_rm_reply_to(conn, to, &rep);
     free(msgs);
+    free(infos);
 }
 
 /* bk_pop_answer_fn: a held pop's answer. */
 static void pop_answer(const bk_pop_req_t *req, bk_pop_out_t *out, void *arg)
 {
-    (void)req;
     pop_ctx_t *ctx = arg;
-    pop_reply(ctx->conn, &ctx->to, out);
+    pop_reply(ctx->conn, &ctx->to, req, out);
 }
 
 static void pop_ctx_free(void *arg)
@@ -100,11 +151,6 @@ void fr_rm_handle_pop(rmq_conn_t *conn, const rmq_remoting_request_t *req, void 
                             "POP_MESSAGE: expType %.32s is not supported (TAG only)", type);
         return;
     }
-    if (order) {
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR,
-                            "POP_MESSAGE: order=true (FIFO pop) is not served by this broker yet");
-        return;
-    }
     pop_ctx_t *ctx = malloc(sizeof(*ctx));
     bk_session_t *ss = fr_rm_session_of(rm, conn, req);
     if (!ctx || !ss) {
@@ -124,10 +170,13 @@ void fr_rm_handle_pop(rmq_conn_t *conn, const rmq_remoting_request_t *req, void 
         .ss = ss,
         .answer = pop_answer,
         .ctx_free = pop_ctx_free,
+        .order = order,
+        .queue_id = (int32_t)qid,
+        .attempt_id = rmq_remoting_field(req, "attemptId"),
     };
     bk_pop_out_t out;
     if (bk_pop_run(rm->bk->pop, &pr, ctx, &out)) {
-        pop_reply(conn, &ctx->to, &out);
+        pop_reply(conn, &ctx->to, &pr, &out);
         bk_pop_out_clear(&out);
         pop_ctx_free(ctx);
     }

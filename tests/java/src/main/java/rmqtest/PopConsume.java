@@ -6,8 +6,11 @@
  * checks that exactly the unacked odd ones come back after the invisible
  * time with reconsumeTimes 1 (delivery attempt 2), that nothing comes
  * after they are acked too, and that a second ack of an acked message is
- * refused. Prints "OK|FAIL <name> <detail>" lines.
- * Args: namesrv topic group n. */
+ * refused. With "fifo": N messages to queue 0, FIFO pops of it (order=true):
+ * the batch blocks the queue, comes again after the invisible time with
+ * reconsumeTimes 1, and the next batch follows once it is acked.
+ * Prints "OK|FAIL <name> <detail>" lines.
+ * Args: namesrv topic group n [fifo]. */
 package rmqtest;
 
 import java.util.Map;
@@ -56,12 +59,21 @@ public final class PopConsume {
 
     /* One pop of up to 16 messages, waiting up to pollMs. */
     private PopResult pop(long pollMs) throws Exception {
+        return pop(pollMs, -1, null, 16);
+    }
+
+    /* One pop (a FIFO pop of queueId with attemptId when that is not null). */
+    private PopResult pop(long pollMs, int queueId, String attemptId, int max) throws Exception {
         PopMessageRequestHeader h = new PopMessageRequestHeader();
         h.setConsumerGroup(group);
         h.setTopic(topic);
-        h.setQueueId(-1);
-        h.setMaxMsgNums(16);
+        h.setQueueId(queueId);
+        h.setMaxMsgNums(max);
         h.setInvisibleTime(INVISIBLE_MS);
+        if (attemptId != null) {
+            h.setOrder(Boolean.TRUE);
+            h.setAttemptId(attemptId);
+        }
         h.setPollTime(pollMs);
         h.setBornTime(System.currentTimeMillis());
         h.setInitMode(0);
@@ -152,15 +164,54 @@ public final class PopConsume {
         p.setInstanceName("pop-" + System.nanoTime());
         p.start();
         String brokerName = null;
+        boolean fifo = args.length > 4 && args[4].equals("fifo");
         for (int i = 0; i < n; i++) {
-            SendResult r = p.send(new Message(topic, "tagA", "pop-" + i, ("body-" + i).getBytes()));
+            Message m = new Message(topic, "tagA", "pop-" + i, ("body-" + i).getBytes());
+            SendResult r = fifo ? p.send(m, (mqs, msg, arg) -> mqs.get(0), null) : p.send(m);
             brokerName = r.getMessageQueue().getBrokerName();
         }
         MQClientInstance inst = p.getDefaultMQProducerImpl().getMqClientFactory();
         PopConsume pc = new PopConsume(inst.getMQClientAPIImpl(), brokerName,
                                        inst.findBrokerAddressInPublish(brokerName), topic, group);
-        pc.run(n);
+        if (fifo)
+            pc.runFifo(n);
+        else
+            pc.run(n);
         p.shutdown();
+    }
+
+    /* Keys of a FIFO pop's messages in order, "key:reconsumeTimes" each. */
+    private String fifoPop(String attemptId) throws Exception {
+        PopResult r = pop(0, 0, attemptId, 4);
+        StringBuilder b = new StringBuilder();
+        if (r.getMsgFoundList() != null)
+            for (MessageExt m : r.getMsgFoundList())
+                b.append(b.length() > 0 ? " " : "").append(m.getKeys()).append(':').append(m.getReconsumeTimes());
+        return b.toString();
+    }
+
+    private void runFifo(int n) throws Exception {
+        String first = "";
+        long deadline = System.currentTimeMillis() + 10000;
+        while (first.isEmpty() && System.currentTimeMillis() < deadline)
+            first = fifoPop("x1");
+        report(first.equals("pop-0:0 pop-1:0 pop-2:0 pop-3:0"), "fifo-first", "[" + first + "]");
+        String same = fifoPop("x1");
+        report(same.equals(first), "fifo-same-attempt", "[" + same + "]");
+        String blocked = fifoPop("x2");
+        report(blocked.isEmpty(), "fifo-blocked", "[" + blocked + "] while the batch is in flight");
+        Thread.sleep(INVISIBLE_MS + 500);
+        PopResult again = pop(0, 0, "x3", 4);
+        StringBuilder b = new StringBuilder();
+        int acked = 0;
+        for (MessageExt m : again.getMsgFoundList() != null ? again.getMsgFoundList() : java.util.List.<MessageExt>of()) {
+            b.append(b.length() > 0 ? " " : "").append(m.getKeys()).append(':').append(m.getReconsumeTimes());
+            acked += ack(m) ? 1 : 0;
+        }
+        report(b.toString().equals("pop-0:1 pop-1:1 pop-2:1 pop-3:1") && acked == 4, "fifo-again",
+               "[" + b + "] after the invisible time, " + acked + " acked");
+        String next = fifoPop("x4");
+        report(next.equals("pop-4:0 pop-5:0 pop-6:0 pop-7:0"), "fifo-next", "[" + next + "] once the batch was acked");
     }
 
     private void run(int n) throws Exception {
