@@ -727,46 +727,61 @@ void bk_pop_out_clear(bk_pop_out_t *out)
 
 /* ---- ack, change invisible, release ---- */
 
-/* The in-flight entry req->handle names (*qp its queue), or -1 with r set
- * (INVALID_RECEIPT_HANDLE). */
-static ssize_t handle_entry(bk_pop_t *p, const bk_pop_ack_req_t *req, pq_t **qp, bk_result_t *r)
+/* The in-flight entry h names for group on topic (*qp its queue), or -1
+ * with r set (INVALID_RECEIPT_HANDLE). */
+static ssize_t handle_entry(bk_pop_t *p, const char *group, const char *topic_in, const bk_pop_handle_t *h, pq_t **qp,
+                            bk_result_t *r)
 {
-    bk_pop_handle_t h;
     char topic[sizeof(((bk_topic_t *)0)->name)], key[3 * 256];
-    if (bk_pop_handle_parse(req->handle, strlen(req->handle), &h) != RMQ_OK)
-        return bk_result_set(r, BK_BAD_REQUEST, "INVALID_RECEIPT_HANDLE: malformed receipt handle '%.80s'",
-                             req->handle), -1;
-    int as_retry = h.type == 1 && strncmp(req->topic, RMQ_RETRY_PREFIX, strlen(RMQ_RETRY_PREFIX)) != 0;
+    int as_retry = h->type == 1 && strncmp(topic_in, RMQ_RETRY_PREFIX, strlen(RMQ_RETRY_PREFIX)) != 0;
     if (as_retry)
-        snprintf(topic, sizeof(topic), "%s%s_%s", RMQ_RETRY_PREFIX, req->group, req->topic);
+        snprintf(topic, sizeof(topic), "%s%s_%s", RMQ_RETRY_PREFIX, group, topic_in);
     else
-        snprintf(topic, sizeof(topic), "%s", req->topic);
-    size_t kl = pq_key(key, sizeof(key), req->group, topic, h.queue_id);
+        snprintf(topic, sizeof(topic), "%s", topic_in);
+    size_t kl = pq_key(key, sizeof(key), group, topic, h->queue_id);
     pq_t *q = kl ? bk_map_get(p->queues, key, kl) : NULL;
-    ssize_t i = q ? pq_find(q, h.queue_offset) : -1;
+    ssize_t i = q ? pq_find(q, h->queue_offset) : -1;
     if (i < 0)
         return bk_result_set(r, BK_BAD_REQUEST, "INVALID_RECEIPT_HANDLE: %.100s queue %d offset %" PRId64
-                             " is not in flight for %.100s (acked, revived or never popped)", topic, h.queue_id,
-                             h.queue_offset, req->group), -1;
+                             " is not in flight for %.100s (acked, revived or never popped)", topic, h->queue_id,
+                             h->queue_offset, group), -1;
     const entry_t *e = &q->e[i];
-    if (e->pop_time != h.pop_time)
+    if (e->pop_time != h->pop_time)
         return bk_result_set(r, BK_BAD_REQUEST, "INVALID_RECEIPT_HANDLE: stale handle of %.100s queue %d offset %"
-                             PRId64 " (its invisible time was changed since)", topic, h.queue_id, h.queue_offset), -1;
+                             PRId64 " (its invisible time was changed since)", topic, h->queue_id, h->queue_offset), -1;
     if (e->sending || e->deadline <= rmq_wall_ms())
         return bk_result_set(r, BK_BAD_REQUEST, "INVALID_RECEIPT_HANDLE: expired handle of %.100s queue %d offset %"
-                             PRId64, topic, h.queue_id, h.queue_offset), -1;
+                             PRId64, topic, h->queue_id, h->queue_offset), -1;
     *qp = q;
     return i;
 }
 
-bk_status_t bk_pop_ack(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_result_t *r)
+/* Parses req->handle into *h; 0, or -1 with r set. */
+static int handle_parse(const bk_pop_ack_req_t *req, bk_pop_handle_t *h, bk_result_t *r)
+{
+    if (bk_pop_handle_parse(req->handle, strlen(req->handle), h) == RMQ_OK)
+        return 0;
+    bk_result_set(r, BK_BAD_REQUEST, "INVALID_RECEIPT_HANDLE: malformed receipt handle '%.80s'", req->handle);
+    return -1;
+}
+
+bk_status_t bk_pop_ack_fields(bk_pop_t *p, const char *group, const char *topic, const bk_pop_handle_t *h,
+                              bk_result_t *r)
 {
     pq_t *q = NULL;
-    ssize_t i = handle_entry(p, req, &q, r);
+    ssize_t i = handle_entry(p, group, topic, h, &q, r);
     if (i < 0)
         return r->status;
     pq_finish(p, q, (size_t)i);
     return bk_result_set(r, BK_OK, "%s", "");
+}
+
+bk_status_t bk_pop_ack(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_result_t *r)
+{
+    bk_pop_handle_t h;
+    if (handle_parse(req, &h, r) != 0)
+        return r->status;
+    return bk_pop_ack_fields(p, req->group, req->topic, &h, r);
 }
 
 bk_status_t bk_pop_change_invisible(bk_pop_t *p, const bk_pop_ack_req_t *req, int64_t invisible_ms,
@@ -775,12 +790,13 @@ bk_status_t bk_pop_change_invisible(bk_pop_t *p, const bk_pop_ack_req_t *req, in
     if (invisible_ms < 0)
         return bk_result_set(r, BK_BAD_REQUEST, "ILLEGAL_INVISIBLE_TIME: %" PRId64 " ms", invisible_ms);
     pq_t *q = NULL;
-    ssize_t i = handle_entry(p, req, &q, r);
+    bk_pop_handle_t h;
+    if (handle_parse(req, &h, r) != 0)
+        return r->status;
+    ssize_t i = handle_entry(p, req->group, req->topic, &h, &q, r);
     if (i < 0)
         return r->status;
     entry_t *e = &q->e[i];
-    bk_pop_handle_t h;
-    bk_pop_handle_parse(req->handle, strlen(req->handle), &h);
     int64_t now = rmq_wall_ms();
     e->pop_time = now > e->pop_time ? now : e->pop_time + 1;
     e->deadline = e->pop_time + invisible_ms;

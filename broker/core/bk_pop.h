@@ -156,6 +156,11 @@ void bk_pop_out_clear(bk_pop_out_t *out);
  * (INVALID_RECEIPT_HANDLE: malformed, stale, expired or unknown). */
 bk_status_t bk_pop_ack(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_result_t *r);
 
+/* bk_pop_ack of the handle with fields h, for group on topic (a batch ack
+ * names its messages by fields, not by handle text). */
+bk_status_t bk_pop_ack_fields(bk_pop_t *p, const char *group, const char *topic, const bk_pop_handle_t *h,
+                              bk_result_t *r);
+
 /* Makes the message of req->handle invisible for invisible_ms from now:
  * BK_OK with its new handle in new_handle[cap] (and *pop_time), or the
  * refusals of bk_pop_ack. */

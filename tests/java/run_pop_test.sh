@@ -4,7 +4,8 @@
 # (PopConsume.java: its own POP_MESSAGE, ACK_MESSAGE and
 # CHANGE_MESSAGE_INVISIBLETIME calls): every sent message popped, acked ones
 # not redelivered, unacked ones redelivered after the invisible time with
-# reconsumeTimes 1, a changed invisible time honoured, a second ack refused;
+# reconsumeTimes 1, a changed invisible time honoured, BATCH_ACK_MESSAGE, a
+# second ack refused;
 # FIFO pops of one queue: blocked while the batch is in flight, the same
 # attempt replayed, the batch again after the invisible time with
 # reconsumeTimes 1, the next batch once it is acked.
@@ -39,7 +40,7 @@ result pop-ack "the even messages acked"
 result pop-change-invisible "the invisible time of one odd message changed to 60 s"
 result pop-redeliver "exactly the unacked messages redelivered after the invisible time"
 result pop-attempt "redelivered messages carry reconsumeTimes 1 (delivery attempt 2)"
-result pop-ack-retry "the redelivered messages and the delayed one acked"
+result pop-ack-retry "the redelivered messages acked in one BATCH_ACK_MESSAGE, the delayed one acked"
 result pop-quiet "nothing popped once everything was acked"
 result pop-stale-ack "a second ack of an acked message refused"
 

@@ -9,13 +9,15 @@
  * and offset: the core's layout. A FIFO pop (order=true) also carries
  * startOffsetInfo, msgOffsetInfo and orderCountInfo (ExtraInfoUtil's
  * formats), from which the client takes each message's delivery count.
- * Nothing found: PULL_NOT_FOUND. */
+ * Nothing found: PULL_NOT_FOUND. BATCH_ACK_MESSAGE (200151) acks the
+ * messages of a BatchAckMessageRequestBody (fr_remoting_pop_wire.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fr_remoting.h"
+#include "fr_remoting_pop_wire.h"
 #include "fr_remoting_wire.h"
 #include "rmq_log.h"
 
@@ -226,4 +228,32 @@ void fr_rm_handle_change_invisible(rmq_conn_t *conn, const rmq_remoting_request_
     };
     rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .fields = f, .n_fields = sizeof(f) / sizeof(f[0])};
     rmq_remoting_reply(conn, req, &rep);
+}
+
+void fr_rm_handle_batch_ack(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    fr_rm_batch_ack_t ba;
+    char why[BK_WHY_MAX];
+    bk_result_t r, first = {.status = BK_OK}, answer;
+    size_t failed = 0;
+    if (fr_rm_batch_ack_parse(req->body, req->body_len, &ba, why, sizeof(why)) != RMQ_OK) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "BATCH_ACK_MESSAGE: %s", why);
+        return;
+    }
+    for (size_t i = 0; i < ba.n; i++) {
+        const fr_rm_acked_t *a = &ba.acked[i];
+        if (!fr_rm_allowed(rm, conn, req, a->topic, a->group)) {
+            fr_rm_batch_ack_clear(&ba);
+            return;
+        }
+        if (bk_pop_ack_fields(rm->bk->pop, a->group, a->topic, &a->h, &r) != BK_OK && failed++ == 0)
+            first = r;
+    }
+    answer = first;
+    if (failed)
+        bk_result_set(&answer, first.status, "%zu of %zu messages not acked; the first: %.120s", failed, ba.n,
+                      first.why);
+    fr_rm_reply_result(conn, req, &answer);
+    fr_rm_batch_ack_clear(&ba);
 }

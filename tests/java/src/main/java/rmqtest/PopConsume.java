@@ -5,14 +5,16 @@
  * acks the even ones, changes the invisible time of one odd one, and
  * checks that exactly the unacked odd ones come back after the invisible
  * time with reconsumeTimes 1 (delivery attempt 2), that nothing comes
- * after they are acked too, and that a second ack of an acked message is
- * refused. With "fifo": N messages to queue 0, FIFO pops of it (order=true):
+ * after they are acked too (in one BATCH_ACK_MESSAGE), and that a second
+ * ack of an acked message is refused. With "fifo": N messages to queue 0, FIFO pops of it (order=true):
  * the batch blocks the queue, comes again after the invisible time with
  * reconsumeTimes 1, and the next batch follows once it is acked.
  * Prints "OK|FAIL <name> <detail>" lines.
  * Args: namesrv topic group n [fifo]. */
 package rmqtest;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -241,12 +243,15 @@ public final class PopConsume {
         report(again.size() == odd - 1 && wrong == 0, "pop-redeliver",
                again.size() + " of " + (odd - 1) + " unacked messages redelivered, " + wrong + " acked or delayed ones");
         report(attempt2 == again.size(), "pop-attempt", attempt2 + " of " + again.size() + " redelivered with reconsumeTimes 1");
-        int reacked = 0;
+        List<String> handles = new ArrayList<>();
         for (MessageExt m : again.values())
-            reacked += ack(m) ? 1 : 0;
+            handles.add(m.getProperty(MessageConst.PROPERTY_POP_CK));
+        CompletableFuture<AckResult> batch = new CompletableFuture<>();
+        api.batchAckMessageAsync(addr, 5000, callback(batch), topic, group, handles);
+        boolean batchOk = batch.get(10, TimeUnit.SECONDS).getStatus() == AckStatus.OK;
         acked += ack(first.get(delayed)) ? 1 : 0;
-        report(reacked == again.size() && acked == n - odd + 1, "pop-ack-retry",
-               reacked + " redelivered and the delayed message acked");
+        report(batchOk && acked == n - odd + 1, "pop-ack-retry",
+               handles.size() + " redelivered messages batch-acked (" + batchOk + ") and the delayed message acked");
         Map<String, MessageExt> after = popUntil(1, 3 * INVISIBLE_MS + 2000);
         report(after.isEmpty(), "pop-quiet", after.size() + " messages popped after everything was acked");
         MessageExt some = first.values().iterator().next();
