@@ -112,6 +112,9 @@ static int handle_field(bk_pop_handle_t *h, int i, const char *f, size_t len)
     if (i == 5) {
         if (len == 0 || len > BK_POP_BROKER_MAX)
             return -1;
+        for (size_t k = 0; k < len; k++)
+            if ((unsigned char)f[k] <= ' ' || f[k] == 0x7f)
+                return -1;
         memcpy(h->broker, f, len);
         h->broker[len] = '\0';
         return 0;

@@ -526,7 +526,7 @@ START_TEST(test_pop_handle_parse)
     ck_assert_int_eq(bk_pop_handle_parse(proxy, strlen(proxy), &h), RMQ_OK);
     static const char *const bad[] = {"", "5 1 2 0 0 b 3", "5 1 2 0 2 b 3 7", "5 1 2 0 0  3 7",
                                       "5 x 2 0 0 b 3 7", "5 1 2 0 0 b -3 7", "5 1 2 0 0 b 3 7 8 9",
-                                      "5 1 2 0 0 b 3 99999999999999999999"};
+                                      "5 1 2 0 0 b 3 99999999999999999999", "5 1 2 0 0 b\001 3 7"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(bk_pop_handle_parse(bad[i], strlen(bad[i]), &h) == RMQ_EINVAL, "accepted '%s'", bad[i]);
 }
