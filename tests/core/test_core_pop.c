@@ -171,26 +171,44 @@ static void wait_ms(int64_t ms)
     event_free(ev);
 }
 
-/* Pops (max messages, invisible ms) for session ss; the caller clears out. */
-static void pop(rig_t *rg, int32_t max, int64_t invisible, const char *expr, bk_session_t *ss, bk_pop_out_t *out)
+/* A pop of up to 8 messages (invisible ms, tag expression expr) for session ss. */
+static bk_pop_req_t pop_req(int64_t invisible, const char *expr, bk_session_t *ss)
 {
-    bk_pop_req_t req = {.group = GROUP, .topic = TOPIC, .max_msgs = max, .invisible_ms = invisible,
-                        .expression = expr, .ss = ss};
-    ck_assert_int_eq(bk_pop_run(rg->pop, &req, NULL, out), 1);
+    return (bk_pop_req_t){.group = GROUP, .topic = TOPIC, .max_msgs = 8, .invisible_ms = invisible,
+                          .expression = expr, .ss = ss};
+}
+
+/* Runs req, answered at once with BK_OK; the caller clears out. */
+static void pop_with(rig_t *rg, const bk_pop_req_t *req, bk_pop_out_t *out)
+{
+    ck_assert_int_eq(bk_pop_run(rg->pop, req, NULL, out), 1);
     ck_assert_msg(out->r.status == BK_OK, "pop: %s", out->r.why);
 }
 
-/* Pops until n messages came or 3 s passed; how many came (out: the last pop's). */
-static size_t pop_wait(rig_t *rg, size_t n, int64_t invisible, bk_pop_out_t *out)
+static void pop(rig_t *rg, int64_t invisible, bk_pop_out_t *out)
+{
+    bk_pop_req_t req = pop_req(invisible, "*", NULL);
+    pop_with(rg, &req, out);
+}
+
+/* Runs req until n messages came or 3 s passed (the store dispatches
+ * meanwhile); how many came (out: the last pop's). */
+static size_t pop_until(rig_t *rg, const bk_pop_req_t *req, size_t n, bk_pop_out_t *out)
 {
     int64_t until = rmq_mono_ms() + 3000;
     for (;;) {
-        pop(rg, 8, invisible, "*", NULL, out);
+        pop_with(rg, req, out);
         if (out->n >= n || rmq_mono_ms() > until)
             return out->n;
         bk_pop_out_clear(out);
         wait_ms(20);
     }
+}
+
+static size_t pop_wait(rig_t *rg, size_t n, int64_t invisible, bk_pop_out_t *out)
+{
+    bk_pop_req_t req = pop_req(invisible, "*", NULL);
+    return pop_until(rg, &req, n, out);
 }
 
 static bk_status_t ack(rig_t *rg, const char *topic, const char *handle, bk_result_t *r)
@@ -217,7 +235,7 @@ START_TEST(test_pop_invisible_then_redelivered_attempt_2)
     ck_assert_int_eq(out.msgs[0].retry, 0);
     ck_assert_int_eq(bk_pop_inflight(rg.pop), 1);
     bk_pop_out_clear(&out);
-    pop(&rg, 8, 300, "*", NULL, &out);
+    pop(&rg, 300, &out);
     ck_assert_uint_eq(out.n, 0);
     bk_pop_out_clear(&out);
     wait_ms(400);
@@ -258,7 +276,7 @@ START_TEST(test_pop_acked_not_redelivered)
     ck_assert_msg(strstr(r.why, "INVALID_RECEIPT_HANDLE") != NULL, "%s", r.why);
     bk_pop_out_clear(&out);
     wait_ms(300);
-    pop(&rg, 8, 200, "*", NULL, &out);
+    pop(&rg, 200, &out);
     ck_assert_uint_eq(out.n, 0);
     ck_assert_int_eq(bk_pop_inflight(rg.pop), 0);
     bk_pop_out_clear(&out);
@@ -307,7 +325,7 @@ START_TEST(test_pop_change_invisible_delays_redelivery)
     ck_assert_int_eq(bk_pop_change_invisible(rg.pop, &req, 800, fresh, sizeof fresh, &pt, &r), BK_OK);
     bk_pop_out_clear(&out);
     wait_ms(300);
-    pop(&rg, 8, 100, "*", NULL, &out);
+    pop(&rg, 100, &out);
     ck_assert_uint_eq(out.n, 0);
     bk_pop_out_clear(&out);
     wait_ms(700);
@@ -348,15 +366,8 @@ START_TEST(test_pop_tag_mismatch_finished_silently)
     put(&rg, 0, "b1", "tagB", 0);
     put(&rg, 0, "a1", "tagA", 0);
     bk_pop_out_t out;
-    int64_t until = rmq_mono_ms() + 3000;
-    do {
-        pop(&rg, 8, 1000, "tagA", NULL, &out);
-        if (out.n)
-            break;
-        bk_pop_out_clear(&out);
-        wait_ms(20);
-    } while (rmq_mono_ms() < until);
-    ck_assert_uint_eq(out.n, 1);
+    bk_pop_req_t req = pop_req(1000, "tagA", NULL);
+    ck_assert_uint_eq(pop_until(&rg, &req, 1, &out), 1);
     ck_assert_int_eq(out.msgs[0].queue_offset, 1);
     bk_result_t r;
     ck_assert_int_eq(ack(&rg, TOPIC, out.msgs[0].handle, &r), BK_OK);
@@ -374,15 +385,8 @@ START_TEST(test_pop_closed_session_redelivered)
     core_fake_session_t fs;
     core_fake_session_init(&fs);
     bk_pop_out_t out;
-    int64_t until = rmq_mono_ms() + 3000;
-    do {
-        pop(&rg, 8, 60000, "*", &fs.base, &out);
-        if (out.n)
-            break;
-        bk_pop_out_clear(&out);
-        wait_ms(20);
-    } while (rmq_mono_ms() < until);
-    ck_assert_uint_eq(out.n, 1);
+    bk_pop_req_t req = pop_req(60000, "*", &fs.base);
+    ck_assert_uint_eq(pop_until(&rg, &req, 1, &out), 1);
     bk_pop_out_clear(&out);
     bk_pop_session_closed(rg.pop, &fs.base);
     wait_ms(200);
@@ -423,13 +427,21 @@ START_TEST(test_pop_long_polling)
 }
 END_TEST
 
-/* A FIFO pop of queue 0 by attempt id; the caller clears out. */
-static void pop_fifo(rig_t *rg, const char *attempt, int64_t invisible, bk_pop_out_t *out)
+/* A FIFO pop of up to 2 messages of queue 0 by attempt id. */
+static bk_pop_req_t fifo_req(const char *attempt)
 {
-    bk_pop_req_t req = {.group = GROUP, .topic = TOPIC, .max_msgs = 2, .invisible_ms = invisible, .expression = "*",
-                        .order = 1, .queue_id = 0, .attempt_id = attempt};
-    ck_assert_int_eq(bk_pop_run(rg->pop, &req, NULL, out), 1);
-    ck_assert_msg(out->r.status == BK_OK, "FIFO pop: %s", out->r.why);
+    bk_pop_req_t req = pop_req(300, "*", NULL);
+    req.max_msgs = 2;
+    req.order = 1;
+    req.attempt_id = attempt;
+    return req;
+}
+
+/* A FIFO pop (fifo_req); the caller clears out. */
+static void pop_fifo(rig_t *rg, const char *attempt, bk_pop_out_t *out)
+{
+    bk_pop_req_t req = fifo_req(attempt);
+    pop_with(rg, &req, out);
 }
 
 START_TEST(test_pop_fifo_blocks_replays_and_redelivers)
@@ -441,34 +453,27 @@ START_TEST(test_pop_fifo_blocks_replays_and_redelivers)
     put(&rg, 0, "f2", "tagA", 0);
     put(&rg, 1, "other", "tagA", 0);
     bk_pop_out_t out, again;
-    int64_t until = rmq_mono_ms() + 3000;
-    do {
-        pop_fifo(&rg, "a1", 300, &out);
-        if (out.n)
-            break;
-        bk_pop_out_clear(&out);
-        wait_ms(20);
-    } while (rmq_mono_ms() < until);
-    ck_assert_uint_eq(out.n, 2);
+    bk_pop_req_t first = fifo_req("a1");
+    ck_assert_uint_eq(pop_until(&rg, &first, 2, &out), 2);
     ck_assert_int_eq(out.msgs[0].queue_offset, 0);
     ck_assert_int_eq(out.msgs[1].queue_offset, 1);
     ck_assert_int_eq(out.msgs[0].attempt, 1);
-    pop_fifo(&rg, "a2", 300, &again);
+    pop_fifo(&rg, "a2", &again);
     ck_assert_uint_eq(again.n, 0);
     bk_pop_out_clear(&again);
-    pop_fifo(&rg, "a1", 300, &again);
+    pop_fifo(&rg, "a1", &again);
     ck_assert_uint_eq(again.n, 2);
     ck_assert_str_eq(again.msgs[0].handle, out.msgs[0].handle);
     ck_assert_str_eq(again.msgs[1].handle, out.msgs[1].handle);
     bk_pop_out_clear(&again);
     bk_result_t r;
     ck_assert_int_eq(ack(&rg, TOPIC, out.msgs[0].handle, &r), BK_OK);
-    pop_fifo(&rg, "a3", 300, &again);
+    pop_fifo(&rg, "a3", &again);
     ck_assert_uint_eq(again.n, 0);
     bk_pop_out_clear(&again);
     wait_ms(400);
     ck_assert_int_eq(bk_pop_inflight(rg.pop), 1);
-    pop_fifo(&rg, "a4", 300, &again);
+    pop_fifo(&rg, "a4", &again);
     ck_assert_uint_eq(again.n, 1);
     ck_assert_int_eq(again.msgs[0].queue_offset, 1);
     ck_assert_int_eq(again.msgs[0].attempt, 2);
@@ -476,7 +481,7 @@ START_TEST(test_pop_fifo_blocks_replays_and_redelivers)
     ck_assert_int_eq(ack(&rg, TOPIC, again.msgs[0].handle, &r), BK_OK);
     ck_assert_int_eq(bk_offsets_query(rg.offsets, TOPIC, GROUP, 0), 2);
     bk_pop_out_clear(&again);
-    pop_fifo(&rg, "a5", 300, &again);
+    pop_fifo(&rg, "a5", &again);
     ck_assert_uint_eq(again.n, 1);
     ck_assert_int_eq(again.msgs[0].queue_offset, 2);
     ck_assert_int_eq(again.msgs[0].attempt, 1);
