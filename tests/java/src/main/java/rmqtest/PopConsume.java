@@ -158,7 +158,17 @@ public final class PopConsume {
         return res.getStatus() == AckStatus.OK;
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            test(args);
+        } catch (Exception e) {
+            e.printStackTrace();
+            System.exit(1);
+        }
+        System.exit(0);
+    }
+
+    private static void test(String[] args) throws Exception {
         String ns = args[0], topic = args[1], group = args[2];
         int n = Integer.parseInt(args[3]);
         DefaultMQProducer p = new DefaultMQProducer("rmq_pop_producer");
@@ -175,11 +185,14 @@ public final class PopConsume {
         MQClientInstance inst = p.getDefaultMQProducerImpl().getMqClientFactory();
         PopConsume pc = new PopConsume(inst.getMQClientAPIImpl(), brokerName,
                                        inst.findBrokerAddressInPublish(brokerName), topic, group);
-        if (fifo)
-            pc.runFifo(n);
-        else
-            pc.run(n);
-        p.shutdown();
+        try {
+            if (fifo)
+                pc.runFifo(n);
+            else
+                pc.run(n);
+        } finally {
+            p.shutdown();
+        }
     }
 
     /* Keys of a FIFO pop's messages in order, "key:reconsumeTimes" each. */
