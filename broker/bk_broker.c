@@ -207,7 +207,7 @@ static bk_pop_t *broker_pop_new(bk_broker_t *bk)
         .store = bk->store,
         .topics = bk->topics,
         .groups = bk->groups,
-        .offsets = bk->offsets,
+        .offsets = bk->offset_ops,
         .sendback = bk->sendback,
         .broker_name = bk->cfg->broker_name,
         .addr = bk->addr,
@@ -626,10 +626,6 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
-    if (!(bk->pop = broker_pop_new(bk))) {
-        snprintf(err, errlen, "out of memory");
-        return RMQ_ENOMEM;
-    }
     if (!(bk->reg = bk_register_new(&bk->node, bk->cfg->namesrv_addr, err, errlen)))
         return RMQ_EINVAL;
     st_store_set_arrival_cb(bk->store, broker_arrived, bk);
@@ -641,6 +637,10 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         return rc;
     if ((rc = broker_admin_new(bk, err, errlen)) != RMQ_OK)
         return rc;
+    if (!(bk->pop = broker_pop_new(bk))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
     fr_routes_install(bk);
     if (!(bk->remoting = fr_remoting_start(bk, err, errlen)))
         return RMQ_ENOMEM;

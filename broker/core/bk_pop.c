@@ -204,7 +204,10 @@ static pq_t *pq_get(bk_pop_t *p, const char *group, const char *topic, const cha
         return NULL;
     }
     q->queue_id = queue_id;
-    q->committed = bk_offsets_query(p->cfg.offsets, topic, group, queue_id);
+    bk_offset_key_t k = {.topic = topic, .group = group, .queue_id = queue_id};
+    bk_result_t r;
+    if (bk_offset_query(p->cfg.offsets, &k, &q->committed, &r) != BK_OK)
+        q->committed = -1;
     q->cursor = pq_start(p, q, retry);
     if (bk_map_put(p->queues, key, kl, q) != RMQ_OK) {
         pq_free(q);
@@ -219,7 +222,9 @@ static void pq_commit(bk_pop_t *p, pq_t *q)
     int64_t v = q->n ? q->e[0].offset : q->cursor;
     if (v == q->committed || p->cfg.is_slave)
         return;
-    if (bk_offsets_commit(p->cfg.offsets, q->topic, q->group, q->queue_id, v) == RMQ_OK)
+    bk_offset_key_t k = {.topic = q->topic, .group = q->group, .queue_id = q->queue_id};
+    bk_result_t r;
+    if (bk_offset_commit(p->cfg.offsets, &k, v, &r) == BK_OK)
         q->committed = v;
 }
 

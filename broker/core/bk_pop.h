@@ -27,7 +27,7 @@
 #include <event2/event.h>
 
 #include "bk_groups.h"
-#include "bk_offsets.h"
+#include "bk_offset_ops.h"
 #include "bk_sendback.h"
 #include "bk_session.h"
 #include "bk_status.h"
@@ -52,7 +52,7 @@ typedef struct bk_pop_config {
     st_store_t *store;               /* borrowed */
     bk_topics_t *topics;             /* borrowed */
     bk_groups_t *groups;             /* borrowed */
-    bk_offsets_t *offsets;           /* borrowed: the committed offsets */
+    bk_offset_ops_t *offsets;        /* borrowed: the committed offsets (streamed to slaves) */
     bk_sendback_t *sendback;         /* borrowed: revive and DLQ copies */
     const char *broker_name;         /* in receipt handles (borrowed) */
     const char *addr;                /* this broker, for reasons (borrowed) */

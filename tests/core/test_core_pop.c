@@ -16,6 +16,7 @@
 
 #include "bk_append.h"
 #include "bk_groups.h"
+#include "bk_offset_ops.h"
 #include "bk_pop.h"
 #include "bk_produce.h"
 #include "bk_schedule.h"
@@ -34,6 +35,7 @@ typedef struct rig {
     bk_topics_t *topics;
     bk_groups_t *groups;
     bk_offsets_t *offsets;
+    bk_offset_ops_t *ops;            /* commits go through it (and are counted) */
     bk_append_t *ap;
     bk_produce_t *prod;
     bk_schedule_t *sched;
@@ -42,6 +44,16 @@ typedef struct rig {
 } rig_t;
 
 static bk_stats_t stats;
+static int streamed;                 /* commits the offset ops reported (an HA master streams them) */
+
+static void on_committed(void *arg, const char *topic, const char *group, int32_t queue_id)
+{
+    (void)arg;
+    (void)topic;
+    (void)group;
+    (void)queue_id;
+    streamed++;
+}
 
 /* What the held pop answered (bk_pop_answer_fn), and its ctx freed. */
 typedef struct held_answer {
@@ -89,7 +101,7 @@ static rmq_err_t fake_decode(const uint8_t *data, size_t len, bk_schedule_progre
 static bk_pop_t *pop_new(rig_t *rg)
 {
     bk_pop_config_t pc = {.base = core_base()->base, .store = rg->st, .topics = rg->topics, .groups = rg->groups,
-                          .offsets = rg->offsets, .sendback = rg->sb, .broker_name = "broker-a",
+                          .offsets = rg->ops, .sendback = rg->sb, .broker_name = "broker-a",
                           .addr = "127.0.0.1:0", .permission = 6, .retry_percent = 20, .max_transfer_count = 32,
                           .max_transfer_bytes = 1 << 20, .release_ms = 50};
     bk_pop_t *p = bk_pop_new(&pc);
@@ -107,6 +119,9 @@ static void rig_open(rig_t *rg)
     rg->topics = cb->topics;
     rg->groups = core_groups_new(cb);
     rg->offsets = core_offsets_new(cb);
+    bk_offset_ops_config_t oc = {.store = rg->st, .offsets = rg->offsets, .committed = on_committed};
+    ck_assert_ptr_nonnull(rg->ops = bk_offset_ops_new(&oc));
+    streamed = 0;
     core_topic_add(rg->topics, TOPIC, 2);
     bk_append_config_t ac = {.store = rg->st, .sync_flush_timeout_ms = 5000, .permission = 6, .addr = "127.0.0.1:0"};
     ck_assert_ptr_nonnull(rg->ap = bk_append_new(&ac));
@@ -135,6 +150,7 @@ static void rig_close(rig_t *rg)
     bk_schedule_free(rg->sched);
     core_base_close(core_base());
     bk_append_free(rg->ap);
+    bk_offset_ops_free(rg->ops);
     bk_offsets_free(rg->offsets);
     bk_groups_free(rg->groups);
 }
@@ -272,6 +288,7 @@ START_TEST(test_pop_acked_not_redelivered)
     ck_assert_int_eq(bk_offsets_query(rg.offsets, TOPIC, GROUP, 1), 0);
     ck_assert_int_eq(ack(&rg, TOPIC, out.msgs[0].handle, &r), BK_OK);
     ck_assert_int_eq(bk_offsets_query(rg.offsets, TOPIC, GROUP, 1), 2);
+    ck_assert_int_gt(streamed, 0);
     ck_assert_int_eq(ack(&rg, TOPIC, out.msgs[0].handle, &r), BK_BAD_REQUEST);
     ck_assert_msg(strstr(r.why, "INVALID_RECEIPT_HANDLE") != NULL, "%s", r.why);
     bk_pop_out_clear(&out);
