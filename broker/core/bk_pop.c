@@ -2,8 +2,9 @@
  * per-queue pop state (cursor, committed offset, in-flight entries sorted by
  * offset) in a map keyed by group, topic and queue; the receipt handle
  * format; the one deadline timer that revives expired entries through the
- * send-back path; pops that found nothing, held in bk_hold.c under
- * "topic@-1" (any queue of the topic). */
+ * send-back path (FIFO queues are never revived: their entries are
+ * delivered again in place); pops that found nothing, held in bk_hold.c
+ * under "topic@-1" (any queue of the topic). */
 #include "bk_pop.h"
 
 #include <errno.h>
