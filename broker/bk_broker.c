@@ -60,6 +60,7 @@ static void broker_role_spread(bk_broker_t *bk)
     int slave = bk->role == BK_SLAVE;
     bk_append_set_role(bk->append, slave, bk->sync_acks ? bk_ha_sync(bk->ha) : NULL);
     bk_sendback_set_slave(bk->sendback, slave);
+    bk_pop_set_slave(bk->pop, slave);
     bk_schedule_set_slave(bk->schedule, slave);
     bk_consume_set_slave(bk->consume, slave);
     bk_admin_ops_set_role(bk->admin_ops, bk_role_name(bk->role));
@@ -160,12 +161,14 @@ static void broker_tick(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-/* Store arrival: wakes held pulls and the delay scheduler. */
+/* Store arrival: wakes held pulls and pops and the delay scheduler. */
 static void broker_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
 {
     bk_broker_t *bk = arg;
     bk_consume_arrived(bk->consume, topic, queue_id, max_offset, tag_code);
     bk_schedule_arrived(bk->schedule, topic, queue_id, max_offset, tag_code);
+    if (bk->pop)
+        bk_pop_arrived(bk->pop, topic, queue_id, max_offset, tag_code);
 }
 
 /* Server close hook: forget what a closing connection held. */
@@ -179,7 +182,33 @@ static void broker_conn_closed(rmq_conn_t *conn, void *arg)
         bk_clients_session_closed(bk->clients, ss);
     if (ss)
         bk_tx_session_closed(bk->tx, ss);
+    if (ss && bk->pop)
+        bk_pop_session_closed(bk->pop, ss);
     fr_session_conn_closed(conn);
+}
+
+/* The pop core over the broker's tables (RocketMQ's defaults: 20 % of pops
+ * try the retry topic first; a closed client's messages are visible again
+ * after 1 s). */
+static bk_pop_t *broker_pop_new(bk_broker_t *bk)
+{
+    bk_pop_config_t pc = {
+        .base = bk->base,
+        .store = bk->store,
+        .topics = bk->topics,
+        .groups = bk->groups,
+        .offsets = bk->offset_ops,
+        .sendback = bk->sendback,
+        .broker_name = bk->cfg->broker_name,
+        .addr = bk->addr,
+        .is_slave = bk_broker_role(bk) == BK_SLAVE,
+        .permission = bk->cfg->broker_permission,
+        .retry_percent = 20,
+        .max_transfer_count = bk->cfg->max_transfer_count_on_message_in_memory,
+        .max_transfer_bytes = bk->cfg->max_transfer_bytes_on_message_in_memory,
+        .release_ms = 1000,
+    };
+    return bk_pop_new(&pc);
 }
 
 /* Creates the server and listens on listenPort (0: ephemeral). */
@@ -516,6 +545,7 @@ static rmq_err_t broker_fronts_start(bk_broker_t *bk, char *err, size_t errlen)
         .admin_ops = bk->admin_ops,
         .clients = bk->clients,
         .schedule = bk->schedule,
+        .pop = bk->pop,
         .stats = &bk->stats,
         .groupstats = bk->groupstats,
         .metrics = bk->metrics,
@@ -636,6 +666,10 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         return rc;
     if ((rc = broker_admin_new(bk, err, errlen)) != RMQ_OK)
         return rc;
+    if (!(bk->pop = broker_pop_new(bk))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
     if ((rc = broker_fronts_start(bk, err, errlen)) != RMQ_OK)
         return rc;
     st_store_set_arrival_cb(bk->store, broker_arrived, bk);
@@ -670,6 +704,8 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     LOG_INFO("broker %s stopping", bk->addr);
     bk_consume_stop(bk->consume);
     rmq_grpc_goaway(bk->srv);
+    if (bk->pop)
+        bk_pop_stop(bk->pop);
     bk_offsets_persist(bk->offsets);
     bk->drain_deadline_ms = rmq_mono_ms() + bk->cfg->sync_flush_timeout + 1000;
     broker_drain(-1, 0, bk);
@@ -696,6 +732,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk->store = NULL;
     bk_produce_free(bk->produce);
     bk->produce = NULL;
+    bk_pop_free(bk->pop);
+    bk->pop = NULL;
     bk_sendback_free(bk->sendback);
     bk->sendback = NULL;
     bk_append_free(bk->append);     /* the store and HA ended every wait */

@@ -20,6 +20,7 @@
 #include "bk_offsets_pb.h"
 #include "bk_produce.h"
 #include "bk_send.h"
+#include "bk_pop.h"
 #include "bk_sendback.h"
 #include "bk_persist.h"
 #include "bk_stats.h"
@@ -55,6 +56,7 @@ typedef struct bk_broker {
     bk_append_t *append;          /* the one append path (core/bk_append.c) */
     bk_produce_t *produce;        /* producers' sends (core/bk_produce.c) */
     bk_sendback_t *sendback;      /* retry and dead letters (core/bk_sendback.c) */
+    bk_pop_t *pop;                /* pop consumption (core/bk_pop.c) */
     bk_send_t *send;              /* every front's send waiting and back-pressure (core/bk_send.c) */
     fr_send_t *fr_send;           /* the native front's send queue (front/rmq/fr_send.c) */
     bk_consume_t *consume;        /* every front's pulls and their hold (core/bk_consume.c) */

@@ -10,9 +10,9 @@
  *   - the core's operations, one module per request family: produce and
  *     send (waiting and back-pressure shared by every front), consume
  *     (pulls and their hold, answered through the front's callback),
- *     sendback, tx, locks, offsets, admin, clients (and the sessions a
- *     front opens over its connections, core/bk_session.h), the delay
- *     scheduler;
+ *     pop consumption (invisibility, receipt handles, revive), sendback,
+ *     tx, locks, offsets, admin, clients (and the sessions a front opens
+ *     over its connections, core/bk_session.h), the delay scheduler;
  *   - the counters it feeds: stats, per-group pull rates, metrics.
  * A front decodes its wire into the core's neutral requests, asks
  * core/bk_perm.h whether the caller may, calls these, and encodes the
@@ -29,6 +29,7 @@
 #include "bk_metrics.h"
 #include "bk_node.h"
 #include "bk_offset_ops.h"
+#include "bk_pop.h"
 #include "bk_produce.h"
 #include "bk_schedule.h"
 #include "bk_send.h"
@@ -43,6 +44,7 @@ typedef struct bk_front {
     bk_produce_t *produce;
     bk_send_t *send;
     bk_consume_t *consume;
+    bk_pop_t *pop;
     bk_sendback_t *sendback;
     bk_tx_t *tx;
     bk_lock_t *locks;

@@ -5,6 +5,7 @@
 #include "rmq_codec_remoting.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +20,18 @@
 #include "rmq_time.h"
 
 #define REMOTING_PREFIX 8          /* length word + type/header-length word */
-#define REMOTING_CODE_MAX 32767    /* codes travel as i16 in the binary header */
+#define REMOTING_CODE_MAX INT32_MAX /* a JSON header's code is Java's int (RocketMQ 5's pop codes are
+                                      * 200050...); the binary header's is an i16 */
 #define LANGUAGE_OTHER 7
 
 /* The codec's state on one server. */
 typedef struct remoting {
     rmq_server_t *srv;
-    struct {
+    struct remoting_handler {
+        int code;
         rmq_remoting_handler_fn fn;
         void *arg;
-    } *handlers;                   /* indexed by code, nhandlers long */
+    } *handlers;                   /* by ascending code, nhandlers long */
     size_t nhandlers;
     rmq_acl_t *acl;                /* NULL: no signature check */
     rmq_acl_scope_t scope;         /* what the check decides */
@@ -1257,6 +1260,20 @@ static int remoting_acl_check(const remoting_t *rm, rmq_acl_t *acl, const char *
     return rmq_acl_allows(a, &admin, 1, op, remark, remarklen);
 }
 
+/* Where code's handler is in rm->handlers, or where it would go. */
+static size_t handler_at(const remoting_t *rm, int code)
+{
+    size_t lo = 0, hi = rm->nhandlers;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rm->handlers[mid].code < code)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 static void dispatch(remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req)
@@ -1276,13 +1293,14 @@ static void dispatch(remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_reques
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_NO_PERMISSION, "%s", remark);
         return;
     }
-    if ((size_t)req->code >= rm->nhandlers || rm->handlers[req->code].fn == NULL) {
+    size_t at = handler_at(rm, req->code);
+    if (at == rm->nhandlers || rm->handlers[at].code != req->code) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_REQUEST_CODE_NOT_SUPPORTED,
                             "request code %d not supported by %s", req->code,
                             rmq_server_name(rm->srv));
         return;
     }
-    rm->handlers[req->code].fn(conn, req, rm->handlers[req->code].arg);
+    rm->handlers[at].fn(conn, req, rm->handlers[at].arg);
 }
 
 /* Decodes one whole frame from in (made contiguous first) and dispatches it. */
@@ -1352,19 +1370,18 @@ rmq_err_t rmq_remoting_handle(rmq_server_t *srv, int code, rmq_remoting_handler_
 {
     remoting_t *rm = rmq_server_codec_state(srv, &rmq_codec_remoting);
 
-    if (rm == NULL || code < 0 || code > REMOTING_CODE_MAX)
+    if (rm == NULL || code < 0)
         return RMQ_EINVAL;
-    if ((size_t)code >= rm->nhandlers) {
-        void *grown = realloc(rm->handlers, ((size_t)code + 1) * sizeof(rm->handlers[0]));
+    size_t at = handler_at(rm, code);
+    if (at == rm->nhandlers || rm->handlers[at].code != code) {
+        void *grown = realloc(rm->handlers, (rm->nhandlers + 1) * sizeof(rm->handlers[0]));
         if (grown == NULL)
             return RMQ_ENOMEM;
         rm->handlers = grown;
-        memset(&rm->handlers[rm->nhandlers], 0,
-               ((size_t)code + 1 - rm->nhandlers) * sizeof(rm->handlers[0]));
-        rm->nhandlers = (size_t)code + 1;
+        memmove(&rm->handlers[at + 1], &rm->handlers[at], (rm->nhandlers - at) * sizeof(rm->handlers[0]));
+        rm->nhandlers++;
     }
-    rm->handlers[code].fn = fn;
-    rm->handlers[code].arg = arg;
+    rm->handlers[at] = (struct remoting_handler){.code = code, .fn = fn, .arg = arg};
     return RMQ_OK;
 }
 

@@ -11,6 +11,7 @@
 #include <event2/http.h>
 #include <openssl/evp.h>
 
+#include "rmq_base64.h"
 #include "rmq_json.h"
 #include "rmq_rpc.h"
 
@@ -31,35 +32,6 @@ static rmq_err_t b64_quoted(struct evbuffer *out, const char *s, size_t n)
     return rc == 0 ? RMQ_OK : RMQ_ENOMEM;
 }
 
-/* Decodes base64 text[0..n) into a NUL-terminated heap copy; -1 when it is
- * not base64 (or ENOMEM). */
-static int b64_decode(const char *text, size_t n, char **out, size_t *out_len)
-{
-    size_t pad = 0;
-
-    *out = NULL;
-    if (n % 4 != 0 || n > RMQ_ETCD_ANSWER_MAX)
-        return -1;
-    while (pad < 2 && pad < n && text[n - 1 - pad] == '=')
-        pad++;
-    for (size_t i = 0; i < n - pad; i++)
-        if (!((text[i] >= 'A' && text[i] <= 'Z') || (text[i] >= 'a' && text[i] <= 'z') ||
-              (text[i] >= '0' && text[i] <= '9') || text[i] == '+' || text[i] == '/'))
-            return -1;
-    unsigned char *dec = malloc(n / 4 * 3 + 1);
-    if (!dec)
-        return -1;
-    int len = n ? EVP_DecodeBlock(dec, (const unsigned char *)text, (int)n) : 0;
-    if (len < (int)pad) {
-        free(dec);
-        return -1;
-    }
-    len -= (int)pad;              /* EVP_DecodeBlock counts padding as zero bytes */
-    dec[len] = '\0';
-    *out = (char *)dec;
-    *out_len = (size_t)len;
-    return 0;
-}
 
 /* ---- request bodies ------------------------------------------------------ */
 
@@ -270,7 +242,7 @@ static int get_b64(const rmq_json_t *obj, const char *name, int optional, char *
         return optional ? ((*out = calloc(1, 1)) ? 0 : -1) : -1;
     if (v->type != RMQ_JSON_STRING)
         return -1;
-    return b64_decode(v->str, v->len, out, len);
+    return rmq_base64_decode(v->str, v->len, RMQ_ETCD_ANSWER_MAX, out, len);
 }
 
 /* Appends the pairs of arr (a "kvs" array, or absent) to res. */

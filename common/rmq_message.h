@@ -58,6 +58,7 @@
 #define RMQ_PROP_REAL_QID "REAL_QID"
 #define RMQ_PROP_RETRY_TOPIC "RETRY_TOPIC"
 #define RMQ_PROP_ORIGIN_MESSAGE_ID "ORIGIN_MESSAGE_ID"
+#define RMQ_PROP_FIRST_POP_TIME "1ST_POP_TIME"       /* a popped message's first pop (RocketMQ 5) */
 #define RMQ_PROP_TX_CHECK_TIMES "TRANSACTION_CHECK_TIMES"
 /* Names RocketMQ 5 (the gRPC front) reads and writes besides those above. */
 #define RMQ_PROP_RECONSUME_TIME "RECONSUME_TIME"

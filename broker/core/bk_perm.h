@@ -50,6 +50,8 @@ typedef enum bk_op {
     BK_OP_RUNTIME_INFO,
     BK_OP_BROKER_CONFIG,
     BK_OP_BROKER_CONFIG_UPDATE,
+    BK_OP_POP,                       /* pop messages */
+    BK_OP_POP_ACK,                   /* ack or change the invisible time of popped messages */
     BK_OP_COUNT
 } bk_op_t;
 

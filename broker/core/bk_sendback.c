@@ -49,11 +49,14 @@ void bk_sendback_free(bk_sendback_t *sb)
     free(sb);
 }
 
-/* prefix + group as a topic, created with queues queues when missing. */
-static const bk_topic_t *group_topic(bk_sendback_t *sb, const char *prefix, const char *group, int32_t queues)
+/* prefix + group (+ "_" + pop_topic when not NULL) as a topic, created
+ * with queues queues when missing. */
+static const bk_topic_t *group_topic(bk_sendback_t *sb, const char *prefix, const char *group, const char *pop_topic,
+                                     int32_t queues)
 {
     char name[sizeof(((bk_topic_t *)0)->name)];
-    int n = snprintf(name, sizeof(name), "%s%s", prefix, group);
+    int n = pop_topic ? snprintf(name, sizeof(name), "%s%s_%s", prefix, group, pop_topic)
+                      : snprintf(name, sizeof(name), "%s%s", prefix, group);
     if (n < 0 || (size_t)n > RMQ_TOPIC_MAX || sb->cfg.is_slave || queues <= 0)
         return NULL;
     const bk_topic_t *t = bk_topics_get(sb->cfg.topics, name, (size_t)n);
@@ -70,7 +73,7 @@ static const bk_topic_t *group_topic(bk_sendback_t *sb, const char *prefix, cons
 const bk_topic_t *bk_sendback_retry_topic(bk_sendback_t *sb, const char *group)
 {
     const bk_group_t *g = bk_groups_get(sb->cfg.groups, group, strlen(group));
-    return g ? group_topic(sb, RMQ_RETRY_PREFIX, group, g->retry_queue_nums) : NULL;
+    return g ? group_topic(sb, RMQ_RETRY_PREFIX, group, NULL, g->retry_queue_nums) : NULL;
 }
 
 /* 1 if the record's topic is group's own retry topic (its messages are the
@@ -105,6 +108,9 @@ static rmq_err_t sendback_props(bk_sendback_t *sb, const rmq_record_t *rec, cons
     }
     if (rc == RMQ_OK && level > 0)
         rc = bk_props_put_int(pb, RMQ_PROP_DELAY, level);
+    if (rc == RMQ_OK && req->pop_topic &&
+        !rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_FIRST_POP_TIME, &vl))
+        rc = bk_props_put_int(pb, RMQ_PROP_FIRST_POP_TIME, req->first_pop_time);
     return rc;
 }
 
@@ -184,13 +190,13 @@ int bk_sendback_run(bk_sendback_t *sb, const bk_sendback_req_t *req, bk_append_o
     int32_t max = req->max_reconsume_times > 0 ? req->max_reconsume_times : g->retry_max_times;
     int dlq = rec.reconsume_times >= max || req->delay_level < 0;
     int64_t level = 0;
-    if (!dlq) {
+    if (!dlq && !req->pop_topic) {
         level = req->delay_level > 0 ? req->delay_level : RETRY_BASE_LEVEL + (int64_t)rec.reconsume_times;
         if (level > bk_schedule_levels(sb->cfg.schedule))
             level = bk_schedule_levels(sb->cfg.schedule);
     }
-    const bk_topic_t *topic = dlq ? group_topic(sb, RMQ_DLQ_PREFIX, req->group, 1)
-                                  : group_topic(sb, RMQ_RETRY_PREFIX, req->group, g->retry_queue_nums);
+    const bk_topic_t *topic = dlq ? group_topic(sb, RMQ_DLQ_PREFIX, req->group, NULL, 1)
+                                  : group_topic(sb, RMQ_RETRY_PREFIX, req->group, req->pop_topic, g->retry_queue_nums);
     if (!topic)
         return bk_result_set(&out->r, BK_SYSTEM_ERROR, "cannot create the %s topic of %.100s",
                              dlq ? "dead-letter" : "retry", req->group), 1;

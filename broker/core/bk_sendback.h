@@ -6,7 +6,9 @@
  * RETRY_TOPIC (the original topic) and ORIGIN_MESSAGE_ID; once
  * reconsumeTimes reached the group's (or the request's) maximum, or the
  * request's level is negative, it goes to %DLQ%<group> instead, at once.
- * Both topics are created on demand on a master (read-write; the retry topic
+ * A pop consumer's expired message (req->pop_topic) goes to its pop retry
+ * topic %RETRY%<group>_<topic> at once instead. Every such topic is created
+ * on demand on a master (read-write; the retry topic
  * with the group's retryQueueNums queues, the DLQ with one).
  *
  * An offset names any record of the log, so the caller must be allowed to
@@ -46,6 +48,12 @@ typedef struct bk_sendback_req {
     const char *origin_topic;        /* "" : the record's topic */
     const char *origin_msg_id;       /* "" : the record's UNIQ_KEY, else its offset id */
     const bk_reader_t *reader;       /* who asks (NULL: anyone) */
+    /* Non-NULL: a popped message whose invisible time passed (bk_pop.c):
+     * the copy goes at once (no delay level) to the pop retry topic
+     * %RETRY%<group>_<pop_topic>, with 1ST_POP_TIME = first_pop_time
+     * unless the record has one; the DLQ rule is the same. */
+    const char *pop_topic;
+    int64_t first_pop_time;
 } bk_sendback_req_t;
 
 /* Creates the send-back path over cfg (copied; pointers borrowed). NULL

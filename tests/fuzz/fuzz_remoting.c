@@ -13,6 +13,7 @@
 
 #include "rmq_json.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +66,7 @@ static void json_agrees(const uint8_t *frame, const rmq_remoting_request_t *req)
     rmq_json_t *h = rmq_json_parse((const char *)frame + 8, hl, err, sizeof(err));
 
     if (h == NULL || h->type != RMQ_JSON_OBJECT ||
-        rmq_json_int(rmq_json_get(h, "code"), 0, 32767, &code) != 0 || code != req->code)
+        rmq_json_int(rmq_json_get(h, "code"), 0, INT32_MAX, &code) != 0 || code != req->code)
         abort();
     const char *remark = rmq_json_scalar(rmq_json_get(h, "remark"));
     if (strcmp(remark != NULL ? remark : "", req->remark) != 0)

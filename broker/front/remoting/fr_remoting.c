@@ -283,6 +283,10 @@ static const fr_rm_route_t routes[] = {
     /* send-back and transactions (fr_remoting_tx.c) */
     {36, fr_rm_handle_send_back, BK_OP_SEND_BACK},             /* CONSUMER_SEND_MSG_BACK */
     {37, fr_rm_handle_end_transaction, BK_OP_END_TRANSACTION}, /* END_TRANSACTION */
+    {200050, fr_rm_handle_pop, BK_OP_POP},                     /* POP_MESSAGE */
+    {200051, fr_rm_handle_ack, BK_OP_POP_ACK},                 /* ACK_MESSAGE */
+    {200053, fr_rm_handle_change_invisible, BK_OP_POP_ACK},    /* CHANGE_MESSAGE_INVISIBLETIME */
+    {200151, fr_rm_handle_batch_ack, BK_OP_POP_ACK},           /* BATCH_ACK_MESSAGE */
     /* administration (fr_remoting_admin.c) */
     {17, fr_rm_handle_update_topic, BK_OP_TOPIC_UPDATE},       /* UPDATE_AND_CREATE_TOPIC */
     {21, fr_rm_handle_json_read, BK_OP_TOPIC_LIST},            /* GET_ALL_TOPIC_CONFIG */

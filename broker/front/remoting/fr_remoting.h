@@ -140,6 +140,12 @@ void fr_rm_handle_query(rmq_conn_t *conn, const rmq_remoting_request_t *req, voi
 void fr_rm_handle_send_back(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_end_transaction(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 
+/* POP_MESSAGE, ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME, BATCH_ACK_MESSAGE (fr_remoting_pop.c) */
+void fr_rm_handle_pop(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_ack(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_change_invisible(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_batch_ack(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+
 /* administration (fr_remoting_admin.c) and queries by key (fr_remoting_query.c) */
 void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
