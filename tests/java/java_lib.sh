@@ -58,13 +58,13 @@ java_build_into() {
   if ! (cd "$dir.tmp" && mvn -q -B "$@" dependency:go-offline >"$run/mvn-fetch.log" 2>&1); then
     tail -20 "$run/mvn-fetch.log" >&2
     rm -rf "$dir.tmp"
-    skip_all "$plan" "cannot fetch rocketmq-client from Maven Central"
+    skip_all "$plan" "cannot fetch the dependencies of ${project#"$src"/} from Maven Central"
   fi
   if ! (cd "$dir.tmp" && mvn -q -B -o "$@" package dependency:build-classpath -Dmdep.outputFile=cp.txt \
         >"$run/mvn-build.log" 2>&1); then
     tail -40 "$run/mvn-build.log" >&2
     rm -rf "$dir.tmp"
-    echo "not ok 1 - tests/java builds offline"
+    echo "not ok 1 - ${project#"$src"/} builds offline"
     exit 1
   fi
   mv "$dir.tmp" "$dir"

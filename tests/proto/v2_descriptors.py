@@ -6,7 +6,11 @@ must exist upstream with the same number, label, type and type name, and a
 field in a oneof upstream must be in the oneof of the same name in ours
 (proto3 `optional` is the synthetic oneof `_name`). Prints what upstream
 has that ours leaves out, one line each, and exits 1 on any mismatch.
-Usage: v2_descriptors.py OURS.txt UPSTREAM.txt"""
+With --newer NEWER.txt, a definition or member of ours named in NEWER.txt
+(one a line, as a MISMATCH line names it; # starts a comment) may be absent
+upstream: upstream is then a release older than the apache/rocketmq-apis
+commit ours follows. When upstream has it, it is compared as any other.
+Usage: v2_descriptors.py [--newer NEWER.txt] OURS.txt UPSTREAM.txt"""
 import re
 import sys
 
@@ -73,16 +77,35 @@ def index(fds):
     return out
 
 
+def newer_names(path):
+    """The names listed in a --newer file."""
+    with open(path) as f:
+        return {line.split('#')[0].strip() for line in f} - {''}
+
+
 def main():
-    ours = index(parse(open(sys.argv[1]).read()))
-    theirs = index(parse(open(sys.argv[2]).read()))
+    args = sys.argv[1:]
+    newer = set()
+    if len(args) == 4 and args[0] == '--newer':
+        newer = newer_names(args[1])
+        args = args[2:]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    ours = index(parse(open(args[0]).read()))
+    theirs = index(parse(open(args[1]).read()))
     bad = 0
     for kind, members in sorted(ours.items()):
         if kind not in theirs:
+            if kind in newer:
+                print('newer than upstream: %s' % kind)
+                continue
             print('MISMATCH %s: not upstream' % kind)
             bad += 1
             continue
         for name, spec in sorted(members.items()):
+            if name not in theirs[kind] and '%s.%s' % (kind, name) in newer:
+                print('newer than upstream: %s.%s' % (kind, name))
+                continue
             if theirs[kind].get(name) != spec:
                 print('MISMATCH %s.%s: ours %s, upstream %s' % (kind, name, spec, theirs[kind].get(name)))
                 bad += 1
