@@ -1,11 +1,11 @@
 /* bk_offset_ops.h: the broker core's consumer-offset operations, on neutral
  * requests: a group's committed offset (query, commit), a queue's offsets
  * and times (max, min, first offset stored at or after a time, earliest
- * store time), a group's consume progress (its committed offsets
- * against each queue's max offset, and its pull rate), and an operator's
- * reset of a group's offsets to a time, pushed to its live consumers. The table itself is
- * bk_offsets.c; this file owns the rules of the requests over it. Loop
- * thread only. */
+ * store time), a group's consume progress (its committed offsets against
+ * each queue's max offset, and its pull rate), and an operator's reset of
+ * a group's offsets to a time, pushed to its live consumers. The table
+ * itself is bk_offsets.c; this file owns the rules of the requests over
+ * it. Loop thread only. */
 #ifndef BK_OFFSET_OPS_H
 #define BK_OFFSET_OPS_H
 
