@@ -347,6 +347,8 @@ static rmq_err_t broker_admin_new(bk_broker_t *bk, char *err, size_t errlen)
         .store = bk->store,
         .offsets = bk->offsets,
         .groupstats = bk->groupstats,
+        .topics = bk->topics,
+        .clients = bk->clients,
         .committed = broker_offset_committed,
         .committed_arg = bk,
     };

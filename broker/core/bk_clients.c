@@ -3,6 +3,7 @@
  * time of its last heartbeat and its subscriptions (topic -> expression). */
 #include "bk_clients.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,22 @@ static void cgroup_notify(bk_cgroup_t *grp)
             bk_session_notify_ids_changed(cl->ss, grp->name);
     }
     LOG_INFO("consumer group %s: %zu clients", grp->name, bk_map_count(grp->clients));
+}
+
+size_t bk_clients_reset_offset(const bk_clients_t *c, const bk_offset_reset_t *rs)
+{
+    bk_cgroup_t *grp = bk_map_get(c->groups, rs->group, strlen(rs->group));
+    size_t cursor = 0, told = 0;
+    const char *key;
+    void *val;
+    while (grp && bk_map_next(grp->clients, &cursor, &key, &val)) {
+        bk_client_t *cl = val;
+        if (bk_session_is_open(cl->ss) && bk_session_reset_offset(cl->ss, rs) == RMQ_OK)
+            told++;
+    }
+    LOG_INFO("consumer group %s: offsets on %s reset to %" PRId64 ", %zu clients told", rs->group, rs->topic,
+             rs->timestamp, told);
+    return told;
 }
 
 /* The group named name, created if absent. */

@@ -92,6 +92,9 @@ void bk_clients_session_closed(bk_clients_t *c, bk_session_t *ss);
 /* Removes clients silent for longer than expire_ms. */
 void bk_clients_expire(bk_clients_t *c, int64_t now_ms);
 
+/* Pushes rs to every client of rs->group whose session is open; returns
+ * how many were told. */
+size_t bk_clients_reset_offset(const bk_clients_t *c, const bk_offset_reset_t *rs);
 /* Client ids of group into ids (borrowed, valid until the next change);
  * returns how many there are (may exceed cap). */
 size_t bk_clients_ids(const bk_clients_t *c, const char *group, const char **ids, size_t cap);

@@ -124,3 +124,38 @@ void bk_consume_progress_clear(bk_consume_progress_t *out)
     out->queues = NULL;
     out->n = 0;
 }
+
+/* Where a reset to timestamp puts queue_id of topic (never below 0). */
+static int64_t reset_target(bk_offset_ops_t *o, const char *topic, int32_t queue_id, int64_t timestamp)
+{
+    st_store_t *st = o->cfg.store;
+    int64_t at = timestamp == -1 ? st_store_max_offset(st, topic, queue_id)
+                                 : st_store_offset_by_time(st, topic, queue_id, timestamp);
+    return at < 0 ? 0 : at;
+}
+
+bk_status_t bk_offset_reset(bk_offset_ops_t *o, const char *topic, const char *group, int64_t timestamp, int force,
+                            bk_offset_reset_t *out, size_t *told, bk_result_t *r)
+{
+    *out = (bk_offset_reset_t){.topic = topic, .group = group, .timestamp = timestamp};
+    *told = 0;
+    const bk_topic_t *t = bk_topics_get(o->cfg.topics, topic, strlen(topic));
+    if (!t)
+        return bk_result_set(r, BK_TOPIC_NOT_EXIST, "reset offset: no topic %.200s in this broker", topic);
+    size_t n = t->write_queues > 0 ? (size_t)t->write_queues : 0;
+    if (!(out->offsets = calloc(n ? n : 1, sizeof(*out->offsets))))
+        return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
+    out->n = n;
+    for (size_t i = 0; i < n; i++) {
+        bk_offset_key_t key = {topic, group, (int32_t)i};
+        int64_t committed = bk_offsets_query(o->cfg.offsets, topic, group, key.queue_id);
+        int64_t at = reset_target(o, topic, key.queue_id, timestamp);
+        out->offsets[i] = force || committed < 0 || at < committed ? at : committed;
+        if (out->offsets[i] != committed && bk_offset_commit(o, &key, out->offsets[i], r) != BK_OK) {
+            bk_offset_reset_clear(out);
+            return r->status;
+        }
+    }
+    *told = bk_clients_reset_offset(o->cfg.clients, out);
+    return bk_result_set(r, BK_OK, "%s", "");
+}

@@ -1,19 +1,22 @@
 /* bk_offset_ops.h: the broker core's consumer-offset operations, on neutral
  * requests: a group's committed offset (query, commit), a queue's offsets
  * and times (max, min, first offset stored at or after a time, earliest
- * store time), and a group's consume progress (its committed offsets
- * against each queue's max offset, and its pull rate). The table itself is
- * bk_offsets.c; this file owns the rules of the requests over it. Loop
- * thread only. */
+ * store time), a group's consume progress (its committed offsets against
+ * each queue's max offset, and its pull rate), and an operator's reset of
+ * a group's offsets to a time, pushed to its live consumers. The table
+ * itself is bk_offsets.c; this file owns the rules of the requests over
+ * it. Loop thread only. */
 #ifndef BK_OFFSET_OPS_H
 #define BK_OFFSET_OPS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bk_clients.h"
 #include "bk_groupstats.h"
 #include "bk_offsets.h"
 #include "bk_status.h"
+#include "bk_topics.h"
 #include "st_store.h"
 
 typedef struct bk_offset_ops bk_offset_ops_t;
@@ -22,6 +25,8 @@ typedef struct bk_offset_ops_config {
     st_store_t *store;               /* borrowed */
     bk_offsets_t *offsets;           /* borrowed */
     bk_groupstats_t *groupstats;     /* borrowed: consume rates */
+    const bk_topics_t *topics;       /* borrowed: a reset's queues */
+    const bk_clients_t *clients;     /* borrowed: who a reset is pushed to */
     /* After a commit was stored (an HA master streams it); NULL: none. */
     void (*committed)(void *arg, const char *topic, const char *group, int32_t queue_id);
     void *committed_arg;
@@ -91,4 +96,13 @@ bk_status_t bk_offset_progress(bk_offset_ops_t *o, const char *group, const char
                                bk_consume_progress_t *out, bk_result_t *r);
 void bk_consume_progress_clear(bk_consume_progress_t *out);
 
+/* Resets group's offsets on topic to timestamp (ms; -1: the end of each
+ * queue) as RocketMQ's resetOffsetByTime does: each queue's offset becomes
+ * the first one stored at or after the time, where that moves it back, or
+ * anyway if force (a queue with no committed offset takes it too); commits
+ * the changes and pushes the table to the group's live consumers. Fills *out
+ * (free with bk_offset_reset_clear) and *told (clients pushed to): BK_OK,
+ * BK_TOPIC_NOT_EXIST, or the commit's failure. */
+bk_status_t bk_offset_reset(bk_offset_ops_t *o, const char *topic, const char *group, int64_t timestamp, int force,
+                            bk_offset_reset_t *out, size_t *told, bk_result_t *r);
 #endif

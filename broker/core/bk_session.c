@@ -2,6 +2,8 @@
  * operations (see bk_session.h). */
 #include "bk_session.h"
 
+#include <stdlib.h>
+
 void bk_session_init(bk_session_t *ss, const bk_session_ops_t *ops)
 {
     ss->ops = ops;
@@ -23,6 +25,18 @@ void bk_session_unref(bk_session_t *ss)
 rmq_err_t bk_session_notify_ids_changed(bk_session_t *ss, const char *group)
 {
     return ss->ops->notify_ids_changed(ss, group);
+}
+
+rmq_err_t bk_session_reset_offset(bk_session_t *ss, const bk_offset_reset_t *rs)
+{
+    return ss->ops->reset_offset ? ss->ops->reset_offset(ss, rs) : RMQ_EINVAL;
+}
+
+void bk_offset_reset_clear(bk_offset_reset_t *rs)
+{
+    free(rs->offsets);
+    rs->offsets = NULL;
+    rs->n = 0;
 }
 
 rmq_err_t bk_session_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk)

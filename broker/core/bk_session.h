@@ -1,6 +1,7 @@
 /* bk_session.h: how the core reaches a connected client on its own (not as
  * the answer to a request): tell a consumer its group's members changed,
- * ask a producer for a transaction's state. Each front-end implements the
+ * or that its group's offsets were reset, ask a producer for a
+ * transaction's state. Each front-end implements the
  * operations for its protocol; the core holds sessions by reference and
  * never sees a connection. Loop thread only. */
 #ifndef BK_SESSION_H
@@ -27,9 +28,23 @@ typedef struct bk_tx_check {
     size_t record_len;
 } bk_tx_check_t;
 
+/* A consumer group's offsets on one topic, reset to a time by an operator
+ * (mqadmin resetOffsetByTime): the new offset of each queue, by queue id. */
+typedef struct bk_offset_reset {
+    const char *topic;               /* borrowed */
+    const char *group;               /* borrowed */
+    int64_t timestamp;               /* ms since the epoch; -1: the end of each queue */
+    int64_t *offsets;                /* owned (bk_offset_reset_clear) */
+    size_t n;
+} bk_offset_reset_t;
+
 typedef struct bk_session_ops {
     /* The consumer ids of group changed: the client rebalances (no answer). */
     rmq_err_t (*notify_ids_changed)(bk_session_t *ss, const char *group);
+    /* The consumer's group was reset to rs's offsets: the client drops what
+     * it holds of rs's topic and pulls from there (no answer). NULL: the
+     * front's protocol has no such push. */
+    rmq_err_t (*reset_offset)(bk_session_t *ss, const bk_offset_reset_t *rs);
     /* Asks a producer for the state of chk's half message (no answer here). */
     rmq_err_t (*check_transaction)(bk_session_t *ss, const bk_tx_check_t *chk);
     int (*is_open)(const bk_session_t *ss);
@@ -54,6 +69,10 @@ void bk_session_ref(bk_session_t *ss);
 void bk_session_unref(bk_session_t *ss);
 
 rmq_err_t bk_session_notify_ids_changed(bk_session_t *ss, const char *group);
+/* RMQ_EINVAL when the front has no reset push (ops->reset_offset NULL). */
+rmq_err_t bk_session_reset_offset(bk_session_t *ss, const bk_offset_reset_t *rs);
+/* Frees rs->offsets. */
+void bk_offset_reset_clear(bk_offset_reset_t *rs);
 rmq_err_t bk_session_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk);
 int bk_session_is_open(const bk_session_t *ss);
 const char *bk_session_peer(const bk_session_t *ss);

@@ -1,5 +1,6 @@
 /* core_fake.c: a fake client session for core tests: it records what the
- * core asks of a client (ids-changed notices, transaction checks, closes)
+ * core asks of a client (ids-changed notices, offset resets, transaction
+ * checks, closes)
  * instead of sending anything. */
 #include "core_fake.h"
 
@@ -11,6 +12,14 @@ static rmq_err_t fake_notify(bk_session_t *ss, const char *group)
     core_fake_session_t *f = (core_fake_session_t *)ss;
     f->notified++;
     snprintf(f->group, sizeof f->group, "%s", group);
+    return RMQ_OK;
+}
+
+static rmq_err_t fake_reset(bk_session_t *ss, const bk_offset_reset_t *rs)
+{
+    core_fake_session_t *f = (core_fake_session_t *)ss;
+    f->reset++;
+    f->reset_offset0 = rs->n ? rs->offsets[0] : -1;
     return RMQ_OK;
 }
 
@@ -42,8 +51,9 @@ static void fake_free(bk_session_t *ss)
     ((core_fake_session_t *)ss)->freed = 1;
 }
 
-static const bk_session_ops_t fake_ops = {fake_notify, fake_check, fake_is_open, fake_peer, fake_close,
-                                          fake_free};
+static const bk_session_ops_t fake_ops = {.notify_ids_changed = fake_notify, .reset_offset = fake_reset,
+                                          .check_transaction = fake_check, .is_open = fake_is_open,
+                                          .peer = fake_peer, .close = fake_close, .free = fake_free};
 
 void core_fake_session_init(core_fake_session_t *f)
 {

@@ -10,7 +10,8 @@
 /* What the core asked of the fake client: counts and the last arguments. */
 typedef struct core_fake_session {
     bk_session_t base;
-    int notified, checked, closed, freed;
+    int notified, reset, checked, closed, freed;
+    int64_t reset_offset0;           /* the last reset's offset of queue 0 */
     char group[64];
     int64_t check_offset;
 } core_fake_session_t;

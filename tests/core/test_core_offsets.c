@@ -3,7 +3,8 @@
  * dir holding three messages of one queue, stored a few milliseconds apart,
  * and an offsets table where group "g" committed 2 on that queue, driven by
  * a table of scenarios (operation -> neutral status, offset, time). A
- * front-end test can run the same table through its codec. */
+ * front-end test can run the same table through its codec. Then a reset by
+ * time (bk_offset_reset) with a consumer of "g" on a fake session. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +12,14 @@
 
 #include <event2/event.h>
 
+#include "bk_clients.h"
 #include "bk_groupstats.h"
+#include "bk_perm.h"
 #include "bk_offset_ops.h"
 #include "bk_offsets.h"
 #include "core_base.h"
+#include "core_fake.h"
+#include "rmq_time.h"
 
 #define TOPIC "OffTopic"
 #define GROUP "g"
@@ -185,9 +190,85 @@ START_TEST(test_scenarios)
 }
 END_TEST
 
+/* One reset: to before the first message (-2), -1 (the end) or after the
+ * last message (MSGS), force or not, and the offsets it must leave on
+ * queues 0 (committed 2) and 1 (empty, never committed). */
+typedef struct reset_case {
+    const char *name;
+    int at;
+    int force;
+    int64_t want0, want1;
+    int want_commits;
+} reset_case_t;
+
+static const reset_case_t resets[] = {
+    {"back to before the first message", -2, 0, 0, 0, 2},
+    {"to the end, not forced: kept", -1, 0, COMMITTED, 0, 1},
+    {"to the end, forced", -1, 1, MSGS, 0, 2},
+    {"after the last message, forced", MSGS, 1, MSGS, 0, 2},
+};
+
+START_TEST(test_reset)
+{
+    const reset_case_t *rc = &resets[_i];
+    core_base_t *cb = core_base();
+    core_base_open(cb, 0);
+    core_topic_add(cb->topics, TOPIC, 2);
+    int64_t first = 0;
+    for (int i = 0; i < MSGS; i++) {
+        st_put_result_t res;
+        ts_put(cb->st, TOPIC, 0, (uint32_t)i, 32, NULL, &res);
+        ck_assert_int_eq(res.status, ST_PUT_OK);
+        if (i == 0)
+            first = st_store_time_at(cb->st, TOPIC, 0, 0);
+        sleep_ms(5);
+    }
+    bk_offsets_t *offsets = core_offsets_new(cb);
+    ck_assert_int_eq(bk_offsets_commit(offsets, TOPIC, GROUP, 0, COMMITTED), RMQ_OK);
+    bk_clients_config_t cc = {.expire_ms = 60000, .max_groups_per_heartbeat = 16, .max_groups_per_conn = 16};
+    bk_clients_t *clients = bk_clients_new(&cc);
+    core_fake_session_t f;
+    core_fake_session_init(&f);
+    bk_hb_sub_t sub = {TOPIC, "*"};
+    bk_hb_consumer_t hc = {.group = GROUP, .clustering = 1, .subs = &sub, .nsubs = 1};
+    bk_heartbeat_t hb = {.client_id = "c1", .consumers = &hc, .nconsumers = 1};
+    bk_caller_t who = {NULL, NULL, NULL};
+    bk_result_t r;
+    ck_assert_int_eq(bk_clients_heartbeat(clients, &f.base, &who, &hb, &r), 1);
+    int commits = 0;
+    bk_offset_ops_config_t oc = {.store = cb->st, .offsets = offsets, .topics = cb->topics, .clients = clients,
+                                 .committed = on_committed, .committed_arg = &commits};
+    bk_offset_ops_t *o = bk_offset_ops_new(&oc);
+
+    int64_t ts = rc->at == -1 ? -1 : rc->at == -2 ? first - 1000 : rmq_wall_ms() + 1000;
+    bk_offset_reset_t out;
+    size_t told;
+    ck_assert_int_eq(bk_offset_reset(o, TOPIC, GROUP, ts, rc->force, &out, &told, &r), BK_OK);
+    ck_assert_uint_eq(out.n, 2);
+    ck_assert_msg(out.offsets[0] == rc->want0 && out.offsets[1] == rc->want1, "%s: offsets %lld %lld", rc->name,
+                  (long long)out.offsets[0], (long long)out.offsets[1]);
+    ck_assert_int_eq(bk_offsets_query(offsets, TOPIC, GROUP, 0), rc->want0);
+    ck_assert_int_eq(bk_offsets_query(offsets, TOPIC, GROUP, 1), rc->want1);
+    ck_assert_int_eq(commits, rc->want_commits);
+    ck_assert_uint_eq(told, 1);
+    ck_assert_int_eq(f.reset, 1);
+    ck_assert_int_eq(f.reset_offset0, rc->want0);
+    bk_offset_reset_clear(&out);
+    ck_assert_int_eq(bk_offset_reset(o, "NoTopic", GROUP, ts, 1, &out, &told, &r), BK_TOPIC_NOT_EXIST);
+    ck_assert_uint_eq(told, 0);
+
+    bk_offset_ops_free(o);
+    bk_clients_free(clients);
+    bk_session_unref(&f.base);
+    bk_offsets_free(offsets);
+    core_base_close(cb);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("core_offsets");
     core_scenarios_tcase(s, "offsets", test_scenarios, (int)(sizeof scenarios / sizeof scenarios[0]));
+    core_scenarios_tcase(s, "reset", test_reset, (int)(sizeof resets / sizeof resets[0]));
     return core_suite_run(s);
 }

@@ -7,15 +7,17 @@
 # consumer that stays connected, then runs clusterList, topicList,
 # topicRoute, topicStatus, brokerStatus, consumerProgress,
 # consumerConnection, queryMsgById, queryMsgByKey, getConsumerConfig,
-# getBrokerConfig, updateBrokerConfig and deleteTopic and checks what each
-# printed. Prints TAP; SKIP when java or mvn is missing or Maven Central
+# getBrokerConfig, updateBrokerConfig, resetOffsetByTime (to a time before
+# the sends: the live consumer gets the messages again; and once it left:
+# the tool's fallback), skipAccumulatedMessage and deleteTopic and checks
+# what each printed. Prints TAP; SKIP when java or mvn is missing or Maven Central
 # cannot be reached.
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-echo "1..22"
-java_build 22
+echo "1..26"
+java_build 26
 start_namesrv
 start_broker AdminCluster broker-m
 bk=127.0.0.1:$bk_port
@@ -63,6 +65,7 @@ adm updateSubGroup updateSubGroup -c AdminCluster -g adm_group -r 5
 ok "updateSubGroup creates adm_group on the broker" \
   eval "has updateSubGroup '^create subscription group to $bk success\.$' && clean updateSubGroup"
 
+t0=$(date +%s%3N)   # before the first send
 timeout 200 java -cp "$cp" rmqtest.AdminFixture "$ns" AdmTopic adm_group 8 "$run/stop" \
   >"$run/fixture.out" 2>"$run/fixture.err" &
 fixture=$!
@@ -138,8 +141,27 @@ adm updateBrokerConfig updateBrokerConfig -b "$bk" -k flushIntervalCommitLog -v 
 ok "updateBrokerConfig is refused with a reason" \
   grep -q 'CODE: 3 .*UPDATE_BROKER_CONFIG (25) is not supported' "$run/updateBrokerConfig.err"
 
+# got: how many deliveries the fixture's consumer printed so far
+got() { grep -c '^GOT ' "$run/fixture.out"; }
+before=$(got)
+adm resetOffsetByTime resetOffsetByTime -g adm_group -t AdmTopic -s "$t0"
+ok "resetOffsetByTime (INVOKE_BROKER_TO_RESET_OFFSET, 222) moves adm_group to 0 on AdmTopic's 4 queues" \
+  eval "has resetOffsetByTime '^rollback consumer offset by specified group\[adm_group\]' && \
+        [ \$(count resetOffsetByTime '^broker-m +[0-3] +0 *$') -eq 4 ] && clean resetOffsetByTime"
+for _ in $(seq 1 300); do [ $(($(got) - before)) -ge 8 ] && break; sleep 0.2; done   # the client waits 10 s
+ok "the live consumer, told by RESET_CONSUMER_CLIENT_OFFSET (220), gets the 8 messages again" \
+  eval "[ \$(grep '^GOT ' '$run/fixture.out' | tail -n +\$((before + 1)) | sort -u | wc -l) -eq 8 ]"
+sleep 3   # the consumer commits its offsets every second
+
+adm skipAccumulatedMessage skipAccumulatedMessage -g adm_group -t AdmTopic
+ok "skipAccumulatedMessage moves adm_group to the end (2) of AdmTopic's 4 queues" \
+  eval "[ \$(count skipAccumulatedMessage '^broker-m +[0-3] +2 *$') -eq 4 ] && clean skipAccumulatedMessage"
+
 touch "$run/stop"
 wait "$fixture"
+adm resetOffsetOffline resetOffsetByTime -g adm_group -t AdmTopic -s "$t0"
+ok "resetOffsetByTime with no live consumer: CONSUMER_NOT_ONLINE (206), the tool resets by itself" \
+  eval "[ \$(count resetOffsetOffline '^broker-m +[0-3] +2 +2 +0 +0 *$') -eq 4 ] && clean resetOffsetOffline"
 adm deleteTopic deleteTopic -c AdminCluster -t AdmTopic
 ok "deleteTopic deletes AdmTopic on the broker" \
   has deleteTopic '^delete topic \[AdmTopic\] from cluster \[AdminCluster\] success\.$'

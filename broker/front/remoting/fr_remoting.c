@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "fr_remoting_admin_wire.h"
 #include "fr_remoting_wire.h"
 #include "fr_session.h"
 #include "rmq_fmt.h"
@@ -21,6 +22,7 @@
 
 #define CODE_CHECK_TRANSACTION_STATE 39
 #define CODE_NOTIFY_CONSUMER_IDS_CHANGED 40
+#define CODE_RESET_CONSUMER_CLIENT_OFFSET 220
 
 /* ---- replies ------------------------------------------------------------- */
 
@@ -185,6 +187,31 @@ static rmq_err_t rs_notify_ids_changed(bk_session_t *ss, const char *group)
     return rs_push((rm_session_t *)ss, CODE_NOTIFY_CONSUMER_IDS_CHANGED, &f, 1, NULL, 0);
 }
 
+/* RESET_CONSUMER_CLIENT_OFFSET: a ResetOffsetRequestHeader and the
+ * ResetOffsetBody the client's offset store takes. */
+static rmq_err_t rs_reset_offset(bk_session_t *ss, const bk_offset_reset_t *reset)
+{
+    rm_session_t *rs = (rm_session_t *)ss;
+    struct evbuffer *body = evbuffer_new();
+    if (!body)
+        return RMQ_ENOMEM;
+    char ts[24];
+    snprintf(ts, sizeof(ts), "%" PRId64, reset->timestamp);
+    rmq_remoting_field_t f[] = {
+        {"topic", (char *)reset->topic},
+        {"group", (char *)reset->group},
+        {"timestamp", ts},
+        {"isForce", "false"},
+    };
+    fr_rm_reset_offset_json(body, reset, rs->rm->fe->node->cfg->broker_name);
+    size_t len = evbuffer_get_length(body);
+    const void *data = evbuffer_pullup(body, -1);
+    rmq_err_t err = data ? rs_push(rs, CODE_RESET_CONSUMER_CLIENT_OFFSET, f, sizeof(f) / sizeof(f[0]), data, len)
+                         : RMQ_ENOMEM;
+    evbuffer_free(body);
+    return err;
+}
+
 /* CHECK_TRANSACTION_STATE: the half message in MessageDecoder's layout,
  * under its real topic. */
 static rmq_err_t rs_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk)
@@ -231,6 +258,7 @@ static void rs_free(bk_session_t *ss)
 
 static const bk_session_ops_t rm_session_ops = {
     .notify_ids_changed = rs_notify_ids_changed,
+    .reset_offset = rs_reset_offset,
     .check_transaction = rs_check_transaction,
     .is_open = rs_is_open,
     .peer = rs_peer,
@@ -299,6 +327,7 @@ static const fr_rm_route_t routes[] = {
     {203, fr_rm_handle_consumer_connections, BK_OP_CONSUMER_CONNECTIONS}, /* GET_CONSUMER_CONNECTION_LIST */
     {207, fr_rm_handle_delete_group, BK_OP_GROUP_DELETE},      /* DELETE_SUBSCRIPTIONGROUP */
     {208, fr_rm_handle_json_read, BK_OP_CONSUME_STATS},        /* GET_CONSUME_STATS */
+    {222, fr_rm_handle_reset_offset, BK_OP_OFFSET_RESET},      /* INVOKE_BROKER_TO_RESET_OFFSET */
     {215, fr_rm_handle_delete_topic, BK_OP_TOPIC_DELETE},      /* DELETE_TOPIC_IN_BROKER */
     {300, fr_rm_handle_json_read, BK_OP_TOPIC_CONSUMERS},      /* QUERY_TOPIC_CONSUME_BY_WHO */
     {351, fr_rm_handle_json_read, BK_OP_TOPIC_CONFIG},         /* GET_TOPIC_CONFIG */

@@ -3,7 +3,7 @@
  * DELETE_TOPIC_IN_BROKER 215, GET_ALL_TOPIC_CONFIG 21, GET_TOPIC_CONFIG
  * 351, GET_TOPIC_STATS_INFO 202, QUERY_TOPIC_CONSUME_BY_WHO 300),
  * subscription groups (200, 201, 207), consumers (GET_CONSUMER_CONNECTION_LIST
- * 203, GET_CONSUME_STATS 208) and the broker itself (GET_BROKER_RUNTIME_INFO
+ * 203, GET_CONSUME_STATS 208, INVOKE_BROKER_TO_RESET_OFFSET 222) and the broker itself (GET_BROKER_RUNTIME_INFO
  * 28, GET_BROKER_CONFIG 26; UPDATE_BROKER_CONFIG 25 is refused: an rmq
  * broker reads its configuration once, from its properties file). Each
  * handler reads its extFields (or its JSON body,
@@ -417,6 +417,46 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
         return;
     }
     reply_json(rm, conn, req, consumer_connections_body, &g);
+}
+
+/* INVOKE_BROKER_TO_RESET_OFFSET (mqadmin resetOffsetByTime,
+ * skipAccumulatedMessage): the group's offsets on the topic reset to the
+ * time (-1: the end) and pushed to its live consumers; answers the
+ * ResetOffsetBody, or CONSUMER_NOT_ONLINE with nothing changed when the
+ * group has no live consumer (the tool then commits the offsets itself). */
+void fr_rm_handle_reset_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
+    const char *group = topic ? fr_rm_str(conn, req, "group", NULL, 1, NULL) : NULL;
+    int64_t ts;
+    int force;
+    bk_group_view_t gv;
+    if (!group || fr_rm_int(conn, req, "timestamp", NULL, 1, -1, INT64_MAX, 0, &ts) != 0 ||
+        fr_rm_bool(conn, req, "isForce", 0, 1, &force) != 0 || !fr_rm_allowed(rm, conn, req, topic, group))
+        return;
+    if (!bk_clients_group(rm->fe->clients, group, &gv)) {
+        rmq_remoting_replyf(conn, req, CODE_CONSUMER_NOT_ONLINE,
+                            "Consumer not online, so can not reset offset, Group: %.200s Topic: %.200s Timestamp: %"
+                            PRId64, group, topic, ts);
+        return;
+    }
+    bk_offset_reset_t reset;
+    size_t told;
+    bk_result_t r;
+    struct evbuffer *b = evbuffer_new();
+    if (!b) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "INVOKE_BROKER_TO_RESET_OFFSET: out of memory");
+        return;
+    }
+    if (bk_offset_reset(rm->fe->offset_ops, topic, group, ts, force, &reset, &told, &r) != BK_OK) {
+        fr_rm_reply_result(conn, req, &r);
+    } else {
+        fr_rm_reset_offset_json(b, &reset, rm->fe->node->cfg->broker_name);
+        reply_body(conn, req, b);
+        bk_offset_reset_clear(&reset);
+    }
+    evbuffer_free(b);
 }
 
 /* ConsumeStats {offsetTable: {MessageQueue: {brokerOffset, consumerOffset,

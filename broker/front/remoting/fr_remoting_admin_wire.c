@@ -125,6 +125,18 @@ void fr_rm_mq_json(struct evbuffer *out, const char *topic, const char *broker_n
     FR_RM_ADD(out, "}");
 }
 
+void fr_rm_reset_offset_json(struct evbuffer *out, const bk_offset_reset_t *rs, const char *broker_name)
+{
+    FR_RM_ADD(out, "{\"offsetTable\":{");
+    for (size_t i = 0; i < rs->n; i++) {
+        if (i)
+            FR_RM_ADD(out, ",");
+        fr_rm_mq_json(out, rs->topic, broker_name, (int32_t)i);
+        evbuffer_add_printf(out, ":%" PRId64, rs->offsets[i]);
+    }
+    FR_RM_ADD(out, "}}");
+}
+
 void fr_rm_data_version_json(struct evbuffer *out, int64_t counter, int64_t timestamp)
 {
     evbuffer_add_printf(out, "{\"counter\":%" PRId64 ",\"timestamp\":%" PRId64 "}", counter, timestamp);

@@ -24,6 +24,7 @@
 #include <event2/buffer.h>
 
 #include "bk_groups.h"
+#include "bk_session.h"
 #include "bk_topics.h"
 #include "rmq_err.h"
 
@@ -44,6 +45,8 @@ void fr_rm_group_json(struct evbuffer *out, const bk_group_t *grp);
 void fr_rm_topic_json(struct evbuffer *out, const bk_topic_t *topic);
 /* Appends a MessageQueue object. */
 void fr_rm_mq_json(struct evbuffer *out, const char *topic, const char *broker_name, int32_t queue_id);
+/* Appends rs as a ResetOffsetBody {offsetTable: {MessageQueue: offset}}. */
+void fr_rm_reset_offset_json(struct evbuffer *out, const bk_offset_reset_t *rs, const char *broker_name);
 /* Appends a DataVersion object. */
 void fr_rm_data_version_json(struct evbuffer *out, int64_t counter, int64_t timestamp);
 

@@ -7,7 +7,8 @@
  * sends N messages (tag TagA, key "adminkey", body "admin-<i>") and prints
  * "SENT <offsetMsgId> <queueId> <queueOffset>" for each; then a push
  * consumer of GROUP (CONSUME_FROM_FIRST_OFFSET, offsets committed every
- * second) consumes them and prints "CONSUMED <N>" once every one arrived;
+ * second) consumes them, printing "GOT <body>" for each delivery (again
+ * after an offset reset), and prints "CONSUMED <N>" once every one arrived;
  * it stays connected (so consumerConnection lists it) until STOPFILE
  * exists, then shuts down cleanly. */
 package rmqtest;
@@ -58,7 +59,9 @@ public final class AdminFixture {
         c.subscribe(topic, "TagA || TagB");
         c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
             for (MessageExt m : msgs) {
-                seen.add(new String(m.getBody(), StandardCharsets.UTF_8));
+                String body = new String(m.getBody(), StandardCharsets.UTF_8);
+                seen.add(body);
+                System.out.println("GOT " + body);
             }
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
         });
