@@ -117,3 +117,20 @@ int core_suite_run(Suite *s)
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+uint8_t *core_progress_encode(const bk_schedule_progress_t *p, size_t *len)
+{
+    uint8_t *buf = malloc(sizeof(*p));
+    if (buf)
+        memcpy(buf, p, sizeof(*p));
+    *len = sizeof(*p);
+    return buf;
+}
+
+rmq_err_t core_progress_decode(const uint8_t *data, size_t len, bk_schedule_progress_t *p)
+{
+    if (len != sizeof(*p))
+        return RMQ_ECORRUPT;
+    memcpy(p, data, len);
+    return RMQ_OK;
+}

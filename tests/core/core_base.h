@@ -13,6 +13,7 @@
 #include "bk_groups.h"
 #include "bk_offsets.h"
 #include "bk_persist.h"
+#include "bk_schedule.h"
 #include "bk_topics.h"
 #include "core_fake.h"
 #include "rmq_loop.h"
@@ -60,6 +61,10 @@ typedef struct core_appended {
 } core_appended_t;
 
 void core_on_appended(const bk_append_out_t *out, void *arg);
+
+/* The delay scheduler's progress codec for tests: the struct's bytes. */
+uint8_t *core_progress_encode(const bk_schedule_progress_t *p, size_t *len);
+rmq_err_t core_progress_decode(const uint8_t *data, size_t len, bk_schedule_progress_t *p);
 
 /* Runs the case's loop until *done is set or ms pass. */
 void core_loop_until(const int *done, int64_t ms);

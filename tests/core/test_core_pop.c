@@ -81,23 +81,6 @@ static void on_arrived(const char *topic, int32_t queue_id, int64_t max_offset, 
     bk_pop_arrived(((rig_t *)arg)->pop, topic, queue_id, max_offset, tag_code);
 }
 
-static uint8_t *fake_encode(const bk_schedule_progress_t *p, size_t *len)
-{
-    uint8_t *buf = malloc(sizeof(*p));
-    if (buf)
-        memcpy(buf, p, sizeof(*p));
-    *len = sizeof(*p);
-    return buf;
-}
-
-static rmq_err_t fake_decode(const uint8_t *data, size_t len, bk_schedule_progress_t *p)
-{
-    if (len != sizeof(*p))
-        return RMQ_ECORRUPT;
-    memcpy(p, data, len);
-    return RMQ_OK;
-}
-
 static bk_pop_t *pop_new(rig_t *rg)
 {
     bk_pop_config_t pc = {.base = core_base()->base, .store = rg->st, .topics = rg->topics, .groups = rg->groups,
@@ -131,7 +114,7 @@ static void rig_open(rig_t *rg)
     bk_schedule_config_t sc = {.base = cb->base, .store = rg->st, .append = rg->ap, .topics = rg->topics,
                                .produce = rg->prod, .persist = cb->persist, .stats = &stats,
                                .delay_levels = "1s 2s", .horizon_ms = 3600 * 1000, .path = path,
-                               .encode = fake_encode, .decode = fake_decode};
+                               .encode = core_progress_encode, .decode = core_progress_decode};
     rg->sched = bk_schedule_new(&sc, err, sizeof err);
     ck_assert_msg(rg->sched != NULL, "%s", err);
     bk_sendback_config_t sbc = {.store = rg->st, .append = rg->ap, .topics = rg->topics, .groups = rg->groups,

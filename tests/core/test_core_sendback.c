@@ -79,24 +79,6 @@ typedef struct rig {
 
 static bk_stats_t stats;
 
-/* The fake progress codec: the struct's bytes. */
-static uint8_t *fake_encode(const bk_schedule_progress_t *p, size_t *len)
-{
-    uint8_t *buf = malloc(sizeof(*p));
-    if (buf)
-        memcpy(buf, p, sizeof(*p));
-    *len = sizeof(*p);
-    return buf;
-}
-
-static rmq_err_t fake_decode(const uint8_t *data, size_t len, bk_schedule_progress_t *p)
-{
-    if (len != sizeof(*p))
-        return RMQ_ECORRUPT;
-    memcpy(p, data, len);
-    return RMQ_OK;
-}
-
 /* A scheduler over rg with 5 levels of 1..5 s and the fake codec (not started). */
 static bk_schedule_t *sched_new(rig_t *rg)
 {
@@ -106,7 +88,7 @@ static bk_schedule_t *sched_new(rig_t *rg)
     bk_schedule_config_t sc = {.base = cb->base, .store = rg->st, .append = rg->ap, .topics = rg->topics,
                                .produce = rg->prod, .persist = cb->persist, .stats = &stats,
                                .delay_levels = "1s 2s 3s 4s 5s", .horizon_ms = 3600 * 1000, .path = path,
-                               .encode = fake_encode, .decode = fake_decode};
+                               .encode = core_progress_encode, .decode = core_progress_decode};
     bk_schedule_t *s = bk_schedule_new(&sc, err, sizeof err);
     ck_assert_msg(s != NULL, "%s", err);
     return s;
