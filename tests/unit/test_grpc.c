@@ -19,12 +19,11 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <nghttp2/nghttp2.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <zlib.h>
 
 #include "grpc_client.h"
 #include "rmq_time.h"
+#include "test_cert.h"
 
 #define P_UNARY "/test.Echo/Unary"
 #define P_STREAM "/test.Echo/Stream"
@@ -155,36 +154,7 @@ static const rmq_grpc_method_t methods[] = {
 
 /* ---- fixture ------------------------------------------------------------------- */
 
-static char tls_dir[64], tls_cert[128], tls_key[128];
-
-/* Writes a self-signed P-256 certificate for 127.0.0.1 and its key. */
-static void make_cert(void)
-{
-    snprintf(tls_dir, sizeof(tls_dir), "/tmp/rmq-grpc-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tls_dir));
-    snprintf(tls_cert, sizeof(tls_cert), "%s/cert.pem", tls_dir);
-    snprintf(tls_key, sizeof(tls_key), "%s/key.pem", tls_dir);
-    EVP_PKEY *pkey = EVP_EC_gen("P-256");
-    X509 *x = X509_new();
-    X509_set_version(x, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-    X509_gmtime_adj(X509_getm_notBefore(x), -60);
-    X509_gmtime_adj(X509_getm_notAfter(x), 3600);
-    X509_set_pubkey(x, pkey);
-    X509_NAME *name = X509_get_subject_name(x);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"127.0.0.1",
-                               -1, -1, 0);
-    X509_set_issuer_name(x, name);
-    ck_assert_int_gt(X509_sign(x, pkey, EVP_sha256()), 0);
-    FILE *fp = fopen(tls_cert, "w");
-    ck_assert_int_eq(PEM_write_X509(fp, x), 1);
-    fclose(fp);
-    fp = fopen(tls_key, "w");
-    ck_assert_int_eq(PEM_write_PrivateKey(fp, pkey, NULL, NULL, 0, NULL, NULL), 1);
-    fclose(fp);
-    X509_free(x);
-    EVP_PKEY_free(pkey);
-}
+static test_cert_t tls;
 
 static void *loop_main(void *arg)
 {
@@ -198,8 +168,8 @@ static void setup(void)
 {
     char err[256];
     evthread_use_pthreads();
-    make_cert();
-    fx.server_ssl = rmq_tls_server_ctx_new(tls_cert, tls_key, NULL, 0, err, sizeof(err));
+    test_cert_make(&tls, "grpc");
+    fx.server_ssl = rmq_tls_server_ctx_new(tls.cert, tls.key, NULL, 0, err, sizeof(err));
     ck_assert_msg(fx.server_ssl != NULL, "%s", err);
     fx.base = event_base_new();
     rmq_server_opts_t opts = { .max_frame = 8u << 20, .name = "grpc-test",
@@ -228,9 +198,7 @@ static void teardown(void)
     pthread_join(fx.loop, NULL);
     event_base_free(fx.base);
     SSL_CTX_free(fx.server_ssl);
-    unlink(tls_cert);
-    unlink(tls_key);
-    rmdir(tls_dir);
+    test_cert_remove(&tls);
 }
 
 /* ---- helpers ------------------------------------------------------------------ */

@@ -20,11 +20,10 @@
 #include <unistd.h>
 
 #include <event2/thread.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 
 #include "rmq_log.h"
 #include "rmq_time.h"
+#include "test_cert.h"
 
 #define CODE_ECHO RMQ__REQUEST_CODE__SEND_MESSAGE
 #define CODE_HOLE RMQ__REQUEST_CODE__PULL_MESSAGE
@@ -911,50 +910,12 @@ END_TEST
 
 /* ---- TLS ------------------------------------------------------------------------- */
 
-static char tls_dir[64], tls_cert[128], tls_key[128];
-
-/* Writes a self-signed P-256 certificate for 127.0.0.1 and its key. */
-static void make_cert(void)
-{
-    snprintf(tls_dir, sizeof(tls_dir), "/tmp/rmq-tls-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tls_dir));
-    snprintf(tls_cert, sizeof(tls_cert), "%s/cert.pem", tls_dir);
-    snprintf(tls_key, sizeof(tls_key), "%s/key.pem", tls_dir);
-
-    EVP_PKEY *pkey = EVP_EC_gen("P-256");
-    X509 *x = X509_new();
-    ck_assert_ptr_nonnull(pkey);
-    X509_set_version(x, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-    X509_gmtime_adj(X509_getm_notBefore(x), -60);
-    X509_gmtime_adj(X509_getm_notAfter(x), 3600);
-    X509_set_pubkey(x, pkey);
-    X509_NAME *name = X509_get_subject_name(x);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"127.0.0.1",
-                               -1, -1, 0);
-    X509_set_issuer_name(x, name);
-    ck_assert_int_gt(X509_sign(x, pkey, EVP_sha256()), 0);
-    FILE *fp = fopen(tls_cert, "w");
-    ck_assert_int_eq(PEM_write_X509(fp, x), 1);
-    fclose(fp);
-    fp = fopen(tls_key, "w");
-    ck_assert_int_eq(PEM_write_PrivateKey(fp, pkey, NULL, NULL, 0, NULL, NULL), 1);
-    fclose(fp);
-    X509_free(x);
-    EVP_PKEY_free(pkey);
-}
-
-static void remove_cert(void)
-{
-    unlink(tls_cert);
-    unlink(tls_key);
-    rmdir(tls_dir);
-}
+static test_cert_t tls;
 
 static SSL_CTX *server_ctx(void)
 {
     char err[256];
-    SSL_CTX *ctx = rmq_tls_server_ctx_new(tls_cert, tls_key, NULL, 0, err, sizeof(err));
+    SSL_CTX *ctx = rmq_tls_server_ctx_new(tls.cert, tls.key, NULL, 0, err, sizeof(err));
     ck_assert_msg(ctx != NULL, "%s", err);
     return ctx;
 }
@@ -962,7 +923,7 @@ static SSL_CTX *server_ctx(void)
 static SSL_CTX *client_ctx(void)
 {
     char err[256];
-    SSL_CTX *ctx = rmq_tls_client_ctx_new(tls_cert, NULL, NULL, err, sizeof(err));
+    SSL_CTX *ctx = rmq_tls_client_ctx_new(tls.cert, NULL, NULL, err, sizeof(err));
     ck_assert_msg(ctx != NULL, "%s", err);
     return ctx;
 }
@@ -1001,7 +962,7 @@ static rmq_err_t echo_once(SSL_CTX *ssl)
 
 START_TEST(test_tls_enforcing)
 {
-    make_cert();
+    test_cert_make(&tls, "tls");
     SSL_CTX *sctx = server_ctx(), *cctx = client_ctx();
     rmq_server_opts_t opts = { .name = "tls", .ssl_ctx = sctx, .tls_mode = RMQ_TLS_ENFORCING };
 
@@ -1015,13 +976,13 @@ START_TEST(test_tls_enforcing)
     fx.srv = NULL;
     SSL_CTX_free(sctx);
     SSL_CTX_free(cctx);
-    remove_cert();
+    test_cert_remove(&tls);
 }
 END_TEST
 
 START_TEST(test_tls_permissive)
 {
-    make_cert();
+    test_cert_make(&tls, "tls");
     SSL_CTX *sctx = server_ctx(), *cctx = client_ctx();
     rmq_server_opts_t opts = { .name = "tls", .ssl_ctx = sctx, .tls_mode = RMQ_TLS_PERMISSIVE };
 
@@ -1033,13 +994,13 @@ START_TEST(test_tls_permissive)
     fx.srv = NULL;
     SSL_CTX_free(sctx);
     SSL_CTX_free(cctx);
-    remove_cert();
+    test_cert_remove(&tls);
 }
 END_TEST
 
 START_TEST(test_tls_client_plain_server)
 {
-    make_cert();
+    test_cert_make(&tls, "tls");
     SSL_CTX *cctx = client_ctx();
 
     start_server(NULL);
@@ -1048,13 +1009,13 @@ START_TEST(test_tls_client_plain_server)
     ck_assert_msg(strncmp(why, "TLS handshake failed: ", 22) == 0, "why: %s", why);
     ck_assert_int_eq(echo_once(NULL), RMQ_OK);
     SSL_CTX_free(cctx);
-    remove_cert();
+    test_cert_remove(&tls);
 }
 END_TEST
 
 START_TEST(test_tls_verify_failure_named)
 {
-    make_cert();
+    test_cert_make(&tls, "tls");
     SSL_CTX *sctx = server_ctx(), *cctx = untrusting_client_ctx();
     rmq_server_opts_t opts = { .name = "tls", .ssl_ctx = sctx, .tls_mode = RMQ_TLS_ENFORCING };
     char why[256];
@@ -1067,7 +1028,7 @@ START_TEST(test_tls_verify_failure_named)
     fx.srv = NULL;
     SSL_CTX_free(sctx);
     SSL_CTX_free(cctx);
-    remove_cert();
+    test_cert_remove(&tls);
 }
 END_TEST
 
@@ -1214,7 +1175,7 @@ END_TEST
  * protocol in plaintext all on one port. */
 START_TEST(test_two_codecs_tls_permissive)
 {
-    make_cert();
+    test_cert_make(&tls, "tls");
     SSL_CTX *sctx = server_ctx(), *cctx = client_ctx();
     rmq_server_opts_t opts = { .name = "tls2", .ssl_ctx = sctx, .tls_mode = RMQ_TLS_PERMISSIVE };
 
@@ -1231,7 +1192,7 @@ START_TEST(test_two_codecs_tls_permissive)
     fx.srv = NULL;
     SSL_CTX_free(sctx);
     SSL_CTX_free(cctx);
-    remove_cert();
+    test_cert_remove(&tls);
 }
 END_TEST
 
