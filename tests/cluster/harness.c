@@ -209,6 +209,42 @@ const char *hn_write_file(const char *dir, const char *name, const char *text, c
     return fclose(f) == 0 ? buf : NULL;
 }
 
+static char pki_dir[128];
+
+int hn_pki_make(const char *script, const char *tag)
+{
+    hn_result_t res;
+
+    snprintf(pki_dir, sizeof pki_dir, "/tmp/rmq-%.32s-pki-XXXXXX", tag);
+    if (!mkdtemp(pki_dir)) {
+        fprintf(stderr, "harness: mkdtemp %s: %s\n", pki_dir, strerror(errno));
+        pki_dir[0] = '\0';
+        return -1;
+    }
+    const char *gen[] = {"/bin/sh", script, pki_dir, NULL};
+    int ok = hn_run(gen, 30000, &res) == 0 && res.status == 0;
+    if (!ok)
+        fprintf(stderr, "harness: %s failed: %s\n", script, res.err ? res.err : "");
+    hn_result_free(&res);
+    return ok ? 0 : -1;
+}
+
+const char *hn_pki_path(const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%.64s", pki_dir, name);
+    return buf;
+}
+
+void hn_pki_remove(void)
+{
+    const char *rm[] = {"/bin/rm", "-rf", pki_dir, NULL};
+    hn_result_t res;
+
+    if (pki_dir[0] && hn_run(rm, 10000, &res) == 0)
+        hn_result_free(&res);
+    pki_dir[0] = '\0';
+}
+
 /* ---- daemons ------------------------------------------------------------ */
 
 /* Remembers d's log for the running case (once per log file). */

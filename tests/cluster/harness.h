@@ -49,6 +49,14 @@ const char *hn_build_path(const char *rel, char *buf, size_t len);
 const char *hn_write_file(const char *dir, const char *name, const char *text, char *buf,
                           size_t len);
 
+/* The test PKI (scripts/gen-test-certs.sh: CA, server and client
+ * certificates) made once per process under a new
+ * /tmp/rmq-<tag>-pki-XXXXXX by the script at script: 0, or -1 said on
+ * stderr. hn_pki_path gives dir/name in buf; hn_pki_remove deletes it. */
+int hn_pki_make(const char *script, const char *tag);
+const char *hn_pki_path(const char *name, char *buf, size_t len);
+void hn_pki_remove(void);
+
 /* Starts binary with args (NULL-terminated, after argv[0]), output to
  * DIR/NAME.log, tracked like every child, without waiting for anything:
  * for programs that write no ready file (etcd). 0, or -1 if fork failed. */

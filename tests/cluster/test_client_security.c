@@ -25,7 +25,6 @@
 #define CMD_TIMEOUT_MS 30000
 
 static const char *case_dir;
-static char pki[128];         /* per-process test PKI */
 
 static const char acl_text[] =
     "replayWindowMs=60000\n"
@@ -35,12 +34,6 @@ static const char acl_text[] =
     "account.producer.topicPerms=" TOPIC "=PUB\n"
     "account.consumer.secretKey=consumer-secret-1\n"
     "account.consumer.topicPerms=" TOPIC "=SUB\n";
-
-static const char *pki_path(const char *name, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.127s/%.64s", pki, name);
-    return buf;
-}
 
 static void setup(void)
 {
@@ -60,8 +53,8 @@ static void server_props(char *buf, size_t len, int tls)
     char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX], acl[PATH_MAX];
     if (tls) {
         snprintf(buf, len, "tlsMode=enforcing\ntlsCertPath=%.300s\ntlsKeyPath=%.300s\n"
-                 "tlsCaPath=%.300s\ntlsVerifyClient=true\n", pki_path("server.pem", cert, sizeof cert),
-                 pki_path("server.key", key, sizeof key), pki_path("ca.pem", ca, sizeof ca));
+                 "tlsCaPath=%.300s\ntlsVerifyClient=true\n", hn_pki_path("server.pem", cert, sizeof cert),
+                 hn_pki_path("server.key", key, sizeof key), hn_pki_path("ca.pem", ca, sizeof ca));
         return;
     }
     ck_assert_ptr_nonnull(hn_write_file(case_dir, "acl.properties", acl_text, acl, sizeof acl));
@@ -113,8 +106,8 @@ static const char *tls_client_config(char *buf, size_t len)
     char text[4096], ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX];
     snprintf(text, sizeof text,
              "# client side\ntlsMode=enforcing\ntlsCaPath=%.300s\ntlsCertPath=%.300s\ntlsKeyPath=%.300s\n",
-             pki_path("ca.pem", ca, sizeof ca), pki_path("client.pem", cert, sizeof cert),
-             pki_path("client.key", key, sizeof key));
+             hn_pki_path("ca.pem", ca, sizeof ca), hn_pki_path("client.pem", cert, sizeof cert),
+             hn_pki_path("client.key", key, sizeof key));
     return client_config("client-tls.properties", text, buf, len);
 }
 
@@ -187,9 +180,9 @@ static rmq_security_opts_t tls_opts(char *ca, char *cert, char *key)
 {
     return (rmq_security_opts_t){
         .tls_mode = RMQ_CLIENT_TLS_ENFORCING,
-        .tls_ca_path = pki_path("ca.pem", ca, PATH_MAX),
-        .tls_cert_path = pki_path("client.pem", cert, PATH_MAX),
-        .tls_key_path = pki_path("client.key", key, PATH_MAX),
+        .tls_ca_path = hn_pki_path("ca.pem", ca, PATH_MAX),
+        .tls_cert_path = hn_pki_path("client.pem", cert, PATH_MAX),
+        .tls_key_path = hn_pki_path("client.key", key, PATH_MAX),
     };
 }
 
@@ -302,7 +295,7 @@ START_TEST(test_tls_through_options)
 
     /* a server certificate the client cannot verify: the error names TLS and OpenSSL's reason */
     char untrusted[PATH_MAX], text[PATH_MAX + 64], leaf[PATH_MAX];
-    snprintf(text, sizeof text, "tlsMode=enforcing\ntlsCaPath=%s\n", pki_path("client.pem", leaf, sizeof leaf));
+    snprintf(text, sizeof text, "tlsMode=enforcing\ntlsCaPath=%s\n", hn_pki_path("client.pem", leaf, sizeof leaf));
     client_config("client-untrusted.properties", text, untrusted, sizeof untrusted);
     const char *unverified[] = { "clusterList", "-n", ns_addr, "--client-config", untrusted, NULL };
     tool_fails("tools/mqadmin", unverified, 1, "TLS handshake failed: certificate verify failed: ");
@@ -362,7 +355,7 @@ START_TEST(test_bad_settings)
     so.tls_cert_path = good.tls_key_path;   /* a key is not a certificate */
     producer_refused(&so, RMQ_ETLS, "tls_cert_path=");
     so = good;
-    so.tls_key_path = pki_path("other-client.key", other, sizeof other);
+    so.tls_key_path = hn_pki_path("other-client.key", other, sizeof other);
     producer_refused(&so, RMQ_ETLS, "tls_key_path=");
     so = (rmq_security_opts_t){ .access_key = "producer" };
     producer_refused(&so, RMQ_EINVAL, "access_key is set but secret_key is not");
@@ -446,25 +439,14 @@ int main(int argc, char **argv)
 {
     static const char *const env[] = { "RMQ_TLS", "RMQ_TLS_CA", "RMQ_TLS_CERT", "RMQ_TLS_KEY",
                                        "RMQ_ACCESS_KEY", "RMQ_SECRET_KEY" };
-    hn_result_t res;
-
     if (argc < 2) {
         fprintf(stderr, "usage: test_client_security PATH/gen-test-certs.sh\n");
         return 1;
     }
     for (size_t i = 0; i < sizeof env / sizeof env[0]; i++)
         unsetenv(env[i]);       /* options only, for the library and the tools */
-    snprintf(pki, sizeof pki, "/tmp/rmq-clientsec-pki-XXXXXX");
-    if (!mkdtemp(pki)) {
-        perror("mkdtemp");
+    if (hn_pki_make(argv[1], "clientsec") != 0)
         return 1;
-    }
-    const char *gen[] = { "/bin/sh", argv[1], pki, NULL };
-    if (hn_run(gen, 30000, &res) != 0 || res.status != 0) {
-        fprintf(stderr, "gen-test-certs.sh failed: %s\n", res.err ? res.err : "");
-        return 1;
-    }
-    hn_result_free(&res);
 
     SRunner *sr = srunner_create(client_security_suite());
     srunner_set_fork_status(sr, CK_NOFORK);
@@ -472,8 +454,6 @@ int main(int argc, char **argv)
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     hn_cleanup();
-    const char *rm[] = { "/bin/rm", "-rf", pki, NULL };
-    if (hn_run(rm, 10000, &res) == 0)
-        hn_result_free(&res);
+    hn_pki_remove();
     return failed ? 1 : 0;
 }

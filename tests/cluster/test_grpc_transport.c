@@ -26,13 +26,6 @@
 #define REMOTING_GET_BROKER_CLUSTER_INFO 106
 
 static const char *case_dir;
-static char pki[128];
-
-static const char *pki_path(const char *name, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.127s/%.64s", pki, name);
-    return buf;
-}
 
 static void setup(void)
 {
@@ -48,7 +41,7 @@ static void tls_props(char *buf, size_t len)
 {
     char cert[PATH_MAX], key[PATH_MAX];
     snprintf(buf, len, "tlsMode=permissive\ntlsCertPath=%.300s\ntlsKeyPath=%.300s\n",
-             pki_path("server.pem", cert, sizeof cert), pki_path("server.key", key, sizeof key));
+             hn_pki_path("server.pem", cert, sizeof cert), hn_pki_path("server.key", key, sizeof key));
 }
 
 static int port_of(const char *addr)
@@ -136,7 +129,7 @@ static void grpc_core_probe(const char *addr)
 {
     char ca[PATH_MAX];
     const char *argv[] = { "/usr/bin/python3", probe_script, addr,
-                           pki_path("ca.pem", ca, sizeof ca), NULL };
+                           hn_pki_path("ca.pem", ca, sizeof ca), NULL };
     hn_result_t res;
 
     ck_assert_int_eq(hn_run(argv, 30000, &res), 0);
@@ -162,7 +155,7 @@ START_TEST(test_grpc_on_daemon_ports)
                                           b_addr, sizeof b_addr), 0);
     SSL_CTX *h2_tls = SSL_CTX_new(TLS_client_method());   /* any certificate, as Java's */
     char ca[PATH_MAX], err[256];
-    SSL_CTX *native_tls = rmq_tls_client_ctx_new(pki_path("ca.pem", ca, sizeof ca), NULL, NULL,
+    SSL_CTX *native_tls = rmq_tls_client_ctx_new(hn_pki_path("ca.pem", ca, sizeof ca), NULL, NULL,
                                                  err, sizeof err);
     ck_assert_msg(native_tls != NULL, "%s", err);
 
@@ -196,24 +189,13 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-    hn_result_t res;
-
     if (argc < 3) {
         fprintf(stderr, "usage: test_grpc_transport PATH/gen-test-certs.sh PATH/grpc_probe.py\n");
         return 1;
     }
     probe_script = argv[2];
-    snprintf(pki, sizeof pki, "/tmp/rmq-grpc-pki-XXXXXX");
-    if (!mkdtemp(pki)) {
-        perror("mkdtemp");
+    if (hn_pki_make(argv[1], "grpc") != 0)
         return 1;
-    }
-    const char *gen[] = { "/bin/sh", argv[1], pki, NULL };
-    if (hn_run(gen, 30000, &res) != 0 || res.status != 0) {
-        fprintf(stderr, "gen-test-certs.sh failed: %s\n", res.err ? res.err : "");
-        return 1;
-    }
-    hn_result_free(&res);
     Suite *s = suite_create("grpc_transport");
     TCase *tc = tcase_create("process");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -221,8 +203,6 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_grpc_on_daemon_ports);
     suite_add_tcase(s, tc);
     int status = hn_run_suite(s);
-    const char *rm[] = { "/bin/rm", "-rf", pki, NULL };
-    if (hn_run(rm, 10000, &res) == 0)
-        hn_result_free(&res);
+    hn_pki_remove();
     return status;
 }

@@ -63,7 +63,6 @@ static char ns_addr[64];
 static pid_t load_pids[2];
 
 /* Access-control modes: the test PKI, and the accounts of acl_text. */
-static char pki[PATH_MAX];
 static int acl_on;                 /* cluster_start: aclEnable=true, tlsMode=enforcing */
 static SSL_CTX *tls_ctx;           /* http_get speaks HTTPS (verifying the test CA); NULL: HTTP */
 static const char *http_auth;      /* "accessKey:secretKey" sent as HTTP Basic; NULL: none */
@@ -548,12 +547,6 @@ static void load_start(int secs)
     }
 }
 
-/* The path of file name in the test PKI into buf. */
-static const char *pki_path(const char *name, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.3000s/%.64s", pki, name);
-    return buf;
-}
 
 /* With acl_on: the ACL file and the security keys both daemons share
  * (TLS enforcing with the test PKI, one ACL file); else "". */
@@ -565,8 +558,8 @@ static void security_props(char *buf, size_t len)
         return;
     hn_write_file(case_dir, "acl.properties", acl_text, acl, sizeof acl);
     snprintf(buf, len, "aclEnable=true\naclFile=%.300s\ntlsMode=enforcing\ntlsCertPath=%.300s\n"
-             "tlsKeyPath=%.300s\ntlsCaPath=%.300s\n", acl, pki_path("server.pem", p[0], sizeof p[0]),
-             pki_path("server.key", p[1], sizeof p[1]), pki_path("ca.pem", p[2], sizeof p[2]));
+             "tlsKeyPath=%.300s\ntlsCaPath=%.300s\n", acl, hn_pki_path("server.pem", p[0], sizeof p[0]),
+             hn_pki_path("server.key", p[1], sizeof p[1]), hn_pki_path("ca.pem", p[2], sizeof p[2]));
 }
 
 /* Starts the name server and one broker, both with metrics ports (with
@@ -762,7 +755,7 @@ static void acl_begin(void)
     acl_on = 1;
     tls_ctx = SSL_CTX_new(TLS_client_method());
     ck_assert_ptr_nonnull(tls_ctx);
-    ck_assert_int_eq(SSL_CTX_load_verify_locations(tls_ctx, pki_path("ca.pem", ca, sizeof ca), NULL), 1);
+    ck_assert_int_eq(SSL_CTX_load_verify_locations(tls_ctx, hn_pki_path("ca.pem", ca, sizeof ca), NULL), 1);
     SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
     SSL_CTX_set_options(tls_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
     setenv("RMQ_TLS", "1", 1);
@@ -888,7 +881,7 @@ static void chromium_trust_test_server(void)
 {
     char path[PATH_MAX];
     unsigned char *der = NULL, md[SHA256_DIGEST_LENGTH], b64[64];
-    FILE *f = fopen(pki_path("server.pem", path, sizeof path), "r");
+    FILE *f = fopen(hn_pki_path("server.pem", path, sizeof path), "r");
     ck_assert_ptr_nonnull(f);
     X509 *x = PEM_read_X509(f, NULL, NULL, NULL);
     fclose(f);
@@ -1033,30 +1026,6 @@ START_TEST(test_console_in_browser_with_login)
 }
 END_TEST
 
-/* Makes the test PKI with script (scripts/gen-test-certs.sh) under a
- * temporary directory (pki); 0 or -1. */
-static int pki_make(const char *script)
-{
-    snprintf(pki, sizeof pki, "/tmp/rmq-metrics-pki-XXXXXX");
-    if (!mkdtemp(pki))
-        return -1;
-    const char *gen[] = {"/bin/sh", script, pki, NULL};
-    hn_result_t res;
-    int ok = hn_run(gen, 30000, &res) == 0 && res.status == 0;
-    if (!ok)
-        fprintf(stderr, "%s failed: %s\n", script, res.err ? res.err : "");
-    hn_result_free(&res);
-    return ok ? 0 : -1;
-}
-
-static void pki_remove(void)
-{
-    const char *rm[] = {"/bin/rm", "-rf", pki, NULL};
-    hn_result_t res;
-    if (pki[0] && hn_run(rm, 10000, &res) == 0)
-        hn_result_free(&res);
-}
-
 int main(int argc, char **argv)
 {
     int browser = argc > 1 && strcmp(argv[1], "browser") == 0;
@@ -1070,9 +1039,10 @@ int main(int argc, char **argv)
         printf("1..0 # SKIP chromium is not installed (scripts/install-browser.sh)\n");
         return 0;
     }
-    if ((acl || browser) && argc > 2 && pki_make(argv[2]) != 0)
+    int have_pki = (acl || browser) && argc > 2;
+    if (have_pki && hn_pki_make(argv[2], "metrics") != 0)
         return 1;
-    if (acl && !pki[0]) {
+    if (acl && !have_pki) {
         fprintf(stderr, "usage: test_metrics acl PATH/gen-test-certs.sh\n");
         return 1;
     }
@@ -1082,7 +1052,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 300);
     if (browser) {
         tcase_add_test(tc, test_console_in_browser);
-        if (pki[0])
+        if (have_pki)
             tcase_add_test(tc, test_console_in_browser_with_login);
     } else if (acl) {
         tcase_add_test(tc, test_console_needs_an_account);
@@ -1093,6 +1063,6 @@ int main(int argc, char **argv)
     }
     suite_add_tcase(s, tc);
     int rc = hn_run_suite(s);
-    pki_remove();
+    hn_pki_remove();
     return rc;
 }

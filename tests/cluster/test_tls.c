@@ -28,13 +28,7 @@
 #define MSGS 200
 
 static const char *case_dir;
-static char pki[128];         /* per-process test PKI */
 
-static const char *pki_path(const char *name, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.127s/%.64s", pki, name);
-    return buf;
-}
 
 static void setup(void)
 {
@@ -53,8 +47,8 @@ static void tls_props(char *buf, size_t len, const char *mode, int verify)
 {
     char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX];
     snprintf(buf, len, "tlsMode=%s\ntlsCertPath=%.300s\ntlsKeyPath=%.300s\ntlsCaPath=%.300s\ntlsVerifyClient=%s\n",
-             mode, pki_path("server.pem", cert, sizeof cert), pki_path("server.key", key, sizeof key),
-             pki_path("ca.pem", ca, sizeof ca), verify ? "true" : "false");
+             mode, hn_pki_path("server.pem", cert, sizeof cert), hn_pki_path("server.key", key, sizeof key),
+             hn_pki_path("ca.pem", ca, sizeof ca), verify ? "true" : "false");
 }
 
 static void ns_start(hn_daemon_t *d, const char *tls, char *addr, size_t len)
@@ -90,9 +84,9 @@ static void broker_start(hn_daemon_t *d, const char *name, const char *ns_addr, 
 static SSL_CTX *client_ctx(const char *ca, const char *cert, const char *key)
 {
     char a[PATH_MAX], c[PATH_MAX], k[PATH_MAX], err[512];
-    SSL_CTX *ctx = rmq_tls_client_ctx_new(ca ? pki_path(ca, a, sizeof a) : NULL,
-                                          cert ? pki_path(cert, c, sizeof c) : NULL,
-                                          key ? pki_path(key, k, sizeof k) : NULL, err, sizeof err);
+    SSL_CTX *ctx = rmq_tls_client_ctx_new(ca ? hn_pki_path(ca, a, sizeof a) : NULL,
+                                          cert ? hn_pki_path(cert, c, sizeof c) : NULL,
+                                          key ? hn_pki_path(key, k, sizeof k) : NULL, err, sizeof err);
     ck_assert_msg(ctx != NULL, "client ctx: %s", err);
     return ctx;
 }
@@ -351,8 +345,8 @@ static void expect_startup_error(const char *binary, const char *props, const ch
 START_TEST(test_bad_paths_exit_2)
 {
     char props[8192], cert[PATH_MAX], key[PATH_MAX];
-    pki_path("server.pem", cert, sizeof cert);
-    pki_path("client.key", key, sizeof key);
+    hn_pki_path("server.pem", cert, sizeof cert);
+    hn_pki_path("client.key", key, sizeof key);
     snprintf(props, sizeof props, "storePathRootDir=%s/bad\nlistenPort=0\ntlsMode=enforcing\n"
              "tlsCertPath=%.300s\ntlsKeyPath=/nonexistent/key.pem\n", case_dir, cert);
     expect_startup_error("broker/mqbroker", props, "tlsKeyPath=/nonexistent/key.pem: cannot load the private key: error:");
@@ -385,31 +379,19 @@ static Suite *tls_suite(void)
 int main(int argc, char **argv)
 {
     char a[PATH_MAX], c[PATH_MAX], k[PATH_MAX];
-    snprintf(pki, sizeof pki, "/tmp/rmq-tls-pki-XXXXXX");
-    if (!mkdtemp(pki)) {
-        perror("mkdtemp");
-        return 1;
-    }
     if (argc < 2) {
         fprintf(stderr, "usage: test_tls PATH/gen-test-certs.sh\n");
         return 1;
     }
-    const char *gen[] = { "/bin/sh", argv[1], pki, NULL };
-    hn_result_t res;
-    if (hn_run(gen, 30000, &res) != 0 || res.status != 0) {
-        fprintf(stderr, "gen-test-certs.sh failed: %s\n", res.err ? res.err : "");
+    if (hn_pki_make(argv[1], "tls") != 0)
         return 1;
-    }
-    hn_result_free(&res);
     /* the client library reads these once, at its first instance */
     setenv("RMQ_TLS", "1", 1);
-    setenv("RMQ_TLS_CA", pki_path("ca.pem", a, sizeof a), 1);
-    setenv("RMQ_TLS_CERT", pki_path("client.pem", c, sizeof c), 1);
-    setenv("RMQ_TLS_KEY", pki_path("client.key", k, sizeof k), 1);
+    setenv("RMQ_TLS_CA", hn_pki_path("ca.pem", a, sizeof a), 1);
+    setenv("RMQ_TLS_CERT", hn_pki_path("client.pem", c, sizeof c), 1);
+    setenv("RMQ_TLS_KEY", hn_pki_path("client.key", k, sizeof k), 1);
 
     int status = hn_run_suite(tls_suite());
-    const char *rm[] = { "/bin/rm", "-rf", pki, NULL };
-    if (hn_run(rm, 10000, &res) == 0)
-        hn_result_free(&res);
+    hn_pki_remove();
     return status;
 }
