@@ -242,10 +242,14 @@ int rmq_listen_socket(const char *what, const char *host, int port, int backlog,
 /* The port listening socket fd is bound to, or -1. */
 int rmq_listen_port(int fd);
 
-/* Makes a server context select ALPN "h2" for clients offering it (gRPC);
- * clients offering no ALPN are served as before. Every server context
- * gets it (rmq_tls_server_ctx_new, rmq_tls_config_server_ctx). */
+/* Makes a server context select ALPN "h2" (gRPC) for clients offering it
+ * on connections marked by rmq_tls_offer_h2 (the transport's: the broker's
+ * and name server's ports); on any other connection of the context (the
+ * HTTP console and metrics, HA) no ALPN is chosen, so a browser speaks
+ * HTTP/1.1. Clients offering no ALPN are served as before. Every server
+ * context gets it (rmq_tls_server_ctx_new, rmq_tls_config_server_ctx). */
 void rmq_tls_select_h2(SSL_CTX *ctx);
+void rmq_tls_offer_h2(SSL *ssl);
 
 /* Server / client TLS contexts from PEM files (ca may be NULL). On error
  * writes the OpenSSL reason into err and returns NULL. Caller frees with SSL_CTX_free. */

@@ -1,9 +1,11 @@
 /* rmq_tls.c: TLS contexts for the RPC layer, built from PEM files. TLS 1.2
- * is the floor. Servers select ALPN "h2" for clients that offer it (gRPC,
+ * is the floor. Servers select ALPN "h2" for clients that offer it on the
+ * transport's connections (gRPC,
  * rmq_codec_grpc.h); clients offering no ALPN (rmq, remoting) are served
  * as before. Errors name the file and OpenSSL's reason. */
 #include "rmq_rpc.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include <openssl/err.h>
@@ -45,16 +47,26 @@ static int load_identity(SSL_CTX *ctx, const char *cert, const char *key, char *
     return 0;
 }
 
-/* The server's ALPN choice: "h2" when the client offers it, else no ALPN
- * (the handshake goes on: the codec probe decides). */
+/* The SSL ex_data slot that marks a connection as one that may speak h2. */
+static int h2_slot = -1;
+static pthread_once_t h2_slot_once = PTHREAD_ONCE_INIT;
+
+static void h2_slot_init(void)
+{
+    h2_slot = SSL_get_ex_new_index(0, "rmq: may select ALPN h2", NULL, NULL, NULL);
+}
+
+/* The server's ALPN choice: "h2" when the connection may speak it and the
+ * client offers it, else no ALPN (the handshake goes on: the codec probe
+ * decides). */
 static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
                        const unsigned char *in, unsigned int inlen, void *arg)
 {
     static const unsigned char h2[] = "\x02h2";
     unsigned char *chosen;
 
-    if (SSL_select_next_proto(&chosen, outlen, h2, sizeof(h2) - 1, in, inlen) !=
-        OPENSSL_NPN_NEGOTIATED)
+    if (h2_slot < 0 || !SSL_get_ex_data(ssl, h2_slot) ||
+        SSL_select_next_proto(&chosen, outlen, h2, sizeof(h2) - 1, in, inlen) != OPENSSL_NPN_NEGOTIATED)
         return SSL_TLSEXT_ERR_NOACK;
     *out = chosen;
     return SSL_TLSEXT_ERR_OK;
@@ -62,7 +74,15 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
 
 void rmq_tls_select_h2(SSL_CTX *ctx)
 {
+    pthread_once(&h2_slot_once, h2_slot_init);
     SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+}
+
+void rmq_tls_offer_h2(SSL *ssl)
+{
+    pthread_once(&h2_slot_once, h2_slot_init);
+    if (h2_slot >= 0)
+        SSL_set_ex_data(ssl, h2_slot, (void *)1);
 }
 
 static SSL_CTX *ctx_new(const SSL_METHOD *method, char *err, size_t errlen)

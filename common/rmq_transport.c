@@ -544,6 +544,7 @@ static rmq_err_t conn_start(rmq_conn_t *conn, int tls)
         SSL *ssl = SSL_new(srv->opts.ssl_ctx);
         if (ssl == NULL)
             return RMQ_ETLS;
+        rmq_tls_offer_h2(ssl);
         conn->bev = bufferevent_openssl_socket_new(srv->base, conn->fd, ssl,
                                                    BUFFEREVENT_SSL_ACCEPTING, opts);
         if (conn->bev == NULL) {

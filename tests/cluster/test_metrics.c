@@ -118,6 +118,13 @@ static int conn_open(http_conn_t *c, int port)
     if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1 ||
         !X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), "127.0.0.1") || SSL_connect(c->ssl) != 1)
         return -1;
+    const unsigned char *alpn;
+    unsigned int alpn_len;
+    SSL_get0_alpn_selected(c->ssl, &alpn, &alpn_len);
+    if (alpn_len == 2 && memcmp(alpn, "h2", 2) == 0) {
+        fprintf(stderr, "the HTTPS port %d chose ALPN h2: a browser would speak HTTP/2 to an HTTP/1.1 server\n", port);
+        return -1;
+    }
     return 0;
 }
 
@@ -758,6 +765,8 @@ static void acl_begin(void)
     ck_assert_int_eq(SSL_CTX_load_verify_locations(tls_ctx, hn_pki_path("ca.pem", ca, sizeof ca), NULL), 1);
     SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
     SSL_CTX_set_options(tls_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    /* offered as a browser offers it: the console must not choose h2 */
+    ck_assert_int_eq(SSL_CTX_set_alpn_protos(tls_ctx, (const unsigned char *)"\x02h2\x08http/1.1", 12), 0);
     setenv("RMQ_TLS", "1", 1);
     setenv("RMQ_TLS_CA", ca, 1);
     setenv("RMQ_ACCESS_KEY", "admin", 1);
