@@ -1,8 +1,8 @@
 /* rmq_tls.c: TLS contexts for the RPC layer, built from PEM files. TLS 1.2
  * is the floor. Servers select ALPN "h2" for clients that offer it on the
- * transport's connections (gRPC,
- * rmq_codec_grpc.h); clients offering no ALPN (rmq, remoting) are served
- * as before. Errors name the file and OpenSSL's reason. */
+ * transport's connections (gRPC, rmq_codec_grpc.h), never on the HTTP
+ * console's; clients offering no ALPN (rmq, remoting) are served as
+ * before. Errors name the file and OpenSSL's reason. */
 #include "rmq_rpc.h"
 
 #include <pthread.h>
