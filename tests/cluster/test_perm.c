@@ -190,7 +190,8 @@ static void teardown(void)
      {"key", "k"}, {"maxNum", "1"}, {"beginTimestamp", "0"}, {"endTimestamp", "0"}, {"timestamp", "0"},       \
      {"clientID", "walker"}, {"delayLevel", "0"}, {"tranStateTableOffset", "0"},                              \
      {"commitLogOffset", half_off}, {"commitOrRollback", "8"}, {"msgId", "m"}, {"readQueueNums", "4"},       \
-     {"writeQueueNums", "4"}, {"perm", "6"}}
+     {"writeQueueNums", "4"}, {"perm", "6"}, {"invisibleTime", "60000"}, {"pollTime", "0"},                   \
+     {"extraInfo", "0 1 60000 0 0 broker-a 0 0 0"}}
 
 /* The body a request of code carries (a heartbeat, a lock, a group, a batch). */
 static size_t code_body(int code, char *buf, size_t cap)
@@ -206,6 +207,11 @@ static size_t code_body(int code, char *buf, size_t cap)
         break;
     case 200:
         snprintf(buf, cap, "{\"groupName\":\"" CG "\",\"consumeEnable\":true}");
+        break;
+    case 200151:
+        snprintf(buf, cap, "{\"acks\":[{\"consumerGroup\":\"" CG "\",\"topic\":\"" TOPIC "\",\"retry\":\"0\","
+                 "\"startOffset\":0,\"queueId\":0,\"reviveQueueId\":0,\"popTime\":1,\"invisibleTime\":2,"
+                 "\"bitSet\":\"AQ==\"}]}");
         break;
     case 320: {
         rmq_batch_entry_t e = {0, (const uint8_t *)"m", 1, "", 0};

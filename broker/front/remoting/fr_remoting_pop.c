@@ -141,11 +141,12 @@ void fr_rm_handle_pop(rmq_conn_t *conn, const rmq_remoting_request_t *req, void 
     int order = 0;
     const char *group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
     const char *topic = group ? fr_rm_str(conn, req, "topic", NULL, 1, NULL) : NULL;
-    if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, -1, INT32_MAX, 0, &qid) != 0 ||
+    if (!topic || !fr_rm_allowed(rm, conn, req, topic, group) ||
+        fr_rm_int(conn, req, "queueId", NULL, 1, -1, INT32_MAX, 0, &qid) != 0 ||
         fr_rm_int(conn, req, "maxMsgNums", NULL, 1, 1, INT32_MAX, 0, &max_nums) != 0 ||
         fr_rm_int(conn, req, "invisibleTime", NULL, 1, 1, INT64_MAX, 0, &invisible) != 0 ||
         fr_rm_int(conn, req, "pollTime", NULL, 1, 0, INT32_MAX, 0, &poll_ms) != 0 ||
-        fr_rm_bool(conn, req, "order", 0, 0, &order) != 0 || !fr_rm_allowed(rm, conn, req, topic, group))
+        fr_rm_bool(conn, req, "order", 0, 0, &order) != 0)
         return;
     const char *type = rmq_remoting_field(req, "expType");
     if (type && strcmp(type, "TAG") != 0) {
@@ -190,8 +191,10 @@ static int ack_req(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_reque
 {
     ar->group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
     ar->topic = ar->group ? fr_rm_str(conn, req, "topic", NULL, 1, NULL) : NULL;
-    ar->handle = ar->topic ? fr_rm_str(conn, req, "extraInfo", NULL, 1, NULL) : NULL;
-    return ar->handle && fr_rm_allowed(rm, conn, req, ar->topic, ar->group) ? 0 : -1;
+    if (!ar->topic || !fr_rm_allowed(rm, conn, req, ar->topic, ar->group))
+        return -1;
+    ar->handle = fr_rm_str(conn, req, "extraInfo", NULL, 1, NULL);
+    return ar->handle ? 0 : -1;
 }
 
 void fr_rm_handle_ack(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
