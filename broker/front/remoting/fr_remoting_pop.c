@@ -101,14 +101,11 @@ static void pop_reply(rmq_conn_t *conn, const fr_rm_to_t *to, const bk_pop_req_t
     rep.code = out->n ? RMQ_REMOTING_SUCCESS : RM_PULL_NOT_FOUND;
     rep.remark = NULL;
     if (out->n) {
-        size_t len = evbuffer_get_length(out->body);
-        const uint8_t *rec = evbuffer_pullup(out->body, -1);
-        int32_t n = 0;
-        if (!rec || !(msgs = malloc(len)) || fr_rm_messages_encode(rec, len, msgs, &n) != RMQ_OK) {
+        size_t len;
+        if (fr_rm_records_encode(out->body, &msgs, &len) != RMQ_OK) {
             LOG_ERROR_RL("remoting pop: cannot encode %zu bytes of records", len);
             rep = (rmq_remoting_reply_t){.code = RMQ_REMOTING_SYSTEM_ERROR, .remark = "cannot encode the messages"};
             fr_rm_reply_to(conn, to, &rep);
-            free(msgs);
             free(infos);
             return;
         }

@@ -71,15 +71,12 @@ static void pull_answer(void *arg, void *c, const void *to_p, const bk_pull_req_
     rep.fields = f;
     rep.n_fields = sizeof(f) / sizeof(f[0]);
     if (out->status == BK_PULL_FOUND && out->body) {
-        size_t len = evbuffer_get_length(out->body);
-        const uint8_t *rec = evbuffer_pullup(out->body, -1);
-        int32_t n = 0;
-        if (!rec || !(msgs = malloc(len)) || fr_rm_messages_encode(rec, len, msgs, &n) != RMQ_OK) {
+        size_t len;
+        if (fr_rm_records_encode(out->body, &msgs, &len) != RMQ_OK) {
             LOG_ERROR_RL("remoting pull of %s queue %d: cannot encode %zu bytes of records", req->topic,
                          req->queue_id, len);
             rep = (rmq_remoting_reply_t){.code = RMQ_REMOTING_SYSTEM_ERROR, .remark = "cannot encode the messages"};
             fr_rm_reply_to(conn, &to, &rep);
-            free(msgs);
             return;
         }
         rep.body = msgs;

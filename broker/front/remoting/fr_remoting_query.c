@@ -25,17 +25,16 @@
 static void query_reply_records(rmq_conn_t *conn, const rmq_remoting_request_t *req, struct evbuffer *body,
                                 const rmq_remoting_field_t *f, size_t n)
 {
-    int32_t count = 0;
-    size_t len = evbuffer_get_length(body);
-    const uint8_t *rec = evbuffer_pullup(body, -1);
-    uint8_t *msg = rec ? malloc(len) : NULL;
-    if (msg && fr_rm_messages_encode(rec, len, msg, &count) == RMQ_OK) {
+    uint8_t *msg;
+    size_t len;
+    rmq_err_t rc = fr_rm_records_encode(body, &msg, &len);
+    if (rc == RMQ_OK) {
         rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .fields = f, .n_fields = n, .body = msg,
                                     .body_len = len};
         rmq_remoting_reply(conn, req, &rep);
     } else {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: %s", req->code,
-                            msg ? "a stored record does not re-encode" : "out of memory");
+                            rc == RMQ_ECORRUPT ? "a stored record does not re-encode" : "out of memory");
     }
     free(msg);
 }

@@ -111,6 +111,22 @@ rmq_err_t fr_rm_messages_encode(const uint8_t *rec, size_t len, uint8_t *out, in
     return RMQ_OK;
 }
 
+rmq_err_t fr_rm_records_encode(struct evbuffer *body, uint8_t **out, size_t *len)
+{
+    int32_t count;
+    *len = evbuffer_get_length(body);
+    const uint8_t *rec = evbuffer_pullup(body, -1);
+    *out = rec ? malloc(*len) : NULL;
+    if (!*out)
+        return RMQ_ENOMEM;
+    rmq_err_t rc = fr_rm_messages_encode(rec, *len, *out, &count);
+    if (rc != RMQ_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 rmq_err_t fr_rm_check_message_encode(const uint8_t *rec, size_t len, uint8_t **out, size_t *out_len)
 {
     rmq_record_t r;

@@ -46,6 +46,9 @@ size_t fr_rm_batch_encode(const rmq_batch_entry_t *e, uint8_t *out);
  * out (len bytes, may not overlap rec); *count = how many. RMQ_ECORRUPT if
  * rec is not a whole number of valid records. */
 rmq_err_t fr_rm_messages_encode(const uint8_t *rec, size_t len, uint8_t *out, int32_t *count);
+/* The stored records in body, re-encoded so into a new buffer *out (*len
+ * bytes; the caller frees it). RMQ_ENOMEM, or RMQ_ECORRUPT as above. */
+rmq_err_t fr_rm_records_encode(struct evbuffer *body, uint8_t **out, size_t *len);
 
 /* The half message of a CHECK_TRANSACTION_STATE as RocketMQ's broker
  * sends it: the one stored record at rec[0..len) in the V1 layout under
