@@ -6,60 +6,19 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <zlib.h>
+
+#include "rmq_inflate.h"
 
 rmq_err_t ns_regbody_inflate(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen,
                                  char *why, size_t whylen)
 {
-    z_stream zs = {0};
-    size_t cap = len * 4 + 1024, used = 0;
-    uint8_t *buf = NULL;
-    rmq_err_t err = RMQ_EPROTO;
+    char inner[160];
+    rmq_err_t err = rmq_inflate(in, len, 15, NS_REGBODY_MAX, out, outlen, inner, sizeof inner);
 
-    if (cap > NS_REGBODY_MAX)
-        cap = NS_REGBODY_MAX;
-    if (inflateInit(&zs) != Z_OK)
-        return RMQ_ENOMEM;
-    zs.next_in = (Bytef *)in;
-    zs.avail_in = (uInt)len;
-    for (;;) {
-        uint8_t *grown = realloc(buf, cap);
-        if (!grown) {
-            err = RMQ_ENOMEM;
-            goto out;
-        }
-        buf = grown;
-        zs.next_out = buf + used;
-        zs.avail_out = (uInt)(cap - used);
-        int zrc = inflate(&zs, Z_NO_FLUSH);
-        used = cap - zs.avail_out;
-        if (zrc == Z_STREAM_END)
-            break;
-        if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
-            snprintf(why, whylen, "registration body: not zlib data (%s)", zs.msg ? zs.msg : "inflate failed");
-            goto out;
-        }
-        if (zs.avail_out != 0) {
-            snprintf(why, whylen, "registration body: zlib data is truncated");
-            goto out;
-        }
-        if (cap == NS_REGBODY_MAX) {
-            snprintf(why, whylen, "registration body: inflates to more than %u bytes", NS_REGBODY_MAX);
-            goto out;
-        }
-        cap = cap * 2 > NS_REGBODY_MAX ? NS_REGBODY_MAX : cap * 2;
+    if (err == RMQ_ECORRUPT) {
+        snprintf(why, whylen, "registration body: %s", inner);
+        err = RMQ_EPROTO;
     }
-    if (zs.avail_in != 0) {
-        snprintf(why, whylen, "registration body: %u bytes after the zlib stream", zs.avail_in);
-        goto out;
-    }
-    *out = buf;
-    *outlen = used;
-    buf = NULL;
-    err = RMQ_OK;
-out:
-    inflateEnd(&zs);
-    free(buf);
     return err;
 }
 

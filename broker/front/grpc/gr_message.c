@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "bk_props.h"
+#include "rmq_inflate.h"
 
 #define SP(x) APACHE__ROCKETMQ__V2__SYSTEM_PROPERTIES___##x
 #define CODE(x) APACHE__ROCKETMQ__V2__CODE__##x
@@ -111,51 +111,20 @@ static int timestamp_is_sane(const Google__Protobuf__Timestamp *ts)
     return ts->seconds >= 0 && ts->seconds <= INT64_MAX / 1000 - 1 && ts->nanos >= 0 && ts->nanos < 1000000000;
 }
 
-/* Inflates in[0..len) (zlib or gzip) into *buf (grown, capacity *cap) up to
- * max bytes; *out_len its size. RMQ_ECORRUPT when it is not one whole
- * stream or inflates to more than max; RMQ_ENOMEM. */
-static rmq_err_t inflate_body(const uint8_t *in, size_t len, size_t max, uint8_t **buf, size_t *cap,
-                              size_t *out_len)
+/* Inflates in[0..len) (zlib or gzip) into *buf (replacing what it held)
+ * up to max bytes; *out_len its size. RMQ_ECORRUPT when it is not one
+ * whole stream or inflates to more than max; RMQ_ENOMEM. */
+static rmq_err_t inflate_body(const uint8_t *in, size_t len, size_t max, uint8_t **buf, size_t *out_len)
 {
-    z_stream zs = {0};
-    size_t used = 0;
-    rmq_err_t err = RMQ_ECORRUPT;
+    char why[160];
+    uint8_t *out;
+    rmq_err_t rc = rmq_inflate(in, len, 15 + 32, max, &out, out_len, why, sizeof why);
 
-    if (inflateInit2(&zs, 15 + 32) != Z_OK)
-        return RMQ_ENOMEM;
-    zs.next_in = (Bytef *)in;
-    zs.avail_in = (uInt)len;
-    for (;;) {
-        if (used == *cap) {
-            size_t want = *cap ? *cap * 2 : len * 4 + 1024;
-            if (want > max + 1)
-                want = max + 1;
-            if (want <= used)
-                goto out;                           /* past max */
-            uint8_t *grown = realloc(*buf, want);
-            if (!grown) {
-                err = RMQ_ENOMEM;
-                goto out;
-            }
-            *buf = grown;
-            *cap = want;
-        }
-        zs.next_out = *buf + used;
-        zs.avail_out = (uInt)(*cap - used);
-        int zrc = inflate(&zs, Z_NO_FLUSH);
-        used = *cap - zs.avail_out;
-        if (zrc == Z_STREAM_END)
-            break;
-        if ((zrc != Z_OK && zrc != Z_BUF_ERROR) || (zs.avail_out != 0))
-            goto out;                               /* bad or truncated */
+    if (rc == RMQ_OK) {
+        free(*buf);
+        *buf = out;
     }
-    if (used > max || zs.avail_in != 0)
-        goto out;
-    *out_len = used;
-    err = RMQ_OK;
-out:
-    inflateEnd(&zs);
-    return err;
+    return rc;
 }
 
 /* ---- send: v2 -> stored ---------------------------------------------------- */
@@ -165,7 +134,6 @@ void gr_store_msg_deinit(gr_store_msg_t *sm)
     rmq_props_buf_free(&sm->props);
     free(sm->body);
     sm->body = NULL;
-    sm->body_cap = 0;
 }
 
 /* Checks the user properties, the tag and the keys as the proxy does and
@@ -348,7 +316,7 @@ static int store_body(const Apache__Rocketmq__V2__Message *msg, const gr_send_ct
     m->body_len = msg->body.len;
     if (msg->system_properties->body_encoding != APACHE__ROCKETMQ__V2__ENCODING__GZIP)
         return 1;
-    rc = inflate_body(msg->body.data, msg->body.len, ctx->max_body_size, &sm->body, &sm->body_cap, &m->body_len);
+    rc = inflate_body(msg->body.data, msg->body.len, ctx->max_body_size, &sm->body, &m->body_len);
     if (rc == RMQ_ENOMEM)
         return gr_status_set(st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
     if (rc != RMQ_OK)
@@ -556,11 +524,11 @@ static rmq_err_t fill_body(const rmq_record_t *rec, const gr_deliver_ctx_t *ctx,
     uint8_t md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     char hex[2 * EVP_MAX_MD_SIZE + 1];
-    size_t cap = 0, len = rec->body_len;
+    size_t len = rec->body_len;
     const uint8_t *body = rec->body;
 
     if (rec->sys_flag & GR_SYSFLAG_COMPRESSED) {
-        rmq_err_t rc = inflate_body(rec->body, rec->body_len, ctx->max_body_size, &d->body, &cap, &len);
+        rmq_err_t rc = inflate_body(rec->body, rec->body_len, ctx->max_body_size, &d->body, &len);
         if (rc != RMQ_OK)
             return rc;
         body = d->body;

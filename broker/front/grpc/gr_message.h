@@ -49,7 +49,6 @@ typedef struct gr_send_ctx {
 typedef struct gr_store_msg {
     rmq_props_buf_t props;
     uint8_t *body;                   /* an inflated GZIP body */
-    size_t body_cap;
 } gr_store_msg_t;
 
 void gr_store_msg_deinit(gr_store_msg_t *sm);
