@@ -21,7 +21,8 @@ set -uo pipefail
 plan=9
 echo "1..$plan"
 case $test_ip in
-  *:*) grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null || skip_all $plan "no IPv6 loopback (::1)"
+  # a host without ::1 lacks no install: a skip even in CI, as test_ipv6's
+  *:*) grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null || CI=false skip_all $plan "no IPv6 loopback (::1)"
        id_digits=56 ;;
   *) id_digits=32 ;;
 esac
