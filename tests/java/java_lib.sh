@@ -111,6 +111,35 @@ start_namesrv() {
   ns=$test_ip:$port
 }
 
+# pick_vip_port: sets $bk_port to a free port P above 1024 whose P - 2 (the
+# VIP channel RocketMQ's clients reach with vipChannelEnabled) is free too.
+pick_vip_port() {
+  bk_port=$(python3 - "$test_ip" <<'PY'
+import socket, sys
+host = sys.argv[1]
+family = socket.AF_INET6 if ":" in host else socket.AF_INET
+def free(port):
+    s = socket.socket(family)
+    try:
+        s.bind((host, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+for _ in range(200):
+    s = socket.socket(family)
+    s.bind((host, 0))
+    port = s.getsockname()[1]
+    s.close()
+    if port > 1026 and free(port - 2):
+        print(port)
+        break
+PY
+)
+  [ -n "$bk_port" ] || { echo "# no free port pair for the VIP channel" >&2; exit 1; }
+}
+
 # start_broker CLUSTER NAME: a master registered with $ns; sets $bk_port and
 # $bk_pid. $broker_extra (property lines), when set, ends the properties.
 start_broker() {
