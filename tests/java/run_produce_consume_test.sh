@@ -8,7 +8,8 @@
 # by its offset msgId; then a second round consumed by a restarted
 # consumer of the same group, which gets the new messages and nothing
 # committed before; that round with vipChannelEnabled=true, so the client
-# calls the broker on listenPort - 2. Prints TAP; SKIP without java, mvn or Maven Central.
+# calls the broker on listenPort - 2, and with one message delayed by
+# RocketMQ 5's TIMER_DELAY_MS. Prints TAP; SKIP without java, mvn or Maven Central.
 # An argument names a Maven profile of tests/java/pom.xml: rocketmq5 runs
 # the same scenario with the 5.x client (5.5.0) in remoting mode (meson
 # test java5_produce_consume). With RMQ_TEST_IP=::1 (meson test
@@ -19,7 +20,7 @@ set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-plan=9
+plan=10
 echo "1..$plan"
 case $test_ip in
   # a host without ::1 lacks no install: a skip even in CI, as test_ipv6's
@@ -81,14 +82,18 @@ result $? "tags, keys and user properties round-trip"
 java_opts=-Dcom.rocketmq.sendMessageWithVIPChannel=true
 java_run "$run/p2" produce "$ns" JavaPC 200 second
 sent "$run/p2" >"$run/p2.sent"
-[ "$(awk '$1 == "SENT" && $3 == "SEND_OK"' "$run/p2" | wc -l)" -eq 210 ] && [ "$vip_port" -eq $((bk_port - 2)) ]
-result $? "second round, vipChannelEnabled (port $vip_port): 210 more sends SEND_OK"
+[ "$(awk '$1 == "SENT" && $3 == "SEND_OK"' "$run/p2" | wc -l)" -eq 211 ] && [ "$vip_port" -eq $((bk_port - 2)) ]
+result $? "second round, vipChannelEnabled (port $vip_port): 211 more sends SEND_OK"
 
-java_run "$run/c2" consume "$ns" JavaPC rmq_java_group 210 120
+java_run "$run/c2" consume "$ns" JavaPC rmq_java_group 211 120
 recv "$run/c2" >"$run/c2.recv"
 echo "# restarted consumer: $(wc -l <"$run/c2.recv") distinct"
 [ "$(comm -23 "$run/p2.sent" "$run/c2.recv" | wc -l)" -eq 0 ]
 result $? "the restarted consumer received every new message"
+delayed=$(sed -n 's/^TIMER delayed=//p' "$run/c2" | head -1)
+echo "# the timer message was stored for delivery ${delayed:-?} ms after it was born"
+[ -n "$delayed" ] && [ "$delayed" -ge 3000 ]
+result $? "a message with TIMER_DELAY_MS=3000 (RocketMQ 5's setDelayTimeMs) is delivered 3 s later"
 again=$(comm -12 "$run/p1.sent" "$run/c2.recv" | wc -l)
 echo "# redelivered from the first round: $again"
 [ "$again" -eq 0 ]
