@@ -14,7 +14,12 @@ after Telemetry Settings, a transactional send with EndTransaction, and an
 EndTransaction naming no transaction. Prints one line per check; exit 0
 when all passed.
 
+With --acl, BROKER runs with access control on: an unsigned call
+(gRPC signatures are not accepted yet) gets UNAUTHORIZED from QueryRoute,
+SendMessage and Heartbeat, and its Telemetry stream ends INVALID_ARGUMENT.
+
 usage: grpc_front_probe.py NS_HOST:PORT BROKER_HOST:PORT TOPIC RO_TOPIC
+       grpc_front_probe.py --acl BROKER_HOST:PORT TOPIC
 """
 import queue
 import sys
@@ -24,7 +29,7 @@ import uuid
 import grpc
 
 SERVICE = "/apache.rocketmq.v2.MessagingService/"
-OK, TOPIC_NOT_FOUND, FORBIDDEN = 20000, 40402, 40300
+OK, TOPIC_NOT_FOUND, FORBIDDEN, UNAUTHORIZED = 20000, 40402, 40300, 40100
 CLIENT_ID_REQUIRED, UNRECOGNIZED_CLIENT_TYPE = 40017, 40015
 ILLEGAL_DELIVERY_TIME, INVALID_TRANSACTION_ID = 40012, 40008
 READ_WRITE, PRODUCER, NORMAL, TRANSACTION = 4, 1, 1, 4
@@ -243,7 +248,28 @@ def producer_checks(broker_addr, topic, ro_topic):
     c.close()
 
 
+def acl_checks(broker_addr, topic):
+    c = Client(broker_addr, "probe@acl")
+    code, text = status_of(c.call("QueryRoute", msg((1, resource(topic)))))
+    check(code == UNAUTHORIZED, f"unsigned QueryRoute with access control on: {code} {text!r}")
+    (code, text), _ = send(c, topic, b"x")
+    check(code == UNAUTHORIZED, f"unsigned SendMessage with access control on: {code} {text!r}")
+    try:
+        settings(c, broker_addr, topic)
+        check(False, "unsigned Telemetry with access control on: answered")
+    except grpc.RpcError as e:
+        check(e.code() == grpc.StatusCode.INVALID_ARGUMENT,
+              f"unsigned Telemetry with access control on: {e.code().name} {e.details()!r}")
+    code, text = status_of(c.call("Heartbeat", msg((2, PRODUCER))))
+    check(code == UNRECOGNIZED_CLIENT_TYPE, f"Heartbeat after the refused Settings: {code} {text!r}")
+    c.close()
+
+
 def main():
+    if sys.argv[1] == "--acl":
+        acl_checks(sys.argv[2], sys.argv[3])
+        print(f"{failed} failed")
+        return 1 if failed else 0
     ns_addr, broker_addr, topic, ro_topic = sys.argv[1:5]
     query_route(ns_addr, topic, broker_addr)
     query_route(broker_addr, topic, broker_addr)
