@@ -704,6 +704,8 @@ void bk_broker_stop(bk_broker_t *bk, void (*done)(void *arg), void *arg)
     LOG_INFO("broker %s stopping", bk->addr);
     bk_consume_stop(bk->consume);
     rmq_grpc_goaway(bk->srv);
+    if (bk->grpc)
+        gr_front_stop(bk->grpc);
     if (bk->pop)
         bk_pop_stop(bk->pop);
     bk_offsets_persist(bk->offsets);

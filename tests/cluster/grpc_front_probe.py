@@ -18,8 +18,13 @@ With --acl, BROKER runs with access control on: an unsigned call
 (gRPC signatures are not accepted yet) gets UNAUTHORIZED from QueryRoute,
 SendMessage and Heartbeat, and its Telemetry stream ends INVALID_ARGUMENT.
 
+With --hold, it opens a producer's Telemetry stream, prints "settings
+CODE" and waits for the stream's end, printing "telemetry ended: STATUS"
+(a broker's clean stop ends it with grpc-status 0).
+
 usage: grpc_front_probe.py NS_HOST:PORT BROKER_HOST:PORT TOPIC RO_TOPIC
        grpc_front_probe.py --acl BROKER_HOST:PORT TOPIC
+       grpc_front_probe.py --hold BROKER_HOST:PORT TOPIC
 """
 import queue
 import sys
@@ -265,7 +270,21 @@ def acl_checks(broker_addr, topic):
     c.close()
 
 
+def hold_telemetry(broker_addr, topic):
+    c = Client(broker_addr, "probe@hold")
+    code, _, tel = settings(c, broker_addr, topic)
+    print(f"settings {code}", flush=True)
+    try:
+        rest = list(tel[1])
+        print(f"telemetry ended: {tel[1].code().name} {len(rest)} more commands", flush=True)
+    except grpc.RpcError as e:
+        print(f"telemetry ended: {e.code().name} {e.details()!r}", flush=True)
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--hold":
+        return hold_telemetry(sys.argv[2], sys.argv[3])
     if sys.argv[1] == "--acl":
         acl_checks(sys.argv[2], sys.argv[3])
         print(f"{failed} failed")

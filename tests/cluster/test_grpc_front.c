@@ -5,7 +5,8 @@
  * daemons, the producer's RPCs on the broker and their error statuses
  * (unknown topic, bad bytes, no client id, no permission, bad delay,
  * unknown transaction); with access control on, unsigned gRPC calls are
- * refused UNAUTHORIZED (gRPC signatures are not accepted yet). */
+ * refused UNAUTHORIZED (gRPC signatures are not accepted yet); a clean
+ * stop of the broker ends an open Telemetry stream with grpc-status 0. */
 #include <check.h>
 #include <limits.h>
 #include <stdio.h>
@@ -106,7 +107,19 @@ START_TEST(test_grpc_front_producer)
     const char *args[] = { ns_addr, b_addr, TOPIC, RO_TOPIC, NULL };
     probe_ok(args);
 
+    /* a client holding Telemetry sees it end cleanly when the broker stops */
+    hn_daemon_t holder;
+    const char *hold[] = { probe_script, "--hold", b_addr, TOPIC, NULL };
+    ck_assert_int_eq(hn_daemon_spawn(&holder, "/usr/bin/python3", "holder", hold), 0);
+    hn_log_wait_t settled = { &holder, "settings 20000" };
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &settled, 20000), "the holder's Settings were not answered");
     ck_assert_int_eq(hn_daemon_stop(&broker, HN_STOP_TIMEOUT_MS), 0);
+    hn_log_wait_t ended = { &holder, "telemetry ended:" };
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &ended, 20000), "the holder never saw its Telemetry end");
+    if (!hn_daemon_log_has(&holder, "telemetry ended: OK"))
+        hn_daemon_log_tail(&holder, 5);
+    ck_assert_msg(hn_daemon_log_has(&holder, "telemetry ended: OK"), "Telemetry did not end with grpc-status 0");
+    hn_daemon_stop(&holder, HN_STOP_TIMEOUT_MS);
     ck_assert_int_eq(hn_daemon_stop(&ns, HN_STOP_TIMEOUT_MS), 0);
     hn_case_passed();
 }

@@ -97,10 +97,13 @@ static const gr_group_policy_t *group_policy(gr_front_t *gf, const Apache__Rocke
     return out;
 }
 
-/* One Telemetry stream: it holds a reference to its session until it ends. */
+/* One Telemetry stream, listed in its front: it holds a reference to its
+ * session until it ends. */
 typedef struct gr_telemetry {
     gr_front_t *gf;
     gr_session_t *gs;
+    rmq_grpc_call_t *call;
+    struct gr_telemetry *prev, *next;
 } gr_telemetry_t;
 
 /* Ends the stream with status (the proxy's way for a refused stream:
@@ -109,6 +112,12 @@ static void telemetry_end(gr_telemetry_t *t, rmq_grpc_call_t *call, int status, 
 {
     if (t->gs->telemetry == call)
         gr_session_set_telemetry(t->gs, NULL);
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        t->gf->streams = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
     rmq_grpc_finish(call, status, why);
     bk_session_unref(&t->gs->base);
     free(t);
@@ -176,10 +185,19 @@ static void handle_telemetry(rmq_grpc_call_t *call, void *arg)
         rmq_grpc_finish(call, id ? RMQ_GRPC_INTERNAL : RMQ_GRPC_INVALID_ARGUMENT, id ? "out of memory" : st.message);
         return;
     }
-    *t = (gr_telemetry_t){gf, gs};
+    *t = (gr_telemetry_t){.gf = gf, .gs = gs, .call = call, .next = gf->streams};
+    if (gf->streams)
+        gf->streams->prev = t;
+    gf->streams = t;
     bk_session_ref(&gs->base);
     rmq_grpc_call_on_message(call, telemetry_message, t);
     rmq_grpc_call_on_cancel(call, telemetry_cancel, t);
+}
+
+void gr_front_stop(gr_front_t *gf)
+{
+    while (gf->streams)
+        telemetry_end(gf->streams, gf->streams->call, RMQ_GRPC_OK, "the broker is stopping");
 }
 
 /* ---- Heartbeat, NotifyClientTermination ------------------------------------------ */

@@ -34,6 +34,7 @@ typedef struct gr_front {
     char **ns;                       /* the name servers (namesrvAddr), for QueryRoute */
     size_t nns;
     rmq_client_pool_t *ns_pool;      /* clients of the name servers */
+    struct gr_telemetry *streams;    /* the open Telemetry streams (gr_client.c) */
 } gr_front_t;
 
 /* The rows one file of the front serves: each method's arg is set to the
@@ -56,6 +57,9 @@ extern const gr_methods_t gr_route_methods;
  * err filled on failure. */
 gr_front_t *gr_front_start(bk_front_t *fe, char *err, size_t errlen);
 void gr_front_free(gr_front_t *gf);
+/* A clean stop: ends every open Telemetry stream with grpc-status 0, so
+ * clients see the end, not a dropped connection (gr_client.c). */
+void gr_front_stop(gr_front_t *gf);
 
 /* ---- the per-call plumbing every handler shares ---------------------------- */
 
