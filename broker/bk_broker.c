@@ -135,6 +135,11 @@ int bk_broker_port(const bk_broker_t *bk)
     return bk->port;
 }
 
+int bk_broker_vip_port(const bk_broker_t *bk)
+{
+    return bk->vip_port;
+}
+
 int bk_broker_ha_port(const bk_broker_t *bk)
 {
     return bk_ha_port(bk->ha);
@@ -212,7 +217,27 @@ static bk_pop_t *broker_pop_new(bk_broker_t *bk)
     return bk_pop_new(&pc);
 }
 
-/* Creates the server and listens on listenPort (0: ephemeral). */
+/* The VIP channel of RocketMQ's clients (vipChannelEnabled, the default up
+ * to 4.4 and in rocketmq-dashboard): the same server on listenPort - 2.
+ * None with an ephemeral listenPort; a port in use is a warning, not a
+ * failed start, since only clients that ask for it need it. */
+static void broker_listen_vip(bk_broker_t *bk)
+{
+    int port = (int)bk->cfg->listen_port - 2;
+
+    bk->vip_port = -1;
+    if (port <= 0)
+        return;
+    if (rmq_server_listen(bk->srv, "0.0.0.0", port) != RMQ_OK) {
+        LOG_WARN("VIP channel: cannot listen on listenPort - 2 = %d (above: why); clients with "
+                 "vipChannelEnabled=true cannot reach this broker", port);
+        return;
+    }
+    bk->vip_port = port;
+}
+
+/* Creates the server and listens on listenPort (0: ephemeral), and on the
+ * VIP channel's port. */
 static rmq_err_t broker_listen(bk_broker_t *bk, char *err, size_t errlen)
 {
     rmq_server_opts_t opts = {
@@ -233,6 +258,7 @@ static rmq_err_t broker_listen(bk_broker_t *bk, char *err, size_t errlen)
         return rc;
     }
     bk->port = rmq_server_port(bk->srv);
+    broker_listen_vip(bk);
     snprintf(bk->addr, sizeof(bk->addr), "%s:%d", bk->cfg->broker_ip1, bk->port);
     rmq_server_on_close(bk->srv, broker_conn_closed, bk);
     return RMQ_OK;

@@ -86,6 +86,7 @@ typedef struct bk_broker {
     int64_t last_offsets_ms;
     uint64_t ticks;
     int port;                     /* bound client port */
+    int vip_port;                 /* listenPort - 2 when served, else -1 */
     int stopping;
     char addr[80];                /* brokerIP1:port */
     char config_dir[4096];
@@ -132,6 +133,8 @@ rmq_err_t bk_broker_switch_role(bk_broker_t *bk, bk_role_t role, int64_t epoch, 
 void bk_broker_set_sync_acks(bk_broker_t *bk, int wait);
 
 int bk_broker_port(const bk_broker_t *bk);
+/* The VIP channel's port (listenPort - 2), -1 when not served. */
+int bk_broker_vip_port(const bk_broker_t *bk);
 int bk_broker_ha_port(const bk_broker_t *bk);
 
 /* Called when topic name changed (registers it with the name servers). */

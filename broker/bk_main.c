@@ -28,7 +28,7 @@ static void usage(FILE *out)
                  "  -c FILE         broker configuration (RocketMQ property names)\n"
                  "  -n ADDRS        name servers (overrides namesrvAddr)\n"
                  "  -p              print the effective configuration and exit\n"
-                 "  --ready-file F  write listenPort=N and haListenPort=M to F once listening\n");
+                 "  --ready-file F  write listenPort=N, haListenPort=M (and the others) to F once listening\n");
 }
 
 /* Parses argv; returns 0, or 2 after printing the problem. */
@@ -109,9 +109,9 @@ static void on_stop(int sig, void *arg)
 /* Writes the ready file atomically; returns 0 or -1. */
 static int write_ready(const char *path, const bk_broker_t *bk)
 {
-    char buf[128];
-    int n = snprintf(buf, sizeof(buf), "listenPort=%d\nhaListenPort=%d\nmetricsPort=%d\n", bk_broker_port(bk),
-                     bk_broker_ha_port(bk), bk_metrics_port(bk->metrics));
+    char buf[160];
+    int n = snprintf(buf, sizeof(buf), "listenPort=%d\nhaListenPort=%d\nmetricsPort=%d\nvipListenPort=%d\n",
+                     bk_broker_port(bk), bk_broker_ha_port(bk), bk_metrics_port(bk->metrics), bk_broker_vip_port(bk));
     rmq_err_t rc = st_file_write_atomic(path, buf, (size_t)n);
     if (rc != RMQ_OK) {
         LOG_ERROR("--ready-file %s: %s", path, rmq_strerror(rc));

@@ -16,8 +16,8 @@
 
 #include <event2/event.h>
 #include <nghttp2/nghttp2.h>
-#include <zlib.h>
 
+#include "rmq_inflate.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
@@ -44,6 +44,7 @@ typedef nghttp2_data_provider h2_provider_t;
 #define GRPC_OUTPUT_HIGH ((size_t)1 << 20)         /* unsent bytes before the flush waits */
 #define GRPC_MESSAGE_TEXT_MAX 512                  /* encoded grpc-message bytes */
 #define GRPC_TIMEOUT_DIGITS_MAX 8
+#define GZIP_WINDOW_BITS (15 + 16)                 /* zlib's inflateInit2: gzip only */
 
 typedef struct grpc_conn grpc_conn_t;
 
@@ -396,43 +397,6 @@ static void call_dispatch(rmq_grpc_call_t *call)
     call->method->fn(call, call->method->arg);
 }
 
-/* Inflates a gzip message into *out (malloc'd), at most max bytes. */
-static int gunzip(const uint8_t *in, size_t len, size_t max, uint8_t **out, size_t *outlen)
-{
-    z_stream zs = { 0 };
-    size_t cap = len * 4 + 64 < max ? len * 4 + 64 : max;
-    uint8_t *buf = malloc(cap ? cap : 1);
-    int rc = Z_OK;
-
-    if (buf == NULL || inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
-        free(buf);
-        return -1;
-    }
-    zs.next_in = (uint8_t *)in;
-    zs.avail_in = (uInt)len;
-    while (rc == Z_OK) {
-        if (zs.total_out == cap) {
-            size_t grown = cap * 2 < max ? cap * 2 : max;
-            uint8_t *bigger = grown > cap ? realloc(buf, grown) : NULL;
-            if (bigger == NULL)
-                break;
-            buf = bigger;
-            cap = grown;
-        }
-        zs.next_out = buf + zs.total_out;
-        zs.avail_out = (uInt)(cap - zs.total_out);
-        rc = inflate(&zs, Z_NO_FLUSH);
-    }
-    inflateEnd(&zs);
-    if (rc != Z_STREAM_END) {
-        free(buf);
-        return -1;
-    }
-    *out = buf;
-    *outlen = zs.total_out;
-    return 0;
-}
-
 /* One whole request message: kept (unary) or handed to the holder. */
 static void call_message(rmq_grpc_call_t *call, const uint8_t *data, size_t len)
 {
@@ -472,8 +436,10 @@ static void call_take_messages(rmq_grpc_call_t *call, size_t max)
         } else if (prefix[0] == 1 && call->gzip) {
             uint8_t *plain;
             size_t plain_len;
-            if (gunzip(msg, len, max, &plain, &plain_len) != 0) {
-                call_end(call, RMQ_GRPC_INTERNAL, "cannot inflate a gzip request message");
+            char why[96], message[160];
+            if (rmq_inflate(msg, len, GZIP_WINDOW_BITS, max, &plain, &plain_len, why, sizeof(why)) != RMQ_OK) {
+                snprintf(message, sizeof(message), "cannot inflate a gzip request message: %s", why);
+                call_end(call, RMQ_GRPC_INTERNAL, message);
                 return;
             }
             call_message(call, plain, plain_len);

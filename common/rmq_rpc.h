@@ -59,9 +59,12 @@ typedef void (*rmq_conn_fn)(rmq_conn_t *conn, void *arg);
 /* Creates a server on base with the rmq codec registered (not listening
  * yet); more codecs: rmq_server_add_codec. Owner: caller. */
 rmq_server_t *rmq_server_new(struct event_base *base, const rmq_server_opts_t *opts);
-/* Binds and listens on host:port (port 0: ephemeral). */
+/* Binds and listens on host:port (port 0: ephemeral); a second call adds
+ * another port serving the same (the broker's VIP channel), up to
+ * RMQ_SERVER_LISTENERS_MAX. */
+#define RMQ_SERVER_LISTENERS_MAX 2
 rmq_err_t rmq_server_listen(rmq_server_t *srv, const char *host, int port);
-/* The bound port, after listen. */
+/* The first listener's bound port, after listen. */
 int rmq_server_port(const rmq_server_t *srv);
 /* Routes request code to fn. Codes without a handler get REQUEST_CODE_NOT_SUPPORTED. */
 void rmq_server_handle(rmq_server_t *srv, int code, rmq_handler_fn fn, void *arg);

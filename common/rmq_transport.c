@@ -78,8 +78,9 @@ struct rmq_server {
     struct event_base *base;
     rmq_server_opts_t opts;
     char *name;
-    struct evconnlistener *lis;
-    int port;
+    struct evconnlistener *lis[RMQ_SERVER_LISTENERS_MAX];
+    size_t nlis;
+    int port;                     /* the first listener's */
     rmq_codec_slot_t codecs[RMQ_SERVER_CODECS_MAX];  /* probed in this order */
     size_t ncodecs;
     struct conn_list conns;
@@ -725,14 +726,17 @@ rmq_server_t *rmq_transport_new(struct event_base *base, const rmq_server_opts_t
 }
 
 /* Binds host:port (NULL, "", 0.0.0.0 or ::: every address, IPv4 and IPv6
- * on one socket; port 0: ephemeral); RMQ_EINVAL without a codec.
- * Start-up only: a host name is resolved with a blocking lookup. */
+ * on one socket; port 0: ephemeral); each call adds a listener, whose
+ * connections all serve alike; RMQ_EINVAL without a codec or past
+ * RMQ_SERVER_LISTENERS_MAX. Start-up only: a host name is resolved with a
+ * blocking lookup. */
 rmq_err_t rmq_server_listen(rmq_server_t *srv, const char *host, int port)
 {
     char why[256];
 
-    if (srv->ncodecs == 0) {
-        LOG_ERROR("%s: no codec registered; not listening", srv->name);
+    if (srv->ncodecs == 0 || srv->nlis == RMQ_SERVER_LISTENERS_MAX) {
+        LOG_ERROR("%s: %s; not listening on port %d", srv->name,
+                  srv->ncodecs == 0 ? "no codec registered" : "no room for another listener", port);
         return RMQ_EINVAL;
     }
     int fd = rmq_listen_socket(srv->name, host, port, SOMAXCONN, why, sizeof(why));
@@ -740,14 +744,16 @@ rmq_err_t rmq_server_listen(rmq_server_t *srv, const char *host, int port)
         LOG_ERROR("%s: %s", srv->name, why);
         return RMQ_EIO;
     }
-    srv->lis = evconnlistener_new(srv->base, accept_cb, srv, LEV_OPT_CLOSE_ON_FREE, 0, fd);
-    if (srv->lis == NULL) {
+    struct evconnlistener *lis = evconnlistener_new(srv->base, accept_cb, srv, LEV_OPT_CLOSE_ON_FREE, 0, fd);
+    if (lis == NULL) {
         LOG_ERROR("%s: cannot watch the listening socket on port %d", srv->name, port);
         evutil_closesocket(fd);
         return RMQ_ENOMEM;
     }
-    evconnlistener_set_error_cb(srv->lis, accept_error_cb);
-    srv->port = rmq_listen_port(fd);
+    evconnlistener_set_error_cb(lis, accept_error_cb);
+    if (srv->nlis == 0)
+        srv->port = rmq_listen_port(fd);
+    srv->lis[srv->nlis++] = lis;
     return RMQ_OK;
 }
 
@@ -777,8 +783,8 @@ void rmq_server_free(rmq_server_t *srv)
 
     if (srv == NULL)
         return;
-    if (srv->lis != NULL)
-        evconnlistener_free(srv->lis);
+    for (size_t i = 0; i < srv->nlis; i++)
+        evconnlistener_free(srv->lis[i]);
     flusher_cb(-1, 0, srv);    /* last words (a gRPC GOAWAY) go out if the socket takes them */
     while ((conn = TAILQ_FIRST(&srv->conns)) != NULL)
         rmq_conn_close(conn, NULL);

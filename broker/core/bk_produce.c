@@ -91,12 +91,14 @@ static int prop_is_reserved(const rmq_prop_t *p)
 #define PROP_NAME_IS(p, lit) ((p)->name_len == sizeof(lit) - 1 && memcmp((p)->name, lit, sizeof(lit) - 1) == 0)
 
 /* 1 if p asks the broker to divert its message: TRAN_MSG=true (a half
- * message), a DELAY level or a delivery time. */
+ * message), a DELAY level or a delivery time (bk_schedule.c's properties). */
 static int prop_diverts(const rmq_prop_t *p)
 {
     if (PROP_NAME_IS(p, RMQ_PROP_TRAN_MSG))
         return p->value_len == 4 && memcmp(p->value, "true", 4) == 0;
-    if (PROP_NAME_IS(p, RMQ_PROP_DELAY) || PROP_NAME_IS(p, RMQ_PROP_DELIVER_AT))
+    if (PROP_NAME_IS(p, RMQ_PROP_DELAY) || PROP_NAME_IS(p, RMQ_PROP_DELIVER_AT) ||
+        PROP_NAME_IS(p, RMQ_PROP_TIMER_DELAY_SEC) || PROP_NAME_IS(p, RMQ_PROP_TIMER_DELAY_MS) ||
+        PROP_NAME_IS(p, RMQ_PROP_TIMER_DELIVER_MS))
         return p->value_len > 0 && !(p->value_len == 1 && p->value[0] == '0');
     return 0;
 }
@@ -183,7 +185,7 @@ int bk_produce_store(bk_produce_t *p, const bk_produce_target_t *tgt, st_msg_t *
         memset(out, 0, sizeof(*out));
         if (rc == RMQ_EINVAL)
             bk_result_set(&out->r, BK_MESSAGE_ILLEGAL, "SEND_BATCH_MESSAGE: message %zu of %zu is transactional "
-                          "(" RMQ_PROP_TRAN_MSG ") or delayed (" RMQ_PROP_DELAY ", " RMQ_PROP_DELIVER_AT "): a batch "
+                          "(" RMQ_PROP_TRAN_MSG ") or delayed (" RMQ_PROP_DELAY ", " RMQ_PROP_DELIVER_AT " or TIMER_*): a batch "
                           "may hold neither; send such a message on its own", bad + 1, n);
         else
             bk_result_set(&out->r, BK_SYSTEM_ERROR, "SEND_MESSAGE: out of memory stripping reserved properties");

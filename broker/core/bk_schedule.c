@@ -76,6 +76,11 @@ struct bk_schedule {
 
 static const char *const sched_drop[] = {RMQ_PROP_DELAY, RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID,
                                          RMQ_PROP_DELIVER_AT, NULL};
+/* What a diverted copy drops: the above but DELAY, and RocketMQ 5's timer
+ * properties, which it gets back as one absolute TIMER_DELIVER_MS. */
+static const char *const divert_drop[] = {RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID, RMQ_PROP_DELIVER_AT,
+                                          RMQ_PROP_TIMER_DELAY_SEC, RMQ_PROP_TIMER_DELAY_MS,
+                                          RMQ_PROP_TIMER_DELIVER_MS, NULL};
 
 /* ---- levels ------------------------------------------------------------- */
 
@@ -582,6 +587,60 @@ static void timer_run(evutil_socket_t fd, short what, void *arg)
 
 /* ---- send-path hook ------------------------------------------------------- */
 
+/* One delivery-time property: *at (wall ms) from now + value * scale, or the
+ * value itself with scale 0; 0 if absent, -1 if not an integer, 1 if set. */
+static int deliver_prop(const st_msg_t *m, const char *name, int64_t scale, int64_t now, int64_t *at)
+{
+    size_t vl;
+    int ok = 1;
+    if (!rmq_props_get(m->properties, m->properties_len, name, &vl))
+        return 0;
+    int64_t v = bk_props_int(m->properties, m->properties_len, name, 0, &ok);
+    if (!ok)
+        return -1;
+    if (scale == 0)
+        *at = v;
+    else if (v > 0 && v > (INT64_MAX - now) / scale)
+        *at = INT64_MAX;             /* beyond any horizon */
+    else
+        *at = now + (v < 0 ? 0 : v * scale);
+    return 1;
+}
+
+/* The delivery time a message asks for, in RocketMQ 5 broker's order:
+ * TIMER_DELAY_SEC, TIMER_DELAY_MS, TIMER_DELIVER_MS; then rmq's and ONS's
+ * __STARTDELIVERTIME. *at 0 when none; *timer 1 when a TIMER_ property set
+ * it. RMQ_EINVAL with why naming the malformed property. */
+static rmq_err_t deliver_time(const st_msg_t *m, int64_t now, int64_t *at, int *timer, const char **why)
+{
+    static const struct {
+        const char *name;
+        int64_t scale;
+    } props[] = {
+        {RMQ_PROP_TIMER_DELAY_SEC, 1000},
+        {RMQ_PROP_TIMER_DELAY_MS, 1},
+        {RMQ_PROP_TIMER_DELIVER_MS, 0},
+        {RMQ_PROP_DELIVER_AT, 0},
+    };
+    *at = 0;
+    *timer = 0;
+    for (size_t i = 0; i < sizeof props / sizeof props[0]; i++) {
+        int rc = deliver_prop(m, props[i].name, props[i].scale, now, at);
+        if (rc < 0) {
+            *why = i == 0 ? "property " RMQ_PROP_TIMER_DELAY_SEC " is not an integer (seconds)"
+                 : i == 1 ? "property " RMQ_PROP_TIMER_DELAY_MS " is not an integer (ms)"
+                 : i == 2 ? "property " RMQ_PROP_TIMER_DELIVER_MS " is not an integer (wall ms)"
+                 : "property " RMQ_PROP_DELIVER_AT " is not an integer (wall ms)";
+            return RMQ_EINVAL;
+        }
+        if (rc > 0) {
+            *timer = i < 3;
+            return RMQ_OK;
+        }
+    }
+    return RMQ_OK;
+}
+
 rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
 {
     *why = NULL;
@@ -593,19 +652,21 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     const char *tx = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TRAN_MSG, &vl);
     if (tx && vl == 4 && memcmp(tx, "true", 4) == 0)
         return RMQ_OK;               /* half messages: delayed at commit, not here */
-    int ok_level = 1, ok_at = 1;
+    int ok_level = 1, timer = 0;
     int64_t level = bk_props_int(m->properties, m->properties_len, RMQ_PROP_DELAY, 0, &ok_level);
-    int64_t at = bk_props_int(m->properties, m->properties_len, RMQ_PROP_DELIVER_AT, 0, &ok_at);
-    if (!ok_level || !ok_at) {
-        *why = !ok_level ? "property DELAY is not an integer" : "property " RMQ_PROP_DELIVER_AT " is not an integer (wall ms)";
+    if (!ok_level) {
+        *why = "property DELAY is not an integer";
         return RMQ_EINVAL;
     }
-    int64_t now = rmq_wall_ms();
+    int64_t now = rmq_wall_ms(), at = 0;
+    if (level <= 0 && deliver_time(m, now, &at, &timer, why) != RMQ_OK)
+        return RMQ_EINVAL;           /* a DELAY level wins over the timer properties, as in RocketMQ */
     int32_t q;
     int64_t due;
     if (at > now) {
         if (at - now > s->cfg.horizon_ms) {
-            *why = "delivery time " RMQ_PROP_DELIVER_AT " is beyond fileReservedTime";
+            *why = "delivery time (" RMQ_PROP_TIMER_DELAY_SEC ", " RMQ_PROP_TIMER_DELAY_MS ", " RMQ_PROP_TIMER_DELIVER_MS
+                   " or " RMQ_PROP_DELIVER_AT ") is beyond fileReservedTime";
             return RMQ_EINVAL;
         }
         /* Clamp so the entry sorts after the cursor even if the clock went back. */
@@ -624,10 +685,11 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     size_t tl = m->topic_len <= RMQ_TOPIC_MAX ? m->topic_len : RMQ_TOPIC_MAX;
     memcpy(real_topic, m->topic, tl);
     real_topic[tl] = '\0';
-    if (bk_props_copy(&s->pb, m->properties, m->properties_len, sched_drop + 1) != RMQ_OK ||
+    if (bk_props_copy(&s->pb, m->properties, m->properties_len, divert_drop) != RMQ_OK ||
         bk_props_put(&s->pb, RMQ_PROP_REAL_TOPIC, real_topic) != RMQ_OK ||
         bk_props_put_int(&s->pb, RMQ_PROP_REAL_QID, m->queue_id) != RMQ_OK ||
-        (q == s->n && bk_props_put_int(&s->pb, RMQ_PROP_DELIVER_AT, due) != RMQ_OK))
+        (q == s->n && bk_props_put_int(&s->pb, RMQ_PROP_DELIVER_AT, due) != RMQ_OK) ||
+        (timer && bk_props_put_int(&s->pb, RMQ_PROP_TIMER_DELIVER_MS, due) != RMQ_OK))
         return RMQ_ENOMEM;
     if (s->pb.len > RMQ_PROPS_MAX) {
         *why = "properties too long after adding the schedule properties";

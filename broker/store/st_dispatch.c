@@ -82,7 +82,7 @@ rmq_err_t st_dispatch_one(st_store_t *st, const char *topic, size_t topic_len, i
         fill_gap(st, cq, queue_offset);
     st_cq_write(&st->cqs, cq, queue_offset, phys, size, tag_code);
     st_house_want_cq_spare(st, cq);
-    if (notify && st->arrival)
+    if (notify && st->arrival && phys + size <= st->read_limit)
         st->arrival(cq->topic, queue_id, queue_offset + 1, tag_code, st->arrival_arg);
     return RMQ_OK;
 }

@@ -497,9 +497,11 @@ static void put_write(st_store_t *st, st_cq_t *cq, st_segment_t *seg, const st_m
 }
 
 /* Runs the arrival callback for n new units ending at cq->max_offset. */
+/* Tells the held pulls of the records just appended, unless they end past
+ * the read limit (nothing readable yet: the limit's rise tells them). */
 static void put_notify(st_store_t *st, st_cq_t *cq, const st_msg_t *msgs, size_t n)
 {
-    if (!st->arrival)
+    if (!st->arrival || st->cl.write_pos > st->read_limit)
         return;
     for (size_t i = 0; i < n; i++)
         st->arrival(cq->topic, cq->queue_id, cq->max_offset - (int64_t)(n - 1 - i), msgs[i].tag_code,
@@ -702,18 +704,42 @@ typedef struct readable_ctx {
     int64_t from, to;
 } readable_ctx_t;
 
-/* A queue whose newest record just became readable: its arrival again
- * (with that record's tag), for the pulls held while it was not. */
+/* The last offset of cq whose record ends at or below limit (min_offset - 1
+ * if none); a queue's records lie in log order, so a binary search. */
+static int64_t cq_last_readable(st_store_t *st, const st_cq_t *cq, int64_t limit)
+{
+    int64_t lo = cq->min_offset, hi = cq->max_offset;
+
+    if (cq->max_phys_end <= limit)
+        return hi - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2, phys, tag;
+        int32_t size;
+
+        if (!st_cq_read(&st->cqs, cq, mid, &phys, &size, &tag) || size == ST_CQ_DUMMY_SIZE ||
+            phys + size <= limit)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
+}
+
+/* A queue with records that just became readable: the arrival of the last
+ * of them (with its tag), for the pulls held while they were not. */
 static void notify_readable(st_cq_t *cq, void *arg)
 {
     readable_ctx_t *c = arg;
-    int64_t phys, tag;
+    int64_t last, phys, tag;
     int32_t size;
 
-    if (cq->max_phys_end <= c->from || cq->max_phys_end > c->to || cq->max_offset <= cq->min_offset ||
-        !st_cq_read(&c->st->cqs, cq, cq->max_offset - 1, &phys, &size, &tag))
+    if (cq->max_phys_end <= c->from || cq->max_offset <= cq->min_offset)
         return;
-    c->st->arrival(cq->topic, cq->queue_id, cq->max_offset, tag, c->st->arrival_arg);
+    last = cq_last_readable(c->st, cq, c->to);
+    if (last < cq->min_offset || !st_cq_read(&c->st->cqs, cq, last, &phys, &size, &tag) ||
+        size == ST_CQ_DUMMY_SIZE || phys + size <= c->from)
+        return;
+    c->st->arrival(cq->topic, cq->queue_id, last + 1, tag, c->st->arrival_arg);
 }
 
 void st_store_set_read_limit(st_store_t *st, int64_t phys)

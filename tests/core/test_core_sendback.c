@@ -17,6 +17,7 @@
 #include "bk_append.h"
 #include "bk_groups.h"
 #include "bk_produce.h"
+#include "bk_props.h"
 #include "bk_query.h"
 #include "bk_schedule.h"
 #include "bk_sendback.h"
@@ -390,6 +391,76 @@ START_TEST(test_delayed_message_reaches_its_time)
 }
 END_TEST
 
+/* RocketMQ 5's timer properties (what the 5.x client's setDelayTimeSec,
+ * setDelayTimeMs and setDeliverTimeMs send): one row per property set. */
+typedef struct timer_case {
+    const char *name;
+    const char *props;               /* \001 / \002 separated; "NOW+n" replaced by now + n ms */
+    rmq_err_t want_rc;
+    int32_t want_queue;              /* -1: not diverted */
+    int64_t want_delay_ms;           /* due - now, within 200 ms */
+    const char *why_has;             /* in the refusal */
+} timer_case_t;
+
+static const timer_case_t timer_cases[] = {
+    {"TIMER_DELAY_SEC", "TIMER_DELAY_SEC\0013\002", RMQ_OK, LEVELS, 3000, NULL},
+    {"TIMER_DELAY_MS", "TIMER_DELAY_MS\0011500\002", RMQ_OK, LEVELS, 1500, NULL},
+    {"TIMER_DELIVER_MS", "TIMER_DELIVER_MS\001NOW+2500\002", RMQ_OK, LEVELS, 2500, NULL},
+    {"TIMER_DELAY_SEC before TIMER_DELIVER_MS", "TIMER_DELIVER_MS\001NOW+9000\002TIMER_DELAY_SEC\0011\002",
+     RMQ_OK, LEVELS, 1000, NULL},
+    {"a DELAY level wins", "DELAY\0012\002TIMER_DELAY_SEC\001100\002", RMQ_OK, 1, 2000, NULL},
+    {"a time in the past is now", "TIMER_DELAY_MS\001-5\002", RMQ_OK, -1, 0, NULL},
+    {"not an integer", "TIMER_DELAY_SEC\001soon\002", RMQ_EINVAL, -1, 0, "TIMER_DELAY_SEC"},
+    {"beyond the horizon", "TIMER_DELAY_SEC\0019223372036854775807\002", RMQ_EINVAL, -1, 0, "fileReservedTime"},
+};
+
+/* Expands "NOW+n" in c's properties into out; its length. */
+static size_t timer_props(const timer_case_t *c, int64_t now, char *out, size_t cap)
+{
+    const char *at = strstr(c->props, "NOW+");
+    if (!at)
+        return (size_t)snprintf(out, cap, "%s", c->props);
+    long long plus = strtoll(at + 4, NULL, 10);
+    const char *rest = strchr(at, '\002');
+    return (size_t)snprintf(out, cap, "%.*s%lld%s", (int)(at - c->props), c->props, (long long)now + plus, rest);
+}
+
+START_TEST(test_timer_properties_divert)
+{
+    const timer_case_t *c = &timer_cases[_i];
+    rig_t rg;
+    rig_open(&rg, 0, 0);
+    char props[256];
+    int64_t now = rmq_wall_ms();
+    size_t plen = timer_props(c, now, props, sizeof props);
+    st_msg_t m = {.topic = TOPIC, .topic_len = strlen(TOPIC), .body = "t", .body_len = 1,
+                  .properties = props, .properties_len = plen, .born_timestamp = now};
+    const char *why = NULL;
+    ck_assert_msg(bk_schedule_divert(rg.sched, &m, &why) == c->want_rc, "%s: %s", c->name, why ? why : "");
+    if (c->why_has)
+        ck_assert_msg(why && strstr(why, c->why_has), "%s: why '%s'", c->name, why ? why : "");
+    if (c->want_queue < 0) {
+        ck_assert_msg(m.properties == props, "%s: diverted", c->name);
+    } else {
+        ck_assert_msg(m.queue_id == c->want_queue, "%s: queue %d", c->name, (int)m.queue_id);
+        rmq_record_t rec = {.properties = m.properties, .properties_len = m.properties_len};
+        want_prop(&rec, RMQ_PROP_TIMER_DELAY_SEC, NULL, c->name);
+        want_prop(&rec, RMQ_PROP_TIMER_DELAY_MS, NULL, c->name);
+        want_prop(&rec, RMQ_PROP_REAL_TOPIC, TOPIC, c->name);
+        if (c->want_queue == LEVELS) {
+            int ok = 1;
+            int64_t due = bk_props_int(m.properties, m.properties_len, RMQ_PROP_DELIVER_AT, 0, &ok);
+            ck_assert_msg(due - now >= c->want_delay_ms && due - now < c->want_delay_ms + 200, "%s: due in %lld ms",
+                          c->name, (long long)(due - now));
+            ck_assert_int_eq(bk_props_int(m.properties, m.properties_len, RMQ_PROP_TIMER_DELIVER_MS, 0, &ok), due);
+        } else {
+            want_prop(&rec, RMQ_PROP_TIMER_DELIVER_MS, NULL, c->name);
+        }
+    }
+    rig_close(&rg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("core_sendback");
@@ -400,6 +471,7 @@ int main(void)
     suite_add_tcase(s, tq);
     TCase *td = core_tcase_new("schedule");
     tcase_add_test(td, test_delayed_message_reaches_its_time);
+    tcase_add_loop_test(td, test_timer_properties_divert, 0, (int)(sizeof timer_cases / sizeof timer_cases[0]));
     suite_add_tcase(s, td);
     return core_suite_run(s);
 }

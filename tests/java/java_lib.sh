@@ -23,12 +23,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# skip_all PLAN REASON: every check SKIPs
-skip_all() {
-  local i
-  for i in $(seq 1 "$1"); do echo "ok $i # SKIP $2"; done
-  exit 0
-}
+# shellcheck source=tests/skip_lib.sh
+. "$src/tests/skip_lib.sh"
 
 # java_build_key PROJECT PROFILE: a hash of PROJECT's pom.xml and src/ (names
 # and contents) and of the Maven profile, naming its build in the cache.
@@ -113,6 +109,35 @@ start_namesrv() {
   local port
   port=$(ready_port "$run/ns.ready" listenPort) || { cat "$run/ns.log" >&2; exit 1; }
   ns=$test_ip:$port
+}
+
+# pick_vip_port: sets $bk_port to a free port P above 1024 whose P - 2 (the
+# VIP channel RocketMQ's clients reach with vipChannelEnabled) is free too.
+pick_vip_port() {
+  bk_port=$(python3 - "$test_ip" <<'PY'
+import socket, sys
+host = sys.argv[1]
+family = socket.AF_INET6 if ":" in host else socket.AF_INET
+def free(port):
+    s = socket.socket(family)
+    try:
+        s.bind((host, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+for _ in range(200):
+    s = socket.socket(family)
+    s.bind((host, 0))
+    port = s.getsockname()[1]
+    s.close()
+    if port > 1026 and free(port - 2):
+        print(port)
+        break
+PY
+)
+  [ -n "$bk_port" ] || { echo "# no free port pair for the VIP channel" >&2; exit 1; }
 }
 
 # start_broker CLUSTER NAME: a master registered with $ns; sets $bk_port and

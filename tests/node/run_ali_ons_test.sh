@@ -29,19 +29,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-skip_all() {
-  local i
-  for i in $(seq 1 "$PLAN"); do echo "ok $i # SKIP $1"; done
-  exit 0
-}
+# shellcheck source=tests/skip_lib.sh
+. "$here/../skip_lib.sh"
 
 echo "1..$PLAN"
-command -v node >/dev/null && command -v npm >/dev/null || skip_all "node or npm not installed"
+command -v node >/dev/null && command -v npm >/dev/null || skip_all "$PLAN" "node or npm not installed"
 # the example's package.json, installed once for both programs
 cp "$src/deploy/examples/node/package.json" "$src/deploy/examples/node/"*.js "$here/roundtrip.js" "$run/"
 if ! (cd "$run" && timeout 600 npm install --no-audit --no-fund --prefer-offline >"$run/npm.log" 2>&1); then
   tail -20 "$run/npm.log" | sed 's/^/# /'
-  skip_all "npm cannot fetch ali-ons"
+  skip_all "$PLAN" "npm cannot fetch ali-ons"
 fi
 
 deploy_up_tap 1 sync

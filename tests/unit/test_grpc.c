@@ -507,6 +507,24 @@ START_TEST(test_gzip_request)
 }
 END_TEST
 
+/* A gzip message with bytes after its stream is refused, with the reason. */
+START_TEST(test_gzip_trailing_bytes_refused)
+{
+    uint8_t gz[256], body[300];
+    size_t gzlen = gzip_text("squeezed", gz, sizeof(gz));
+    memcpy(gz + gzlen, "junk", 4);
+    size_t n = gc_frame(gz, gzlen + 4, body);
+    body[0] = 1;
+    gc_client_t *c = connect_plain();
+    gc_add_header(c, "grpc-encoding", "gzip");
+    gc_stream_t *s = gc_request(c, P_UNARY, "application/grpc", NULL, body, n, 0);
+    ck_assert_int_eq(gc_run(c, 5000), 0);
+    ck_assert_int_eq(s->grpc_status, RMQ_GRPC_INTERNAL);
+    ck_assert_ptr_nonnull(strstr(s->grpc_message, "cannot inflate a gzip request message"));
+    gc_close(c);
+}
+END_TEST
+
 START_TEST(test_bad_timeout_and_compressed_flag)
 {
     uint8_t body[16];
@@ -630,6 +648,7 @@ int main(void)
     tcase_add_test(tc, test_goaway);
     tcase_add_test(tc, test_metadata_and_deadline);
     tcase_add_test(tc, test_gzip_request);
+    tcase_add_test(tc, test_gzip_trailing_bytes_refused);
     tcase_add_test(tc, test_headers_over_limit);
     tcase_add_test(tc, test_tls_alpn_h2);
     suite_add_tcase(s, tc);

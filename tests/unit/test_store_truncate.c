@@ -359,6 +359,46 @@ START_TEST(test_read_limit_hides_the_tail)
 }
 END_TEST
 
+static int64_t last_arrival_offset;
+static int32_t last_arrival_queue;
+
+static void note_arrival(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
+{
+    (void)topic, (void)tag_code, (void)arg;
+    arrivals++;
+    last_arrival_queue = queue_id;
+    last_arrival_offset = max_offset;
+}
+
+/* A held pull is woken only by records it can read: not by appends past
+ * the read limit, and by a raised limit that uncovers some of a queue's
+ * records though not its newest. */
+START_TEST(test_read_limit_wakes_only_for_readable_records)
+{
+    st_store_t *st = ts_open(&env);
+    int64_t second, third;
+    st_store_stats_t stats;
+
+    put_range(st, 0, 2, 0);
+    st_store_stats(st, &stats);
+    st_store_set_read_limit(st, stats.commitlog_max_offset);
+    arrivals = 0;
+    st_store_set_arrival_cb(st, note_arrival, NULL);
+    put_keyed(st, 2, &second);                   /* queue 0, offset 1 */
+    put_keyed(st, 4, &third);                    /* queue 0, offset 2 */
+    ck_assert_int_eq(arrivals, 0);
+    st_store_set_read_limit(st, third);          /* offset 1 is readable, 2 is not */
+    ck_assert_int_eq(arrivals, 1);
+    ck_assert_int_eq(last_arrival_queue, 0);
+    ck_assert_int_eq(last_arrival_offset, 2);
+    st_store_set_read_limit(st, -1);
+    ck_assert_int_eq(arrivals, 2);
+    ck_assert_int_eq(last_arrival_offset, 3);
+    ck_assert_int_gt(third, second);
+    st_store_close(st);
+}
+END_TEST
+
 /* ---- a promoted slave's torn tail ---- */
 
 static ts_env_t slave_env, replica_env;
@@ -610,6 +650,7 @@ static Suite *truncate_suite(void)
     tcase_add_test(tc, test_corrupt_marker_refuses_open);
     tcase_add_test(tc, test_truncate_with_threads_running);
     tcase_add_test(tc, test_read_limit_hides_the_tail);
+    tcase_add_test(tc, test_read_limit_wakes_only_for_readable_records);
     suite_add_tcase(s, tc);
     tc = tcase_create("promote");
     tcase_add_checked_fixture(tc, promote_setup, promote_teardown);

@@ -5,7 +5,8 @@
  *
  *   produce NS TOPIC N TAG  N sync sends (body "<TAG>-<i>"), a batch of 10
  *                           (body "<TAG>-batch-<i>") and, with TAG "first",
- *                           one message with tags, keys and user properties;
+ *                           one message with tags, keys and user properties,
+ *                           with TAG "second" one with TIMER_DELAY_MS 3000;
  *                           prints "SENT <uniqId> <status> <body>" per
  *                           message, "VIEW <body>" for the first message
  *                           read back by its offset msgId, "OFFSETID <id>".
@@ -16,7 +17,8 @@
  *                           redeliveries, then a clean shutdown (offsets
  *                           committed); prints "RECV <uniqId> <body>" per
  *                           delivery and "PROPS tags=.. keys=.. color=.. n=.."
- *                           for the message with user properties. */
+ *                           for the message with user properties, "TIMER
+ *                           delayed=<store - born ms>" for the timer one. */
 package rmqtest;
 
 import java.nio.charset.StandardCharsets;
@@ -27,6 +29,7 @@ import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageAccessor;
 import org.apache.rocketmq.common.message.MessageExt;
 
 public final class ProduceConsume {
@@ -36,6 +39,9 @@ public final class ProduceConsume {
     private static final int CLIENT_API_TIMEOUT_MS = 30000;
     /* A send's timeout, which covers the route look-up before the first one. */
     private static final int SEND_TIMEOUT_MS = 60000;
+    /* The second round's timer message: RocketMQ 5's TIMER_DELAY_MS, as the
+     * 5.x client's Message.setDelayTimeMs sets it. */
+    private static final int TIMER_DELAY_MS = 3000;
 
     private ProduceConsume() {
     }
@@ -84,6 +90,11 @@ public final class ProduceConsume {
             m.putUserProperty("n", "42");
             sent(p.send(m), "props-body");
         }
+        if (tag.equals("second")) {
+            Message m = new Message(topic, "TagT", ("timer-" + TIMER_DELAY_MS).getBytes(StandardCharsets.UTF_8));
+            MessageAccessor.putProperty(m, "TIMER_DELAY_MS", String.valueOf(TIMER_DELAY_MS));   /* 5.x setDelayTimeMs */
+            sent(p.send(m), "timer-" + TIMER_DELAY_MS);
+        }
         System.out.println("OFFSETID " + firstOffsetId);
         MessageExt v = p.viewMessage(topic, firstOffsetId);   /* an offset msgId: viewed by offset (4.9 and 5.x) */
         System.out.println("VIEW " + new String(v.getBody(), StandardCharsets.UTF_8));
@@ -96,6 +107,9 @@ public final class ProduceConsume {
         PushUntil.run(c, topic, n, seconds, 3000, (m, ctx) -> {
             String body = new String(m.getBody(), StandardCharsets.UTF_8);
             System.out.println("RECV " + m.getMsgId() + " " + body);
+            if (body.startsWith("timer-")) {
+                System.out.println("TIMER delayed=" + (m.getStoreTimestamp() - m.getBornTimestamp()));
+            }
             if (body.equals("props-body")) {
                 System.out.println("PROPS tags=" + m.getTags() + " keys=" + m.getKeys() + " color="
                     + m.getUserProperty("color") + " n=" + m.getUserProperty("n"));
