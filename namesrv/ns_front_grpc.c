@@ -6,23 +6,24 @@
 #include <stdio.h>
 
 #include "apache/rocketmq/v2/service.pb-c.h"
+#include "rmq_grpc_auth.h"
 #include "rmq_grpc_pb.h"
 #include "rmq_grpc_route.h"
+#include "rmq_time.h"
 
 #define CODE(name) APACHE__ROCKETMQ__V2__CODE__##name
 
-/* 1 if the caller may ask (access control off, or a whitelisted peer);
- * else 0 with why set. */
+/* 1 if the caller may ask (access control off, a whitelisted peer, or a
+ * valid signature of a known account: QueryRoute needs only a signer, as
+ * GET_ROUTEINFO_BY_TOPIC); else 0 with why set. */
 static int caller_admitted(const ns_server_t *ns, rmq_grpc_call_t *call, char *why, size_t whylen)
 {
     const rmq_acl_account_t *account;
-    const char *peer = rmq_conn_peer(rmq_grpc_call_conn(call));
     const rmq_acl_t *acl = ns_server_acl(ns);
-    if (!acl || rmq_acl_account_of(acl, peer, NULL, &account) > 0)
-        return 1;
-    snprintf(why, whylen, "QueryRoute from %s: access control is on and gRPC signatures are not accepted yet "
-             "(only whitelisted addresses may call)", peer);
-    return 0;
+    return !acl || rmq_grpc_authenticate(acl, rmq_conn_peer(rmq_grpc_call_conn(call)),
+                                         rmq_grpc_call_header(call, "authorization"),
+                                         rmq_grpc_call_header(call, "x-mq-date-time"), rmq_wall_ms(), "QueryRoute",
+                                         &account, why, whylen) >= 0;
 }
 
 static void handle_query_route(rmq_grpc_call_t *call, void *arg)

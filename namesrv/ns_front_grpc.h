@@ -8,9 +8,9 @@
 #include "ns_server.h"
 
 /* Registers the gRPC codec on srv with QueryRoute answered from ns's
- * route table. With access control on only whitelisted peers may ask
- * while gRPC signatures are not checked. Set-up time, loop thread; ns must
- * outlive srv's connections. */
+ * route table. With access control on, a caller must sign its call
+ * (rmq_grpc_auth.h) or come from a whitelisted address. Set-up time, loop
+ * thread; ns must outlive srv's connections. */
 rmq_err_t ns_front_grpc_install(ns_server_t *ns, rmq_server_t *srv);
 
 #endif

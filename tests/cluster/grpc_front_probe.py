@@ -14,9 +14,11 @@ after Telemetry Settings, a transactional send with EndTransaction, and an
 EndTransaction naming no transaction. Prints one line per check; exit 0
 when all passed.
 
-With --acl, BROKER runs with access control on: an unsigned call
-(gRPC signatures are not accepted yet) gets UNAUTHORIZED from QueryRoute,
-SendMessage and Heartbeat, and its Telemetry stream ends INVALID_ARGUMENT.
+With --acl, BROKER runs with access control on and an admin account
+adm/adm-secret-1: an unsigned call, or one signed with a wrong secret,
+gets UNAUTHORIZED from QueryRoute and SendMessage, an unsigned Telemetry
+stream ends INVALID_ARGUMENT; calls signed as the 5.x clients sign
+(HMAC-SHA1 of x-mq-date-time) are admitted.
 
 With --hold, it opens a producer's Telemetry stream, prints "settings
 CODE" and waits for the stream's end, printing "telemetry ended: STATUS"
@@ -26,6 +28,7 @@ usage: grpc_front_probe.py NS_HOST:PORT BROKER_HOST:PORT TOPIC RO_TOPIC
        grpc_front_probe.py --acl BROKER_HOST:PORT TOPIC
        grpc_front_probe.py --hold BROKER_HOST:PORT TOPIC
 """
+import hmac
 import queue
 import sys
 import time
@@ -138,10 +141,19 @@ def check(cond, what):
         failed += 1
 
 
+def signed(access_key, secret):
+    """The metadata of a call signed as the 5.x clients sign."""
+    date_time = time.strftime("%Y%m%dT%H%M%SZ")
+    sig = hmac.new(secret.encode(), date_time.encode(), "sha1").hexdigest().upper()
+    return [("x-mq-date-time", date_time),
+            ("authorization", f"MQv2-HMAC-SHA1 Credential={access_key}, SignedHeaders=x-mq-date-time, Signature={sig}")]
+
+
 class Client:
-    def __init__(self, addr, client_id):
+    def __init__(self, addr, client_id, auth=None):
         self.channel = grpc.insecure_channel(addr)
         self.meta = [("x-mq-client-id", client_id), ("x-mq-language", "PYTHON")] if client_id else []
+        self.meta += auth or []
 
     def call(self, method, request):
         rpc = self.channel.unary_unary(SERVICE + method)
@@ -268,6 +280,20 @@ def acl_checks(broker_addr, topic):
     code, text = status_of(c.call("Heartbeat", msg((2, PRODUCER))))
     check(code == UNRECOGNIZED_CLIENT_TYPE, f"Heartbeat after the refused Settings: {code} {text!r}")
     c.close()
+    bad = Client(broker_addr, "probe@acl-bad", signed("adm", "wrong-secret"))
+    code, text = status_of(bad.call("QueryRoute", msg((1, resource(topic)))))
+    check(code == UNAUTHORIZED, f"QueryRoute signed with a wrong secret: {code} {text!r}")
+    bad.close()
+    good = Client(broker_addr, "probe@acl-good", signed("adm", "adm-secret-1"))
+    code, text = status_of(good.call("QueryRoute", msg((1, resource(topic)))))
+    check(code == TOPIC_NOT_FOUND, f"signed QueryRoute of a topic nobody made: {code} {text!r}")
+    code, _, tel = settings(good, broker_addr, topic)
+    check(code == OK, f"signed Telemetry Settings answered: {code}")
+    code, text = status_of(good.call("Heartbeat", msg((2, PRODUCER))))
+    check(code == OK, f"signed Heartbeat after Settings: {code} {text!r}")
+    tel[0].put(None)
+    list(tel[1])
+    good.close()
 
 
 def hold_telemetry(broker_addr, topic):

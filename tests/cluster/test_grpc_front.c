@@ -4,8 +4,8 @@
  * python3-grpcio: an independent client) checks QueryRoute on both
  * daemons, the producer's RPCs on the broker and their error statuses
  * (unknown topic, bad bytes, no client id, no permission, bad delay,
- * unknown transaction); with access control on, unsigned gRPC calls are
- * refused UNAUTHORIZED (gRPC signatures are not accepted yet); a clean
+ * unknown transaction); with access control on, unsigned or badly signed
+ * gRPC calls are refused UNAUTHORIZED and signed ones admitted; a clean
  * stop of the broker ends an open Telemetry stream with grpc-status 0. */
 #include <check.h>
 #include <limits.h>

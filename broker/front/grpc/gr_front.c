@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rmq_grpc_auth.h"
 #include "rmq_security.h"
+#include "rmq_time.h"
 
 /* Every file's rows; a file of the front adds its table here. */
 static const gr_methods_t *const gr_tables[] = {
@@ -122,17 +124,17 @@ const char *gr_call_peer(const rmq_grpc_call_t *call)
 
 int gr_call_caller(const gr_front_t *gf, rmq_grpc_call_t *call, bk_caller_t *who, gr_status_t *st)
 {
+    char remark[256];
     *who = (bk_caller_t){NULL, rmq_grpc_call_path(call), NULL};
     const rmq_acl_t *acl = gf->fe->node->sec->acl;
     if (!acl)
         return 1;                    /* access control off: trusted */
     who->peer = gr_call_peer(call);
-    if (rmq_acl_account_of(acl, who->peer, NULL, &who->account) > 0)
+    if (rmq_grpc_authenticate(acl, who->peer, rmq_grpc_call_header(call, "authorization"),
+                              rmq_grpc_call_header(call, "x-mq-date-time"), rmq_wall_ms(), rmq_grpc_call_path(call),
+                              &who->account, remark, sizeof(remark)) >= 0)
         return 1;
-    return gr_status_set(st, APACHE__ROCKETMQ__V2__CODE__UNAUTHORIZED,
-                         "%s from %s: access control is on and gRPC signatures are not accepted yet "
-                         "(only whitelisted addresses may call)",
-                         rmq_grpc_call_path(call), who->peer);
+    return gr_status_set(st, APACHE__ROCKETMQ__V2__CODE__UNAUTHORIZED, "%s", remark);
 }
 
 int gr_call_allowed(const gr_front_t *gf, rmq_grpc_call_t *call, bk_op_t op, const char *topic, const char *group,

@@ -73,10 +73,9 @@ const char *gr_call_client_id(rmq_grpc_call_t *call, gr_status_t *st);
 /* "ip:port" of the caller. */
 const char *gr_call_peer(const rmq_grpc_call_t *call);
 
-/* Who asks: 1 with who filled (account NULL: access control off or the
- * peer whitelisted), or 0 with st UNAUTHORIZED (access control on and no
- * account: gRPC signatures are not checked yet, so only whitelisted peers
- * pass). */
+/* Who asks, by the call's signature (rmq_grpc_auth.h): 1 with who filled
+ * (account NULL: access control off or the peer whitelisted), or 0 with
+ * st UNAUTHORIZED (access control on and no valid signature). */
 int gr_call_caller(const gr_front_t *gf, rmq_grpc_call_t *call, bk_caller_t *who, gr_status_t *st);
 
 /* Whether the caller may do op on topic and group (NULL where op names
