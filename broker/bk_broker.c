@@ -14,6 +14,7 @@
 #include "bk_controller.h"
 #include "bk_ha.h"
 #include "fr_remoting.h"
+#include "gr_front.h"
 #include "fr_session.h"
 #include "bk_lock.h"
 #include "bk_offset_ops.h"
@@ -531,7 +532,7 @@ static rmq_err_t broker_metrics_start(bk_broker_t *bk, char *err, size_t errlen)
 
 /* Hands the fronts what they see of the broker (bk_front.h), once every
  * core module is open, and starts them: the native front's codes, then the
- * remoting codec and its codes. */
+ * remoting codec and its codes, then the gRPC codec and its methods. */
 static rmq_err_t broker_fronts_start(bk_broker_t *bk, char *err, size_t errlen)
 {
     bk->front = (bk_front_t){
@@ -559,12 +560,9 @@ static rmq_err_t broker_fronts_start(bk_broker_t *bk, char *err, size_t errlen)
     fr_routes_install(&bk->front, bk->fr_send);
     if (!(bk->remoting = fr_remoting_start(&bk->front, err, errlen)))
         return RMQ_ENOMEM;
-    /* gRPC (RocketMQ 5) on the same port: no method yet, every call
-     * answers UNIMPLEMENTED */
-    rmq_err_t rc = rmq_grpc_install(bk->srv, NULL, 0);
-    if (rc != RMQ_OK)
-        snprintf(err, errlen, "cannot start the gRPC transport: %s", rmq_strerror(rc));
-    return rc;
+    if (!(bk->grpc = gr_front_start(&bk->front, err, errlen)))
+        return RMQ_ENOMEM;
+    return RMQ_OK;
 }
 
 /* Append hook: a stored append is streamed to the slaves. */
@@ -752,6 +750,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk->consume = NULL;
     fr_remoting_free(bk->remoting);
     bk->remoting = NULL;
+    gr_front_free(bk->grpc);
+    bk->grpc = NULL;
     bk_groupstats_free(bk->groupstats);
     bk->groupstats = NULL;
     bk_clients_free(bk->clients);

@@ -41,6 +41,7 @@ typedef struct bk_lock bk_lock_t;
 typedef struct bk_offset_ops bk_offset_ops_t;
 typedef struct bk_admin_ops bk_admin_ops_t;
 typedef struct fr_remoting fr_remoting_t;
+typedef struct gr_front gr_front_t;
 
 typedef struct bk_broker {
     bk_config_t *cfg;             /* borrowed; outlives the broker */
@@ -73,6 +74,7 @@ typedef struct bk_broker {
     bk_admin_ops_t *admin_ops;    /* topics, groups, runtime info (core/bk_admin_ops.c) */
     bk_tx_t *tx;                  /* transactions: half messages, check-back (core/bk_tx.c) */
     fr_remoting_t *remoting;      /* RocketMQ remoting front (front/remoting/) */
+    gr_front_t *grpc;             /* RocketMQ 5 gRPC front (front/grpc/) */
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
     bk_node_t node;               /* what cluster links and metrics are handed (bk_node.h) */

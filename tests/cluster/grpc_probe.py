@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """grpc_probe.py: an independent gRPC client (Debian's python3-grpcio, gRPC
 core) for tests/cluster/test_grpc_transport.c. Calls RocketMQ 5's
-QueryRoute and a server-streaming ReceiveMessage on ADDR, over h2c and,
+QueryOffset and a server-streaming PullMessage (RPCs rmq does not serve:
+no shipped client calls them) on ADDR, over h2c and,
 with a CA file, over TLS (ALPN h2, as gRPC core always offers), and checks
 that each ends with grpc-status UNIMPLEMENTED. Prints one line per call;
 exit 0 when every call came back as expected.
@@ -17,21 +18,21 @@ SERVICE = "/apache.rocketmq.v2.MessagingService/"
 
 def probe(channel, label):
     ok = True
-    unary = channel.unary_unary(SERVICE + "QueryRoute")
-    stream = channel.unary_stream(SERVICE + "ReceiveMessage")
+    unary = channel.unary_unary(SERVICE + "QueryOffset")
+    stream = channel.unary_stream(SERVICE + "PullMessage")
     try:
         unary(b"\x0a\x00", timeout=5)
-        print(f"{label} QueryRoute: answered, want UNIMPLEMENTED")
+        print(f"{label} QueryOffset: answered, want UNIMPLEMENTED")
         ok = False
     except grpc.RpcError as e:
-        print(f"{label} QueryRoute: {e.code().name} {e.details()!r}")
+        print(f"{label} QueryOffset: {e.code().name} {e.details()!r}")
         ok = ok and e.code() == grpc.StatusCode.UNIMPLEMENTED
     try:
         got = list(stream(b"", timeout=5))
-        print(f"{label} ReceiveMessage: {len(got)} messages, want UNIMPLEMENTED")
+        print(f"{label} PullMessage: {len(got)} messages, want UNIMPLEMENTED")
         ok = False
     except grpc.RpcError as e:
-        print(f"{label} ReceiveMessage: {e.code().name} {e.details()!r}")
+        print(f"{label} PullMessage: {e.code().name} {e.details()!r}")
         ok = ok and e.code() == grpc.StatusCode.UNIMPLEMENTED
     return ok
 

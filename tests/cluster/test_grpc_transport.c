@@ -2,9 +2,10 @@
  * A name server and a broker run with tlsMode=permissive (a PKI from
  * scripts/gen-test-certs.sh); an nghttp2 client session (the unit test's
  * grpc_client.c) speaks HTTP/2 to each over plaintext with prior knowledge
- * and over TLS offering ALPN "h2": the server selects h2 and, with no gRPC
- * method registered yet, answers a RocketMQ 5 RPC with grpc-status 12
- * UNIMPLEMENTED, trailers-only, many streams on one connection. The native
+ * and over TLS offering ALPN "h2": the server selects h2 and answers an
+ * RPC it does not serve (QueryOffset, which no shipped client calls) with
+ * grpc-status 12 UNIMPLEMENTED, trailers-only, many streams on one
+ * connection. The native
  * protocol (plaintext and TLS without ALPN) and remoting keep working on
  * the same port. A clean stop of either daemon sends GOAWAY. gRPC core
  * itself (python3-grpcio, grpc_probe.py) sees UNIMPLEMENTED for a unary and
@@ -22,7 +23,7 @@
 #include "rmq_rpc.h"
 #include "wire.h"
 
-#define QUERY_ROUTE "/apache.rocketmq.v2.MessagingService/QueryRoute"
+#define UNSERVED "/apache.rocketmq.v2.MessagingService/QueryOffset"   /* an RPC no front serves */
 #define REMOTING_GET_BROKER_CLUSTER_INFO 106
 
 static const char *case_dir;
@@ -51,7 +52,7 @@ static int port_of(const char *addr)
     return atoi(colon + 1);
 }
 
-/* n QueryRoute calls on one HTTP/2 connection to addr (ctx NULL: h2c);
+/* n QueryOffset calls on one HTTP/2 connection to addr (ctx NULL: h2c);
  * every one must come back UNIMPLEMENTED, trailers-only. */
 static void expect_unimplemented(const char *addr, SSL_CTX *ctx, int n)
 {
@@ -65,7 +66,7 @@ static void expect_unimplemented(const char *addr, SSL_CTX *ctx, int n)
         ck_assert_msg(alpn_ok, "%s did not select ALPN h2", addr);
     gc_stream_t *s[64];
     for (int i = 0; i < n; i++) {
-        s[i] = gc_request(c, QUERY_ROUTE, "application/grpc", "3S", framed, len, 0);
+        s[i] = gc_request(c, UNSERVED, "application/grpc", "3S", framed, len, 0);
         ck_assert_ptr_nonnull(s[i]);
     }
     ck_assert_msg(gc_run(c, 10000) == 0, "streams to %s did not all close", addr);
@@ -87,7 +88,7 @@ static gc_client_t *open_h2(const char *addr)
     gc_client_t *c = gc_connect(port_of(addr), NULL, NULL);
 
     ck_assert_ptr_nonnull(c);
-    ck_assert_ptr_nonnull(gc_request(c, QUERY_ROUTE, "application/grpc", "3S", framed, len, 0));
+    ck_assert_ptr_nonnull(gc_request(c, UNSERVED, "application/grpc", "3S", framed, len, 0));
     ck_assert_int_eq(gc_run(c, 5000), 0);
     return c;
 }

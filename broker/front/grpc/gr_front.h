@@ -1,0 +1,77 @@
+/* gr_front.h: the broker's RocketMQ 5 gRPC front-end (GRPC-NOTES.md), on
+ * the broker's own port next to the native and remoting protocols (the
+ * transport picks the codec from the HTTP/2 preface). Each file of the
+ * front exports its rows of methods (a gr_methods_t), and gr_front.c
+ * installs them all as one method table; a handler gets the call and the
+ * gr_front_t as its arg, decodes its request with rmq_grpc_decode, asks
+ * who the caller is and whether it may (the one table, bk_perm.h), calls
+ * the core and answers with rmq_grpc_answer. Application errors ride in
+ * the response's own Status with grpc-status 0, as the proxy answers;
+ * bytes that are no request get grpc-status INVALID_ARGUMENT. A client's
+ * session (its settings from Telemetry, its server-pushed commands) is the
+ * connection's data, so the broker's close hook releases it like the
+ * other fronts' sessions. Loop thread only. */
+#ifndef GR_FRONT_H
+#define GR_FRONT_H
+
+#include <stddef.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "apache/rocketmq/v2/service.pb-c.h"
+#include "bk_front.h"
+#include "bk_perm.h"
+#include "gr_settings.h"
+#include "gr_status.h"
+#include "rmq_codec_grpc.h"
+#include "rmq_grpc_pb.h"
+
+#define GR_PATH(method) "/apache.rocketmq.v2.MessagingService/" method
+
+typedef struct gr_front {
+    bk_front_t *fe;
+    gr_settings_config_t settings;   /* the server's side of every Settings reply */
+} gr_front_t;
+
+/* The rows one file of the front serves: each method's arg is set to the
+ * gr_front_t when installed. */
+typedef struct gr_methods {
+    const rmq_grpc_method_t *rows;
+    size_t n;
+} gr_methods_t;
+
+/* gr_client.c: Heartbeat, Telemetry, NotifyClientTermination. */
+extern const gr_methods_t gr_client_methods;
+
+/* ---- what bk_broker.c calls ------------------------------------------------- */
+
+/* Installs the gRPC codec with every file's methods on fe->srv. NULL with
+ * err filled on failure. */
+gr_front_t *gr_front_start(bk_front_t *fe, char *err, size_t errlen);
+void gr_front_free(gr_front_t *gf);
+
+/* ---- the per-call plumbing every handler shares ---------------------------- */
+
+/* rmq_grpc_answer_status (rmq_grpc_pb.h) with st. */
+void gr_call_answer_status(rmq_grpc_call_t *call, const ProtobufCMessageDescriptor *desc, const gr_status_t *st);
+
+/* The caller's client id (metadata x-mq-client-id), or NULL with st set
+ * to CLIENT_ID_REQUIRED. */
+const char *gr_call_client_id(rmq_grpc_call_t *call, gr_status_t *st);
+
+/* "ip:port" of the caller. */
+const char *gr_call_peer(const rmq_grpc_call_t *call);
+
+/* Who asks: 1 with who filled (account NULL: access control off or the
+ * peer whitelisted), or 0 with st UNAUTHORIZED (access control on and no
+ * account: gRPC signatures are not checked yet, so only whitelisted peers
+ * pass). */
+int gr_call_caller(const gr_front_t *gf, rmq_grpc_call_t *call, bk_caller_t *who, gr_status_t *st);
+
+/* Whether the caller may do op on topic and group (NULL where op names
+ * none), by the one permission table: 1, or 0 with st UNAUTHORIZED or
+ * FORBIDDEN and the core's reason. */
+int gr_call_allowed(const gr_front_t *gf, rmq_grpc_call_t *call, bk_op_t op, const char *topic, const char *group,
+                    gr_status_t *st);
+
+#endif
