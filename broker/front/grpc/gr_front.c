@@ -11,7 +11,7 @@
 /* Every file's rows; a file of the front adds its table here. */
 static const gr_methods_t *const gr_tables[] = {
     &gr_client_methods,
-    /* the consumer side */
+    &gr_consume_methods,
 };
 
 #define GR_TABLES (sizeof(gr_tables) / sizeof(gr_tables[0]))

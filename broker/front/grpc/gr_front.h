@@ -42,6 +42,9 @@ typedef struct gr_methods {
 
 /* gr_client.c: Heartbeat, Telemetry, NotifyClientTermination. */
 extern const gr_methods_t gr_client_methods;
+/* gr_consume.c: ReceiveMessage, AckMessage, ChangeInvisibleDuration,
+ * ForwardMessageToDeadLetterQueue. */
+extern const gr_methods_t gr_consume_methods;
 
 /* ---- what bk_broker.c calls ------------------------------------------------- */
 
