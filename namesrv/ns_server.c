@@ -18,6 +18,7 @@
 #include "ns_front_remoting.h"
 #include "ns_front_rmq.h"
 #include "ns_kvstore.h"
+#include "ns_front_grpc.h"
 #include "rmq_codec_grpc.h"
 #include "rmq_log.h"
 #include "rmq_rpc.h"
@@ -110,6 +111,11 @@ int ns_server_query_version(ns_server_t *ns, const Rmq__RegisterBrokerRequest *r
     if (!changed)
         expiry_arm(ns);
     return changed;
+}
+
+const rmq_acl_t *ns_server_acl(const ns_server_t *ns)
+{
+    return ns->sec.acl;
 }
 
 Rmq__TopicRouteData *ns_server_route_query(ns_server_t *ns, const char *topic, rmq_err_t *err)
@@ -243,10 +249,9 @@ ns_server_t *ns_server_new(struct event_base *base, ns_config_t *cfg)
         return NULL;
     }
     ns_front_rmq_install(ns, ns->srv);
-    /* gRPC (RocketMQ 5) on the same port: no method yet, every call
-     * answers UNIMPLEMENTED */
+    /* gRPC (RocketMQ 5) on the same port: QueryRoute only */
     if (ns_front_remoting_install(ns, ns->srv) != RMQ_OK ||
-        rmq_grpc_install(ns->srv, NULL, 0) != RMQ_OK) {
+        ns_front_grpc_install(ns, ns->srv) != RMQ_OK) {
         ns_server_free(ns);
         return NULL;
     }

@@ -12,6 +12,7 @@
 
 #include "ns_config.h"
 #include "ns_route.h"
+#include "rmq_acl_policy.h"
 #include "rmq_err.h"
 
 typedef struct ns_server ns_server_t;
@@ -67,6 +68,8 @@ rmq_err_t ns_server_register(ns_server_t *ns, const Rmq__RegisterBrokerRequest *
  * table. */
 int ns_server_query_version(ns_server_t *ns, const Rmq__RegisterBrokerRequest *rb, uint64_t conn_id,
                             ns_register_result_t *res);
+/* The access-control accounts (NULL: access control off). */
+const rmq_acl_t *ns_server_acl(const ns_server_t *ns);
 /* A topic's route, counted (ns_route_topic's result; caller frees it). */
 Rmq__TopicRouteData *ns_server_route_query(ns_server_t *ns, const char *topic, rmq_err_t *err);
 /* Removes a topic from the route, or only its queues in cluster when not

@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rmq_security.h"
 
 /* Every file's rows; a file of the front adds its table here. */
 static const gr_methods_t *const gr_tables[] = {
     &gr_client_methods,
+    &gr_send_methods,
+    &gr_route_methods,
     &gr_consume_methods,
 };
 
@@ -28,6 +31,24 @@ static gr_settings_config_t settings_config(const bk_front_t *fe)
     };
 }
 
+/* The name servers of namesrvAddr ("host:port;host:port") and a client
+ * pool for them (the broker's TLS and ACL client settings). */
+static rmq_err_t name_servers_open(gr_front_t *gf)
+{
+    const char *list = gf->fe->node->cfg->namesrv_addr ? gf->fe->node->cfg->namesrv_addr : "";
+    rmq_client_opts_t opts = {.connect_timeout_ms = 3000, .name = "grpc-route"};
+    rmq_security_client_opts(gf->fe->node->sec, &opts);
+    gf->ns_pool = rmq_client_pool_new(gf->fe->node->base, &opts);
+    gf->ns = calloc(strlen(list) / 2 + 1, sizeof(*gf->ns));
+    char *copy = strdup(list), *save = NULL;
+    rmq_err_t rc = gf->ns_pool && gf->ns && copy ? RMQ_OK : RMQ_ENOMEM;
+    for (char *a = rc == RMQ_OK ? strtok_r(copy, ";", &save) : NULL; a && rc == RMQ_OK; a = strtok_r(NULL, ";", &save))
+        if (!(gf->ns[gf->nns++] = strdup(a)))
+            rc = RMQ_ENOMEM;
+    free(copy);
+    return rc;
+}
+
 gr_front_t *gr_front_start(bk_front_t *fe, char *err, size_t errlen)
 {
     size_t n = 0;
@@ -43,6 +64,12 @@ gr_front_t *gr_front_start(bk_front_t *fe, char *err, size_t errlen)
     }
     gf->fe = fe;
     gf->settings = settings_config(fe);
+    if (name_servers_open(gf) != RMQ_OK) {
+        free(all);
+        gr_front_free(gf);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     size_t i = 0;
     for (size_t t = 0; t < GR_TABLES; t++) {
         for (size_t r = 0; r < gr_tables[t]->n; r++) {
@@ -64,6 +91,11 @@ void gr_front_free(gr_front_t *gf)
 {
     if (!gf)
         return;
+    if (gf->ns_pool)
+        rmq_client_pool_free(gf->ns_pool);
+    for (size_t i = 0; i < gf->nns; i++)
+        free(gf->ns[i]);
+    free(gf->ns);
     free(gf);
 }
 

@@ -31,6 +31,9 @@
 typedef struct gr_front {
     bk_front_t *fe;
     gr_settings_config_t settings;   /* the server's side of every Settings reply */
+    char **ns;                       /* the name servers (namesrvAddr), for QueryRoute */
+    size_t nns;
+    rmq_client_pool_t *ns_pool;      /* clients of the name servers */
 } gr_front_t;
 
 /* The rows one file of the front serves: each method's arg is set to the
@@ -42,6 +45,10 @@ typedef struct gr_methods {
 
 /* gr_client.c: Heartbeat, Telemetry, NotifyClientTermination. */
 extern const gr_methods_t gr_client_methods;
+/* gr_send.c: SendMessage, EndTransaction. */
+extern const gr_methods_t gr_send_methods;
+/* gr_route.c: QueryRoute. */
+extern const gr_methods_t gr_route_methods;
 /* gr_consume.c: ReceiveMessage, AckMessage, ChangeInvisibleDuration,
  * ForwardMessageToDeadLetterQueue. */
 extern const gr_methods_t gr_consume_methods;

@@ -1,0 +1,304 @@
+/* gr_send.c: SendMessage and EndTransaction (GRPC-NOTES.md §2.4, §3.5,
+ * §3.6). Each message of a SendMessage is mapped (gr_message.c), checked
+ * (bk_produce_check: the caller's PUB through the one permission table,
+ * the topic, the client's queue id when it names a write queue of this
+ * broker, else the broker's pick) and stored through the core's send
+ * (bk_send.c: back-pressure, waiting for the disk or a slave); the reply
+ * has one entry per message, in order, once every message has its
+ * outcome. A transactional message's transaction_id is its half message's
+ * offset id (store host + commit-log offset), which EndTransaction names
+ * the half by; delay rides on delivery_timestamp (the core's delivery
+ * time). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gr_front.h"
+#include "gr_message.h"
+#include "rmq_time.h"
+
+#define CODE(name) APACHE__ROCKETMQ__V2__CODE__##name
+#define GR_MAX_DELAY_MS (24LL * 3600 * 1000)   /* the proxy's default longest delay: one day */
+
+/* One message's outcome. */
+typedef struct gr_send_entry {
+    gr_status_t st;
+    char *message_id;                /* the client's id (owned) */
+    char tx_id[RMQ_MSG_ID_MAX + 1];  /* a transactional message's half id, else "" */
+    int64_t offset;
+} gr_send_entry_t;
+
+/* A SendMessage in flight: alive while it has references (the handler's,
+ * and one per send waiting for the append path). */
+typedef struct gr_send_req {
+    rmq_grpc_call_t *call;
+    gr_front_t *gf;
+    int refs;
+    size_t n, answered;
+    int all_sent;                    /* the handler handed every message over */
+    int replied;
+    gr_send_entry_t *entries;
+} gr_send_req_t;
+
+static void send_req_unref(gr_send_req_t *sr)
+{
+    if (--sr->refs > 0)
+        return;
+    for (size_t i = 0; i < sr->n; i++)
+        free(sr->entries[i].message_id);
+    free(sr->entries);
+    free(sr);
+}
+
+static void send_hold(void *conn)
+{
+    ((gr_send_req_t *)conn)->refs++;
+}
+
+static void send_release(void *conn)
+{
+    send_req_unref(conn);
+}
+
+/* The reply, once every message has its outcome. */
+static void send_reply_if_done(gr_send_req_t *sr)
+{
+    if (sr->replied || !sr->all_sent || sr->answered < sr->n)
+        return;
+    sr->replied = 1;
+    Apache__Rocketmq__V2__SendMessageResponse resp = APACHE__ROCKETMQ__V2__SEND_MESSAGE_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status top = APACHE__ROCKETMQ__V2__STATUS__INIT;
+    Apache__Rocketmq__V2__SendResultEntry *e = calloc(sr->n, sizeof(*e));
+    Apache__Rocketmq__V2__SendResultEntry **ep = calloc(sr->n, sizeof(*ep));
+    Apache__Rocketmq__V2__Status *st = calloc(sr->n, sizeof(*st));
+    gr_code_t *codes = calloc(sr->n, sizeof(*codes));
+    if (!e || !ep || !st || !codes) {
+        rmq_grpc_finish(sr->call, RMQ_GRPC_INTERNAL, "out of memory");
+    } else {
+        for (size_t i = 0; i < sr->n; i++) {
+            apache__rocketmq__v2__send_result_entry__init(&e[i]);
+            gr_status_to_pb(&sr->entries[i].st, &st[i]);
+            e[i].status = &st[i];
+            e[i].message_id = sr->entries[i].message_id ? sr->entries[i].message_id : "";
+            e[i].transaction_id = sr->entries[i].tx_id;
+            e[i].offset = sr->entries[i].offset;
+            ep[i] = &e[i];
+            codes[i] = sr->entries[i].st.code;
+        }
+        top.code = gr_code_overall(codes, sr->n);
+        top.message = sr->n == 1 ? st[0].message : top.code == CODE(OK) ? "OK" : "the messages had different results";
+        resp.status = &top;
+        resp.n_entries = sr->n;
+        resp.entries = ep;
+        rmq_grpc_answer(sr->call, &resp.base);
+    }
+    free(codes);
+    free(st);
+    free(ep);
+    free(e);
+}
+
+/* The core's answer for message *to of the request conn. */
+static void send_answer(void *arg, void *conn, const void *to, const bk_append_out_t *out, const char *ids,
+                        int32_t queue_id)
+{
+    (void)arg;
+    (void)ids;
+    (void)queue_id;
+    gr_send_req_t *sr = conn;
+    size_t i;
+    memcpy(&i, to, sizeof(i));
+    gr_send_entry_t *en = &sr->entries[i];
+    gr_status_set(&en->st, gr_code_of_status(out->r.status), "%s", out->r.status == BK_OK ? "OK" : out->r.why);
+    if (out->stored)
+        en->offset = out->put.queue_offset;
+    if (en->tx_id[0])                /* the half's id names it in EndTransaction */
+        snprintf(en->tx_id, sizeof(en->tx_id), "%s", out->stored ? out->put.msg_id : "");
+    sr->answered++;
+    send_reply_if_done(sr);
+}
+
+static const bk_send_front_t send_front = {send_answer, send_hold, send_release};
+
+/* The outcome of message i decided before the store. */
+static void entry_refused(gr_send_req_t *sr, size_t i, const gr_status_t *st)
+{
+    sr->entries[i].st = *st;
+    sr->answered++;
+}
+
+/* Maps, checks and stores message i of req. */
+static void send_one(gr_send_req_t *sr, size_t i, const Apache__Rocketmq__V2__Message *msg, const bk_caller_t *who,
+                     const char *topic)
+{
+    bk_front_t *fe = sr->gf->fe;
+    rmq_conn_t *conn = rmq_grpc_call_conn(sr->call);
+    gr_store_msg_t sm = {0};
+    gr_status_t st;
+    st_msg_t m;
+    bk_result_t r;
+    bk_produce_target_t tgt;
+    gr_send_ctx_t ctx = {
+        .now_ms = rmq_wall_ms(),
+        .max_delay_ms = GR_MAX_DELAY_MS,
+        .max_body_size = (size_t)sr->gf->settings.max_body_size,
+        .peer_host = gr_call_peer(sr->call),
+    };
+    gr_send_entry_t *en = &sr->entries[i];
+    if (msg->system_properties && msg->system_properties->message_id[0] &&
+        !(en->message_id = strdup(msg->system_properties->message_id))) {
+        gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
+        entry_refused(sr, i, &st);
+        return;
+    }
+    if (!msg->topic || strcmp(msg->topic->name, topic) != 0) {
+        gr_status_set(&st, CODE(MESSAGE_CORRUPTED), "the messages of one SendMessage must share one topic");
+    } else if (gr_message_to_store(msg, &ctx, &sm, &m, &st)) {
+        rmq_conn_peer_ipv4(conn, &m.born_ip, &m.born_port);
+        m.born_ip6 = rmq_conn_peer_ipv6(conn, &m.born_port);
+        bk_produce_req_t pr = {
+            .cmd = "SendMessage",
+            .topic = topic,
+            .producer_group = "",
+            .default_topic = "TBW102",
+            .default_topic_queue_nums = 4,
+            .queue_id = m.queue_id,
+            .body_len = m.body_len,
+            .who = who,
+        };
+        int ok = bk_produce_check(fe->produce, &pr, &tgt, &r);
+        if (!ok && r.status == BK_BAD_REQUEST && pr.queue_id >= 0) {
+            pr.queue_id = -1;        /* not a write queue here: the broker picks one */
+            ok = bk_produce_check(fe->produce, &pr, &tgt, &r);
+        }
+        if (!ok) {
+            gr_status_set(&st, gr_code_of_status(r.status), "%s", r.why);
+            goto refused;
+        }
+        if (bk_send_full(fe->send)) {
+            gr_status_set(&st, CODE(TOO_MANY_REQUESTS), "system busy: %zu sends queued or waiting (sendQueueCapacity=%zu)",
+                          bk_send_waiting(fe->send), bk_send_capacity(fe->send));
+            goto refused;
+        }
+        if (m.sys_flag & GR_SYSFLAG_TX_PREPARED)
+            en->tx_id[0] = '?';      /* filled with the half's id when stored */
+        bk_send_call_t call = {
+            .front = &send_front,
+            .conn = sr,
+            .to = &i,
+            .to_len = sizeof(i),
+            .body_len = m.body_len,
+        };
+        bk_send_store(fe->send, &call, &tgt, &m, 1);
+        gr_store_msg_deinit(&sm);
+        return;
+    }
+refused:
+    gr_store_msg_deinit(&sm);
+    entry_refused(sr, i, &st);
+}
+
+static void handle_send(rmq_grpc_call_t *call, void *arg)
+{
+    gr_front_t *gf = arg;
+    const ProtobufCMessageDescriptor *resp = &apache__rocketmq__v2__send_message_response__descriptor;
+    Apache__Rocketmq__V2__SendMessageRequest *req =
+        rmq_grpc_decode(call, &apache__rocketmq__v2__send_message_request__descriptor);
+    if (!req)
+        return;
+    gr_status_t st;
+    bk_caller_t who;
+    gr_send_req_t *sr = NULL;
+    if (req->n_messages == 0 || !req->messages[0]->topic)
+        gr_status_set(&st, CODE(MESSAGE_CORRUPTED), "SendMessage holds no message with a topic");
+    else if (gr_call_client_id(call, &st) && gr_call_caller(gf, call, &who, &st) &&
+             !(sr = calloc(1, sizeof(*sr))))
+        gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
+    if (sr && !(sr->entries = calloc(req->n_messages, sizeof(*sr->entries)))) {
+        free(sr);
+        sr = NULL;
+        gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
+    }
+    if (!sr) {
+        gr_call_answer_status(call, resp, &st);
+        apache__rocketmq__v2__send_message_request__free_unpacked(req, NULL);
+        return;
+    }
+    *sr = (gr_send_req_t){.call = call, .gf = gf, .refs = 1, .n = req->n_messages, .entries = sr->entries};
+    const char *topic = req->messages[0]->topic->name;
+    for (size_t i = 0; i < req->n_messages; i++)
+        send_one(sr, i, req->messages[i], &who, topic);
+    sr->all_sent = 1;
+    send_reply_if_done(sr);
+    send_req_unref(sr);
+    apache__rocketmq__v2__send_message_request__free_unpacked(req, NULL);
+}
+
+/* ---- EndTransaction ------------------------------------------------------------- */
+
+static void end_answer(const bk_append_out_t *out, void *arg)
+{
+    rmq_grpc_call_t *call = arg;
+    rmq_grpc_answer_status(call, &apache__rocketmq__v2__end_transaction_response__descriptor,
+                           gr_code_of_status(out->r.status), out->r.status == BK_OK ? "OK" : out->r.why);
+}
+
+/* The half message's commit-log offset from transaction_id (its offset
+ * id): 1, or 0 with st INVALID_TRANSACTION_ID. */
+static int half_offset(const char *transaction_id, int64_t *offset, gr_status_t *st)
+{
+    char addr[64];
+    if (transaction_id[0] && rmq_msg_id_parse(transaction_id, addr, sizeof(addr), offset) == RMQ_OK)
+        return 1;
+    return gr_status_set(st, CODE(INVALID_TRANSACTION_ID), "transaction_id '%.80s' is no transaction of this broker",
+                         transaction_id);
+}
+
+/* EndTransaction: the half message named by transaction_id, of the
+ * producer group the topic is (gr_message.c's PGROUP), committed or
+ * rolled back by the core, which checks the caller's PUB on the topic. */
+static void handle_end_transaction(rmq_grpc_call_t *call, void *arg)
+{
+    gr_front_t *gf = arg;
+    const ProtobufCMessageDescriptor *resp = &apache__rocketmq__v2__end_transaction_response__descriptor;
+    Apache__Rocketmq__V2__EndTransactionRequest *req =
+        rmq_grpc_decode(call, &apache__rocketmq__v2__end_transaction_request__descriptor);
+    if (!req)
+        return;
+    gr_status_t st;
+    bk_caller_t who;
+    int64_t offset;
+    int state = req->resolution == APACHE__ROCKETMQ__V2__TRANSACTION_RESOLUTION__COMMIT     ? BK_TX_COMMIT
+                : req->resolution == APACHE__ROCKETMQ__V2__TRANSACTION_RESOLUTION__ROLLBACK ? BK_TX_ROLLBACK
+                                                                                           : -1;
+    if (!req->topic || !req->topic->name[0])
+        gr_status_set(&st, CODE(ILLEGAL_TOPIC), "EndTransaction names no topic");
+    else if (state < 0)
+        gr_status_set(&st, CODE(BAD_REQUEST), "EndTransaction resolution %d is neither COMMIT nor ROLLBACK",
+                      (int)req->resolution);
+    else if (half_offset(req->transaction_id, &offset, &st) && gr_call_caller(gf, call, &who, &st)) {
+        bk_tx_end_req_t er = {
+            .producer_group = req->topic->name,
+            .commit_log_offset = offset,
+            .state = state,
+            .msg_id = req->message_id,
+            .from_check = req->source == APACHE__ROCKETMQ__V2__TRANSACTION_SOURCE__SOURCE_SERVER_CHECK,
+            .who = &who,
+        };
+        bk_append_out_t out;
+        if (bk_tx_end(gf->fe->tx, &er, &out, end_answer, call))
+            end_answer(&out, call);
+        apache__rocketmq__v2__end_transaction_request__free_unpacked(req, NULL);
+        return;
+    }
+    gr_call_answer_status(call, resp, &st);
+    apache__rocketmq__v2__end_transaction_request__free_unpacked(req, NULL);
+}
+
+static const rmq_grpc_method_t rows[] = {
+    {GR_PATH("SendMessage"), RMQ_GRPC_UNARY_REQUEST, handle_send, NULL},
+    {GR_PATH("EndTransaction"), RMQ_GRPC_UNARY_REQUEST, handle_end_transaction, NULL},
+};
+
+const gr_methods_t gr_send_methods = {rows, sizeof(rows) / sizeof(rows[0])};

@@ -1,0 +1,256 @@
+#!/usr/bin/python3
+"""grpc_front_probe.py: RocketMQ 5 RPCs of the broker's and the name
+server's gRPC fronts, through gRPC core (Debian's python3-grpcio, an
+independent client), for tests/cluster/test_grpc_front.c. The v2 messages
+are written and read with the small protobuf codec below (field numbers
+from proto/apache/rocketmq/v2/), so no generated code is needed.
+
+Checks QueryRoute on both daemons (TOPIC: master queues with the broker's
+address; an unknown topic: TOPIC_NOT_FOUND), bytes that are no request
+(grpc-status INVALID_ARGUMENT), SendMessage without a client id, to an
+unknown topic, to the read-only RO_TOPIC (FORBIDDEN) and with a delay past
+a day (ILLEGAL_DELIVERY_TIME), a send that is stored, Heartbeat before and
+after Telemetry Settings, a transactional send with EndTransaction, and an
+EndTransaction naming no transaction. Prints one line per check; exit 0
+when all passed.
+
+usage: grpc_front_probe.py NS_HOST:PORT BROKER_HOST:PORT TOPIC RO_TOPIC
+"""
+import queue
+import sys
+import time
+import uuid
+
+import grpc
+
+SERVICE = "/apache.rocketmq.v2.MessagingService/"
+OK, TOPIC_NOT_FOUND, FORBIDDEN = 20000, 40402, 40300
+CLIENT_ID_REQUIRED, UNRECOGNIZED_CLIENT_TYPE = 40017, 40015
+ILLEGAL_DELIVERY_TIME, INVALID_TRANSACTION_ID = 40012, 40008
+READ_WRITE, PRODUCER, NORMAL, TRANSACTION = 4, 1, 1, 4
+COMMIT, SOURCE_CLIENT = 1, 1
+
+# ---- a minimal protobuf codec -------------------------------------------------
+
+
+def varint(n):
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def field(num, value):
+    """One field: an int is a varint, str/bytes are length-delimited."""
+    if isinstance(value, int):
+        return varint(num << 3) + varint(value)
+    if isinstance(value, str):
+        value = value.encode()
+    return varint(num << 3 | 2) + varint(len(value)) + value
+
+
+def msg(*fields):
+    return b"".join(field(n, v) for n, v in fields if v is not None)
+
+
+def parse(data):
+    """field number -> list of values (ints for varints, bytes otherwise)."""
+    out, i = {}, 0
+    while i < len(data):
+        key, i = read_varint(data, i)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            v, i = read_varint(data, i)
+        elif wire == 2:
+            n, i = read_varint(data, i)
+            v, i = data[i:i + n], i + n
+        elif wire == 1:
+            v, i = data[i:i + 8], i + 8
+        elif wire == 5:
+            v, i = data[i:i + 4], i + 4
+        else:
+            raise ValueError(f"wire type {wire}")
+        out.setdefault(num, []).append(v)
+    return out
+
+
+def read_varint(data, i):
+    n = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return n, i
+
+
+def one(d, num, default=None):
+    return d.get(num, [default])[0]
+
+
+def status_of(resp):
+    """(code, message) of a response's Status (field 1)."""
+    st = parse(one(resp, 1, b""))
+    return one(st, 1, 0), one(st, 2, b"").decode()
+
+
+def resource(name):
+    return msg((2, name))
+
+
+def timestamp(ms):
+    return msg((1, ms // 1000), (2, (ms % 1000) * 1000000))
+
+
+def message(topic, body, mtype=NORMAL, delivery_ms=None):
+    sysp = msg((3, "01" + uuid.uuid4().hex.upper()), (6, mtype), (7, timestamp(int(time.time() * 1000))),
+               (8, "probe-host"),
+               (11, timestamp(delivery_ms) if delivery_ms is not None else None))
+    return msg((1, resource(topic)), (3, sysp), (4, body))
+
+
+# ---- the checks ----------------------------------------------------------------
+
+failed = 0
+
+
+def check(cond, what):
+    global failed
+    print(("passed: " if cond else "FAILED: ") + what)
+    if not cond:
+        failed += 1
+
+
+class Client:
+    def __init__(self, addr, client_id):
+        self.channel = grpc.insecure_channel(addr)
+        self.meta = [("x-mq-client-id", client_id), ("x-mq-language", "PYTHON")] if client_id else []
+
+    def call(self, method, request):
+        rpc = self.channel.unary_unary(SERVICE + method)
+        return parse(rpc(request, timeout=10, metadata=self.meta))
+
+    def close(self):
+        self.channel.close()
+
+
+def query_route(addr, topic, broker_addr):
+    c = Client(addr, "probe@route")
+    resp = c.call("QueryRoute", msg((1, resource(topic))))
+    code, text = status_of(resp)
+    queues = [parse(q) for q in resp.get(2, [])]
+    check(code == OK, f"QueryRoute {topic} on {addr}: {code} {text!r}")
+    ids = sorted(one(q, 2, 0) for q in queues)
+    check(len(queues) > 0 and ids == list(range(len(queues))), f"  queue ids {ids}")
+    for q in queues[:1]:
+        broker = parse(one(q, 4, b""))
+        ep = parse(one(broker, 3, b""))
+        ad = parse(one(ep, 2, b""))
+        got = f"{one(ad, 1, b'').decode()}:{one(ad, 2, 0)}"
+        check(got == broker_addr and one(broker, 2, 0) == 0,
+              f"  endpoint {got} (want the master {broker_addr}), broker id {one(broker, 2, 0)}")
+        check(one(q, 3, 0) == READ_WRITE, f"  permission {one(q, 3, 0)} (READ_WRITE)")
+        types = one(q, 5, b"")
+        check(isinstance(types, bytes) and sorted(types) == [1, 2, 3, 4], f"  accept_message_types {types!r}")
+    resp = c.call("QueryRoute", msg((1, resource("NoSuchTopicProbe"))))
+    code, text = status_of(resp)
+    check(code == TOPIC_NOT_FOUND, f"QueryRoute of an unknown topic on {addr}: {code} {text!r}")
+    try:
+        c.call("QueryRoute", b"\xff\xff\xff")
+        check(False, f"QueryRoute of bad bytes on {addr}: answered")
+    except grpc.RpcError as e:
+        check(e.code() == grpc.StatusCode.INVALID_ARGUMENT, f"QueryRoute of bad bytes on {addr}: {e.code().name} "
+              f"{e.details()!r}")
+    c.close()
+
+
+def send(c, topic, body, **kw):
+    resp = c.call("SendMessage", msg((1, message(topic, body, **kw))))
+    entries = [parse(e) for e in resp.get(2, [])]
+    return status_of(resp), entries
+
+
+def settings(c, addr, topic):
+    """Telemetry with a producer's Settings: (the server's status code, max_body_size), stream kept open."""
+    out = queue.Queue()
+    publishing = msg((1, resource(topic)))
+    ua = msg((1, 1), (2, "5.0.8"), (4, "probe-host"))
+    s = msg((1, PRODUCER), (5, publishing), (7, ua))
+    out.put(msg((2, s)))
+    rpc = c.channel.stream_stream(SERVICE + "Telemetry")
+    stream = rpc(iter(out.get, None), timeout=30, metadata=c.meta)
+    reply = parse(next(stream))
+    code, _ = status_of(reply)
+    srv = parse(one(reply, 2, b""))
+    pub = parse(one(srv, 5, b""))
+    return code, one(pub, 2, 0), (out, stream)
+
+
+def producer_checks(broker_addr, topic, ro_topic):
+    anon = Client(broker_addr, None)
+    (code, text), _ = send(anon, topic, b"x")
+    check(code == CLIENT_ID_REQUIRED, f"SendMessage without x-mq-client-id: {code} {text!r}")
+    anon.close()
+
+    c = Client(broker_addr, "probe@" + uuid.uuid4().hex[:8])
+    code, text = status_of(c.call("Heartbeat", msg((2, PRODUCER))))
+    check(code == UNRECOGNIZED_CLIENT_TYPE, f"Heartbeat before any Settings: {code} {text!r}")
+    code, max_body, tel = settings(c, broker_addr, topic)
+    check(code == OK and max_body > 0, f"Telemetry Settings answered: {code}, max_body_size {max_body}")
+    code, text = status_of(c.call("Heartbeat", msg((2, PRODUCER))))
+    check(code == OK, f"Heartbeat after Settings: {code} {text!r}")
+
+    (code, text), entries = send(c, topic, b"hello grpc")
+    ids = [one(e, 2, b"").decode() for e in entries]
+    check(code == OK and len(entries) == 1 and ids[0].startswith("01"),
+          f"SendMessage to {topic}: {code} {text!r}, message id {ids}")
+    (code, text), entries = send(c, "NoSuchTopicProbe", b"x")
+    check(code == TOPIC_NOT_FOUND and len(entries) == 1, f"SendMessage to an unknown topic: {code} {text!r}")
+    (code, text), _ = send(c, ro_topic, b"x")
+    check(code == FORBIDDEN, f"SendMessage to read-only {ro_topic}: {code} {text!r}")
+    far = int(time.time() * 1000) + 2 * 86400 * 1000
+    (code, text), _ = send(c, topic, b"x", delivery_ms=far)
+    check(code == ILLEGAL_DELIVERY_TIME, f"SendMessage delayed two days: {code} {text!r}")
+    try:
+        c.call("SendMessage", b"\x0a\x05\xff")
+        check(False, "SendMessage of bad bytes: answered")
+    except grpc.RpcError as e:
+        check(e.code() == grpc.StatusCode.INVALID_ARGUMENT, f"SendMessage of bad bytes: {e.code().name}")
+
+    (code, text), entries = send(c, topic, b"tx body", mtype=TRANSACTION)
+    tx_id = one(entries[0], 3, b"").decode() if entries else ""
+    check(code == OK and tx_id != "", f"transactional SendMessage: {code} {text!r}, transaction_id {tx_id!r}")
+    msg_id = one(entries[0], 2, b"").decode() if entries else ""
+    end = msg((1, resource(topic)), (2, msg_id), (3, tx_id), (4, COMMIT), (5, SOURCE_CLIENT))
+    code, text = status_of(c.call("EndTransaction", end))
+    check(code == OK, f"EndTransaction COMMIT: {code} {text!r}")
+    bogus = msg((1, resource(topic)), (2, msg_id), (3, "not-a-transaction"), (4, COMMIT), (5, SOURCE_CLIENT))
+    code, text = status_of(c.call("EndTransaction", bogus))
+    check(code == INVALID_TRANSACTION_ID, f"EndTransaction naming no transaction: {code} {text!r}")
+
+    code, text = status_of(c.call("NotifyClientTermination", b""))
+    check(code == OK, f"NotifyClientTermination: {code} {text!r}")
+    tel[0].put(None)                 # half-close Telemetry: the server ends it with status 0
+    rest = list(tel[1])
+    check(rest == [] and tel[1].code() == grpc.StatusCode.OK, f"Telemetry half-closed: {tel[1].code().name}")
+    c.close()
+
+
+def main():
+    ns_addr, broker_addr, topic, ro_topic = sys.argv[1:5]
+    query_route(ns_addr, topic, broker_addr)
+    query_route(broker_addr, topic, broker_addr)
+    producer_checks(broker_addr, topic, ro_topic)
+    print(f"{failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
