@@ -5,6 +5,8 @@ messages encoded here by hand (no generated code), for
 tests/cluster/test_grpc_consume.c. Messages are sent with mqadmin
 sendMessage (the remoting/native path), so what is read over gRPC was stored
 by another protocol. Checks, each printed as one line:
+  - QueryAssignment: one assignment of queue -1 for the master, with its
+    endpoints; TOPIC_NOT_FOUND for an unknown topic;
   - bytes that do not decode: grpc-status INVALID_ARGUMENT;
   - ReceiveMessage of an unknown topic, an unknown group, a SQL92 filter,
     an invisible time under 10 s: TOPIC_NOT_FOUND, CONSUMER_GROUP_NOT_FOUND,
@@ -39,6 +41,7 @@ ILLEGAL_INVISIBLE_TIME, INVALID_RECEIPT_HANDLE = 40011, 40013
 MESSAGE_NOT_FOUND, TOPIC_NOT_FOUND, GROUP_NOT_FOUND = 40401, 40402, 40403
 UNSUPPORTED = 50500
 TAG, SQL = 1, 2
+READ_WRITE = 4
 
 # ---- protobuf by hand ----
 
@@ -129,6 +132,20 @@ class Probe:
     def unary(self, method, req):
         return self.ch.unary_unary(SERVICE + method)(req, timeout=10, metadata=META)
 
+    def query_assignment(self, topic):
+        """(code, [(queue id, permission, broker name, [(host, port)])])."""
+        resp = self.unary("QueryAssignment", f_bytes(1, resource(topic)) + f_bytes(2, resource(self.group)))
+        out = []
+        for a in parse(resp).get(2, []):
+            mq = parse(one(parse(a), 1, b""))
+            br = parse(one(mq, 4, b""))
+            eps = parse(one(br, 3, b""))
+            addrs = [(one(parse(x), 1, b"").decode(), one(parse(x), 2, 0)) for x in eps.get(2, [])]
+            qid = one(mq, 2, 0)             # a negative int32 is a 10-byte varint
+            out.append((qid - (1 << 64) if qid >= 1 << 63 else qid, one(mq, 3, 0), one(br, 1, b"").decode(),
+                        addrs))
+        return status_of(resp)[0], out
+
     def receive_req(self, topic=None, group=None, batch=16, invisible_ms=10000, poll_ms=2000,
                     ftype=TAG, expr="*"):
         mq = f_bytes(1, resource(topic or self.topic)) + f_int(2, 0)
@@ -191,6 +208,20 @@ def receive_until(p, want, req, seconds=15):
     return got
 
 # ---- checks ----
+
+
+def assignments(p, broker_addr):
+    host, port = broker_addr.rsplit(":", 1)
+    want = [(-1, READ_WRITE, "broker-a", [(host, int(port))])]
+    until, got = time.time() + 15, None
+    while time.time() < until:
+        got = p.query_assignment(p.topic)
+        if got[0] == OK:
+            break
+        time.sleep(0.5)
+    p.check("QueryAssignment: one queue -1 assignment per master, its endpoints", got == (OK, want), str(got))
+    code, _ = p.query_assignment("NoSuchTopicProbe")
+    p.check("QueryAssignment of an unknown topic: TOPIC_NOT_FOUND", code == TOPIC_NOT_FOUND, str(code))
 
 
 def errors(p):
@@ -301,6 +332,7 @@ def main():
     addr, mqadmin, namesrv, topic, group = sys.argv[1:6]
     with grpc.insecure_channel(addr) as ch:
         p = Probe(ch, topic, group)
+        assignments(p, addr)
         errors(p)
         cancelled_poll(p, mqadmin, namesrv)
         consume(p, mqadmin, namesrv)

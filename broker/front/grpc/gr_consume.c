@@ -1,6 +1,7 @@
 /* gr_consume.c: the gRPC front's consumer RPCs over the core's pop
  * (core/bk_pop.c), as the remoting front's pop codes (fr_remoting_pop.c)
- * do: ReceiveMessage decodes its request into a neutral pop, held by the
+ * do. QueryAssignment gives one "any queue" assignment per master of the
+ * topic's route (gr_route_fetch). ReceiveMessage decodes its request into a neutral pop, held by the
  * core while nothing is there for the client's long-polling time (at most
  * the broker's longest, and ending before the call's deadline), and
  * answers {status}, one {message} per popped record (gr_message.c, with
@@ -21,6 +22,7 @@
 #include "gr_front.h"
 #include "gr_message.h"
 #include "gr_session.h"
+#include "rmq_grpc_route.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
@@ -321,6 +323,94 @@ static void handle_receive(rmq_grpc_call_t *call, void *arg)
     protobuf_c_message_free_unpacked(&rq->base, NULL);
 }
 
+/* ---- QueryAssignment ---- */
+
+static const ProtobufCMessageDescriptor *const assignment_resp =
+    &apache__rocketmq__v2__query_assignment_response__descriptor;
+
+/* The permission of broker b's queues together: READ_WRITE, READ, or
+ * NONE when none of them is readable. */
+static Apache__Rocketmq__V2__Permission broker_read_permission(const rmq_grpc_route_t *route, size_t b)
+{
+    Apache__Rocketmq__V2__Permission perm = APACHE__ROCKETMQ__V2__PERMISSION__NONE;
+    for (size_t i = 0; i < route->n; i++) {
+        Apache__Rocketmq__V2__Permission p = route->queues[i]->permission;
+        if (route->queues[i]->broker != &route->broker[b])
+            continue;
+        if (p == APACHE__ROCKETMQ__V2__PERMISSION__READ_WRITE)
+            return p;
+        if (p == APACHE__ROCKETMQ__V2__PERMISSION__READ)
+            perm = p;
+    }
+    return perm;
+}
+
+/* gr_route_fn: QueryAssignment's answer from the topic's route: one
+ * assignment of queue -1 ("any queue": pop balances) per master with a
+ * readable queue, in the route's order, as the proxy answers a group that
+ * is not orderly (every member gets the same list); FORBIDDEN when no
+ * master has a readable queue. */
+static void assignment_answer(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic)
+{
+    rmq_grpc_route_t route = {0};
+    char why[320] = "";
+    rmq_err_t rc = rmq_grpc_route_build(rd, topic, &route, why, sizeof(why));
+    size_t nb = route.nbrokers, n = 0;
+    Apache__Rocketmq__V2__MessageQueue *mq = rc == RMQ_OK ? calloc(nb + 1, sizeof(*mq)) : NULL;
+    Apache__Rocketmq__V2__Assignment *as = mq ? calloc(nb + 1, sizeof(*as)) : NULL;
+    Apache__Rocketmq__V2__Assignment **ptrs = as ? calloc(nb + 1, sizeof(*ptrs)) : NULL;
+    if (!ptrs) {
+        rmq_grpc_answer_status(call, assignment_resp, CODE(INTERNAL_SERVER_ERROR), rc == RMQ_EINVAL ? why
+                                                                                                  : "out of memory");
+    } else {
+        for (size_t b = 0; b < nb; b++) {
+            Apache__Rocketmq__V2__Permission perm = broker_read_permission(&route, b);
+            if (perm == APACHE__ROCKETMQ__V2__PERMISSION__NONE)
+                continue;
+            apache__rocketmq__v2__message_queue__init(&mq[n]);
+            mq[n].topic = &route.topic;
+            mq[n].id = -1;
+            mq[n].permission = perm;
+            mq[n].broker = &route.broker[b];
+            apache__rocketmq__v2__assignment__init(&as[n]);
+            as[n].message_queue = &mq[n];
+            ptrs[n] = &as[n];
+            n++;
+        }
+        Apache__Rocketmq__V2__QueryAssignmentResponse resp = APACHE__ROCKETMQ__V2__QUERY_ASSIGNMENT_RESPONSE__INIT;
+        Apache__Rocketmq__V2__Status status;
+        gr_status_t st;
+        if (n)
+            gr_status_set(&st, CODE(OK), "OK");
+        else
+            gr_status_set(&st, CODE(FORBIDDEN), "topic %.200s has no readable queue on a master", topic);
+        gr_status_to_pb(&st, &status);
+        resp.status = &status;
+        resp.n_assignments = n;
+        resp.assignments = ptrs;
+        rmq_grpc_answer(call, &resp.base);
+    }
+    free(ptrs);
+    free(as);
+    free(mq);
+    rmq_grpc_route_deinit(&route);
+}
+
+static void handle_query_assignment(rmq_grpc_call_t *call, void *arg)
+{
+    gr_front_t *gf = arg;
+    Apache__Rocketmq__V2__QueryAssignmentRequest *rq =
+        rmq_grpc_decode(call, &apache__rocketmq__v2__query_assignment_request__descriptor);
+    if (!rq)
+        return;
+    gr_status_t st;
+    const char *topic = resource_name(rq->topic);
+    if (!names_allowed(gf, call, BK_OP_POP, resource_name(rq->group), topic, &st) ||
+        !gr_route_fetch(gf, call, topic, assignment_resp, assignment_answer, &st))
+        gr_call_answer_status(call, assignment_resp, &st);
+    protobuf_c_message_free_unpacked(&rq->base, NULL);
+}
+
 /* ---- AckMessage, ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue ---- */
 
 /* The ack request of group and topic for handle (borrowed). */
@@ -481,6 +571,7 @@ static void handle_forward_dlq(rmq_grpc_call_t *call, void *arg)
 }
 
 static const rmq_grpc_method_t rows[] = {
+    {GR_PATH("QueryAssignment"), RMQ_GRPC_UNARY_REQUEST, handle_query_assignment, NULL},
     {GR_PATH("ReceiveMessage"), RMQ_GRPC_UNARY_REQUEST, handle_receive, NULL},
     {GR_PATH("AckMessage"), RMQ_GRPC_UNARY_REQUEST, handle_ack, NULL},
     {GR_PATH("ChangeInvisibleDuration"), RMQ_GRPC_UNARY_REQUEST, handle_change_invisible, NULL},
