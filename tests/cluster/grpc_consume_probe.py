@@ -20,10 +20,15 @@ by another protocol. Checks, each printed as one line:
   - receive with a TAG filter: {status OK}, the messages, then
     {delivery_timestamp}; ack (twice: INVALID_RECEIPT_HANDLE), change of
     invisible time (the old handle is stale, the message comes again with
-    delivery attempt 2), forward to the DLQ (its handle is finished).
+    delivery attempt 2), forward to the DLQ (its handle is finished);
+  - a FIFO group (consumeMessageOrderly): QueryAssignment gives each read
+    queue; a receive of one queue gets its messages in order, blocks another
+    attempt while the batch is in flight, replays the batch to the same
+    attempt id, moves on once it is acked, and gives an unacked message
+    again in place with delivery attempt 2.
 Exit 0 when every check passed.
 
-usage: grpc_consume_probe.py BROKER_ADDR MQADMIN NAMESRV_ADDR TOPIC GROUP
+usage: grpc_consume_probe.py BROKER_ADDR MQADMIN NAMESRV_ADDR TOPIC GROUP FIFO_TOPIC FIFO_GROUP
 """
 import subprocess
 import sys
@@ -132,9 +137,9 @@ class Probe:
     def unary(self, method, req):
         return self.ch.unary_unary(SERVICE + method)(req, timeout=10, metadata=META)
 
-    def query_assignment(self, topic):
+    def query_assignment(self, topic, group=None):
         """(code, [(queue id, permission, broker name, [(host, port)])])."""
-        resp = self.unary("QueryAssignment", f_bytes(1, resource(topic)) + f_bytes(2, resource(self.group)))
+        resp = self.unary("QueryAssignment", f_bytes(1, resource(topic)) + f_bytes(2, resource(group or self.group)))
         out = []
         for a in parse(resp).get(2, []):
             mq = parse(one(parse(a), 1, b""))
@@ -147,13 +152,14 @@ class Probe:
         return status_of(resp)[0], out
 
     def receive_req(self, topic=None, group=None, batch=16, invisible_ms=10000, poll_ms=2000,
-                    ftype=TAG, expr="*"):
-        mq = f_bytes(1, resource(topic or self.topic)) + f_int(2, 0)
+                    ftype=TAG, expr="*", queue=0, attempt=None):
+        mq = f_bytes(1, resource(topic or self.topic)) + f_int(2, queue)
         req = (f_bytes(1, resource(group or self.group)) + f_bytes(2, mq) +
                f_bytes(3, f_int(1, ftype) + f_bytes(2, expr)) + f_int(4, batch))
         if invisible_ms is not None:
             req += f_bytes(5, duration(invisible_ms))
-        return req + f_bytes(7, duration(poll_ms))
+        req += f_bytes(7, duration(poll_ms))
+        return req + f_bytes(8, attempt) if attempt else req
 
     def receive(self, req, timeout=10):
         """[(kind, value)]: ('status', (code, msg)), ('message', fields), ('delivery_timestamp', b)."""
@@ -173,15 +179,15 @@ class Probe:
         got = self.receive(req)
         return got[0][1][0] if got and got[0][0] == "status" else None, got
 
-    def ack(self, handles):
+    def ack(self, handles, group=None):
         entries = b"".join(f_bytes(3, f_bytes(1, "id") + f_bytes(2, h)) for h in handles)
-        resp = self.unary("AckMessage", f_bytes(1, resource(self.group)) + f_bytes(2, resource(self.topic)) +
+        resp = self.unary("AckMessage", f_bytes(1, resource(group or self.group)) + f_bytes(2, resource(self.topic)) +
                           entries)
         codes = [one(parse(one(parse(e), 3, b"")), 1, 0) for e in parse(resp).get(2, [])]
         return status_of(resp)[0], codes
 
-    def change_invisible(self, handle, ms):
-        resp = self.unary("ChangeInvisibleDuration", f_bytes(1, resource(self.group)) +
+    def change_invisible(self, handle, ms, group=None):
+        resp = self.unary("ChangeInvisibleDuration", f_bytes(1, resource(group or self.group)) +
                           f_bytes(2, resource(self.topic)) + f_bytes(3, handle) + f_bytes(4, duration(ms)) +
                           f_bytes(5, "id"))
         return status_of(resp)[0], one(parse(resp), 2, b"").decode()
@@ -328,14 +334,55 @@ def consume(p, mqadmin, namesrv):
                 p.ack([dead[0][2]])[0] == INVALID_RECEIPT_HANDLE)
 
 
+def send_to(mqadmin, namesrv, topic, body, queue):
+    subprocess.run([mqadmin, "sendMessage", "-n", namesrv, "-t", topic, "-p", body, "-c", "TagA", "-b", "broker-a",
+                    "-q", str(queue)], check=True, stdout=subprocess.DEVNULL, timeout=30)
+
+
+def fifo(ch, mqadmin, namesrv, topic, group):
+    """The FIFO checks on topic for group; how many failed."""
+    p = Probe(ch, topic, group)
+    code, got = p.query_assignment(p.topic, group)
+    p.check("QueryAssignment of an orderly group: each read queue", code == OK and
+            [(q, b) for q, _, b, _ in got] == [(0, "broker-a"), (1, "broker-a")], str(got))
+    for body in ("f1", "f2", "f3"):
+        send_to(mqadmin, namesrv, p.topic, body, 1)
+
+    def fifo_receive(attempt, poll_ms=3000):
+        req = p.receive_req(group=group, batch=2, poll_ms=poll_ms, queue=1, attempt=attempt)
+        return [message_view(v) for k, v in p.receive(req) if k == "message"]
+    first = []
+    until = time.time() + 10
+    while not first and time.time() < until:
+        first = fifo_receive("a1")
+    p.check("FIFO receive of queue 1: f1 f2 in order", [g[0] for g in first] == ["f1", "f2"], str(first))
+    p.check("FIFO: the queue is blocked for another attempt", fifo_receive("a2", 1000) == [])
+    again = fifo_receive("a1")
+    p.check("FIFO: the same attempt id gets the same batch", [g[0] for g in again] == ["f1", "f2"], str(again))
+    acked = p.ack([g[2] for g in again], group)
+    p.check("FIFO: the batch acked", acked == (OK, [OK, OK]), str(acked))
+    third = fifo_receive("a3")
+    p.check("FIFO: then f3", [g[0] for g in third] == ["f3"], str(third))
+    if third:
+        p.change_invisible(third[0][2], 1000, group)
+        time.sleep(1.5)
+        redo = fifo_receive("a4")
+        p.check("FIFO: f3 again in place after its invisible time, delivery attempt 2",
+                [(g[0], g[3]) for g in redo] == [("f3", 2)], str(redo))
+        if redo:
+            p.ack([redo[0][2]], group)
+    return p.failed
+
+
 def main():
-    addr, mqadmin, namesrv, topic, group = sys.argv[1:6]
+    addr, mqadmin, namesrv, topic, group, fifo_topic, fifo_group = sys.argv[1:8]
     with grpc.insecure_channel(addr) as ch:
         p = Probe(ch, topic, group)
         assignments(p, addr)
         errors(p)
         cancelled_poll(p, mqadmin, namesrv)
         consume(p, mqadmin, namesrv)
+        p.failed += fifo(ch, mqadmin, namesrv, fifo_topic, fifo_group)
     print(f"# {p.failed} checks failed")
     return 1 if p.failed else 0
 

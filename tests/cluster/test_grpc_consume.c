@@ -8,7 +8,9 @@
  * unknown topic and group, a SQL92 filter, bad receipt handles, long
  * polling, a receive cancelled mid poll (it takes nothing), the stream's
  * layout, the TAG filter, ack, change of invisible time with redelivery at
- * attempt 2, and the DLQ on request. */
+ * attempt 2, and the DLQ on request; a FIFO group (consumeMessageOrderly):
+ * its assignments per queue, in-order batches blocking the queue until
+ * acked, the same attempt id replayed, an unacked message again in place. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,8 @@
 
 #define TOPIC "GrpcConsumeTopic"
 #define GROUP "grpc_consume_group"
+#define FIFO_TOPIC "GrpcFifoTopic"
+#define FIFO_GROUP "grpc_fifo_group"
 #define REMOTING_UPDATE_AND_CREATE_SUBSCRIPTIONGROUP 200
 
 static const char *probe_script;   /* grpc_consume_probe.py (argv[1]) */
@@ -34,11 +38,14 @@ static void teardown(void)
     hn_case_end();
 }
 
-/* Creates GROUP on the broker at addr over remoting. */
-static void create_group(const char *addr)
+/* Creates group (orderly: consumeMessageOrderly) on the broker at addr
+ * over remoting. */
+static void create_group(const char *addr, const char *group, int orderly)
 {
-    const char *cfg = "{\"groupName\":\"" GROUP "\",\"consumeEnable\":true,\"retryMaxTimes\":16,"
-                      "\"retryQueueNums\":1,\"brokerId\":0,\"whichBrokerWhenConsumeSlowly\":1}";
+    char cfg[512];
+    snprintf(cfg, sizeof cfg, "{\"groupName\":\"%s\",\"consumeEnable\":true,\"retryMaxTimes\":16,"
+             "\"retryQueueNums\":1,\"brokerId\":0,\"whichBrokerWhenConsumeSlowly\":1,\"consumeMessageOrderly\":%s}",
+             group, orderly ? "true" : "false");
     int fd = rem_connect(addr);
     rem_resp_t r;
     rem_send(fd, RMQ_REMOTING_JSON, REMOTING_UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, 1, 0, NULL, 0, cfg, strlen(cfg));
@@ -76,8 +83,12 @@ START_TEST(test_grpc_consume_rpcs)
     const char *update[] = { mqadmin, "updateTopic", "-n", ns_addr, "-b", b_addr, "-t", TOPIC, "-r", "2", "-w", "2",
                              NULL };
     run_ok(update, 30000);
-    create_group(b_addr);
-    const char *probe[] = { "/usr/bin/python3", probe_script, b_addr, mqadmin, ns_addr, TOPIC, GROUP, NULL };
+    update[7] = FIFO_TOPIC;
+    run_ok(update, 30000);
+    create_group(b_addr, GROUP, 0);
+    create_group(b_addr, FIFO_GROUP, 1);
+    const char *probe[] = { "/usr/bin/python3", probe_script, b_addr, mqadmin, ns_addr, TOPIC, GROUP, FIFO_TOPIC,
+                            FIFO_GROUP, NULL };
     run_ok(probe, 120000);
     ck_assert_int_eq(hn_daemon_stop(&broker, HN_STOP_TIMEOUT_MS), 0);
     ck_assert_int_eq(hn_daemon_stop(&ns, HN_STOP_TIMEOUT_MS), 0);

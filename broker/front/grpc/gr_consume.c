@@ -80,6 +80,13 @@ static int names_allowed(const gr_front_t *gf, rmq_grpc_call_t *call, bk_op_t op
     return gr_call_allowed(gf, call, op, topic, group, st);
 }
 
+/* 1 if group is a FIFO group here (consumeMessageOrderly). */
+static int group_orderly(const gr_front_t *gf, const char *group)
+{
+    const bk_group_t *g = bk_groups_get(gf->fe->node->groups, group, strlen(group));
+    return g && g->consume_orderly;
+}
+
 /* The code of a refused ack or change: the core's BK_BAD_REQUEST is a
  * receipt handle it does not know (malformed, stale, expired). */
 static gr_code_t handle_code(bk_status_t status)
@@ -276,7 +283,9 @@ static int recv_request(const gr_front_t *gf, rmq_grpc_call_t *call,
         .invisible_ms = invisible > 0 ? invisible : GR_INVISIBLE_DEFAULT_MS,
         .expression = fe && fe->expression && fe->expression[0] ? fe->expression : "*",
         .poll_ms = recv_poll_ms(gf, call, rq),
+        .order = group_orderly(gf, group),
         .queue_id = rq->message_queue->id,
+        .attempt_id = rq->_attempt_id_case && rq->attempt_id[0] ? rq->attempt_id : NULL,
         .answer = recv_held_answer,
         .ctx_free = recv_ctx_free,
         .gone = recv_gone,
@@ -345,38 +354,54 @@ static Apache__Rocketmq__V2__Permission broker_read_permission(const rmq_grpc_ro
     return perm;
 }
 
-/* gr_route_fn: QueryAssignment's answer from the topic's route: one
- * assignment of queue -1 ("any queue": pop balances) per master with a
- * readable queue, in the route's order, as the proxy answers a group that
- * is not orderly (every member gets the same list); FORBIDDEN when no
+/* Points as[0..) at the assignments of route: each readable queue (an
+ * orderly group), or one queue -1 per master with a readable queue; how
+ * many. mq and as hold route.n entries. */
+static size_t assignments_fill(const rmq_grpc_route_t *route, int per_queue, Apache__Rocketmq__V2__MessageQueue *mq,
+                               Apache__Rocketmq__V2__Assignment *as, Apache__Rocketmq__V2__Assignment **ptrs)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < route->n; i++) {
+        const Apache__Rocketmq__V2__MessageQueue *q = route->queues[i];
+        size_t b = (size_t)(q->broker - route->broker);
+        Apache__Rocketmq__V2__Permission perm = per_queue ? q->permission : broker_read_permission(route, b);
+        int readable = perm == APACHE__ROCKETMQ__V2__PERMISSION__READ ||
+                       perm == APACHE__ROCKETMQ__V2__PERMISSION__READ_WRITE;
+        if (!readable || (!per_queue && n && mq[n - 1].broker == q->broker))
+            continue;
+        apache__rocketmq__v2__message_queue__init(&mq[n]);
+        mq[n].topic = q->topic;
+        mq[n].id = per_queue ? q->id : -1;
+        mq[n].permission = perm;
+        mq[n].broker = q->broker;
+        apache__rocketmq__v2__assignment__init(&as[n]);
+        as[n].message_queue = &mq[n];
+        ptrs[n] = &as[n];
+        n++;
+    }
+    return n;
+}
+
+/* QueryAssignment's answer from the topic's route (every member of the
+ * group gets the same list, in the route's order): per_queue, each
+ * readable queue of the masters (an orderly group: a FIFO pop takes one
+ * queue); else one assignment of queue -1 ("any queue": pop balances) per
+ * master with a readable queue, as the proxy answers. FORBIDDEN when no
  * master has a readable queue. */
-static void assignment_answer(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic)
+static void assignment_answer(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic, int per_queue)
 {
     rmq_grpc_route_t route = {0};
     char why[320] = "";
     rmq_err_t rc = rmq_grpc_route_build(rd, topic, &route, why, sizeof(why));
-    size_t nb = route.nbrokers, n = 0;
-    Apache__Rocketmq__V2__MessageQueue *mq = rc == RMQ_OK ? calloc(nb + 1, sizeof(*mq)) : NULL;
-    Apache__Rocketmq__V2__Assignment *as = mq ? calloc(nb + 1, sizeof(*as)) : NULL;
-    Apache__Rocketmq__V2__Assignment **ptrs = as ? calloc(nb + 1, sizeof(*ptrs)) : NULL;
+    size_t nq = route.n, n;
+    Apache__Rocketmq__V2__MessageQueue *mq = rc == RMQ_OK ? calloc(nq + 1, sizeof(*mq)) : NULL;
+    Apache__Rocketmq__V2__Assignment *as = mq ? calloc(nq + 1, sizeof(*as)) : NULL;
+    Apache__Rocketmq__V2__Assignment **ptrs = as ? calloc(nq + 1, sizeof(*ptrs)) : NULL;
     if (!ptrs) {
         rmq_grpc_answer_status(call, assignment_resp, CODE(INTERNAL_SERVER_ERROR), rc == RMQ_EINVAL ? why
                                                                                                   : "out of memory");
     } else {
-        for (size_t b = 0; b < nb; b++) {
-            Apache__Rocketmq__V2__Permission perm = broker_read_permission(&route, b);
-            if (perm == APACHE__ROCKETMQ__V2__PERMISSION__NONE)
-                continue;
-            apache__rocketmq__v2__message_queue__init(&mq[n]);
-            mq[n].topic = &route.topic;
-            mq[n].id = -1;
-            mq[n].permission = perm;
-            mq[n].broker = &route.broker[b];
-            apache__rocketmq__v2__assignment__init(&as[n]);
-            as[n].message_queue = &mq[n];
-            ptrs[n] = &as[n];
-            n++;
-        }
+        n = assignments_fill(&route, per_queue, mq, as, ptrs);
         Apache__Rocketmq__V2__QueryAssignmentResponse resp = APACHE__ROCKETMQ__V2__QUERY_ASSIGNMENT_RESPONSE__INIT;
         Apache__Rocketmq__V2__Status status;
         gr_status_t st;
@@ -396,6 +421,18 @@ static void assignment_answer(rmq_grpc_call_t *call, const Rmq__TopicRouteData *
     rmq_grpc_route_deinit(&route);
 }
 
+/* gr_route_fn: the assignments of a group that is not orderly. */
+static void assignment_answer_any(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic)
+{
+    assignment_answer(call, rd, topic, 0);
+}
+
+/* gr_route_fn: the assignments of an orderly group. */
+static void assignment_answer_orderly(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic)
+{
+    assignment_answer(call, rd, topic, 1);
+}
+
 static void handle_query_assignment(rmq_grpc_call_t *call, void *arg)
 {
     gr_front_t *gf = arg;
@@ -404,9 +441,10 @@ static void handle_query_assignment(rmq_grpc_call_t *call, void *arg)
     if (!rq)
         return;
     gr_status_t st;
-    const char *topic = resource_name(rq->topic);
-    if (!names_allowed(gf, call, BK_OP_POP, resource_name(rq->group), topic, &st) ||
-        !gr_route_fetch(gf, call, topic, assignment_resp, assignment_answer, &st))
+    const char *topic = resource_name(rq->topic), *group = resource_name(rq->group);
+    if (!names_allowed(gf, call, BK_OP_POP, group, topic, &st) ||
+        !gr_route_fetch(gf, call, topic, assignment_resp,
+                        group_orderly(gf, group) ? assignment_answer_orderly : assignment_answer_any, &st))
         gr_call_answer_status(call, assignment_resp, &st);
     protobuf_c_message_free_unpacked(&rq->base, NULL);
 }
