@@ -9,6 +9,7 @@
 
 #include "apache/rocketmq/v2/service.pb-c.h"
 #include "rmq_grpc_pb.h"
+#include "rmq_message.h"
 #include "rmq_rpc.h"
 
 #define ROUTE_PERM_WRITE 2           /* RocketMQ's PermName bits */
@@ -105,9 +106,20 @@ rmq_err_t rmq_grpc_route_build(const Rmq__TopicRouteData *route, const char *top
                                char *why, size_t whylen)
 {
     size_t nq = 0, nb = route->n_queue_datas;
-    for (size_t q = 0; q < route->n_queue_datas; q++)
-        if (master_of(route, route->queue_datas[q]->broker_name))
-            nq += (size_t)queue_count(route->queue_datas[q]);
+    for (size_t q = 0; q < route->n_queue_datas; q++) {
+        const Rmq__QueueData *qd = route->queue_datas[q];
+        if (queue_count(qd) > RMQ_QUEUE_NUMS_MAX) {
+            snprintf(why, whylen, "broker %.200s has %d queues of the topic, over %d", qd->broker_name,
+                     queue_count(qd), RMQ_QUEUE_NUMS_MAX);
+            return RMQ_EINVAL;
+        }
+        if (master_of(route, qd->broker_name))
+            nq += (size_t)queue_count(qd);
+        if (nq > RMQ_QUEUE_NUMS_MAX) {
+            snprintf(why, whylen, "the route has more than %d queues", RMQ_QUEUE_NUMS_MAX);
+            return RMQ_EINVAL;
+        }
+    }
     apache__rocketmq__v2__resource__init(&out->topic);
     out->topic.name = (char *)topic;
     out->queues = calloc(nq + 1, sizeof(*out->queues));

@@ -35,7 +35,9 @@ typedef struct rmq_grpc_route {
 /* Renders topic's route into *out (zero it first; strings of route and
  * topic are borrowed, so they must outlive *out). RMQ_OK (n may be 0: no
  * master serves the topic), RMQ_EINVAL (a master address that is no
- * host:port, named in why), RMQ_ENOMEM. */
+ * host:port, more than RMQ_QUEUE_NUMS_MAX queues on a broker or in all,
+ * named in why),
+ * RMQ_ENOMEM. */
 rmq_err_t rmq_grpc_route_build(const Rmq__TopicRouteData *route, const char *topic, rmq_grpc_route_t *out,
                                char *why, size_t whylen);
 void rmq_grpc_route_deinit(rmq_grpc_route_t *r);

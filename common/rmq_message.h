@@ -39,6 +39,7 @@
 #define RMQ_SYSFLAG_STOREHOST_V6 0x20
 #define RMQ_SYSFLAG_HOSTS_V6 (RMQ_SYSFLAG_BORNHOST_V6 | RMQ_SYSFLAG_STOREHOST_V6)
 #define RMQ_TOPIC_MAX 127u
+#define RMQ_QUEUE_NUMS_MAX 65535    /* read or write queues of a topic on one broker in a route */
 #define RMQ_PROPS_MAX 32767u
 
 /* Property names (RocketMQ MessageConst), the one list for broker, client

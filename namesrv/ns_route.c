@@ -10,8 +10,8 @@
 
 #include "ns_vec.h"
 #include "rmq_log.h"
+#include "rmq_message.h"
 
-#define NS_QUEUE_NUMS_MAX 65535
 #define NS_PERM_MAX 15
 
 typedef struct ns_baddr {
@@ -288,11 +288,11 @@ static rmq_err_t check_register(const Rmq__RegisterBrokerRequest *req, char *why
             snprintf(why, whylen, "topic %zu: topic_name must be 1..%d characters", i, NS_NAME_MAX);
             return RMQ_EINVAL;
         }
-        if (tc->read_queue_nums < 0 || tc->read_queue_nums > NS_QUEUE_NUMS_MAX ||
-            tc->write_queue_nums < 0 || tc->write_queue_nums > NS_QUEUE_NUMS_MAX ||
+        if (tc->read_queue_nums < 0 || tc->read_queue_nums > RMQ_QUEUE_NUMS_MAX ||
+            tc->write_queue_nums < 0 || tc->write_queue_nums > RMQ_QUEUE_NUMS_MAX ||
             tc->perm < 0 || tc->perm > NS_PERM_MAX) {
             snprintf(why, whylen, "topic %s: queue nums must be 0..%d and perm 0..%d",
-                     tc->topic_name, NS_QUEUE_NUMS_MAX, NS_PERM_MAX);
+                     tc->topic_name, RMQ_QUEUE_NUMS_MAX, NS_PERM_MAX);
             return RMQ_EINVAL;
         }
     }

@@ -21,7 +21,8 @@ packages=(
   libevent-dev protobuf-c-compiler libprotobuf-c-dev libssl-dev zlib1g-dev openssl check
   # the gRPC transport (common/rmq_codec_grpc.c): HTTP/2 framing, HPACK, flow control
   libnghttp2-dev
-  # tests/cluster/grpc_probe.py: gRPC core as an independent client
+  # tests/cluster/grpc_probe.py and grpc_front_probe.py: gRPC core as an
+  # independent client
   python3-grpcio
   # google/protobuf/{timestamp,duration}.proto for the RocketMQ 5 (gRPC)
   # messages; protoc checks them against apache/rocketmq-apis

@@ -4,7 +4,9 @@
  * stored record for the delivery mapping), the rest is its protobuf.
  * SendMessage's messages go through gr_message_to_store, a Telemetry
  * command's settings through gr_settings_reply (packed), a record through
- * gr_message_from_record (packed). Nothing may crash or leak, what is
+ * gr_message_from_record (packed), and a name server's route answer (the
+ * broker's QueryRoute asks its name servers) through rmq_grpc_route_build
+ * (packed). Nothing may crash or leak, what is
  * stored must point inside the request or the mapping's own buffers, and
  * every stored property must be a user key or one the mapping sets. */
 #include <stddef.h>
@@ -15,6 +17,7 @@
 #include "apache/rocketmq/v2/service.pb-c.h"
 #include "gr_message.h"
 #include "gr_settings.h"
+#include "rmq_grpc_route.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -118,13 +121,33 @@ static void deliver_record(const uint8_t *data, size_t size)
     gr_delivered_deinit(&d);
 }
 
+/* A name server's route (its GET_ROUTEINFO_BY_TOPIC answer) as v2 queues. */
+static void route_queues(const uint8_t *data, size_t size)
+{
+    Rmq__TopicRouteData *rd = rmq__topic_route_data__unpack(NULL, size, data);
+    rmq_grpc_route_t r = {0};
+    char why[256];
+
+    if (!rd)
+        return;
+    if (rmq_grpc_route_build(rd, "T", &r, why, sizeof(why)) == RMQ_OK)
+        for (size_t i = 0; i < r.n; i++)
+            pack_and_drop(&r.queues[i]->base);
+    rmq_grpc_route_deinit(&r);
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    size_t kind = data[0] % (N_REQUESTS + 1);
+    size_t kind = data[0] % (N_REQUESTS + 2);
     if (kind == N_REQUESTS) {
         deliver_record(data + 1, size - 1);
+        return 0;
+    }
+    if (kind == N_REQUESTS + 1) {
+        route_queues(data + 1, size - 1);
         return 0;
     }
     ProtobufCMessage *m = protobuf_c_message_unpack(requests[kind], NULL, size - 1, data + 1);

@@ -25,7 +25,9 @@ import org.apache.rocketmq.common.message.MessageExt;
  * a producer against rmq, with ENDPOINTS as its access point (the name server
  * or a broker): normal messages with tags and keys, FIFO messages of three
  * message groups, messages delayed by a delivery timestamp, and two
- * transactional messages, one committed and one rolled back. What was stored
+ * transactional messages, one committed, one rolled back and one left open,
+ * which the broker's check-back (RecoverOrphanedTransactionCommand on the
+ * Telemetry stream) resolves through the producer's checker. What was stored
  * is read back with the 4.9 remoting client (a lite pull consumer on NAMESRV)
  * and compared by message id. Prints "OK name ..." or "FAIL name ..." per
  * check for run_grpc_produce_test.sh.
@@ -58,7 +60,7 @@ public final class GrpcProduce {
         Map<String, String> normal = new HashMap<>();     // message id -> body
         Map<String, List<String>> fifo = new HashMap<>(); // message group -> bodies in send order
         Map<String, Long> delayed = new HashMap<>();      // message id -> delivery time
-        String committed, rolledBack;
+        String committed, rolledBack, checked;
         long started = System.currentTimeMillis();
         try (Producer producer = provider.newProducerBuilder().setClientConfiguration(cfg)
                  .setTopics(normalTopic, fifoTopic, delayTopic).build()) {
@@ -88,25 +90,38 @@ public final class GrpcProduce {
             }
             report(delayed.size() == DELAYED, "send-delay", delayed.size() + " delayed messages sent");
         }
+        Set<String> checkedIds = java.util.concurrent.ConcurrentHashMap.newKeySet();
         try (Producer tx = provider.newProducerBuilder().setClientConfiguration(cfg).setTopics(txTopic)
-                 .setTransactionChecker(view -> TransactionResolution.COMMIT).build()) {
+                 .setTransactionChecker(view -> {
+                     checkedIds.add(view.getMessageId().toString());
+                     return TransactionResolution.COMMIT;
+                 }).build()) {
             Transaction t1 = tx.beginTransaction();
             committed = tx.send(message(provider, txTopic, group + "-commit"), t1).getMessageId().toString();
             t1.commit();
             Transaction t2 = tx.beginTransaction();
             rolledBack = tx.send(message(provider, txTopic, group + "-rollback"), t2).getMessageId().toString();
             t2.rollback();
-            report(true, "send-tx", "two transactional messages sent, one committed, one rolled back");
+            Transaction t3 = tx.beginTransaction();
+            checked = tx.send(message(provider, txTopic, group + "-checked"), t3).getMessageId().toString();
+            report(true, "send-tx", "three transactional messages sent: one committed, one rolled back, one left open");
+            long until = System.currentTimeMillis() + 60000;
+            while (!checkedIds.contains(checked) && System.currentTimeMillis() < until)
+                Thread.sleep(200);
+            report(checkedIds.contains(checked), "tx-check",
+                   "the broker asked the producer's checker about the open transaction: " + checkedIds.contains(checked));
+            Thread.sleep(500);       // the checker's EndTransaction is on its way
         }
         verify(namesrv, group, normalTopic, fifoTopic, delayTopic, txTopic, normal, fifo, delayed, committed,
-               rolledBack);
+               rolledBack, checked);
         System.exit(allOk ? 0 : 1);
     }
 
     /** Reads the four topics with the 4.9 remoting client and checks what the producer stored. */
     static void verify(String namesrv, String group, String normalTopic, String fifoTopic, String delayTopic,
                        String txTopic, Map<String, String> normal, Map<String, List<String>> fifo,
-                       Map<String, Long> delayed, String committed, String rolledBack) throws Exception {
+                       Map<String, Long> delayed, String committed, String rolledBack, String checked)
+        throws Exception {
         DefaultLitePullConsumer c = new DefaultLitePullConsumer(group + "_reader");
         c.setNamesrvAddr(namesrv);
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
@@ -125,7 +140,7 @@ public final class GrpcProduce {
                     byTopic.computeIfAbsent(m.getTopic(), k -> new ArrayList<>()).add(m);
             }
             boolean all = count(byTopic, normalTopic) >= NORMAL && count(byTopic, fifoTopic) >= fifoTotal
-                && count(byTopic, delayTopic) >= DELAYED && count(byTopic, txTopic) >= 1;
+                && count(byTopic, delayTopic) >= DELAYED && count(byTopic, txTopic) >= 2;
             if (all && quietUntil == 0)
                 quietUntil = System.currentTimeMillis() + 3000;   // a rolled-back message must stay away
             if (quietUntil != 0 && System.currentTimeMillis() > quietUntil)
@@ -169,6 +184,8 @@ public final class GrpcProduce {
         report(txIds.contains(committed) && !txIds.contains(rolledBack), "stored-tx",
                "committed visible: " + txIds.contains(committed) + ", rolled back visible: "
                + txIds.contains(rolledBack));
+        report(txIds.contains(checked), "stored-tx-check",
+               "the transaction committed by the checker visible: " + txIds.contains(checked));
     }
 
     static int count(Map<String, List<MessageExt>> byTopic, String topic) {
