@@ -30,8 +30,10 @@
 #define CODE(name) APACHE__ROCKETMQ__V2__CODE__##name
 
 /* The proxy's limits on a receive's invisible time without auto-renew,
- * and the one a push consumer's auto-renewed pop starts with (ProxyConfig;
- * the batch cap and the longest poll are the Settings', gr_front.c). */
+ * and the one a push consumer's auto-renewed pop (or a receive naming
+ * none) gets (ProxyConfig; the batch cap and the longest poll are the
+ * Settings', gr_front.c). Auto-renew itself is not done: a push
+ * consumer's message is visible again after GR_INVISIBLE_DEFAULT_MS. */
 #define GR_INVISIBLE_MIN_MS (10 * 1000)
 #define GR_INVISIBLE_MAX_MS (12 * 3600 * 1000LL)
 #define GR_INVISIBLE_DEFAULT_MS (60 * 1000)
@@ -268,9 +270,9 @@ static int recv_request(const gr_front_t *gf, rmq_grpc_call_t *call,
     if (rq->batch_size < 1)
         return gr_status_set(st, CODE(BAD_REQUEST), "batch_size %d must be positive", rq->batch_size);
     int64_t invisible = GR_INVISIBLE_DEFAULT_MS;
-    if (rq->_invisible_duration_case && rq->invisible_duration) {
+    if (!rq->auto_renew && rq->_invisible_duration_case && rq->invisible_duration) {
         invisible = gr_duration_ms(rq->invisible_duration);
-        if (!rq->auto_renew && (invisible < GR_INVISIBLE_MIN_MS || invisible > GR_INVISIBLE_MAX_MS))
+        if (invisible < GR_INVISIBLE_MIN_MS || invisible > GR_INVISIBLE_MAX_MS)
             return gr_status_set(st, CODE(ILLEGAL_INVISIBLE_TIME), "invisible_duration %lld ms is outside "
                                  "[%d ms, %lld ms]", (long long)invisible, GR_INVISIBLE_MIN_MS,
                                  (long long)GR_INVISIBLE_MAX_MS);
@@ -280,7 +282,7 @@ static int recv_request(const gr_front_t *gf, rmq_grpc_call_t *call,
         .topic = topic,
         .max_msgs = rq->batch_size > gf->settings.receive_batch_size ? gf->settings.receive_batch_size
                                                                    : rq->batch_size,
-        .invisible_ms = invisible > 0 ? invisible : GR_INVISIBLE_DEFAULT_MS,
+        .invisible_ms = invisible,
         .expression = fe && fe->expression && fe->expression[0] ? fe->expression : "*",
         .poll_ms = recv_poll_ms(gf, call, rq),
         .order = group_orderly(gf, group),
