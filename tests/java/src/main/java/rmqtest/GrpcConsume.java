@@ -2,7 +2,9 @@ package rmqtest;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -18,6 +20,10 @@ import org.apache.rocketmq.client.apis.consumer.PushConsumer;
 import org.apache.rocketmq.client.apis.consumer.SimpleConsumer;
 import org.apache.rocketmq.client.apis.message.MessageView;
 import org.apache.rocketmq.client.apis.producer.Producer;
+import org.apache.rocketmq.client.ClientConfig;
+import org.apache.rocketmq.client.impl.MQClientManager;
+import org.apache.rocketmq.client.impl.factory.MQClientInstance;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 
 /**
  * The unmodified RocketMQ 5 Java client (rocketmq-client-java 5.0.8, gRPC) as
@@ -26,11 +32,13 @@ import org.apache.rocketmq.client.apis.producer.Producer;
  * message whose invisible time it changes to 2 s and one it never acks come
  * again with delivery attempt 2 and are acked; a PushConsumer (QueryAssignment,
  * long-polling receives) consumes every message once, and one its listener
- * fails comes again with delivery attempt 2. Messages are sent with the
+ * fails comes again with delivery attempt 2; a PushConsumer of an orderly
+ * group (created over remoting with consumeMessageOrderly) consumes FIFO
+ * messages of three message groups each in order. Messages are sent with the
  * 5.x Producer. Prints "OK name ..." or "FAIL name ..." per check for
  * run_grpc_consume_test.sh.
  *
- * usage: GrpcConsume ENDPOINTS SIMPLE_TOPIC PUSH_TOPIC PREFIX
+ * usage: GrpcConsume ENDPOINTS SIMPLE_TOPIC PUSH_TOPIC PREFIX FIFO_TOPIC NAMESRV BROKER
  */
 public final class GrpcConsume {
     static final int SIMPLE = 10, PUSH = 20;
@@ -149,15 +157,65 @@ public final class GrpcConsume {
         }
     }
 
+    /** Creates an orderly (consumeMessageOrderly) group on the broker at addr over remoting (code 200). */
+    static void createOrderlyGroup(String namesrv, String addr, String group) throws Exception {
+        ClientConfig cc = new ClientConfig();
+        cc.setNamesrvAddr(namesrv);
+        cc.setInstanceName("grpc-consume-admin");
+        MQClientInstance mq = MQClientManager.getInstance().getOrCreateMQClientInstance(cc);
+        mq.start();
+        try {
+            RemotingCommand req = RemotingCommand.createRequestCommand(200, null);
+            req.setBody(("{\"groupName\":\"" + group + "\",\"consumeEnable\":true,\"consumeMessageOrderly\":true,"
+                + "\"retryMaxTimes\":16,\"retryQueueNums\":1}").getBytes(StandardCharsets.UTF_8));
+            RemotingCommand resp = mq.getMQClientAPIImpl().getRemotingClient().invokeSync(addr, req, 5000);
+            if (resp.getCode() != 0)
+                throw new IllegalStateException("group " + group + ": " + resp.getRemark());
+        } finally {
+            mq.shutdown();
+        }
+    }
+
+    static void fifo(ClientServiceProvider p, ClientConfiguration cfg, Producer producer, String topic, String prefix)
+        throws Exception {
+        Map<String, List<String>> got = new ConcurrentHashMap<>();
+        Map<String, List<String>> sent = new ConcurrentHashMap<>();
+        try (PushConsumer c = p.newPushConsumerBuilder().setClientConfiguration(cfg)
+                 .setConsumerGroup(prefix + "_fifo")
+                 .setSubscriptionExpressions(Collections.singletonMap(topic, FilterExpression.SUB_ALL))
+                 .setMessageListener(v -> {
+                     String mg = v.getMessageGroup().orElse("none");
+                     got.computeIfAbsent(mg, k -> Collections.synchronizedList(new ArrayList<>())).add(body(v));
+                     return ConsumeResult.SUCCESS;
+                 }).build()) {
+            for (int i = 0; i < 10; i++) {
+                for (int g = 0; g < 3; g++) {
+                    String mg = prefix + "-fg" + g, b = mg + "-" + i;
+                    producer.send(p.newMessageBuilder().setTopic(topic).setMessageGroup(mg)
+                        .setBody(b.getBytes(StandardCharsets.UTF_8)).build());
+                    sent.computeIfAbsent(mg, k -> new ArrayList<>()).add(b);
+                }
+            }
+            long until = System.currentTimeMillis() + 60000;
+            while (System.currentTimeMillis() < until && !got.equals(sent))
+                Thread.sleep(200);
+            report(got.equals(sent), "push-fifo", "3 message groups x 10 consumed in order by an orderly group: "
+                + (got.equals(sent) ? "yes" : got.toString()));
+        }
+    }
+
     public static void main(String[] args) throws Exception {
-        String endpoints = args[0], simpleTopic = args[1], pushTopic = args[2], prefix = args[3];
+        String endpoints = args[0], simpleTopic = args[1], pushTopic = args[2], prefix = args[3],
+            fifoTopic = args[4], namesrv = args[5], broker = args[6];
         ClientServiceProvider provider = ClientServiceProvider.loadService();
         ClientConfiguration cfg = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(false)
             .setRequestTimeout(Duration.ofSeconds(5)).build();
         try (Producer producer = provider.newProducerBuilder().setClientConfiguration(cfg)
-                 .setTopics(simpleTopic, pushTopic).build()) {
+                 .setTopics(simpleTopic, pushTopic, fifoTopic).build()) {
             simple(provider, cfg, producer, simpleTopic, prefix);
             push(provider, cfg, producer, pushTopic, prefix);
+            createOrderlyGroup(namesrv, broker, prefix + "_fifo");
+            fifo(provider, cfg, producer, fifoTopic, prefix);
         } catch (Exception e) {
             report(false, "run", e.toString());
         }
