@@ -139,7 +139,8 @@ static int group_differs(const bk_group_t *g, const Rmq__SubscriptionGroupConfig
     return !g || g->consume_enable != pb->consume_enable ||
            g->consume_broadcast_enable != pb->consume_broadcast_enable ||
            g->retry_queue_nums != pb->retry_queue_nums || g->retry_max_times != pb->retry_max_times ||
-           g->broker_id != pb->broker_id || g->which_broker_when_consume_slowly != pb->which_broker_when_consume_slowly;
+           g->broker_id != pb->broker_id || g->which_broker_when_consume_slowly != pb->which_broker_when_consume_slowly ||
+           g->consume_orderly != pb->consume_message_orderly;
 }
 
 static void apply_groups(bk_metasync_t *m, const Rmq__SubscriptionGroupTable *tab)

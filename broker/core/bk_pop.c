@@ -710,6 +710,8 @@ static void pop_released(void *parked, int expired, void *arg)
     bk_pop_t *p = arg;
     parked_t *pk = parked;
     bk_pop_out_t out;
+    if (pk->req.gone && pk->req.gone(pk->ctx))
+        return;
     pop_execute(p, &pk->req, pk->ctx, 0, &out);
     pk->req.answer(&pk->req, &out, pk->ctx);
     bk_pop_out_clear(&out);
@@ -815,6 +817,19 @@ bk_status_t bk_pop_change_invisible(bk_pop_t *p, const bk_pop_ack_req_t *req, in
     if (!bk_pop_handle_format(&h, new_handle, cap))
         return bk_result_set(r, BK_SYSTEM_ERROR, "receipt handle longer than %zu bytes", cap);
     pop_arm_at(p, e->deadline);
+    return bk_result_set(r, BK_OK, "%s", "");
+}
+
+bk_status_t bk_pop_dead_letter(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_result_t *r)
+{
+    pq_t *q = NULL;
+    bk_pop_handle_t h;
+    if (handle_parse(req, &h, r) != 0)
+        return r->status;
+    ssize_t i = handle_entry(p, req->group, req->topic, &h, &q, r);
+    if (i < 0)
+        return r->status;
+    entry_send(p, q, (size_t)i, 1);
     return bk_result_set(r, BK_OK, "%s", "");
 }
 

@@ -46,6 +46,10 @@ typedef struct bk_pop_out bk_pop_out_t;
 typedef void (*bk_pop_answer_fn)(const bk_pop_req_t *req, bk_pop_out_t *out, void *ctx);
 /* Frees a held pop's ctx (after its answer, or when its session closed). */
 typedef void (*bk_pop_ctx_free_fn)(void *ctx);
+/* 1 when a held pop's requester gave up (its call was cancelled while the
+ * session lives on): the pop is dropped unanswered instead of run, so no
+ * message is taken for nobody. */
+typedef int (*bk_pop_gone_fn)(void *ctx);
 
 typedef struct bk_pop_config {
     struct event_base *base;         /* borrowed */
@@ -79,6 +83,7 @@ struct bk_pop_req {
     bk_session_t *ss;                /* the client: its messages are released when it closes */
     bk_pop_answer_fn answer;         /* a held pop's answer (each front its own) */
     bk_pop_ctx_free_fn ctx_free;
+    bk_pop_gone_fn gone;             /* NULL: the requester lives as long as its session */
 };
 
 /* One popped message: where it is and its receipt handle. */
@@ -166,6 +171,12 @@ bk_status_t bk_pop_ack_fields(bk_pop_t *p, const char *group, const char *topic,
  * refusals of bk_pop_ack. */
 bk_status_t bk_pop_change_invisible(bk_pop_t *p, const bk_pop_ack_req_t *req, int64_t invisible_ms,
                                     char *new_handle, size_t cap, int64_t *pop_time, bk_result_t *r);
+
+/* Sends the message of req->handle to the group's DLQ %DLQ%<group> (the
+ * client gave up on it: a FIFO consumer's ForwardMessageToDeadLetterQueue)
+ * and finishes it once stored (a failed copy is tried again, as a revive
+ * is): BK_OK once the copy is under way, or the refusals of bk_pop_ack. */
+bk_status_t bk_pop_dead_letter(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_result_t *r);
 
 /* Store arrival: wakes held pops of topic (or of the topic a pop retry
  * topic belongs to). */

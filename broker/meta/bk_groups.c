@@ -32,6 +32,7 @@ void bk_group_from_pb(bk_group_t *grp, const Rmq__SubscriptionGroupConfig *pb)
     grp->retry_max_times = pb->retry_max_times;
     grp->broker_id = pb->broker_id;
     grp->which_broker_when_consume_slowly = pb->which_broker_when_consume_slowly;
+    grp->consume_orderly = pb->consume_message_orderly;
 }
 
 void bk_group_to_pb(const bk_group_t *grp, Rmq__SubscriptionGroupConfig *pb)
@@ -44,6 +45,7 @@ void bk_group_to_pb(const bk_group_t *grp, Rmq__SubscriptionGroupConfig *pb)
     pb->retry_max_times = grp->retry_max_times;
     pb->broker_id = grp->broker_id;
     pb->which_broker_when_consume_slowly = grp->which_broker_when_consume_slowly;
+    pb->consume_message_orderly = grp->consume_orderly;
 }
 
 /* Inserts or overwrites a group without persisting. */

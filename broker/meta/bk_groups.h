@@ -19,6 +19,7 @@ typedef struct bk_group {
     int32_t retry_max_times;
     int64_t broker_id;
     int64_t which_broker_when_consume_slowly;
+    int consume_orderly;             /* consumeMessageOrderly: a FIFO group (5.x pop: one queue at a time) */
 } bk_group_t;
 
 typedef struct bk_groups bk_groups_t;

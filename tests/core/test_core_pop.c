@@ -6,8 +6,9 @@
  * group's max attempts, the tag re-check, FIFO pops (blocked while the
  * batch is in flight, the same attempt id replayed, the same offsets after
  * expiry with the attempt counted), a closed session's messages, long
- * polling, a restart that resumes from the committed offset without loss,
- * and the receipt handle parser. */
+ * polling (a held pop whose requester gave up takes nothing), the DLQ on
+ * the client's request, a restart that resumes from the committed offset
+ * without loss, and the receipt handle parser. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ static void on_committed(void *arg, const char *topic, const char *group, int32_
 /* What the held pop answered (bk_pop_answer_fn), and its ctx freed. */
 typedef struct held_answer {
     int answered, freed;
+    int gone;                        /* the requester gave up (bk_pop_gone_fn) */
     size_t n;
     bk_status_t status;
 } held_answer_t;
@@ -74,6 +76,11 @@ static void on_answer(const bk_pop_req_t *req, bk_pop_out_t *out, void *ctx)
 static void on_ctx_free(void *ctx)
 {
     ((held_answer_t *)ctx)->freed = 1;
+}
+
+static int on_gone(void *ctx)
+{
+    return ((held_answer_t *)ctx)->gone;
 }
 
 static void on_arrived(const char *topic, int32_t queue_id, int64_t max_offset, int64_t tag_code, void *arg)
@@ -427,6 +434,55 @@ START_TEST(test_pop_long_polling)
 }
 END_TEST
 
+START_TEST(test_pop_gone_requester_takes_nothing)
+{
+    rig_t rg;
+    rig_open(&rg);
+    core_fake_session_t fs;
+    core_fake_session_init(&fs);
+    held_answer_t cancelled = {0};
+    bk_pop_req_t req = {.group = GROUP, .topic = TOPIC, .max_msgs = 4, .invisible_ms = 60000, .expression = "*",
+                        .poll_ms = 5000, .ss = &fs.base, .answer = on_answer, .ctx_free = on_ctx_free,
+                        .gone = on_gone};
+    bk_pop_out_t out;
+    ck_assert_int_eq(bk_pop_run(rg.pop, &req, &cancelled, &out), 0);
+    cancelled.gone = 1;
+    put(&rg, 1, "late", "tagA", 0);
+    core_loop_until(&cancelled.freed, 3000);
+    ck_assert_int_eq(cancelled.freed, 1);
+    ck_assert_int_eq(cancelled.answered, 0);
+    ck_assert_uint_eq(bk_pop_inflight(rg.pop), 0);
+    ck_assert_uint_eq(pop_wait(&rg, 1, 60000, &out), 1);
+    ck_assert_int_eq(out.msgs[0].attempt, 1);
+    bk_pop_out_clear(&out);
+    rig_close(&rg);
+}
+END_TEST
+
+START_TEST(test_pop_dead_letter)
+{
+    rig_t rg;
+    rig_open(&rg);
+    put(&rg, 0, "poison", "tagA", 0);
+    bk_pop_out_t out;
+    ck_assert_uint_eq(pop_wait(&rg, 1, 60000, &out), 1);
+    bk_pop_ack_req_t req = {.group = GROUP, .topic = TOPIC, .handle = "1 2 3"};
+    bk_result_t r;
+    ck_assert_int_eq(bk_pop_dead_letter(rg.pop, &req, &r), BK_BAD_REQUEST);
+    req.handle = out.msgs[0].handle;
+    ck_assert_int_eq(bk_pop_dead_letter(rg.pop, &req, &r), BK_OK);
+    int64_t until = rmq_mono_ms() + 3000;
+    while (bk_pop_inflight(rg.pop) > 0 && rmq_mono_ms() < until)
+        wait_ms(20);
+    ck_assert_int_eq(st_store_max_offset(rg.st, "%DLQ%" GROUP, 0), 1);
+    ck_assert_uint_eq(bk_pop_inflight(rg.pop), 0);
+    ck_assert_int_eq(bk_offsets_query(rg.offsets, TOPIC, GROUP, 0), 1);
+    ck_assert_int_eq(ack(&rg, TOPIC, out.msgs[0].handle, &r), BK_BAD_REQUEST);
+    bk_pop_out_clear(&out);
+    rig_close(&rg);
+}
+END_TEST
+
 /* A FIFO pop of up to 2 messages of queue 0 by attempt id. */
 static bk_pop_req_t fifo_req(const char *attempt)
 {
@@ -550,6 +606,8 @@ int main(void)
     tcase_add_test(tc, test_pop_tag_mismatch_finished_silently);
     tcase_add_test(tc, test_pop_closed_session_redelivered);
     tcase_add_test(tc, test_pop_long_polling);
+    tcase_add_test(tc, test_pop_gone_requester_takes_nothing);
+    tcase_add_test(tc, test_pop_dead_letter);
     tcase_add_test(tc, test_pop_fifo_blocks_replays_and_redelivers);
     tcase_add_test(tc, test_pop_restart_resumes_from_committed_offset);
     tcase_add_test(tc, test_pop_handle_parse);

@@ -93,7 +93,7 @@ static const gr_group_policy_t *group_policy(gr_front_t *gf, const Apache__Rocke
     const bk_group_t *grp = bk_groups_get(gf->fe->node->groups, name, strlen(name));
     if (!grp)
         return NULL;
-    *out = (gr_group_policy_t){.retry_max_times = grp->retry_max_times, .consume_orderly = 0};
+    *out = (gr_group_policy_t){.retry_max_times = grp->retry_max_times, .consume_orderly = grp->consume_orderly};
     return out;
 }
 

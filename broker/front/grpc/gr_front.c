@@ -16,7 +16,7 @@ static const gr_methods_t *const gr_tables[] = {
     &gr_client_methods,
     &gr_send_methods,
     &gr_route_methods,
-    /* the consumer side */
+    &gr_consume_methods,
 };
 
 #define GR_TABLES (sizeof(gr_tables) / sizeof(gr_tables[0]))

@@ -22,6 +22,7 @@
 #include "bk_front.h"
 #include "bk_perm.h"
 #include "gr_settings.h"
+#include "namesrv.pb-c.h"
 #include "gr_status.h"
 #include "rmq_codec_grpc.h"
 #include "rmq_grpc_pb.h"
@@ -50,6 +51,19 @@ extern const gr_methods_t gr_client_methods;
 extern const gr_methods_t gr_send_methods;
 /* gr_route.c: QueryRoute. */
 extern const gr_methods_t gr_route_methods;
+
+/* Answers call with topic's route rd (a name server's). */
+typedef void (*gr_route_fn)(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic);
+
+/* Asks the broker's name servers for topic's route, then answers call
+ * with answer(call, route), or with a response of type resp holding only
+ * a status (TOPIC_NOT_FOUND, INTERNAL_SERVER_ERROR when none answered):
+ * 1, or 0 with st set when out of memory (call unanswered). */
+int gr_route_fetch(gr_front_t *gf, rmq_grpc_call_t *call, const char *topic, const ProtobufCMessageDescriptor *resp,
+                   gr_route_fn answer, gr_status_t *st);
+/* gr_consume.c: QueryAssignment, ReceiveMessage, AckMessage,
+ * ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue. */
+extern const gr_methods_t gr_consume_methods;
 
 /* ---- what bk_broker.c calls ------------------------------------------------- */
 

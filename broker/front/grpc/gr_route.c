@@ -1,10 +1,10 @@
 /* gr_route.c: QueryRoute on the broker (GRPC-NOTES.md §3.1), for 5.x
  * clients whose access point is a broker: the topic's route asked of the
  * broker's name servers (namesrvAddr, in turn until one answers, over the
- * native protocol, GET_ROUTEINFO_BY_TOPIC) and rendered by the conversion
- * the name server's QueryRoute uses (rmq_grpc_route.h); a topic the name
- * server does not know is TOPIC_NOT_FOUND (gRPC clients get no
- * auto-created topic). */
+ * native protocol, GET_ROUTEINFO_BY_TOPIC; gr_route_fetch, which
+ * QueryAssignment shares) and rendered by the conversion the name server's
+ * QueryRoute uses (rmq_grpc_route.h); a topic the name server does not
+ * know is TOPIC_NOT_FOUND (gRPC clients get no auto-created topic). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +18,12 @@
 
 static const ProtobufCMessageDescriptor *const route_resp = &apache__rocketmq__v2__query_route_response__descriptor;
 
-/* One QueryRoute waiting for a name server. */
+/* One route fetch waiting for a name server. */
 typedef struct gr_route_fetch {
     gr_front_t *gf;
     rmq_grpc_call_t *call;
+    const ProtobufCMessageDescriptor *resp;   /* the call's response, for a status-only answer */
+    gr_route_fn answer;
     char *topic;
     size_t tried;
     char why[256];                   /* the last name server's failure */
@@ -44,12 +46,12 @@ static void fetch_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
     if (err == RMQ_OK && resp->cmd->status == RMQ__STATUS__TOPIC_NOT_EXIST) {
         char why[320];
         snprintf(why, sizeof(why), "topic %.200s does not exist", rf->topic);
-        rmq_grpc_answer_status(rf->call, route_resp, CODE(TOPIC_NOT_FOUND), why);
+        rmq_grpc_answer_status(rf->call, rf->resp, CODE(TOPIC_NOT_FOUND), why);
     } else if (err == RMQ_OK && resp->cmd->status == RMQ__STATUS__SUCCESS &&
                resp->cmd->header_case == RMQ__COMMAND__HEADER_TOPIC_ROUTE) {
-        rmq_grpc_route_answer(rf->call, resp->cmd->topic_route, rf->topic);
+        rf->answer(rf->call, resp->cmd->topic_route, rf->topic);
     } else if (err == RMQ_ESHUTDOWN) {   /* the broker is stopping: ask no other */
-        rmq_grpc_answer_status(rf->call, route_resp, CODE(INTERNAL_SERVER_ERROR), "the broker is stopping");
+        rmq_grpc_answer_status(rf->call, rf->resp, CODE(INTERNAL_SERVER_ERROR), "the broker is stopping");
     } else {
         snprintf(rf->why, sizeof(rf->why), "name server %s: %s", addr,
                  err != RMQ_OK ? rmq_strerror(err) : resp->cmd->remark[0] ? resp->cmd->remark : "no route in the answer");
@@ -77,8 +79,25 @@ static void fetch_next(gr_route_fetch_t *rf)
             return;
         snprintf(rf->why, sizeof(rf->why), "name server %s: %s", addr, rmq_strerror(err));
     }
-    rmq_grpc_answer_status(rf->call, route_resp, CODE(INTERNAL_SERVER_ERROR), rf->why);
+    rmq_grpc_answer_status(rf->call, rf->resp, CODE(INTERNAL_SERVER_ERROR), rf->why);
     fetch_end(rf);
+}
+
+int gr_route_fetch(gr_front_t *gf, rmq_grpc_call_t *call, const char *topic, const ProtobufCMessageDescriptor *resp,
+                   gr_route_fn answer, gr_status_t *st)
+{
+    gr_route_fetch_t *rf = calloc(1, sizeof(*rf));
+    if (!rf || !(rf->topic = strdup(topic))) {
+        free(rf);
+        return gr_status_set(st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
+    }
+    rf->gf = gf;
+    rf->call = call;
+    rf->resp = resp;
+    rf->answer = answer;
+    snprintf(rf->why, sizeof(rf->why), "the broker knows no name server (namesrvAddr)");
+    fetch_next(rf);
+    return 1;
 }
 
 static void handle_query_route(rmq_grpc_call_t *call, void *arg)
@@ -90,25 +109,12 @@ static void handle_query_route(rmq_grpc_call_t *call, void *arg)
         return;
     gr_status_t st;
     bk_caller_t who;
-    gr_route_fetch_t *rf = NULL;
     const char *topic = req->topic ? req->topic->name : "";
     if (!topic[0])
         gr_status_set(&st, CODE(ILLEGAL_TOPIC), "QueryRoute names no topic");
-    else if (gr_call_caller(gf, call, &who, &st) && !(rf = calloc(1, sizeof(*rf))))
-        gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
-    if (rf && !(rf->topic = strdup(topic))) {
-        free(rf);
-        rf = NULL;
-        gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
-    }
-    if (rf) {
-        rf->gf = gf;
-        rf->call = call;
-        snprintf(rf->why, sizeof(rf->why), "the broker knows no name server (namesrvAddr)");
-        fetch_next(rf);
-    } else {
+    if (!topic[0] || !gr_call_caller(gf, call, &who, &st) ||
+        !gr_route_fetch(gf, call, topic, route_resp, rmq_grpc_route_answer, &st))
         gr_call_answer_status(call, route_resp, &st);
-    }
     apache__rocketmq__v2__query_route_request__free_unpacked(req, NULL);
 }
 

@@ -60,6 +60,7 @@ static rmq_err_t group_fields(const rmq_json_t *d, bk_group_t *out, char *why, s
     }
     if (group_bool(d, "consumeEnable", &out->consume_enable, why, whylen) ||
         group_bool(d, "consumeBroadcastEnable", &out->consume_broadcast_enable, why, whylen) ||
+        group_bool(d, "consumeMessageOrderly", &out->consume_orderly, why, whylen) ||
         group_int(d, "retryQueueNums", 0, INT32_MAX, &retry_queues, why, whylen) ||
         group_int(d, "retryMaxTimes", -1, INT32_MAX, &retry_max, why, whylen) ||
         group_int(d, "brokerId", 0, INT64_MAX, &broker_id, why, whylen) ||
@@ -98,8 +99,9 @@ static const char *json_bool(int v)
 void fr_rm_group_json(struct evbuffer *out, const bk_group_t *grp)
 {
     evbuffer_add_printf(out, "{\"brokerId\":%" PRId64 ",\"consumeBroadcastEnable\":%s,\"consumeEnable\":%s,"
-                        "\"consumeFromMinEnable\":true,\"groupName\":", grp->broker_id,
-                        json_bool(grp->consume_broadcast_enable), json_bool(grp->consume_enable));
+                        "\"consumeFromMinEnable\":true,\"consumeMessageOrderly\":%s,\"groupName\":", grp->broker_id,
+                        json_bool(grp->consume_broadcast_enable), json_bool(grp->consume_enable),
+                        json_bool(grp->consume_orderly));
     rmq_json_str(out, grp->name);
     evbuffer_add_printf(out, ",\"notifyConsumerIdsChangedEnable\":true,\"retryMaxTimes\":%" PRId32
                         ",\"retryQueueNums\":%" PRId32 ",\"whichBrokerWhenConsumeSlowly\":%" PRId64 "}",
