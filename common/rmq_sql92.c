@@ -230,6 +230,7 @@ static tok_t lex_at(const char *s, size_t len, size_t p)
 /* ---- errors ---- */
 
 /* Records the first error, at source position pos. Returns -1. */
+static int fail_at(parser_t *ps, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail_at(parser_t *ps, size_t pos, const char *fmt, ...)
 {
     if (ps->failed)

@@ -116,11 +116,15 @@ typedef enum st_get_status {
     ST_GET_NO_MESSAGE_IN_QUEUE,      /* queue exists but is empty */
 } st_get_status_t;
 
-/* Tag filter: match everything, or one of n tag hashes. */
+/* Tag filter: match everything, or one of n tag hashes; then, when accept
+ * is set, its verdict on each record that passed (the record's bytes,
+ * valid for the call; 0 skips it): RocketMQ's isMatchedByCommitLog. */
 typedef struct st_tag_filter {
     int match_all;
     const int64_t *codes;
     size_t n_codes;
+    int (*accept)(const void *arg, const uint8_t *record, size_t len);
+    const void *accept_arg;
 } st_tag_filter_t;
 
 typedef struct st_get_result {
