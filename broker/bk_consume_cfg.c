@@ -19,6 +19,7 @@ void bk_consume_cfg_fill(const bk_node_t *node, bk_consume_config_t *cc)
     cc->long_polling = node->cfg->long_polling_enable;
     cc->short_polling_ms = node->cfg->short_polling_time_mills;
     cc->slave_read_enable = node->cfg->slave_read_enable;
+    cc->property_filter = node->cfg->enable_property_filter;
     cc->in_memory_max = bk_consume_cfg_in_memory_max(node->cfg);
     cc->addr = node->addr;
 }

@@ -1,6 +1,6 @@
 /* bk_clients.c: consumer group membership. A map of groups, each a map of
  * clients by id; a client keeps its session (referenced), the monotonic
- * time of its last heartbeat and its subscriptions (topic -> expression). */
+ * time of its last heartbeat and its subscriptions (topic -> type and expression). */
 #include "bk_clients.h"
 
 #include <inttypes.h>
@@ -20,7 +20,7 @@ typedef struct bk_client {
     char *id;
     bk_session_t *ss;
     int64_t last_ms;
-    bk_map_t *subs;       /* topic -> strdup'ed expression */
+    bk_map_t *subs;       /* topic -> sub_t (malloc'ed) */
     char language[16];    /* of its latest heartbeat */
     int32_t version;
 } bk_client_t;
@@ -139,6 +139,25 @@ static bk_cgroup_t *cgroup_get(bk_clients_t *c, const char *name)
     return grp;
 }
 
+/* A recorded subscription: its type and expression. */
+typedef struct sub {
+    rmq_expr_type_t type;
+    char expr[];
+} sub_t;
+
+/* A copy of sd's type and expression ("" means "*"); NULL when out of memory. */
+static sub_t *sub_new(const bk_hb_sub_t *sd)
+{
+    const char *expr = sd->expr && sd->expr[0] ? sd->expr : RMQ_SUB_ALL;
+    size_t len = strlen(expr) + 1;
+    sub_t *s = malloc(sizeof(*s) + len);
+    if (s) {
+        s->type = sd->type;
+        memcpy(s->expr, expr, len);
+    }
+    return s;
+}
+
 /* Replaces a client's subscriptions with those in cd. */
 static void client_set_subs(bk_client_t *cl, const bk_hb_consumer_t *cd)
 {
@@ -147,9 +166,9 @@ static void client_set_subs(bk_client_t *cl, const bk_hb_consumer_t *cd)
         return;
     for (size_t i = 0; i < cd->nsubs; i++) {
         const bk_hb_sub_t *sd = &cd->subs[i];
-        char *expr = strdup(sd->expr && sd->expr[0] ? sd->expr : RMQ_SUB_ALL);
-        if (!expr || bk_map_put(subs, sd->topic, strlen(sd->topic), expr) != RMQ_OK)
-            free(expr);
+        sub_t *s = sub_new(sd);
+        if (!s || bk_map_put(subs, sd->topic, strlen(sd->topic), s) != RMQ_OK)
+            free(s);
     }
     bk_map_free(cl->subs, free);
     cl->subs = subs;
@@ -338,7 +357,8 @@ size_t bk_clients_ids(const bk_clients_t *c, const char *group, const char **ids
     return n;
 }
 
-const char *bk_clients_subscription(const bk_clients_t *c, const char *group, const char *topic)
+const char *bk_clients_subscription(const bk_clients_t *c, const char *group, const char *topic,
+                                    rmq_expr_type_t *type)
 {
     const bk_cgroup_t *grp = bk_map_get(c->groups, group, strlen(group));
     if (!grp)
@@ -347,9 +367,12 @@ const char *bk_clients_subscription(const bk_clients_t *c, const char *group, co
     const char *key;
     void *val;
     while (bk_map_next(grp->clients, &cursor, &key, &val)) {
-        const char *expr = bk_map_get(((const bk_client_t *)val)->subs, topic, strlen(topic));
-        if (expr)
-            return expr;
+        const sub_t *s = bk_map_get(((const bk_client_t *)val)->subs, topic, strlen(topic));
+        if (s) {
+            if (type)
+                *type = s->type;
+            return s->expr;
+        }
     }
     return NULL;
 }
@@ -391,13 +414,14 @@ rmq_err_t bk_clients_each_sub(const bk_clients_t *c, const char *group, bk_clien
         const bk_client_t *cl = val;
         size_t sc = 0;
         const char *topic;
-        void *expr;
-        while (rc == RMQ_OK && cl->subs && bk_map_next(cl->subs, &sc, &topic, &expr)) {
+        void *val_sub;
+        while (rc == RMQ_OK && cl->subs && bk_map_next(cl->subs, &sc, &topic, &val_sub)) {
+            const sub_t *s = val_sub;
             if (bk_map_get(seen, topic, strlen(topic)))
                 continue;
-            rc = bk_map_put(seen, topic, strlen(topic), expr);
+            rc = bk_map_put(seen, topic, strlen(topic), val_sub);
             if (rc == RMQ_OK)
-                fn(arg, topic, expr);
+                fn(arg, topic, s->expr, s->type);
         }
     }
     bk_map_free(seen, NULL);

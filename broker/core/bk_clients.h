@@ -17,14 +17,17 @@
 #include "bk_session.h"
 #include "bk_status.h"
 #include "rmq_err.h"
+#include "rmq_sql92.h"
 
 typedef struct bk_clients bk_clients_t;
 
-/* One subscription of a consumer group: a topic and its expression (the
- * rule of common/rmq_subexpr.h; "" or "*": every message). Borrowed. */
+/* One subscription of a consumer group: a topic and its expression, TAG
+ * (the rule of common/rmq_subexpr.h; "" or "*": every message) or SQL92
+ * (common/rmq_sql92.h). Borrowed. */
 typedef struct bk_hb_sub {
     const char *topic;
     const char *expr;
+    rmq_expr_type_t type;
 } bk_hb_sub_t;
 
 /* Where a consumer group with no committed offset starts. */
@@ -98,8 +101,10 @@ size_t bk_clients_reset_offset(const bk_clients_t *c, const bk_offset_reset_t *r
 /* Client ids of group into ids (borrowed, valid until the next change);
  * returns how many there are (may exceed cap). */
 size_t bk_clients_ids(const bk_clients_t *c, const char *group, const char **ids, size_t cap);
-/* The subscription expression group registered for topic, or NULL. */
-const char *bk_clients_subscription(const bk_clients_t *c, const char *group, const char *topic);
+/* The subscription expression group registered for topic, or NULL; its
+ * type into *type when type is not NULL. */
+const char *bk_clients_subscription(const bk_clients_t *c, const char *group, const char *topic,
+                                    rmq_expr_type_t *type);
 
 /* ---- views for administration (consumer connections, who consumes a topic) */
 
@@ -120,7 +125,7 @@ typedef struct bk_client_view {
 
 typedef void (*bk_client_view_fn)(void *arg, const bk_client_view_t *cl);
 /* Receives one topic and its expression (borrowed for the call). */
-typedef void (*bk_clients_sub_fn)(void *arg, const char *topic, const char *expr);
+typedef void (*bk_clients_sub_fn)(void *arg, const char *topic, const char *expr, rmq_expr_type_t type);
 /* Receives one group name (borrowed for the call). */
 typedef void (*bk_clients_name_fn)(void *arg, const char *name);
 

@@ -12,11 +12,20 @@
 #include "rmq_time.h"
 
 #define PULL_MAX_TAGS 64
+#define SQL_CACHE_MAX 100            /* compiled SQL92 expressions kept (RocketMQ's parser keeps 100) */
+
+/* A compiled SQL92 expression and its text. */
+typedef struct sql_cached {
+    char *expr;
+    rmq_sql92_t *q;
+} sql_cached_t;
 
 struct bk_consume {
     bk_consume_config_t cfg;
     bk_hold_t *hold;
     int stopping;
+    sql_cached_t sql[SQL_CACHE_MAX];
+    size_t sql_next;                 /* the slot the next compiled expression takes */
 };
 
 /* A held pull: its neutral request (strings owned) and where its answer goes. */
@@ -45,13 +54,77 @@ static rmq_err_t filter_add(const char *tag, size_t len, void *arg)
     return RMQ_OK;
 }
 
-/* Parses a subscription expression into tag hashes; -1 if malformed or
- * naming more than PULL_MAX_TAGS tags. */
+/* Parses a tag expression into tag hashes; -1 if malformed or naming
+ * more than PULL_MAX_TAGS tags. */
 static int filter_parse(const char *expr, pull_filter_t *pf)
 {
-    memset(pf, 0, sizeof(*pf));
     pf->f.codes = pf->codes;
     return rmq_subexpr_parse(expr, &pf->f.match_all, filter_add, pf) == RMQ_OK ? 0 : -1;
+}
+
+/* st_tag_filter_t accept: a stored record's properties against a SQL92 expression. */
+static int sql_accept(const void *arg, const uint8_t *record, size_t len)
+{
+    rmq_record_t rec;
+    if (rmq_record_decode(record, len, 0, &rec) != RMQ_OK)
+        return 0;
+    rmq_sql92_props_t p = {rec.properties, rec.properties_len};
+    return rmq_sql92_match(arg, rmq_sql92_props_get, &p);
+}
+
+/* expr compiled: from the cache, or compiled now and kept. NULL with r
+ * set when it does not compile. */
+static const rmq_sql92_t *sql_compiled(bk_consume_t *c, const char *expr, bk_result_t *r)
+{
+    for (size_t i = 0; i < SQL_CACHE_MAX; i++)
+        if (c->sql[i].expr && strcmp(c->sql[i].expr, expr) == 0)
+            return c->sql[i].q;
+    char why[256];
+    rmq_sql92_t *q;
+    rmq_err_t rc = rmq_sql92_compile(expr, &q, why, sizeof(why));
+    if (rc != RMQ_OK)
+        return bk_result_set(r, rc == RMQ_ENOMEM ? BK_SYSTEM_ERROR : BK_SUBSCRIPTION_PARSE_FAILED,
+                             "cannot parse subscription '%.200s': %s", expr, rc == RMQ_ENOMEM ? "out of memory" : why),
+               NULL;
+    char *copy = strdup(expr);
+    if (!copy) {
+        rmq_sql92_free(q);
+        return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory"), NULL;
+    }
+    sql_cached_t *slot = &c->sql[c->sql_next];
+    c->sql_next = (c->sql_next + 1) % SQL_CACHE_MAX;
+    free(slot->expr);
+    rmq_sql92_free(slot->q);
+    *slot = (sql_cached_t){copy, q};
+    return q;
+}
+
+/* The filter of expr of type into pf: tag hashes, or every tag and a
+ * SQL92 expression checked on each record (refused unless
+ * enablePropertyFilter, as RocketMQ does). -1 with r set when refused. */
+static int filter_build(bk_consume_t *c, const char *expr, rmq_expr_type_t type, pull_filter_t *pf,
+                        bk_result_t *r)
+{
+    memset(pf, 0, sizeof(*pf));
+    if (type == RMQ_EXPR_TAG) {
+        if (filter_parse(expr, pf) == 0)
+            return 0;
+        return bk_result_set(r, BK_SUBSCRIPTION_PARSE_FAILED,
+                             "cannot parse subscription '%.200s' (want * or TagA || TagB, at most %d tags)",
+                             expr, PULL_MAX_TAGS), -1;
+    }
+    if (!c->cfg.property_filter)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "The broker does not support consumer to filter message by %s",
+                             type == RMQ_EXPR_SQL92 ? "SQL92" : "this expression type"), -1;
+    if (type != RMQ_EXPR_SQL92)
+        return bk_result_set(r, BK_SUBSCRIPTION_PARSE_FAILED, "expression types are TAG and SQL92"), -1;
+    const rmq_sql92_t *q = sql_compiled(c, expr, r);
+    if (!q)
+        return -1;
+    pf->f.match_all = 1;
+    pf->f.accept = sql_accept;
+    pf->f.accept_arg = q;
+    return 0;
 }
 
 /* Neutral status for a store result; also corrects next_begin_offset per 7.2. */
@@ -190,10 +263,8 @@ static int pull_execute(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t 
     if (!topic)
         return 1;
     pull_filter_t pf;
-    if (filter_parse(req->subscription, &pf) != 0)
-        return bk_result_set(&out->r, BK_SUBSCRIPTION_PARSE_FAILED,
-                             "cannot parse subscription '%.200s' (want * or TagA || TagB, at most %d tags)",
-                             req->subscription, PULL_MAX_TAGS), 1;
+    if (filter_build(c, req->subscription, req->expr_type, &pf, &out->r) != 0)
+        return 1;
     int64_t max_msgs = c->cfg.max_transfer_count, max_bytes = c->cfg.max_transfer_bytes;
     if (req->max_msg_nums > 0 && req->max_msg_nums < max_msgs)
         max_msgs = req->max_msg_nums;
@@ -274,6 +345,10 @@ void bk_consume_free(bk_consume_t *c)
     if (!c)
         return;
     bk_hold_free(c->hold);
+    for (size_t i = 0; i < SQL_CACHE_MAX; i++) {
+        free(c->sql[i].expr);
+        rmq_sql92_free(c->sql[i].q);
+    }
     free(c);
 }
 
@@ -284,6 +359,12 @@ void bk_consume_pull(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss
         return;
     call->front->answer(call->front_arg, call->conn, call->to, req, &out);
     pull_out_clear(&out);
+}
+
+int bk_consume_check_subscription(bk_consume_t *c, const char *expr, rmq_expr_type_t type, bk_result_t *r)
+{
+    pull_filter_t pf;
+    return filter_build(c, expr, type, &pf, r) == 0;
 }
 
 void bk_consume_arrived(bk_consume_t *c, const char *topic, int32_t queue_id, int64_t max_offset,

@@ -1,6 +1,7 @@
 /* bk_consume.h: the core of a consumer's pull, on neutral requests: the
  * checks (broker readable, names, group, topic, queue), the subscription
- * filter (rmq_subexpr.h), the commit offset a pull carries, the read from
+ * filter (tags: rmq_subexpr.h; SQL92: rmq_sql92.h, compiled once per
+ * expression and kept, evaluated over each record's properties), the commit offset a pull carries, the read from
  * the store (records referenced from the mapped log, not copied), the
  * store's outcome as a neutral pull status (ROCKETMQ-NOTES 7.2), the
  * suggested broker, and long polling: a pull that found nothing is parked
@@ -20,6 +21,7 @@
 #include "bk_session.h"
 #include "bk_status.h"
 #include "bk_topics.h"
+#include "rmq_sql92.h"
 #include "st_store.h"
 
 typedef struct bk_consume bk_consume_t;
@@ -41,6 +43,7 @@ typedef struct bk_pull_req {
     int32_t max_msg_nums;            /* <= 0: the broker's limit */
     int64_t max_msg_bytes;           /* <= 0: the broker's limit */
     const char *subscription;        /* the expression to filter by */
+    rmq_expr_type_t expr_type;       /* its type: TAG or SQL92 */
     int commit;                      /* commit_offset is to be stored */
     int64_t commit_offset;
     int suspend;                     /* may be held when nothing is there */
@@ -94,6 +97,7 @@ typedef struct bk_consume_config {
     int64_t short_polling_ms;        /* shortPollingTimeMills */
     int slave_read_enable;           /* slaveReadEnable */
     int64_t in_memory_max;           /* accessMessageInMemoryMaxRatio of memory, bytes */
+    int property_filter;             /* enablePropertyFilter: SQL92 subscriptions are served */
     const char *addr;                /* this broker, for reasons (borrowed) */
 } bk_consume_config_t;
 
@@ -109,6 +113,12 @@ void bk_consume_set_slave(bk_consume_t *c, int is_slave);
  * nothing, once data arrives or its deadline passes, meanwhile holding the
  * connection and a copy of the reply address. */
 void bk_consume_pull(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss, const bk_pull_call_t *call);
+
+/* RocketMQ's check of a consumer's subscription before it starts
+ * (CHECK_CLIENT_CONFIG): 1 when a pull filtering by expr of type would be
+ * served (TAG always; SQL92 with enablePropertyFilter when it compiles);
+ * else 0 with r set as such a pull is refused. */
+int bk_consume_check_subscription(bk_consume_t *c, const char *expr, rmq_expr_type_t type, bk_result_t *r);
 
 /* Store arrival: wakes held pulls of topic/queue. */
 void bk_consume_arrived(bk_consume_t *c, const char *topic, int32_t queue_id, int64_t max_offset,

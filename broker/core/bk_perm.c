@@ -30,6 +30,7 @@ static const bk_perm_t perms[BK_OP_COUNT] = {
     /* removes only the caller's own registrations (bk_clients_unregister) */
     [BK_OP_UNREGISTER] = {"UNREGISTER_CLIENT", GROUP, BK_RIGHT_SIGNED},
     [BK_OP_CONSUMER_LIST] = {"GET_CONSUMER_LIST_BY_GROUP", GROUP, BK_RIGHT_SUB},
+    [BK_OP_CHECK_CLIENT] = {"CHECK_CLIENT_CONFIG", GROUP, BK_RIGHT_SIGNED},
     [BK_OP_QUEUE_LOCK] = {"a queue lock", GROUP, BK_RIGHT_SUB},
     [BK_OP_SEND_BACK] = {"CONSUMER_SEND_MSG_BACK", GROUP | RECORD, BK_RIGHT_SUB},
     [BK_OP_END_TRANSACTION] = {"END_TRANSACTION", RECORD, BK_RIGHT_PUB},

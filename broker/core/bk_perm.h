@@ -31,6 +31,7 @@ typedef enum bk_op {
     BK_OP_HEARTBEAT,
     BK_OP_UNREGISTER,
     BK_OP_CONSUMER_LIST,
+    BK_OP_CHECK_CLIENT,              /* a consumer's subscription checked before it starts */
     BK_OP_QUEUE_LOCK,                /* lock and unlock */
     BK_OP_SEND_BACK,
     BK_OP_END_TRANSACTION,

@@ -665,6 +665,9 @@ static void get_scan(st_store_t *st, const st_cq_t *cq, int64_t offset, int32_t 
         seg = phys >= cl_min && phys + size <= st->cl.write_pos ? st_commitlog_find(&st->cl, phys) : NULL;
         if (seg && (size < (int32_t)RMQ_RECORD_FIXED || phys + size > seg->start + seg->size))
             seg = NULL;     /* a corrupt unit: never reference past its file */
+        if (seg && filter && filter->accept &&
+            !filter->accept(filter->accept_arg, st_segment_rptr(seg, phys - seg->start, size), (size_t)size))
+            continue;
         if (!seg || add_log_ref(seg, phys, (size_t)size, out) != RMQ_OK) {
             res->status = ST_GET_MESSAGE_WAS_REMOVING;
             continue;

@@ -116,11 +116,15 @@ typedef enum st_get_status {
     ST_GET_NO_MESSAGE_IN_QUEUE,      /* queue exists but is empty */
 } st_get_status_t;
 
-/* Tag filter: match everything, or one of n tag hashes. */
+/* Tag filter: match everything, or one of n tag hashes; then, when accept
+ * is set, its verdict on each record that passed (the record's bytes,
+ * valid for the call; 0 skips it): RocketMQ's isMatchedByCommitLog. */
 typedef struct st_tag_filter {
     int match_all;
     const int64_t *codes;
     size_t n_codes;
+    int (*accept)(const void *arg, const uint8_t *record, size_t len);
+    const void *accept_arg;
 } st_tag_filter_t;
 
 typedef struct st_get_result {
@@ -202,9 +206,9 @@ st_put_status_t st_store_write_refusal(const st_store_t *st, const char **why);
 rmq_err_t st_store_wait_flush(st_store_t *st, int64_t end_offset, st_flush_fn cb, void *arg);
 
 /* Reads up to max_msgs / max_bytes messages of topic/queue from offset,
- * filtered by tag hash, appending the raw records to out as references into
- * the mapped commit log (no copy; the segment stays mapped until out drops
- * them). Never crosses a consume-queue file. Loop thread. */
+ * filtered by tag hash and filter->accept, appending the raw records to
+ * out as references into the mapped commit log (no copy; the segment stays
+ * mapped until out drops them). Never crosses a consume-queue file. Loop thread. */
 void st_store_get(st_store_t *st, const char *topic, int32_t queue_id, int64_t offset,
                   int32_t max_msgs, int64_t max_bytes, const st_tag_filter_t *filter,
                   struct evbuffer *out, st_get_result_t *res);

@@ -69,7 +69,17 @@
  * offset_query_new_group: as RocketMQ's broker, QUERY_CONSUMER_OFFSET of a
  * group with nothing stored answers 0 while the queue's head is in memory
  * (empty, or its first message within accessMessageInMemoryMaxRatio of the
- * log's end; 0 here) and QUERY_NOT_FOUND naming the group once it is not. */
+ * log's end; 0 here) and QUERY_NOT_FOUND naming the group once it is not.
+ *
+ * sql92: with enablePropertyFilter, CHECK_CLIENT_CONFIG (46) answers
+ * SUCCESS for a TAG or a valid SQL92 subscription and
+ * SUBSCRIPTION_PARSE_FAILED naming the line and column of a malformed one;
+ * a pull with its own SQL92 subscription, and one by a group whose
+ * heartbeat subscribed with SQL92, return exactly the messages whose
+ * properties match (missing properties, numbers against strings).
+ * sql92_disabled: without it, as RocketMQ's broker, CHECK_CLIENT_CONFIG of a
+ * SQL92 subscription and a SQL92 pull are SYSTEM_ERROR "The broker does not
+ * support consumer to filter message by SQL92"; TAG ones still succeed. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +166,13 @@ static void cold_setup(void)
 {
     case_dir = hn_case_begin("remoting_broker_cold");
     daemons_start("accessMessageInMemoryMaxRatio=0\n");
+    topic_create();
+}
+
+static void sql92_setup(void)
+{
+    case_dir = hn_case_begin("remoting_broker_sql92");
+    daemons_start("enablePropertyFilter=true\n");
     topic_create();
 }
 
@@ -413,6 +430,126 @@ START_TEST(bad_requests)
     uint8_t head[8] = {0, 2, 0, 0, 1, 0, 0, 0};
     write_all(fd, head, sizeof head);
     ck_assert_int_eq(rem_recv(fd, &r, 5000), -1);
+    close(fd);
+    hn_case_passed();
+}
+END_TEST
+
+/* ---- SQL92 filters ------------------------------------------------------------ */
+
+/* CHECK_CLIENT_CONFIG of a subscription of type to RemTopic; the code. */
+static int check_client(const char *type, const char *expr, rem_resp_t *r)
+{
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"clientId\":\"c1\",\"group\":\"rem_cg\",\"subscriptionData\":{\"classFilterMode\":false,"
+             "\"codeSet\":[],\"expressionType\":\"%s\",\"subString\":\"%s\",\"subVersion\":1,\"tagsSet\":[],"
+             "\"topic\":\"RemTopic\"}}", type, expr);
+    return call(RMQ_REMOTING_JSON, 46, NULL, 0, body, strlen(body), r);
+}
+
+/* PULL_MESSAGE of queue 0 from offset 0 by rem_cg with subscription expr
+ * of type (the subscription flag set when expr is not NULL). */
+static int pull_sql(int fd, const char *type, const char *expr, rem_resp_t *r)
+{
+    rmq_remoting_field_t f[] = {
+        {"consumerGroup", "rem_cg"}, {"topic", "RemTopic"}, {"queueId", "0"}, {"queueOffset", "0"},
+        {"maxMsgNums", "32"}, {"sysFlag", expr ? "4" : "0"}, {"commitOffset", "0"},
+        {"suspendTimeoutMillis", "0"}, {"subVersion", "0"}, {"expressionType", (char *)type},
+        {"subscription", expr ? (char *)expr : ""},
+    };
+    return call_on(fd, RMQ_REMOTING_JSON, 11, f, sizeof f / sizeof f[0], NULL, 0, r);
+}
+
+/* The bodies of a pull's messages joined with ',' into out. */
+static const char *pulled_bodies(const rem_resp_t *r, char *out, size_t cap)
+{
+    size_t at = 0, n = 0;
+    out[0] = 0;
+    while (at < r->msg.body_len) {
+        rmq_record_t rec;
+        ck_assert_int_eq(rmq_record_decode_rocketmq(r->msg.body + at, r->msg.body_len - at, &rec), RMQ_OK);
+        n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? "," : "", (int)rec.body_len, (const char *)rec.body);
+        at += rec.total_size;
+    }
+    return out;
+}
+
+/* Messages m0..m5 on queue 0, their properties chosen for the expression below. */
+static void sql_messages(void)
+{
+    static const char *const props[] = {
+        "TAGS\001TagA\002a\0016\002s\001x",      /* m0: matches */
+        "TAGS\001TagA\002a\0015\002s\001x",      /* m1: a not > 5 */
+        "TAGS\001TagB\002a\00110\002s\001y",     /* m2: matches */
+        "TAGS\001TagA\002s\001x",                /* m3: no a: unknown */
+        "TAGS\001TagA\002a\001abc\002s\001x",    /* m4: a is no number: no match */
+        "TAGS\001TagA\002a\0017\002s\001z",      /* m5: s not in the list */
+    };
+    rem_resp_t r;
+    for (int i = 0; i < 6; i++) {
+        char body[8];
+        snprintf(body, sizeof body, "m%d", i);
+        ck_assert_int_eq(send_one(RMQ_REMOTING_JSON, "0", props[i], body, &r), RMQ_REMOTING_SUCCESS);
+        rem_resp_clear(&r);
+    }
+}
+
+#define SQL_EXPR "a > 5 AND s IN ('x', 'y')"
+
+START_TEST(sql92)
+{
+    rem_resp_t r;
+    char got[256], hb[1024];
+    sql_messages();
+    ck_assert_int_eq(check_client("SQL92", SQL_EXPR, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(check_client("TAG", "TagA || TagB", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(check_client("SQL92", "a > 5 AND", &r), 23);
+    remark_has(&r, "line 1, column 10");
+    rem_resp_clear(&r);
+
+    int fd = rem_connect(bk_addr);
+    ck_assert_int_eq(pull_sql(fd, "SQL92", SQL_EXPR, &r), RMQ_REMOTING_SUCCESS);
+    ck_assert_str_eq(pulled_bodies(&r, got, sizeof got), "m0,m2");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(pull_sql(fd, "SQL92", "a IS NULL OR TAGS = 'TagB'", &r), RMQ_REMOTING_SUCCESS);
+    ck_assert_str_eq(pulled_bodies(&r, got, sizeof got), "m2,m3");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(pull_sql(fd, "SQL92", "a > 5 AND s IN ('x'", &r), 23);
+    remark_has(&r, "line 1, column 20");
+    rem_resp_clear(&r);
+
+    /* the group's heartbeat subscribes with SQL92; its pulls carry none */
+    snprintf(hb, sizeof hb,
+             "{\"clientID\":\"c1\",\"producerDataSet\":[],\"consumerDataSet\":[{\"groupName\":\"rem_cg\","
+             "\"consumeType\":\"CONSUME_PASSIVELY\",\"messageModel\":\"CLUSTERING\","
+             "\"consumeFromWhere\":\"CONSUME_FROM_FIRST_OFFSET\",\"unitMode\":false,"
+             "\"subscriptionDataSet\":[{\"topic\":\"RemTopic\",\"subString\":\"%s\",\"subVersion\":1,"
+             "\"tagsSet\":[],\"codeSet\":[],\"expressionType\":\"SQL92\"}]}]}", SQL_EXPR);
+    ck_assert_int_eq(call_on(fd, RMQ_REMOTING_JSON, 34, NULL, 0, hb, strlen(hb), &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(pull_sql(fd, "SQL92", NULL, &r), RMQ_REMOTING_SUCCESS);
+    ck_assert_str_eq(pulled_bodies(&r, got, sizeof got), "m0,m2");
+    rem_resp_clear(&r);
+    close(fd);
+    hn_case_passed();
+}
+END_TEST
+
+START_TEST(sql92_disabled)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(check_client("SQL92", SQL_EXPR, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "The broker does not support consumer to filter message by SQL92");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(check_client("TAG", "*", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    int fd = rem_connect(bk_addr);
+    ck_assert_int_eq(pull_sql(fd, "SQL92", SQL_EXPR, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "does not support consumer to filter message by SQL92");
+    rem_resp_clear(&r);
     close(fd);
     hn_case_passed();
 }
@@ -1190,6 +1327,7 @@ static Suite *remoting_broker_suite(void)
     tcase_add_test(tc, clients);
     tcase_add_test(tc, locks);
     tcase_add_test(tc, queries);
+    tcase_add_test(tc, sql92_disabled);
     suite_add_tcase(s, tc);
     TCase *ta = tcase_create("remoting_broker_acl");
     tcase_add_checked_fixture(ta, acl_setup, teardown);
@@ -1211,6 +1349,12 @@ static Suite *remoting_broker_suite(void)
     tcase_set_timeout(tb, 120);
     tcase_add_test(tb, send_busy);
     suite_add_tcase(s, tb);
+    TCase *tq = tcase_create("remoting_broker_sql92");
+    tcase_add_checked_fixture(tq, sql92_setup, teardown);
+    tcase_set_timeout(tq, 120);
+    tcase_add_test(tq, sql92);
+    suite_add_tcase(s, tq);
+
     TCase *to = tcase_create("remoting_broker_cold");
     tcase_add_checked_fixture(to, cold_setup, teardown);
     tcase_set_timeout(to, 120);

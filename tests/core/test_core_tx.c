@@ -246,7 +246,7 @@ START_TEST(test_heartbeat_register_unregister)
     ck_assert_str_eq(a.group, "cg");
     ck_assert_uint_eq(bk_clients_ids(fx.clients, "cg", ids, 4), 1);
     ck_assert_str_eq(ids[0], "client-a");
-    ck_assert_str_eq(bk_clients_subscription(fx.clients, "cg", TOPIC), "tagA || tagB");
+    ck_assert_str_eq(bk_clients_subscription(fx.clients, "cg", TOPIC, NULL), "tagA || tagB");
     ck_assert_uint_eq(bk_tx_producer_count(fx.tx), 1);
     ck_assert_int_eq(bk_clients_heartbeat(fx.clients, &a.base, NULL, &hb, &r), 0);   /* again: nothing changed */
     ck_assert_int_eq(a.notified, 1);

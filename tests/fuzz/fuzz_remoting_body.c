@@ -6,7 +6,8 @@
  * records re-encoded for a pull (same length, never past the input, read
  * back by the MessageDecoder V1 reader with the same hosts), and a
  * half message re-encoded under its real topic for a check-back (one whole
- * record with its body CRC). */
+ * record with its body CRC), and a CheckClientRequestBody (its
+ * subscription's strings present when it has one). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -100,6 +101,18 @@ static void check_message(const uint8_t *data, size_t size)
     free(msg);
 }
 
+/* CHECK_CLIENT_CONFIG's body: a subscription has its expression. */
+static void check_client(const uint8_t *data, size_t size)
+{
+    fr_rm_check_client_t cc;
+    char why[128];
+    if (fr_rm_check_client_parse(data, size, &cc, why, sizeof why) != RMQ_OK)
+        return;
+    if (cc.has_sub && !cc.expr)
+        abort();
+    rmq_json_free(cc.doc);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint8_t *copy = malloc(size ? size : 1);
@@ -108,6 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     heartbeat(copy, size);
     records(copy, size);
     check_message(copy, size);
+    check_client(copy, size);
     free(copy);
     return 0;
 }

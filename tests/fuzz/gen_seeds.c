@@ -1,5 +1,5 @@
 /* gen_seeds.c: writes the seed corpora of fuzz_request, fuzz_recovery,
- * fuzz_properties, fuzz_msgprops, and the IPv6-host records of
+ * fuzz_properties, fuzz_msgprops, fuzz_sql92, and the IPv6-host records of
  * fuzz_record and fuzz_remoting_body into DIR (tests/fuzz/corpus). Run it
  * by hand after changing an input layout: gen_seeds tests/fuzz/corpus */
 #include <stdint.h>
@@ -497,6 +497,27 @@ static void seeds_properties(void)
     seed_text("msgprops", "odd", 1, "\001\002\001\001x\002\002");
 }
 
+/* ---- fuzz_sql92: an expression, a NUL, a properties string ---- */
+
+static void seed_sql92(const char *name, const char *expr, const char *props)
+{
+    size_t el = strlen(expr), pl = strlen(props);
+    char *buf = malloc(el + 1 + pl);
+
+    memcpy(buf, expr, el + 1);
+    memcpy(buf + el + 1, props, pl);
+    emit("sql92", name, buf, el + 1 + pl);
+    free(buf);
+}
+
+static void seeds_sql92(void)
+{
+    seed_sql92("compare", "a > 5 AND b = 'x' OR c <= 1.5E2", "a\0016\002b\001x");
+    seed_sql92("in-between", "TAGS IN ('TagA', 'TagB') AND n NOT BETWEEN -1 AND 10L", "TAGS\001TagA\002n\00111");
+    seed_sql92("null-bool", "NOT (a IS NULL) AND (b > 1) = TRUE -- c\n", "a\001true\002b\0012");
+    seed_sql92("comment", "/* x */ s <> 'it''s' AND .5 < f", "s\001y\002f\0011");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -508,5 +529,6 @@ int main(int argc, char **argv)
     seeds_recovery();
     seeds_record_hosts();
     seeds_properties();
+    seeds_sql92();
     return 0;
 }

@@ -304,6 +304,7 @@ static const fr_rm_route_t routes[] = {
     {34, fr_rm_handle_heartbeat, BK_OP_HEARTBEAT},             /* HEART_BEAT */
     {35, fr_rm_handle_unregister, BK_OP_UNREGISTER},           /* UNREGISTER_CLIENT */
     {38, fr_rm_handle_consumer_list, BK_OP_CONSUMER_LIST},     /* GET_CONSUMER_LIST_BY_GROUP */
+    {46, fr_rm_handle_check_client, BK_OP_CHECK_CLIENT},       /* CHECK_CLIENT_CONFIG */
     /* queue locks and queries (fr_remoting_locks.c, fr_remoting_query.c) */
     {41, fr_rm_handle_lock, BK_OP_QUEUE_LOCK},                 /* LOCK_BATCH_MQ */
     {42, fr_rm_handle_unlock, BK_OP_QUEUE_LOCK},               /* UNLOCK_BATCH_MQ */

@@ -117,8 +117,9 @@ int fr_rm_core_heartbeat(bk_front_t *fe, bk_session_t *ss, const bk_caller_t *wh
 /* Removes client_id from group (every group if ""), where session ss registered it. */
 void fr_rm_core_unregister(bk_front_t *fe, bk_session_t *ss, const char *client_id, const char *group);
 size_t fr_rm_core_consumer_ids(bk_front_t *fe, const char *group, const char **ids, size_t cap);
-/* The group's subscription expression for topic from heartbeats, or NULL. */
-const char *fr_rm_core_subscription(bk_front_t *fe, const char *group, const char *topic);
+/* The group's subscription expression for topic from heartbeats, or NULL;
+ * its type into *type. */
+const char *fr_rm_core_subscription(bk_front_t *fe, const char *group, const char *topic, rmq_expr_type_t *type);
 
 /* ---- handlers (rmq_remoting_handler_fn; arg is the fr_remoting_t) ------- */
 
@@ -128,6 +129,7 @@ void fr_rm_handle_pull(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
 void fr_rm_handle_heartbeat(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_unregister(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_consumer_list(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_check_client(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_offset_query(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_offset_update(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_queue_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);

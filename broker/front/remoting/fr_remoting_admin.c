@@ -363,16 +363,19 @@ static rmq_err_t tag_add(const char *tag, size_t len, void *arg)
 
 /* bk_clients_sub_fn: appends topic: SubscriptionData {classFilterMode,
  * codeSet, expressionType, subString, subVersion, tagsSet, topic}. */
-static void subscription_add(void *arg, const char *topic, const char *expr)
+static void subscription_add(void *arg, const char *topic, const char *expr, rmq_expr_type_t type)
 {
     json_list_t *l = arg;
     int all;
     list_key(l, topic);
-    FR_RM_ADD(l->b, "{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":\"TAG\",\"subString\":");
+    FR_RM_ADD(l->b, "{\"classFilterMode\":false,\"codeSet\":[],\"expressionType\":");
+    rmq_json_str(l->b, type == RMQ_EXPR_SQL92 ? "SQL92" : "TAG");
+    FR_RM_ADD(l->b, ",\"subString\":");
     rmq_json_str(l->b, expr);
     FR_RM_ADD(l->b, ",\"subVersion\":0,\"tagsSet\":[");
     json_list_t tags = {l->b, 0};
-    rmq_subexpr_parse(expr, &all, tag_add, &tags);
+    if (type != RMQ_EXPR_SQL92)
+        rmq_subexpr_parse(expr, &all, tag_add, &tags);
     FR_RM_ADD(l->b, "],\"topic\":");
     rmq_json_str(l->b, topic);
     FR_RM_ADD(l->b, "}");

@@ -3,7 +3,8 @@
  * GET_CONSUMER_LIST_BY_GROUP (38, ConsumerListBody), QUERY_CONSUMER_OFFSET
  * (14: offset, or 22 QUERY_NOT_FOUND), UPDATE_CONSUMER_OFFSET (15; a
  * negative offset is ignored, as ali-ons sends -1), GET_MAX_OFFSET (30),
- * GET_MIN_OFFSET (31), SEARCH_OFFSET_BY_TIMESTAMP (29). */
+ * GET_MIN_OFFSET (31), SEARCH_OFFSET_BY_TIMESTAMP (29), CHECK_CLIENT_CONFIG
+ * (46). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,34 @@ void fr_rm_handle_heartbeat(rmq_conn_t *conn, const rmq_remoting_request_t *req,
     else
         reply_ok(conn, req);
     fr_rm_heartbeat_clear(&hb);
+}
+
+/* CHECK_CLIENT_CONFIG, as RocketMQ's ClientManageProcessor.checkClientConfig:
+ * SUCCESS without a subscription or for a TAG one; otherwise the answer a
+ * pull filtering by it would get (SYSTEM_ERROR without enablePropertyFilter,
+ * SUBSCRIPTION_PARSE_FAILED naming the error's position). */
+/* Answers CHECK_CLIENT_CONFIG after its body was read (rc, cc, why). */
+static void check_client_answer(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
+                                rmq_err_t rc, const fr_rm_check_client_t *cc, const char *why)
+{
+    bk_result_t r;
+    if (rc != RMQ_OK)
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "CHECK_CLIENT_CONFIG: %s", why);
+    else if (cc->has_sub && !bk_consume_check_subscription(rm->fe->consume, cc->expr, rmq_expr_type_of(cc->type), &r))
+        fr_rm_reply_result(conn, req, &r);
+    else
+        reply_ok(conn, req);
+}
+
+void fr_rm_handle_check_client(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    fr_rm_check_client_t cc = {0};
+    char why[256] = "";
+    rmq_err_t rc = req->body_len ? fr_rm_check_client_parse(req->body, req->body_len, &cc, why, sizeof(why)) : RMQ_OK;
+    if (fr_rm_allowed(rm, conn, req, NULL, cc.group ? cc.group : ""))
+        check_client_answer(rm, conn, req, rc, &cc, why);
+    rmq_json_free(cc.doc);
 }
 
 /* UNREGISTER_CLIENT: a consumer of this connection leaves its group (a

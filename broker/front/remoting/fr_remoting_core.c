@@ -58,7 +58,7 @@ size_t fr_rm_core_consumer_ids(bk_front_t *fe, const char *group, const char **i
     return bk_clients_ids(fe->clients, group, ids, cap);
 }
 
-const char *fr_rm_core_subscription(bk_front_t *fe, const char *group, const char *topic)
+const char *fr_rm_core_subscription(bk_front_t *fe, const char *group, const char *topic, rmq_expr_type_t *type)
 {
-    return bk_clients_subscription(fe->clients, group, topic);
+    return bk_clients_subscription(fe->clients, group, topic, type);
 }

@@ -90,16 +90,21 @@ static void pull_answer(void *arg, void *c, const void *to_p, const bk_pull_req_
 static const bk_pull_front_t pull_front = {pull_answer, rmq_conn_ref_any, rmq_conn_unref_any};
 _Static_assert(sizeof(fr_rm_to_t) <= BK_PULL_TO_MAX, "a held pull keeps the reply address");
 
-/* The expression to filter by: the request's own (subscription flag),
- * else the group's from its heartbeats, else every tag. */
+/* The expression to filter by and its type: the request's own
+ * (subscription flag, expressionType), else the group's from its
+ * heartbeats, else every tag. */
 static const char *pull_expression(fr_remoting_t *rm, const rmq_remoting_request_t *req, int64_t sys_flag,
-                                   const char *group, const char *topic)
+                                   const char *group, const char *topic, rmq_expr_type_t *type)
 {
     const char *own = rmq_remoting_field(req, "subscription");
+    *type = rmq_expr_type_of(rmq_remoting_field(req, "expressionType"));
     if ((sys_flag & PULL_FLAG_SUBSCRIPTION) && own && own[0])
         return own;
-    const char *expr = fr_rm_core_subscription(rm->fe, group, topic);
-    return expr ? expr : "*";
+    const char *expr = fr_rm_core_subscription(rm->fe, group, topic, type);
+    if (expr)
+        return expr;
+    *type = RMQ_EXPR_TAG;
+    return "*";
 }
 
 void fr_rm_handle_pull(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
@@ -117,17 +122,20 @@ void fr_rm_handle_pull(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
         !fr_rm_allowed(rm, conn, req, topic, group))
         return;
     const char *type = rmq_remoting_field(req, "expressionType");
-    if (type && strcmp(type, "TAG") != 0) {
-        rmq_remoting_replyf(conn, req, 23, "PULL_MESSAGE: expressionType %.32s is not supported (TAG only)", type);
+    if (rmq_expr_type_of(type) == RMQ_EXPR_UNKNOWN) {
+        rmq_remoting_replyf(conn, req, 23, "PULL_MESSAGE: expressionType %.32s is not supported (TAG or SQL92)", type);
         return;
     }
+    rmq_expr_type_t expr_type;
+    const char *expr = pull_expression(rm, req, sys_flag, group, topic, &expr_type);
     bk_pull_req_t pr = {
         .group = group,
         .topic = topic,
         .queue_id = (int32_t)qid,
         .queue_offset = qoff,
         .max_msg_nums = (int32_t)max_nums,
-        .subscription = pull_expression(rm, req, sys_flag, group, topic),
+        .subscription = expr,
+        .expr_type = expr_type,
         .commit = (sys_flag & PULL_FLAG_COMMIT_OFFSET) && commit_off >= 0,
         .commit_offset = commit_off,
         .suspend = (sys_flag & PULL_FLAG_SUSPEND) != 0,

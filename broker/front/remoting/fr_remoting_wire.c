@@ -224,7 +224,8 @@ static rmq_err_t heartbeat_consumer(fr_rm_heartbeat_t *h, const rmq_json_t *cd, 
         const char *topic = sd->type == RMQ_JSON_OBJECT ? rmq_json_scalar(rmq_json_get(sd, "topic")) : NULL;
         if (!topic)
             return snprintf(why, whylen, "group %.100s: subscription entry %zu has no topic", group, i), RMQ_EPROTO;
-        h->subs[(*next_sub)++] = (bk_hb_sub_t){topic, json_text(sd, "subString", "*")};
+        h->subs[(*next_sub)++] = (bk_hb_sub_t){topic, json_text(sd, "subString", "*"),
+                                               rmq_expr_type_of(json_text(sd, "expressionType", NULL))};
         c->nsubs++;
     }
     return RMQ_OK;
@@ -241,6 +242,26 @@ static size_t heartbeat_sub_count(const rmq_json_t *consumers)
             n += s->n;
     }
     return n;
+}
+
+rmq_err_t fr_rm_check_client_parse(const uint8_t *body, size_t len, fr_rm_check_client_t *out, char *why,
+                                   size_t whylen)
+{
+    char err[128];
+    memset(out, 0, sizeof(*out));
+    if (!(out->doc = rmq_json_parse((const char *)body, len, err, sizeof(err)))) {
+        snprintf(why, whylen, "CheckClientRequestBody is no JSON: %s", err);
+        return RMQ_EPROTO;
+    }
+    int obj = out->doc->type == RMQ_JSON_OBJECT;
+    out->group = obj ? json_text(out->doc, "group", "") : "";
+    const rmq_json_t *sd = obj ? rmq_json_get(out->doc, "subscriptionData") : NULL;
+    if (sd && sd->type == RMQ_JSON_OBJECT) {
+        out->has_sub = 1;
+        out->expr = json_text(sd, "subString", "");
+        out->type = json_text(sd, "expressionType", NULL);
+    }
+    return RMQ_OK;
 }
 
 rmq_err_t fr_rm_heartbeat_parse(const uint8_t *body, size_t len, fr_rm_heartbeat_t *out, char *why,

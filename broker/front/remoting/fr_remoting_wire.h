@@ -75,6 +75,21 @@ rmq_err_t fr_rm_heartbeat_parse(const uint8_t *body, size_t len, fr_rm_heartbeat
                                 size_t whylen);
 void fr_rm_heartbeat_clear(fr_rm_heartbeat_t *h);
 
+/* A CheckClientRequestBody (CHECK_CLIENT_CONFIG): its group and its
+ * subscriptionData's subString and expressionType, pointing into doc
+ * (rmq_json_free it). */
+typedef struct fr_rm_check_client {
+    rmq_json_t *doc;
+    const char *group;               /* "" when absent */
+    int has_sub;                     /* a subscriptionData object was sent */
+    const char *expr;                /* "" when absent */
+    const char *type;                /* NULL when absent */
+} fr_rm_check_client_t;
+
+/* Parses body[0..len) into *out. RMQ_OK; RMQ_EPROTO with a reason in why. */
+rmq_err_t fr_rm_check_client_parse(const uint8_t *body, size_t len, fr_rm_check_client_t *out, char *why,
+                                   size_t whylen);
+
 /* The core's value of a ConsumeFromWhere name (an unknown one: last
  * offset, RocketMQ's default), and the name of a value. */
 bk_consume_from_t fr_rm_consume_from_parse(const char *name);

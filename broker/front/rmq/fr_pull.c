@@ -20,7 +20,7 @@ static const char *pull_expression(const bk_front_t *fe, const Rmq__PullMessageR
 {
     if ((h->sys_flag & RMQ__PULL_FLAG__PULL_SUBSCRIPTION) || h->subscription[0])
         return h->subscription;
-    const char *expr = bk_clients_subscription(fe->clients, h->consumer_group, h->topic);
+    const char *expr = bk_clients_subscription(fe->clients, h->consumer_group, h->topic, NULL);
     return expr ? expr : "*";
 }
 
