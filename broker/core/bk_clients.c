@@ -338,6 +338,24 @@ size_t bk_clients_ids(const bk_clients_t *c, const char *group, const char **ids
     return n;
 }
 
+bk_status_t bk_clients_ask(const bk_clients_t *c, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg,
+                           bk_result_t *r)
+{
+    const bk_cgroup_t *grp = bk_map_get(c->groups, q->group, strlen(q->group));
+    const bk_client_t *cl = grp ? bk_map_get(grp->clients, q->client_id, strlen(q->client_id)) : NULL;
+    if (!cl || !bk_session_is_open(cl->ss))
+        return bk_result_set(r, BK_SYSTEM_ERROR, "The Consumer <%.200s> <%.200s> not online", q->group,
+                             q->client_id);
+    rmq_err_t err = bk_session_ask(cl->ss, q, fn, arg);
+    if (err == RMQ_EINVAL)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "The Consumer <%.200s> <%.200s> speaks a protocol the broker "
+                             "cannot put questions to", q->group, q->client_id);
+    if (err != RMQ_OK)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "invoke consumer <%.200s> <%.200s>: %s", q->group, q->client_id,
+                             rmq_strerror(err));
+    return BK_OK;
+}
+
 const char *bk_clients_subscription(const bk_clients_t *c, const char *group, const char *topic)
 {
     const bk_cgroup_t *grp = bk_map_get(c->groups, group, strlen(group));
