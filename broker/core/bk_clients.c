@@ -229,7 +229,7 @@ int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const bk_caller_t *w
     int changed = 0;
     if (!heartbeat_check(c, ss, hb, r) || !bk_perm_check_heartbeat(who, hb, r))
         return -1;
-    if (c->cfg.tx && hb->nproducers && !bk_tx_heartbeat(c->cfg.tx, ss, hb->producer_groups, hb->nproducers, r))
+    if (c->cfg.tx && hb->nproducers && !bk_tx_heartbeat(c->cfg.tx, ss, hb, r))
         return -1;   /* producer groups: where transaction checks go */
     for (size_t i = 0; i < hb->nconsumers; i++) {
         if (c->cfg.consumer_group)

@@ -18,7 +18,9 @@
  * consumers: a heartbeat's client listed by GET_CONSUMER_CONNECTION_LIST
  * with its address, subscription tags and settings; QUERY_TOPIC_CONSUME_BY_WHO
  * names its group; GET_CONSUME_STATS shows its committed offset; an
- * unknown group is CONSUMER_NOT_ONLINE.
+ * unknown group is CONSUMER_NOT_ONLINE. GET_PRODUCER_CONNECTION_LIST lists
+ * a producer's heartbeat (client id, address, language, version); a group
+ * with no producer is SYSTEM_ERROR naming it.
  *
  * ask_client: GET_CONSUMER_RUNNING_INFO and CONSUME_MESSAGE_DIRECTLY put
  * through the broker to a live consumer (fr_remoting_diag.c): the client
@@ -277,6 +279,26 @@ START_TEST(consumers)
     rmq_remoting_field_t other = {"consumerGroup", "adm_nobody"};
     ck_assert_int_eq(call(203, &other, 1, NULL, &r), 206);   /* CONSUMER_NOT_ONLINE */
     remark_has(&r, "adm_nobody");
+
+    int pfd = rem_connect(bk_addr);         /* a producer stays connected */
+    const char *phb = "{\"clientID\":\"10.0.0.3@prod\",\"producerDataSet\":[{\"groupName\":\"adm_pg\"}],"
+                      "\"consumerDataSet\":[]}";
+    ck_assert_int_eq(call_on(pfd, 34, NULL, 0, phb, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t pg = {"producerGroup", "adm_pg"};
+    ck_assert_int_eq(call(204, &pg, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    d = body_json(&r);
+    set = rmq_json_get(d, "connectionSet");
+    ck_assert(set && set->type == RMQ_JSON_ARRAY && set->n == 1);
+    ck_assert_str_eq(rmq_json_scalar(rmq_json_get(set->items[0], "clientId")), "10.0.0.3@prod");
+    ck_assert(strncmp(rmq_json_scalar(rmq_json_get(set->items[0], "clientAddr")), "127.0.0.1:", 10) == 0);
+    ck_assert_str_eq(rmq_json_scalar(rmq_json_get(set->items[0], "language")), "OTHER");
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t nopg = {"producerGroup", "adm_nopg"};
+    ck_assert_int_eq(call(204, &nopg, 1, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "the producer group[adm_nopg] not exist");
+    close(pfd);
     close(fd);
     hn_case_passed();
 }

@@ -366,6 +366,7 @@ static const fr_rm_route_t routes[] = {
     {201, fr_rm_handle_json_read, BK_OP_GROUP_LIST},           /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
     {202, fr_rm_handle_json_read, BK_OP_TOPIC_STATS},          /* GET_TOPIC_STATS_INFO */
     {203, fr_rm_handle_consumer_connections, BK_OP_CONSUMER_CONNECTIONS}, /* GET_CONSUMER_CONNECTION_LIST */
+    {204, fr_rm_handle_json_read, BK_OP_PRODUCER_CONNECTIONS}, /* GET_PRODUCER_CONNECTION_LIST */
     {207, fr_rm_handle_delete_group, BK_OP_GROUP_DELETE},      /* DELETE_SUBSCRIPTIONGROUP */
     {208, fr_rm_handle_json_read, BK_OP_CONSUME_STATS},        /* GET_CONSUME_STATS */
     {222, fr_rm_handle_reset_offset, BK_OP_OFFSET_RESET},      /* INVOKE_BROKER_TO_RESET_OFFSET */

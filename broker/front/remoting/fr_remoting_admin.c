@@ -3,7 +3,8 @@
  * DELETE_TOPIC_IN_BROKER 215, GET_ALL_TOPIC_CONFIG 21, GET_TOPIC_CONFIG
  * 351, GET_TOPIC_STATS_INFO 202, QUERY_TOPIC_CONSUME_BY_WHO 300),
  * subscription groups (200, 201, 207), consumers (GET_CONSUMER_CONNECTION_LIST
- * 203, GET_CONSUME_STATS 208, INVOKE_BROKER_TO_RESET_OFFSET 222) and the broker itself (GET_BROKER_RUNTIME_INFO
+ * 203, GET_CONSUME_STATS 208, INVOKE_BROKER_TO_RESET_OFFSET 222), producers
+ * (GET_PRODUCER_CONNECTION_LIST 204) and the broker itself (GET_BROKER_RUNTIME_INFO
  * 28, GET_BROKER_CONFIG 26; UPDATE_BROKER_CONFIG 25 is refused: an rmq
  * broker reads its configuration once, from its properties file). Each
  * handler reads its extFields (or its JSON body,
@@ -378,6 +379,21 @@ static void subscription_add(void *arg, const char *topic, const char *expr)
     FR_RM_ADD(l->b, "}");
 }
 
+/* ProducerConnection {connectionSet} of the producer group named (body_fn);
+ * SYSTEM_ERROR as RocketMQ's broker answers when it has no producer. */
+static bk_status_t producer_connections_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg,
+                                             bk_result_t *r)
+{
+    const names_t *n = arg;
+    json_list_t conns = {b, 0};
+    FR_RM_ADD(b, "{\"connectionSet\":[");
+    bk_tx_each_producer(rm->fe->tx, n->group, connection_add, &conns);
+    FR_RM_ADD(b, "]}");
+    if (conns.n == 0)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "the producer group[%.200s] not exist", n->group);
+    return BK_OK;
+}
+
 /* A consumer group as GET_CONSUMER_CONNECTION_LIST reads it. */
 typedef struct group_ref {
     const char *name;
@@ -523,6 +539,7 @@ static const json_read_t json_reads[] = {
     {21, NULL, NULL, 0, all_topics_body},                      /* GET_ALL_TOPIC_CONFIG */
     {28, NULL, NULL, 0, runtime_info_body},                    /* GET_BROKER_RUNTIME_INFO */
     {201, NULL, NULL, 0, all_groups_body},                     /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
+    {204, "producerGroup", NULL, 0, producer_connections_body}, /* GET_PRODUCER_CONNECTION_LIST */
     {202, NULL, "topic", 0, topic_stats_body},                 /* GET_TOPIC_STATS_INFO */
     {208, "consumerGroup", "topic", 1, consume_stats_body},    /* GET_CONSUME_STATS */
     {300, NULL, "topic", 0, consume_by_who_body},              /* QUERY_TOPIC_CONSUME_BY_WHO */
