@@ -122,6 +122,7 @@ typedef struct bk_client_view {
     const char *addr;                /* its connection's peer ("" when closed) */
     const char *language;            /* "" when unknown */
     int32_t version;
+    int64_t last_heartbeat_ms;       /* wall clock of its latest heartbeat */
 } bk_client_view_t;
 
 typedef void (*bk_client_view_fn)(void *arg, const bk_client_view_t *cl);

@@ -45,6 +45,7 @@ typedef enum bk_op {
     BK_OP_GROUP_LIST,
     BK_OP_CONSUMER_CONNECTIONS,
     BK_OP_PRODUCER_CONNECTIONS,
+    BK_OP_ALL_PRODUCERS,             /* every producer group and its clients */
     BK_OP_CONSUME_STATS,
     BK_OP_OFFSET_RESET,              /* an operator's reset of a group's offsets to a time */
     BK_OP_ALL_OFFSETS,

@@ -424,9 +424,19 @@ void bk_tx_each_producer(const bk_tx_t *tx, const char *group, bk_client_view_fn
     for (size_t i = 0; g && i < g->n; i++) {
         const tx_producer_t *p = g->v[i];
         const char *peer = bk_session_is_open(p->ss) ? bk_session_peer(p->ss) : NULL;
-        bk_client_view_t v = {p->client_id, peer ? peer : "", p->language, p->version};
+        bk_client_view_t v = {p->client_id, peer ? peer : "", p->language, p->version,
+                              rmq_wall_ms() - (rmq_mono_ms() - p->seen_ms)};
         fn(arg, &v);
     }
+}
+
+void bk_tx_each_group(const bk_tx_t *tx, bk_clients_name_fn fn, void *arg)
+{
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(tx->groups, &cursor, &key, &val))
+        fn(arg, key);
 }
 
 size_t bk_tx_producer_count(const bk_tx_t *tx)

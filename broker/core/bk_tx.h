@@ -92,6 +92,8 @@ int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const bk_heartbeat_t *hb, bk_
 void bk_tx_session_closed(bk_tx_t *tx, bk_session_t *ss);
 /* Calls fn for every producer of group (mqadmin producerConnection). */
 void bk_tx_each_producer(const bk_tx_t *tx, const char *group, bk_client_view_fn fn, void *arg);
+/* Calls fn for every producer group with a producer (GET_ALL_PRODUCER_INFO). */
+void bk_tx_each_group(const bk_tx_t *tx, bk_clients_name_fn fn, void *arg);
 /* Producer registrations held (for tests and metrics). */
 size_t bk_tx_producer_count(const bk_tx_t *tx);
 /* Runs one checker pass now (what the timer does every check interval). */

@@ -20,7 +20,8 @@
  * names its group; GET_CONSUME_STATS shows its committed offset; an
  * unknown group is CONSUMER_NOT_ONLINE. GET_PRODUCER_CONNECTION_LIST lists
  * a producer's heartbeat (client id, address, language, version); a group
- * with no producer is SYSTEM_ERROR naming it.
+ * with no producer is SYSTEM_ERROR naming it; GET_ALL_PRODUCER_INFO has it
+ * under its group with its heartbeat's time.
  *
  * ask_client: GET_CONSUMER_RUNNING_INFO and CONSUME_MESSAGE_DIRECTLY put
  * through the broker to a live consumer (fr_remoting_diag.c): the client
@@ -46,6 +47,7 @@
 #include "remwire.h"
 #include "rmq_json.h"
 #include "rmq_message.h"
+#include "rmq_time.h"
 
 static const char *case_dir;
 static char ns_addr[64], bk_addr[64];
@@ -298,6 +300,16 @@ START_TEST(consumers)
     rmq_remoting_field_t nopg = {"producerGroup", "adm_nopg"};
     ck_assert_int_eq(call(204, &nopg, 1, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
     remark_has(&r, "the producer group[adm_nopg] not exist");
+    ck_assert_int_eq(call(328, NULL, 0, NULL, &r), RMQ_REMOTING_SUCCESS);
+    d = body_json(&r);
+    set = rmq_json_get(rmq_json_get(d, "data"), "adm_pg");
+    ck_assert(set && set->type == RMQ_JSON_ARRAY && set->n == 1);
+    ck_assert_str_eq(rmq_json_scalar(rmq_json_get(set->items[0], "clientId")), "10.0.0.3@prod");
+    ck_assert(strncmp(rmq_json_scalar(rmq_json_get(set->items[0], "remoteIP")), "127.0.0.1:", 10) == 0);
+    long long seen = atoll(rmq_json_scalar(rmq_json_get(set->items[0], "lastUpdateTimestamp")));
+    ck_assert_msg(seen > rmq_wall_ms() - 60000 && seen <= rmq_wall_ms(), "lastUpdateTimestamp %lld is not now", seen);
+    rmq_json_free(d);
+    rem_resp_clear(&r);
     close(pfd);
     close(fd);
     hn_case_passed();

@@ -375,6 +375,7 @@ static const fr_rm_route_t routes[] = {
     {309, fr_rm_handle_consume_directly, BK_OP_CONSUME_DIRECTLY},  /* CONSUME_MESSAGE_DIRECTLY */
     {215, fr_rm_handle_delete_topic, BK_OP_TOPIC_DELETE},      /* DELETE_TOPIC_IN_BROKER */
     {300, fr_rm_handle_json_read, BK_OP_TOPIC_CONSUMERS},      /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {328, fr_rm_handle_json_read, BK_OP_ALL_PRODUCERS},        /* GET_ALL_PRODUCER_INFO */
     {351, fr_rm_handle_json_read, BK_OP_TOPIC_CONFIG},         /* GET_TOPIC_CONFIG */
 };
 

@@ -159,7 +159,7 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
  * body), one row each in fr_remoting_admin.c: GET_ALL_TOPIC_CONFIG,
  * GET_BROKER_RUNTIME_INFO, GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
  * GET_TOPIC_STATS_INFO, GET_CONSUME_STATS, QUERY_TOPIC_CONSUME_BY_WHO,
- * GET_PRODUCER_CONNECTION_LIST,
+ * GET_PRODUCER_CONNECTION_LIST, GET_ALL_PRODUCER_INFO,
  * GET_TOPIC_CONFIG. */
 void fr_rm_handle_json_read(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
