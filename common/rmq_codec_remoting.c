@@ -35,6 +35,8 @@ typedef struct remoting {
     size_t nhandlers;
     rmq_acl_t *acl;                /* NULL: no signature check */
     rmq_acl_scope_t scope;         /* what the check decides */
+    rmq_remoting_handler_fn on_response; /* answers to requests the server sent; NULL: dropped */
+    void *on_response_arg;
 } remoting_t;
 
 static const char *const language_names[] = {
@@ -1280,6 +1282,10 @@ static void dispatch(remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_reques
 {
     char remark[512];
 
+    if ((req->flags & RMQ_REMOTING_FLAG_RESPONSE) && rm->on_response != NULL) {
+        rm->on_response(conn, req, rm->on_response_arg);
+        return;
+    }
     if (req->flags & RMQ_REMOTING_FLAG_RESPONSE) {
         LOG_WARN_RL("%s: ignoring a remoting response (code %d, opaque %d) from %s",
                     rmq_server_name(rm->srv), req->code, (int)req->opaque, rmq_conn_peer(conn));
@@ -1383,6 +1389,16 @@ rmq_err_t rmq_remoting_handle(rmq_server_t *srv, int code, rmq_remoting_handler_
     }
     rm->handlers[at] = (struct remoting_handler){.code = code, .fn = fn, .arg = arg};
     return RMQ_OK;
+}
+
+void rmq_remoting_on_response(rmq_server_t *srv, rmq_remoting_handler_fn fn, void *arg)
+{
+    remoting_t *rm = rmq_server_codec_state(srv, &rmq_codec_remoting);
+
+    if (rm != NULL) {
+        rm->on_response = fn;
+        rm->on_response_arg = arg;
+    }
 }
 
 void rmq_remoting_set_acl(rmq_server_t *srv, rmq_acl_t *acl, rmq_acl_scope_t scope)

@@ -132,6 +132,11 @@ rmq_err_t rmq_remoting_install(rmq_server_t *srv);
 /* Routes code to fn on srv's remoting codec. Set-up time. */
 rmq_err_t rmq_remoting_handle(rmq_server_t *srv, int code, rmq_remoting_handler_fn fn, void *arg);
 
+/* Hands every response a client sends on srv (an answer to a request the
+ * server pushed to it) to fn, unchecked by the ACL (it answers the server's
+ * own question). Without it responses are logged and dropped. Set-up time. */
+void rmq_remoting_on_response(rmq_server_t *srv, rmq_remoting_handler_fn fn, void *arg);
+
 /* Checks RocketMQ ACL 1.0 signatures against acl (borrowed; must outlive
  * srv) before every handler, and with RMQ_ACL_SIGNER_AND_NEEDS what each
  * code needs by the codec's table. NULL: no check. Set-up time. */

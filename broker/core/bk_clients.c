@@ -248,7 +248,7 @@ int bk_clients_heartbeat(bk_clients_t *c, bk_session_t *ss, const bk_caller_t *w
     int changed = 0;
     if (!heartbeat_check(c, ss, hb, r) || !bk_perm_check_heartbeat(who, hb, r))
         return -1;
-    if (c->cfg.tx && hb->nproducers && !bk_tx_heartbeat(c->cfg.tx, ss, hb->producer_groups, hb->nproducers, r))
+    if (c->cfg.tx && hb->nproducers && !bk_tx_heartbeat(c->cfg.tx, ss, hb, r))
         return -1;   /* producer groups: where transaction checks go */
     for (size_t i = 0; i < hb->nconsumers; i++) {
         if (c->cfg.consumer_group)
@@ -357,6 +357,24 @@ size_t bk_clients_ids(const bk_clients_t *c, const char *group, const char **ids
     return n;
 }
 
+bk_status_t bk_clients_ask(const bk_clients_t *c, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg,
+                           bk_result_t *r)
+{
+    const bk_cgroup_t *grp = bk_map_get(c->groups, q->group, strlen(q->group));
+    const bk_client_t *cl = grp ? bk_map_get(grp->clients, q->client_id, strlen(q->client_id)) : NULL;
+    if (!cl || !bk_session_is_open(cl->ss))
+        return bk_result_set(r, BK_SYSTEM_ERROR, "The Consumer <%.200s> <%.200s> not online", q->group,
+                             q->client_id);
+    rmq_err_t err = bk_session_ask(cl->ss, q, fn, arg);
+    if (err == RMQ_EINVAL)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "The Consumer <%.200s> <%.200s> speaks a protocol the broker "
+                             "cannot put questions to", q->group, q->client_id);
+    if (err != RMQ_OK)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "invoke consumer <%.200s> <%.200s>: %s", q->group, q->client_id,
+                             rmq_strerror(err));
+    return BK_OK;
+}
+
 const char *bk_clients_subscription(const bk_clients_t *c, const char *group, const char *topic,
                                     rmq_expr_type_t *type)
 {
@@ -397,7 +415,8 @@ void bk_clients_each_client(const bk_clients_t *c, const char *group, bk_client_
     while (grp && bk_map_next(grp->clients, &cursor, &key, &val)) {
         const bk_client_t *cl = val;
         const char *peer = bk_session_is_open(cl->ss) ? bk_session_peer(cl->ss) : NULL;
-        bk_client_view_t v = {cl->id, peer ? peer : "", cl->language, cl->version};
+        bk_client_view_t v = {cl->id, peer ? peer : "", cl->language, cl->version,
+                              rmq_wall_ms() - (rmq_mono_ms() - cl->last_ms)};
         fn(arg, &v);
     }
 }

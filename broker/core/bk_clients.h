@@ -98,6 +98,12 @@ void bk_clients_expire(bk_clients_t *c, int64_t now_ms);
 /* Pushes rs to every client of rs->group whose session is open; returns
  * how many were told. */
 size_t bk_clients_reset_offset(const bk_clients_t *c, const bk_offset_reset_t *rs);
+/* Puts q to client q->client_id of group q->group (bk_session_ask): BK_OK
+ * and fn(arg, answer) follows once; else r set and fn never called: the
+ * client is not in the group or its connection closed, or its protocol
+ * cannot be asked (BK_SYSTEM_ERROR, as RocketMQ's broker answers). */
+bk_status_t bk_clients_ask(const bk_clients_t *c, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg,
+                           bk_result_t *r);
 /* Client ids of group into ids (borrowed, valid until the next change);
  * returns how many there are (may exceed cap). */
 size_t bk_clients_ids(const bk_clients_t *c, const char *group, const char **ids, size_t cap);
@@ -121,6 +127,7 @@ typedef struct bk_client_view {
     const char *addr;                /* its connection's peer ("" when closed) */
     const char *language;            /* "" when unknown */
     int32_t version;
+    int64_t last_heartbeat_ms;       /* wall clock of its latest heartbeat */
 } bk_client_view_t;
 
 typedef void (*bk_client_view_fn)(void *arg, const bk_client_view_t *cl);

@@ -45,6 +45,8 @@ typedef enum bk_op {
     BK_OP_GROUP_DELETE,
     BK_OP_GROUP_LIST,
     BK_OP_CONSUMER_CONNECTIONS,
+    BK_OP_PRODUCER_CONNECTIONS,
+    BK_OP_ALL_PRODUCERS,             /* every producer group and its clients */
     BK_OP_CONSUME_STATS,
     BK_OP_OFFSET_RESET,              /* an operator's reset of a group's offsets to a time */
     BK_OP_ALL_OFFSETS,
@@ -54,6 +56,8 @@ typedef enum bk_op {
     BK_OP_BROKER_CONFIG_UPDATE,
     BK_OP_POP,                       /* pop messages */
     BK_OP_POP_ACK,                   /* ack or change the invisible time of popped messages */
+    BK_OP_CONSUMER_RUNNING_INFO,     /* asks one consumer for its running state */
+    BK_OP_CONSUME_DIRECTLY,          /* makes one consumer consume a stored message now */
     BK_OP_COUNT
 } bk_op_t;
 

@@ -39,6 +39,11 @@ void bk_offset_reset_clear(bk_offset_reset_t *rs)
     rs->n = 0;
 }
 
+rmq_err_t bk_session_ask(bk_session_t *ss, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg)
+{
+    return ss->ops->ask ? ss->ops->ask(ss, q, fn, arg) : RMQ_EINVAL;
+}
+
 rmq_err_t bk_session_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk)
 {
     return ss->ops->check_transaction(ss, chk);

@@ -1,7 +1,8 @@
 /* bk_session.h: how the core reaches a connected client on its own (not as
  * the answer to a request): tell a consumer its group's members changed,
  * or that its group's offsets were reset, ask a producer for a
- * transaction's state. Each front-end implements the
+ * transaction's state, put an operator's question to a consumer and hand
+ * back its answer (or why none came). Each front-end implements the
  * operations for its protocol; the core holds sessions by reference and
  * never sees a connection. Loop thread only. */
 #ifndef BK_SESSION_H
@@ -38,6 +39,36 @@ typedef struct bk_offset_reset {
     size_t n;
 } bk_offset_reset_t;
 
+/* An operator's question to one consumer, put through the broker
+ * (mqadmin consumerStatus, consumeMessage). Strings borrowed for the call. */
+typedef enum bk_ask_kind {
+    BK_ASK_RUNNING_INFO = 0,         /* its consumer's running state (ConsumerRunningInfo) */
+    BK_ASK_CONSUME_DIRECTLY,         /* consume one stored message now and say how it went */
+} bk_ask_kind_t;
+
+typedef struct bk_client_ask {
+    bk_ask_kind_t kind;
+    const char *group;
+    const char *client_id;
+    int jstack;                      /* running info: with its threads' stacks */
+    const char *msg_id;              /* consume directly: the message's id */
+    const char *broker_name;         /* consume directly: this broker's name */
+    const void *record;              /* consume directly: the stored record */
+    size_t record_len;
+    int64_t timeout_ms;              /* how long the client has to answer */
+} bk_client_ask_t;
+
+/* The client's answer: ok with its body, or why there is none (it refused,
+ * it did not answer in time, its connection closed). Borrowed for the call. */
+typedef struct bk_client_answer {
+    int ok;
+    const char *why;                 /* "" when ok */
+    const void *body;
+    size_t body_len;
+} bk_client_answer_t;
+
+typedef void (*bk_client_answer_fn)(void *arg, const bk_client_answer_t *ans);
+
 typedef struct bk_session_ops {
     /* The consumer ids of group changed: the client rebalances (no answer). */
     rmq_err_t (*notify_ids_changed)(bk_session_t *ss, const char *group);
@@ -45,6 +76,10 @@ typedef struct bk_session_ops {
      * it holds of rs's topic and pulls from there (no answer). NULL: the
      * front's protocol has no such push. */
     rmq_err_t (*reset_offset)(bk_session_t *ss, const bk_offset_reset_t *rs);
+    /* Puts q to the client; RMQ_OK: fn(arg, answer) follows exactly once,
+     * by q->timeout_ms at the latest. An error: fn is never called. NULL:
+     * the front's protocol cannot ask its clients. */
+    rmq_err_t (*ask)(bk_session_t *ss, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg);
     /* Asks a producer for the state of chk's half message (no answer here). */
     rmq_err_t (*check_transaction)(bk_session_t *ss, const bk_tx_check_t *chk);
     int (*is_open)(const bk_session_t *ss);
@@ -73,6 +108,8 @@ rmq_err_t bk_session_notify_ids_changed(bk_session_t *ss, const char *group);
 rmq_err_t bk_session_reset_offset(bk_session_t *ss, const bk_offset_reset_t *rs);
 /* Frees rs->offsets. */
 void bk_offset_reset_clear(bk_offset_reset_t *rs);
+/* RMQ_EINVAL when the front cannot ask its clients (ops->ask NULL). */
+rmq_err_t bk_session_ask(bk_session_t *ss, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg);
 rmq_err_t bk_session_check_transaction(bk_session_t *ss, const bk_tx_check_t *chk);
 int bk_session_is_open(const bk_session_t *ss);
 const char *bk_session_peer(const bk_session_t *ss);

@@ -31,6 +31,9 @@ typedef struct tx_producer {
     const char *group;               /* inside key */
     bk_session_t *ss;                /* referenced */
     int64_t seen_ms;
+    char *client_id;                 /* of its latest heartbeat */
+    char language[16];
+    int32_t version;
 } tx_producer_t;
 
 /* The producers of one group. */
@@ -288,12 +291,29 @@ static void prod_drop(bk_tx_t *tx, tx_producer_t *p)
         pgroup_free(bk_map_del(tx->groups, p->group, glen));
     p->ss->groups--;
     bk_session_unref(p->ss);
+    free(p->client_id);
     free(p->key);
     free(p);
 }
 
-/* Records ss as a producer of group; 0 when out of memory. */
-static int prod_add(bk_tx_t *tx, bk_session_t *ss, const char *group, int64_t now)
+/* Takes who p is from heartbeat hb; 0 when out of memory. */
+static int prod_seen(tx_producer_t *p, const bk_heartbeat_t *hb, int64_t now)
+{
+    if (!p->client_id || strcmp(p->client_id, hb->client_id) != 0) {
+        char *id = strdup(hb->client_id);
+        if (!id)
+            return 0;
+        free(p->client_id);
+        p->client_id = id;
+    }
+    snprintf(p->language, sizeof(p->language), "%s", hb->language ? hb->language : "");
+    p->version = hb->version;
+    p->seen_ms = now;
+    return 1;
+}
+
+/* Records ss as a producer of group; the new producer, or NULL when out of memory. */
+static tx_producer_t *prod_add(bk_tx_t *tx, bk_session_t *ss, const char *group)
 {
     tx_producer_t *p = calloc(1, sizeof(*p));
     size_t len, glen = strlen(group);
@@ -322,15 +342,14 @@ static int prod_add(bk_tx_t *tx, bk_session_t *ss, const char *group, int64_t no
     bk_session_ref(ss);
     ss->groups++;
     p->ss = ss;
-    p->seen_ms = now;
-    return 1;
+    return p;
 err:
     if (g && g->n == 0)
         pgroup_free(bk_map_del(tx->groups, group, glen));
     if (p)
         free(p->key);
     free(p);
-    return 0;
+    return NULL;
 }
 
 /* 1 if group is the Java client's internal producer group (RMQ_INNER_PRODUCER_GROUP). */
@@ -339,10 +358,11 @@ static int group_is_inner(const char *group)
     return strcmp(group, RMQ_INNER_PRODUCER_GROUP) == 0;
 }
 
-int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const char *const *groups, size_t n, bk_result_t *r)
+int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r)
 {
     int64_t now = rmq_mono_ms();
-    size_t fresh = 0;
+    size_t fresh = 0, n = hb->nproducers;
+    const char *const *groups = hb->producer_groups;
 
     for (size_t i = 0; i < n; i++)
         if (!group_is_inner(groups[i]) && !pair_find(tx, ss, groups[i]))
@@ -356,9 +376,9 @@ int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const char *const *groups, si
             continue;
         tx_producer_t *p = pair_find(tx, ss, groups[i]);
 
-        if (p)
-            p->seen_ms = now;
-        else if (!prod_add(tx, ss, groups[i], now))
+        if (!p)
+            p = prod_add(tx, ss, groups[i]);
+        if (!p || !prod_seen(p, hb, now))
             return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory recording producer group %.200s",
                                  groups[i]), 0;
     }
@@ -396,6 +416,27 @@ void bk_tx_session_closed(bk_tx_t *tx, bk_session_t *ss)
 {
     if (tx && ss->groups)
         prods_remove_where(tx, match_session, ss);
+}
+
+void bk_tx_each_producer(const bk_tx_t *tx, const char *group, bk_client_view_fn fn, void *arg)
+{
+    const tx_pgroup_t *g = bk_map_get(tx->groups, group, strlen(group));
+    for (size_t i = 0; g && i < g->n; i++) {
+        const tx_producer_t *p = g->v[i];
+        const char *peer = bk_session_is_open(p->ss) ? bk_session_peer(p->ss) : NULL;
+        bk_client_view_t v = {p->client_id, peer ? peer : "", p->language, p->version,
+                              rmq_wall_ms() - (rmq_mono_ms() - p->seen_ms)};
+        fn(arg, &v);
+    }
+}
+
+void bk_tx_each_group(const bk_tx_t *tx, bk_clients_name_fn fn, void *arg)
+{
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(tx->groups, &cursor, &key, &val))
+        fn(arg, key);
 }
 
 size_t bk_tx_producer_count(const bk_tx_t *tx)

@@ -81,14 +81,19 @@ rmq_err_t bk_tx_divert(bk_tx_t *tx, st_msg_t *m, const char **why);
  * the committed message is durable. */
 int bk_tx_end(bk_tx_t *tx, const bk_tx_end_req_t *req, bk_append_out_t *out, bk_append_fn cb, void *arg);
 
-/* Heartbeat: remembers session ss (referenced) as a producer of each of
- * groups[0..n) but RMQ_INNER_PRODUCER_GROUP (a Java client's own, which
- * gets no check-back). 1, or 0 with r set (BK_BAD_REQUEST when ss would hold
+/* Heartbeat hb: remembers session ss (referenced) as a producer of each of
+ * its producer groups but RMQ_INNER_PRODUCER_GROUP (a Java client's own,
+ * which gets no check-back), with its client id, language and version. 1,
+ * or 0 with r set (BK_BAD_REQUEST when ss would hold
  * more than max_groups_per_conn groups, producer and consumer
  * (bk_session_t.groups); nothing recorded then). */
-int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const char *const *groups, size_t n, bk_result_t *r);
+int bk_tx_heartbeat(bk_tx_t *tx, bk_session_t *ss, const bk_heartbeat_t *hb, bk_result_t *r);
 /* Forgets the session of a closing connection. */
 void bk_tx_session_closed(bk_tx_t *tx, bk_session_t *ss);
+/* Calls fn for every producer of group (mqadmin producerConnection). */
+void bk_tx_each_producer(const bk_tx_t *tx, const char *group, bk_client_view_fn fn, void *arg);
+/* Calls fn for every producer group with a producer (GET_ALL_PRODUCER_INFO). */
+void bk_tx_each_group(const bk_tx_t *tx, bk_clients_name_fn fn, void *arg);
 /* Producer registrations held (for tests and metrics). */
 size_t bk_tx_producer_count(const bk_tx_t *tx);
 /* Runs one checker pass now (what the timer does every check interval). */

@@ -188,7 +188,7 @@ static void teardown(void)
      {"sysFlag", "0"}, {"bornTimestamp", "0"}, {"flag", "0"}, {"properties", ""}, {"reconsumeTimes", "0"},    \
      {"queueOffset", "0"}, {"maxMsgNums", "1"}, {"commitOffset", "0"}, {"offset", half_off},                 \
      {"key", "k"}, {"maxNum", "1"}, {"beginTimestamp", "0"}, {"endTimestamp", "0"}, {"timestamp", "0"},       \
-     {"clientID", "walker"}, {"delayLevel", "0"}, {"tranStateTableOffset", "0"},                              \
+     {"clientID", "walker"}, {"clientId", "walker"}, {"delayLevel", "0"}, {"tranStateTableOffset", "0"},     \
      {"commitLogOffset", half_off}, {"commitOrRollback", "8"}, {"msgId", "m"}, {"readQueueNums", "4"},       \
      {"writeQueueNums", "4"}, {"perm", "6"}, {"invisibleTime", "60000"}, {"pollTime", "0"},                   \
      {"extraInfo", "0 1 60000 0 0 broker-a 0 0 0"}}

@@ -18,7 +18,18 @@
  * consumers: a heartbeat's client listed by GET_CONSUMER_CONNECTION_LIST
  * with its address, subscription tags and settings; QUERY_TOPIC_CONSUME_BY_WHO
  * names its group; GET_CONSUME_STATS shows its committed offset; an
- * unknown group is CONSUMER_NOT_ONLINE.
+ * unknown group is CONSUMER_NOT_ONLINE. GET_PRODUCER_CONNECTION_LIST lists
+ * a producer's heartbeat (client id, address, language, version); a group
+ * with no producer is SYSTEM_ERROR naming it; GET_ALL_PRODUCER_INFO has it
+ * under its group with its heartbeat's time.
+ *
+ * ask_client: GET_CONSUMER_RUNNING_INFO and CONSUME_MESSAGE_DIRECTLY put
+ * through the broker to a live consumer (fr_remoting_diag.c): the client
+ * receives the question with the group and its client id (309: the stored
+ * message too), and its body comes back to the operator; its refusal comes
+ * back as SYSTEM_ERROR naming its code; a client that does not answer
+ * gets SYSTEM_ERROR "did not answer within 10000 ms" in about that time;
+ * a client id not in the group is "not online".
  *
  * broker: GET_BROKER_RUNTIME_INFO (KVTable), GET_BROKER_CONFIG (properties
  * text), UPDATE_BROKER_CONFIG refused naming why.
@@ -36,6 +47,7 @@
 #include "remwire.h"
 #include "rmq_json.h"
 #include "rmq_message.h"
+#include "rmq_time.h"
 
 static const char *case_dir;
 static char ns_addr[64], bk_addr[64];
@@ -269,6 +281,144 @@ START_TEST(consumers)
     rmq_remoting_field_t other = {"consumerGroup", "adm_nobody"};
     ck_assert_int_eq(call(203, &other, 1, NULL, &r), 206);   /* CONSUMER_NOT_ONLINE */
     remark_has(&r, "adm_nobody");
+
+    int pfd = rem_connect(bk_addr);         /* a producer stays connected */
+    const char *phb = "{\"clientID\":\"10.0.0.3@prod\",\"producerDataSet\":[{\"groupName\":\"adm_pg\"}],"
+                      "\"consumerDataSet\":[]}";
+    ck_assert_int_eq(call_on(pfd, 34, NULL, 0, phb, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t pg = {"producerGroup", "adm_pg"};
+    ck_assert_int_eq(call(204, &pg, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    d = body_json(&r);
+    set = rmq_json_get(d, "connectionSet");
+    ck_assert(set && set->type == RMQ_JSON_ARRAY && set->n == 1);
+    ck_assert_str_eq(rmq_json_scalar(rmq_json_get(set->items[0], "clientId")), "10.0.0.3@prod");
+    ck_assert(strncmp(rmq_json_scalar(rmq_json_get(set->items[0], "clientAddr")), "127.0.0.1:", 10) == 0);
+    ck_assert_str_eq(rmq_json_scalar(rmq_json_get(set->items[0], "language")), "OTHER");
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t nopg = {"producerGroup", "adm_nopg"};
+    ck_assert_int_eq(call(204, &nopg, 1, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "the producer group[adm_nopg] not exist");
+    ck_assert_int_eq(call(328, NULL, 0, NULL, &r), RMQ_REMOTING_SUCCESS);
+    d = body_json(&r);
+    set = rmq_json_get(rmq_json_get(d, "data"), "adm_pg");
+    ck_assert(set && set->type == RMQ_JSON_ARRAY && set->n == 1);
+    ck_assert_str_eq(rmq_json_scalar(rmq_json_get(set->items[0], "clientId")), "10.0.0.3@prod");
+    ck_assert(strncmp(rmq_json_scalar(rmq_json_get(set->items[0], "remoteIP")), "127.0.0.1:", 10) == 0);
+    long long seen = atoll(rmq_json_scalar(rmq_json_get(set->items[0], "lastUpdateTimestamp")));
+    ck_assert_msg(seen > rmq_wall_ms() - 60000 && seen <= rmq_wall_ms(), "lastUpdateTimestamp %lld is not now", seen);
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+    close(pfd);
+    close(fd);
+    hn_case_passed();
+}
+END_TEST
+
+/* The next request the broker pushes to fd (oneway notices skipped): it must be code. */
+static void recv_question(int fd, int code, rem_resp_t *q)
+{
+    for (;;) {
+        ck_assert_int_eq(rem_recv_frame(fd, q, 5000), 0);
+        if (!(q->msg.flags & RMQ_REMOTING_FLAG_ONEWAY))
+            break;
+        rem_resp_clear(q);
+    }
+    ck_assert_int_eq(q->msg.code, code);
+    ck_assert(!(q->msg.flags & RMQ_REMOTING_FLAG_RESPONSE));
+    ck_assert_str_eq(rem_field(q, "consumerGroup"), "adm_dg");
+    ck_assert_str_eq(rem_field(q, "clientId"), "10.0.0.2@diag");
+}
+
+/* The operator asks code of client id on adm with fields f[0..n) (opaque 11). */
+static void ask(int adm, int code, const rmq_remoting_field_t *f, size_t n)
+{
+    rem_send(adm, RMQ_REMOTING_JSON, code, 11, 0, f, n, NULL, 0);
+}
+
+START_TEST(ask_client)
+{
+    rem_resp_t r, q;
+    ck_assert_int_eq(create_topic("AdmTopic", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    char props[128];
+    snprintf(props, sizeof props, "TAGS\001TagA\002");
+    rmq_remoting_field_t sf[] = {{"a", "adm_pg"}, {"b", "AdmTopic"}, {"c", "TBW102"}, {"d", "4"}, {"e", "1"},
+                                 {"f", "0"}, {"g", "1700000000000"}, {"h", "0"}, {"i", props}, {"j", "0"},
+                                 {"k", "false"}, {"m", "false"}};
+    ck_assert_int_eq(call(310, sf, sizeof sf / sizeof sf[0], "direct-body", &r), RMQ_REMOTING_SUCCESS);
+    char msg_id[64];
+    snprintf(msg_id, sizeof msg_id, "%s", rem_field(&r, "msgId"));
+    rem_resp_clear(&r);
+    const char *hb = "{\"clientID\":\"10.0.0.2@diag\",\"producerDataSet\":[],\"consumerDataSet\":[{"
+                     "\"groupName\":\"adm_dg\",\"consumeType\":\"CONSUME_PASSIVELY\",\"messageModel\":\"CLUSTERING\","
+                     "\"consumeFromWhere\":\"CONSUME_FROM_FIRST_OFFSET\",\"unitMode\":false,\"subscriptionDataSet\":["
+                     "{\"topic\":\"AdmTopic\",\"subString\":\"*\",\"subVersion\":1,\"tagsSet\":[],"
+                     "\"codeSet\":[],\"expressionType\":\"TAG\"}]}]}";
+    int fd = rem_connect(bk_addr), adm = rem_connect(bk_addr);
+    ck_assert_int_eq(call_on(fd, 34, NULL, 0, hb, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+
+    /* answered: the client's body comes back */
+    rmq_remoting_field_t f[] = {{"consumerGroup", "adm_dg"}, {"clientId", "10.0.0.2@diag"},
+                                {"jstackEnable", "false"}};
+    ask(adm, 307, f, 3);
+    recv_question(fd, 307, &q);
+    ck_assert_str_eq(rem_field(&q, "jstackEnable"), "false");
+    const char *info = "{\"properties\":{\"consumeType\":\"CONSUME_PASSIVELY\"},\"subscriptionSet\":[]}";
+    rem_send(fd, RMQ_REMOTING_JSON, RMQ_REMOTING_SUCCESS, q.msg.opaque, RMQ_REMOTING_FLAG_RESPONSE, NULL, 0, info,
+             strlen(info));
+    rem_resp_clear(&q);
+    ck_assert_int_eq(rem_recv(adm, &r, 5000), 0);
+    ck_assert_int_eq(r.msg.opaque, 11);
+    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SUCCESS);
+    ck_assert(r.msg.body_len == strlen(info) && memcmp(r.msg.body, info, r.msg.body_len) == 0);
+    rem_resp_clear(&r);
+
+    /* refused by the client: its code named */
+    ask(adm, 307, f, 3);
+    recv_question(fd, 307, &q);
+    rem_send(fd, RMQ_REMOTING_JSON, RMQ_REMOTING_SYSTEM_ERROR, q.msg.opaque, RMQ_REMOTING_FLAG_RESPONSE, NULL, 0,
+             NULL, 0);
+    rem_resp_clear(&q);
+    ck_assert_int_eq(rem_recv(adm, &r, 5000), 0);
+    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "answered code 1");
+
+    /* CONSUME_MESSAGE_DIRECTLY: the client gets the stored message */
+    rmq_remoting_field_t d[] = {{"consumerGroup", "adm_dg"}, {"clientId", "10.0.0.2@diag"}, {"msgId", msg_id},
+                                {"brokerName", "broker-a"}};
+    ask(adm, 309, d, 4);
+    recv_question(fd, 309, &q);
+    ck_assert_str_eq(rem_field(&q, "msgId"), msg_id);
+    ck_assert_msg(q.msg.body_len && memmem(q.msg.body, q.msg.body_len, "direct-body", 11) != NULL,
+                  "309 to the client lacks the stored message");
+    const char *res = "{\"order\":false,\"autoCommit\":true,\"consumeResult\":\"CR_SUCCESS\"}";
+    rem_send(fd, RMQ_REMOTING_JSON, RMQ_REMOTING_SUCCESS, q.msg.opaque, RMQ_REMOTING_FLAG_RESPONSE, NULL, 0, res,
+             strlen(res));
+    rem_resp_clear(&q);
+    ck_assert_int_eq(rem_recv(adm, &r, 5000), 0);
+    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SUCCESS);
+    body_has(&r, "CR_SUCCESS");
+    rem_resp_clear(&r);
+
+    /* not answered: a clear error once the broker stops waiting */
+    ask(adm, 307, f, 3);
+    recv_question(fd, 307, &q);
+    rem_resp_clear(&q);
+    long long t0 = hn_now_ms();
+    ck_assert_int_eq(rem_recv(adm, &r, 20000), 0);
+    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SYSTEM_ERROR);
+    ck_assert_int_ge(hn_now_ms() - t0, 8000);
+    remark_has(&r, "did not answer within 10000 ms");
+
+    rmq_remoting_field_t other[] = {{"consumerGroup", "adm_dg"}, {"clientId", "10.0.0.9@nobody"}};
+    ask(adm, 307, other, 2);
+    ck_assert_int_eq(rem_recv(adm, &r, 5000), 0);
+    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "not online");
+    close(adm);
     close(fd);
     hn_case_passed();
 }
@@ -352,6 +502,7 @@ static Suite *remoting_admin_suite(void)
     tcase_add_test(tc, topics);
     tcase_add_test(tc, groups);
     tcase_add_test(tc, consumers);
+    tcase_add_test(tc, ask_client);
     tcase_add_test(tc, broker);
     tcase_add_test(tc, bad_input);
     suite_add_tcase(s, tc);

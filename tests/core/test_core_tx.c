@@ -190,7 +190,8 @@ START_TEST(test_check_back)
     bk_result_t r;
     const char *groups[] = {PGROUP};
     core_fake_session_init(&f);
-    ck_assert_int_eq(bk_tx_heartbeat(fx.tx, &f.base, groups, 1, &r), 1);
+    bk_heartbeat_t hb = {.client_id = "tx-client", .producer_groups = groups, .nproducers = 1};
+    ck_assert_int_eq(bk_tx_heartbeat(fx.tx, &f.base, &hb, &r), 1);
     int64_t phys = half_send();
     bk_tx_check_now(fx.tx);
     ck_assert_int_eq(f.checked, 0);          /* younger than transactionTimeOut */

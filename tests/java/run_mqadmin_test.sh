@@ -6,7 +6,10 @@
 # AdminFixture.java send 8 messages with a key and consume them with a push
 # consumer that stays connected, then runs clusterList, topicList,
 # topicRoute, topicStatus, brokerStatus, consumerProgress,
-# consumerConnection, queryMsgById, queryMsgByKey, getConsumerConfig,
+# consumerConnection, producerConnection, consumerStatus (the broker asks
+# the live consumer, GET_CONSUMER_RUNNING_INFO 307), queryMsgById (also
+# consumed directly by the live consumer, CONSUME_MESSAGE_DIRECTLY 309),
+# queryMsgByKey, getConsumerConfig,
 # getBrokerConfig, updateBrokerConfig, resetOffsetByTime (to a time before
 # the sends: the live consumer gets the messages again; and once it left:
 # the tool's fallback), skipAccumulatedMessage and deleteTopic and checks
@@ -16,8 +19,8 @@ set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-echo "1..26"
-java_build 26
+echo "1..30"
+java_build 30
 start_namesrv
 start_broker AdminCluster broker-m
 bk=127.0.0.1:$bk_port
@@ -118,12 +121,31 @@ ok "consumerConnection shows its subscription and settings" \
         has consumerConnection '^MessageModel: CLUSTERING$' && \
         has consumerConnection '^ConsumeFromWhere: CONSUME_FROM_FIRST_OFFSET$'"
 
+adm producerConnection producerConnection -g rmq_admin_producer -t AdmTopic
+ok "producerConnection (GET_PRODUCER_CONNECTION_LIST, 204) lists the Java producer, its address, language and version" \
+  has producerConnection '^0001 +[^ ]+@admin-producer +127\.0\.0\.1:[0-9]+ +JAVA +V4_9_7$'
+
+client=$(awk '/@admin-consumer /{print $1; exit}' "$run/consumerConnection.out")
+adm consumerStatus consumerStatus -g adm_group
+ok "consumerStatus (GET_CONSUMER_RUNNING_INFO, 307, put to the live consumer) finds its subscription and rebalance" \
+  eval "has consumerStatus '^1 +$client +V4_9_7 ' && has consumerStatus 'Same subscription in the same group of consumer' && \
+        has consumerStatus 'Rebalance OK' && clean consumerStatus"
+adm consumerStatusI consumerStatus -g adm_group -i "$client"
+ok "consumerStatus -i prints the consumer's own running info: its group, settings and subscription" \
+  eval "has consumerStatusI '^consumerGroup +: adm_group$' && has consumerStatusI '^messageModel +: CLUSTERING$' && \
+        has consumerStatusI '^#Consumer Subscription#' && \
+        has consumerStatusI '^[0-9]{3} Topic: AdmTopic +ClassFilter: false +SubExpression: TagA \|\| TagB$' && \
+        clean consumerStatusI"
+
 adm queryMsgById queryMsgById -i "$msgid"
 ok "queryMsgById finds the first message by its offset msgId" \
   eval "has queryMsgById '^OffsetID: +$msgid$' && has queryMsgById '^Topic: +AdmTopic$' && \
         has queryMsgById '^Keys: +\[adminkey\]$' && has queryMsgById '^Store Host: +$bk$'"
 ok "queryMsgById tracks it as consumed by adm_group" \
   has queryMsgById 'consumerGroup=adm_group, trackType=CONSUMED'
+adm consumeDirectly queryMsgById -i "$msgid" -g adm_group -d "$client"
+ok "queryMsgById -g -d: the live consumer consumes it directly (CONSUME_MESSAGE_DIRECTLY, 309)" \
+  eval "has consumeDirectly 'consumeResult=CR_SUCCESS' && clean consumeDirectly"
 
 adm queryMsgByKey queryMsgByKey -t AdmTopic -k adminkey
 ok "queryMsgByKey finds the 8 messages of key adminkey" \

@@ -23,6 +23,8 @@
 #define CODE_CHECK_TRANSACTION_STATE 39
 #define CODE_NOTIFY_CONSUMER_IDS_CHANGED 40
 #define CODE_RESET_CONSUMER_CLIENT_OFFSET 220
+#define CODE_GET_CONSUMER_RUNNING_INFO 307
+#define CODE_CONSUME_MESSAGE_DIRECTLY 309
 
 /* ---- replies ------------------------------------------------------------- */
 
@@ -167,18 +169,24 @@ typedef struct rm_session {
     int version;
 } rm_session_t;
 
-/* Writes a oneway request of code with fields and body to the session's client. */
-static rmq_err_t rs_push(rm_session_t *rs, int code, const rmq_remoting_field_t *f, size_t n, const void *body,
-                         size_t body_len)
+/* Writes a request of code with flags, opaque, fields and body to the session's client. */
+static rmq_err_t rs_send(rm_session_t *rs, int code, int32_t flags, int32_t opaque, const rmq_remoting_field_t *f,
+                         size_t n, const void *body, size_t body_len)
 {
     struct evbuffer *out = rmq_conn_output(rs->conn);
     if (!out)
         return RMQ_ECLOSED;
     rmq_remoting_reply_t rep = {.code = code, .fields = f, .n_fields = n, .body = body, .body_len = body_len};
-    rmq_err_t err = rmq_remoting_encode(out, rs->serialize_type, code, ++rs->rm->next_opaque,
-                                        RMQ_REMOTING_FLAG_ONEWAY, rs->version, &rep);
+    rmq_err_t err = rmq_remoting_encode(out, rs->serialize_type, code, opaque, flags, rs->version, &rep);
     rmq_conn_output_done(rs->conn);
     return err;
+}
+
+/* Writes a oneway request of code with fields and body to the session's client. */
+static rmq_err_t rs_push(rm_session_t *rs, int code, const rmq_remoting_field_t *f, size_t n, const void *body,
+                         size_t body_len)
+{
+    return rs_send(rs, code, RMQ_REMOTING_FLAG_ONEWAY, ++rs->rm->next_opaque, f, n, body, body_len);
 }
 
 static rmq_err_t rs_notify_ids_changed(bk_session_t *ss, const char *group)
@@ -209,6 +217,38 @@ static rmq_err_t rs_reset_offset(bk_session_t *ss, const bk_offset_reset_t *rese
     rmq_err_t err = data ? rs_push(rs, CODE_RESET_CONSUMER_CLIENT_OFFSET, f, sizeof(f) / sizeof(f[0]), data, len)
                          : RMQ_ENOMEM;
     evbuffer_free(body);
+    return err;
+}
+
+/* GET_CONSUMER_RUNNING_INFO or CONSUME_MESSAGE_DIRECTLY (the stored
+ * message in MessageDecoder's layout) to the client, its response awaited
+ * by opaque (fr_remoting_diag.c). */
+static rmq_err_t rs_ask(bk_session_t *ss, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg)
+{
+    rm_session_t *rs = (rm_session_t *)ss;
+    uint8_t *msg = NULL;
+    size_t msg_len = 0;
+    rmq_err_t err = RMQ_OK;
+    int directly = q->kind == BK_ASK_CONSUME_DIRECTLY;
+    rmq_remoting_field_t f[] = {
+        {"consumerGroup", (char *)q->group},
+        {"clientId", (char *)q->client_id},
+        directly ? (rmq_remoting_field_t){"msgId", (char *)q->msg_id}
+                 : (rmq_remoting_field_t){"jstackEnable", q->jstack ? "true" : "false"},
+        {"brokerName", (char *)(q->broker_name ? q->broker_name : "")},
+    };
+    if (directly)
+        err = fr_rm_check_message_encode(q->record, q->record_len, &msg, &msg_len);
+    int32_t opaque = err == RMQ_OK ? fr_rm_ask_add(rs->rm, rs->conn, q->timeout_ms, fn, arg) : 0;
+    if (err == RMQ_OK && opaque == 0)
+        err = RMQ_ENOMEM;
+    if (err == RMQ_OK) {
+        err = rs_send(rs, directly ? CODE_CONSUME_MESSAGE_DIRECTLY : CODE_GET_CONSUMER_RUNNING_INFO, 0, opaque, f,
+                      directly ? 4 : 3, msg, msg_len);
+        if (err != RMQ_OK)
+            fr_rm_ask_cancel(rs->rm, opaque);
+    }
+    free(msg);
     return err;
 }
 
@@ -259,6 +299,7 @@ static void rs_free(bk_session_t *ss)
 static const bk_session_ops_t rm_session_ops = {
     .notify_ids_changed = rs_notify_ids_changed,
     .reset_offset = rs_reset_offset,
+    .ask = rs_ask,
     .check_transaction = rs_check_transaction,
     .is_open = rs_is_open,
     .peer = rs_peer,
@@ -326,11 +367,16 @@ static const fr_rm_route_t routes[] = {
     {201, fr_rm_handle_json_read, BK_OP_GROUP_LIST},           /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
     {202, fr_rm_handle_json_read, BK_OP_TOPIC_STATS},          /* GET_TOPIC_STATS_INFO */
     {203, fr_rm_handle_consumer_connections, BK_OP_CONSUMER_CONNECTIONS}, /* GET_CONSUMER_CONNECTION_LIST */
+    {204, fr_rm_handle_json_read, BK_OP_PRODUCER_CONNECTIONS}, /* GET_PRODUCER_CONNECTION_LIST */
     {207, fr_rm_handle_delete_group, BK_OP_GROUP_DELETE},      /* DELETE_SUBSCRIPTIONGROUP */
     {208, fr_rm_handle_json_read, BK_OP_CONSUME_STATS},        /* GET_CONSUME_STATS */
     {222, fr_rm_handle_reset_offset, BK_OP_OFFSET_RESET},      /* INVOKE_BROKER_TO_RESET_OFFSET */
+    /* an operator's questions to one consumer (fr_remoting_diag.c) */
+    {307, fr_rm_handle_running_info, BK_OP_CONSUMER_RUNNING_INFO}, /* GET_CONSUMER_RUNNING_INFO */
+    {309, fr_rm_handle_consume_directly, BK_OP_CONSUME_DIRECTLY},  /* CONSUME_MESSAGE_DIRECTLY */
     {215, fr_rm_handle_delete_topic, BK_OP_TOPIC_DELETE},      /* DELETE_TOPIC_IN_BROKER */
     {300, fr_rm_handle_json_read, BK_OP_TOPIC_CONSUMERS},      /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {328, fr_rm_handle_json_read, BK_OP_ALL_PRODUCERS},        /* GET_ALL_PRODUCER_INFO */
     {351, fr_rm_handle_json_read, BK_OP_TOPIC_CONFIG},         /* GET_TOPIC_CONFIG */
 };
 
@@ -359,6 +405,7 @@ fr_remoting_t *fr_remoting_start(bk_front_t *fe, char *err, size_t errlen)
     if (rc != RMQ_OK)
         goto fail;
     rmq_remoting_set_acl(fe->srv, fe->node->sec->acl, RMQ_ACL_SIGNER_ONLY);
+    rmq_remoting_on_response(fe->srv, fr_rm_handle_answer, rm);
     return rm;
 fail:
     snprintf(err, errlen, "cannot start the RocketMQ remoting front-end: %s", rmq_strerror(rc));
@@ -370,6 +417,7 @@ void fr_remoting_free(fr_remoting_t *rm)
 {
     if (!rm)
         return;
+    fr_rm_ask_free_all(rm);
     fr_rm_send_free(rm);
     free(rm);
 }

@@ -23,10 +23,12 @@
 
 
 typedef struct fr_remoting fr_remoting_t;
+typedef struct fr_rm_ask fr_rm_ask_t;
 
 struct fr_remoting {
     bk_front_t *fe;
-    int32_t next_opaque;             /* of requests the broker sends (ids changed) */
+    int32_t next_opaque;             /* of requests the broker sends (ids changed, questions) */
+    fr_rm_ask_t *asks;               /* questions put to clients, awaiting their answer (fr_remoting_diag.c) */
     bk_batch_t batch;                /* batch scratch, reused: messages, merged properties, msgIds */
 };
 
@@ -159,10 +161,26 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
  * body), one row each in fr_remoting_admin.c: GET_ALL_TOPIC_CONFIG,
  * GET_BROKER_RUNTIME_INFO, GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
  * GET_TOPIC_STATS_INFO, GET_CONSUME_STATS, QUERY_TOPIC_CONSUME_BY_WHO,
+ * GET_PRODUCER_CONNECTION_LIST, GET_ALL_PRODUCER_INFO,
  * GET_TOPIC_CONFIG. */
 void fr_rm_handle_json_read(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_update_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+
+/* GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY: put to the client
+ * named, its answer handed back (fr_remoting_diag.c). */
+void fr_rm_handle_running_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_consume_directly(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+/* A client's response to a question of the broker (rmq_remoting_on_response). */
+void fr_rm_handle_answer(rmq_conn_t *conn, const rmq_remoting_request_t *resp, void *arg);
+/* Records a question about to be sent to conn: fn(arg, answer) follows
+ * once, on its response or after timeout_ms. Returns the opaque the request
+ * must carry, or 0 when out of memory (fn never called). */
+int32_t fr_rm_ask_add(fr_remoting_t *rm, rmq_conn_t *conn, int64_t timeout_ms, bk_client_answer_fn fn, void *arg);
+/* Forgets the question of opaque (it could not be sent; fn never called). */
+void fr_rm_ask_cancel(fr_remoting_t *rm, int32_t opaque);
+/* Answers every question in flight "the broker is stopping". */
+void fr_rm_ask_free_all(fr_remoting_t *rm);
 
 /* Frees rm's send scratch (fr_remoting_send.c). */
 void fr_rm_send_free(fr_remoting_t *rm);

@@ -3,7 +3,8 @@
  * DELETE_TOPIC_IN_BROKER 215, GET_ALL_TOPIC_CONFIG 21, GET_TOPIC_CONFIG
  * 351, GET_TOPIC_STATS_INFO 202, QUERY_TOPIC_CONSUME_BY_WHO 300),
  * subscription groups (200, 201, 207), consumers (GET_CONSUMER_CONNECTION_LIST
- * 203, GET_CONSUME_STATS 208, INVOKE_BROKER_TO_RESET_OFFSET 222) and the broker itself (GET_BROKER_RUNTIME_INFO
+ * 203, GET_CONSUME_STATS 208, INVOKE_BROKER_TO_RESET_OFFSET 222), producers
+ * (GET_PRODUCER_CONNECTION_LIST 204, GET_ALL_PRODUCER_INFO 328) and the broker itself (GET_BROKER_RUNTIME_INFO
  * 28, GET_BROKER_CONFIG 26; UPDATE_BROKER_CONFIG 25 is refused: an rmq
  * broker reads its configuration once, from its properties file). Each
  * handler reads its extFields (or its JSON body,
@@ -381,6 +382,66 @@ static void subscription_add(void *arg, const char *topic, const char *expr, rmq
     FR_RM_ADD(l->b, "}");
 }
 
+/* ProducerConnection {connectionSet} of the producer group named (body_fn);
+ * SYSTEM_ERROR as RocketMQ's broker answers when it has no producer. */
+static bk_status_t producer_connections_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg,
+                                             bk_result_t *r)
+{
+    const names_t *n = arg;
+    json_list_t conns = {b, 0};
+    FR_RM_ADD(b, "{\"connectionSet\":[");
+    bk_tx_each_producer(rm->fe->tx, n->group, connection_add, &conns);
+    FR_RM_ADD(b, "]}");
+    if (conns.n == 0)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "the producer group[%.200s] not exist", n->group);
+    return BK_OK;
+}
+
+/* Where GET_ALL_PRODUCER_INFO's body is being written. */
+typedef struct producers_json {
+    json_list_t groups;
+    json_list_t producers;
+    const fr_remoting_t *rm;
+} producers_json_t;
+
+/* bk_client_view_fn: appends one ProducerInfo {clientId, language,
+ * lastUpdateTimestamp, remoteIP, version}. */
+static void producer_info_add(void *arg, const bk_client_view_t *cl)
+{
+    json_list_t *l = arg;
+    list_next(l);
+    FR_RM_ADD(l->b, "{\"clientId\":");
+    rmq_json_str(l->b, cl->client_id);
+    FR_RM_ADD(l->b, ",\"language\":");
+    rmq_json_str(l->b, cl->language[0] ? cl->language : "OTHER");
+    evbuffer_add_printf(l->b, ",\"lastUpdateTimestamp\":%" PRId64 ",\"remoteIP\":", cl->last_heartbeat_ms);
+    rmq_json_str(l->b, cl->addr);
+    evbuffer_add_printf(l->b, ",\"version\":%" PRId32 "}", cl->version);
+}
+
+/* bk_clients_name_fn: appends group: [ProducerInfo...]. */
+static void producer_group_add(void *arg, const char *group)
+{
+    producers_json_t *pj = arg;
+    list_key(&pj->groups, group);
+    FR_RM_ADD(pj->groups.b, "[");
+    pj->producers.n = 0;
+    bk_tx_each_producer(pj->rm->fe->tx, group, producer_info_add, &pj->producers);
+    FR_RM_ADD(pj->groups.b, "]");
+}
+
+/* ProducerTableInfo {data: {group: [ProducerInfo]}} of every producer group (body_fn). */
+static bk_status_t all_producers_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
+{
+    producers_json_t pj = {{b, 0}, {b, 0}, rm};
+    (void)arg;
+    (void)r;
+    FR_RM_ADD(b, "{\"data\":{");
+    bk_tx_each_group(rm->fe->tx, producer_group_add, &pj);
+    FR_RM_ADD(b, "}}");
+    return BK_OK;
+}
+
 /* A consumer group as GET_CONSUMER_CONNECTION_LIST reads it. */
 typedef struct group_ref {
     const char *name;
@@ -526,9 +587,11 @@ static const json_read_t json_reads[] = {
     {21, NULL, NULL, 0, all_topics_body},                      /* GET_ALL_TOPIC_CONFIG */
     {28, NULL, NULL, 0, runtime_info_body},                    /* GET_BROKER_RUNTIME_INFO */
     {201, NULL, NULL, 0, all_groups_body},                     /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
+    {204, "producerGroup", NULL, 0, producer_connections_body}, /* GET_PRODUCER_CONNECTION_LIST */
     {202, NULL, "topic", 0, topic_stats_body},                 /* GET_TOPIC_STATS_INFO */
     {208, "consumerGroup", "topic", 1, consume_stats_body},    /* GET_CONSUME_STATS */
     {300, NULL, "topic", 0, consume_by_who_body},              /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {328, NULL, NULL, 0, all_producers_body},                  /* GET_ALL_PRODUCER_INFO */
     {351, NULL, "topic", 0, topic_body},                       /* GET_TOPIC_CONFIG */
 };
 

@@ -9,8 +9,9 @@
  * consumer of GROUP (CONSUME_FROM_FIRST_OFFSET, offsets committed every
  * second) consumes them, printing "GOT <body>" for each delivery (again
  * after an offset reset), and prints "CONSUMED <N>" once every one arrived;
- * it stays connected (so consumerConnection lists it) until STOPFILE
- * exists, then shuts down cleanly. */
+ * producer and consumer stay connected (so producerConnection,
+ * consumerConnection and consumerStatus list them) until STOPFILE exists,
+ * then shut down cleanly. */
 package rmqtest;
 
 import java.io.File;
@@ -48,7 +49,6 @@ public final class AdminFixture {
                 + r.getQueueOffset());
         }
         System.out.flush();
-        p.shutdown();
 
         Set<String> seen = ConcurrentHashMap.newKeySet();
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
@@ -77,6 +77,7 @@ public final class AdminFixture {
             Thread.sleep(100);
         }
         c.shutdown();
+        p.shutdown();
         System.exit(0);
     }
 }
