@@ -37,6 +37,8 @@ import time
 
 import grpc
 
+from pb_wire import field, one, parse, resource, seconds_nanos, status_of
+
 SERVICE = "/apache.rocketmq.v2.MessagingService/"
 META = (("x-mq-client-id", "probe@1@0@consume"), ("x-mq-protocol", "v2"),
         ("x-mq-language", "PYTHON"))
@@ -47,79 +49,6 @@ MESSAGE_NOT_FOUND, TOPIC_NOT_FOUND, GROUP_NOT_FOUND = 40401, 40402, 40403
 UNSUPPORTED = 50500
 TAG, SQL = 1, 2
 READ_WRITE = 4
-
-# ---- protobuf by hand ----
-
-
-def varint(n):
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def f_int(num, v):
-    return varint(num << 3) + varint(v)
-
-
-def f_bytes(num, b):
-    if isinstance(b, str):
-        b = b.encode()
-    return varint((num << 3) | 2) + varint(len(b)) + b
-
-
-def resource(name):
-    return f_bytes(2, name)
-
-
-def duration(ms):
-    return f_int(1, ms // 1000) + f_int(2, (ms % 1000) * 1000000)
-
-
-def parse(buf):
-    """A message's fields: {number: [value, ...]} (bytes or int)."""
-    fields, i = {}, 0
-    while i < len(buf):
-        key, i = read_varint(buf, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = read_varint(buf, i)
-        elif wt == 2:
-            n, i = read_varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        elif wt == 1:
-            v, i = buf[i:i + 8], i + 8
-        elif wt == 5:
-            v, i = buf[i:i + 4], i + 4
-        else:
-            raise ValueError(f"wire type {wt}")
-        fields.setdefault(num, []).append(v)
-    return fields
-
-
-def read_varint(buf, i):
-    n = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
-
-
-def one(fields, num, default=None):
-    return fields.get(num, [default])[0]
-
-
-def status_of(msg):
-    """(code, message) of a response whose field 1 is its Status."""
-    st = parse(one(parse(msg), 1, b""))
-    return one(st, 1, 0), one(st, 2, b"").decode(errors="replace")
 
 # ---- calls ----
 
@@ -139,7 +68,7 @@ class Probe:
 
     def query_assignment(self, topic, group=None):
         """(code, [(queue id, permission, broker name, [(host, port)])])."""
-        resp = self.unary("QueryAssignment", f_bytes(1, resource(topic)) + f_bytes(2, resource(group or self.group)))
+        resp = self.unary("QueryAssignment", field(1, resource(topic)) + field(2, resource(group or self.group)))
         out = []
         for a in parse(resp).get(2, []):
             mq = parse(one(parse(a), 1, b""))
@@ -149,17 +78,17 @@ class Probe:
             qid = one(mq, 2, 0)             # a negative int32 is a 10-byte varint
             out.append((qid - (1 << 64) if qid >= 1 << 63 else qid, one(mq, 3, 0), one(br, 1, b"").decode(),
                         addrs))
-        return status_of(resp)[0], out
+        return status_of(parse(resp))[0], out
 
     def receive_req(self, topic=None, group=None, batch=16, invisible_ms=10000, poll_ms=2000,
                     ftype=TAG, expr="*", queue=0, attempt=None):
-        mq = f_bytes(1, resource(topic or self.topic)) + f_int(2, queue)
-        req = (f_bytes(1, resource(group or self.group)) + f_bytes(2, mq) +
-               f_bytes(3, f_int(1, ftype) + f_bytes(2, expr)) + f_int(4, batch))
+        mq = field(1, resource(topic or self.topic)) + field(2, queue)
+        req = (field(1, resource(group or self.group)) + field(2, mq) +
+               field(3, field(1, ftype) + field(2, expr)) + field(4, batch))
         if invisible_ms is not None:
-            req += f_bytes(5, duration(invisible_ms))
-        req += f_bytes(7, duration(poll_ms))
-        return req + f_bytes(8, attempt) if attempt else req
+            req += field(5, seconds_nanos(invisible_ms))
+        req += field(7, seconds_nanos(poll_ms))
+        return req + field(8, attempt) if attempt else req
 
     def receive(self, req, timeout=10):
         """[(kind, value)]: ('status', (code, msg)), ('message', fields), ('delivery_timestamp', b)."""
@@ -180,23 +109,23 @@ class Probe:
         return got[0][1][0] if got and got[0][0] == "status" else None, got
 
     def ack(self, handles, group=None):
-        entries = b"".join(f_bytes(3, f_bytes(1, "id") + f_bytes(2, h)) for h in handles)
-        resp = self.unary("AckMessage", f_bytes(1, resource(group or self.group)) + f_bytes(2, resource(self.topic)) +
+        entries = b"".join(field(3, field(1, "id") + field(2, h)) for h in handles)
+        resp = self.unary("AckMessage", field(1, resource(group or self.group)) + field(2, resource(self.topic)) +
                           entries)
         codes = [one(parse(one(parse(e), 3, b"")), 1, 0) for e in parse(resp).get(2, [])]
-        return status_of(resp)[0], codes
+        return status_of(parse(resp))[0], codes
 
     def change_invisible(self, handle, ms, group=None):
-        resp = self.unary("ChangeInvisibleDuration", f_bytes(1, resource(group or self.group)) +
-                          f_bytes(2, resource(self.topic)) + f_bytes(3, handle) + f_bytes(4, duration(ms)) +
-                          f_bytes(5, "id"))
-        return status_of(resp)[0], one(parse(resp), 2, b"").decode()
+        resp = self.unary("ChangeInvisibleDuration", field(1, resource(group or self.group)) +
+                          field(2, resource(self.topic)) + field(3, handle) + field(4, seconds_nanos(ms)) +
+                          field(5, "id"))
+        return status_of(parse(resp))[0], one(parse(resp), 2, b"").decode()
 
     def forward_dlq(self, handle):
-        resp = self.unary("ForwardMessageToDeadLetterQueue", f_bytes(1, resource(self.group)) +
-                          f_bytes(2, resource(self.topic)) + f_bytes(3, handle) + f_bytes(4, "id") +
-                          f_int(5, 1) + f_int(6, 16))
-        return status_of(resp)[0]
+        resp = self.unary("ForwardMessageToDeadLetterQueue", field(1, resource(self.group)) +
+                          field(2, resource(self.topic)) + field(3, handle) + field(4, "id") +
+                          field(5, 1) + field(6, 16))
+        return status_of(parse(resp))[0]
 
 
 def message_view(m):

@@ -2,8 +2,8 @@
 """grpc_front_probe.py: RocketMQ 5 RPCs of the broker's and the name
 server's gRPC fronts, through gRPC core (Debian's python3-grpcio, an
 independent client), for tests/cluster/test_grpc_front.c. The v2 messages
-are written and read with the small protobuf codec below (field numbers
-from proto/apache/rocketmq/v2/), so no generated code is needed.
+are written and read with pb_wire.py (field numbers from
+proto/apache/rocketmq/v2/), so no generated code is needed.
 
 Checks QueryRoute on both daemons (TOPIC: master queues with the broker's
 address; an unknown topic: TOPIC_NOT_FOUND), bytes that are no request
@@ -36,6 +36,8 @@ import uuid
 
 import grpc
 
+from pb_wire import msg, one, parse, resource, seconds_nanos, status_of
+
 SERVICE = "/apache.rocketmq.v2.MessagingService/"
 OK, TOPIC_NOT_FOUND, FORBIDDEN, UNAUTHORIZED = 20000, 40402, 40300, 40100
 CLIENT_ID_REQUIRED, UNRECOGNIZED_CLIENT_TYPE = 40017, 40015
@@ -43,89 +45,10 @@ ILLEGAL_DELIVERY_TIME, INVALID_TRANSACTION_ID = 40012, 40008
 READ_WRITE, PRODUCER, NORMAL, TRANSACTION = 4, 1, 1, 4
 COMMIT, SOURCE_CLIENT = 1, 1
 
-# ---- a minimal protobuf codec -------------------------------------------------
-
-
-def varint(n):
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def field(num, value):
-    """One field: an int is a varint, str/bytes are length-delimited."""
-    if isinstance(value, int):
-        return varint(num << 3) + varint(value)
-    if isinstance(value, str):
-        value = value.encode()
-    return varint(num << 3 | 2) + varint(len(value)) + value
-
-
-def msg(*fields):
-    return b"".join(field(n, v) for n, v in fields if v is not None)
-
-
-def parse(data):
-    """field number -> list of values (ints for varints, bytes otherwise)."""
-    out, i = {}, 0
-    while i < len(data):
-        key, i = read_varint(data, i)
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = read_varint(data, i)
-        elif wire == 2:
-            n, i = read_varint(data, i)
-            v, i = data[i:i + n], i + n
-        elif wire == 1:
-            v, i = data[i:i + 8], i + 8
-        elif wire == 5:
-            v, i = data[i:i + 4], i + 4
-        else:
-            raise ValueError(f"wire type {wire}")
-        out.setdefault(num, []).append(v)
-    return out
-
-
-def read_varint(data, i):
-    n = shift = 0
-    while True:
-        b = data[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
-
-
-def one(d, num, default=None):
-    return d.get(num, [default])[0]
-
-
-def status_of(resp):
-    """(code, message) of a response's Status (field 1)."""
-    st = parse(one(resp, 1, b""))
-    return one(st, 1, 0), one(st, 2, b"").decode()
-
-
-def resource(name):
-    return msg((2, name))
-
-
-def timestamp(ms):
-    return msg((1, ms // 1000), (2, (ms % 1000) * 1000000))
-
-
 def message(topic, body, mtype=NORMAL, delivery_ms=None):
-    sysp = msg((3, "01" + uuid.uuid4().hex.upper()), (6, mtype), (7, timestamp(int(time.time() * 1000))),
+    sysp = msg((3, "01" + uuid.uuid4().hex.upper()), (6, mtype), (7, seconds_nanos(int(time.time() * 1000))),
                (8, "probe-host"),
-               (11, timestamp(delivery_ms) if delivery_ms is not None else None))
+               (11, seconds_nanos(delivery_ms) if delivery_ms is not None else None))
     return msg((1, resource(topic)), (3, sysp), (4, body))
 
 
