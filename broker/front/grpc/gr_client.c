@@ -178,11 +178,11 @@ static void handle_telemetry(rmq_grpc_call_t *call, void *arg)
 {
     gr_front_t *gf = arg;
     gr_status_t st;
-    const char *id = gr_call_client_id(call, &st);
-    gr_session_t *gs = id ? gr_session_of(call, id, (size_t)gf->settings.max_body_size) : NULL;
+    gr_session_t *gs = gr_call_session(gf, call, &st);
     gr_telemetry_t *t = gs ? malloc(sizeof(*t)) : NULL;
     if (!t) {
-        rmq_grpc_finish(call, id ? RMQ_GRPC_INTERNAL : RMQ_GRPC_INVALID_ARGUMENT, id ? "out of memory" : st.message);
+        int no_id = !gs && st.code == APACHE__ROCKETMQ__V2__CODE__CLIENT_ID_REQUIRED;
+        rmq_grpc_finish(call, no_id ? RMQ_GRPC_INVALID_ARGUMENT : RMQ_GRPC_INTERNAL, no_id ? st.message : "out of memory");
         return;
     }
     *t = (gr_telemetry_t){.gf = gf, .gs = gs, .call = call, .next = gf->streams};
@@ -206,18 +206,11 @@ void gr_front_stop(gr_front_t *gf)
  * with st set (CLIENT_ID_REQUIRED, UNRECOGNIZED_CLIENT_TYPE). */
 static gr_session_t *known_client(gr_front_t *gf, rmq_grpc_call_t *call, gr_status_t *st)
 {
-    const char *id = gr_call_client_id(call, st);
-    if (!id)
-        return NULL;
-    gr_session_t *gs = gr_session_of(call, id, (size_t)gf->settings.max_body_size);
-    if (!gs) {
-        gr_status_set(st, APACHE__ROCKETMQ__V2__CODE__INTERNAL_SERVER_ERROR, "out of memory");
-        return NULL;
-    }
-    if (gr_session_settings(gs))
+    gr_session_t *gs = gr_call_session(gf, call, st);
+    if (!gs || gr_session_settings(gs))
         return gs;
     gr_status_set(st, APACHE__ROCKETMQ__V2__CODE__UNRECOGNIZED_CLIENT_TYPE,
-                  "client %s sent no Settings on a Telemetry stream of this connection", id);
+                  "client %s sent no Settings on a Telemetry stream of this connection", gs->client_id);
     return NULL;
 }
 

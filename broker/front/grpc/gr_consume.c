@@ -295,17 +295,6 @@ static int recv_request(const gr_front_t *gf, rmq_grpc_call_t *call,
     return 1;
 }
 
-/* The session of a receive's client (its held pops and in-flight messages
- * are released when its connection closes), or NULL with st set. */
-static bk_session_t *recv_session(const gr_front_t *gf, rmq_grpc_call_t *call, gr_status_t *st)
-{
-    const char *id = gr_call_client_id(call, st);
-    gr_session_t *gs = id ? gr_session_of(call, id, (size_t)gf->settings.max_body_size) : NULL;
-    if (id && !gs)
-        gr_status_set(st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
-    return gs ? &gs->base : NULL;
-}
-
 static void handle_receive(rmq_grpc_call_t *call, void *arg)
 {
     const gr_front_t *gf = arg;
@@ -315,15 +304,17 @@ static void handle_receive(rmq_grpc_call_t *call, void *arg)
         return;
     bk_pop_req_t pr;
     gr_status_t st;
+    gr_session_t *gs = NULL;
     recv_ctx_t *ctx = NULL;
     if (!recv_request(gf, call, rq, &pr, &st)) {
         recv_refuse(call, &st);
-    } else if (!(pr.ss = recv_session(gf, call, &st)) || !(ctx = calloc(1, sizeof(*ctx)))) {
-        if (pr.ss)
+    } else if (!(gs = gr_call_session(gf, call, &st)) || !(ctx = calloc(1, sizeof(*ctx)))) {
+        if (gs)                      /* its held pops and popped messages go when its connection closes */
             gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
         recv_refuse(call, &st);
     } else {
         bk_pop_out_t out;
+        pr.ss = &gs->base;
         *ctx = (recv_ctx_t){.gf = gf, .call = call};
         if (bk_pop_run(gf->fe->pop, &pr, ctx, &out)) {
             recv_answer(ctx, &pr, &out);

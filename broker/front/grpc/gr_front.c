@@ -117,6 +117,17 @@ const char *gr_call_client_id(rmq_grpc_call_t *call, gr_status_t *st)
     return NULL;
 }
 
+gr_session_t *gr_call_session(const gr_front_t *gf, rmq_grpc_call_t *call, gr_status_t *st)
+{
+    const char *id = gr_call_client_id(call, st);
+    if (!id)
+        return NULL;
+    gr_session_t *gs = gr_session_of(call, id, (size_t)gf->settings.max_body_size);
+    if (!gs)
+        gr_status_set(st, APACHE__ROCKETMQ__V2__CODE__INTERNAL_SERVER_ERROR, "out of memory");
+    return gs;
+}
+
 const char *gr_call_peer(const rmq_grpc_call_t *call)
 {
     return rmq_conn_peer(rmq_grpc_call_conn(call));

@@ -21,6 +21,7 @@
 #include "apache/rocketmq/v2/service.pb-c.h"
 #include "bk_front.h"
 #include "bk_perm.h"
+#include "gr_session.h"
 #include "gr_settings.h"
 #include "namesrv.pb-c.h"
 #include "gr_status.h"
@@ -83,6 +84,11 @@ void gr_call_answer_status(rmq_grpc_call_t *call, const ProtobufCMessageDescript
 /* The caller's client id (metadata x-mq-client-id), or NULL with st set
  * to CLIENT_ID_REQUIRED. */
 const char *gr_call_client_id(rmq_grpc_call_t *call, gr_status_t *st);
+
+/* The session of the call's client (x-mq-client-id) on its connection,
+ * made on first use; NULL with st set (CLIENT_ID_REQUIRED, or
+ * INTERNAL_SERVER_ERROR when out of memory). */
+gr_session_t *gr_call_session(const gr_front_t *gf, rmq_grpc_call_t *call, gr_status_t *st);
 
 /* "ip:port" of the caller. */
 const char *gr_call_peer(const rmq_grpc_call_t *call);
