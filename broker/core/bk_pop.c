@@ -776,6 +776,15 @@ static int handle_parse(const bk_pop_ack_req_t *req, bk_pop_handle_t *h, bk_resu
     return -1;
 }
 
+/* The in-flight entry req's handle names: its index in *qp, *h parsed; or
+ * -1 with r set (malformed, unknown, stale or expired handle). */
+static ssize_t req_entry(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_pop_handle_t *h, pq_t **qp, bk_result_t *r)
+{
+    if (handle_parse(req, h, r) != 0)
+        return -1;
+    return handle_entry(p, req->group, req->topic, h, qp, r);
+}
+
 bk_status_t bk_pop_ack_fields(bk_pop_t *p, const char *group, const char *topic, const bk_pop_handle_t *h,
                               bk_result_t *r)
 {
@@ -802,9 +811,7 @@ bk_status_t bk_pop_change_invisible(bk_pop_t *p, const bk_pop_ack_req_t *req, in
         return bk_result_set(r, BK_BAD_REQUEST, "ILLEGAL_INVISIBLE_TIME: %" PRId64 " ms", invisible_ms);
     pq_t *q = NULL;
     bk_pop_handle_t h;
-    if (handle_parse(req, &h, r) != 0)
-        return r->status;
-    ssize_t i = handle_entry(p, req->group, req->topic, &h, &q, r);
+    ssize_t i = req_entry(p, req, &h, &q, r);
     if (i < 0)
         return r->status;
     entry_t *e = &q->e[i];
@@ -824,9 +831,7 @@ bk_status_t bk_pop_dead_letter(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_resu
 {
     pq_t *q = NULL;
     bk_pop_handle_t h;
-    if (handle_parse(req, &h, r) != 0)
-        return r->status;
-    ssize_t i = handle_entry(p, req->group, req->topic, &h, &q, r);
+    ssize_t i = req_entry(p, req, &h, &q, r);
     if (i < 0)
         return r->status;
     entry_send(p, q, (size_t)i, 1);
