@@ -3,7 +3,8 @@
  * SET_MESSAGE_REQUEST_MODE (POP) as mqadmin setConsumeMode does, asks
  * QUERY_ASSIGNMENT itself, and lets a DefaultMQPushConsumer consume N
  * messages, failing one once (RECONSUME_LATER). Checks: the mode accepted,
- * the assignment one POP queue -1 of the broker, every message consumed
+ * PULL and a retry topic's mode refused, the assignment one POP queue -1
+ * of the broker, none for the group's retry topic, an unknown topic refused, every message consumed
  * through pops (the POP_CK property the client sets on popped messages),
  * each exactly once but the failed one, which comes back once with
  * reconsumeTimes 1.
@@ -21,6 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyContext;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.exception.MQBrokerException;
+import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.impl.MQClientAPIImpl;
 import org.apache.rocketmq.client.impl.factory.MQClientInstance;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
@@ -83,6 +86,22 @@ public final class PopPush {
         } catch (Exception e) {
             report(false, "mode-set", e.toString().replace('\n', ' '));
         }
+        report(modeCode(api, addr, topic, group, MessageRequestMode.PULL) == 1
+               && modeCode(api, addr, "%RETRY%" + group, group, MessageRequestMode.POP) == 16, "mode-refused",
+               "PULL: SYSTEM_ERROR, a retry topic: NO_PERMISSION");
+        try {
+            Set<MessageQueueAssignment> retry = api.queryAssignment(addr, "%RETRY%" + group, group, clientId, "AVG",
+                                                                    MessageModel.CLUSTERING, 3000);
+            report(retry.isEmpty(), "assign-retry", retry.toString());
+        } catch (Exception e) {
+            report(false, "assign-retry", e.toString().replace('\n', ' '));
+        }
+        try {
+            api.queryAssignment(addr, "NoSuchTopic", group, clientId, "AVG", MessageModel.CLUSTERING, 3000);
+            report(false, "assign-unknown", "NoSuchTopic assigned");
+        } catch (MQBrokerException e) {
+            report(e.getResponseCode() == 17, "assign-unknown", e.toString().replace('\n', ' '));
+        }
         try {
             Set<MessageQueueAssignment> as = api.queryAssignment(addr, topic, group, clientId, "AVG",
                                                                  MessageModel.CLUSTERING, 3000);
@@ -93,6 +112,17 @@ public final class PopPush {
             report(ok, "assign", as.toString());
         } catch (Exception e) {
             report(false, "assign", e.toString().replace('\n', ' '));
+        }
+    }
+
+    /* The response code SET_MESSAGE_REQUEST_MODE of mode on topic gets (0: accepted). */
+    private static int modeCode(MQClientAPIImpl api, String addr, String topic, String group,
+                                MessageRequestMode mode) throws Exception {
+        try {
+            api.setMessageRequestMode(addr, topic, group, mode, 0, 3000);
+            return 0;
+        } catch (MQClientException e) {
+            return e.getResponseCode();
         }
     }
 
