@@ -61,7 +61,7 @@ static int body_names(rmq_conn_t *conn, const rmq_remoting_request_t *req, int w
 }
 
 /* Appends the POP assignments of topic t (NULL: none), served by this
- * broker, to b as QueryAssignmentResponseBody. RMQ_OK, RMQ_EINVAL (why) or RMQ_ENOMEM. */
+ * broker (none while it acts as a slave), to b as QueryAssignmentResponseBody. RMQ_OK, RMQ_EINVAL (why) or RMQ_ENOMEM. */
 static rmq_err_t assignments_json(const fr_remoting_t *rm, const bk_topic_t *t, struct evbuffer *b, char *why,
                                   size_t whylen)
 {
@@ -81,9 +81,9 @@ static rmq_err_t assignments_json(const fr_remoting_t *rm, const bk_topic_t *t, 
     qd.read_queue_nums = t->read_queues;
     qd.write_queue_nums = t->write_queues;
     qd.perm = t->perm;
-    ba.broker_id = cfg->broker_id;
+    ba.broker_id = ROUTE_BROKER_MASTER;
     ba.addr = rm->fe->node->addr;
-    bd.n_addrs = ba.broker_id == ROUTE_BROKER_MASTER ? 1 : 0;
+    bd.n_addrs = bk_node_role(rm->fe->node) == BK_SLAVE ? 0 : 1;   /* a slave serves no master queue */
     bd.addrs = bas;
     rd.n_queue_datas = rd.n_broker_datas = 1;
     rd.queue_datas = qds;
