@@ -159,6 +159,44 @@ void rmq_grpc_route_deinit(rmq_grpc_route_t *r)
     *r = (rmq_grpc_route_t){0};
 }
 
+/* The permission of broker b's queues together: READ_WRITE, READ, or
+ * NONE when none of them is readable. */
+static Apache__Rocketmq__V2__Permission broker_read_permission(const rmq_grpc_route_t *route, size_t b)
+{
+    Apache__Rocketmq__V2__Permission perm = APACHE__ROCKETMQ__V2__PERMISSION__NONE;
+    for (size_t i = 0; i < route->n; i++) {
+        Apache__Rocketmq__V2__Permission p = route->queues[i]->permission;
+        if (route->queues[i]->broker != &route->broker[b])
+            continue;
+        if (p == APACHE__ROCKETMQ__V2__PERMISSION__READ_WRITE)
+            return p;
+        if (p == APACHE__ROCKETMQ__V2__PERMISSION__READ)
+            perm = p;
+    }
+    return perm;
+}
+
+size_t rmq_grpc_route_assign(const rmq_grpc_route_t *route, int per_queue, Apache__Rocketmq__V2__MessageQueue *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < route->n; i++) {
+        const Apache__Rocketmq__V2__MessageQueue *q = route->queues[i];
+        size_t b = (size_t)(q->broker - route->broker);
+        Apache__Rocketmq__V2__Permission perm = per_queue ? q->permission : broker_read_permission(route, b);
+        int readable = perm == APACHE__ROCKETMQ__V2__PERMISSION__READ ||
+                       perm == APACHE__ROCKETMQ__V2__PERMISSION__READ_WRITE;
+        if (!readable || (!per_queue && n && out[n - 1].broker == q->broker))
+            continue;
+        apache__rocketmq__v2__message_queue__init(&out[n]);
+        out[n].topic = q->topic;
+        out[n].id = per_queue ? q->id : -1;
+        out[n].permission = perm;
+        out[n].broker = q->broker;
+        n++;
+    }
+    return n;
+}
+
 void rmq_grpc_route_answer(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic)
 {
     const ProtobufCMessageDescriptor *desc = &apache__rocketmq__v2__query_route_response__descriptor;

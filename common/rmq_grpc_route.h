@@ -42,6 +42,15 @@ rmq_err_t rmq_grpc_route_build(const Rmq__TopicRouteData *route, const char *top
                                char *why, size_t whylen);
 void rmq_grpc_route_deinit(rmq_grpc_route_t *r);
 
+/* The assignments of route (GRPC-NOTES.md §3.2), the one rule the gRPC
+ * QueryAssignment and the remoting QUERY_ASSIGNMENT share: with per_queue
+ * (an orderly group), each readable queue; else one queue -1 ("any queue":
+ * pop balances) per master with a readable queue, its permission the best
+ * of that master's queues. Every client of a group gets this same list, in
+ * the route's order. Fills out[0..) (room for route->n, pointing into
+ * route); how many. */
+size_t rmq_grpc_route_assign(const rmq_grpc_route_t *route, int per_queue, Apache__Rocketmq__V2__MessageQueue *out);
+
 /* Answers a QueryRoute call with topic's route rd: OK and the queues,
  * TOPIC_NOT_FOUND when no master serves it, or INTERNAL_SERVER_ERROR. */
 void rmq_grpc_route_answer(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic);

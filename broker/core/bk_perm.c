@@ -58,6 +58,8 @@ static const bk_perm_t perms[BK_OP_COUNT] = {
     [BK_OP_CONSUMER_RUNNING_INFO] = {"GET_CONSUMER_RUNNING_INFO", GROUP, BK_RIGHT_SUB},
     /* a message consumed again by a live client, as a reset does */
     [BK_OP_CONSUME_DIRECTLY] = {"CONSUME_MESSAGE_DIRECTLY", BK_TOUCH_BROKER, BK_RIGHT_ADMIN},
+    [BK_OP_QUERY_ASSIGNMENT] = {"QUERY_ASSIGNMENT", TOPIC | GROUP, BK_RIGHT_SUB},
+    [BK_OP_REQUEST_MODE] = {"SET_MESSAGE_REQUEST_MODE", BK_TOUCH_BROKER, BK_RIGHT_ADMIN},
 };
 
 const bk_perm_t *bk_perm_of(bk_op_t op)

@@ -58,6 +58,8 @@ typedef enum bk_op {
     BK_OP_POP_ACK,                   /* ack or change the invisible time of popped messages */
     BK_OP_CONSUMER_RUNNING_INFO,     /* asks one consumer for its running state */
     BK_OP_CONSUME_DIRECTLY,          /* makes one consumer consume a stored message now */
+    BK_OP_QUERY_ASSIGNMENT,          /* the queues a pop consumer is to pop */
+    BK_OP_REQUEST_MODE,              /* an operator's choice of a group's consume mode (pull or pop) */
     BK_OP_COUNT
 } bk_op_t;
 

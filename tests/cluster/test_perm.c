@@ -208,6 +208,14 @@ static size_t code_body(int code, char *buf, size_t cap)
     case 200:
         snprintf(buf, cap, "{\"groupName\":\"" CG "\",\"consumeEnable\":true}");
         break;
+    case 400:
+        snprintf(buf, cap, "{\"topic\":\"" TOPIC "\",\"consumerGroup\":\"" CG "\",\"clientId\":\"walker\","
+                 "\"strategyName\":\"AVG\",\"messageModel\":\"CLUSTERING\"}");
+        break;
+    case 401:
+        snprintf(buf, cap, "{\"topic\":\"" TOPIC "\",\"consumerGroup\":\"" CG "\",\"mode\":\"POP\","
+                 "\"popShareQueueNum\":0}");
+        break;
     case 200151:
         snprintf(buf, cap, "{\"acks\":[{\"consumerGroup\":\"" CG "\",\"topic\":\"" TOPIC "\",\"retry\":\"0\","
                  "\"startOffset\":0,\"queueId\":0,\"reviveQueueId\":0,\"popTime\":1,\"invisibleTime\":2,"

@@ -330,47 +330,16 @@ static void handle_receive(rmq_grpc_call_t *call, void *arg)
 static const ProtobufCMessageDescriptor *const assignment_resp =
     &apache__rocketmq__v2__query_assignment_response__descriptor;
 
-/* The permission of broker b's queues together: READ_WRITE, READ, or
- * NONE when none of them is readable. */
-static Apache__Rocketmq__V2__Permission broker_read_permission(const rmq_grpc_route_t *route, size_t b)
-{
-    Apache__Rocketmq__V2__Permission perm = APACHE__ROCKETMQ__V2__PERMISSION__NONE;
-    for (size_t i = 0; i < route->n; i++) {
-        Apache__Rocketmq__V2__Permission p = route->queues[i]->permission;
-        if (route->queues[i]->broker != &route->broker[b])
-            continue;
-        if (p == APACHE__ROCKETMQ__V2__PERMISSION__READ_WRITE)
-            return p;
-        if (p == APACHE__ROCKETMQ__V2__PERMISSION__READ)
-            perm = p;
-    }
-    return perm;
-}
-
-/* Points as[0..) at the assignments of route: each readable queue (an
- * orderly group), or one queue -1 per master with a readable queue; how
- * many. mq and as hold route.n entries. */
+/* Points ptrs[0..) at the assignments of route (rmq_grpc_route_assign);
+ * how many. mq, as and ptrs hold route.n entries. */
 static size_t assignments_fill(const rmq_grpc_route_t *route, int per_queue, Apache__Rocketmq__V2__MessageQueue *mq,
                                Apache__Rocketmq__V2__Assignment *as, Apache__Rocketmq__V2__Assignment **ptrs)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < route->n; i++) {
-        const Apache__Rocketmq__V2__MessageQueue *q = route->queues[i];
-        size_t b = (size_t)(q->broker - route->broker);
-        Apache__Rocketmq__V2__Permission perm = per_queue ? q->permission : broker_read_permission(route, b);
-        int readable = perm == APACHE__ROCKETMQ__V2__PERMISSION__READ ||
-                       perm == APACHE__ROCKETMQ__V2__PERMISSION__READ_WRITE;
-        if (!readable || (!per_queue && n && mq[n - 1].broker == q->broker))
-            continue;
-        apache__rocketmq__v2__message_queue__init(&mq[n]);
-        mq[n].topic = q->topic;
-        mq[n].id = per_queue ? q->id : -1;
-        mq[n].permission = perm;
-        mq[n].broker = q->broker;
-        apache__rocketmq__v2__assignment__init(&as[n]);
-        as[n].message_queue = &mq[n];
-        ptrs[n] = &as[n];
-        n++;
+    size_t n = rmq_grpc_route_assign(route, per_queue, mq);
+    for (size_t i = 0; i < n; i++) {
+        apache__rocketmq__v2__assignment__init(&as[i]);
+        as[i].message_queue = &mq[i];
+        ptrs[i] = &as[i];
     }
     return n;
 }

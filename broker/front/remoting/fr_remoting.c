@@ -357,6 +357,9 @@ static const fr_rm_route_t routes[] = {
     {200051, fr_rm_handle_ack, BK_OP_POP_ACK},                 /* ACK_MESSAGE */
     {200053, fr_rm_handle_change_invisible, BK_OP_POP_ACK},    /* CHANGE_MESSAGE_INVISIBLETIME */
     {200151, fr_rm_handle_batch_ack, BK_OP_POP_ACK},           /* BATCH_ACK_MESSAGE */
+    /* server-side rebalance of pop consumers (fr_remoting_assign.c) */
+    {400, fr_rm_handle_query_assignment, BK_OP_QUERY_ASSIGNMENT}, /* QUERY_ASSIGNMENT */
+    {401, fr_rm_handle_request_mode, BK_OP_REQUEST_MODE},      /* SET_MESSAGE_REQUEST_MODE */
     /* administration (fr_remoting_admin.c) */
     {17, fr_rm_handle_update_topic, BK_OP_TOPIC_UPDATE},       /* UPDATE_AND_CREATE_TOPIC */
     {21, fr_rm_handle_json_read, BK_OP_TOPIC_LIST},            /* GET_ALL_TOPIC_CONFIG */

@@ -149,6 +149,9 @@ void fr_rm_handle_pop(rmq_conn_t *conn, const rmq_remoting_request_t *req, void 
 void fr_rm_handle_ack(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_change_invisible(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_batch_ack(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+/* fr_remoting_assign.c */
+void fr_rm_handle_query_assignment(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_request_mode(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 
 /* administration (fr_remoting_admin.c) and queries by key (fr_remoting_query.c) */
 void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
