@@ -125,16 +125,26 @@ public final class LitePull {
             "lite-assign-seek", "after seek to " + SEEK_OFFSET + " on queue " + fullest.getQueueId() + ": polled "
             + tail.size() + " (expected " + expect + "), offsets " + offsets + ", only that queue " + sameQueue);
 
+        ok &= earliestStoreTimes(p, perQueue.keySet(), firstSend, lastSend);
+        p.shutdown();
+        System.exit(ok ? 0 : 1);
+    }
+
+    /* Checks that each queue's earliestMsgStoreTime lies in [firstSend, lastSend] (1 s of slack). */
+    private static boolean earliestStoreTimes(DefaultMQProducer p, Set<MessageQueue> mqs, long firstSend,
+                                              long lastSend) {
         StringBuilder times = new StringBuilder();
         boolean inRange = true;
-        for (MessageQueue mq : perQueue.keySet()) {
-            long t = p.earliestMsgStoreTime(mq);
-            times.append(" q").append(mq.getQueueId()).append('=').append(t);
-            inRange &= t >= firstSend - 1000 && t <= lastSend + 1000;
+        try {
+            for (MessageQueue mq : mqs) {
+                long t = p.earliestMsgStoreTime(mq);
+                times.append(" q").append(mq.getQueueId()).append('=').append(t);
+                inRange &= t >= firstSend - 1000 && t <= lastSend + 1000;
+            }
+        } catch (Exception e) {
+            return report(false, "earliest-store-time", "failed: " + e);
         }
-        p.shutdown();
-        ok &= report(inRange, "earliest-store-time",
+        return report(inRange, "earliest-store-time",
             "sent between " + firstSend + " and " + lastSend + ", earliest store times" + times);
-        System.exit(ok ? 0 : 1);
     }
 }
