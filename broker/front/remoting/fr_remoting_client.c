@@ -21,12 +21,12 @@
 #define CODE_GET_MAX_OFFSET 30
 #define CODE_GET_EARLIEST_MSG_STORETIME 32
 
-/* Answers SUCCESS with extField offset. */
-static void reply_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, int64_t offset)
+/* Answers SUCCESS with one integer extField name (offset, timestamp). */
+static void reply_number(rmq_conn_t *conn, const rmq_remoting_request_t *req, char *name, int64_t value)
 {
     char v[24];
-    snprintf(v, sizeof(v), "%" PRId64, offset);
-    rmq_remoting_field_t f = {"offset", v};
+    snprintf(v, sizeof(v), "%" PRId64, value);
+    rmq_remoting_field_t f = {name, v};
     rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .fields = &f, .n_fields = 1};
     rmq_remoting_reply(conn, req, &rep);
 }
@@ -170,7 +170,7 @@ void fr_rm_handle_offset_query(rmq_conn_t *conn, const rmq_remoting_request_t *r
                             "no offset stored for group %.200s on %.200s queue %" PRId64, group, topic, qid);
         return;
     }
-    reply_offset(conn, req, off);
+    reply_number(conn, req, "offset", off);
 }
 
 void fr_rm_handle_offset_update(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
@@ -202,16 +202,6 @@ static bk_queue_query_t queue_query_of(int code)
     }
 }
 
-/* Answers SUCCESS with extField timestamp (GetEarliestMsgStoretimeResponseHeader). */
-static void reply_timestamp(rmq_conn_t *conn, const rmq_remoting_request_t *req, int64_t timestamp)
-{
-    char v[24];
-    snprintf(v, sizeof(v), "%" PRId64, timestamp);
-    rmq_remoting_field_t f = {"timestamp", v};
-    rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .fields = &f, .n_fields = 1};
-    rmq_remoting_reply(conn, req, &rep);
-}
-
 /* GET_MAX_OFFSET, GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP,
  * GET_EARLIEST_MSG_STORETIME (-1 for a queue with no message). */
 void fr_rm_handle_queue_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
@@ -231,7 +221,7 @@ void fr_rm_handle_queue_offset(rmq_conn_t *conn, const rmq_remoting_request_t *r
     bk_queue_offset_out_t out;
     bk_offset_queue(rm->fe->offset_ops, &q, &out);
     if (q.what == BK_QUEUE_EARLIEST_TIME)
-        reply_timestamp(conn, req, out.timestamp);
+        reply_number(conn, req, "timestamp", out.timestamp);    /* GetEarliestMsgStoretimeResponseHeader */
     else
-        reply_offset(conn, req, out.offset);
+        reply_number(conn, req, "offset", out.offset);
 }
