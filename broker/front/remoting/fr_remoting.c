@@ -336,12 +336,14 @@ static const fr_rm_route_t routes[] = {
     {310, fr_rm_handle_send, BK_OP_SEND},                      /* SEND_MESSAGE_V2 */
     {320, fr_rm_handle_send, BK_OP_SEND},                      /* SEND_BATCH_MESSAGE */
     {11, fr_rm_handle_pull, BK_OP_PULL},                       /* PULL_MESSAGE */
+    {361, fr_rm_handle_pull, BK_OP_PULL},                      /* LITE_PULL_MESSAGE */
     {33, fr_rm_handle_view, BK_OP_VIEW},                       /* VIEW_MESSAGE_BY_ID */
     {14, fr_rm_handle_offset_query, BK_OP_OFFSET_QUERY},       /* QUERY_CONSUMER_OFFSET */
     {15, fr_rm_handle_offset_update, BK_OP_OFFSET_COMMIT},     /* UPDATE_CONSUMER_OFFSET */
     {29, fr_rm_handle_queue_offset, BK_OP_QUEUE_OFFSET},       /* SEARCH_OFFSET_BY_TIMESTAMP */
     {30, fr_rm_handle_queue_offset, BK_OP_QUEUE_OFFSET},       /* GET_MAX_OFFSET */
     {31, fr_rm_handle_queue_offset, BK_OP_QUEUE_OFFSET},       /* GET_MIN_OFFSET */
+    {32, fr_rm_handle_queue_offset, BK_OP_QUEUE_OFFSET},       /* GET_EARLIEST_MSG_STORETIME */
     {34, fr_rm_handle_heartbeat, BK_OP_HEARTBEAT},             /* HEART_BEAT */
     {35, fr_rm_handle_unregister, BK_OP_UNREGISTER},           /* UNREGISTER_CLIENT */
     {38, fr_rm_handle_consumer_list, BK_OP_CONSUMER_LIST},     /* GET_CONSUMER_LIST_BY_GROUP */

@@ -3,13 +3,15 @@
  * GET_CONSUMER_LIST_BY_GROUP (38, ConsumerListBody), QUERY_CONSUMER_OFFSET
  * (14: offset, or 22 QUERY_NOT_FOUND), UPDATE_CONSUMER_OFFSET (15; a
  * negative offset is ignored, as ali-ons sends -1), GET_MAX_OFFSET (30),
- * GET_MIN_OFFSET (31), SEARCH_OFFSET_BY_TIMESTAMP (29), CHECK_CLIENT_CONFIG
- * (46). */
+ * GET_MIN_OFFSET (31), SEARCH_OFFSET_BY_TIMESTAMP (29),
+ * GET_EARLIEST_MSG_STORETIME (32), all four over the core's queue offsets
+ * (core/bk_offset_ops.c), CHECK_CLIENT_CONFIG (46). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_offset_ops.h"
 #include "fr_remoting.h"
 #include "fr_remoting_wire.h"
 #include "fr_session.h"
@@ -17,13 +19,14 @@
 
 #define CODE_SEARCH_OFFSET_BY_TIMESTAMP 29
 #define CODE_GET_MAX_OFFSET 30
+#define CODE_GET_EARLIEST_MSG_STORETIME 32
 
-/* Answers SUCCESS with extField offset. */
-static void reply_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, int64_t offset)
+/* Answers SUCCESS with one integer extField name (offset, timestamp). */
+static void reply_number(rmq_conn_t *conn, const rmq_remoting_request_t *req, char *name, int64_t value)
 {
     char v[24];
-    snprintf(v, sizeof(v), "%" PRId64, offset);
-    rmq_remoting_field_t f = {"offset", v};
+    snprintf(v, sizeof(v), "%" PRId64, value);
+    rmq_remoting_field_t f = {name, v};
     rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .fields = &f, .n_fields = 1};
     rmq_remoting_reply(conn, req, &rep);
 }
@@ -167,7 +170,7 @@ void fr_rm_handle_offset_query(rmq_conn_t *conn, const rmq_remoting_request_t *r
                             "no offset stored for group %.200s on %.200s queue %" PRId64, group, topic, qid);
         return;
     }
-    reply_offset(conn, req, off);
+    reply_number(conn, req, "offset", off);
 }
 
 void fr_rm_handle_offset_update(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
@@ -188,22 +191,37 @@ void fr_rm_handle_offset_update(rmq_conn_t *conn, const rmq_remoting_request_t *
     reply_ok(conn, req);
 }
 
-/* GET_MAX_OFFSET, GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP. */
+/* The core's queue question a remoting queue-offset code asks. */
+static bk_queue_query_t queue_query_of(int code)
+{
+    switch (code) {
+    case CODE_GET_MAX_OFFSET: return BK_QUEUE_MAX_OFFSET;
+    case CODE_SEARCH_OFFSET_BY_TIMESTAMP: return BK_QUEUE_OFFSET_BY_TIME;
+    case CODE_GET_EARLIEST_MSG_STORETIME: return BK_QUEUE_EARLIEST_TIME;
+    default: return BK_QUEUE_MIN_OFFSET;
+    }
+}
+
+/* GET_MAX_OFFSET, GET_MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP,
+ * GET_EARLIEST_MSG_STORETIME (-1 for a queue with no message). */
 void fr_rm_handle_queue_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
-    int64_t qid, ts = 0;
-    const char *topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
-    if (!topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0)
+    int64_t qid;
+    bk_queue_offset_req_t q = {.what = queue_query_of(req->code)};
+    q.topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
+    if (!q.topic || fr_rm_int(conn, req, "queueId", NULL, 1, 0, INT32_MAX, 0, &qid) != 0)
         return;
-    if (req->code == CODE_SEARCH_OFFSET_BY_TIMESTAMP &&
-        fr_rm_int(conn, req, "timestamp", NULL, 1, INT64_MIN, INT64_MAX, 0, &ts) != 0)
+    if (q.what == BK_QUEUE_OFFSET_BY_TIME &&
+        fr_rm_int(conn, req, "timestamp", NULL, 1, INT64_MIN, INT64_MAX, 0, &q.timestamp) != 0)
         return;
-    if (!fr_rm_allowed(rm, conn, req, topic, NULL))
+    if (!fr_rm_allowed(rm, conn, req, q.topic, NULL))
         return;
-    st_store_t *st = rm->fe->node->store;
-    int64_t off = req->code == CODE_GET_MAX_OFFSET ? st_store_max_offset(st, topic, (int32_t)qid)
-                  : req->code == CODE_SEARCH_OFFSET_BY_TIMESTAMP ? st_store_offset_by_time(st, topic, (int32_t)qid, ts)
-                                                                : st_store_min_offset(st, topic, (int32_t)qid);
-    reply_offset(conn, req, off);
+    q.queue_id = (int32_t)qid;
+    bk_queue_offset_out_t out;
+    bk_offset_queue(rm->fe->offset_ops, &q, &out);
+    if (q.what == BK_QUEUE_EARLIEST_TIME)
+        reply_number(conn, req, "timestamp", out.timestamp);    /* GetEarliestMsgStoretimeResponseHeader */
+    else
+        reply_number(conn, req, "offset", out.offset);
 }

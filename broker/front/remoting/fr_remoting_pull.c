@@ -1,4 +1,6 @@
-/* fr_remoting_pull.c: PULL_MESSAGE (11) over the core's pull
+/* fr_remoting_pull.c: PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361, the
+ * 5.x DefaultLitePullConsumer's: the same request, header and answers, as
+ * RocketMQ's PullMessageProcessor serves both) over the core's pull
  * (core/bk_consume.c), whose hold parks a pull with the suspend flag that
  * finds nothing until data arrives or its suspendTimeoutMillis passes.
  * Answers: 0 FOUND with the messages in MessageDecoder's V1 layout, 19

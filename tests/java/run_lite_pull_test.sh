@@ -1,0 +1,40 @@
+#!/bin/bash
+# tests/java/run_lite_pull_test.sh: lite pull (issue 31) with the unmodified
+# 5.x Java client (5.5.0, Maven profile rocketmq5) over remoting
+# (LitePull.java): DefaultLitePullConsumer's LITE_PULL_MESSAGE (361) in
+# subscribe mode and in assign mode with seekToBegin and seek to an offset,
+# and the producer's earliestMsgStoreTime (GET_EARLIEST_MSG_STORETIME, 32).
+# Prints TAP; SKIP without java, mvn or Maven Central.
+set -uo pipefail
+# shellcheck source=tests/java/java_lib.sh
+. "$(dirname "$0")/java_lib.sh"
+
+plan=5
+echo "1..$plan"
+java_build $plan "$here" rocketmq5
+start_namesrv
+start_broker LiteCluster broker-l
+create_topic LiteCluster LiteTopic
+
+n=0
+# result LINE-PREFIX DESCRIPTION: ok when the Java output has "OK <prefix> ..."
+result() {
+  n=$((n + 1))
+  local line
+  line=$(grep -h -E "^(OK|FAIL) $1 " "$run"/out* | head -1)
+  echo "# ${line:-no output for $1}"
+  if [[ $line == OK* ]]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+}
+
+timeout 400 java -cp "$cp" rmqtest.LitePull "$ns" LiteTopic rmq_lite_group 40 >"$run/out" 2>"$run/err"
+rc=$?
+[ "$rc" -eq 0 ] || { echo "# java exited $rc"; grep -h -E 'Exception|CODE' "$run/err" | head -5 | sed 's/^/# /'; }
+result lite-subscribe "subscribe mode: every sent message polled"
+result lite-assign-begin "assign mode after seekToBegin: every sent message polled"
+result lite-assign-seek "assign mode after seek to offset 2: exactly that queue's messages from offset 2"
+result earliest-store-time "earliestMsgStoreTime of each queue between the first and the last send"
+
+n=$((n + 1))
+errs=$(grep -c -E 'ERROR|refused remoting' "$run/broker.log")
+grep -E 'ERROR|refused remoting' "$run/broker.log" | head -5 | sed 's/^/# broker: /'
+if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
