@@ -55,6 +55,8 @@ typedef struct bk_heartbeat {
     size_t nconsumers;
     const char *language;            /* the client library's language (NULL: unknown) */
     int32_t version;                 /* the client library's version number (0: unknown) */
+    int producers_by_topic;          /* each producer group is a topic it publishes to (a 5.x
+                                      * gRPC producer has no group): PUB checked on that topic */
 } bk_heartbeat_t;
 
 typedef struct bk_tx bk_tx_t;

@@ -114,8 +114,9 @@ int bk_perm_check_heartbeat(const bk_caller_t *who, const bk_heartbeat_t *hb, bk
         if (!allows(who, &g, 1, op, r))
             return 0;
     }
+    rmq_acl_resource_t producer_kind = hb->producers_by_topic ? RMQ_ACL_TOPIC : RMQ_ACL_GROUP;
     for (size_t i = 0; i < hb->nproducers; i++) {
-        rmq_acl_need_t g = {RMQ_ACL_GROUP, RMQ_ACL_PERM_PUB, hb->producer_groups[i]};
+        rmq_acl_need_t g = {producer_kind, RMQ_ACL_PERM_PUB, hb->producer_groups[i]};
         if (strcmp(g.name, RMQ_INNER_PRODUCER_GROUP) == 0)
             continue;                /* grants nothing: the checker records no such producer */
         if (!allows(who, &g, 1, op, r))

@@ -113,6 +113,13 @@ START_TEST(test_rights)
     producers[1] = RMQ_INNER_PRODUCER_GROUP;                                 /* every Java client's: no right */
     ck_assert(bk_perm_check_heartbeat(&app, &hb, &r));
 
+    const char *topics[] = {"Out", "Other"};                                 /* a 5.x gRPC producer's topics */
+    bk_heartbeat_t grpc = {.client_id = "c5", .producer_groups = topics, .nproducers = 1, .producers_by_topic = 1};
+    ck_assert_msg(bk_perm_check_heartbeat(&app, &grpc, &r), "%s", r.why);    /* PUB on topic Out, none on group Out */
+    grpc.nproducers = 2;
+    ck_assert(!bk_perm_check_heartbeat(&app, &grpc, &r));                     /* SUB only on topic Other */
+    ck_assert_ptr_nonnull(strstr(r.why, "account app has SUB on topic Other"));
+
     bk_perm_reader_t rd;
     ck_assert(bk_reader_check(bk_perm_reader_init(&rd, &app, BK_OP_VIEW), "Other", 5, &r));
     ck_assert(!bk_reader_check(bk_perm_reader_init(&rd, &app, BK_OP_VIEW), "Out", 3, &r));

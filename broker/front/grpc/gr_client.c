@@ -36,6 +36,7 @@ static void registration_producer(gr_registration_t *g, const Apache__Rocketmq__
             g->topics[g->hb.nproducers++] = pub->topics[i]->name;
     }
     g->hb.producer_groups = g->topics;
+    g->hb.producers_by_topic = 1;
 }
 
 /* A clustering consumer of the subscription's group, from its last offset
