@@ -1,0 +1,88 @@
+#!/bin/bash
+# tests/node/run_grpc5_test.sh: the unmodified RocketMQ 5 Node client
+# (rocketmq-client-nodejs from npm, gRPC; issue 30) against an mqnamesrv and
+# an mqbroker with aclEnable=true, every call signed: grpc5.js's checks
+# (normal, FIFO, delayed and transactional sends; SimpleConsumer receive and
+# ack, tag filter, redelivery with delivery attempt 2; PushConsumer with a
+# failure redelivered; a wrong secret refused) once with the name server
+# and once with the broker as the access point, then the application of
+# deploy/examples/node5 that deploy/README.md shows. Ephemeral loopback
+# ports, a temp dir; node_modules there too (npm keeps its cache in
+# ~/.npm). Prints TAP; SKIP when node or npm is missing or npm cannot fetch
+# the client.
+set -uo pipefail
+
+# shellcheck source=tests/java/java_lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/../java/java_lib.sh"
+checks=(producer-start send-normal send-fifo send-tx simple-receive-ack simple-acked-gone simple-tag-filter
+  simple-fifo simple-redelivered simple-delay simple-tx push-consume push-failure-redelivered
+  acl-wrong-secret-refused)
+N=10
+PLAN=$((1 + 2 * ${#checks[@]} + 3))
+example=$src/deploy/examples/node5
+
+echo "1..$PLAN"
+command -v node >/dev/null && command -v npm >/dev/null || skip_all "$PLAN" "node or npm not installed"
+cp "$example/package.json" "$example/"*.js "$here/grpc5.js" "$run/"
+if ! (cd "$run" && timeout 600 npm install --no-audit --no-fund --prefer-offline >"$run/npm.log" 2>&1); then
+  tail -20 "$run/npm.log" | sed 's/^/# /'
+  skip_all "$PLAN" "npm cannot fetch rocketmq-client-nodejs"
+fi
+
+cat >"$run/acl.properties" <<ACL
+account.admin.secretKey=admin-secret-1
+account.admin.admin=true
+account.nodeapp.secretKey=nodeapp-secret-1
+account.nodeapp.defaultTopicPerm=PUB|SUB
+account.nodeapp.defaultGroupPerm=SUB
+ACL
+printf 'accessKey=admin\nsecretKey=admin-secret-1\n' >"$run/admin.properties"
+admin_config=$run/admin.properties
+ns_extra="aclEnable=true
+aclFile=$run/acl.properties"
+broker_extra="$ns_extra
+aclAccessKey=admin
+aclSecretKey=admin-secret-1"
+start_namesrv
+start_broker Grpc5Cluster broker-n5
+for prefix in Ns Bk; do
+  for t in Normal Fifo Delay Tx Push; do create_topic Grpc5Cluster "$prefix$t"; done
+done
+create_topic Grpc5Cluster Example5
+echo "ok 1 - mqnamesrv and mqbroker with aclEnable=true, topics created by the admin account"
+
+# run_grpc5 N ENDPOINTS PREFIX WHAT: grpc5.js's checks as TAP from N on
+run_grpc5() {
+  local n=$1 endpoints=$2 prefix=$3 what=$4 c line
+  (cd "$run" && timeout 300 node grpc5.js "$endpoints" "$prefix" nodeapp nodeapp-secret-1) \
+    >"$run/$prefix.out" 2>"$run/$prefix.err"
+  grep -h '^FAIL run ' "$run/$prefix.out" | head -3 | sed 's/^/# /'
+  for c in "${checks[@]}"; do
+    line=$(grep -h -E "^(OK|FAIL) $c " "$run/$prefix.out" | head -1)
+    echo "# ${line:-no output for $c}"
+    if [[ $line == OK* ]]; then echo "ok $n - $what: $c"; else echo "not ok $n - $what: $c"; fi
+    n=$((n + 1))
+  done
+}
+run_grpc5 2 "$ns" Ns "name server endpoint"
+run_grpc5 $((2 + ${#checks[@]})) "$test_ip:$bk_port" Bk "broker endpoint"
+
+n=$((2 + 2 * ${#checks[@]}))
+export RMQ_ACCESS_KEY=nodeapp RMQ_SECRET_KEY=nodeapp-secret-1
+(cd "$run" && timeout 120 node producer.js "$ns" Example5 "$N") >"$run/producer.out" 2>"$run/producer.err"
+rc=$?
+sent=$(grep -c '^SENT ' "$run/producer.out")
+if [ "$rc" -eq 0 ] && [ "$sent" -eq "$N" ]; then echo "ok $n - examples/node5 producer.js: $N of $N sent"; else
+  echo "not ok $n - examples/node5 producer.js: $sent of $N sent (exit $rc)"; tail -20 "$run/producer.err" | sed 's/^/# /'; fi
+(cd "$run" && timeout 120 node consumer.js "$ns" Example5 example_node5_consumer "$N" 60) \
+  >"$run/consumer.out" 2>"$run/consumer.err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -qx "DONE $N" "$run/consumer.out"; then echo "ok $((n + 1)) - examples/node5 consumer.js got $N messages"; else
+  echo "not ok $((n + 1)) - examples/node5 consumer.js (exit $rc): $(tail -1 "$run/consumer.out")"
+  tail -20 "$run/consumer.err" | sed 's/^/# /'; fi
+# "<msgId> hello <i>" on both sides; key "order-<i>" on the consumer's
+awk '$1 == "SENT" {print $2, $3, $4}' "$run/producer.out" | sort >"$run/sent.txt"
+awk '$1 == "RECV" && $3 == "order-" $5 {print $2, $4, $5}' "$run/consumer.out" | sort -u >"$run/recv.txt"
+if [ "$(wc -l <"$run/sent.txt")" -eq "$N" ] && cmp -s "$run/sent.txt" "$run/recv.txt"; then
+  echo "ok $((n + 2)) - every acknowledged id was consumed with its key and body"; else
+  echo "not ok $((n + 2)) - sent and consumed differ"; diff "$run/sent.txt" "$run/recv.txt" | head -20 | sed 's/^/# /'; fi
