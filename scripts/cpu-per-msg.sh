@@ -8,7 +8,7 @@
 #
 #   scripts/cpu-per-msg.sh [--build DIR] [--base DIR] [-n N] [-w THREADS] [-s SIZE]
 #                          [-b BATCH] [--async] [--sync-flush] [--runs R] [--callgrind]
-#                          [--client mqbench|java|both] [--binary]
+#                          [--client mqbench|java|grpc|both|all] [--binary]
 #
 #   --build DIR   build directory measured (default build/)
 #   --base DIR    a second build measured the same way, run for run alternating
@@ -35,9 +35,13 @@
 #   --client C    who sends: mqbench (the native protocol, the default), java
 #                 (the unmodified RocketMQ 4.9 Java producer over remoting:
 #                 tests/java BenchSend, W threads of sync sends of S bytes;
-#                 needs java, mvn and tests/java's pom in ~/.m2), or both
-#                 (native and remoting run by run alternating, and the
-#                 remoting/native ratio of the medians printed)
+#                 needs java, mvn and tests/java's pom in ~/.m2), grpc (the
+#                 unmodified RocketMQ 5 gRPC Java client, rocketmq-client-java
+#                 of tests/java's grpc5 profile: GrpcBenchSend, W threads of
+#                 sync sends of S bytes through the name server's endpoint),
+#                 both (mqbench and java) or all (mqbench, java and grpc): the
+#                 clients run by run alternating, and each one's ratio to
+#                 native (mqbench) of the medians printed
 #   --binary      java's headers in ROCKETMQ binary encoding
 #                 (-Drocketmq.serialize.type=ROCKETMQ) instead of JSON
 #
@@ -71,9 +75,10 @@ while [ $# -gt 0 ]; do
     --syscalls) SYSC=1; shift ;;
     --client)
       case $2 in
-        mqbench | java) CLIENTS=$2 ;;
+        mqbench | java | grpc) CLIENTS=$2 ;;
         both) CLIENTS='mqbench java' ;;
-        *) echo "cpu-per-msg.sh: --client takes mqbench, java or both" >&2; usage ;;
+        all) CLIENTS='mqbench java grpc' ;;
+        *) echo "cpu-per-msg.sh: --client takes mqbench, java, grpc, both or all" >&2; usage ;;
       esac
       shift 2 ;;
     --binary) JOPTS=-Drocketmq.serialize.type=ROCKETMQ; shift ;;
@@ -111,19 +116,22 @@ trap 'bk_log "interrupted"; exit 130' INT TERM
 TCK=$(getconf CLK_TCK)
 CLIENT=mqbench   # the client of the current run
 
-# java_build: compiles tests/java (BenchSend) offline into $BK_TMP/java and
-# sets JCP, its class path.
+# java_build PROFILE: compiles tests/java (BenchSend; GrpcBenchSend with
+# PROFILE grpc5) offline into $BK_TMP/java-PROFILE; prints its class path.
 java_build() {
-  local d=$BK_TMP/java
+  local d=$BK_TMP/java-$1 mvn=(mvn -q -B "-P$1")
+  [ "$1" != default ] || mvn=(mvn -q -B)
   mkdir -p "$d"
   cp -r "$BK_ROOT/tests/java/pom.xml" "$BK_ROOT/tests/java/src" "$d/"
-  (cd "$d" && mvn -q -B -o package dependency:build-classpath -Dmdep.outputFile=cp.txt >"$d/mvn.log" 2>&1) ||
-    (cd "$d" && mvn -q -B dependency:go-offline >>"$d/mvn.log" 2>&1 &&
-      mvn -q -B -o package dependency:build-classpath -Dmdep.outputFile=cp.txt >>"$d/mvn.log" 2>&1) ||
-    { tail -20 "$d/mvn.log" >&2; bk_die "tests/java does not build (mvn)"; }
-  JCP=$(cat "$d/cp.txt"):$d/target/classes
+  (cd "$d" && "${mvn[@]}" -o package dependency:build-classpath -Dmdep.outputFile=cp.txt >"$d/mvn.log" 2>&1) ||
+    (cd "$d" && "${mvn[@]}" dependency:go-offline >>"$d/mvn.log" 2>&1 &&
+      "${mvn[@]}" -o package dependency:build-classpath -Dmdep.outputFile=cp.txt >>"$d/mvn.log" 2>&1) ||
+    { tail -20 "$d/mvn.log" >&2; bk_die "tests/java does not build (mvn, profile $1)"; }
+  echo "$(cat "$d/cp.txt"):$d/target/classes"
 }
-[ "$CLIENTS" = mqbench ] || java_build
+JCP='' JCP5=''
+[[ " $CLIENTS " != *" java "* ]] || JCP=$(java_build default)
+[[ " $CLIENTS " != *" grpc "* ]] || JCP5=$(java_build grpc5)
 [ $CG = 0 ] || BK_READY_SECS=120   # valgrind starts slowly
 
 # broker_up BUILD: name server and broker-a from BUILD (under callgrind with
@@ -145,19 +153,25 @@ broker_up() {
   bk_topic CpuBench
 }
 
-# drive_java COUNT: BenchSend sends COUNT messages; prints how many were acknowledged.
+# drive_java CLASS_PATH_VAR CLASS COUNT: the Java sender CLASS (on the class
+# path named by CLASS_PATH_VAR) sends COUNT messages; prints how many were
+# acknowledged.
 drive_java() {
+  local cp=${!1}
   # shellcheck disable=SC2086
-  bk_cmd java $JOPTS -cp '$JCP' rmqtest.BenchSend "$BK_NS" CpuBench "$W" "$1" "$S"
+  bk_cmd java $JOPTS -cp "'\$$1'" "rmqtest.$2" "$BK_NS" CpuBench "$W" "$3" "$S"
   # shellcheck disable=SC2086
-  timeout --kill-after=10 900 java $JOPTS -cp "$JCP" rmqtest.BenchSend "$BK_NS" CpuBench "$W" "$1" "$S" \
-    >"$BK_TMP/drive-java.out" 2>&1 || bk_log "java BenchSend exited $?: $(tail -2 "$BK_TMP/drive-java.out" | tr '\n' ' ')"
+  timeout --kill-after=10 900 java $JOPTS -cp "$cp" "rmqtest.$2" "$BK_NS" CpuBench "$W" "$3" "$S" \
+    >"$BK_TMP/drive-java.out" 2>&1 || bk_log "java $2 exited $?: $(grep -m2 -E 'Exception|Error' "$BK_TMP/drive-java.out" | tr '\n' ' ')"
   sed -n 's/^ACKED //p' "$BK_TMP/drive-java.out"
 }
 
 # drive COUNT: the run's client sends COUNT messages; prints how many were acknowledged.
 drive() {
-  [ "$CLIENT" = mqbench ] || { drive_java "$1"; return; }
+  case $CLIENT in
+    java) drive_java JCP BenchSend "$1"; return ;;
+    grpc) drive_java JCP5 GrpcBenchSend "$1"; return ;;
+  esac
   local args=(-t CpuBench -w "$W" -s "$S" -q "$1")
   [ "$B" = 1 ] || args+=(-b "$B")
   [ $ASYNC = 0 ] || args+=(--async)
@@ -281,9 +295,12 @@ measure_all() {
           "$(tr ' ' '\n' <<<"${tpss[$key]}" | median)"
       fi
     done
-    [ "$CLIENTS" = mqbench ] || [ "$CLIENTS" = java ] ||
-      awk -v l="${labels[$k]}" -v j="${med[$k java]}" -v n="${med[$k mqbench]}" -v u="$unit" \
-        'BEGIN { if (n > 0) printf "%s: remoting/native %s ratio %.2f\n", l, u, j / n }'
+    [[ " $CLIENTS " == *" mqbench "* ]] || continue
+    for c in $CLIENTS; do
+      [ "$c" != mqbench ] || continue
+      awk -v l="${labels[$k]}" -v c="$c" -v j="${med[$k $c]}" -v n="${med[$k mqbench]}" -v u="$unit" \
+        'BEGIN { if (n > 0) printf "%s: %s/native %s ratio %.2f\n", l, (c == "java" ? "remoting" : c), u, j / n }'
+    done
   done
 }
 
