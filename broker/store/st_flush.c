@@ -121,16 +121,21 @@ static void flush_latch(st_store_t *st, int post)
         st_link_post(st->link, on_write_error, NULL);
 }
 
-/* Flushes the commit log up to the published write position. */
+/* Flushes the commit log up to the published write position; counts the
+ * passes that synced something, and their time (flush metrics). */
 static rmq_err_t flush_commitlog(st_store_t *st)
 {
     int64_t target = atomic_load_explicit(&st->cl.published, memory_order_acquire);
+    int64_t started_us = rmq_mono_us();
     st_segment_t **segs;
     size_t n;
     rmq_err_t rc = collect_commitlog(st, &segs, &n);
 
-    if (rc == RMQ_OK)
+    if (rc == RMQ_OK && n > 0) {
         rc = flush_segments(st, segs, n, 0);
+        atomic_fetch_add(&st->flush.syncs, 1);
+        atomic_fetch_add(&st->flush.sync_us, rmq_mono_us() - started_us);
+    }
     if (rc == RMQ_OK && target > atomic_load(&st->flush.durable))
         atomic_store(&st->flush.durable, target);
     if (rc == RMQ_OK)

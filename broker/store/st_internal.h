@@ -74,6 +74,8 @@ typedef struct st_flush {
     int64_t last_commit_ms;          /* transient pool: last write() pass (ASYNC_FLUSH) */
     int64_t committed;               /* transient pool: log written to its files up to here */
     int64_t checkpointed;            /* offset in the last checkpoint written */
+    _Atomic int64_t syncs;           /* commit-log sync passes that made bytes durable */
+    _Atomic int64_t sync_us;         /* time spent in them */
     st_waiter_t *head, *tail, *free_list;   /* loop: ordered by end */
     struct event *timer;
     int64_t timer_deadline_ms;
