@@ -11,8 +11,10 @@
 # sync (group-commit size), syncs per second and the mean sync time (from the
 # broker's commitLogSyncTimes/commitLogSyncTimeTotalMicros), and the master's
 # CPU time per message; last the SYNC/ASYNC TPS ratios of each round.
+# --base DIR runs every row a second time with DIR's mqbroker (rows named
+# base-*, ratios against base-async), for a before/after in the same run.
 #
-#   scripts/bench-syncflush.sh [-d SECONDS] [-w THREADS] [-s SIZE] [-r ROUNDS] [-b BUILD_DIR] [--slave] [--perf ROW]
+#   scripts/bench-syncflush.sh [-d SECONDS] [-w THREADS] [-s SIZE] [-r ROUNDS] [-b BUILD_DIR] [--base BUILD_DIR] [--slave] [--perf ROW]
 #
 # -d seconds per run (default 10), -w producer threads (64), -s message size
 # (128), -r rounds (1), -b the meson build directory (default build;
@@ -26,7 +28,7 @@ cd "$(dirname "$0")/.."
 DUR=10 THREADS=64 SIZE=128 ROUNDS=1 SLAVE=0 PERF_ROW=
 BUILD=${RMQ_BUILD_ROOT:-build}
 usage() {
-  echo "usage: scripts/bench-syncflush.sh [-d SECONDS] [-w THREADS] [-s SIZE] [-r ROUNDS] [-b BUILD_DIR] [--slave] [--perf ROW]" >&2
+  echo "usage: scripts/bench-syncflush.sh [-d SECONDS] [-w THREADS] [-s SIZE] [-r ROUNDS] [-b BUILD_DIR] [--base BUILD_DIR] [--slave] [--perf ROW]" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
     -s) [ $# -ge 2 ] || usage; SIZE=$2; shift 2 ;;
     -r) [ $# -ge 2 ] || usage; ROUNDS=$2; shift 2 ;;
     -b) [ $# -ge 2 ] || usage; BUILD=$2; shift 2 ;;
+    --base) [ $# -ge 2 ] || usage; BASE_BUILD=$(cd "$2" && pwd); shift 2 ;;
     --slave) SLAVE=1; shift ;;
     --perf) [ $# -ge 2 ] || usage; PERF_ROW=$2; shift 2 ;;
     *) usage ;;
@@ -77,7 +80,7 @@ brokerIP1=127.0.0.1
 namesrvAddr=127.0.0.1:$BASE
 mapedFileSizeCommitLog=1073741824
 $2"
-  bd_start master "$BUILD/broker/mqbroker" "$common
+  bd_start master "$BROKER" "$common
 brokerId=0
 brokerRole=$role
 flushDiskType=$1
@@ -86,18 +89,14 @@ haListenPort=$((BASE + 12))
 storePathRootDir=$work/store-master"
   master_pid=$LAST_PID
   if [ $SLAVE = 1 ]; then
-    bd_start slave "$BUILD/broker/mqbroker" "$common
+    bd_start slave "$BROKER" "$common
 brokerId=1
 brokerRole=SLAVE
 flushDiskType=ASYNC_FLUSH
 listenPort=$((BASE + 21))
 haListenPort=$((BASE + 22))
 storePathRootDir=$work/store-slave"
-    for _ in $(seq 100); do
-      "$ADMIN" brokerStatus -n "127.0.0.1:$BASE" -b "127.0.0.1:$((BASE + 21))" 2>/dev/null |
-        grep '^haConnected *true' >/dev/null && break
-      sleep 0.2
-    done
+    bd_wait_ha "$ADMIN" "127.0.0.1:$BASE" "127.0.0.1:$((BASE + 21))"
   fi
   "$ADMIN" updateTopic -n "127.0.0.1:$BASE" -b "127.0.0.1:$((BASE + 11))" -t BenchSf -r 8 -w 8 >/dev/null
   sleep 1
@@ -136,16 +135,27 @@ row() {
 
 echo "$THREADS senders, $SIZE B, ${DUR} s per run, $([ $SLAVE = 1 ] && echo 'SYNC_MASTER + slave' || echo 'one master')"
 printf '%-16s %9s %8s %10s %9s %9s %10s\n' ROW TPS P99ms msgs/sync syncs/s sync_us cpu_us/msg
-for r in $(seq "$ROUNDS"); do
-  line_a=$(row async ASYNC_FLUSH "")
-  echo "$line_a"
-  line_s=$(row sync SYNC_FLUSH "")
-  echo "$line_s"
-  line_p=$(row sync-pool SYNC_FLUSH "transientStorePoolEnable=true")
-  echo "$line_p"
-  awk -v r="$r" -v a="$line_a" -v s="$line_s" -v p="$line_p" 'BEGIN {
+# round PREFIX: the three rows with $BROKER, then their ratios.
+round() {
+  local a s p
+  a=$(row "${1}async" ASYNC_FLUSH "")
+  echo "$a"
+  s=$(row "${1}sync" SYNC_FLUSH "")
+  echo "$s"
+  p=$(row "${1}sync-pool" SYNC_FLUSH "transientStorePoolEnable=true")
+  echo "$p"
+  awk -v r="$r" -v n="${1:+base build}" -v a="$a" -v s="$s" -v p="$p" 'BEGIN {
     split(a, x, " "); split(s, y, " "); split(p, z, " ")
-    if (x[2] > 0) printf "round %d: SYNC/ASYNC %.2f, SYNC+pool/ASYNC %.2f (goal >= 0.8)\n", r, y[2] / x[2], z[2] / x[2] }'
+    if (x[2] > 0) printf "round %d%s%s: SYNC/ASYNC %.2f, SYNC+pool/ASYNC %.2f (goal >= 0.8)\n", r, n ? ", " : "", n, y[2] / x[2], z[2] / x[2] }'
+}
+
+for r in $(seq "$ROUNDS"); do
+  BROKER=$BUILD/broker/mqbroker
+  round ""
+  if [ -n "$BASE_BUILD" ]; then
+    BROKER=$BASE_BUILD/broker/mqbroker
+    round base-
+  fi
 done
 if [ -s "$work/perf.txt" ]; then
   echo

@@ -1,11 +1,13 @@
 # shellcheck shell=bash
 # scripts/bench/lib-daemons.sh: the daemons of the one-off benchmarks
-# (scripts/bench-ha.sh, scripts/bench-topics.sh). Sourced, not run.
+# (scripts/bench-ha.sh, scripts/bench-topics.sh, scripts/bench-syncflush.sh).
+# Sourced, not run.
 #
 # bd_init makes the work directory $work and the traps; bd_start starts a
 # daemon from a properties text and waits for its ready file; every daemon
 # started is recorded in pids, so bd_stop_all and the EXIT trap stop exactly
 # what was started, by pid, and the work directory goes with them.
+# bd_wait_ha waits for a slave to connect to its master.
 
 # bd_init NAME: $work (a fresh /tmp/rmq-NAME.XXXXXX), no daemon yet, and
 # the traps that stop them and remove $work on exit.
@@ -51,4 +53,14 @@ bd_start() {
   echo "$BD_NAME: $name did not start:" >&2
   tail -n 20 "$work/$name.log" >&2
   exit 1
+}
+
+# bd_wait_ha ADMIN NS SLAVE_ADDR: waits up to 20 s until the slave at
+# SLAVE_ADDR reports haConnected (its brokerStatus through ADMIN, name
+# server NS).
+bd_wait_ha() {
+  for _ in $(seq 100); do
+    "$1" brokerStatus -n "$2" -b "$3" 2>/dev/null | grep '^haConnected *true' >/dev/null && return 0
+    sleep 0.2
+  done
 }
