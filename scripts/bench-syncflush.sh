@@ -14,18 +14,20 @@
 # --base DIR runs every row a second time with DIR's mqbroker (rows named
 # base-*, ratios against base-async), for a before/after in the same run.
 #
-#   scripts/bench-syncflush.sh [-d SECONDS] [-w THREADS] [-s SIZE] [-r ROUNDS] [-b BUILD_DIR] [--base BUILD_DIR] [--slave] [--perf ROW]
+#   scripts/bench-syncflush.sh [-d SECONDS] [-w THREADS] [-s SIZE] [-r ROUNDS]
+#                              [-b BUILD_DIR] [--base BUILD_DIR] [--slave] [--perf ROW]
 #
 # -d seconds per run (default 10), -w producer threads (64), -s message size
 # (128), -r rounds (1), -b the meson build directory (default build;
 # $RMQ_BUILD_ROOT when set). Ports: $RMQ_BENCH_SF_PORT (default 24400) and
 # up; stores in a /tmp directory. --perf ROW (async, sync or sync-pool) also
 # records `perf record -g` of the master during that row's runs and prints
-# the top of `perf report` (self time by symbol) after the table. Everything it starts is stopped on exit.
+# the top of `perf report` (self time by symbol) after the table.
+# Everything it starts is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DUR=10 THREADS=64 SIZE=128 ROUNDS=1 SLAVE=0 PERF_ROW=
+DUR=10 THREADS=64 SIZE=128 ROUNDS=1 SLAVE=0 PERF_ROW= BASE_BUILD=
 BUILD=${RMQ_BUILD_ROOT:-build}
 usage() {
   echo "usage: scripts/bench-syncflush.sh [-d SECONDS] [-w THREADS] [-s SIZE] [-r ROUNDS] [-b BUILD_DIR] [--base BUILD_DIR] [--slave] [--perf ROW]" >&2
@@ -78,25 +80,18 @@ bindAddress=127.0.0.1"
 brokerName=broker-a
 brokerIP1=127.0.0.1
 namesrvAddr=127.0.0.1:$BASE
-mapedFileSizeCommitLog=1073741824
-$2"
+mapedFileSizeCommitLog=1073741824"
   bd_start master "$BROKER" "$common
 brokerId=0
 brokerRole=$role
 flushDiskType=$1
 listenPort=$((BASE + 11))
 haListenPort=$((BASE + 12))
-storePathRootDir=$work/store-master"
+storePathRootDir=$work/store-master
+$2"
   master_pid=$LAST_PID
   if [ $SLAVE = 1 ]; then
-    bd_start slave "$BROKER" "$common
-brokerId=1
-brokerRole=SLAVE
-flushDiskType=ASYNC_FLUSH
-listenPort=$((BASE + 21))
-haListenPort=$((BASE + 22))
-storePathRootDir=$work/store-slave"
-    bd_wait_ha "$ADMIN" "127.0.0.1:$BASE" "127.0.0.1:$((BASE + 21))"
+    bd_start_slave "$BROKER" "$ADMIN" "$common" $((BASE + 21))
   fi
   "$ADMIN" updateTopic -n "127.0.0.1:$BASE" -b "127.0.0.1:$((BASE + 11))" -t BenchSf -r 8 -w 8 >/dev/null
   sleep 1
