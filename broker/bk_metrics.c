@@ -226,6 +226,12 @@ static void render_store(bk_metrics_t *m, struct evbuffer *out)
                        "Bytes written to the commit log but not yet durable.");
     rmq_metrics_sample_i64(out, "rmq_broker_store_flush_behind_bytes", NULL,
                            st.commitlog_max_offset - st.flushed_offset);
+    rmq_metrics_family(out, "rmq_broker_store_commitlog_syncs_total", "counter",
+                       "Commit-log syncs (msync or fdatasync; with SYNC_FLUSH, group commits).");
+    rmq_metrics_sample_i64(out, "rmq_broker_store_commitlog_syncs_total", NULL, st.flush_syncs);
+    rmq_metrics_family(out, "rmq_broker_store_commitlog_sync_seconds_total", "counter",
+                       "Time the flush thread spent in commit-log syncs.");
+    rmq_metrics_sample(out, "rmq_broker_store_commitlog_sync_seconds_total", NULL, (double)st.flush_sync_us / 1e6);
     rmq_metrics_family(out, "rmq_broker_store_dispatch_behind_bytes", "gauge",
                        "Bytes in the commit log not yet in consume queues.");
     rmq_metrics_sample_i64(out, "rmq_broker_store_dispatch_behind_bytes", NULL,

@@ -55,17 +55,7 @@ listenPort=$((BASE + 11))
 haListenPort=$((BASE + 12))
 storePathRootDir=$work/store-master"
   master_pid=$LAST_PID
-  bd_start slave "$BUILD/broker/mqbroker" "$common
-brokerId=1
-brokerRole=SLAVE
-listenPort=$((BASE + 21))
-haListenPort=$((BASE + 22))
-storePathRootDir=$work/store-slave"
-  for _ in $(seq 100); do
-    "$BUILD/tools/mqadmin" brokerStatus -n "$ns" -b "127.0.0.1:$((BASE + 21))" 2>/dev/null |
-      grep '^haConnected *true' >/dev/null && break
-    sleep 0.2
-  done
+  bd_start_slave "$BUILD/broker/mqbroker" "$BUILD/tools/mqadmin" "$common" $((BASE + 21))
   "$BUILD/tools/mqadmin" updateTopic -n "$ns" -b "127.0.0.1:$((BASE + 11))" -t BenchHa -r 8 -w 8 >/dev/null
   sleep 1
   for size in 128 1024; do

@@ -238,6 +238,8 @@ void bk_admin_runtime_info(bk_admin_ops_t *a, const bk_runtime_live_t *live, bk_
     kv(add, arg, "commitLogMinOffset", "%" PRId64, st.commitlog_min_offset);
     kv(add, arg, "commitLogMaxOffset", "%" PRId64, st.commitlog_max_offset);
     kv(add, arg, "flushedOffset", "%" PRId64, st.flushed_offset);
+    kv(add, arg, "commitLogSyncTimes", "%" PRId64, st.flush_syncs);
+    kv(add, arg, "commitLogSyncTimeTotalMicros", "%" PRId64, st.flush_sync_us);
     kv(add, arg, "dispatchBehindBytes", "%" PRId64, st.commitlog_max_offset - st.dispatched_offset);
     kv(add, arg, "remainHowManyDataToFlush", "%" PRId64, st.commitlog_max_offset - st.flushed_offset);
     kv(add, arg, "commitLogDiskRatio", "%.4f", st.disk_used_ratio);

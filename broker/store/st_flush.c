@@ -15,6 +15,11 @@
  * commit_least_pages pages wait), bounding what a process crash loses to
  * that interval; a power cut loses what it always could.
  *
+ * Group commit: a sync waits (gather_waiters) until as many waiters have
+ * queued since the last sync as queued before it, for at most that sync's
+ * duration, so the senders the last sync released join this one instead
+ * of 64 senders splitting into two halves that take turns.
+ *
  * Waiters live on the loop thread in a list ordered by end offset; one
  * release pass completes every waiter the durable offset covers. One
  * libevent timer, armed for the earliest deadline, times them out. */
@@ -32,6 +37,7 @@
 
 #define ST_PAGE 4096
 #define CHECKPOINT_INTERVAL_MS 1000
+#define GATHER_MAX_US 20000          /* longest wait for a group commit's waiters */
 
 void st_flush_init(st_store_t *st)
 {
@@ -43,6 +49,7 @@ void st_flush_init(st_store_t *st)
     atomic_init(&fl->requested, 0);
     atomic_init(&fl->durable, 0);
     atomic_init(&fl->post_pending, 0);
+    atomic_init(&fl->gather_until, INT64_MAX);
 }
 
 /* Syncs (commit with them only) and releases segs. */
@@ -121,16 +128,22 @@ static void flush_latch(st_store_t *st, int post)
         st_link_post(st->link, on_write_error, NULL);
 }
 
-/* Flushes the commit log up to the published write position. */
+/* Flushes the commit log up to the published write position; counts the
+ * passes that synced something, and their time (flush metrics). */
 static rmq_err_t flush_commitlog(st_store_t *st)
 {
     int64_t target = atomic_load_explicit(&st->cl.published, memory_order_acquire);
+    int64_t started_us = rmq_mono_us();
     st_segment_t **segs;
     size_t n;
     rmq_err_t rc = collect_commitlog(st, &segs, &n);
 
-    if (rc == RMQ_OK)
+    if (rc == RMQ_OK && n > 0) {
         rc = flush_segments(st, segs, n, 0);
+        st->flush.last_sync_us = rmq_mono_us() - started_us;
+        atomic_fetch_add(&st->flush.syncs, 1);
+        atomic_fetch_add(&st->flush.sync_us, st->flush.last_sync_us);
+    }
     if (rc == RMQ_OK && target > atomic_load(&st->flush.durable))
         atomic_store(&st->flush.durable, target);
     if (rc == RMQ_OK)
@@ -206,19 +219,27 @@ static void post_durable(st_store_t *st)
         atomic_store(&st->flush.post_pending, 0);
 }
 
-/* Waits for a request, a stop or the interval; returns 1 to stop. */
-static int flush_wait(st_flush_t *fl, int interval_ms)
+/* The CLOCK_REALTIME time us from now, for pthread_cond_timedwait. */
+static struct timespec deadline_in_us(int64_t us)
 {
     struct timespec ts;
-    int stop;
 
     clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += interval_ms / 1000;
-    ts.tv_nsec += (long)(interval_ms % 1000) * 1000000L;
+    ts.tv_sec += (time_t)(us / 1000000);
+    ts.tv_nsec += (long)(us % 1000000) * 1000L;
     if (ts.tv_nsec >= 1000000000L) {
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000L;
     }
+    return ts;
+}
+
+/* Waits for a request, a stop or the interval; returns 1 to stop. */
+static int flush_wait(st_flush_t *fl, int interval_ms)
+{
+    struct timespec ts = deadline_in_us((int64_t)interval_ms * 1000);
+    int stop;
+
     pthread_mutex_lock(&fl->mu);
     while (!fl->stop && !atomic_load(&fl->requested))
         if (pthread_cond_timedwait(&fl->cv, &fl->mu, &ts) == ETIMEDOUT)
@@ -258,6 +279,31 @@ static int commit_due(st_store_t *st, int64_t now)
     return pages >= c->commit_least_pages || now - st->flush.last_commit_ms >= c->commit_interval_ms;
 }
 
+/* Before a commit-log sync with waiters queued: waits, at most as long as
+ * the last sync took (GATHER_MAX_US at most), until as many waiters have
+ * queued since the last sync started as in the interval before it, then
+ * records this sync's start. Flush thread. */
+static void gather_waiters(st_store_t *st)
+{
+    st_flush_t *fl = &st->flush;
+    int64_t target = fl->waits_synced + fl->last_group, queued = atomic_load(&fl->waits);
+
+    if (queued > fl->waits_synced && queued < target) {
+        struct timespec ts = deadline_in_us(fl->last_sync_us < GATHER_MAX_US ? fl->last_sync_us : GATHER_MAX_US);
+
+        atomic_store(&fl->gather_until, target);
+        pthread_mutex_lock(&fl->mu);
+        while (!fl->stop && atomic_load(&fl->waits) < target)
+            if (pthread_cond_timedwait(&fl->cv, &fl->mu, &ts) == ETIMEDOUT)
+                break;
+        pthread_mutex_unlock(&fl->mu);
+        atomic_store(&fl->gather_until, INT64_MAX);
+        queued = atomic_load(&fl->waits);
+    }
+    fl->last_group = queued - fl->waits_synced;
+    fl->waits_synced = queued;
+}
+
 /* One pass of the flush thread. */
 static void flush_pass(st_store_t *st)
 {
@@ -267,6 +313,7 @@ static void flush_pass(st_store_t *st)
     int64_t before = atomic_load(&fl->durable);
 
     if (flush_due(st, requested, now)) {
+        gather_waiters(st);
         if (flush_commitlog(st) != RMQ_OK) {
             flush_latch(st, 1);
             return;
@@ -384,6 +431,17 @@ static void waiter_insert(st_flush_t *fl, st_waiter_t *w)
     *pp = w;
 }
 
+/* Counts a queued waiter; wakes the flush thread when it completes the
+ * group gather_waiters waits for. Loop thread. */
+static void waiter_queued(st_flush_t *fl)
+{
+    if (atomic_fetch_add(&fl->waits, 1) + 1 != atomic_load(&fl->gather_until))
+        return;
+    pthread_mutex_lock(&fl->mu);
+    pthread_cond_signal(&fl->cv);
+    pthread_mutex_unlock(&fl->mu);
+}
+
 rmq_err_t st_flush_wait(st_store_t *st, int64_t end, st_flush_fn cb, void *arg)
 {
     st_flush_t *fl = &st->flush;
@@ -408,6 +466,7 @@ rmq_err_t st_flush_wait(st_store_t *st, int64_t end, st_flush_fn cb, void *arg)
     w->arg = arg;
     waiter_insert(fl, w);
     arm_timer(st, w->deadline_ms);
+    waiter_queued(fl);
     st_flush_request(st);
     return RMQ_OK;
 }

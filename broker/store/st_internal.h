@@ -74,6 +74,16 @@ typedef struct st_flush {
     int64_t last_commit_ms;          /* transient pool: last write() pass (ASYNC_FLUSH) */
     int64_t committed;               /* transient pool: log written to its files up to here */
     int64_t checkpointed;            /* offset in the last checkpoint written */
+    _Atomic int64_t syncs;           /* commit-log sync passes that made bytes durable */
+    _Atomic int64_t sync_us;         /* time spent in them */
+    /* group commit (st_flush.c gather_waiters): waiters queued so far (loop
+     * adds), the count the flush thread waits for (the loop signals cv when
+     * it is reached; INT64_MAX when none), and the flush thread's own
+     * record of the last sync: waiters queued at its start, how many had
+     * queued since the sync before, and its duration */
+    _Atomic int64_t waits;
+    _Atomic int64_t gather_until;
+    int64_t waits_synced, last_group, last_sync_us;
     st_waiter_t *head, *tail, *free_list;   /* loop: ordered by end */
     struct event *timer;
     int64_t timer_deadline_ms;

@@ -62,18 +62,16 @@ static void segment_warm(st_segment_t *seg)
         seg->base[off] = 0;
 }
 
-/* Writes zeros over [0, size) of fd so no extent is left unwritten (a sync
- * after the first write into an unwritten extent also commits its
- * conversion); 0 or an errno. */
-static int segment_write_zeros(int fd, int64_t size)
+/* Writes zeros over [off, end) of fd so no extent is left unwritten there
+ * (a sync after the first write into an unwritten extent also commits its
+ * conversion to the file system journal); 0 or an errno. */
+static int segment_write_zeros(int fd, int64_t off, int64_t end)
 {
-    enum { CHUNK = 1 << 20 };
-    uint8_t *zeros = calloc(1, CHUNK);
-    int64_t off = 0;
-    int e = zeros ? 0 : ENOMEM;
+    static const uint8_t zeros[64 * 1024];
+    int e = 0;
 
-    while (e == 0 && off < size) {
-        size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+    while (e == 0 && off < end) {
+        size_t n = end - off < (int64_t)sizeof(zeros) ? (size_t)(end - off) : sizeof(zeros);
         ssize_t w = pwrite(fd, zeros, n, off);
 
         if (w < 0 && errno != EINTR)
@@ -81,7 +79,6 @@ static int segment_write_zeros(int fd, int64_t size)
         else if (w > 0)
             off += w;
     }
-    free(zeros);
     return e;
 }
 
@@ -96,7 +93,7 @@ static int segment_prealloc(const char *tmp, int64_t size, int flags)
         return -errno;
     e = posix_fallocate(fd, 0, size);
     if (e == 0 && (flags & ST_SEG_ZEROS))
-        e = segment_write_zeros(fd, size);
+        e = segment_write_zeros(fd, 0, size);
     if (e == 0 && fsync(fd) != 0)
         e = errno;
     if (e != 0) {
@@ -143,6 +140,8 @@ rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int fl
     }
     if (flags & ST_SEG_WARM)
         segment_warm(*out);
+    if (flags & ST_SEG_ZEROS)
+        (*out)->zeroed = size;
     return RMQ_OK;
 }
 
@@ -170,6 +169,8 @@ rmq_err_t st_segment_create_spare(const char *dir, const char *name, int64_t siz
     }
     if (flags & ST_SEG_WARM)
         segment_warm(*out);
+    if (flags & ST_SEG_ZEROS)
+        (*out)->zeroed = size;
     return RMQ_OK;
 }
 
@@ -298,6 +299,30 @@ uint8_t *st_segment_detach(st_segment_t *seg)
     return buf;
 }
 
+/* Keeps the file free of unwritten extents up to ST_ZERO_AHEAD / 2 or more
+ * past at (the committed end), writing zeros ST_ZERO_AHEAD at a time, so the
+ * fdatasyncs of SYNC_FLUSH's group commits write data and flush the disk
+ * cache but commit no extent conversion (one journal commit per
+ * ST_ZERO_AHEAD instead of one per sync). Only the committing thread
+ * writes the file past at, so the zeros never cover data. */
+static rmq_err_t segment_zero_ahead(st_segment_t *seg, int64_t at)
+{
+    int64_t from = (at + ST_PAGE - 1) / ST_PAGE * ST_PAGE, to;
+    int e;
+
+    if (seg->zeroed > from)
+        from = seg->zeroed;
+    if (from >= seg->size || from - at >= ST_ZERO_AHEAD / 2)
+        return RMQ_OK;
+    to = from + ST_ZERO_AHEAD < seg->size ? from + ST_ZERO_AHEAD : seg->size;
+    if ((e = segment_write_zeros(seg->fd, from, to)) != 0) {
+        LOG_ERROR_RL("write zeros %s [%" PRId64 ", %" PRId64 "): %s", seg->path, from, to, strerror(e));
+        return RMQ_EIO;
+    }
+    seg->zeroed = to;
+    return RMQ_OK;
+}
+
 rmq_err_t st_segment_commit(st_segment_t *seg)
 {
     int64_t wrote = atomic_load_explicit(&seg->wrote, memory_order_acquire);
@@ -320,7 +345,7 @@ rmq_err_t st_segment_commit(st_segment_t *seg)
         from += n;
         atomic_store_explicit(&seg->committed, from, memory_order_release);
     }
-    return RMQ_OK;
+    return segment_zero_ahead(seg, wrote);
 }
 
 uint8_t *st_segment_wptr(st_segment_t *seg, int64_t rel)

@@ -34,11 +34,18 @@ typedef struct st_segment {
     uint8_t *_Atomic wbuf;
     _Atomic int64_t committed;  /* bytes of wbuf in the file (relative) */
     _Atomic int pooled;
+    /* the committing thread's: [0, zeroed) of the file has no unwritten
+     * extent left (zeros or data written), so a sync there converts none */
+    int64_t zeroed;
 } st_segment_t;
 
 /* Creation flags. */
 #define ST_SEG_WARM 1           /* touch every page of the mapping */
 #define ST_SEG_ZEROS 2          /* write zeros over the file (no unwritten extents) */
+
+/* How far ahead of a pooled segment's committed bytes st_segment_commit
+ * writes zeros, at a time. */
+#define ST_ZERO_AHEAD (1 << 20)
 
 /* Writes "dir/%020lld" into out. */
 void st_segment_path(char *out, size_t outlen, const char *dir, int64_t start);
@@ -94,7 +101,8 @@ void st_segment_attach(st_segment_t *seg, uint8_t *buf);
  * written yet). Loop thread. */
 uint8_t *st_segment_detach(st_segment_t *seg);
 /* write()s [committed, wrote) of the buffer to the file and advances
- * committed (RMQ_EIO if a write fails). Flush thread, or the loop while no
+ * committed, then keeps the file zero-written ST_ZERO_AHEAD / 2 or more
+ * past it (RMQ_EIO if a write fails). Flush thread, or the loop while no
  * flush thread runs. */
 rmq_err_t st_segment_commit(st_segment_t *seg);
 

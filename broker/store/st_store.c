@@ -867,6 +867,8 @@ void st_store_stats(st_store_t *st, st_store_stats_t *out)
     out->commitlog_min_offset = min;
     out->commitlog_max_offset = st->cl.write_pos;
     out->flushed_offset = atomic_load(&st->flush.durable);
+    out->flush_syncs = atomic_load(&st->flush.syncs);
+    out->flush_sync_us = atomic_load(&st->flush.sync_us);
     out->dispatched_offset = atomic_load(&st->dispatched);
     out->put_count = st->put_count;
     out->put_bytes = st->put_bytes;

@@ -141,6 +141,8 @@ typedef struct st_store_stats {
     int64_t commitlog_min_offset;
     int64_t commitlog_max_offset;    /* write position */
     int64_t flushed_offset;          /* durable position */
+    int64_t flush_syncs;             /* commit-log syncs (group commits) so far */
+    int64_t flush_sync_us;           /* time the flush thread spent in them */
     int64_t dispatched_offset;       /* consume queues built up to here */
     int64_t put_count;
     int64_t put_bytes;

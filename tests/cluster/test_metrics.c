@@ -693,6 +693,8 @@ START_TEST(test_metrics_move_under_load)
         double ratio = prom_value(bk2, "rmq_broker_store_disk_used_ratio");
         ck_assert_msg(ratio > 0 && ratio <= 1, "disk ratio %g", ratio);
         ck_assert_double_ge(prom_value(bk2, "rmq_broker_store_flush_behind_bytes"), 0);
+        ck_assert_double_ge(prom_value(bk2, "rmq_broker_store_commitlog_syncs_total"), 0);
+        ck_assert_double_ge(prom_value(bk2, "rmq_broker_store_commitlog_sync_seconds_total"), 0);
         ck_assert_double_ge(prom_value(bk2, "rmq_broker_store_dispatch_behind_bytes"), 0);
         ck_assert_double_gt(prom_value(bk2, "rmq_broker_connections"), 0);
         ck_assert_msg(prom_sum(bk2, "rmq_broker_consumer_lag_messages", "group=\"" GROUP "\"") >= 0 &&

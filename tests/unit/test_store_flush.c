@@ -1,6 +1,7 @@
 /* test_store_flush.c: durability and space states with the store's threads
  * running under a libevent loop: SYNC_FLUSH group commit (one sync releases
- * many waiters), FLUSH_DISK_TIMEOUT with a blocked sync, ASYNC_FLUSH
+ * many waiters; a sync waits for the senders the last one released),
+ * FLUSH_DISK_TIMEOUT with a blocked sync, ASYNC_FLUSH
  * progress, the latched write-error state (injected sync failure); and,
  * synchronously, retention (age, deleteWhen, disk ratio), the disk-full
  * threshold and ENOSPC at file creation. */
@@ -27,6 +28,7 @@ typedef struct gate {
     pthread_cond_t cv;
     int closed;
     int fail;
+    int delay_ms;
     _Atomic int calls;
 } gate_t;
 
@@ -63,7 +65,8 @@ static void teardown(void)
     ts_env_cleanup(&env);
 }
 
-/* Sync hook: counts calls, blocks while the gate is closed, fails on demand. */
+/* Sync hook: counts calls, blocks while the gate is closed, takes delay_ms
+ * longer (a slow disk), fails on demand. */
 static int gated_sync(void *addr, size_t len, void *arg)
 {
     gate_t *g = arg;
@@ -75,6 +78,7 @@ static int gated_sync(void *addr, size_t len, void *arg)
         pthread_cond_wait(&g->cv, &g->mu);
     fail = g->fail;
     pthread_mutex_unlock(&g->mu);
+    rmq_sleep_ms(g->delay_ms);
     if (fail) {
         errno = EIO;
         return -1;
@@ -159,6 +163,49 @@ START_TEST(test_group_commit_one_sync_many_waiters)
     /* already durable: completes at once */
     ck_assert_int_eq(st_store_wait_flush(st, stats.flushed_offset, on_flushed, &w), RMQ_OK);
     ck_assert_int_eq(w.ok, 201);
+    st_store_close(st);
+}
+END_TEST
+
+/* Commit-log syncs so far. */
+static int64_t syncs(st_store_t *st)
+{
+    st_store_stats_t stats;
+
+    st_store_stats(st, &stats);
+    return stats.flush_syncs;
+}
+
+START_TEST(test_group_commit_waits_for_released_senders)
+{
+    st_store_t *st;
+    waits_t w = {0};
+    int64_t before;
+
+    env.cfg.flush_type = ST_SYNC_FLUSH;
+    st = open_started();
+    gate.delay_ms = 30;
+    /* a sync covering one sender, then one covering the four that came
+     * while it ran: the last sync's group is four senders */
+    gate_set(1, 0);
+    put_and_wait(st, 0, &w);
+    while (atomic_load(&gate.calls) == 0)
+        rmq_sleep_ms(1);
+    for (uint32_t i = 1; i < 5; i++)
+        put_and_wait(st, i, &w);
+    gate_set(0, 0);
+    run_until(&w.done, 5, 5000);
+    ck_assert_int_eq(w.ok, 5);
+    /* the four come back one by one (1 ms apart, well within the last
+     * sync's 30 ms): one sync covers them all, not the first alone */
+    before = syncs(st);
+    for (uint32_t i = 5; i < 9; i++) {
+        put_and_wait(st, i, &w);
+        rmq_sleep_ms(1);
+    }
+    run_until(&w.done, 9, 5000);
+    ck_assert_int_eq(w.ok, 9);
+    ck_assert_int_eq(syncs(st) - before, 1);
     st_store_close(st);
 }
 END_TEST
@@ -464,6 +511,7 @@ static Suite *flush_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_group_commit_one_sync_many_waiters);
+    tcase_add_test(tc, test_group_commit_waits_for_released_senders);
     tcase_add_test(tc, test_sync_flush_timeout);
     tcase_add_test(tc, test_async_flush_progress);
     tcase_add_test(tc, test_next_file_precreated);
