@@ -61,10 +61,19 @@ adm() {
   head -30 "$run/$name.out" | awk '{print "#   " $0}'
   grep -m3 -E 'Exception|CODE:' "$run/$name.err" | awk '{print "#   stderr: " $0}'
 }
-# send NAME AK SK: one send to AclTopic signed as AK; its output in $run/NAME.out
+# one JVM sends for the whole test (AclSend.java), driven line by line
+coproc SENDER { exec timeout 300 java -cp "$cp" rmqtest.AclSend "$ns" AclTopic acl_pg 2>"$run/sender.err"; }
+pids+=("$SENDER_PID")
+# send NAME AK SK: one send to AclTopic signed as AK; its result line in $run/NAME.out
 send() {
-  timeout 60 java -cp "$cp" rmqtest.AclSend "$ns" AclTopic acl_pg "$2" "$3" >"$run/$1.out" 2>"$run/$1.err"
-  echo "# send as $2: $(head -1 "$run/$1.out")"
+  local line=""
+  echo "$2 $3" >&"${SENDER[1]}"
+  while read -r -t 60 line <&"${SENDER[0]}"; do   # the client's own log lines go to stdout too
+    [[ $line =~ ^(SENT|REFUSED)\  ]] && break
+    line=""
+  done
+  echo "$line" >"$run/$1.out"
+  echo "# send as $2: $line"
 }
 ok() {
   local what=$1
@@ -81,12 +90,8 @@ logged() {
   return 1
 }
 
-adm admin updateTopic updateTopic -b "$bk" -t AclTopic -r 2 -w 2
-for _ in $(seq 1 50); do
-  timeout 60 java -Drocketmq.home.dir="$run/admin" -cp "$cp" org.apache.rocketmq.tools.command.MQAdminStartup \
-    topicRoute -t AclTopic -n "$ns" 2>/dev/null | grep -q '"brokerName"' && break
-  sleep 0.5
-done
+printf 'accessKey=ops_admin\nsecretKey=ops-admin-secret\n' >"$run/admin.properties"
+admin_config=$run/admin.properties create_topic AclCluster AclTopic
 
 adm admin update updateAclConfig -b "$bk" -a acl_user -s acl-user-secret -t AclTopic=PUB -g acl_pg=PUB
 ok "updateAclConfig adds acl_user" eval "has update '^create or update plain access config to $bk success\.' && clean update"

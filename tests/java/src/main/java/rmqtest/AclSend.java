@@ -1,14 +1,18 @@
-/* AclSend: one send signed as an ACL account, with the unmodified RocketMQ
- * 4.9 Java client and its AclClientRPCHook, for
- * tests/java/run_mqadmin_acl_test.sh:
+/* AclSend: sends signed as ACL accounts, with the unmodified RocketMQ 4.9
+ * Java client and its AclClientRPCHook, for
+ * tests/java/run_mqadmin_acl_test.sh (one JVM for every send of the test):
  *
- *   AclSend NS TOPIC GROUP ACCESSKEY SECRETKEY
+ *   AclSend NS TOPIC GROUP
  *
- * prints "SENT <msgId>" when the broker stored the message, or "REFUSED
+ * reads "ACCESSKEY SECRETKEY" lines from stdin; for each, a fresh producer
+ * of GROUP signing as that account sends one message to TOPIC, and one
+ * line is printed: "SENT <msgId>" when the broker stored it, or "REFUSED
  * <responseCode> <the broker's message>" when it answered with an error
- * (no retries). */
+ * (no retries). Ends at the end of stdin. */
 package rmqtest;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 
 import org.apache.rocketmq.acl.common.AclClientRPCHook;
@@ -25,21 +29,37 @@ public final class AclSend {
 
     public static void main(String[] args) throws Exception {
         String ns = args[0], topic = args[1], group = args[2];
-        AclClientRPCHook hook = new AclClientRPCHook(new SessionCredentials(args[3], args[4]));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        int n = 0;
+        for (String line; (line = in.readLine()) != null;) {
+            String[] key = line.trim().split(" ");
+            System.out.println(send(ns, topic, group, key[0], key[1], n++));
+            System.out.flush();
+        }
+    }
+
+    private static String oneLine(String s) {
+        return String.valueOf(s).replace('\n', ' ');
+    }
+
+    /* One send as accessKey; the line to print. */
+    private static String send(String ns, String topic, String group, String accessKey, String secretKey, int n)
+        throws Exception {
+        AclClientRPCHook hook = new AclClientRPCHook(new SessionCredentials(accessKey, secretKey));
         DefaultMQProducer p = new DefaultMQProducer(group, hook);
         p.setNamesrvAddr(ns);
-        p.setInstanceName("acl-" + System.nanoTime());
+        p.setInstanceName("acl-" + n);
         p.setSendMsgTimeout(10000);
         p.setRetryTimesWhenSendFailed(0);
         p.start();
         try {
-            SendResult r = p.send(new Message(topic, "TagA", ("acl-" + args[3]).getBytes(StandardCharsets.UTF_8)));
-            System.out.println("SENT " + r.getMsgId());
+            SendResult r = p.send(new Message(topic, "TagA", ("acl-" + accessKey).getBytes(StandardCharsets.UTF_8)));
+            return "SENT " + r.getMsgId();
         } catch (MQBrokerException e) {
-            System.out.println("REFUSED " + e.getResponseCode() + " " + e.getErrorMessage());
+            return "REFUSED " + e.getResponseCode() + " " + oneLine(e.getErrorMessage());
         } catch (MQClientException e) {
             Throwable why = e.getCause() != null ? e.getCause() : e;
-            System.out.println("REFUSED " + e.getResponseCode() + " " + why.getMessage());
+            return "REFUSED " + e.getResponseCode() + " " + oneLine(why.getMessage());
         } finally {
             p.shutdown();
         }
