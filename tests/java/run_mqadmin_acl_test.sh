@@ -51,24 +51,39 @@ home admin ops_admin ops-admin-secret
 home plainhome plain plain-secret
 
 n=0
+# serve NAME CMD...: runs CMD in the background, its stdin and stdout FIFOs $run/NAME.in and $run/NAME.res
+serve() {
+  local name=$1
+  shift
+  mkfifo "$run/$name.in" "$run/$name.res"
+  timeout 300 "$@" <"$run/$name.in" >"$run/$name.res" 2>"$run/$name.stderr" &
+  pids+=("$!")
+}
+# one JVM runs mqadmin for the admin account (AdminBatch.java), one the sends (AclSend.java)
+serve admin java -Drocketmq.home.dir="$run/admin" -cp "$cp" rmqtest.AdminBatch "$run"
+exec {admin_w}>"$run/admin.in" {admin_r}<"$run/admin.res"
+serve sender java -cp "$cp" rmqtest.AclSend "$ns" AclTopic acl_pg
+exec {sender_w}>"$run/sender.in" {sender_r}<"$run/sender.res"
 # adm HOME NAME CMD ARGS...: mqadmin CMD signed as HOME's account; output in $run/NAME.out (stderr .err)
 adm() {
-  local h=$1 name=$2
+  local h=$1 name=$2 line=""
   shift 2
-  timeout 120 java -Drocketmq.home.dir="$run/$h" -cp "$cp" org.apache.rocketmq.tools.command.MQAdminStartup \
-    "$@" -n "$ns" >"$run/$name.out" 2>"$run/$name.err"
+  if [ "$h" = admin ]; then
+    echo "$name $* -n $ns" >&"$admin_w"
+    while read -r -t 120 line <&"$admin_r"; do [ "$line" = "DONE $name" ] && break; done
+  else
+    timeout 120 java -Drocketmq.home.dir="$run/$h" -cp "$cp" org.apache.rocketmq.tools.command.MQAdminStartup \
+      "$@" -n "$ns" >"$run/$name.out" 2>"$run/$name.err"
+  fi
   echo "# mqadmin $* printed:"
   head -30 "$run/$name.out" | awk '{print "#   " $0}'
   grep -m3 -E 'Exception|CODE:' "$run/$name.err" | awk '{print "#   stderr: " $0}'
 }
-# one JVM sends for the whole test (AclSend.java), driven line by line
-coproc SENDER { exec timeout 300 java -cp "$cp" rmqtest.AclSend "$ns" AclTopic acl_pg 2>"$run/sender.err"; }
-pids+=("$SENDER_PID")
 # send NAME AK SK: one send to AclTopic signed as AK; its result line in $run/NAME.out
 send() {
   local line=""
-  echo "$2 $3" >&"${SENDER[1]}"
-  while read -r -t 60 line <&"${SENDER[0]}"; do   # the client's own log lines go to stdout too
+  echo "$2 $3" >&"$sender_w"
+  while read -r -t 60 line <&"$sender_r"; do   # the client's own log lines go to stdout too
     [[ $line =~ ^(SENT|REFUSED)\  ]] && break
     line=""
   done
