@@ -1,9 +1,11 @@
 #!/bin/bash
 # tests/java/run_mqadmin_acl_test.sh: the ACL changed without a restart.
 # RocketMQ's own admin tool (rocketmq-tools 4.9.7, MQAdminStartup, signing
-# as the admin account of its conf/tools.yml) against an rmq broker with
-# aclEnable=true: updateAclConfig adds an account that the unmodified Java
-# client (AclSend.java, AclClientRPCHook) then sends with; getAclConfig and
+# as the admin account of its conf/tools.yml; AdminBatch.java runs the
+# admin's commands in one JVM) against an rmq broker with aclEnable=true:
+# updateAclConfig adds an account that the unmodified Java client
+# (AclSend.java, AclClientRPCHook, one producer per account kept running)
+# then sends with; getAclConfig and
 # clusterAclConfigVersion show it; the file is rewritten without its
 # comments; a plain account is refused the ACL codes; deleteAccessConfig
 # removes the account and its next send is refused; updateGlobalWhiteAddr
@@ -16,8 +18,8 @@ set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-echo "1..16"
-java_build 16
+echo "1..17"
+java_build 17
 start_namesrv
 acl=$run/acl.properties
 cat >"$acl" <<'ACL'
@@ -50,7 +52,6 @@ XML
 home admin ops_admin ops-admin-secret
 home plainhome plain plain-secret
 
-n=0
 # serve NAME CMD...: runs CMD in the background, its stdin and stdout FIFOs $run/NAME.in and $run/NAME.res
 serve() {
   local name=$1
@@ -90,14 +91,6 @@ send() {
   echo "$line" >"$run/$1.out"
   echo "# send as $2: $line"
 }
-ok() {
-  local what=$1
-  shift
-  n=$((n + 1))
-  if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what"; fi
-}
-has() { grep -Eq -- "$2" "$run/$1.out"; }
-clean() { ! grep -Eq 'Exception|CODE:' "$run/$1.err" "$run/$1.out"; }
 # logged ERE: the broker's log has a line matching ERE (waits up to 5 s)
 logged() {
   local i
@@ -108,6 +101,8 @@ logged() {
 printf 'accessKey=ops_admin\nsecretKey=ops-admin-secret\n' >"$run/admin.properties"
 admin_config=$run/admin.properties create_topic AclCluster AclTopic
 
+send send_first plain plain-secret
+ok "plain, an account of the file, sends" has send_first '^SENT '
 adm admin update updateAclConfig -b "$bk" -a acl_user -s acl-user-secret -t AclTopic=PUB -g acl_pg=PUB
 ok "updateAclConfig adds acl_user" eval "has update '^create or update plain access config to $bk success\.' && clean update"
 send send_added acl_user acl-user-secret
@@ -139,7 +134,7 @@ kill -HUP "$bk_pid"
 ok "a bad file on SIGHUP is refused, its line named in the log" \
   eval "logged 'SIGHUP: reloading the ACL' && logged \"ACL reload refused, the policy in force is kept: $acl:$line: account.hup_user.defaultTopicPerm=ALL\""
 send send_kept plain plain-secret
-ok "the old policy is kept: plain still sends" has send_kept '^SENT '
+ok "the old policy is kept: plain's running producer still sends" has send_kept '^SENT '
 send send_bad hup_user hup-user-secret
 ok "nothing of the bad file is in force" has send_bad '^REFUSED 16 '
 
@@ -149,7 +144,7 @@ kill -HUP "$bk_pid"
 logged "ACL reloaded from $acl: 2 accounts"
 send send_hup hup_user hup-user-secret
 send send_gone plain plain-secret
-ok "a good file takes effect on SIGHUP: hup_user sends, plain is refused" \
+ok "a good file takes effect on SIGHUP: hup_user sends, plain's running producer is refused" \
   eval "has send_hup '^SENT ' && has send_gone '^REFUSED 16 .*unknown accessKey plain'"
 
 sleep 1.1   # a new modification time for the watch to see

@@ -4,9 +4,10 @@
  *
  *   AclSend NS TOPIC GROUP
  *
- * reads "ACCESSKEY SECRETKEY" lines from stdin; for each, a fresh producer
- * of GROUP signing as that account sends one message to TOPIC, and one
- * line is printed: "SENT <msgId>" when the broker stored it, or "REFUSED
+ * reads "ACCESSKEY SECRETKEY" lines from stdin; for each, the producer of
+ * GROUP signing as that account (made on its first line, then kept with
+ * its connections, so later sends show a live connection under a changed
+ * policy) sends one message to TOPIC, and one line is printed: "SENT <msgId>" when the broker stored it, or "REFUSED
  * <responseCode> <the broker's message>" when it answered with an error
  * (no retries). Ends at the end of stdin. */
 package rmqtest;
@@ -14,6 +15,8 @@ package rmqtest;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
 
 import org.apache.rocketmq.acl.common.AclClientRPCHook;
 import org.apache.rocketmq.acl.common.SessionCredentials;
@@ -30,21 +33,27 @@ public final class AclSend {
     public static void main(String[] args) throws Exception {
         String ns = args[0], topic = args[1], group = args[2];
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        int n = 0;
-        for (String line; (line = in.readLine()) != null;) {
-            String[] key = line.trim().split(" ");
-            System.out.println(send(ns, topic, group, key[0], key[1], n++));
-            System.out.flush();
+        Map<String, DefaultMQProducer> producers = new HashMap<>();
+        try {
+            for (String line; (line = in.readLine()) != null;) {
+                String[] key = line.trim().split(" ");
+                DefaultMQProducer p = producers.get(line);
+                if (p == null) {
+                    p = producer(ns, group, key[0], key[1], producers.size());
+                    producers.put(line, p);
+                }
+                System.out.println(send(p, topic, key[0]));
+                System.out.flush();
+            }
+        } finally {
+            for (DefaultMQProducer p : producers.values())
+                p.shutdown();
         }
     }
 
-    private static String oneLine(String s) {
-        return String.valueOf(s).replace('\n', ' ');
-    }
-
-    /* One send as accessKey; the line to print. */
-    private static String send(String ns, String topic, String group, String accessKey, String secretKey, int n)
-        throws Exception {
+    /* A started producer of group signing as accessKey. */
+    private static DefaultMQProducer producer(String ns, String group, String accessKey, String secretKey, int n)
+        throws MQClientException {
         AclClientRPCHook hook = new AclClientRPCHook(new SessionCredentials(accessKey, secretKey));
         DefaultMQProducer p = new DefaultMQProducer(group, hook);
         p.setNamesrvAddr(ns);
@@ -52,6 +61,15 @@ public final class AclSend {
         p.setSendMsgTimeout(10000);
         p.setRetryTimesWhenSendFailed(0);
         p.start();
+        return p;
+    }
+
+    private static String oneLine(String s) {
+        return String.valueOf(s).replace('\n', ' ');
+    }
+
+    /* One send with p (signing as accessKey); the line to print. */
+    private static String send(DefaultMQProducer p, String topic, String accessKey) throws Exception {
         try {
             SendResult r = p.send(new Message(topic, "TagA", ("acl-" + accessKey).getBytes(StandardCharsets.UTF_8)));
             return "SENT " + r.getMsgId();
@@ -60,8 +78,6 @@ public final class AclSend {
         } catch (MQClientException e) {
             Throwable why = e.getCause() != null ? e.getCause() : e;
             return "REFUSED " + e.getResponseCode() + " " + oneLine(why.getMessage());
-        } finally {
-            p.shutdown();
         }
     }
 }
