@@ -578,6 +578,7 @@ static rmq_err_t broker_fronts_start(bk_broker_t *bk, char *err, size_t errlen)
         .stats = &bk->stats,
         .groupstats = bk->groupstats,
         .metrics = bk->metrics,
+        .acl = bk->acl_live,
     };
     if (!(bk->fr_send = fr_send_new(&bk->front))) {
         snprintf(err, errlen, "out of memory");
@@ -602,6 +603,10 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
 {
     bk->boot_ms = rmq_wall_ms();
     rmq_err_t rc = rmq_security_init(&bk->sec, &bk->cfg->tls, &bk->cfg->acl, err, errlen);
+    if (rc == RMQ_OK && bk->sec.acl && !(bk->acl_live = bk_acl_new(bk->base, bk->sec.acl, bk->cfg->acl.file))) {
+        snprintf(err, errlen, "aclFile=%s: cannot watch it or arm SIGHUP", bk->cfg->acl.file);
+        rc = RMQ_ENOMEM;
+    }
     if (rc == RMQ_OK)
         rc = broker_listen(bk, err, errlen);
     if (rc == RMQ_OK)
@@ -795,6 +800,7 @@ void bk_broker_free(bk_broker_t *bk)
     bk_register_free(bk->reg);
     if (bk->srv)
         rmq_server_free(bk->srv);
+    bk_acl_free(bk->acl_live);
     rmq_security_deinit(&bk->sec);
     bk_persist_free(bk->persist);
     bk_offsets_free(bk->offsets);

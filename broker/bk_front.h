@@ -21,6 +21,7 @@
 #ifndef BK_FRONT_H
 #define BK_FRONT_H
 
+#include "bk_acl.h"
 #include "bk_admin_ops.h"
 #include "bk_clients.h"
 #include "bk_consume.h"
@@ -55,6 +56,7 @@ typedef struct bk_front {
     bk_stats_t *stats;
     bk_groupstats_t *groupstats;
     bk_metrics_t *metrics;
+    bk_acl_t *acl;              /* the live ACL; NULL: access control off */
 } bk_front_t;
 
 #endif

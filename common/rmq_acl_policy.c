@@ -138,6 +138,14 @@ static acl_account_t *account_get(acl_load_t *ld, const char *ak, size_t aklen, 
     return a;
 }
 
+/* Empties a permission list (a later line of the same key replaces it). */
+static void perms_clear(acl_perm_t **p, size_t *n)
+{
+    perms_free(*p, *n);
+    *p = NULL;
+    *n = 0;
+}
+
 /* Parses "name=PERM;name=PERM" into *out. -1 on a bad entry. */
 static int perms_parse(const char *value, acl_perm_t **out, size_t *n)
 {
@@ -231,10 +239,12 @@ static int load_key(const char *key, const char *value, int line, void *arg)
             return load_fail(ld, line, key, value, "must be DENY, PUB, SUB or PUB|SUB");
         *(field[7] == 'T' ? &a->default_topic : &a->default_group) = perm;
     } else if (!strcmp(field, "topicPerms")) {
+        perms_clear(&a->topics, &a->ntopics);
         if (perms_parse(value, &a->topics, &a->ntopics) != 0)
             return load_fail(ld, line, key, value,
                              "must be NAME=PERM;NAME=PERM with PERM DENY, PUB, SUB or PUB|SUB");
     } else if (!strcmp(field, "groupPerms")) {
+        perms_clear(&a->groups, &a->ngroups);
         if (perms_parse(value, &a->groups, &a->ngroups) != 0)
             return load_fail(ld, line, key, value,
                              "must be NAME=PERM;NAME=PERM with PERM DENY, PUB, SUB or PUB|SUB");
@@ -315,6 +325,202 @@ rmq_err_t rmq_acl_config_load(const rmq_acl_config_t *cfg, rmq_acl_t **out, char
     return *out ? RMQ_OK : RMQ_EINVAL;
 }
 
+static const acl_account_t *account_find(const rmq_acl_t *acl, const char *ak)
+{
+    for (size_t i = 0; i < acl->naccounts; i++)
+        if (!strcmp(acl->accounts[i].access_key, ak))
+            return &acl->accounts[i];
+    return NULL;
+}
+
+/* ---- writing back, editing, replacing ------------------------------------------ */
+
+/* One "key=value" line, both escaped; key is "account.<ak>.<field>" when ak is set. */
+static void put_line(FILE *out, const char *ak, const char *key, const char *value)
+{
+    if (ak) {
+        fputs("account.", out);
+        rmq_properties_print(ak, 1, out);
+        fputc('.', out);
+    }
+    rmq_properties_print(key, 1, out);
+    fputc('=', out);
+    rmq_properties_print(value, 0, out);
+    fputc('\n', out);
+}
+
+/* An account's topicPerms or groupPerms line, when it has any. */
+static void put_perms(FILE *out, const char *ak, const char *key, const acl_perm_t *p, size_t n)
+{
+    if (n == 0)
+        return;
+    fprintf(out, "account.");
+    rmq_properties_print(ak, 1, out);
+    fprintf(out, ".%s=", key);
+    for (size_t i = 0; i < n; i++) {
+        rmq_properties_print(p[i].name, 0, out);
+        fprintf(out, "=%s%s", perm_name(p[i].perm), i + 1 < n ? ";" : "");
+    }
+    fputc('\n', out);
+}
+
+/* Writes acl in the file format, leaving out account skip (NULL: none). */
+static void format_skipping(const rmq_acl_t *acl, const char *skip, FILE *out)
+{
+    char num[24];
+    if (acl->global_white)
+        put_line(out, NULL, "globalWhiteRemoteAddresses", acl->global_white);
+    snprintf(num, sizeof num, "%" PRId64, acl->window_ms);
+    put_line(out, NULL, "replayWindowMs", num);
+    snprintf(num, sizeof num, "%" PRId64, acl->replay_entries);
+    put_line(out, NULL, "replayCacheEntries", num);
+    for (size_t i = 0; i < acl->naccounts; i++) {
+        const acl_account_t *a = &acl->accounts[i];
+        if (skip && !strcmp(a->access_key, skip))
+            continue;
+        put_line(out, a->access_key, "secretKey", a->secret_key);
+        put_line(out, a->access_key, "admin", a->admin ? "true" : "false");
+        if (a->white)
+            put_line(out, a->access_key, "whiteRemoteAddress", a->white);
+        put_line(out, a->access_key, "defaultTopicPerm", perm_name(a->default_topic));
+        put_line(out, a->access_key, "defaultGroupPerm", perm_name(a->default_group));
+        put_perms(out, a->access_key, "topicPerms", a->topics, a->ntopics);
+        put_perms(out, a->access_key, "groupPerms", a->groups, a->ngroups);
+    }
+}
+
+char *rmq_acl_format(const rmq_acl_t *acl, size_t *len)
+{
+    char *text = NULL;
+    FILE *out = open_memstream(&text, len);
+    if (!out)
+        return NULL;
+    format_skipping(acl, NULL, out);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* value with RocketMQ's ',' list separator turned into the file's ';'. */
+static void put_list(FILE *out, const char *ak, const char *key, const char *value)
+{
+    char *copy = strdup(value);
+    if (!copy)
+        return;
+    for (char *c = copy; *c; c++)
+        if (*c == ',')
+            *c = ';';
+    put_line(out, ak, key, copy);
+    free(copy);
+}
+
+/* The lines of an edit, after the policy it changes. */
+static void put_edit(const rmq_acl_t *acl, const rmq_acl_edit_t *e, FILE *out)
+{
+    format_skipping(acl, e->kind == RMQ_ACL_EDIT_DELETE ? e->access_key : NULL, out);
+    if (e->kind == RMQ_ACL_EDIT_GLOBAL_WHITE) {
+        put_list(out, NULL, "globalWhiteRemoteAddresses", e->global_white ? e->global_white : "");
+        return;
+    }
+    if (e->kind != RMQ_ACL_EDIT_PUT)
+        return;
+    const char *ak = e->access_key;
+    if (e->secret_key)
+        put_line(out, ak, "secretKey", e->secret_key);
+    put_line(out, ak, "admin", e->admin ? "true" : "false");
+    if (e->white)
+        put_line(out, ak, "whiteRemoteAddress", e->white);
+    if (e->default_topic_perm)
+        put_line(out, ak, "defaultTopicPerm", e->default_topic_perm);
+    if (e->default_group_perm)
+        put_line(out, ak, "defaultGroupPerm", e->default_group_perm);
+    if (e->topic_perms)
+        put_list(out, ak, "topicPerms", e->topic_perms);
+    if (e->group_perms)
+        put_list(out, ak, "groupPerms", e->group_perms);
+}
+
+/* An access key an edit may name: 1..255 of [A-Za-z0-9_.-]. */
+static int access_key_valid(const char *ak)
+{
+    size_t n = ak ? strlen(ak) : 0;
+    return n > 0 && n <= 255 && strspn(ak, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
+}
+
+rmq_acl_t *rmq_acl_edit(const rmq_acl_t *acl, const rmq_acl_edit_t *e, char *err, size_t errlen)
+{
+    if (e->kind != RMQ_ACL_EDIT_GLOBAL_WHITE && !access_key_valid(e->access_key)) {
+        snprintf(err, errlen, "accessKey '%.64s': must be 1 to 255 of A-Z a-z 0-9 _ . -",
+                 e->access_key ? e->access_key : "");
+        return NULL;
+    }
+    if (e->kind == RMQ_ACL_EDIT_DELETE && !account_find(acl, e->access_key)) {
+        snprintf(err, errlen, "accessKey %s: no such account", e->access_key);
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    put_edit(acl, e, out);
+    rmq_acl_t *fresh = NULL;
+    if (fclose(out) != 0)
+        snprintf(err, errlen, "out of memory");
+    else
+        fresh = rmq_acl_parse(text, len, "the edited policy", err, errlen);
+    free(text);
+    return fresh;
+}
+
+void rmq_acl_replace(rmq_acl_t *acl, rmq_acl_t *fresh)
+{
+    rmq_acl_t old = *acl;
+    *acl = *fresh;
+    acl->replay = old.replay;
+    old.replay = fresh->replay;
+    *fresh = old;
+    rmq_acl_free(fresh);
+}
+
+const char *rmq_acl_global_white(const rmq_acl_t *acl)
+{
+    return acl->global_white;
+}
+
+const rmq_acl_account_t *rmq_acl_account_at(const rmq_acl_t *acl, size_t i)
+{
+    return i < acl->naccounts ? &acl->accounts[i] : NULL;
+}
+
+void rmq_acl_account_view(const rmq_acl_account_t *a, rmq_acl_account_view_t *v)
+{
+    *v = (rmq_acl_account_view_t){
+        .access_key = a->access_key,
+        .secret_key = a->secret_key,
+        .white = a->white,
+        .admin = a->admin,
+        .default_topic_perm = perm_name(a->default_topic),
+        .default_group_perm = perm_name(a->default_group),
+        .ntopics = a->ntopics,
+        .ngroups = a->ngroups,
+    };
+}
+
+const char *rmq_acl_account_perm(const rmq_acl_account_t *a, int group, size_t j, const char **perm)
+{
+    const acl_perm_t *p = group ? a->groups : a->topics;
+    size_t n = group ? a->ngroups : a->ntopics;
+    if (j >= n)
+        return NULL;
+    *perm = perm_name(p[j].perm);
+    return p[j].name;
+}
+
 /* ---- signatures -------------------------------------------------------------- */
 
 void rmq_acl_hex(const uint8_t *in, size_t n, char *out)
@@ -377,14 +583,6 @@ static int addr_match(const char *patterns, const char *ip)
             p++;
     }
     return 0;
-}
-
-static const acl_account_t *account_find(const rmq_acl_t *acl, const char *ak)
-{
-    for (size_t i = 0; i < acl->naccounts; i++)
-        if (!strcmp(acl->accounts[i].access_key, ak))
-            return &acl->accounts[i];
-    return NULL;
 }
 
 static int perm_of(const acl_perm_t *p, size_t n, int def, const char *name)

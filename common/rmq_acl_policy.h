@@ -27,9 +27,15 @@
  *   account.<accessKey>.topicPerms=TopicA=PUB;TopicB=PUB|SUB
  *   account.<accessKey>.groupPerms=GroupA=SUB;GroupB=DENY
  *
- * Threads: loading and rmq_acl_allows run anywhere; rmq_acl_replay_check
- * mutates the ACL's replay cache and runs on the loop thread of the one
- * daemon that owns the ACL. */
+ * A later line of the same key replaces an earlier one. rmq_acl_format
+ * writes a policy back in this format, without comments (as RocketMQ
+ * rewrites plain_acl.yml); an edit (RocketMQ's ACL admin codes) and a
+ * reload make a new policy that rmq_acl_replace moves into the one the
+ * daemon's codecs hold.
+ *
+ * Threads: loading, editing and rmq_acl_allows run anywhere;
+ * rmq_acl_replay_check and rmq_acl_replace mutate the ACL and run on the
+ * loop thread of the one daemon that owns it. */
 #ifndef RMQ_ACL_POLICY_H
 #define RMQ_ACL_POLICY_H
 
@@ -81,6 +87,62 @@ int64_t rmq_acl_window_ms(const rmq_acl_t *acl);
  * naming the key on error. */
 rmq_err_t rmq_acl_config_load(const rmq_acl_config_t *cfg, rmq_acl_t **out, char *err,
                               size_t errlen);
+
+/* ---- writing back, editing, replacing ---------------------------------- */
+
+/* acl in the file format (comments dropped, every account in full), so
+ * that rmq_acl_parse gives the same policy back; *len its length. NULL
+ * when out of memory. Owner: caller (free). */
+char *rmq_acl_format(const rmq_acl_t *acl, size_t *len);
+
+typedef enum rmq_acl_edit_kind {
+    RMQ_ACL_EDIT_PUT = 0,          /* create an account, or update the fields given */
+    RMQ_ACL_EDIT_DELETE,           /* remove an account */
+    RMQ_ACL_EDIT_GLOBAL_WHITE,     /* replace globalWhiteRemoteAddresses */
+} rmq_acl_edit_kind_t;
+
+/* A change as RocketMQ's ACL admin requests carry it. Lists may use
+ * RocketMQ's ',' or the file's ';'. NULL fields of a PUT keep the
+ * account's value (admin is always set). Strings borrowed. */
+typedef struct rmq_acl_edit {
+    rmq_acl_edit_kind_t kind;
+    const char *access_key;        /* PUT, DELETE: [A-Za-z0-9_.-], 1..255 */
+    const char *secret_key;        /* PUT */
+    const char *white;             /* PUT: whiteRemoteAddress */
+    int admin;                     /* PUT */
+    const char *default_topic_perm, *default_group_perm; /* PUT: DENY, PUB, SUB, PUB|SUB */
+    const char *topic_perms, *group_perms;               /* PUT: "A=PUB,B=SUB" */
+    const char *global_white;      /* GLOBAL_WHITE: "10.1.*,127.0.0.1" ("" none) */
+} rmq_acl_edit_t;
+
+/* A new policy: acl with e applied and checked as a file would be. NULL
+ * with the reason in err (a bad access key, an unknown account to delete,
+ * a value the file format refuses). acl is not changed. Owner: caller. */
+rmq_acl_t *rmq_acl_edit(const rmq_acl_t *acl, const rmq_acl_edit_t *e, char *err, size_t errlen);
+
+/* Moves fresh's accounts and settings into acl, which keeps its replay
+ * cache (signatures accepted stay refused; its capacity is the one it was
+ * made with); frees fresh. Every holder of acl sees the new policy. Loop
+ * thread of the owning daemon. */
+void rmq_acl_replace(rmq_acl_t *acl, rmq_acl_t *fresh);
+
+/* An account as RocketMQ's PlainAccessConfig shows it (strings borrowed). */
+typedef struct rmq_acl_account_view {
+    const char *access_key, *secret_key;
+    const char *white;             /* whiteRemoteAddress; NULL: anywhere */
+    int admin;
+    const char *default_topic_perm, *default_group_perm;
+    size_t ntopics, ngroups;       /* rmq_acl_account_perm */
+} rmq_acl_account_view_t;
+
+/* globalWhiteRemoteAddresses as written (';'-separated), or NULL. */
+const char *rmq_acl_global_white(const rmq_acl_t *acl);
+/* The i-th account in file order, or NULL past the last. */
+const rmq_acl_account_t *rmq_acl_account_at(const rmq_acl_t *acl, size_t i);
+void rmq_acl_account_view(const rmq_acl_account_t *a, rmq_acl_account_view_t *v);
+/* The j-th topic (group != 0: group) permission of a: its name, *perm
+ * "DENY", "PUB", "SUB" or "PUB|SUB"; NULL past the last. */
+const char *rmq_acl_account_perm(const rmq_acl_account_t *a, int group, size_t j, const char **perm);
 
 /* ---- what an operation needs ------------------------------------------- */
 

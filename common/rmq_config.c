@@ -559,15 +559,13 @@ rmq_err_t rmq_config_get(const rmq_cfg_table_t *t, const void *obj, const char *
     return (size_t)n < buflen ? RMQ_OK : RMQ_ETOOBIG;
 }
 
-/* Writes value with .properties escapes so that parsing it gives it back:
- * backslashes, control characters, and leading or trailing blanks. */
-static void print_escaped(const char *value, FILE *out)
+void rmq_properties_print(const char *text, int is_key, FILE *out)
 {
-    size_t len = strlen(value), end = len;
-    while (end > 0 && is_blank(value[end - 1]))
+    size_t len = strlen(text), end = len;
+    while (end > 0 && is_blank(text[end - 1]))
         end--;
     for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)value[i];
+        unsigned char c = (unsigned char)text[i];
         switch (c) {
         case '\\': fputs("\\\\", out); break;
         case '\t': fputs("\\t", out); break;
@@ -575,7 +573,17 @@ static void print_escaped(const char *value, FILE *out)
         case '\r': fputs("\\r", out); break;
         case '\f': fputs("\\f", out); break;
         case ' ':
-            fputs(i == 0 || i >= end ? "\\ " : " ", out);
+            fputs(is_key || i == 0 || i >= end ? "\\ " : " ", out);
+            break;
+        case '=': case ':':
+            if (is_key)
+                fputc('\\', out);
+            fputc(c, out);
+            break;
+        case '#': case '!':
+            if (is_key && i == 0)
+                fputc('\\', out);
+            fputc(c, out);
             break;
         default:
             if (c < 0x20 || c == 0x7f)
@@ -592,7 +600,7 @@ void rmq_config_print(const rmq_cfg_table_t *t, const void *obj, FILE *out)
     for (size_t i = 0; i < t->count; i++) {
         const rmq_cfg_entry_t *ent = &t->entries[i];
         fprintf(out, "%s=", ent->key);
-        print_escaped(format_value(ent, obj, num, sizeof(num)), out);
+        rmq_properties_print(format_value(ent, obj, num, sizeof(num)), 0, out);
         fputc('\n', out);
     }
 }

@@ -78,4 +78,9 @@ void rmq_config_deinit(const rmq_cfg_table_t *t, void *obj);
 typedef int (*rmq_properties_fn)(const char *key, const char *value, int line, void *arg);
 int rmq_properties_parse(const char *text, size_t len, rmq_properties_fn fn, void *arg);
 
+/* Writes text as a key (is_key: '=', ':', blanks and a leading '#' or '!'
+ * escaped too) or a value of a .properties line, so that parsing gives it
+ * back: backslashes, control characters, leading and trailing blanks. */
+void rmq_properties_print(const char *text, int is_key, FILE *out);
+
 #endif

@@ -60,6 +60,11 @@ typedef enum bk_op {
     BK_OP_CONSUME_DIRECTLY,          /* makes one consumer consume a stored message now */
     BK_OP_QUERY_ASSIGNMENT,          /* the queues a pop consumer is to pop */
     BK_OP_REQUEST_MODE,              /* an operator's choice of a group's consume mode (pull or pop) */
+    BK_OP_ACL_UPDATE,                /* an ACL account created or changed */
+    BK_OP_ACL_DELETE,                /* an ACL account removed */
+    BK_OP_ACL_WHITE,                 /* the ACL's global whitelist replaced */
+    BK_OP_ACL_VERSION,               /* the ACL file's version */
+    BK_OP_ACL_CONFIG,                /* the ACL's accounts, secret keys included */
     BK_OP_COUNT
 } bk_op_t;
 

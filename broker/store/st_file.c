@@ -68,12 +68,17 @@ static int write_full(int fd, const void *buf, size_t len)
 
 rmq_err_t st_file_write_atomic(const char *path, const void *data, size_t len)
 {
+    return st_file_write_atomic_mode(path, data, len, 0644);
+}
+
+rmq_err_t st_file_write_atomic_mode(const char *path, const void *data, size_t len, mode_t mode)
+{
     char tmp[PATH_MAX];
     int fd;
 
     if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
         return RMQ_EINVAL;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0) {
         LOG_ERROR("open(%s): %s", tmp, strerror(errno));
         return errno == ENOSPC ? RMQ_ENOSPC : RMQ_EIO;

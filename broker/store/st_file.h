@@ -7,11 +7,15 @@
 
 #include <stddef.h>
 
+#include <sys/types.h>
+
 #include "rmq_err.h"
 
 /* Replaces path with data atomically and durably: writes path.tmp, fsyncs
  * it, renames it over path and fsyncs the directory. Any thread. */
 rmq_err_t st_file_write_atomic(const char *path, const void *data, size_t len);
+/* The same with the new file created with mode (before the umask; 0644 above). */
+rmq_err_t st_file_write_atomic_mode(const char *path, const void *data, size_t len, mode_t mode);
 
 /* Reads the whole file into a malloc'ed buffer (NUL-terminated for
  * convenience; *len excludes the NUL); the caller frees *data.

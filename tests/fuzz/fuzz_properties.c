@@ -5,7 +5,9 @@
  * hands out is a NUL-terminated string and line numbers never go back; a
  * load that succeeds prints text that loads again to the same print (the
  * printer's escapes round-trip); every key reads back through
- * rmq_config_get; the loader's error text is NUL-terminated. */
+ * rmq_config_get; the loader's error text is NUL-terminated. The same text
+ * as an ACL file: a policy that loads is written back (rmq_acl_format) to
+ * text that loads to the same writing. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 #include "bk_config.h"
 #include "ns_config.h"
+#include "rmq_acl_policy.h"
 #include "rmq_config.h"
 #include "rmq_log.h"
 
@@ -70,6 +73,32 @@ static char *print_config(const rmq_cfg_table_t *t, const any_config_t *cfg, siz
     return buf;
 }
 
+/* The ACL file round trip: what loads is written back to text that loads
+ * and writes back the same. */
+static void acl_round_trip(const char *text, size_t len)
+{
+    char err[1024];
+    size_t n1 = 0, n2 = 0;
+    rmq_acl_t *acl = rmq_acl_parse(text, len, "fuzz", err, sizeof(err));
+    if (!acl)
+        return;
+    char *once = rmq_acl_format(acl, &n1);
+    rmq_acl_t *again = once ? rmq_acl_parse(once, n1, "written", err, sizeof(err)) : NULL;
+    if (once && !again) {
+        fprintf(stderr, "written ACL does not load back: %s\n%s", err, once);
+        abort();
+    }
+    char *twice = again ? rmq_acl_format(again, &n2) : NULL;
+    if (twice && (n1 != n2 || memcmp(once, twice, n1) != 0)) {
+        fprintf(stderr, "ACL write-back does not round-trip:\n%s---\n%s", once, twice);
+        abort();
+    }
+    free(once);
+    free(twice);
+    rmq_acl_free(again);
+    rmq_acl_free(acl);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -98,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == 7 && pc.stop_after < 0)
         abort();
 
+    acl_round_trip(text, len);
     t = is_ns ? ns_config_table() : bk_config_table();
     if (config_init(is_ns, &cfg) != RMQ_OK)
         abort();

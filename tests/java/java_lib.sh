@@ -176,3 +176,20 @@ create_topic() {
     sleep 0.2
   done
 }
+
+# TAP checks of commands whose output a script keeps in $run/NAME.out and
+# $run/NAME.err (the mqadmin tests).
+n=0
+# ok WHAT COND...: one TAP line, ok when the command COND... succeeds
+ok() {
+  local what=$1
+  shift
+  n=$((n + 1))
+  if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what"; fi
+}
+# has NAME ERE: the output of NAME has a line matching ERE
+has() { grep -Eq -- "$2" "$run/$1.out"; }
+# count NAME ERE: how many lines of NAME's output match ERE
+count() { grep -Ec -- "$2" "$run/$1.out"; }
+# clean NAME: the command raised no exception
+clean() { ! grep -Eq 'Exception|CODE:' "$run/$1.err" "$run/$1.out"; }

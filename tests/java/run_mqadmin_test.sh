@@ -37,7 +37,6 @@ cat >"$run/home/conf/logback_tools.xml" <<XML
 </configuration>
 XML
 
-n=0
 # adm NAME CMD ARGS...: runs mqadmin CMD against $ns; its output in $run/NAME.out (stderr in .err)
 adm() {
   local name=$1
@@ -48,19 +47,6 @@ adm() {
   head -40 "$run/$name.out" | awk '{print "#   " $0}'   # awk ends even an unterminated last line
   grep -m3 -E 'Exception|CODE:' "$run/$name.err" | awk '{print "#   stderr: " $0}'
 }
-# ok WHAT COND...: one TAP line, ok when the command COND... succeeds
-ok() {
-  local what=$1
-  shift
-  n=$((n + 1))
-  if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what"; fi
-}
-# has NAME ERE: the output of NAME has a line matching ERE
-has() { grep -Eq -- "$2" "$run/$1.out"; }
-# count NAME ERE: how many lines of NAME's output match ERE
-count() { grep -Ec -- "$2" "$run/$1.out"; }
-# clean NAME: the command raised no exception
-clean() { ! grep -Eq 'Exception|CODE:' "$run/$1.err" "$run/$1.out"; }
 
 adm updateTopic updateTopic -c AdminCluster -t AdmTopic -r 4 -w 4
 ok "updateTopic creates AdmTopic on the broker" has updateTopic "^create topic to $bk success\.$"

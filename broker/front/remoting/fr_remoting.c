@@ -73,6 +73,18 @@ int fr_rm_status_code(bk_status_t status)
     return RMQ_REMOTING_SYSTEM_ERROR;
 }
 
+void fr_rm_reply_body(rmq_conn_t *conn, const rmq_remoting_request_t *req, struct evbuffer *body)
+{
+    size_t len = body ? evbuffer_get_length(body) : 0;
+    const void *data = len ? evbuffer_pullup(body, -1) : NULL;
+    if (data || len == 0) {
+        rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .body = data, .body_len = len};
+        rmq_remoting_reply(conn, req, &rep);
+    } else {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
+    }
+}
+
 void fr_rm_reply_result(rmq_conn_t *conn, const rmq_remoting_request_t *req, const bk_result_t *r)
 {
     rmq_remoting_replyf(conn, req, fr_rm_status_code(r->status), "%s", r->why);
@@ -383,6 +395,12 @@ static const fr_rm_route_t routes[] = {
     {300, fr_rm_handle_json_read, BK_OP_TOPIC_CONSUMERS},      /* QUERY_TOPIC_CONSUME_BY_WHO */
     {328, fr_rm_handle_json_read, BK_OP_ALL_PRODUCERS},        /* GET_ALL_PRODUCER_INFO */
     {351, fr_rm_handle_json_read, BK_OP_TOPIC_CONFIG},         /* GET_TOPIC_CONFIG */
+    /* the ACL policy itself (fr_remoting_acl.c) */
+    {50, fr_rm_handle_acl_update, BK_OP_ACL_UPDATE},           /* UPDATE_AND_CREATE_ACL_CONFIG */
+    {51, fr_rm_handle_acl_delete, BK_OP_ACL_DELETE},           /* DELETE_ACL_CONFIG */
+    {52, fr_rm_handle_acl_version, BK_OP_ACL_VERSION},         /* GET_BROKER_CLUSTER_ACL_INFO */
+    {53, fr_rm_handle_acl_white, BK_OP_ACL_WHITE},             /* UPDATE_GLOBAL_WHITE_ADDRS_CONFIG */
+    {54, fr_rm_handle_acl_config, BK_OP_ACL_CONFIG},           /* GET_BROKER_CLUSTER_ACL_CONFIG */
 };
 
 const fr_rm_route_t *fr_rm_route_at(size_t i)

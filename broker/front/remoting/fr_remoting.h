@@ -55,6 +55,9 @@ void fr_rm_reply_to(rmq_conn_t *conn, const fr_rm_to_t *to, const rmq_remoting_r
 
 /* RocketMQ's response code for a neutral status. */
 int fr_rm_status_code(bk_status_t status);
+/* Answers SUCCESS with body (NULL: none), or SYSTEM_ERROR when body could
+ * not be made contiguous (out of memory). */
+void fr_rm_reply_body(rmq_conn_t *conn, const rmq_remoting_request_t *req, struct evbuffer *body);
 /* Answers req with r's code and reason. */
 void fr_rm_reply_result(rmq_conn_t *conn, const rmq_remoting_request_t *req, const bk_result_t *r);
 
@@ -169,6 +172,13 @@ void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_requ
 void fr_rm_handle_json_read(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_update_broker_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+
+/* RocketMQ's ACL admin codes 50-54 (fr_remoting_acl.c) */
+void fr_rm_handle_acl_update(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_acl_delete(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_acl_version(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_acl_white(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_acl_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 
 /* GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY: put to the client
  * named, its answer handed back (fr_remoting_diag.c). */

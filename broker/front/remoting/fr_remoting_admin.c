@@ -30,25 +30,11 @@
 
 #define CODE_CONSUMER_NOT_ONLINE 206
 
-/* Answers SUCCESS with body (NULL: none), or SYSTEM_ERROR when body could
- * not be made contiguous (out of memory). */
-static void reply_body(rmq_conn_t *conn, const rmq_remoting_request_t *req, struct evbuffer *body)
-{
-    size_t len = body ? evbuffer_get_length(body) : 0;
-    const void *data = len ? evbuffer_pullup(body, -1) : NULL;
-    if (data || len == 0) {
-        rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS, .body = data, .body_len = len};
-        rmq_remoting_reply(conn, req, &rep);
-    } else {
-        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
-    }
-}
-
 /* Answers SUCCESS, or r's failure. */
 static void reply_result(rmq_conn_t *conn, const rmq_remoting_request_t *req, const bk_result_t *r)
 {
     if (r->status == BK_OK)
-        reply_body(conn, req, NULL);
+        fr_rm_reply_body(conn, req, NULL);
     else
         fr_rm_reply_result(conn, req, r);
 }
@@ -70,7 +56,7 @@ static void reply_json(const fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remo
     if (!b || fn(rm, b, arg, &r) != BK_OK)
         fr_rm_reply_result(conn, req, &r);
     else
-        reply_body(conn, req, b);
+        fr_rm_reply_body(conn, req, b);
     if (b)
         evbuffer_free(b);
 }
@@ -517,7 +503,7 @@ void fr_rm_handle_reset_offset(rmq_conn_t *conn, const rmq_remoting_request_t *r
         fr_rm_reply_result(conn, req, &r);
     } else {
         fr_rm_reset_offset_json(b, &reset, rm->fe->node->cfg->broker_name);
-        reply_body(conn, req, b);
+        fr_rm_reply_body(conn, req, b);
         bk_offset_reset_clear(&reset);
     }
     evbuffer_free(b);
