@@ -12,6 +12,7 @@
 #include "bk_append.h"
 #include "bk_clients.h"
 #include "bk_consume.h"
+#include "bk_counts.h"
 #include "bk_config.h"
 #include "bk_groups_pb.h"
 #include "bk_groupstats.h"
@@ -69,6 +70,7 @@ typedef struct bk_broker {
     rmq_security_t sec;           /* TLS contexts, ACL, own credentials (tls*, acl* keys) */
     bk_schedule_t *schedule;      /* delayed messages (bk_schedule.c) */
     bk_metrics_t *metrics;        /* counters and the metricsPort endpoint */
+    bk_counts_t counts;           /* what the core counts, fed to metrics once it runs (core/bk_counts.h) */
     bk_lock_t *locks;             /* orderly queue locks (core/bk_lock.c) */
     bk_offset_ops_t *offset_ops;  /* consumer and queue offsets (core/bk_offset_ops.c) */
     bk_admin_ops_t *admin_ops;    /* topics, groups, runtime info (core/bk_admin_ops.c) */
