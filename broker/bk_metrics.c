@@ -41,15 +41,20 @@ typedef struct bkm_topic {
     uint64_t commits, rollbacks;
 } bkm_topic_t;
 
+/* The (consumer group, topic) a pair's entry is about: its first member. */
+typedef struct bkm_key {
+    char *group, *topic;
+} bkm_key_t;
+
 /* Counters of a (consumer group, topic) pair. */
 typedef struct bkm_pair {
-    char *group, *topic;
+    bkm_key_t k;
     uint64_t msgs_out, bytes_out, dlq;
 } bkm_pair_t;
 
 /* A (group, topic) pair's consumption as read at scrape time. */
 typedef struct bkm_consumer {
-    char *group, *topic;
+    bkm_key_t k;
     int64_t lag;                      /* messages not yet committed */
     int64_t oldest_ms;                /* store time of the oldest of them (0: none) */
     int64_t inflight;                 /* popped, not acknowledged */
@@ -113,28 +118,36 @@ static size_t pair_key(char *buf, size_t cap, const char *group, const char *top
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
+/* Frees an entry of a pair map (any struct starting with bkm_key_t). */
 static void pair_free(void *v)
 {
-    bkm_pair_t *p = v;
-    free(p->group);
-    free(p->topic);
-    free(p);
+    bkm_key_t *k = v;
+    free(k->group);
+    free(k->topic);
+    free(v);
+}
+
+/* The entry of (group, topic) in map, created zeroed with size bytes on
+ * first use; NULL past BKM_MAX_TOPICS entries or out of memory. */
+static void *pair_get(bk_map_t *map, const char *group, const char *topic, size_t size)
+{
+    char key[512];
+    size_t len = pair_key(key, sizeof(key), group, topic);
+    void *v = bk_map_get(map, key, len);
+    if (v || bk_map_count(map) >= BKM_MAX_TOPICS || !(v = calloc(1, size)))
+        return v;
+    bkm_key_t *k = v;
+    if (!(k->group = strdup(group)) || !(k->topic = strdup(topic)) || bk_map_put(map, key, len, v) != RMQ_OK) {
+        pair_free(v);
+        return NULL;
+    }
+    return v;
 }
 
 static bkm_pair_t *pair_ctr(bk_metrics_t *m, const char *group, const char *topic)
 {
-    char key[512];
-    size_t len = pair_key(key, sizeof(key), group, topic);
-    bkm_pair_t *p = bk_map_get(m->pairs, key, len);
-    if (p)
-        return p;
-    if (bk_map_count(m->pairs) >= BKM_MAX_TOPICS || !(p = calloc(1, sizeof(*p))))
-        return &m->other_pair;
-    if (!(p->group = strdup(group)) || !(p->topic = strdup(topic)) || bk_map_put(m->pairs, key, len, p) != RMQ_OK) {
-        pair_free(p);
-        return &m->other_pair;
-    }
-    return p;
+    bkm_pair_t *p = pair_get(m->pairs, group, topic, sizeof(*p));
+    return p ? p : &m->other_pair;
 }
 
 /* bk_counts_t: a send's messages stored. */
@@ -393,7 +406,7 @@ static void emit_pair(bk_metrics_t *m, struct evbuffer *out, const bkm_row_t *ro
     uint64_t v = row->what == BKM_MSGS_OUT ? p->msgs_out : row->what == BKM_BYTES_OUT ? p->bytes_out : p->dlq;
     if (row->what == BKM_DLQ && v == 0)
         return;
-    lb_pair(m, style, p->group ? p->group : "_other", p->topic ? p->topic : "_other", lb, sizeof(lb));
+    lb_pair(m, style, p->k.group ? p->k.group : "_other", p->k.topic ? p->k.topic : "_other", lb, sizeof(lb));
     row_sample(out, row, style, lb, (double)v);
 }
 
@@ -631,29 +644,10 @@ static void render_controller(bk_metrics_t *m, struct evbuffer *out)
     rmq_metrics_sample_i64(out, "rmq_broker_controller_role_switches_total", NULL, v.switches);
 }
 
-static void consumer_free(void *v)
-{
-    bkm_consumer_t *c = v;
-    free(c->group);
-    free(c->topic);
-    free(c);
-}
-
-/* The scrape's view of (group, topic), created on first use; NULL past
- * BKM_MAX_TOPICS pairs or out of memory. */
+/* The scrape's view of (group, topic); NULL as pair_get. */
 static bkm_consumer_t *consumer_get(bk_metrics_t *m, const char *group, const char *topic)
 {
-    char key[512];
-    size_t len = pair_key(key, sizeof(key), group, topic);
-    bkm_consumer_t *c = bk_map_get(m->consumers, key, len);
-    if (c || bk_map_count(m->consumers) >= BKM_MAX_TOPICS || !(c = calloc(1, sizeof(*c))))
-        return c;
-    if (!(c->group = strdup(group)) || !(c->topic = strdup(topic)) ||
-        bk_map_put(m->consumers, key, len, c) != RMQ_OK) {
-        consumer_free(c);
-        return NULL;
-    }
-    return c;
+    return pair_get(m->consumers, group, topic, sizeof(bkm_consumer_t));
 }
 
 /* bk_metrics_pair_fn: messages in flight of (group, topic). */
@@ -676,9 +670,10 @@ static void consumers_collect(bk_metrics_t *m)
         for (size_t k = 0; c && k < e->n_offsets; k++) {
             int32_t qid = e->offsets[k]->queue_id;
             int64_t committed = e->offsets[k]->offset;
-            if (st_store_max_offset(m->node->store, e->topic, qid) <= committed)
+            int64_t max = st_store_max_offset(m->node->store, e->topic, qid);
+            if (max <= committed)
                 continue;
-            c->lag += st_store_max_offset(m->node->store, e->topic, qid) - committed;
+            c->lag += max - committed;
             int64_t t = st_store_time_at(m->node->store, e->topic, qid, committed);
             if (t > 0 && (c->oldest_ms == 0 || t < c->oldest_ms))
                 c->oldest_ms = t;
@@ -733,7 +728,7 @@ static void emit_consumers(bk_metrics_t *m, struct evbuffer *out, const bkm_row_
     }
     while (bk_map_next(m->consumers, &cursor, &key, &val)) {
         const bkm_consumer_t *c = val;
-        lb_pair(m, style, c->group, c->topic, lb, sizeof(lb));
+        lb_pair(m, style, c->k.group, c->k.topic, lb, sizeof(lb));
         row_sample(out, row, style, lb, (double)consumer_value(c, row->what, now));
     }
 }
@@ -752,7 +747,7 @@ static void render_rows(bk_metrics_t *m, struct evbuffer *out)
     const char *key;
     void *val;
     while (bk_map_next(m->consumers, &cursor, &key, &val))
-        consumer_free(bk_map_del_current(m->consumers, &cursor));
+        pair_free(bk_map_del_current(m->consumers, &cursor));
 }
 
 static uint64_t gauge_read(const bk_metrics_t *m, bk_metrics_gauge_t g)
@@ -849,7 +844,7 @@ void bk_metrics_free(bk_metrics_t *m)
     rmq_http_free(m->http);
     bk_map_free(m->topics, free);
     bk_map_free(m->pairs, pair_free);
-    bk_map_free(m->consumers, consumer_free);
+    bk_map_free(m->consumers, pair_free);
     free(m);
 }
 
