@@ -213,6 +213,7 @@ static bk_pop_t *broker_pop_new(bk_broker_t *bk)
         .max_transfer_count = bk->cfg->max_transfer_count_on_message_in_memory,
         .max_transfer_bytes = bk->cfg->max_transfer_bytes_on_message_in_memory,
         .release_ms = 1000,
+        .counts = &bk->counts,
     };
     return bk_pop_new(&pc);
 }
@@ -329,13 +330,6 @@ static void broker_drain(evutil_socket_t fd, short what, void *arg)
     bk_register_stop(bk->reg, UNREGISTER_WAIT_MS, bk->stopped, bk->stopped_arg);
 }
 
-/* Send hook: the log took count messages of a send to topic. */
-static void broker_messages_in(void *arg, const char *topic, int32_t count, size_t body_len)
-{
-    bk_broker_t *bk = arg;
-    bk_metrics_messages_in(bk->metrics, topic, (uint64_t)count, body_len);
-}
-
 /* Produce hook: a single message may be delayed (scheduler) or a
  * transaction's half message. */
 static rmq_err_t broker_divert(void *arg, st_msg_t *m, const char **why)
@@ -437,6 +431,7 @@ static rmq_err_t broker_tx_clients(bk_broker_t *bk, char *err, size_t errlen)
         .max_groups_per_conn = bk->cfg->max_connection_groups,
         .divert = broker_tx_divert,
         .divert_arg = bk,
+        .counts = &bk->counts,
     };
     bk_clients_config_t cc = {
         .expire_ms = bk->cfg->channel_expired_timeout,
@@ -546,13 +541,20 @@ static uint64_t pulls_held(const void *consume)
     return bk_consume_held(consume);
 }
 
-/* Starts metrics and registers the gauges of the core's send pool and pull hold. */
+static void pop_inflight(const void *pop, bk_metrics_pair_fn fn, void *arg)
+{
+    bk_pop_each_inflight(pop, fn, arg);
+}
+
+/* Starts metrics, registers the gauges of the core's send pool and pull
+ * hold, and has the core's counts feed it. */
 static rmq_err_t broker_metrics_start(bk_broker_t *bk, char *err, size_t errlen)
 {
     if (!(bk->metrics = bk_metrics_start(&bk->node, bk->srv, &bk->stats, err, errlen)))
         return RMQ_EIO;
     bk_metrics_register_gauge(bk->metrics, BK_GAUGE_SEND_QUEUE_DEPTH, send_queue_depth, bk->send);
     bk_metrics_register_gauge(bk->metrics, BK_GAUGE_PULLS_HELD, pulls_held, bk->consume);
+    bk_metrics_counts(bk->metrics, &bk->counts);
     return RMQ_OK;
 }
 
@@ -653,8 +655,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .stats = &bk->stats,
         .capacity = (size_t)bk->cfg->send_queue_capacity,
         .wait_ms = bk->cfg->wait_time_mills_in_send_queue,
-        .stored = broker_messages_in,
-        .stored_arg = bk,
+        .counts = &bk->counts,
     };
     if (!(bk->send = bk_send_new(&sc))) {
         snprintf(err, errlen, "out of memory");
@@ -662,6 +663,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     }
     bk_consume_config_t cc;
     bk_consume_cfg_fill(&bk->node, &cc);
+    cc.counts = &bk->counts;
     bk->consume = bk_consume_new(&cc);
     bk->groupstats = bk_groupstats_new();
     bk->tick = event_new(bk->base, -1, EV_PERSIST, broker_tick, bk);
@@ -682,6 +684,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .schedule = bk->schedule,
         .is_slave = bk_broker_role(bk) == BK_SLAVE,
         .addr = bk->addr,
+        .counts = &bk->counts,
     };
     if (!(bk->sendback = bk_sendback_new(&sbc))) {
         snprintf(err, errlen, "out of memory");
@@ -701,6 +704,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
+    bk_metrics_register_inflight(bk->metrics, pop_inflight, bk->pop);
     if ((rc = broker_fronts_start(bk, err, errlen)) != RMQ_OK)
         return rc;
     st_store_set_arrival_cb(bk->store, broker_arrived, bk);

@@ -13,6 +13,7 @@
 #include "bk_append.h"
 #include "bk_clients.h"
 #include "bk_consume.h"
+#include "bk_counts.h"
 #include "bk_config.h"
 #include "bk_groups_pb.h"
 #include "bk_groupstats.h"
@@ -71,6 +72,7 @@ typedef struct bk_broker {
     bk_acl_t *acl_live;           /* sec.acl kept live (reloads, admin edits); NULL: access control off */
     bk_schedule_t *schedule;      /* delayed messages (bk_schedule.c) */
     bk_metrics_t *metrics;        /* counters and the metricsPort endpoint */
+    bk_counts_t counts;           /* what the core counts, fed to metrics once it runs (core/bk_counts.h) */
     bk_lock_t *locks;             /* orderly queue locks (core/bk_lock.c) */
     bk_offset_ops_t *offset_ops;  /* consumer and queue offsets (core/bk_offset_ops.c) */
     bk_admin_ops_t *admin_ops;    /* topics, groups, runtime info (core/bk_admin_ops.c) */

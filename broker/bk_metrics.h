@@ -1,10 +1,14 @@
-/* bk_metrics.h: the broker's Prometheus families (rmq_broker_*) on
- * metricsPort, served by evhttp on the broker's own loop. Counters are fed
- * by the request paths (front/rmq/fr_send.c, fr_pull.c) through the calls below and
- * by an rmq_server reply observer (results by status, latencies); gauges
- * (store, HA, consumer lag, connections) are read at scrape time through
- * the node (bk_node.h), and the queue depths the fronts own through the
- * gauges registered with bk_metrics_register_gauge.
+/* bk_metrics.h: the broker's Prometheus families on metricsPort, served by
+ * evhttp on the broker's own loop: rmq's own (rmq_broker_*) and, on the
+ * same page, RocketMQ 5's (rocketmq_*, with its labels cluster, node_type,
+ * node_id, topic, consumer_group, message_type), each metric spelled in
+ * one table row with both names. Counters are fed by the core through
+ * bk_counts_t (messages in and out, dead letters, transactions: every
+ * front alike), by the native front's send path (queue and SYNC_MASTER
+ * waits) and by an rmq_server reply observer (results by status,
+ * latencies); gauges (store, HA, consumer lag, connections) are read at
+ * scrape time through the node (bk_node.h), and what the core owns (queue
+ * depths, messages in flight) through the readers registered below.
  * Every feeding call accepts m == NULL and then does nothing. Loop thread. */
 #ifndef BK_METRICS_H
 #define BK_METRICS_H
@@ -12,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bk_counts.h"
 #include "bk_node.h"
 #include "bk_stats.h"
 #include "rmq_rpc.h"
@@ -28,6 +33,12 @@ typedef enum bk_metrics_gauge {
 /* Reads a gauge's current value from its owner arg. */
 typedef uint64_t (*bk_metrics_read_fn)(const void *arg);
 
+/* One count of a (consumer group, topic) pair. */
+typedef void (*bk_metrics_pair_fn)(const char *group, const char *topic, int64_t n, void *arg);
+/* Calls fn for each pair its owner counts (a pair may come more than once:
+ * the counts are summed). */
+typedef void (*bk_metrics_each_fn)(const void *owner, bk_metrics_pair_fn fn, void *arg);
+
 /* Creates the broker's metrics over node, srv's replies and stats (all
  * borrowed) and, when metricsPort > 0, listens on 0.0.0.0:metricsPort.
  * Call once the server and store exist. NULL with err filled
@@ -39,17 +50,18 @@ bk_metrics_t *bk_metrics_start(const bk_node_t *node, rmq_server_t *srv, const b
 /* From now on gauge g reads read(arg) at scrape time (0 until registered). */
 void bk_metrics_register_gauge(bk_metrics_t *m, bk_metrics_gauge_t g, bk_metrics_read_fn read, const void *arg);
 
+/* From now on the messages in flight per (group, topic) (popped, not yet
+ * acknowledged) are read with each(owner) at scrape time (none until then). */
+void bk_metrics_register_inflight(bk_metrics_t *m, bk_metrics_each_fn each, const void *owner);
+
+/* Fills c so that the core's counts feed m (c->arg = m). */
+void bk_metrics_counts(bk_metrics_t *m, bk_counts_t *c);
+
 /* Closes the listener and frees. NULL ok. */
 void bk_metrics_free(bk_metrics_t *m);
 
 /* The bound HTTP port, 0 when off. */
 int bk_metrics_port(const bk_metrics_t *m);
-
-/* msgs messages of bytes total were stored for topic (a send or batch). */
-void bk_metrics_messages_in(bk_metrics_t *m, const char *topic, uint64_t msgs, uint64_t bytes);
-
-/* A pull returned msgs messages of bytes total from topic. */
-void bk_metrics_messages_out(bk_metrics_t *m, const char *topic, uint64_t msgs, uint64_t bytes);
 
 /* A send request waited wait_us in the send queue before processing. */
 void bk_metrics_send_queue_wait(bk_metrics_t *m, int64_t wait_us);

@@ -394,6 +394,33 @@ int rmq_props_next(const char *props, size_t len, size_t *pos, rmq_prop_t *p)
     return 0;
 }
 
+static int props_has(const char *props, size_t len, const char *name)
+{
+    size_t vl;
+    return rmq_props_get(props, len, name, &vl) != NULL;
+}
+
+rmq_msg_type_t rmq_props_msg_type(const char *props, size_t len)
+{
+    size_t vl = 0;
+    const char *tx = rmq_props_get(props, len, RMQ_PROP_TRAN_MSG, &vl);
+    if (tx && vl == 4 && memcmp(tx, "true", 4) == 0)
+        return RMQ_MSG_TRANSACTION;
+    if (props_has(props, len, RMQ_PROP_DELAY) || props_has(props, len, RMQ_PROP_TIMER_DELIVER_MS) ||
+        props_has(props, len, RMQ_PROP_TIMER_DELAY_SEC) || props_has(props, len, RMQ_PROP_TIMER_DELAY_MS) ||
+        props_has(props, len, RMQ_PROP_DELIVER_AT))
+        return RMQ_MSG_DELAY;
+    if (props_has(props, len, RMQ_PROP_SHARDING_KEY))
+        return RMQ_MSG_FIFO;
+    return RMQ_MSG_NORMAL;
+}
+
+const char *rmq_msg_type_name(rmq_msg_type_t t)
+{
+    static const char *const names[RMQ_MSG_TYPES] = {"NORMAL", "FIFO", "DELAY", "TRANSACTION"};
+    return t < RMQ_MSG_TYPES ? names[t] : "UNSPECIFIED";
+}
+
 const char *rmq_props_get(const char *props, size_t len, const char *name, size_t *vlen)
 {
     size_t nlen = strlen(name);

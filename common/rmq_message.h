@@ -209,6 +209,21 @@ int rmq_props_next(const char *props, size_t len, size_t *pos, rmq_prop_t *p);
 /* Looks up a property value in a properties string; NULL if absent. *vlen set. */
 const char *rmq_props_get(const char *props, size_t len, const char *name, size_t *vlen);
 
+/* A message's type as RocketMQ 5 tells it from its properties. */
+typedef enum rmq_msg_type {
+    RMQ_MSG_NORMAL,
+    RMQ_MSG_FIFO,                 /* __SHARDINGKEY */
+    RMQ_MSG_DELAY,                /* DELAY, __STARTDELIVERTIME or a TIMER_* time */
+    RMQ_MSG_TRANSACTION,          /* TRAN_MSG=true */
+    RMQ_MSG_TYPES
+} rmq_msg_type_t;
+
+/* The type of a message with properties props[0..len), checked in
+ * RocketMQ's order: transaction, delay, FIFO, else normal. */
+rmq_msg_type_t rmq_props_msg_type(const char *props, size_t len);
+/* RocketMQ's name of t (TopicMessageType): "NORMAL", "FIFO", "DELAY", "TRANSACTION". */
+const char *rmq_msg_type_name(rmq_msg_type_t t);
+
 /* A properties string being built. The caller owns it: zero-initialise it,
  * release it with rmq_props_buf_free. Reusable across messages. */
 typedef struct rmq_props_buf {

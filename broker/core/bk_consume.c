@@ -298,6 +298,7 @@ static int pull_execute(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t 
     out->msg_count = out->status == BK_PULL_FOUND ? res.msg_count : 0;
     out->bytes = res.bytes;
     out->suggest_broker_id = pull_suggest(c, req->group, &res);
+    bk_counts_delivered(c->cfg.counts, req->group, topic->name, out->msg_count, out->bytes);
     return 1;
 }
 

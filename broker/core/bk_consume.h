@@ -16,6 +16,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "bk_counts.h"
 #include "bk_groups.h"
 #include "bk_offsets.h"
 #include "bk_session.h"
@@ -99,6 +100,7 @@ typedef struct bk_consume_config {
     int64_t in_memory_max;           /* accessMessageInMemoryMaxRatio of memory, bytes */
     int property_filter;             /* enablePropertyFilter: SQL92 subscriptions are served */
     const char *addr;                /* this broker, for reasons (borrowed) */
+    const bk_counts_t *counts;       /* told what each pull returned (borrowed; NULL: none) */
 } bk_consume_config_t;
 
 bk_consume_t *bk_consume_new(const bk_consume_config_t *cfg);

@@ -691,6 +691,7 @@ static int pop_execute(bk_pop_t *p, const bk_pop_req_t *req, void *ctx, int firs
             pop_topic(p, req, g, rt, 1, &pf, want, out);
     }
     out->rest = pop_rest(p, req, topic);
+    bk_counts_delivered(p->cfg.counts, req->group, req->topic, (int64_t)out->n, (int64_t)evbuffer_get_length(out->body));
     if (out->n && !fq)
         pop_arm_at(p, out->pop_time + out->invisible_ms);
     else if (!out->n && first && !(fq && fq->n) && pop_hold(p, req, &pf, ctx))
@@ -893,6 +894,18 @@ void bk_pop_stop(bk_pop_t *p)
 size_t bk_pop_inflight(const bk_pop_t *p)
 {
     return p->inflight;
+}
+
+void bk_pop_each_inflight(const bk_pop_t *p, bk_pop_inflight_fn fn, void *arg)
+{
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    while (bk_map_next(p->queues, &cursor, &key, &val)) {
+        const pq_t *q = val;
+        if (q->n)
+            fn(q->group, q->pop_topic, (int64_t)q->n, arg);
+    }
 }
 
 /* ---- life ---- */

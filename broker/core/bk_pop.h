@@ -26,6 +26,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "bk_counts.h"
 #include "bk_groups.h"
 #include "bk_offset_ops.h"
 #include "bk_sendback.h"
@@ -66,6 +67,7 @@ typedef struct bk_pop_config {
     int64_t max_transfer_count;      /* at most this many messages per pop */
     int64_t max_transfer_bytes;
     int64_t release_ms;              /* a closed session's messages are visible again after this */
+    const bk_counts_t *counts;       /* told what each pop returned (borrowed; NULL: none) */
 } bk_pop_config_t;
 
 /* A pop as the front-end decoded it. Strings borrowed for the call (the
@@ -189,5 +191,10 @@ void bk_pop_stop(bk_pop_t *p);
 
 /* Messages in flight (popped, not finished). */
 size_t bk_pop_inflight(const bk_pop_t *p);
+
+/* Calls fn once per queue with messages in flight: its group, the topic
+ * consumers pop and how many of its messages are popped and not acked. */
+typedef void (*bk_pop_inflight_fn)(const char *group, const char *topic, int64_t n, void *arg);
+void bk_pop_each_inflight(const bk_pop_t *p, bk_pop_inflight_fn fn, void *arg);
 
 #endif

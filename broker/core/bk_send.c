@@ -137,6 +137,7 @@ void bk_send_store(bk_send_t *s, const bk_send_call_t *call, const bk_produce_ta
     bk_append_out_t out;
     const char *ids = NULL;
     send_waiter_t *w = waiter_get(s, call, tgt->queue_id);
+    rmq_msg_type_t type = rmq_props_msg_type(msgs[0].properties, msgs[0].properties_len);   /* before a divert */
     if (!w) {
         memset(&out, 0, sizeof(out));
         bk_result_set(&out.r, BK_SYSTEM_ERROR, "out of memory waiting for the send");
@@ -146,8 +147,7 @@ void bk_send_store(bk_send_t *s, const bk_send_call_t *call, const bk_produce_ta
     int done = bk_produce_store(s->cfg.produce, tgt, msgs, n, &out, send_appended, w);
     if (out.stored) {
         bk_stats_add(s->cfg.stats, BK_STAT_PUT, out.put.count);
-        if (s->cfg.stored)
-            s->cfg.stored(s->cfg.stored_arg, tgt->topic->name, out.put.count, call->body_len);
+        bk_counts_stored(s->cfg.counts, tgt->topic->name, type, out.put.count, call->body_len);
         if (n > 1)
             ids = bk_batch_ids(call->batch, s->cfg.store, out.put.phys_offset, n);
     }

@@ -14,6 +14,7 @@
 
 #include "bk_append.h"
 #include "bk_batch.h"
+#include "bk_counts.h"
 #include "bk_produce.h"
 #include "bk_stats.h"
 
@@ -38,9 +39,7 @@ typedef struct bk_send_config {
     bk_stats_t *stats;               /* BK_STAT_PUT, BK_STAT_BUSY (borrowed) */
     size_t capacity;                 /* sendQueueCapacity */
     int64_t wait_ms;                 /* waitTimeMillsInSendQueue */
-    /* Sees every send the log took (metrics), may be NULL. */
-    void (*stored)(void *arg, const char *topic, int32_t count, size_t body_len);
-    void *stored_arg;
+    const bk_counts_t *counts;       /* told every send the log took (borrowed; NULL: none) */
 } bk_send_config_t;
 
 /* One checked send as a front hands it over. */

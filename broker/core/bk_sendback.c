@@ -114,6 +114,17 @@ static rmq_err_t sendback_props(bk_sendback_t *sb, const rmq_record_t *rec, cons
     return rc;
 }
 
+/* Tells the counters a copy of group's (properties in sb->pb) went to its
+ * DLQ, under the topic it was first sent to (its RETRY_TOPIC). */
+static void dead_lettered(bk_sendback_t *sb, const char *group)
+{
+    size_t len = 0;
+    char origin[RMQ_TOPIC_MAX + 1];
+    const char *t = rmq_props_get(sb->pb.data, sb->pb.len, RMQ_PROP_RETRY_TOPIC, &len);
+    snprintf(origin, sizeof(origin), "%.*s", t ? (int)len : 0, t ? t : "");
+    bk_counts_dead_lettered(sb->cfg.counts, group, origin);
+}
+
 /* Stores the copy of rec (properties in sb->pb) on topic, through the
  * delay scheduler when it carries a level; like bk_append_put. */
 static int sendback_store(bk_sendback_t *sb, const rmq_record_t *rec, const bk_topic_t *topic,
@@ -204,8 +215,11 @@ int bk_sendback_run(bk_sendback_t *sb, const bk_sendback_req_t *req, bk_append_o
     st_store_msg_id(sb->cfg.store, req->offset, msg_id);
     if (sendback_props(sb, &rec, req, msg_id, level) != RMQ_OK)
         return bk_result_set(&out->r, BK_SYSTEM_ERROR, "out of memory"), 1;
-    if (dlq)
+    int now = sendback_store(sb, &rec, topic, out, cb, arg);
+    if (dlq && out->stored) {
         LOG_INFO("message %s of group %s failed %d times (max %d): moved to %s", msg_id, req->group,
                  rec.reconsume_times + 1, max, topic->name);
-    return sendback_store(sb, &rec, topic, out, cb, arg);
+        dead_lettered(sb, req->group);
+    }
+    return now;
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "bk_append.h"
+#include "bk_counts.h"
 #include "bk_groups.h"
 #include "bk_query.h"
 #include "bk_schedule.h"
@@ -37,6 +38,7 @@ typedef struct bk_sendback_config {
     bk_schedule_t *schedule;         /* a retry copy waits its level there (borrowed) */
     int is_slave;                    /* brokerRole=SLAVE: never creates topics */
     const char *addr;                /* this broker, for reasons (borrowed) */
+    const bk_counts_t *counts;       /* told each dead letter stored (borrowed; NULL: none) */
 } bk_sendback_config_t;
 
 /* A send-back as the front-end decoded it. Strings are borrowed. */

@@ -670,6 +670,17 @@ static int end_commit(bk_tx_t *tx, const bk_tx_end_req_t *req, const rmq_record_
     return now;
 }
 
+/* Tells the counters half record rec was committed or rolled back, under
+ * its real topic. */
+static void tx_ended(bk_tx_t *tx, const rmq_record_t *rec, int commit)
+{
+    size_t len = 0;
+    char topic[RMQ_TOPIC_MAX + 1];
+    const char *t = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &len);
+    snprintf(topic, sizeof(topic), "%.*s", t ? (int)len : 0, t ? t : "");
+    bk_counts_tx_ended(tx->cfg.counts, topic, commit);
+}
+
 int bk_tx_end(bk_tx_t *tx, const bk_tx_end_req_t *req, bk_append_out_t *out, bk_append_fn cb, void *arg)
 {
     struct evbuffer *buf = evbuffer_new();
@@ -693,10 +704,12 @@ int bk_tx_end(bk_tx_t *tx, const bk_tx_end_req_t *req, bk_append_out_t *out, bk_
         bk_result_set(&out->r, BK_BAD_REQUEST, "END_TRANSACTION: unknown state %d", req->state);
         goto out;
     }
-    if (out->stored)
+    if (out->stored) {
         LOG_INFO("transaction: half message %s at %" PRId64 " %s%s", req->msg_id ? req->msg_id : "",
                  req->commit_log_offset, req->state == BK_TX_COMMIT ? "committed" : "rolled back",
                  req->from_check ? " (check-back)" : "");
+        tx_ended(tx, &rec, req->state == BK_TX_COMMIT);
+    }
 out:
     evbuffer_free(buf);
     return now;

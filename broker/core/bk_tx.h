@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "bk_append.h"
+#include "bk_counts.h"
 #include "bk_perm.h"
 #include "bk_produce.h"
 #include "bk_session.h"
@@ -44,6 +45,7 @@ typedef struct bk_tx_config {
      * scheduler); RMQ_OK, RMQ_EINVAL (bad properties) or another error. */
     rmq_err_t (*divert)(void *arg, st_msg_t *m, const char **why);
     void *divert_arg;
+    const bk_counts_t *counts;       /* told each commit and rollback stored (borrowed; NULL: none) */
 } bk_tx_config_t;
 
 typedef enum bk_tx_state {

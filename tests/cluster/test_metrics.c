@@ -25,7 +25,16 @@
  * consumer offsets: admin and SUB requests, signed as the admin) succeed
  * against the ACL-on broker; plaintext to the HTTPS port gets no page; and
  * a name server with aclEnable=true, a metrics port and no TLS refuses to
- * start. */
+ * start.
+ *
+ * "rocketmq" (argv[1]): RocketMQ 5's metric names on the broker's page
+ * beside rmq's: after sends, a pull that commits, a pop left in flight, a
+ * send-back straight to the DLQ and a committed and a rolled-back
+ * transaction (all over the remoting protocol), each rocketmq_* family
+ * carries RocketMQ's labels (cluster, node_type, node_id, topic,
+ * consumer_group, message_type) with the same value as its rmq_broker_*
+ * twin, and every name RocketMQ's published metrics list (DASHBOARD_NAMES)
+ * is on the page. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <ctype.h>
@@ -52,6 +61,8 @@
 #include <openssl/x509v3.h>
 
 #include "harness.h"
+#include "remwire.h"
+#include "rmq_message.h"
 
 #define TOPIC "MetricsTopic"
 #define GROUP "metrics_group"
@@ -59,7 +70,7 @@
 static const char *case_dir;
 static hn_daemon_t ns_d, bk_d;
 static int ns_http_port, bk_http_port;
-static char ns_addr[64];
+static char ns_addr[64], bk_addr[64];
 static pid_t load_pids[2];
 
 /* Access-control modes: the test PKI, and the accounts of acl_text. */
@@ -590,7 +601,8 @@ static void cluster_start(int with_broker_metrics)
              "%s%.0d\n%s%s",
              case_dir, ns_addr, with_broker_metrics ? "metricsPort=" : "", bk_http_port, sec,
              acl_on ? "aclAccessKey=admin\naclSecretKey=admin-secret-1\n" : "");
-    ck_assert_int_eq(hn_daemon_start_conf(&bk_d, case_dir, "broker/mqbroker", "broker-a", props, NULL, 0), 0);
+    ck_assert_int_eq(hn_daemon_start_conf(&bk_d, case_dir, "broker/mqbroker", "broker-a", props, bk_addr,
+                                          sizeof bk_addr), 0);
 }
 
 static int broker_in_cluster(void *arg)
@@ -676,7 +688,7 @@ START_TEST(test_metrics_move_under_load)
         check_valid("broker /metrics (1)", bk1);
         check_valid("broker /metrics (2)", bk2);
         const char *in = "rmq_broker_messages_in_total{topic=\"" TOPIC "\"}";
-        const char *out = "rmq_broker_messages_out_total{topic=\"" TOPIC "\"}";
+        const char *out = "rmq_broker_messages_out_total{group=\"" GROUP "\",topic=\"" TOPIC "\"}";
         ck_assert_msg(prom_value(bk2, in) > prom_value(bk1, in) && prom_value(bk1, in) > 0, "%s did not move", in);
         ck_assert_msg(prom_value(bk2, out) > prom_value(bk1, out), "%s did not move", out);
         const char *bin = "rmq_broker_bytes_in_total{topic=\"" TOPIC "\"}";
@@ -748,6 +760,186 @@ START_TEST(test_metrics_move_under_load)
     free(topics);
     free(groups);
     load_stop();
+    hn_case_passed();
+}
+END_TEST
+
+/* ---- RocketMQ 5's names ------------------------------------------------------------ */
+
+/* The server-side metrics RocketMQ documents for its Prometheus exporter and
+ * Grafana boards: the table of apache/rocketmq-site
+ * versioned_docs/version-5.0/12-observability/01metrics.md (commit
+ * 06a66199), names as BrokerMetricsConstant / DefaultStoreMetricsConstant
+ * (apache/rocketmq) spell them. Not in rmq, so not listed: its
+ * rocketmq_message_size histogram, rocketmq_consumer_queueing_latency,
+ * rocketmq_rpc_latency and the page's "rocketmq_thread_pool_wartermark"
+ * (a misspelling; the code's rocketmq_processor_watermark). */
+static const char *const DASHBOARD_NAMES[] = {
+    "rocketmq_messages_in_total",          "rocketmq_messages_out_total",
+    "rocketmq_throughput_in_total",        "rocketmq_throughput_out_total",
+    "rocketmq_consumer_ready_messages",    "rocketmq_consumer_inflight_messages",
+    "rocketmq_consumer_lag_latency",       "rocketmq_send_to_dlq_messages_total",
+    "rocketmq_storage_message_reserve_time", "rocketmq_storage_dispatch_behind_bytes",
+    "rocketmq_storage_flush_behind_bytes",
+};
+
+/* The labels every rocketmq_* sample of broker-a starts with. */
+#define RQ_BASE "cluster=\"DefaultCluster\",node_type=\"broker\",node_id=\"broker-a\""
+#define RQ_PAIR(group) RQ_BASE ",consumer_group=\"" group "\",topic=\"" TOPIC "\""
+#define RMQ_PAIR(group) "group=\"" group "\",topic=\"" TOPIC "\""
+#define POP_GROUP "metrics_pop_group"
+#define TX_GROUP "metrics_tx_group"
+
+/* One remoting request on fd; the response code (r filled). */
+static int rem_call(int fd, int code, const rmq_remoting_field_t *f, size_t n, const char *body, rem_resp_t *r)
+{
+    rem_send(fd, RMQ_REMOTING_JSON, code, 9, 0, f, n, body, body ? strlen(body) : 0);
+    ck_assert_int_eq(rem_recv(fd, r, 20000), 0);
+    return r->msg.code;
+}
+
+/* SEND_MESSAGE_V2 of body with props to TOPIC queue 0; the commit-log
+ * offset (msgId) and queue offset of the message, as text. */
+static void rem_send_msg(int fd, const char *props, const char *body, char off[24], char qoff[24])
+{
+    rem_resp_t r;
+    char host[RMQ_HOST_TEXT_MAX];
+    int64_t phys;
+    rmq_remoting_field_t f[] = {{"a", "metrics_pg"}, {"b", TOPIC}, {"c", "TBW102"}, {"d", "4"}, {"e", "0"},
+                                {"f", "0"}, {"g", "1700000000000"}, {"h", "0"}, {"i", (char *)props},
+                                {"j", "0"}, {"k", "false"}, {"m", "false"}};
+    ck_assert_int_eq(rem_call(fd, 310, f, sizeof f / sizeof f[0], body, &r), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(rmq_msg_id_parse(rem_field(&r, "msgId"), host, sizeof host, &phys), RMQ_OK);
+    snprintf(off, 24, "%lld", (long long)phys);
+    snprintf(qoff, 24, "%s", rem_field(&r, "queueOffset"));
+    rem_resp_clear(&r);
+}
+
+/* END_TRANSACTION of TX_GROUP's half message at off (queue offset qoff):
+ * type "8" commits, "12" rolls back. */
+static void rem_end_tx(int fd, const char *off, const char *qoff, const char *type)
+{
+    rem_resp_t r;
+    rmq_remoting_field_t f[] = {{"producerGroup", TX_GROUP}, {"tranStateTableOffset", (char *)qoff},
+                                {"commitLogOffset", (char *)off}, {"commitOrRollback", (char *)type},
+                                {"fromTransactionCheck", "false"}, {"msgId", "TX"}};
+    ck_assert_int_eq(rem_call(fd, 37, f, sizeof f / sizeof f[0], NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+}
+
+/* Sends 3 messages, commits one transaction and rolls one back, pulls them
+ * as GROUP committing offset 1, pops them as POP_GROUP (in flight while fd
+ * pop stays open) and sends the first back to GROUP's DLQ. */
+static void rocketmq_traffic(int fd, int pop_fd)
+{
+    rem_resp_t r;
+    char off[3][24], qoff[3][24];
+    for (int i = 0; i < 3; i++)
+        rem_send_msg(fd, "TAGS\001TagA", "metrics body", off[i], qoff[i]);
+    const char *hb = "{\"clientID\":\"metrics-tx\",\"producerDataSet\":[{\"groupName\":\"" TX_GROUP "\"}],"
+                     "\"consumerDataSet\":[]}";
+    ck_assert_int_eq(rem_call(fd, 34, NULL, 0, hb, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    char half[2][24], half_q[2][24];
+    rem_send_msg(fd, "TRAN_MSG\001true\002PGROUP\001" TX_GROUP, "commit me", half[0], half_q[0]);
+    rem_send_msg(fd, "TRAN_MSG\001true\002PGROUP\001" TX_GROUP, "roll me back", half[1], half_q[1]);
+    rem_end_tx(fd, half[0], half_q[0], "8");
+    rem_end_tx(fd, half[1], half_q[1], "12");
+
+    rmq_remoting_field_t pull[] = {
+        {"consumerGroup", GROUP}, {"topic", TOPIC}, {"queueId", "0"}, {"queueOffset", "0"}, {"maxMsgNums", "32"},
+        {"sysFlag", "1"}, {"commitOffset", "1"}, {"suspendTimeoutMillis", "0"}, {"subVersion", "0"},
+        {"expressionType", "TAG"}};
+    ck_assert_int_eq(rem_call(fd, 11, pull, sizeof pull / sizeof pull[0], NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t pop[] = {{"consumerGroup", POP_GROUP}, {"topic", TOPIC}, {"queueId", "-1"},
+                                  {"maxMsgNums", "32"}, {"invisibleTime", "60000"}, {"pollTime", "0"},
+                                  {"expType", "TAG"}, {"exp", "*"}};
+    ck_assert_int_eq(rem_call(pop_fd, 200050, pop, sizeof pop / sizeof pop[0], NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t back[] = {{"offset", off[0]}, {"group", GROUP}, {"delayLevel", "-1"},
+                                   {"originMsgId", "M0"}, {"originTopic", TOPIC}, {"unitMode", "false"},
+                                   {"maxReconsumeTimes", "16"}};
+    ck_assert_int_eq(rem_call(fd, 36, back, sizeof back / sizeof back[0], NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+}
+
+/* Asserts the page has sample "rocketmq_name{rq_labels}" with the value of
+ * "rmq_name{rmq_labels}" times scale, and returns it. */
+static double twins(const char *page, const char *rq_name, const char *rq_labels, const char *rmq_name,
+                    const char *rmq_labels, double scale)
+{
+    char rq[512], rmq[512];
+    snprintf(rq, sizeof rq, "%s{%s}", rq_name, rq_labels);
+    snprintf(rmq, sizeof rmq, rmq_labels[0] ? "%s{%s}" : "%s%s", rmq_name, rmq_labels);
+    double a = prom_value(page, rq), b = prom_value(page, rmq);
+    ck_assert_msg(a >= 0, "no sample %s", rq);
+    ck_assert_msg(b >= 0, "no sample %s", rmq);
+    ck_assert_msg(fabs(a * scale - b) <= 0.001 * (1 + b), "%s = %g but %s = %g", rq, a, rmq, b);
+    return a;
+}
+
+START_TEST(test_rocketmq_names)
+{
+    cluster_start(1);
+    ck_assert_msg(hn_wait_until(broker_in_cluster, NULL, 20000), "the console never saw broker-a");
+    create_topic(TOPIC);
+    int fd = rem_connect(bk_addr), pop_fd = rem_connect(bk_addr);
+    rocketmq_traffic(fd, pop_fd);
+    hn_sleep_ms(50);                                       /* the oldest uncommitted message ages */
+    char *page = http_get_ok(bk_http_port, "/metrics");
+    check_valid("broker /metrics", page);
+
+    /* sends: 3 normal, 2 half messages (TRANSACTION); rmq's counts them all */
+    const char *in_normal = "rocketmq_messages_in_total{" RQ_BASE ",topic=\"" TOPIC "\",message_type=\"NORMAL\"}";
+    const char *in_tx = "rocketmq_messages_in_total{" RQ_BASE ",topic=\"" TOPIC "\",message_type=\"TRANSACTION\"}";
+    ck_assert_double_eq(prom_value(page, in_normal), 3);
+    ck_assert_double_eq(prom_value(page, in_tx), 2);
+    ck_assert_double_eq(prom_value(page, "rmq_broker_messages_in_total{topic=\"" TOPIC "\"}"), 5);
+    ck_assert_double_gt(prom_value(page, "rocketmq_throughput_in_total{" RQ_BASE ",topic=\"" TOPIC
+                                         "\",message_type=\"NORMAL\"}"), 0);
+    ck_assert_double_gt(prom_value(page, "rmq_broker_bytes_in_total{topic=\"" TOPIC "\"}"), 0);
+    ck_assert_double_eq(twins(page, "rocketmq_commit_messages_total", RQ_BASE ",topic=\"" TOPIC "\"",
+                              "rmq_broker_transaction_commits_total", "topic=\"" TOPIC "\"", 1), 1);
+    ck_assert_double_eq(twins(page, "rocketmq_rollback_messages_total", RQ_BASE ",topic=\"" TOPIC "\"",
+                              "rmq_broker_transaction_rollbacks_total", "topic=\"" TOPIC "\"", 1), 1);
+    /* the pull and the pop each got all 4 */
+    ck_assert_double_eq(twins(page, "rocketmq_messages_out_total", RQ_PAIR(GROUP), "rmq_broker_messages_out_total",
+                              RMQ_PAIR(GROUP), 1), 4);
+    ck_assert_double_eq(twins(page, "rocketmq_messages_out_total", RQ_PAIR(POP_GROUP),
+                              "rmq_broker_messages_out_total", RMQ_PAIR(POP_GROUP), 1), 4);
+    ck_assert_double_gt(twins(page, "rocketmq_throughput_out_total", RQ_PAIR(GROUP), "rmq_broker_bytes_out_total",
+                              RMQ_PAIR(GROUP), 1), 0);
+    ck_assert_double_eq(twins(page, "rocketmq_send_to_dlq_messages_total", RQ_PAIR(GROUP),
+                              "rmq_broker_dlq_messages_total", RMQ_PAIR(GROUP), 1), 1);
+    /* GROUP committed 1 of 4: 3 behind, the oldest stored at least 50 ms ago */
+    ck_assert_double_eq(twins(page, "rocketmq_consumer_lag_messages", RQ_PAIR(GROUP), "rmq_broker_consumer_lag_messages",
+                              RMQ_PAIR(GROUP) ",queue=\"0\"", 1), 3);
+    ck_assert_double_ge(twins(page, "rocketmq_consumer_lag_latency", RQ_PAIR(GROUP),
+                              "rmq_broker_consumer_lag_latency_seconds", RMQ_PAIR(GROUP), 0.001), 50);
+    ck_assert_double_eq(twins(page, "rocketmq_consumer_ready_messages", RQ_PAIR(GROUP),
+                              "rmq_broker_consumer_ready_messages", RMQ_PAIR(GROUP), 1), 3);
+    ck_assert_double_eq(twins(page, "rocketmq_consumer_inflight_messages", RQ_PAIR(GROUP),
+                              "rmq_broker_consumer_inflight_messages", RMQ_PAIR(GROUP), 1), 0);
+    ck_assert_double_eq(twins(page, "rocketmq_consumer_inflight_messages", RQ_PAIR(POP_GROUP),
+                              "rmq_broker_consumer_inflight_messages", RMQ_PAIR(POP_GROUP), 1), 4);
+    /* the store */
+    ck_assert_double_ge(twins(page, "rocketmq_storage_flush_behind_bytes", RQ_BASE,
+                              "rmq_broker_store_flush_behind_bytes", "", 1), 0);
+    ck_assert_double_ge(twins(page, "rocketmq_storage_dispatch_behind_bytes", RQ_BASE,
+                              "rmq_broker_store_dispatch_behind_bytes", "", 1), 0);
+    ck_assert_double_gt(twins(page, "rocketmq_storage_size", RQ_BASE, "rmq_broker_store_size_bytes", "", 1), 0);
+    ck_assert_double_ge(twins(page, "rocketmq_storage_message_reserve_time", RQ_BASE,
+                              "rmq_broker_store_message_reserve_time_seconds", "", 0.001), 0);
+
+    for (size_t i = 0; i < sizeof DASHBOARD_NAMES / sizeof DASHBOARD_NAMES[0]; i++) {
+        char type[128];
+        snprintf(type, sizeof type, "\n# TYPE %s ", DASHBOARD_NAMES[i]);
+        ck_assert_msg(strstr(page, type) != NULL, "the page has no %s", DASHBOARD_NAMES[i]);
+    }
+    close(fd);
+    close(pop_fd);
+    free(page);
     hn_case_passed();
 }
 END_TEST
@@ -1041,6 +1233,7 @@ int main(int argc, char **argv)
 {
     int browser = argc > 1 && strcmp(argv[1], "browser") == 0;
     int acl = argc > 1 && strcmp(argv[1], "acl") == 0;
+    int rocketmq = argc > 1 && strcmp(argv[1], "rocketmq") == 0;
     if (browser && !chromium_path()) {
         const char *ci = getenv("CI");
         if (ci && strcmp(ci, "true") == 0) { /* CI must test the page users see */
@@ -1057,7 +1250,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_metrics acl PATH/gen-test-certs.sh\n");
         return 1;
     }
-    Suite *s = suite_create(browser ? "console_browser" : acl ? "console_acl" : "metrics");
+    Suite *s = suite_create(browser ? "console_browser" : acl ? "console_acl" : rocketmq ? "metrics_rocketmq" : "metrics");
     TCase *tc = tcase_create("process");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
@@ -1065,6 +1258,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_console_in_browser);
         if (have_pki)
             tcase_add_test(tc, test_console_in_browser_with_login);
+    } else if (rocketmq) {
+        tcase_add_test(tc, test_rocketmq_names);
     } else if (acl) {
         tcase_add_test(tc, test_console_needs_an_account);
         tcase_add_test(tc, test_acl_without_tls_refused);

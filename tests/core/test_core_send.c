@@ -51,13 +51,15 @@ static void fake_release(void *conn)
     ff.releases++;
 }
 
-static void fake_stored(void *arg, const char *topic, int32_t count, size_t body_len)
+static void fake_stored(void *arg, const char *topic, rmq_msg_type_t type, int32_t count, size_t body_len)
 {
     fake_front_t *f = arg;
     ck_assert_str_eq(topic, TOPIC);
     ck_assert_uint_eq(body_len, 10);
     f->stored += count;
 }
+
+static const bk_counts_t fake_counts = {.stored = fake_stored, .arg = &ff};
 
 static const bk_send_front_t fake = {fake_answer, fake_hold, fake_release};
 
@@ -85,7 +87,7 @@ static void rig_open(rig_t *r, int sync_flush, size_t capacity)
                               .addr = "127.0.0.1:0"};
     ck_assert_ptr_nonnull(r->p = bk_produce_new(&pc));
     bk_send_config_t sc = {.produce = r->p, .store = cb->st, .stats = &r->stats, .capacity = capacity,
-                           .wait_ms = 200, .stored = fake_stored, .stored_arg = &ff};
+                           .wait_ms = 200, .counts = &fake_counts};
     ck_assert_ptr_nonnull(r->s = bk_send_new(&sc));
 }
 

@@ -345,6 +345,25 @@ START_TEST(test_msg_id_parse)
 }
 END_TEST
 
+/* RocketMQ's order: a transaction wins over a delay, a delay over FIFO. */
+START_TEST(test_props_msg_type)
+{
+    const char *p = "TAGS\001A";
+    ck_assert_int_eq(rmq_props_msg_type(p, strlen(p)), RMQ_MSG_NORMAL);
+    p = "TRAN_MSG\001false";
+    ck_assert_int_eq(rmq_props_msg_type(p, strlen(p)), RMQ_MSG_NORMAL);
+    p = "__SHARDINGKEY\001g";
+    ck_assert_int_eq(rmq_props_msg_type(p, strlen(p)), RMQ_MSG_FIFO);
+    p = "__SHARDINGKEY\001g\002TIMER_DELAY_SEC\0015";
+    ck_assert_int_eq(rmq_props_msg_type(p, strlen(p)), RMQ_MSG_DELAY);
+    p = "DELAY\0013\002TRAN_MSG\001true";
+    ck_assert_int_eq(rmq_props_msg_type(p, strlen(p)), RMQ_MSG_TRANSACTION);
+    ck_assert_str_eq(rmq_msg_type_name(RMQ_MSG_TRANSACTION), "TRANSACTION");
+    ck_assert_str_eq(rmq_msg_type_name(RMQ_MSG_NORMAL), "NORMAL");
+    ck_assert_str_eq(rmq_msg_type_name(RMQ_MSG_TYPES), "UNSPECIFIED");
+}
+END_TEST
+
 START_TEST(test_props_get)
 {
     size_t vlen;
@@ -485,6 +504,7 @@ static Suite *message_suite(void)
     tcase_add_test(tc, test_record_size_claims_checked);
     tcase_add_test(tc, test_msg_id_parse);
     tcase_add_test(tc, test_props_get);
+    tcase_add_test(tc, test_props_msg_type);
     tcase_add_test(tc, test_props_next_skips_pieces_without_separator);
     tcase_add_test(tc, test_props_buf_builds_and_grows);
     tcase_add_test(tc, test_props_buf_reserve_and_empty_values);

@@ -444,21 +444,19 @@ static rmq_err_t fill_keys(const rmq_record_t *rec, gr_delivered_t *d, text_t *t
     return RMQ_OK;
 }
 
-/* GrpcConverter's order: TRANSACTION, DELAY, FIFO, NORMAL. */
+/* The v2 type of rec (GrpcConverter's order, rmq_props_msg_type). */
 static Apache__Rocketmq__V2__MessageType message_type(const rmq_record_t *rec)
 {
-    size_t vl = 0;
-    const char *tx = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_TRAN_MSG, &vl);
-
-    if (tx && vl == 4 && memcmp(tx, "true", 4) == 0)
+    switch (rmq_props_msg_type(rec->properties, rec->properties_len)) {
+    case RMQ_MSG_TRANSACTION:
         return MSG_TYPE(TRANSACTION);
-    if (has_prop(rec, RMQ_PROP_DELAY) || has_prop(rec, RMQ_PROP_TIMER_DELIVER_MS) ||
-        has_prop(rec, RMQ_PROP_TIMER_DELAY_SEC) || has_prop(rec, RMQ_PROP_TIMER_DELAY_MS) ||
-        has_prop(rec, RMQ_PROP_DELIVER_AT))
+    case RMQ_MSG_DELAY:
         return MSG_TYPE(DELAY);
-    if (has_prop(rec, RMQ_PROP_SHARDING_KEY))
+    case RMQ_MSG_FIFO:
         return MSG_TYPE(FIFO);
-    return MSG_TYPE(NORMAL);
+    default:
+        return MSG_TYPE(NORMAL);
+    }
 }
 
 /* The delivery time a timer message asked for, or -1. */

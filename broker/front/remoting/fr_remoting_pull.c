@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bk_metrics.h"
 #include "fr_remoting.h"
 #include "fr_remoting_wire.h"
 #include "rmq_log.h"
@@ -42,7 +41,6 @@ static void pull_count(bk_front_t *fe, const bk_pull_req_t *req, const bk_pull_o
     bk_stats_add(fe->stats, BK_STAT_GET_FOUND, out->msg_count);
     bk_stats_add(fe->stats, BK_STAT_GET_TRANSFERRED, out->bytes);
     bk_groupstats_add(fe->groupstats, req->group, req->topic, out->msg_count);
-    bk_metrics_messages_out(fe->metrics, req->topic, (uint64_t)out->msg_count, (uint64_t)out->bytes);
 }
 
 /* bk_pull_front_t answer: encodes the core's result of req. */

@@ -8,7 +8,6 @@
 
 #include "bk_front.h"
 #include "bk_consume.h"
-#include "bk_metrics.h"
 #include "fr_routes.h"
 #include "fr_perm.h"
 #include "fr_session.h"
@@ -60,7 +59,6 @@ static void pull_answer(void *arg, void *c, const void *to_p, const bk_pull_req_
         bk_stats_add(fe->stats, BK_STAT_GET_FOUND, out->msg_count);
         bk_stats_add(fe->stats, BK_STAT_GET_TRANSFERRED, out->bytes);
         bk_groupstats_add(fe->groupstats, req->group, req->topic, out->msg_count);
-        bk_metrics_messages_out(fe->metrics, req->topic, (uint64_t)out->msg_count, (uint64_t)out->bytes);
     } else {
         bk_stats_add(fe->stats, BK_STAT_GET_MISS, 1);
     }
