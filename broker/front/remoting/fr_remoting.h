@@ -174,6 +174,8 @@ void fr_rm_handle_update_broker_config(rmq_conn_t *conn, const rmq_remoting_requ
  * named, its answer handed back (fr_remoting_diag.c). */
 void fr_rm_handle_running_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_consume_directly(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+/* RocketMQ's Broker2Client.callClient waits this long for a client. */
+#define FR_RM_ASK_TIMEOUT_MS 10000
 /* A client's response to a question of the broker (rmq_remoting_on_response). */
 void fr_rm_handle_answer(rmq_conn_t *conn, const rmq_remoting_request_t *resp, void *arg);
 /* Records a question about to be sent to conn: fn(arg, answer) follows
@@ -187,5 +189,27 @@ void fr_rm_ask_free_all(fr_remoting_t *rm);
 
 /* Frees rm's send scratch (fr_remoting_send.c). */
 void fr_rm_send_free(fr_remoting_t *rm);
+
+/* ---- what a send and a reply share (fr_remoting_send.c) ------------------ */
+
+/* The header fields of a send (SendMessageRequestHeader / V2). */
+typedef struct fr_rm_send_hdr {
+    const char *producer_group, *topic, *default_topic, *properties;
+    int64_t default_queue_nums, queue_id, sys_flag, born_ts, flag, reconsume_times;
+} fr_rm_send_hdr_t;
+
+/* Reads the header fields: V1 names, or V2's one-letter aliases (looked
+ * up first when the request has them); -1 after answering. */
+int fr_rm_send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, fr_rm_send_hdr_t *h);
+/* SYSTEM_BUSY while the sends queued or waiting for the append path, on
+ * every front, fill sendQueueCapacity (core/bk_send.c), with RocketMQ's
+ * remark for a full send queue. 1 after answering. */
+int fr_rm_send_busy(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req);
+/* The one message of a (non-batch) send into *m: h's fields, req's body,
+ * the connection's peer as born host (borrowed from req). */
+void fr_rm_send_message(rmq_conn_t *conn, const rmq_remoting_request_t *req, const fr_rm_send_hdr_t *h, st_msg_t *m);
+/* SEND_REPLY_MESSAGE (324), SEND_REPLY_MESSAGE_V2 (325): a responder's
+ * reply pushed to its requester and stored (fr_remoting_reply.c). */
+void fr_rm_handle_reply(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 
 #endif
