@@ -85,6 +85,7 @@ if [ "$fails" -eq 0 ] && [ "$r0" -gt 0 ] && [ "$r1" -gt 0 ]; then
   echo "ok $n - both responders built and sent their replies (createReplyMessage found CLUSTER)"
 else
   echo "not ok $n - both responders built and sent their replies (createReplyMessage found CLUSTER)"
+  tail -5 "$run/resp.err" | sed 's/^/# responders: /'
 fi
 result rr-timeout "with the responders down a request times out with RequestTimeoutException"
 result rr-gone "a reply to a requester that is not connected gets SYSTEM_ERROR naming it"
