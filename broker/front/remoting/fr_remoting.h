@@ -198,13 +198,12 @@ typedef struct fr_rm_send_hdr {
     int64_t default_queue_nums, queue_id, sys_flag, born_ts, flag, reconsume_times;
 } fr_rm_send_hdr_t;
 
-/* Reads the header fields: V1 names, or V2's one-letter aliases (looked
- * up first when the request has them); -1 after answering. */
-int fr_rm_send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, fr_rm_send_hdr_t *h);
-/* SYSTEM_BUSY while the sends queued or waiting for the append path, on
- * every front, fill sendQueueCapacity (core/bk_send.c), with RocketMQ's
- * remark for a full send queue. 1 after answering. */
-int fr_rm_send_busy(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req);
+/* What a send and a reply do first: SYSTEM_BUSY when sendQueueCapacity
+ * is full, the header read into h, the caller and the core's check of the
+ * send (cmd names it in refusals; reply: BK_OP_SEND_REPLY's right) with
+ * its destination into tgt. 1, or 0 after answering. */
+int fr_rm_send_begin(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *cmd,
+                     int reply, fr_rm_send_hdr_t *h, bk_produce_target_t *tgt);
 /* The one message of a (non-batch) send into *m: h's fields, req's body,
  * the connection's peer as born host (borrowed from req). */
 void fr_rm_send_message(rmq_conn_t *conn, const rmq_remoting_request_t *req, const fr_rm_send_hdr_t *h, st_msg_t *m);

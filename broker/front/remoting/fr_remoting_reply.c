@@ -157,26 +157,8 @@ void fr_rm_handle_reply(rmq_conn_t *conn, const rmq_remoting_request_t *req, voi
     fr_remoting_t *rm = arg;
     fr_rm_send_hdr_t h;
     bk_produce_target_t tgt;
-    bk_result_t r;
-    bk_caller_t who;
-    if (fr_rm_send_busy(rm, conn, req) || fr_rm_send_header(conn, req, &h) != 0 ||
-        fr_rm_caller(rm, conn, req, &who) != 0)
+    if (!fr_rm_send_begin(rm, conn, req, "SEND_REPLY_MESSAGE", 1, &h, &tgt))
         return;
-    bk_produce_req_t pr = {
-        .cmd = "SEND_REPLY_MESSAGE",
-        .topic = h.topic,
-        .producer_group = h.producer_group,
-        .default_topic = h.default_topic,
-        .default_topic_queue_nums = (int32_t)h.default_queue_nums,
-        .queue_id = (int32_t)h.queue_id,
-        .body_len = req->body_len,
-        .who = &who,
-        .reply = 1,
-    };
-    if (!bk_produce_check(rm->fe->produce, &pr, &tgt, &r)) {
-        fr_rm_reply_result(conn, req, &r);
-        return;
-    }
     reply_call_t *rc = calloc(1, sizeof(*rc));
     if (!rc) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "SEND_REPLY_MESSAGE: out of memory");

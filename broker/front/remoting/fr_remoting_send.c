@@ -58,7 +58,9 @@ static const bk_send_front_t send_front = {send_answer, rmq_conn_ref_any, rmq_co
 
 /* ---- decoding ------------------------------------------------------------ */
 
-int fr_rm_send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, fr_rm_send_hdr_t *h)
+/* Reads the header fields: V1 names, or V2's one-letter aliases (looked
+ * up first when the request has them); -1 after answering. */
+static int send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, fr_rm_send_hdr_t *h)
 {
     int v2 = rmq_remoting_field(req, "b") != NULL;
 #define SEND_KEY(v1, v2name) (v2 ? (v2name) : (v1)), (v2 ? (v1) : (v2name))
@@ -219,7 +221,10 @@ static void send_store(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_r
     bk_send_store(rm->fe->send, &call, tgt, msgs, n);
 }
 
-int fr_rm_send_busy(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req)
+/* SYSTEM_BUSY while the sends queued or waiting for the append path, on
+ * every front, fill sendQueueCapacity (core/bk_send.c), with RocketMQ's
+ * remark for a full send queue. 1 after answering. */
+static int send_busy(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req)
 {
     bk_send_t *s = rm->fe->send;
     if (!bk_send_full(s))
@@ -230,31 +235,39 @@ int fr_rm_send_busy(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_requ
     return 1;
 }
 
+int fr_rm_send_begin(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *cmd,
+                     int reply, fr_rm_send_hdr_t *h, bk_produce_target_t *tgt)
+{
+    bk_result_t r;
+    bk_caller_t who;
+    if (send_busy(rm, conn, req) || send_header(conn, req, h) != 0 || fr_rm_caller(rm, conn, req, &who) != 0)
+        return 0;
+    bk_produce_req_t pr = {
+        .cmd = cmd,
+        .topic = h->topic,
+        .producer_group = h->producer_group,
+        .default_topic = h->default_topic,
+        .default_topic_queue_nums = (int32_t)h->default_queue_nums,
+        .queue_id = (int32_t)h->queue_id,
+        .body_len = req->body_len,
+        .who = &who,
+        .reply = reply,
+    };
+    if (bk_produce_check(rm->fe->produce, &pr, tgt, &r))
+        return 1;
+    fr_rm_reply_result(conn, req, &r);
+    return 0;
+}
+
 void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
     int batch = req->code == CODE_SEND_BATCH_MESSAGE;
     fr_rm_send_hdr_t h;
     bk_produce_target_t tgt;
-    bk_result_t r;
     born_t b;
-    bk_caller_t who;
-    if (fr_rm_send_busy(rm, conn, req) || fr_rm_send_header(conn, req, &h) != 0 || fr_rm_caller(rm, conn, req, &who) != 0)
+    if (!fr_rm_send_begin(rm, conn, req, batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE", 0, &h, &tgt))
         return;
-    bk_produce_req_t pr = {
-        .cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE",
-        .topic = h.topic,
-        .producer_group = h.producer_group,
-        .default_topic = h.default_topic,
-        .default_topic_queue_nums = (int32_t)h.default_queue_nums,
-        .queue_id = (int32_t)h.queue_id,
-        .body_len = req->body_len,
-        .who = &who,
-    };
-    if (!bk_produce_check(rm->fe->produce, &pr, &tgt, &r)) {
-        fr_rm_reply_result(conn, req, &r);
-        return;
-    }
     if (batch) {
         born_host(conn, &b);
         ssize_t n = batch_split(rm, conn, req, &h, &b);
