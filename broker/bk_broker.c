@@ -265,6 +265,19 @@ static rmq_err_t broker_listen(bk_broker_t *bk, char *err, size_t errlen)
     return RMQ_OK;
 }
 
+/* Adds the cluster's reply topic, <brokerClusterName>_REPLY_TOPIC, when
+ * the table lacks it, as RocketMQ's TopicConfigManager does at start: one
+ * read and one write queue, readable and writable; responders send their
+ * replies to it (SEND_REPLY_MESSAGE). */
+static rmq_err_t broker_reply_topic(bk_broker_t *bk)
+{
+    bk_topic_t t = {.read_queues = 1, .write_queues = 1, .perm = BK_PERM_READ | BK_PERM_WRITE};
+    int n = snprintf(t.name, sizeof(t.name), "%s" RMQ_REPLY_TOPIC_SUFFIX, bk->cfg->broker_cluster_name);
+    if (n < 0 || (size_t)n >= sizeof(t.name) || bk_topics_get(bk->topics, t.name, (size_t)n))
+        return RMQ_OK;
+    return bk_topics_update(bk->topics, &t);
+}
+
 /* Loads topics, subscription groups and consumer offsets from ROOT/config. */
 static rmq_err_t broker_load_metadata(bk_broker_t *bk, char *err, size_t errlen)
 {
@@ -283,7 +296,7 @@ static rmq_err_t broker_load_metadata(bk_broker_t *bk, char *err, size_t errlen)
                                (int32_t)bk->cfg->default_topic_queue_nums, err, errlen);
     if (!bk->topics)
         return RMQ_ECORRUPT;
-    if (bk_topics_start(bk->topics, bk->base) != RMQ_OK) {
+    if (broker_reply_topic(bk) != RMQ_OK || bk_topics_start(bk->topics, bk->base) != RMQ_OK) {
         snprintf(err, errlen, "topics: out of memory");
         return RMQ_ENOMEM;
     }
@@ -642,6 +655,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .auto_create_topic = bk->cfg->auto_create_topic_enable,
         .max_message_size = bk->cfg->max_message_size,
         .addr = bk->addr,
+        .cluster = bk->cfg->broker_cluster_name,
         .divert = broker_divert,
         .divert_arg = bk,
     };

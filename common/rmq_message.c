@@ -554,7 +554,8 @@ int rmq_name_is_valid(const char *name, size_t len, const char **why)
     return 1;
 }
 
-const char *const rmq_props_reserved[] = {RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID, RMQ_PROP_TX_CHECK_TIMES, NULL};
+const char *const rmq_props_reserved[] = {RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID, RMQ_PROP_TX_CHECK_TIMES,
+                                             RMQ_PROP_CLUSTER, NULL};
 
 int rmq_topic_is_system(const char *name, size_t len)
 {

@@ -43,8 +43,8 @@
 #define RMQ_PROPS_MAX 32767u
 
 /* Property names (RocketMQ MessageConst), the one list for broker, client
- * and tools. REAL_TOPIC, REAL_QID and TRANSACTION_CHECK_TIMES are reserved:
- * only the broker sets them (rmq_props_reserved). RETRY_TOPIC and
+ * and tools. REAL_TOPIC, REAL_QID, TRANSACTION_CHECK_TIMES and CLUSTER are
+ * reserved: only the broker sets them (rmq_props_reserved). RETRY_TOPIC and
  * ORIGIN_MESSAGE_ID are set by the broker's send-back and by a client's
  * fallback send to %RETRY%group, so they stay client-settable. */
 #define RMQ_PROP_TAGS "TAGS"
@@ -61,6 +61,11 @@
 #define RMQ_PROP_ORIGIN_MESSAGE_ID "ORIGIN_MESSAGE_ID"
 #define RMQ_PROP_FIRST_POP_TIME "1ST_POP_TIME"       /* a popped message's first pop (RocketMQ 5) */
 #define RMQ_PROP_TX_CHECK_TIMES "TRANSACTION_CHECK_TIMES"
+#define RMQ_PROP_CLUSTER "CLUSTER"                  /* the storing broker's brokerClusterName */
+/* Request-reply (RocketMQ 4.6+): the requester's client id a reply goes
+ * to, and when the broker pushed the reply to it. */
+#define RMQ_PROP_REPLY_TO_CLIENT "REPLY_TO_CLIENT"
+#define RMQ_PROP_PUSH_REPLY_TIME "PUSH_REPLY_TIME"
 /* Names RocketMQ 5 (the gRPC front) reads and writes besides those above. */
 #define RMQ_PROP_RECONSUME_TIME "RECONSUME_TIME"
 #define RMQ_PROP_SHARDING_KEY "__SHARDINGKEY"          /* a FIFO message's group */
@@ -83,6 +88,8 @@
 /* A consumer group's retry and dead-letter topics are these + the group. */
 #define RMQ_RETRY_PREFIX "%RETRY%"
 #define RMQ_DLQ_PREFIX "%DLQ%"
+/* A cluster's reply topic is the cluster name + this (MixAll.getReplyTopic). */
+#define RMQ_REPLY_TOPIC_SUFFIX "_REPLY_TOPIC"
 
 /* The topics the broker keeps for itself (RocketMQ TopicValidator's
  * NOT_ALLOWED_SEND_TOPIC_SET, as far as this broker uses them). */

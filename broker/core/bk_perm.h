@@ -22,6 +22,7 @@
 typedef enum bk_op {
     BK_OP_UNDECLARED = 0,            /* a served code must never map here */
     BK_OP_SEND,
+    BK_OP_SEND_REPLY,                /* a responder's reply to a request, pushed to its requester */
     BK_OP_PULL,
     BK_OP_OFFSET_QUERY,
     BK_OP_OFFSET_COMMIT,

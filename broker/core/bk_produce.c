@@ -1,7 +1,8 @@
 /* bk_produce.c: a producer's send on neutral requests (see bk_produce.h):
  * what a client may not decide (the broker's own topics, the reserved
- * properties) is refused or stripped here, and the destination of a message
- * the broker re-stores is checked here too. */
+ * properties) is refused or stripped here, the broker's CLUSTER stamped
+ * here, and the destination of a message the broker re-stores is checked
+ * here too. */
 #include "bk_produce.h"
 
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 struct bk_produce {
     bk_produce_config_t cfg;
     uint32_t rr;                     /* round-robin queue choice for queue_id < 0 */
-    rmq_props_buf_t pb;              /* properties with the reserved ones stripped */
+    rmq_props_buf_t pb;              /* properties rewritten: reserved ones stripped, CLUSTER stamped */
 };
 
 bk_produce_t *bk_produce_new(const bk_produce_config_t *cfg)
@@ -56,7 +57,7 @@ int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_ta
         return 0;
     if (!rmq_name_is_valid(req->topic, tlen, &why))
         return bk_result_set(r, BK_NAME_ILLEGAL, "%s: topic '%.200s' %s", req->cmd, req->topic, why), 0;
-    if (!bk_perm_check(req->who, BK_OP_SEND, req->topic, NULL, r))
+    if (!bk_perm_check(req->who, req->reply ? BK_OP_SEND_REPLY : BK_OP_SEND, req->topic, NULL, r))
         return 0;
     if (rmq_topic_is_system(req->topic, tlen))
         return bk_result_set(r, BK_NO_PERMISSION, "%s: sending message to topic[%.200s] is forbidden: the broker "
@@ -123,8 +124,9 @@ static int props_scan(const st_msg_t *m, int divert)
 }
 
 /* Copies the unreserved pairs of m's properties to the end of pb (room
- * reserved by the caller, so pb does not move) and points m at them. */
-static rmq_err_t strip_one(rmq_props_buf_t *pb, st_msg_t *m)
+ * reserved by the caller, so pb does not move), then CLUSTER=cluster
+ * unless cluster is NULL, and points m at them. */
+static rmq_err_t rewrite_one(rmq_props_buf_t *pb, st_msg_t *m, const char *cluster)
 {
     size_t start = pb->len ? pb->len + 1 : 0;    /* past the \x02 the first append adds */
     size_t pos = 0;
@@ -133,25 +135,31 @@ static rmq_err_t strip_one(rmq_props_buf_t *pb, st_msg_t *m)
         if (!prop_is_reserved(&pr) &&
             rmq_props_buf_append(pb, pr.name, pr.name_len, pr.value, pr.value_len) != RMQ_OK)
             return RMQ_ENOMEM;
+    if (cluster && rmq_props_buf_put(pb, RMQ_PROP_CLUSTER, cluster) != RMQ_OK)
+        return RMQ_ENOMEM;
     m->properties = pb->data + (pb->len > start ? start : 0);
     m->properties_len = pb->len > start ? pb->len - start : 0;
     return RMQ_OK;
 }
 
-/* Strips the reserved properties (rmq_props_reserved) from msgs[0..n), a
- * client's send: only the broker sets them. Messages without one are left
- * as they are. A batch (n > 1) may not hold a message the broker would
- * divert (it stores a batch as it is): RMQ_EINVAL with *bad its index.
- * RMQ_OK or RMQ_ENOMEM otherwise. */
-static rmq_err_t produce_strip(bk_produce_t *p, st_msg_t *msgs, size_t n, size_t *bad)
+/* Rewrites the properties of msgs[0..n), a client's send, into p's
+ * scratch: the reserved ones (rmq_props_reserved) stripped, since only the
+ * broker sets them, and CLUSTER=brokerClusterName added, as RocketMQ's
+ * broker stamps it on every message it stores (a responder builds its
+ * reply to a request from it). Without a cluster to stamp, messages
+ * without a reserved property are left as they are. A batch (n > 1) may
+ * not hold a message the broker would divert (it stores a batch as it
+ * is): RMQ_EINVAL with *bad its index. RMQ_OK or RMQ_ENOMEM otherwise. */
+static rmq_err_t produce_props(bk_produce_t *p, st_msg_t *msgs, size_t n, size_t *bad)
 {
-    size_t need = 0;
+    const char *cluster = p->cfg.cluster;
+    size_t need = 0, stamp = cluster ? sizeof(RMQ_PROP_CLUSTER) + strlen(cluster) + 2 : 0;
     for (size_t i = 0; i < n; i++) {
         int found = props_scan(&msgs[i], n > 1);
         if (found & PROPS_DIVERT)
             return *bad = i, RMQ_EINVAL;
-        if (found & PROPS_RESERVED)
-            need += msgs[i].properties_len + 1;
+        if ((found & PROPS_RESERVED) || cluster)
+            need += msgs[i].properties_len + 1 + stamp;
     }
     if (!need)
         return RMQ_OK;
@@ -159,7 +167,8 @@ static rmq_err_t produce_strip(bk_produce_t *p, st_msg_t *msgs, size_t n, size_t
     if (rmq_props_buf_reserve(&p->pb, need) != RMQ_OK)
         return RMQ_ENOMEM;
     for (size_t i = 0; i < n; i++)
-        if ((props_scan(&msgs[i], 0) & PROPS_RESERVED) && strip_one(&p->pb, &msgs[i]) != RMQ_OK)
+        if ((cluster || (props_scan(&msgs[i], 0) & PROPS_RESERVED)) &&
+            rewrite_one(&p->pb, &msgs[i], cluster) != RMQ_OK)
             return RMQ_ENOMEM;
     return RMQ_OK;
 }
@@ -180,7 +189,7 @@ int bk_produce_store(bk_produce_t *p, const bk_produce_target_t *tgt, st_msg_t *
                      bk_append_out_t *out, bk_append_fn cb, void *arg)
 {
     size_t bad = 0;
-    rmq_err_t rc = produce_strip(p, msgs, n, &bad);
+    rmq_err_t rc = produce_props(p, msgs, n, &bad);
     if (rc != RMQ_OK) {
         memset(out, 0, sizeof(*out));
         if (rc == RMQ_EINVAL)
@@ -188,7 +197,7 @@ int bk_produce_store(bk_produce_t *p, const bk_produce_target_t *tgt, st_msg_t *
                           "(" RMQ_PROP_TRAN_MSG ") or delayed (" RMQ_PROP_DELAY ", " RMQ_PROP_DELIVER_AT " or TIMER_*): a batch "
                           "may hold neither; send such a message on its own", bad + 1, n);
         else
-            bk_result_set(&out->r, BK_SYSTEM_ERROR, "SEND_MESSAGE: out of memory stripping reserved properties");
+            bk_result_set(&out->r, BK_SYSTEM_ERROR, "SEND_MESSAGE: out of memory rewriting its properties");
         return 1;
     }
     for (size_t i = 0; i < n; i++) {

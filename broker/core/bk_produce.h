@@ -21,6 +21,8 @@ typedef struct bk_produce_config {
     int auto_create_topic;           /* autoCreateTopicEnable */
     int64_t max_message_size;        /* maxMessageSize */
     const char *addr;                /* this broker, for reasons (borrowed) */
+    const char *cluster;             /* brokerClusterName, stamped as CLUSTER on every
+                                      * client message (borrowed; NULL: none) */
     /* Rewrites a single message before it is stored (delay, transaction);
      * RMQ_OK, RMQ_EINVAL (bad properties) or another error, with *why. */
     rmq_err_t (*divert)(void *arg, st_msg_t *m, const char **why);
@@ -37,6 +39,7 @@ typedef struct bk_produce_req {
     int32_t queue_id;                /* < 0: the broker picks one, round-robin */
     size_t body_len;                 /* the whole request body */
     const bk_caller_t *who;          /* who sends (bk_perm.h; NULL: trusted) */
+    int reply;                       /* a responder's reply (SEND_REPLY_MESSAGE: BK_OP_SEND_REPLY) */
 } bk_produce_req_t;
 
 /* Where a checked send goes. topic is valid until the topic table changes. */
@@ -59,7 +62,8 @@ int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_ta
 int bk_produce_dest_check(const bk_produce_t *p, const char *topic, size_t len, int64_t queue_id, bk_result_t *r);
 
 /* Stores msgs[0..n) of a checked send (topic and queue taken from tgt;
- * the reserved properties stripped, then a single message diverted; a
+ * the reserved properties stripped and CLUSTER stamped, as RocketMQ's
+ * SendMessageProcessor does, then a single message diverted; a
  * batch (n > 1) holding a transactional or delayed message is refused
  * BK_MESSAGE_ILLEGAL, as RocketMQ's store refuses one) like bk_append_put: 1 when the outcome is final now in *out, 0 when cb(out,
  * arg) follows. msgs are borrowed; their properties may be repointed into

@@ -39,11 +39,26 @@ typedef struct bk_offset_reset {
     size_t n;
 } bk_offset_reset_t;
 
-/* An operator's question to one consumer, put through the broker
- * (mqadmin consumerStatus, consumeMessage). Strings borrowed for the call. */
+/* A responder's reply as the broker pushes it to its requester
+ * (RocketMQ's ReplyMessageRequestHeader and the body). Strings borrowed. */
+typedef struct bk_reply_push {
+    const char *producer_group, *topic, *default_topic;
+    int32_t default_topic_queue_nums, queue_id, sys_flag, flag, reconsume_times;
+    int64_t born_timestamp, store_timestamp;
+    const char *properties;          /* the reply's, with PUSH_REPLY_TIME */
+    const char *born_host;           /* the responder's "ip:port" */
+    const char *store_host;          /* this broker's "ip:port" */
+    const void *body;
+    size_t body_len;
+} bk_reply_push_t;
+
+/* A question to one client, put through the broker: an operator's to a
+ * consumer (mqadmin consumerStatus, consumeMessage), or a reply pushed to
+ * its requester. Strings borrowed for the call. */
 typedef enum bk_ask_kind {
     BK_ASK_RUNNING_INFO = 0,         /* its consumer's running state (ConsumerRunningInfo) */
     BK_ASK_CONSUME_DIRECTLY,         /* consume one stored message now and say how it went */
+    BK_ASK_PUSH_REPLY,               /* take the reply to one of your requests */
 } bk_ask_kind_t;
 
 typedef struct bk_client_ask {
@@ -55,6 +70,7 @@ typedef struct bk_client_ask {
     const char *broker_name;         /* consume directly: this broker's name */
     const void *record;              /* consume directly: the stored record */
     size_t record_len;
+    const bk_reply_push_t *reply;    /* push reply: the reply */
     int64_t timeout_ms;              /* how long the client has to answer */
 } bk_client_ask_t;
 

@@ -444,6 +444,39 @@ size_t bk_tx_producer_count(const bk_tx_t *tx)
     return bk_map_count(tx->pairs);
 }
 
+/* The freshest open session of the producer with client_id, or NULL. */
+static bk_session_t *producer_by_id(const bk_tx_t *tx, const char *client_id)
+{
+    size_t cursor = 0;
+    const char *key;
+    void *val;
+    const tx_producer_t *best = NULL;
+    while (bk_map_next(tx->pairs, &cursor, &key, &val)) {
+        const tx_producer_t *p = val;
+        if (p->client_id && strcmp(p->client_id, client_id) == 0 && bk_session_is_open(p->ss) &&
+            (!best || p->seen_ms > best->seen_ms))
+            best = p;
+    }
+    return best ? best->ss : NULL;
+}
+
+bk_status_t bk_tx_ask_producer(const bk_tx_t *tx, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg,
+                               bk_result_t *r)
+{
+    bk_session_t *ss = producer_by_id(tx, q->client_id);
+    if (!ss)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "push reply message fail, channel of <%.200s> not found.",
+                             q->client_id);
+    rmq_err_t err = bk_session_ask(ss, q, fn, arg);
+    if (err == RMQ_EINVAL)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "push reply message fail: the client <%.200s> speaks a "
+                             "protocol the broker cannot push replies to", q->client_id);
+    if (err != RMQ_OK)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "push reply message to <%.200s> fail: %s", q->client_id,
+                             rmq_strerror(err));
+    return BK_OK;
+}
+
 /* The freshest open session of a producer of group, or NULL. */
 static bk_session_t *producer_of(bk_tx_t *tx, const char *group, size_t len)
 {

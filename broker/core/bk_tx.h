@@ -96,6 +96,13 @@ void bk_tx_session_closed(bk_tx_t *tx, bk_session_t *ss);
 void bk_tx_each_producer(const bk_tx_t *tx, const char *group, bk_client_view_fn fn, void *arg);
 /* Calls fn for every producer group with a producer (GET_ALL_PRODUCER_INFO). */
 void bk_tx_each_group(const bk_tx_t *tx, bk_clients_name_fn fn, void *arg);
+/* Puts q to the producer whose client id is q->client_id, on the session
+ * of its freshest heartbeat (RocketMQ's ProducerManager.findChannel, where
+ * a requester's reply is pushed): BK_OK and fn(arg, answer) follows once;
+ * else r set and fn never called: no open session of such a producer, or
+ * its protocol cannot be asked (BK_SYSTEM_ERROR, naming the client). */
+bk_status_t bk_tx_ask_producer(const bk_tx_t *tx, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg,
+                               bk_result_t *r);
 /* Producer registrations held (for tests and metrics). */
 size_t bk_tx_producer_count(const bk_tx_t *tx);
 /* Runs one checker pass now (what the timer does every check interval). */

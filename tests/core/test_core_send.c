@@ -3,13 +3,18 @@
  * in a front and sends waiting for the disk fill sendQueueCapacity
  * together, waitTimeMillsInSendQueue, an answer at once (no connection
  * held) or after the disk sync (the connection held meanwhile, the front's
- * reply address and a batch's ids kept), counted as stats. */
+ * reply address and a batch's ids kept), counted as stats; every message
+ * stored with the broker's CLUSTER (core/bk_produce.c). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
+#include <stdio.h>
+
 #include "bk_send.h"
 #include "core_base.h"
+#include "rmq_message.h"
 #include "rmq_time.h"
 
 #define TOPIC "SendTopic"
@@ -70,9 +75,11 @@ typedef struct rig {
     bk_stats_t stats;
     bk_batch_t batch;
     bk_send_t *s;
+    const char *props;               /* of every message rig_send sends (NULL: none) */
 } rig_t;
 
-static void rig_open(rig_t *r, int sync_flush, size_t capacity)
+/* cluster: brokerClusterName the core stamps (NULL: none). */
+static void rig_open(rig_t *r, int sync_flush, size_t capacity, const char *cluster)
 {
     core_base_t *cb = core_base();
     memset(r, 0, sizeof(*r));
@@ -84,7 +91,7 @@ static void rig_open(rig_t *r, int sync_flush, size_t capacity)
                              .permission = 6, .addr = "127.0.0.1:0"};
     ck_assert_ptr_nonnull(r->ap = bk_append_new(&ac));
     bk_produce_config_t pc = {.append = r->ap, .topics = cb->topics, .max_message_size = 4096,
-                              .addr = "127.0.0.1:0"};
+                              .addr = "127.0.0.1:0", .cluster = cluster};
     ck_assert_ptr_nonnull(r->p = bk_produce_new(&pc));
     bk_send_config_t sc = {.produce = r->p, .store = cb->st, .stats = &r->stats, .capacity = capacity,
                            .wait_ms = 200, .counts = &fake_counts};
@@ -110,7 +117,9 @@ static void rig_send(rig_t *r, size_t n)
     ck_assert_msg(bk_produce_check(r->p, &req, &tgt, &res), "%s", res.why);
     ck_assert_int_eq(bk_batch_reserve(&r->batch, n, 0), RMQ_OK);
     for (size_t i = 0; i < n; i++)
-        r->batch.msgs[i] = (st_msg_t){.body = "0123456789", .body_len = 10 / n, .properties = "",
+        r->batch.msgs[i] = (st_msg_t){.body = "0123456789", .body_len = 10 / n,
+                                      .properties = r->props ? r->props : "",
+                                      .properties_len = r->props ? strlen(r->props) : 0,
                                       .born_timestamp = rmq_wall_ms()};
     char to[16] = "to-1";
     bk_send_call_t call = {.front = &fake, .front_arg = &ff, .conn = &conn_token, .to = to, .to_len = sizeof(to),
@@ -122,7 +131,7 @@ static void rig_send(rig_t *r, size_t n)
 START_TEST(test_back_pressure)
 {
     rig_t r;
-    rig_open(&r, 0, 2);
+    rig_open(&r, 0, 2, NULL);
     ck_assert_int_eq(bk_send_full(r.s), 0);
     bk_send_queued(r.s);
     bk_send_queued(r.s);
@@ -142,7 +151,7 @@ END_TEST
 START_TEST(test_answer_at_once)
 {
     rig_t r;
-    rig_open(&r, 0, 10);
+    rig_open(&r, 0, 10, NULL);
     rig_send(&r, 2);
     ck_assert_int_eq(ff.answers, 1);
     ck_assert_int_eq(ff.out.r.status, BK_OK);
@@ -160,7 +169,7 @@ END_TEST
 START_TEST(test_answer_after_the_disk)
 {
     rig_t r;
-    rig_open(&r, 1, 1);
+    rig_open(&r, 1, 1, NULL);
     rig_send(&r, 2);
     ck_assert_int_eq(ff.answers, 0);
     ck_assert_int_eq(ff.holds, 1);
@@ -179,6 +188,43 @@ START_TEST(test_answer_after_the_disk)
 }
 END_TEST
 
+/* The properties of the record at phys into out (cap bytes, NUL-terminated). */
+static void stored_props(int64_t phys, char *out, size_t cap)
+{
+    struct evbuffer *buf = evbuffer_new();
+    rmq_record_t rec;
+    ck_assert_int_eq(st_store_read_record(core_base()->st, phys, buf), RMQ_OK);
+    size_t len = evbuffer_get_length(buf);
+    ck_assert_int_eq(rmq_record_decode(evbuffer_pullup(buf, -1), len, 1, &rec), RMQ_OK);
+    snprintf(out, cap, "%.*s", (int)rec.properties_len, rec.properties);
+    evbuffer_free(buf);
+}
+
+/* Every message of a client's send is stored with CLUSTER, the broker's
+ * brokerClusterName, as RocketMQ's broker stamps it (a responder's
+ * createReplyMessage reads it); one the client set is replaced, the other
+ * properties kept as they were. */
+START_TEST(test_cluster_stamped)
+{
+    rig_t r;
+    char props[128];
+    rig_open(&r, 0, 10, "C1");
+    r.props = "KEYS\x01k\x02" RMQ_PROP_CLUSTER "\x01" "forged\x02TAGS\x01t\x02";
+    rig_send(&r, 2);
+    ck_assert_int_eq(ff.out.r.status, BK_OK);
+    int64_t size = (int64_t)st_msg_record_size(core_base()->st, &r.batch.msgs[0]);
+    for (int i = 0; i < 2; i++) {
+        stored_props(ff.out.put.phys_offset + i * size, props, sizeof props);
+        ck_assert_str_eq(props, "KEYS\x01k\x02TAGS\x01t\x02" RMQ_PROP_CLUSTER "\x01" "C1");
+    }
+    r.props = NULL;
+    rig_send(&r, 1);
+    stored_props(ff.out.put.phys_offset, props, sizeof props);
+    ck_assert_str_eq(props, RMQ_PROP_CLUSTER "\x01" "C1");
+    rig_close(&r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("core_send");
@@ -186,6 +232,7 @@ int main(void)
     tcase_add_test(tc, test_back_pressure);
     tcase_add_test(tc, test_answer_at_once);
     tcase_add_test(tc, test_answer_after_the_disk);
+    tcase_add_test(tc, test_cluster_stamped);
     suite_add_tcase(s, tc);
     return core_suite_run(s);
 }

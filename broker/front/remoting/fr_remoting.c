@@ -4,7 +4,8 @@
  * reply helpers, the neutral-status-to-response-code
  * table, extField readers, and its session (core/bk_session.h): ids-changed
  * notices pushed as oneway NOTIFY_CONSUMER_IDS_CHANGED requests in the
- * encoding the client itself uses. */
+ * encoding the client itself uses, questions put to a client and replies
+ * pushed to a requester (PUSH_REPLY_MESSAGE_TO_CLIENT). */
 #include "fr_remoting.h"
 
 #include <errno.h>
@@ -25,6 +26,7 @@
 #define CODE_RESET_CONSUMER_CLIENT_OFFSET 220
 #define CODE_GET_CONSUMER_RUNNING_INFO 307
 #define CODE_CONSUME_MESSAGE_DIRECTLY 309
+#define CODE_PUSH_REPLY_MESSAGE_TO_CLIENT 326
 
 /* ---- replies ------------------------------------------------------------- */
 
@@ -232,31 +234,82 @@ static rmq_err_t rs_reset_offset(bk_session_t *ss, const bk_offset_reset_t *rese
     return err;
 }
 
+/* The numbers of a pushed reply's header, as text. */
+typedef struct reply_nums {
+    char dqn[RMQ_FMT_I64_LEN], qid[RMQ_FMT_I64_LEN], sys[RMQ_FMT_I64_LEN], born[RMQ_FMT_I64_LEN],
+        flag[RMQ_FMT_I64_LEN], recon[RMQ_FMT_I64_LEN], store[RMQ_FMT_I64_LEN];
+} reply_nums_t;
+
+#define REPLY_FIELDS 14
+
+/* RocketMQ's ReplyMessageRequestHeader of rp into f[REPLY_FIELDS] (its
+ * numbers written into nb); the client requires each but properties and
+ * reconsumeTimes. */
+static void reply_fields(const bk_reply_push_t *rp, reply_nums_t *nb, rmq_remoting_field_t *f)
+{
+    rmq_fmt_i64(nb->dqn, rp->default_topic_queue_nums);
+    rmq_fmt_i64(nb->qid, rp->queue_id);
+    rmq_fmt_i64(nb->sys, rp->sys_flag);
+    rmq_fmt_i64(nb->born, rp->born_timestamp);
+    rmq_fmt_i64(nb->flag, rp->flag);
+    rmq_fmt_i64(nb->recon, rp->reconsume_times);
+    rmq_fmt_i64(nb->store, rp->store_timestamp);
+    rmq_remoting_field_t v[REPLY_FIELDS] = {
+        {"producerGroup", (char *)rp->producer_group},
+        {"topic", (char *)rp->topic},
+        {"defaultTopic", (char *)rp->default_topic},
+        {"defaultTopicQueueNums", nb->dqn},
+        {"queueId", nb->qid},
+        {"sysFlag", nb->sys},
+        {"bornTimestamp", nb->born},
+        {"flag", nb->flag},
+        {"properties", (char *)rp->properties},
+        {"reconsumeTimes", nb->recon},
+        {"unitMode", "false"},
+        {"bornHost", (char *)rp->born_host},
+        {"storeHost", (char *)rp->store_host},
+        {"storeTimestamp", nb->store},
+    };
+    memcpy(f, v, sizeof(v));
+}
+
 /* GET_CONSUMER_RUNNING_INFO or CONSUME_MESSAGE_DIRECTLY (the stored
- * message in MessageDecoder's layout) to the client, its response awaited
- * by opaque (fr_remoting_diag.c). */
+ * message in MessageDecoder's layout) to a consumer, or
+ * PUSH_REPLY_MESSAGE_TO_CLIENT (the reply's header and body) to a
+ * requester, its response awaited by opaque (fr_remoting_diag.c). */
 static rmq_err_t rs_ask(bk_session_t *ss, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg)
 {
     rm_session_t *rs = (rm_session_t *)ss;
     uint8_t *msg = NULL;
-    size_t msg_len = 0;
+    size_t msg_len = 0, n = 3;
     rmq_err_t err = RMQ_OK;
-    int directly = q->kind == BK_ASK_CONSUME_DIRECTLY;
-    rmq_remoting_field_t f[] = {
+    int code = CODE_GET_CONSUMER_RUNNING_INFO;
+    const void *body = NULL;
+    reply_nums_t nb;
+    rmq_remoting_field_t f[REPLY_FIELDS] = {
         {"consumerGroup", (char *)q->group},
         {"clientId", (char *)q->client_id},
-        directly ? (rmq_remoting_field_t){"msgId", (char *)q->msg_id}
-                 : (rmq_remoting_field_t){"jstackEnable", q->jstack ? "true" : "false"},
-        {"brokerName", (char *)(q->broker_name ? q->broker_name : "")},
+        {"jstackEnable", q->jstack ? "true" : "false"},
     };
-    if (directly)
+    if (q->kind == BK_ASK_CONSUME_DIRECTLY) {
+        code = CODE_CONSUME_MESSAGE_DIRECTLY;
+        f[2] = (rmq_remoting_field_t){"msgId", (char *)q->msg_id};
+        f[3] = (rmq_remoting_field_t){"brokerName", (char *)(q->broker_name ? q->broker_name : "")};
+        n = 4;
         err = fr_rm_check_message_encode(q->record, q->record_len, &msg, &msg_len);
+        body = msg;
+    } else if (q->kind == BK_ASK_PUSH_REPLY) {
+        code = CODE_PUSH_REPLY_MESSAGE_TO_CLIENT;
+        reply_fields(q->reply, &nb, f);
+        n = REPLY_FIELDS;
+        body = q->reply->body;
+        msg_len = q->reply->body_len;
+    }
     int32_t opaque = err == RMQ_OK ? fr_rm_ask_add(rs->rm, rs->conn, q->timeout_ms, fn, arg) : 0;
     if (err == RMQ_OK && opaque == 0)
         err = RMQ_ENOMEM;
     if (err == RMQ_OK) {
-        err = rs_send(rs, directly ? CODE_CONSUME_MESSAGE_DIRECTLY : CODE_GET_CONSUMER_RUNNING_INFO, 0, opaque, f,
-                      directly ? 4 : 3, msg, msg_len);
+        err = rs_send(rs, code, 0, opaque, f, n, body, msg_len);
         if (err != RMQ_OK)
             fr_rm_ask_cancel(rs->rm, opaque);
     }
@@ -347,6 +400,8 @@ static const fr_rm_route_t routes[] = {
     {10, fr_rm_handle_send, BK_OP_SEND},                       /* SEND_MESSAGE */
     {310, fr_rm_handle_send, BK_OP_SEND},                      /* SEND_MESSAGE_V2 */
     {320, fr_rm_handle_send, BK_OP_SEND},                      /* SEND_BATCH_MESSAGE */
+    {324, fr_rm_handle_reply, BK_OP_SEND_REPLY},               /* SEND_REPLY_MESSAGE */
+    {325, fr_rm_handle_reply, BK_OP_SEND_REPLY},               /* SEND_REPLY_MESSAGE_V2 */
     {11, fr_rm_handle_pull, BK_OP_PULL},                       /* PULL_MESSAGE */
     {361, fr_rm_handle_pull, BK_OP_PULL},                      /* LITE_PULL_MESSAGE */
     {33, fr_rm_handle_view, BK_OP_VIEW},                       /* VIEW_MESSAGE_BY_ID */

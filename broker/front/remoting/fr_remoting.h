@@ -184,6 +184,8 @@ void fr_rm_handle_acl_config(rmq_conn_t *conn, const rmq_remoting_request_t *req
  * named, its answer handed back (fr_remoting_diag.c). */
 void fr_rm_handle_running_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_consume_directly(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+/* RocketMQ's Broker2Client.callClient waits this long for a client. */
+#define FR_RM_ASK_TIMEOUT_MS 10000
 /* A client's response to a question of the broker (rmq_remoting_on_response). */
 void fr_rm_handle_answer(rmq_conn_t *conn, const rmq_remoting_request_t *resp, void *arg);
 /* Records a question about to be sent to conn: fn(arg, answer) follows
@@ -197,5 +199,26 @@ void fr_rm_ask_free_all(fr_remoting_t *rm);
 
 /* Frees rm's send scratch (fr_remoting_send.c). */
 void fr_rm_send_free(fr_remoting_t *rm);
+
+/* ---- what a send and a reply share (fr_remoting_send.c) ------------------ */
+
+/* The header fields of a send (SendMessageRequestHeader / V2). */
+typedef struct fr_rm_send_hdr {
+    const char *producer_group, *topic, *default_topic, *properties;
+    int64_t default_queue_nums, queue_id, sys_flag, born_ts, flag, reconsume_times;
+} fr_rm_send_hdr_t;
+
+/* What a send and a reply do first: SYSTEM_BUSY when sendQueueCapacity
+ * is full, the header read into h, the caller and the core's check of the
+ * send (cmd names it in refusals; reply: BK_OP_SEND_REPLY's right) with
+ * its destination into tgt. 1, or 0 after answering. */
+int fr_rm_send_begin(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *cmd,
+                     int reply, fr_rm_send_hdr_t *h, bk_produce_target_t *tgt);
+/* The one message of a (non-batch) send into *m: h's fields, req's body,
+ * the connection's peer as born host (borrowed from req). */
+void fr_rm_send_message(rmq_conn_t *conn, const rmq_remoting_request_t *req, const fr_rm_send_hdr_t *h, st_msg_t *m);
+/* SEND_REPLY_MESSAGE (324), SEND_REPLY_MESSAGE_V2 (325): a responder's
+ * reply pushed to its requester and stored (fr_remoting_reply.c). */
+void fr_rm_handle_reply(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 
 #endif

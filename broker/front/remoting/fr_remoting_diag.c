@@ -19,9 +19,6 @@
 #include "rmq_log.h"
 #include "rmq_message.h"
 
-/* RocketMQ's Broker2Client.callClient waits this long for a client. */
-#define ASK_TIMEOUT_MS 10000
-
 /* One question in flight: the client's connection and the opaque its answer carries. */
 struct fr_rm_ask {
     fr_rm_ask_t *next;
@@ -174,7 +171,7 @@ static void ask_and_reply(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remotin
 void fr_rm_handle_running_info(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
-    bk_client_ask_t q = {.kind = BK_ASK_RUNNING_INFO, .timeout_ms = ASK_TIMEOUT_MS};
+    bk_client_ask_t q = {.kind = BK_ASK_RUNNING_INFO, .timeout_ms = FR_RM_ASK_TIMEOUT_MS};
     q.group = fr_rm_str(conn, req, "consumerGroup", NULL, 1, NULL);
     q.client_id = q.group ? fr_rm_str(conn, req, "clientId", NULL, 1, NULL) : NULL;
     if (!q.client_id || fr_rm_bool(conn, req, "jstackEnable", 0, 0, &q.jstack) != 0 ||
@@ -188,7 +185,7 @@ void fr_rm_handle_running_info(rmq_conn_t *conn, const rmq_remoting_request_t *r
 void fr_rm_handle_consume_directly(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
-    bk_client_ask_t q = {.kind = BK_ASK_CONSUME_DIRECTLY, .timeout_ms = ASK_TIMEOUT_MS,
+    bk_client_ask_t q = {.kind = BK_ASK_CONSUME_DIRECTLY, .timeout_ms = FR_RM_ASK_TIMEOUT_MS,
                          .broker_name = rm->fe->node->cfg->broker_name};
     char host[RMQ_HOST_TEXT_MAX];
     int64_t phys;

@@ -19,12 +19,6 @@
 #define CODE_SEND_BATCH_MESSAGE 320
 #define SEND_REGION "DefaultRegion"
 
-/* The header fields of a send (SendMessageRequestHeader / V2). */
-typedef struct send_hdr {
-    const char *producer_group, *topic, *default_topic, *properties;
-    int64_t default_queue_nums, queue_id, sys_flag, born_ts, flag, reconsume_times;
-} send_hdr_t;
-
 void fr_rm_send_free(fr_remoting_t *rm)
 {
     bk_batch_free(&rm->batch);
@@ -66,7 +60,7 @@ static const bk_send_front_t send_front = {send_answer, rmq_conn_ref_any, rmq_co
 
 /* Reads the header fields: V1 names, or V2's one-letter aliases (looked
  * up first when the request has them); -1 after answering. */
-static int send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, send_hdr_t *h)
+static int send_header(rmq_conn_t *conn, const rmq_remoting_request_t *req, fr_rm_send_hdr_t *h)
 {
     int v2 = rmq_remoting_field(req, "b") != NULL;
 #define SEND_KEY(v1, v2name) (v2 ? (v2name) : (v1)), (v2 ? (v1) : (v2name))
@@ -113,7 +107,7 @@ static int64_t tag_code(const char *props, size_t len)
 
 /* Fills the fields every message of a send shares. The client's IPv6 host
  * bits are the store's to set (st_msg_sys_flag), from the connection. */
-static void msg_common(const send_hdr_t *h, const born_t *b, st_msg_t *m)
+static void msg_common(const fr_rm_send_hdr_t *h, const born_t *b, st_msg_t *m)
 {
     memset(m, 0, sizeof(*m));
     m->sys_flag = (int32_t)h->sys_flag;
@@ -144,7 +138,7 @@ static rmq_err_t batch_outer_props(const char *props, rmq_props_buf_t *pb)
 
 /* Splits a batch body into rm->batch.msgs; the count, or -1 after answering. */
 static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
-                           const send_hdr_t *h, const born_t *b)
+                           const fr_rm_send_hdr_t *h, const born_t *b)
 {
     size_t n = 0, props_total = 0, off = 0, vlen;
     rmq_props_buf_t outer = { 0 };
@@ -195,6 +189,19 @@ static ssize_t batch_split(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoti
     return (ssize_t)n;
 }
 
+void fr_rm_send_message(rmq_conn_t *conn, const rmq_remoting_request_t *req, const fr_rm_send_hdr_t *h, st_msg_t *m)
+{
+    born_t b;
+    born_host(conn, &b);
+    msg_common(h, &b, m);
+    m->flag = (int32_t)h->flag;
+    m->body = req->body_len ? (const void *)req->body : "";
+    m->body_len = req->body_len;
+    m->properties = h->properties;
+    m->properties_len = strlen(h->properties);
+    m->tag_code = tag_code(m->properties, m->properties_len);
+}
+
 /* ---- handlers ------------------------------------------------------------ */
 
 /* Stores msgs[0..n) of a checked send through the core, which answers
@@ -228,45 +235,47 @@ static int send_busy(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_req
     return 1;
 }
 
+int fr_rm_send_begin(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req, const char *cmd,
+                     int reply, fr_rm_send_hdr_t *h, bk_produce_target_t *tgt)
+{
+    bk_result_t r;
+    bk_caller_t who;
+    if (send_busy(rm, conn, req) || send_header(conn, req, h) != 0 || fr_rm_caller(rm, conn, req, &who) != 0)
+        return 0;
+    bk_produce_req_t pr = {
+        .cmd = cmd,
+        .topic = h->topic,
+        .producer_group = h->producer_group,
+        .default_topic = h->default_topic,
+        .default_topic_queue_nums = (int32_t)h->default_queue_nums,
+        .queue_id = (int32_t)h->queue_id,
+        .body_len = req->body_len,
+        .who = &who,
+        .reply = reply,
+    };
+    if (bk_produce_check(rm->fe->produce, &pr, tgt, &r))
+        return 1;
+    fr_rm_reply_result(conn, req, &r);
+    return 0;
+}
+
 void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
     int batch = req->code == CODE_SEND_BATCH_MESSAGE;
-    send_hdr_t h;
+    fr_rm_send_hdr_t h;
     bk_produce_target_t tgt;
-    bk_result_t r;
     born_t b;
-    bk_caller_t who;
-    if (send_busy(rm, conn, req) || send_header(conn, req, &h) != 0 || fr_rm_caller(rm, conn, req, &who) != 0)
+    if (!fr_rm_send_begin(rm, conn, req, batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE", 0, &h, &tgt))
         return;
-    bk_produce_req_t pr = {
-        .cmd = batch ? "SEND_BATCH_MESSAGE" : "SEND_MESSAGE",
-        .topic = h.topic,
-        .producer_group = h.producer_group,
-        .default_topic = h.default_topic,
-        .default_topic_queue_nums = (int32_t)h.default_queue_nums,
-        .queue_id = (int32_t)h.queue_id,
-        .body_len = req->body_len,
-        .who = &who,
-    };
-    if (!bk_produce_check(rm->fe->produce, &pr, &tgt, &r)) {
-        fr_rm_reply_result(conn, req, &r);
-        return;
-    }
-    born_host(conn, &b);
     if (batch) {
+        born_host(conn, &b);
         ssize_t n = batch_split(rm, conn, req, &h, &b);
         if (n > 0)
             send_store(rm, conn, req, &tgt, rm->batch.msgs, (size_t)n);
         return;
     }
     st_msg_t m;
-    msg_common(&h, &b, &m);
-    m.flag = (int32_t)h.flag;
-    m.body = req->body_len ? (const void *)req->body : "";
-    m.body_len = req->body_len;
-    m.properties = h.properties;
-    m.properties_len = strlen(h.properties);
-    m.tag_code = tag_code(m.properties, m.properties_len);
+    fr_rm_send_message(conn, req, &h, &m);
     send_store(rm, conn, req, &tgt, &m, 1);
 }

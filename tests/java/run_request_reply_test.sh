@@ -1,0 +1,99 @@
+#!/bin/bash
+# tests/java/run_request_reply_test.sh: request-reply with the unmodified
+# Apache RocketMQ Java client (4.9.x, Maven Central; RequestReply.java, one
+# JVM per role) against an rmq broker: 2 responders answer the requests of
+# 3 requesters with MessageUtil.createReplyMessage (it needs the CLUSTER
+# the broker stamps on the request), their replies go to <cluster>_REPLY_TOPIC
+# as SEND_REPLY_MESSAGE and the broker pushes each to its own requester
+# (PUSH_REPLY_MESSAGE_TO_CLIENT), sync and with a RequestCallback; with the
+# responders down a request times out cleanly, and a reply to a requester
+# that is not connected gets SYSTEM_ERROR naming it. With the argument
+# "rocketmq" the same runs against Apache RocketMQ 4.9.7's own name server
+# and broker (rocketmq_lib.sh), which shows what the checks expect is
+# RocketMQ's behaviour. Prints TAP; SKIP without java, mvn or Maven Central.
+set -uo pipefail
+# shellcheck source=tests/java/java_lib.sh
+. "$(dirname "$0")/java_lib.sh"
+
+plan=10
+cluster=ReplyCluster
+topic=RequestTopic
+requesters=3
+echo "1..$plan"
+java_build $plan
+if [ "${1:-}" = rocketmq ]; then
+  # shellcheck source=tests/java/rocketmq_lib.sh
+  . "$here/rocketmq_lib.sh"
+  rq_jars $plan
+  port=$(free_port_run)
+  rq_namesrv rq-ns "$port"
+  rq_wait_port rq-ns "$port" "$rq_pid" || { echo "not ok 1 - the RocketMQ name server starts"; exit 1; }
+  ns=127.0.0.1:$port
+  bk_port=$(free_port_run)
+  rq_topic_seed broker "$topic" 4
+  rq_broker broker "$cluster" broker-q "$bk_port" "$ns"
+  rq_wait_port broker "$bk_port" "$rq_pid" || { echo "not ok 1 - the RocketMQ broker starts"; exit 1; }
+else
+  start_namesrv
+  start_broker "$cluster" broker-q
+  create_topic "$cluster" "$topic"
+fi
+
+jrun=(timeout 120 java -Drocketmq.client.rebalance.waitInterval=1000 -cp "$cp" rmqtest.RequestReply)
+
+"${jrun[@]}" responders "$ns" "$topic" "$cluster" 2 >"$run/resp.out" 2>"$run/resp.err" &
+resp_pid=$!
+pids+=("$resp_pid")
+for _ in $(seq 1 600); do
+  grep -q READY "$run/resp.out" && break
+  sleep 0.1
+done
+sleep 3                                   # both responders hold queues
+
+req_pids=()
+for i in $(seq 1 $requesters); do
+  "${jrun[@]}" requester "$ns" "$topic" "$i" 10 >"$run/req$i.out" 2>"$run/req$i.err" &
+  req_pids+=("$!")
+done
+for p in "${req_pids[@]}"; do wait "$p"; done
+kill "$resp_pid" 2>/dev/null
+wait "$resp_pid" 2>/dev/null
+"${jrun[@]}" down "$ns" "$topic" "$cluster" >"$run/down.out" 2>"$run/down.err"
+
+n=0
+# result LINE-PREFIX DESCRIPTION: ok when the Java output has "OK <prefix> ..."
+result() {
+  n=$((n + 1))
+  local line
+  line=$(cat "$run"/req*.out "$run/down.out" | grep -h -E "^(OK|FAIL) $1 " | head -1)
+  echo "# ${line:-no output for $1}"
+  if [[ $line == OK* ]]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+}
+for i in $(seq 1 $requesters); do
+  result "rr-sync-$i" "requester $i: request() gets the reply to each of its requests"
+  result "rr-async-$i" "requester $i: request(msg, RequestCallback) gets the reply to each of its requests"
+done
+
+n=$((n + 1))
+fails=$(grep -c '^FAIL' "$run/resp.out")
+grep '^FAIL' "$run/resp.out" | head -3 | sed 's/^/# /'
+r0=$(grep -c '^REPLIED responder-0 ' "$run/resp.out")
+r1=$(grep -c '^REPLIED responder-1 ' "$run/resp.out")
+echo "# replies sent: responder-0 $r0, responder-1 $r1; failed $fails"
+if [ "$fails" -eq 0 ] && [ "$r0" -gt 0 ] && [ "$r1" -gt 0 ]; then
+  echo "ok $n - both responders built and sent their replies (createReplyMessage found CLUSTER)"
+else
+  echo "not ok $n - both responders built and sent their replies (createReplyMessage found CLUSTER)"
+  tail -5 "$run/resp.err" | sed 's/^/# responders: /'
+fi
+result rr-timeout "with the responders down a request times out with RequestTimeoutException"
+result rr-gone "a reply to a requester that is not connected gets SYSTEM_ERROR naming it"
+
+n=$((n + 1))
+if [ "${1:-}" = rocketmq ]; then
+  echo "ok $n # SKIP RocketMQ's broker logs ERROR for the pulls of the responders this test kills"
+  exit 0
+fi
+errs=$(grep -c -E 'ERROR' "$run/broker.log")
+grep -E 'ERROR' "$run/broker.log" | head -5 | sed 's/^/# broker: /'
+if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
