@@ -5,6 +5,7 @@
 #include "bk_broker.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,7 @@ static void broker_tick(evutil_socket_t fd, short what, void *arg)
     int64_t now = rmq_mono_ms();
     bk_stats_sample(&bk->stats);
     bk_groupstats_sample(bk->groupstats);
+    bk_statsitems_tick(bk->statsitems, now);
     if (++bk->ticks % (CLIENT_EXPIRY_CHECK_MS / 1000) == 0)
         bk_clients_expire(bk->clients, now);
     if (now - bk->last_offsets_ms >= bk->cfg->flush_consumer_offset_interval) {
@@ -193,6 +195,24 @@ static void broker_conn_closed(rmq_conn_t *conn, void *arg)
     fr_session_conn_closed(conn);
 }
 
+/* Pull and pop hook (bk_pulled_fn): group was handed msgs messages, bytes
+ * of records, from topic, or found none. */
+static void broker_pulled(void *arg, const char *group, const char *topic, int32_t msgs, int64_t bytes)
+{
+    bk_broker_t *bk = arg;
+    if (msgs <= 0) {
+        bk_stats_add(&bk->stats, BK_STAT_GET_MISS, 1);
+        return;
+    }
+    bk_stats_add(&bk->stats, BK_STAT_GET_FOUND, msgs);
+    bk_stats_add(&bk->stats, BK_STAT_GET_TRANSFERRED, bytes);
+    bk_groupstats_add(bk->groupstats, group, topic, msgs);
+    bk_metrics_messages_out(bk->metrics, topic, (uint64_t)msgs, (uint64_t)bytes);
+    bk_statsitems_add_group(bk->statsitems, BK_SI_GROUP_GET_NUMS, topic, group, msgs, 1);
+    bk_statsitems_add_group(bk->statsitems, BK_SI_GROUP_GET_SIZE, topic, group, bytes, 1);
+    bk_statsitems_add(bk->statsitems, BK_SI_BROKER_GET_NUMS, bk->cfg->broker_cluster_name, msgs, 0);
+}
+
 /* The pop core over the broker's tables (RocketMQ's defaults: 20 % of pops
  * try the retry topic first; a closed client's messages are visible again
  * after 1 s). */
@@ -213,6 +233,8 @@ static bk_pop_t *broker_pop_new(bk_broker_t *bk)
         .max_transfer_count = bk->cfg->max_transfer_count_on_message_in_memory,
         .max_transfer_bytes = bk->cfg->max_transfer_bytes_on_message_in_memory,
         .release_ms = 1000,
+        .pulled = broker_pulled,
+        .pulled_arg = bk,
     };
     return bk_pop_new(&pc);
 }
@@ -334,7 +356,11 @@ static void broker_messages_in(void *arg, const char *topic, int32_t count, size
 {
     bk_broker_t *bk = arg;
     bk_metrics_messages_in(bk->metrics, topic, (uint64_t)count, body_len);
+    bk_statsitems_add(bk->statsitems, BK_SI_TOPIC_PUT_NUMS, topic, count, 1);
+    bk_statsitems_add(bk->statsitems, BK_SI_TOPIC_PUT_SIZE, topic, (int64_t)body_len, 1);
+    bk_statsitems_add(bk->statsitems, BK_SI_BROKER_PUT_NUMS, bk->cfg->broker_cluster_name, count, 0);
 }
+
 
 /* Produce hook: a single message may be delayed (scheduler) or a
  * transaction's half message. */
@@ -577,6 +603,7 @@ static rmq_err_t broker_fronts_start(bk_broker_t *bk, char *err, size_t errlen)
         .pop = bk->pop,
         .stats = &bk->stats,
         .groupstats = bk->groupstats,
+        .statsitems = bk->statsitems,
         .metrics = bk->metrics,
     };
     if (!(bk->fr_send = fr_send_new(&bk->front))) {
@@ -642,6 +669,11 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
+    if (!(bk->statsitems = bk_statsitems_new((size_t)bk->cfg->stats_item_capacity, rmq_mono_ms()))) {
+        snprintf(err, errlen, "out of memory for %" PRId64 " stats items (statsItemCapacity)",
+                 bk->cfg->stats_item_capacity);
+        return RMQ_ENOMEM;
+    }
     bk_send_config_t sc = {
         .produce = bk->produce,
         .store = bk->store,
@@ -657,6 +689,8 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
     }
     bk_consume_config_t cc;
     bk_consume_cfg_fill(&bk->node, &cc);
+    cc.pulled = broker_pulled;
+    cc.pulled_arg = bk;
     bk->consume = bk_consume_new(&cc);
     bk->groupstats = bk_groupstats_new();
     bk->tick = event_new(bk->base, -1, EV_PERSIST, broker_tick, bk);
@@ -677,6 +711,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .schedule = bk->schedule,
         .is_slave = bk_broker_role(bk) == BK_SLAVE,
         .addr = bk->addr,
+        .items = bk->statsitems,
     };
     if (!(bk->sendback = bk_sendback_new(&sbc))) {
         snprintf(err, errlen, "out of memory");
@@ -782,6 +817,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk->grpc = NULL;
     bk_groupstats_free(bk->groupstats);
     bk->groupstats = NULL;
+    bk_statsitems_free(bk->statsitems);
+    bk->statsitems = NULL;
     bk_clients_free(bk->clients);
     bk->clients = NULL;
     bk_lock_free(bk->locks);

@@ -24,6 +24,7 @@
 #include "bk_sendback.h"
 #include "bk_persist.h"
 #include "bk_stats.h"
+#include "bk_statsitems.h"
 #include "bk_tx.h"
 #include "bk_topics_pb.h"
 #include "rmq_loop.h"
@@ -77,6 +78,7 @@ typedef struct bk_broker {
     gr_front_t *grpc;             /* RocketMQ 5 gRPC front (front/grpc/) */
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
+    bk_statsitems_t *statsitems;  /* RocketMQ's broker stats items (VIEW_BROKER_STATS_DATA) */
     bk_node_t node;               /* what cluster links and metrics are handed (bk_node.h) */
     bk_front_t front;             /* what the fronts are handed (bk_front.h) */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */

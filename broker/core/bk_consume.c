@@ -301,6 +301,13 @@ static int pull_execute(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t 
     return 1;
 }
 
+/* Hands an answered pull's outcome to the counters. */
+static void pull_count(const bk_consume_t *c, const bk_pull_req_t *req, const bk_pull_out_t *out)
+{
+    if (c->cfg.pulled && out->r.status == BK_OK)
+        c->cfg.pulled(c->cfg.pulled_arg, req->group, req->topic, out->msg_count, out->bytes);
+}
+
 /* Hold callback: new data arrived or the deadline passed; answer now. */
 static void pull_released(void *parked, int expired, void *arg)
 {
@@ -308,6 +315,7 @@ static void pull_released(void *parked, int expired, void *arg)
     parked_t *pk = parked;
     bk_pull_out_t out;
     pull_execute(c, &pk->req, pk->ss, NULL, &out);
+    pull_count(c, &pk->req, &out);
     pk->front->answer(pk->front_arg, pk->conn, pk->to, &pk->req, &out);
     pull_out_clear(&out);
 }
@@ -357,6 +365,7 @@ void bk_consume_pull(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss
     bk_pull_out_t out;
     if (!pull_execute(c, req, ss, call, &out))
         return;
+    pull_count(c, req, &out);
     call->front->answer(call->front_arg, call->conn, call->to, req, &out);
     pull_out_clear(&out);
 }

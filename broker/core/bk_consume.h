@@ -83,6 +83,11 @@ typedef struct bk_pull_call {
     size_t to_len;
 } bk_pull_call_t;
 
+/* Sees each answered pull or pop of group from topic: the messages handed
+ * over (0: none found) and their record bytes; the one place the broker's
+ * counters (statistics, stats items, metrics) are fed from. */
+typedef void (*bk_pulled_fn)(void *arg, const char *group, const char *topic, int32_t msgs, int64_t bytes);
+
 typedef struct bk_consume_config {
     struct event_base *base;         /* borrowed */
     st_store_t *store;               /* borrowed */
@@ -99,6 +104,8 @@ typedef struct bk_consume_config {
     int64_t in_memory_max;           /* accessMessageInMemoryMaxRatio of memory, bytes */
     int property_filter;             /* enablePropertyFilter: SQL92 subscriptions are served */
     const char *addr;                /* this broker, for reasons (borrowed) */
+    bk_pulled_fn pulled;             /* may be NULL */
+    void *pulled_arg;
 } bk_consume_config_t;
 
 bk_consume_t *bk_consume_new(const bk_consume_config_t *cfg);

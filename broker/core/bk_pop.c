@@ -695,6 +695,9 @@ static int pop_execute(bk_pop_t *p, const bk_pop_req_t *req, void *ctx, int firs
         pop_arm_at(p, out->pop_time + out->invisible_ms);
     else if (!out->n && first && !(fq && fq->n) && pop_hold(p, req, &pf, ctx))
         return bk_pop_out_clear(out), 0;
+    if (p->cfg.pulled)
+        p->cfg.pulled(p->cfg.pulled_arg, req->group, req->topic, (int32_t)out->n,
+                      (int64_t)evbuffer_get_length(out->body));
     return 1;
 }
 

@@ -26,6 +26,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "bk_consume.h"
 #include "bk_groups.h"
 #include "bk_offset_ops.h"
 #include "bk_sendback.h"
@@ -66,6 +67,8 @@ typedef struct bk_pop_config {
     int64_t max_transfer_count;      /* at most this many messages per pop */
     int64_t max_transfer_bytes;
     int64_t release_ms;              /* a closed session's messages are visible again after this */
+    bk_pulled_fn pulled;             /* sees each answered pop, may be NULL */
+    void *pulled_arg;
 } bk_pop_config_t;
 
 /* A pop as the front-end decoded it. Strings borrowed for the call (the

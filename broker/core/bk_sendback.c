@@ -207,5 +207,8 @@ int bk_sendback_run(bk_sendback_t *sb, const bk_sendback_req_t *req, bk_append_o
     if (dlq)
         LOG_INFO("message %s of group %s failed %d times (max %d): moved to %s", msg_id, req->group,
                  rec.reconsume_times + 1, max, topic->name);
-    return sendback_store(sb, &rec, topic, out, cb, arg);
+    int done = sendback_store(sb, &rec, topic, out, cb, arg);
+    if (!req->pop_topic && (!done || out->r.status == BK_OK))   /* a consumer's send-back the log took in hand */
+        bk_statsitems_add_group(sb->cfg.items, BK_SI_SNDBCK_PUT_NUMS, topic->name, req->group, 1, 1);
+    return done;
 }

@@ -25,6 +25,7 @@
 #include "bk_groups.h"
 #include "bk_query.h"
 #include "bk_schedule.h"
+#include "bk_statsitems.h"
 #include "bk_topics.h"
 
 typedef struct bk_sendback bk_sendback_t;
@@ -37,6 +38,7 @@ typedef struct bk_sendback_config {
     bk_schedule_t *schedule;         /* a retry copy waits its level there (borrowed) */
     int is_slave;                    /* brokerRole=SLAVE: never creates topics */
     const char *addr;                /* this broker, for reasons (borrowed) */
+    bk_statsitems_t *items;          /* SNDBCK_PUT_NUMS (borrowed, may be NULL) */
 } bk_sendback_config_t;
 
 /* A send-back as the front-end decoded it. Strings are borrowed. */

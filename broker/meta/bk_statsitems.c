@@ -12,33 +12,31 @@
 #include "rmq_message.h"
 
 #define SI_KEY_MAX (2 * RMQ_TOPIC_MAX + 2)       /* "topic@group" and its NUL */
-#define SI_SAMPLES_MAX 25
+#define SI_SAMPLES (7 + 7 + 25)                  /* the windows' keep, together */
 
 typedef struct si_sample {
     int64_t ms, times, value;
 } si_sample_t;
 
-typedef struct si_ring {
-    si_sample_t s[SI_SAMPLES_MAX];               /* oldest first */
-    size_t n;
-} si_ring_t;
-
 typedef struct si_slot {
     char key[SI_KEY_MAX + 1];                    /* kind letter, then the key; "" when free */
     int64_t value, times;
     uint64_t touched;                            /* the table's add count when last counted */
-    si_ring_t rings[BK_SI_WINDOW_COUNT];
+    si_sample_t samples[SI_SAMPLES];             /* each window's, oldest first, from its first */
+    uint8_t n[BK_SI_WINDOW_COUNT];               /* samples each window holds */
 } si_slot_t;
 
-/* RocketMQ's sampling: period and samples kept per window. */
+/* RocketMQ's sampling: period and samples kept per window, and where its
+ * samples start in a slot. */
 static const struct {
     int64_t period_ms;
-    size_t keep;
+    size_t keep, first;
 } windows[BK_SI_WINDOW_COUNT] = {
-    [BK_SI_MINUTE] = {10 * 1000, 7},
-    [BK_SI_HOUR] = {10 * 60 * 1000, 7},
-    [BK_SI_DAY] = {60 * 60 * 1000, 25},
+    [BK_SI_MINUTE] = {10 * 1000, 7, 0},
+    [BK_SI_HOUR] = {10 * 60 * 1000, 7, 7},
+    [BK_SI_DAY] = {60 * 60 * 1000, 25, 14},
 };
+_Static_assert(14 + 25 == SI_SAMPLES, "the windows' samples fill a slot's");
 
 static const char *const kind_names[BK_SI_KIND_COUNT] = {
     [BK_SI_TOPIC_PUT_NUMS] = "TOPIC_PUT_NUMS",   [BK_SI_TOPIC_PUT_SIZE] = "TOPIC_PUT_SIZE",
@@ -143,15 +141,16 @@ void bk_statsitems_add_group(bk_statsitems_t *t, bk_si_kind_t kind, const char *
 
 /* RocketMQ's StatsItem.sampling*: a first sample of zeros one period back,
  * then the running totals; the oldest beyond keep dropped. */
-static void ring_sample(si_ring_t *r, const si_slot_t *s, bk_si_window_t w, int64_t now_ms)
+static void slot_sample(si_slot_t *s, bk_si_window_t w, int64_t now_ms)
 {
-    if (r->n == 0)
-        r->s[r->n++] = (si_sample_t){now_ms - windows[w].period_ms, 0, 0};
-    r->s[r->n++] = (si_sample_t){now_ms, s->times, s->value};
-    if (r->n > windows[w].keep) {
-        memmove(&r->s[0], &r->s[1], (r->n - 1) * sizeof(r->s[0]));
-        r->n--;
+    si_sample_t *r = &s->samples[windows[w].first];
+    if (s->n[w] == 0)
+        r[s->n[w]++] = (si_sample_t){now_ms - windows[w].period_ms, 0, 0};
+    if (s->n[w] == windows[w].keep) {
+        memmove(&r[0], &r[1], (windows[w].keep - 1) * sizeof(r[0]));
+        s->n[w]--;
     }
+    r[s->n[w]++] = (si_sample_t){now_ms, s->times, s->value};
 }
 
 void bk_statsitems_tick(bk_statsitems_t *t, int64_t now_ms)
@@ -161,7 +160,7 @@ void bk_statsitems_tick(bk_statsitems_t *t, int64_t now_ms)
             continue;
         for (size_t i = 0; i < t->used; i++)
             if (t->slots[i].key[0])
-                ring_sample(&t->slots[i].rings[w], &t->slots[i], w, now_ms);
+                slot_sample(&t->slots[i], w, now_ms);
         t->due_ms[w] += windows[w].period_ms;
         if (t->due_ms[w] <= now_ms)              /* fell behind (a stalled loop): from now on */
             t->due_ms[w] = now_ms + windows[w].period_ms;
@@ -169,12 +168,12 @@ void bk_statsitems_tick(bk_statsitems_t *t, int64_t now_ms)
 }
 
 /* RocketMQ's StatsItem.computeStatsData over one window's samples. */
-static bk_si_snapshot_t ring_snapshot(const si_ring_t *r)
+static bk_si_snapshot_t slot_snapshot(const si_slot_t *s, bk_si_window_t w)
 {
     bk_si_snapshot_t ss = {0, 0.0, 0.0, 0};
-    if (r->n < 2)
+    if (s->n[w] < 2)
         return ss;
-    const si_sample_t *first = &r->s[0], *last = &r->s[r->n - 1];
+    const si_sample_t *first = &s->samples[windows[w].first], *last = first + s->n[w] - 1;
     ss.sum = last->value - first->value;
     ss.tps = (double)ss.sum * 1000.0 / (double)(last->ms - first->ms);
     ss.times = last->times - first->times;
@@ -192,6 +191,6 @@ int bk_statsitems_view(const bk_statsitems_t *t, bk_si_kind_t kind, const char *
     if (!s)
         return 0;
     for (int w = 0; w < BK_SI_WINDOW_COUNT; w++)
-        out[w] = ring_snapshot(&s->rings[w]);
+        out[w] = slot_snapshot(s, w);
     return 1;
 }
