@@ -632,7 +632,7 @@ static bk_status_t broker_consume_stats_body(const fr_remoting_t *rm, struct evb
 void fr_rm_handle_broker_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     int order_only;
-    if (fr_rm_bool(conn, req, "isOrder", 0, 0, &order_only) == 0 && fr_rm_allowed(arg, conn, req, NULL, NULL))
+    if (fr_rm_allowed(arg, conn, req, NULL, NULL) && fr_rm_bool(conn, req, "isOrder", 0, 0, &order_only) == 0)
         reply_json(arg, conn, req, broker_consume_stats_body, &order_only);
 }
 
@@ -671,9 +671,9 @@ static bk_status_t broker_stats_body(const fr_remoting_t *rm, struct evbuffer *b
  * the cluster name). */
 void fr_rm_handle_broker_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
-    stats_item_req_t q = {fr_rm_str(conn, req, "statsName", NULL, 1, NULL), NULL, -1};
-    if (!q.name || !(q.key = fr_rm_str(conn, req, "statsKey", NULL, 1, NULL)) ||
-        !fr_rm_allowed(arg, conn, req, NULL, NULL))
+    stats_item_req_t q = {NULL, NULL, -1};
+    if (!fr_rm_allowed(arg, conn, req, NULL, NULL) || !(q.name = fr_rm_str(conn, req, "statsName", NULL, 1, NULL)) ||
+        !(q.key = fr_rm_str(conn, req, "statsKey", NULL, 1, NULL)))
         return;
     q.kind = bk_statsitems_kind(q.name);
     reply_json(arg, conn, req, broker_stats_body, &q);
