@@ -584,10 +584,9 @@ static int topic_opens(const broker_consume_t *bc, const bk_consume_progress_t *
     return t && (!bc->order_only || t->order);
 }
 
-/* bk_groups_item_fn: appends {group: [ConsumeStats of each topic]}. */
-static void group_consume_add(void *arg, const char *name, const bk_group_t *grp)
+/* Appends {group: [ConsumeStats of each topic]} of the group named name. */
+static void group_consume_add(broker_consume_t *bc, const char *name)
 {
-    broker_consume_t *bc = arg;
     bk_consume_progress_t cp;
     if (bc->r.status != BK_OK || bk_offset_progress(bc->rm->fe->offset_ops, name, "", &cp, &bc->r) != BK_OK)
         return;
@@ -615,11 +614,16 @@ static bk_status_t broker_consume_stats_body(const fr_remoting_t *rm, struct evb
                                              bk_result_t *r)
 {
     broker_consume_t bc = {.rm = rm, .order_only = *(const int *)arg, .groups = {b, 0}};
+    Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(rm->fe->node->groups);
+    if (!tab)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "GET_BROKER_CONSUME_STATS: out of memory");
     bk_result_set(&bc.r, BK_OK, "%s", "");
     FR_RM_ADD(b, "{\"brokerAddr\":");
     rmq_json_str(b, rm->fe->node->addr);
     FR_RM_ADD(b, ",\"consumeStatsList\":[");
-    bk_groups_on_item(rm->fe->node->groups, group_consume_add, &bc);
+    for (size_t i = 0; i < tab->n_groups; i++)
+        group_consume_add(&bc, tab->groups[i]->group_name);
+    bk_groups_table_free(tab);
     if (bc.r.status != BK_OK)
         return *r = bc.r, r->status;
     evbuffer_add_printf(b, "],\"totalDiff\":%" PRId64 ",\"totalInflightDiff\":0}", bc.diff);
