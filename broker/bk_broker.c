@@ -5,6 +5,7 @@
 #include "bk_broker.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,7 @@ static void broker_tick(evutil_socket_t fd, short what, void *arg)
     int64_t now = rmq_mono_ms();
     bk_stats_sample(&bk->stats);
     bk_groupstats_sample(bk->groupstats);
+    bk_statsitems_tick(bk->statsitems, now);
     if (++bk->ticks % (CLIENT_EXPIRY_CHECK_MS / 1000) == 0)
         bk_clients_expire(bk->clients, now);
     if (now - bk->last_offsets_ms >= bk->cfg->flush_consumer_offset_interval) {
@@ -191,6 +193,52 @@ static void broker_conn_closed(rmq_conn_t *conn, void *arg)
     if (ss && bk->pop)
         bk_pop_session_closed(bk->pop, ss);
     fr_session_conn_closed(conn);
+}
+
+/* bk_counts_t of the core (bk->counts): each event goes to the broker's
+ * statistics, its stats items and its metrics (bk->metrics_counts). */
+static void broker_stored(void *arg, const char *topic, rmq_msg_type_t type, int32_t count, size_t body_len)
+{
+    bk_broker_t *bk = arg;
+    bk_counts_stored(&bk->metrics_counts, topic, type, count, body_len);
+    bk_statsitems_add(bk->statsitems, BK_SI_TOPIC_PUT_NUMS, topic, count, 1);
+    bk_statsitems_add(bk->statsitems, BK_SI_TOPIC_PUT_SIZE, topic, (int64_t)body_len, 1);
+    bk_statsitems_add(bk->statsitems, BK_SI_BROKER_PUT_NUMS, bk->cfg->broker_cluster_name, count, 0);
+}
+
+static void broker_delivered(void *arg, const char *group, const char *topic, int64_t msgs, int64_t bytes)
+{
+    bk_broker_t *bk = arg;
+    if (msgs <= 0) {
+        bk_stats_add(&bk->stats, BK_STAT_GET_MISS, 1);
+        return;
+    }
+    bk_stats_add(&bk->stats, BK_STAT_GET_FOUND, msgs);
+    bk_stats_add(&bk->stats, BK_STAT_GET_TRANSFERRED, bytes);
+    bk_groupstats_add(bk->groupstats, group, topic, msgs);
+    bk_counts_delivered(&bk->metrics_counts, group, topic, msgs, bytes);
+    bk_statsitems_add_group(bk->statsitems, BK_SI_GROUP_GET_NUMS, topic, group, msgs, 1);
+    bk_statsitems_add_group(bk->statsitems, BK_SI_GROUP_GET_SIZE, topic, group, bytes, 1);
+    bk_statsitems_add(bk->statsitems, BK_SI_BROKER_GET_NUMS, bk->cfg->broker_cluster_name, msgs, 0);
+}
+
+static void broker_sent_back(void *arg, const char *group, const char *topic)
+{
+    bk_broker_t *bk = arg;
+    bk_counts_sent_back(&bk->metrics_counts, group, topic);
+    bk_statsitems_add_group(bk->statsitems, BK_SI_SNDBCK_PUT_NUMS, topic, group, 1, 1);
+}
+
+static void broker_dead_lettered(void *arg, const char *group, const char *topic)
+{
+    bk_broker_t *bk = arg;
+    bk_counts_dead_lettered(&bk->metrics_counts, group, topic);
+}
+
+static void broker_tx_ended(void *arg, const char *topic, int commit)
+{
+    bk_broker_t *bk = arg;
+    bk_counts_tx_ended(&bk->metrics_counts, topic, commit);
 }
 
 /* The pop core over the broker's tables (RocketMQ's defaults: 20 % of pops
@@ -560,14 +608,14 @@ static void pop_inflight(const void *pop, bk_metrics_pair_fn fn, void *arg)
 }
 
 /* Starts metrics, registers the gauges of the core's send pool and pull
- * hold, and has the core's counts feed it. */
+ * hold, and has the core's counts (broker_stored and the others) feed it. */
 static rmq_err_t broker_metrics_start(bk_broker_t *bk, char *err, size_t errlen)
 {
     if (!(bk->metrics = bk_metrics_start(&bk->node, bk->srv, &bk->stats, err, errlen)))
         return RMQ_EIO;
     bk_metrics_register_gauge(bk->metrics, BK_GAUGE_SEND_QUEUE_DEPTH, send_queue_depth, bk->send);
     bk_metrics_register_gauge(bk->metrics, BK_GAUGE_PULLS_HELD, pulls_held, bk->consume);
-    bk_metrics_counts(bk->metrics, &bk->counts);
+    bk_metrics_counts(bk->metrics, &bk->metrics_counts);
     return RMQ_OK;
 }
 
@@ -592,6 +640,7 @@ static rmq_err_t broker_fronts_start(bk_broker_t *bk, char *err, size_t errlen)
         .pop = bk->pop,
         .stats = &bk->stats,
         .groupstats = bk->groupstats,
+        .statsitems = bk->statsitems,
         .metrics = bk->metrics,
         .acl = bk->acl_live,
     };
@@ -663,6 +712,19 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return RMQ_ENOMEM;
     }
+    if (!(bk->statsitems = bk_statsitems_new((size_t)bk->cfg->stats_item_capacity, rmq_mono_ms()))) {
+        snprintf(err, errlen, "out of memory for %" PRId64 " stats items (statsItemCapacity)",
+                 bk->cfg->stats_item_capacity);
+        return RMQ_ENOMEM;
+    }
+    bk->counts = (bk_counts_t){
+        .stored = broker_stored,
+        .delivered = broker_delivered,
+        .sent_back = broker_sent_back,
+        .dead_lettered = broker_dead_lettered,
+        .tx_ended = broker_tx_ended,
+        .arg = bk,
+    };
     bk_send_config_t sc = {
         .produce = bk->produce,
         .store = bk->store,
@@ -805,6 +867,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk->grpc = NULL;
     bk_groupstats_free(bk->groupstats);
     bk->groupstats = NULL;
+    bk_statsitems_free(bk->statsitems);
+    bk->statsitems = NULL;
     bk_clients_free(bk->clients);
     bk->clients = NULL;
     bk_lock_free(bk->locks);

@@ -26,6 +26,7 @@
 #include "bk_sendback.h"
 #include "bk_persist.h"
 #include "bk_stats.h"
+#include "bk_statsitems.h"
 #include "bk_tx.h"
 #include "bk_topics_pb.h"
 #include "rmq_loop.h"
@@ -72,7 +73,8 @@ typedef struct bk_broker {
     bk_acl_t *acl_live;           /* sec.acl kept live (reloads, admin edits); NULL: access control off */
     bk_schedule_t *schedule;      /* delayed messages (bk_schedule.c) */
     bk_metrics_t *metrics;        /* counters and the metricsPort endpoint */
-    bk_counts_t counts;           /* what the core counts, fed to metrics once it runs (core/bk_counts.h) */
+    bk_counts_t counts;           /* what the core counts (core/bk_counts.h): to statistics, stats items, metrics */
+    bk_counts_t metrics_counts;   /* the metrics' share of it, once they run */
     bk_lock_t *locks;             /* orderly queue locks (core/bk_lock.c) */
     bk_offset_ops_t *offset_ops;  /* consumer and queue offsets (core/bk_offset_ops.c) */
     bk_admin_ops_t *admin_ops;    /* topics, groups, runtime info (core/bk_admin_ops.c) */
@@ -81,6 +83,7 @@ typedef struct bk_broker {
     gr_front_t *grpc;             /* RocketMQ 5 gRPC front (front/grpc/) */
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
+    bk_statsitems_t *statsitems;  /* RocketMQ's broker stats items (VIEW_BROKER_STATS_DATA) */
     bk_node_t node;               /* what cluster links and metrics are handed (bk_node.h) */
     bk_front_t front;             /* what the fronts are handed (bk_front.h) */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */

@@ -71,6 +71,8 @@ static const rmq_cfg_entry_t entries[] = {
     INT("waitTimeMillsInSendQueue", wait_time_mills_in_send_queue, "200", 1, 60000, "answer SYSTEM_BUSY to sends queued longer, ms"),
     INT("maxTransferCountOnMessageInMemory", max_transfer_count_on_message_in_memory, "32", 1, 65536, "messages per pull at most"),
     INT("maxTransferBytesOnMessageInMemory", max_transfer_bytes_on_message_in_memory, "262144", 1024, 64 * MB, "bytes per pull at most"),
+    INT("statsItemCapacity", stats_item_capacity, "4096", 16, 1000000,
+        "broker stats items kept (statsAll, VIEW_BROKER_STATS_DATA; about 1.2 KB each); more: the least recently counted is forgotten"),
     INT("channelExpiredTimeout", channel_expired_timeout, "120000", 1000, 3600000, "drop clients without a heartbeat this long, ms"),
     INT("maxHeartbeatGroups", max_heartbeat_groups, "1024", 1, 1000000, "producer and consumer groups one heartbeat may name; more: refused BAD_REQUEST"),
     INT("maxConnectionGroups", max_connection_groups, "4096", 1, 1000000, "producer and consumer groups one connection may hold together; more: refused BAD_REQUEST"),

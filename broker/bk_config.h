@@ -57,6 +57,7 @@ typedef struct bk_config {
     int64_t wait_time_mills_in_send_queue;
     int64_t max_transfer_count_on_message_in_memory;
     int64_t max_transfer_bytes_on_message_in_memory;
+    int64_t stats_item_capacity;        /* statsItemCapacity */
     int64_t channel_expired_timeout;
     int64_t max_heartbeat_groups;       /* maxHeartbeatGroups */
     int64_t max_connection_groups;      /* maxConnectionGroups */

@@ -13,7 +13,8 @@
  *     pop consumption (invisibility, receipt handles, revive), sendback,
  *     tx, locks, offsets, admin, clients (and the sessions a front opens
  *     over its connections, core/bk_session.h), the delay scheduler;
- *   - the counters it feeds: stats, per-group pull rates, metrics.
+ *   - the counters it reads: stats, per-group pull rates, stats items,
+ *     metrics (the core feeds them through the broker's hooks).
  * A front decodes its wire into the core's neutral requests, asks
  * core/bk_perm.h whether the caller may, calls these, and encodes the
  * neutral results; it never sees the broker object. Everything is
@@ -36,6 +37,7 @@
 #include "bk_send.h"
 #include "bk_sendback.h"
 #include "bk_stats.h"
+#include "bk_statsitems.h"
 #include "bk_tx.h"
 #include "rmq_rpc.h"
 
@@ -55,6 +57,7 @@ typedef struct bk_front {
     bk_schedule_t *schedule;
     bk_stats_t *stats;
     bk_groupstats_t *groupstats;
+    const bk_statsitems_t *statsitems;
     bk_metrics_t *metrics;
     bk_acl_t *acl;              /* the live ACL; NULL: access control off */
 } bk_front_t;

@@ -298,8 +298,14 @@ static int pull_execute(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t 
     out->msg_count = out->status == BK_PULL_FOUND ? res.msg_count : 0;
     out->bytes = res.bytes;
     out->suggest_broker_id = pull_suggest(c, req->group, &res);
-    bk_counts_delivered(c->cfg.counts, req->group, topic->name, out->msg_count, out->bytes);
     return 1;
+}
+
+/* Hands an answered pull's outcome to the counters. */
+static void pull_count(const bk_consume_t *c, const bk_pull_req_t *req, const bk_pull_out_t *out)
+{
+    if (out->r.status == BK_OK)
+        bk_counts_delivered(c->cfg.counts, req->group, req->topic, out->msg_count, out->bytes);
 }
 
 /* Hold callback: new data arrived or the deadline passed; answer now. */
@@ -309,6 +315,7 @@ static void pull_released(void *parked, int expired, void *arg)
     parked_t *pk = parked;
     bk_pull_out_t out;
     pull_execute(c, &pk->req, pk->ss, NULL, &out);
+    pull_count(c, &pk->req, &out);
     pk->front->answer(pk->front_arg, pk->conn, pk->to, &pk->req, &out);
     pull_out_clear(&out);
 }
@@ -358,6 +365,7 @@ void bk_consume_pull(bk_consume_t *c, const bk_pull_req_t *req, bk_session_t *ss
     bk_pull_out_t out;
     if (!pull_execute(c, req, ss, call, &out))
         return;
+    pull_count(c, req, &out);
     call->front->answer(call->front_arg, call->conn, call->to, req, &out);
     pull_out_clear(&out);
 }

@@ -1,7 +1,8 @@
 /* bk_counts.h: the events the core counts, told to whoever keeps the
- * counters (the broker's metrics): messages stored by a send, delivered by
- * a pull or a pop, moved to a group's dead-letter queue, and transactions
- * committed or rolled back. The core modules call these where the event
+ * counters (the broker's statistics, stats items and metrics): messages
+ * stored by a send, delivered by a pull or a pop, sent back by a consumer,
+ * moved to a group's dead-letter queue, and transactions committed or
+ * rolled back. The core modules call these where the event
  * happens, so every front (native, remoting, gRPC) is counted alike.
  * Any field may be NULL: that event is not counted. Loop thread. */
 #ifndef BK_COUNTS_H
@@ -15,10 +16,14 @@
 typedef struct bk_counts {
     /* A send's count messages of type, body_len bytes, were stored on topic. */
     void (*stored)(void *arg, const char *topic, rmq_msg_type_t type, int32_t count, size_t body_len);
-    /* A pull or pop of group returned msgs messages of bytes from topic. */
+    /* An answered pull or pop of group returned msgs messages of bytes
+     * from topic (msgs 0: it found none). */
     void (*delivered)(void *arg, const char *group, const char *topic, int64_t msgs, int64_t bytes);
     /* A message of topic that group failed went to %DLQ%<group>. */
     void (*dead_lettered)(void *arg, const char *group, const char *topic);
+    /* A consumer of group sent a message back to topic (its retry or DLQ
+     * topic), and the log took it in hand. */
+    void (*sent_back)(void *arg, const char *group, const char *topic);
     /* A half message for topic was committed (commit 1) or rolled back. */
     void (*tx_ended)(void *arg, const char *topic, int commit);
     void *arg;
@@ -34,7 +39,7 @@ static inline void bk_counts_stored(const bk_counts_t *c, const char *topic, rmq
 static inline void bk_counts_delivered(const bk_counts_t *c, const char *group, const char *topic, int64_t msgs,
                                        int64_t bytes)
 {
-    if (c && c->delivered && msgs > 0)
+    if (c && c->delivered)
         c->delivered(c->arg, group, topic, msgs, bytes);
 }
 
@@ -42,6 +47,12 @@ static inline void bk_counts_dead_lettered(const bk_counts_t *c, const char *gro
 {
     if (c && c->dead_lettered)
         c->dead_lettered(c->arg, group, topic);
+}
+
+static inline void bk_counts_sent_back(const bk_counts_t *c, const char *group, const char *topic)
+{
+    if (c && c->sent_back)
+        c->sent_back(c->arg, group, topic);
 }
 
 static inline void bk_counts_tx_ended(const bk_counts_t *c, const char *topic, int commit)

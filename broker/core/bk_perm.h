@@ -53,6 +53,8 @@ typedef enum bk_op {
     BK_OP_ALL_OFFSETS,
     BK_OP_DELAY_OFFSETS,
     BK_OP_RUNTIME_INFO,
+    BK_OP_BROKER_STATS,              /* one stats item of the broker (statsAll) */
+    BK_OP_BROKER_CONSUME_STATS,      /* every group's consumption on the broker */
     BK_OP_BROKER_CONFIG,
     BK_OP_BROKER_CONFIG_UPDATE,
     BK_OP_POP,                       /* pop messages */

@@ -691,11 +691,11 @@ static int pop_execute(bk_pop_t *p, const bk_pop_req_t *req, void *ctx, int firs
             pop_topic(p, req, g, rt, 1, &pf, want, out);
     }
     out->rest = pop_rest(p, req, topic);
-    bk_counts_delivered(p->cfg.counts, req->group, req->topic, (int64_t)out->n, (int64_t)evbuffer_get_length(out->body));
     if (out->n && !fq)
         pop_arm_at(p, out->pop_time + out->invisible_ms);
     else if (!out->n && first && !(fq && fq->n) && pop_hold(p, req, &pf, ctx))
         return bk_pop_out_clear(out), 0;
+    bk_counts_delivered(p->cfg.counts, req->group, req->topic, (int64_t)out->n, (int64_t)evbuffer_get_length(out->body));
     return 1;
 }
 

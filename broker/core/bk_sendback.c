@@ -221,5 +221,7 @@ int bk_sendback_run(bk_sendback_t *sb, const bk_sendback_req_t *req, bk_append_o
                  rec.reconsume_times + 1, max, topic->name);
         dead_lettered(sb, req->group);
     }
+    if (!req->pop_topic && (!now || out->r.status == BK_OK))   /* a consumer's send-back the log took in hand */
+        bk_counts_sent_back(sb->cfg.counts, req->group, topic->name);
     return now;
 }

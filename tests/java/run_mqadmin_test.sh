@@ -6,7 +6,8 @@
 # AdminFixture.java send 8 messages with a key and consume them with a push
 # consumer that stays connected, then runs clusterList, topicList,
 # topicRoute, topicStatus, brokerStatus, consumerProgress,
-# consumerConnection, producerConnection, consumerStatus (the broker asks
+# brokerConsumeStats, statsAll (the broker's stats items), consumerConnection,
+# producerConnection, consumerStatus (the broker asks
 # the live consumer, GET_CONSUMER_RUNNING_INFO 307), queryMsgById (also
 # consumed directly by the live consumer, CONSUME_MESSAGE_DIRECTLY 309),
 # queryMsgByKey, getConsumerConfig,
@@ -19,8 +20,8 @@ set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-echo "1..30"
-java_build 30
+echo "1..33"
+java_build 33
 start_namesrv
 start_broker AdminCluster broker-m
 bk=127.0.0.1:$bk_port
@@ -63,6 +64,21 @@ for _ in $(seq 1 600); do grep -q '^CONSUMED' "$run/fixture.out" && break; sleep
 sleep 3   # the consumer commits its offsets every second
 ok "the Java client sent 8 messages and consumed them" grep -qx 'CONSUMED 8' "$run/fixture.out"
 read -r _ msgid _ _ < <(grep -m1 '^SENT' "$run/fixture.out")
+
+for _ in 1 2 3 4 5; do   # until the consumer's periodic offset commit reached the broker
+  adm brokerConsumeStats brokerConsumeStats -b "$bk"
+  has brokerConsumeStats '^Diff Total: 0$' && break
+  sleep 2
+done
+ok "brokerConsumeStats (GET_BROKER_CONSUME_STATS, 317) shows adm_group caught up on AdmTopic's 4 queues" \
+  eval "[ \$(count brokerConsumeStats '^AdmTopic +adm_group +broker-m +[0-3] +2 +2 +0 +[0-9]{4}-') -eq 4 ] && \
+        has brokerConsumeStats '^Diff Total: 0$' && clean brokerConsumeStats"
+sleep 8   # the broker samples its stats items every 10 s; the minute window spans the last 60 s
+adm statsAll statsAll -t AdmTopic
+ok "statsAll (VIEW_BROKER_STATS_DATA, 315): AdmTopic got 8 messages and adm_group took 8, none left" \
+  eval "has statsAll '^AdmTopic +adm_group +0 +[0-9]+\.[0-9]{2} +[0-9]+\.[0-9]{2} +8 +8$' && clean statsAll"
+ok "statsAll's rates are those of 8 messages over the sampled minute" \
+  awk '/^AdmTopic/ { ok = $4 > 0 && $4 <= 8 && $5 > 0 && $5 <= 8 } END { exit !ok }' "$run/statsAll.out"
 
 adm clusterList clusterList
 ok "clusterList lists broker-m of AdminCluster with its address and version" \

@@ -443,6 +443,8 @@ static const fr_rm_route_t routes[] = {
     {207, fr_rm_handle_delete_group, BK_OP_GROUP_DELETE},      /* DELETE_SUBSCRIPTIONGROUP */
     {208, fr_rm_handle_json_read, BK_OP_CONSUME_STATS},        /* GET_CONSUME_STATS */
     {222, fr_rm_handle_reset_offset, BK_OP_OFFSET_RESET},      /* INVOKE_BROKER_TO_RESET_OFFSET */
+    {315, fr_rm_handle_broker_stats, BK_OP_BROKER_STATS},      /* VIEW_BROKER_STATS_DATA */
+    {317, fr_rm_handle_broker_consume_stats, BK_OP_BROKER_CONSUME_STATS}, /* GET_BROKER_CONSUME_STATS */
     /* an operator's questions to one consumer (fr_remoting_diag.c) */
     {307, fr_rm_handle_running_info, BK_OP_CONSUMER_RUNNING_INFO}, /* GET_CONSUMER_RUNNING_INFO */
     {309, fr_rm_handle_consume_directly, BK_OP_CONSUME_DIRECTLY},  /* CONSUME_MESSAGE_DIRECTLY */

@@ -163,6 +163,8 @@ void fr_rm_handle_update_group(rmq_conn_t *conn, const rmq_remoting_request_t *r
 void fr_rm_handle_delete_group(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_reset_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_consumer_connections(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_broker_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+void fr_rm_handle_broker_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 /* The reads of one shape (read the names, ask the core, answer a JSON
  * body), one row each in fr_remoting_admin.c: GET_ALL_TOPIC_CONFIG,
  * GET_BROKER_RUNTIME_INFO, GET_ALL_SUBSCRIPTIONGROUP_CONFIG,

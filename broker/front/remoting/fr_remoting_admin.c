@@ -3,13 +3,16 @@
  * DELETE_TOPIC_IN_BROKER 215, GET_ALL_TOPIC_CONFIG 21, GET_TOPIC_CONFIG
  * 351, GET_TOPIC_STATS_INFO 202, QUERY_TOPIC_CONSUME_BY_WHO 300),
  * subscription groups (200, 201, 207), consumers (GET_CONSUMER_CONNECTION_LIST
- * 203, GET_CONSUME_STATS 208, INVOKE_BROKER_TO_RESET_OFFSET 222), producers
- * (GET_PRODUCER_CONNECTION_LIST 204, GET_ALL_PRODUCER_INFO 328) and the broker itself (GET_BROKER_RUNTIME_INFO
+ * 203, GET_CONSUME_STATS 208, GET_BROKER_CONSUME_STATS 317,
+ * INVOKE_BROKER_TO_RESET_OFFSET 222), producers (GET_PRODUCER_CONNECTION_LIST
+ * 204, GET_ALL_PRODUCER_INFO 328) and the broker itself (its statistics
+ * items VIEW_BROKER_STATS_DATA 315, GET_BROKER_RUNTIME_INFO
  * 28, GET_BROKER_CONFIG 26; UPDATE_BROKER_CONFIG 25 is refused: an rmq
  * broker reads its configuration once, from its properties file). Each
  * handler reads its extFields (or its JSON body,
  * fr_remoting_admin_wire.h), calls the same core operation as the native
- * front (core/bk_admin_ops.c, core/bk_offset_ops.c, core/bk_clients.c) and
+ * front (core/bk_admin_ops.c, core/bk_offset_ops.c, core/bk_clients.c; the
+ * stats items of meta/bk_statsitems.h) and
  * writes RocketMQ's JSON answer; the reads of that one shape are rows of
  * one table (json_reads). Loop thread. */
 #include <inttypes.h>
@@ -509,28 +512,161 @@ void fr_rm_handle_reset_offset(rmq_conn_t *conn, const rmq_remoting_request_t *r
     evbuffer_free(b);
 }
 
-/* ConsumeStats {offsetTable: {MessageQueue: {brokerOffset, consumerOffset,
- * lastTimestamp}}, consumeTps} of the named group on the named topic ("":
- * every topic it has offsets on) (body_fn). */
-static bk_status_t consume_stats_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
+/* Appends ConsumeStats {consumeTps, offsetTable: {MessageQueue:
+ * {brokerOffset, consumerOffset, lastTimestamp}}} of the queues of cp on
+ * topic (NULL: every one), and adds their lag to *diff. */
+static void consume_stats_json(const fr_remoting_t *rm, struct evbuffer *b, const bk_consume_progress_t *cp,
+                               const char *topic, double tps, int64_t *diff)
 {
-    const names_t *n = arg;
-    bk_consume_progress_t progress, *cp = &progress;
-    if (bk_offset_progress(rm->fe->offset_ops, n->group, n->topic, cp, r) != BK_OK)
-        return r->status;
     json_list_t l = {b, 0};
-    evbuffer_add_printf(b, "{\"consumeTps\":%.2f,\"offsetTable\":{", cp->consume_tps);
+    evbuffer_add_printf(b, "{\"consumeTps\":%.2f,\"offsetTable\":{", tps);
     for (size_t i = 0; i < cp->n; i++) {
         const bk_queue_progress_t *q = &cp->queues[i];
+        if (topic && strcmp(q->topic, topic) != 0)
+            continue;
         list_next(&l);
         fr_rm_mq_json(b, q->topic, rm->fe->node->cfg->broker_name, q->queue_id);
         evbuffer_add_printf(b, ":{\"brokerOffset\":%" PRId64 ",\"consumerOffset\":%" PRId64
                             ",\"lastTimestamp\":%" PRId64 "}", q->broker_offset, q->consumer_offset,
                             q->last_timestamp);
+        *diff += q->broker_offset - q->consumer_offset;
     }
     FR_RM_ADD(b, "}}");
-    bk_consume_progress_clear(cp);
+}
+
+/* ConsumeStats of the named group on the named topic ("": every topic it
+ * has offsets on) (body_fn). */
+static bk_status_t consume_stats_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
+{
+    const names_t *n = arg;
+    bk_consume_progress_t cp;
+    int64_t diff = 0;
+    if (bk_offset_progress(rm->fe->offset_ops, n->group, n->topic, &cp, r) != BK_OK)
+        return r->status;
+    consume_stats_json(rm, b, &cp, NULL, cp.consume_tps, &diff);
+    bk_consume_progress_clear(&cp);
     return BK_OK;
+}
+
+/* GET_BROKER_CONSUME_STATS under construction: the request's isOrder, the
+ * answer, the lag so far, the first failure. */
+typedef struct broker_consume {
+    const fr_remoting_t *rm;
+    int order_only;
+    json_list_t groups;
+    int64_t diff;
+    bk_result_t r;
+} broker_consume_t;
+
+/* Whether the progress queue at i opens a topic of the answer: its first
+ * queue there, on a topic this broker has (an order topic when asked). */
+static int topic_opens(const broker_consume_t *bc, const bk_consume_progress_t *cp, size_t i)
+{
+    const char *topic = cp->queues[i].topic;
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(cp->queues[j].topic, topic) == 0)
+            return 0;
+    const bk_topic_t *t = bk_topics_get(bc->rm->fe->node->topics, topic, strlen(topic));
+    return t && (!bc->order_only || t->order);
+}
+
+/* Appends {group: [ConsumeStats of each topic]} of the group named name. */
+static void group_consume_add(broker_consume_t *bc, const char *name)
+{
+    bk_consume_progress_t cp;
+    if (bc->r.status != BK_OK || bk_offset_progress(bc->rm->fe->offset_ops, name, "", &cp, &bc->r) != BK_OK)
+        return;
+    struct evbuffer *b = bc->groups.b;
+    json_list_t stats = {b, 0};
+    list_next(&bc->groups);
+    FR_RM_ADD(b, "{");
+    rmq_json_str(b, name);
+    FR_RM_ADD(b, ":[");
+    for (size_t i = 0; i < cp.n; i++) {
+        if (!topic_opens(bc, &cp, i))
+            continue;
+        list_next(&stats);
+        consume_stats_json(bc->rm, b, &cp, cp.queues[i].topic,
+                           bk_groupstats_tps(bc->rm->fe->groupstats, name, cp.queues[i].topic), &bc->diff);
+    }
+    FR_RM_ADD(b, "]}");
+    bk_consume_progress_clear(&cp);
+}
+
+/* ConsumeStatsList {brokerAddr, consumeStatsList: [{group: [ConsumeStats]}],
+ * totalDiff, totalInflightDiff} of every subscription group (body_fn; arg:
+ * the request's isOrder). */
+static bk_status_t broker_consume_stats_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg,
+                                             bk_result_t *r)
+{
+    broker_consume_t bc = {.rm = rm, .order_only = *(const int *)arg, .groups = {b, 0}};
+    Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(rm->fe->node->groups);
+    if (!tab)
+        return bk_result_set(r, BK_SYSTEM_ERROR, "GET_BROKER_CONSUME_STATS: out of memory");
+    bk_result_set(&bc.r, BK_OK, "%s", "");
+    FR_RM_ADD(b, "{\"brokerAddr\":");
+    rmq_json_str(b, rm->fe->node->addr);
+    FR_RM_ADD(b, ",\"consumeStatsList\":[");
+    for (size_t i = 0; i < tab->n_groups; i++)
+        group_consume_add(&bc, tab->groups[i]->group_name);
+    bk_groups_table_free(tab);
+    if (bc.r.status != BK_OK)
+        return *r = bc.r, r->status;
+    evbuffer_add_printf(b, "],\"totalDiff\":%" PRId64 ",\"totalInflightDiff\":0}", bc.diff);
+    return BK_OK;
+}
+
+/* GET_BROKER_CONSUME_STATS (mqadmin brokerConsumeStats): every group's
+ * consumption of every topic it has offsets on (only order topics with
+ * isOrder=true). */
+void fr_rm_handle_broker_consume_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    int order_only;
+    if (fr_rm_allowed(arg, conn, req, NULL, NULL) && fr_rm_bool(conn, req, "isOrder", 0, 0, &order_only) == 0)
+        reply_json(arg, conn, req, broker_consume_stats_body, &order_only);
+}
+
+/* The request of VIEW_BROKER_STATS_DATA: the item's kind and key. */
+typedef struct stats_item_req {
+    const char *name, *key;
+    int kind;
+} stats_item_req_t;
+
+/* Appends a BrokerStatsItem {sum, tps, avgpt}. */
+static void stats_item_json(struct evbuffer *b, const bk_si_snapshot_t *ss)
+{
+    evbuffer_add_printf(b, "{\"sum\":%" PRId64 ",\"tps\":%.4f,\"avgpt\":%.4f}", ss->sum, ss->tps, ss->avgpt);
+}
+
+/* BrokerStatsData {statsMinute, statsHour, statsDay} of the stats item, or
+ * SYSTEM_ERROR naming it as RocketMQ does when it is not kept (body_fn). */
+static bk_status_t broker_stats_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
+{
+    const stats_item_req_t *q = arg;
+    bk_si_snapshot_t ss[BK_SI_WINDOW_COUNT];
+    if (q->kind < 0 || !bk_statsitems_view(rm->fe->statsitems, (bk_si_kind_t)q->kind, q->key, ss))
+        return bk_result_set(r, BK_SYSTEM_ERROR, "The stats <%.100s> <%.300s> not exist", q->name, q->key);
+    FR_RM_ADD(b, "{\"statsMinute\":");
+    stats_item_json(b, &ss[BK_SI_MINUTE]);
+    FR_RM_ADD(b, ",\"statsHour\":");
+    stats_item_json(b, &ss[BK_SI_HOUR]);
+    FR_RM_ADD(b, ",\"statsDay\":");
+    stats_item_json(b, &ss[BK_SI_DAY]);
+    FR_RM_ADD(b, "}");
+    return BK_OK;
+}
+
+/* VIEW_BROKER_STATS_DATA (mqadmin statsAll): one stats item's minute, hour
+ * and day (statsName TOPIC_PUT_NUMS..., statsKey a topic, "topic@group" or
+ * the cluster name). */
+void fr_rm_handle_broker_stats(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    stats_item_req_t q = {NULL, NULL, -1};
+    if (!fr_rm_allowed(arg, conn, req, NULL, NULL) || !(q.name = fr_rm_str(conn, req, "statsName", NULL, 1, NULL)) ||
+        !(q.key = fr_rm_str(conn, req, "statsKey", NULL, 1, NULL)))
+        return;
+    q.kind = bk_statsitems_kind(q.name);
+    reply_json(arg, conn, req, broker_stats_body, &q);
 }
 
 /* ---- the broker ------------------------------------------------------------ */

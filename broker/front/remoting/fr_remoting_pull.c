@@ -31,22 +31,9 @@ static int pull_code(bk_pull_status_t st)
     }
 }
 
-/* Counts a pull's outcome in the broker's statistics. */
-static void pull_count(bk_front_t *fe, const bk_pull_req_t *req, const bk_pull_out_t *out)
-{
-    if (out->status != BK_PULL_FOUND) {
-        bk_stats_add(fe->stats, BK_STAT_GET_MISS, 1);
-        return;
-    }
-    bk_stats_add(fe->stats, BK_STAT_GET_FOUND, out->msg_count);
-    bk_stats_add(fe->stats, BK_STAT_GET_TRANSFERRED, out->bytes);
-    bk_groupstats_add(fe->groupstats, req->group, req->topic, out->msg_count);
-}
-
 /* bk_pull_front_t answer: encodes the core's result of req. */
 static void pull_answer(void *arg, void *c, const void *to_p, const bk_pull_req_t *req, const bk_pull_out_t *out)
 {
-    fr_remoting_t *rm = arg;
     rmq_conn_t *conn = c;
     fr_rm_to_t to;
     memcpy(&to, to_p, sizeof(to));
@@ -82,7 +69,6 @@ static void pull_answer(void *arg, void *c, const void *to_p, const bk_pull_req_
         rep.body = msgs;
         rep.body_len = len;
     }
-    pull_count(rm->fe, req, out);
     fr_rm_reply_to(conn, &to, &rep);
     free(msgs);
 }

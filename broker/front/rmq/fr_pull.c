@@ -37,7 +37,6 @@ static int pull_wire_status(bk_pull_status_t st)
 /* bk_pull_front_t answer: encodes the core's result of req. */
 static void pull_answer(void *arg, void *c, const void *to_p, const bk_pull_req_t *req, const bk_pull_out_t *out)
 {
-    bk_front_t *fe = arg;
     rmq_conn_t *conn = c;
     rmq_reply_to_t to;
     memcpy(&to, to_p, sizeof(to));
@@ -55,13 +54,6 @@ static void pull_answer(void *arg, void *c, const void *to_p, const bk_pull_req_
     pr.msg_count = out->msg_count;
     resp.header_case = RMQ__COMMAND__HEADER_PULL_RESP;
     resp.pull_resp = &pr;
-    if (out->status == BK_PULL_FOUND) {
-        bk_stats_add(fe->stats, BK_STAT_GET_FOUND, out->msg_count);
-        bk_stats_add(fe->stats, BK_STAT_GET_TRANSFERRED, out->bytes);
-        bk_groupstats_add(fe->groupstats, req->group, req->topic, out->msg_count);
-    } else {
-        bk_stats_add(fe->stats, BK_STAT_GET_MISS, 1);
-    }
     rmq_conn_reply(conn, to, &resp, status, NULL, out->body);
 }
 

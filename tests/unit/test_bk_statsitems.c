@@ -1,0 +1,129 @@
+/* test_bk_statsitems.c: the broker statistics items' window arithmetic
+ * (RocketMQ's StatsItem sampling and StatsSnapshot sum, tps, avgpt) on an
+ * injected clock, the kinds by name, and the fixed table evicting the item
+ * counted least recently. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_statsitems.h"
+
+#define SEC 1000
+
+START_TEST(test_minute_window)
+{
+    bk_statsitems_t *t = bk_statsitems_new(8, 0);
+    bk_si_snapshot_t ss[BK_SI_WINDOW_COUNT];
+
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, "T", ss), 0);
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "T", 30, 3);   /* 3 sends, 30 messages */
+    ck_assert_int_eq(bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, "T", ss), 1);
+    ck_assert_int_eq(ss[BK_SI_MINUTE].sum, 0);                 /* not sampled yet */
+    bk_statsitems_tick(t, 5 * SEC);                            /* every window's first sample was due at 0 */
+    ck_assert_int_eq(bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, "T", ss), 1);
+    ck_assert_int_eq(ss[BK_SI_MINUTE].sum, 30);                /* (-5 s, 0) .. (5 s, 30) */
+    ck_assert_double_eq_tol(ss[BK_SI_MINUTE].tps, 3.0, 1e-9);
+    ck_assert_double_eq_tol(ss[BK_SI_MINUTE].avgpt, 10.0, 1e-9);
+    ck_assert_int_eq(ss[BK_SI_MINUTE].times, 3);
+    ck_assert_int_eq(ss[BK_SI_HOUR].sum, 30);                  /* over the 10 minutes before */
+    ck_assert_double_eq_tol(ss[BK_SI_HOUR].tps, 30.0 / 600.0, 1e-9);
+    ck_assert_int_eq(ss[BK_SI_DAY].sum, 30);
+    ck_assert_double_eq_tol(ss[BK_SI_DAY].tps, 30.0 / 3600.0, 1e-9);
+
+    bk_statsitems_tick(t, 6 * SEC);                            /* nothing due */
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "T", 10, 1);
+    bk_statsitems_tick(t, 10 * SEC);                           /* minute sample 2 */
+    bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, "T", ss);
+    ck_assert_int_eq(ss[BK_SI_MINUTE].sum, 40);                /* (-5 s, 0) .. (10 s, 40) */
+    ck_assert_double_eq_tol(ss[BK_SI_MINUTE].tps, 40.0 / 15.0, 1e-9);
+    ck_assert_int_eq(ss[BK_SI_HOUR].sum, 30);                  /* hour not sampled again */
+
+    /* 7 samples kept: after 6 more quiet periods the first two have gone,
+     * and only what came after the oldest kept sample counts */
+    for (int i = 2; i <= 7; i++)
+        bk_statsitems_tick(t, i * 10 * SEC);
+    bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, "T", ss);
+    ck_assert_int_eq(ss[BK_SI_MINUTE].sum, 0);                 /* (10 s, 40) .. (70 s, 40) */
+    ck_assert_double_eq_tol(ss[BK_SI_MINUTE].tps, 0.0, 1e-9);
+    ck_assert_double_eq_tol(ss[BK_SI_MINUTE].avgpt, 0.0, 1e-9);
+    bk_statsitems_free(t);
+}
+END_TEST
+
+START_TEST(test_new_item_between_samples)
+{
+    bk_statsitems_t *t = bk_statsitems_new(8, 0);
+    bk_si_snapshot_t ss[BK_SI_WINDOW_COUNT];
+
+    bk_statsitems_tick(t, 0);
+    bk_statsitems_add_group(t, BK_SI_GROUP_GET_NUMS, "T", "G", 8, 2);
+    bk_statsitems_tick(t, 10 * SEC);
+    ck_assert_int_eq(bk_statsitems_view(t, BK_SI_GROUP_GET_NUMS, "T@G", ss), 1);
+    ck_assert_int_eq(ss[BK_SI_MINUTE].sum, 8);                 /* a zero sample one period back */
+    ck_assert_double_eq_tol(ss[BK_SI_MINUTE].tps, 0.8, 1e-9);
+    ck_assert_double_eq_tol(ss[BK_SI_MINUTE].avgpt, 4.0, 1e-9);
+    ck_assert_int_eq(ss[BK_SI_HOUR].sum, 0);                   /* its first hour sample is at 10 min */
+    ck_assert_int_eq(bk_statsitems_view(t, BK_SI_GROUP_GET_SIZE, "T@G", ss), 0);   /* kinds apart */
+    bk_statsitems_free(t);
+}
+END_TEST
+
+START_TEST(test_kind_names)
+{
+    ck_assert_int_eq(bk_statsitems_kind("TOPIC_PUT_NUMS"), BK_SI_TOPIC_PUT_NUMS);
+    ck_assert_int_eq(bk_statsitems_kind("BROKER_GET_NUMS"), BK_SI_BROKER_GET_NUMS);
+    ck_assert_int_eq(bk_statsitems_kind("SNDBCK_PUT_NUMS"), BK_SI_SNDBCK_PUT_NUMS);
+    ck_assert_int_eq(bk_statsitems_kind("topic_put_nums"), -1);
+    ck_assert_int_eq(bk_statsitems_kind(""), -1);
+    ck_assert_int_eq(bk_statsitems_kind(NULL), -1);
+}
+END_TEST
+
+START_TEST(test_fixed_table_evicts_least_recent)
+{
+    bk_statsitems_t *t = bk_statsitems_new(2, 0);
+    bk_si_snapshot_t ss[BK_SI_WINDOW_COUNT];
+    char longkey[400];
+
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "A", 1, 1);
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "B", 1, 1);
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "A", 1, 1);    /* B is now the least recent */
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "C", 5, 1);
+    ck_assert_int_eq(bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, "B", ss), 0);
+    ck_assert_int_eq(bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, "A", ss), 1);
+    bk_statsitems_tick(t, 1 * SEC);
+    ck_assert_int_eq(bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, "C", ss), 1);
+    ck_assert_int_eq(ss[BK_SI_MINUTE].sum, 5);                 /* the reused slot starts clean */
+    ck_assert_int_eq(ss[BK_SI_MINUTE].times, 1);
+    memset(longkey, 'k', sizeof(longkey) - 1);
+    longkey[sizeof(longkey) - 1] = '\0';
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, longkey, 1, 1); /* too long: not counted, nothing evicted */
+    ck_assert_int_eq(bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, longkey, ss), 0);
+    ck_assert_int_eq(bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, "A", ss), 1);
+    ck_assert_ptr_null(bk_statsitems_new(0, 0));
+    bk_statsitems_free(t);
+}
+END_TEST
+
+static Suite *bk_statsitems_suite(void)
+{
+    Suite *s = suite_create("bk_statsitems");
+    TCase *tc = tcase_create("statsitems");
+
+    tcase_add_test(tc, test_minute_window);
+    tcase_add_test(tc, test_new_item_between_samples);
+    tcase_add_test(tc, test_kind_names);
+    tcase_add_test(tc, test_fixed_table_evicts_least_recent);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(bk_statsitems_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
