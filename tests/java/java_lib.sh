@@ -178,7 +178,7 @@ create_topic() {
 }
 
 # TAP checks of commands whose output a script keeps in $run/NAME.out and
-# $run/NAME.err (the mqadmin tests).
+# $run/NAME.err (the mqadmin and Node tests).
 n=0
 # ok WHAT COND...: one TAP line, ok when the command COND... succeeds
 ok() {
@@ -193,3 +193,25 @@ has() { grep -Eq -- "$2" "$run/$1.out"; }
 count() { grep -Ec -- "$2" "$run/$1.out"; }
 # clean NAME: the command raised no exception
 clean() { ! grep -Eq 'Exception|CODE:' "$run/$1.err" "$run/$1.out"; }
+
+# TAP checks of Java (or Node) programs that print "OK CHECK detail" or
+# "FAIL CHECK detail" per check.
+# java_check CHECK WHAT FILE...: one TAP line, ok when the first line of
+# FILE... for CHECK says OK; that line (or its absence) as a comment.
+java_check() {
+  local check=$1 what=$2 line
+  shift 2
+  n=$((n + 1))
+  line=$(cat "$@" 2>/dev/null | grep -E "^(OK|FAIL) $check " | head -1)
+  echo "# ${line:-no output for $check}"
+  if [[ $line == OK* ]]; then echo "ok $n - $what"; else echo "not ok $n - $what"; fi
+}
+# broker_log_clean [ERE]: one TAP line, ok when no line of the broker's log
+# matches ERE (default ERROR); the first five that do as comments.
+broker_log_clean() {
+  local ere=${1:-ERROR} errs
+  n=$((n + 1))
+  errs=$(grep -c -E "$ere" "$run/broker.log")
+  grep -E "$ere" "$run/broker.log" | head -5 | sed 's/^/# broker: /'
+  if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
+}

@@ -20,15 +20,8 @@ start_namesrv
 start_broker ModesCluster broker-m
 for t in ModesOrderly ModesBcast ModesLite ModesQuery; do create_topic ModesCluster "$t"; done
 
-n=0
-# result LINE-PREFIX DESCRIPTION: ok when the Java output has "OK <prefix> ..."
-result() {
-  n=$((n + 1))
-  local line
-  line=$(grep -h -E "^(OK|FAIL) $1 " "$run"/out-* | head -1)
-  echo "# ${line:-no output for $1}"
-  if [[ $line == OK* ]]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+# result CHECK WHAT: the Java output's verdict on CHECK (java_check)
+result() { java_check "$1" "$2" "$run"/out-*; }
 # modes NAME ARGS...: one ConsumeModes run (rebalances every second, broadcast offsets in $run)
 modes() {
   local name=$1
@@ -54,7 +47,4 @@ result view-offset-id "viewMessage by offset msgId returns the message"
 result view-uniq-id "viewMessage by topic and uniq id returns the message"
 result query-none "queryMessage of a key nobody sent finds nothing"
 
-n=$((n + 1))
-errs=$(grep -c -E 'ERROR|refused remoting' "$run/broker.log")
-grep -E 'ERROR|refused remoting' "$run/broker.log" | head -5 | sed 's/^/# broker: /'
-if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
+broker_log_clean 'ERROR|refused remoting'

@@ -26,15 +26,6 @@ timeout 400 java -cp "$cp" rmqtest.GrpcConsume "$ns" GrpcSimple GrpcPush grpc_c 
 rc=$?
 [ "$rc" -eq 0 ] || { echo "# java exited $rc"; grep -v '^\s*at ' "$run/err" | tail -15 | sed 's/^/# /'; }
 grep -h '^FAIL run ' "$run/out" | sed 's/^/# /'
-n=0
-for c in "${checks[@]}"; do
-  n=$((n + 1))
-  line=$(grep -h -E "^(OK|FAIL) $c " "$run/out" | head -1)
-  echo "# ${line:-no output for $c}"
-  if [[ $line == OK* ]]; then echo "ok $n - $c"; else echo "not ok $n - $c"; fi
-done
+for c in "${checks[@]}"; do java_check "$c" "$c" "$run/out"; done
 
-n=$((n + 1))
-errs=$(grep -c -E 'ERROR' "$run/broker.log")
-grep -E 'ERROR' "$run/broker.log" | head -5 | sed 's/^/# broker: /'
-if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
+broker_log_clean

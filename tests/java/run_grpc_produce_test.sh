@@ -23,26 +23,13 @@ broker_extra=$'transactionCheckInterval=1000\ntransactionTimeOut=3000'
 start_broker GrpcCluster broker-g
 for t in GrpcNormal GrpcFifo GrpcDelay GrpcTx; do create_topic GrpcCluster $t; done
 
-n=0
-# result FILE CHECK WHERE: ok when FILE has "OK CHECK ..."
-result() {
-  n=$((n + 1))
-  local line
-  line=$(grep -h -E "^(OK|FAIL) $2 " "$1" | head -1)
-  echo "# ${line:-no output for $2}"
-  if [[ $line == OK* ]]; then echo "ok $n - $3: $2"; else echo "not ok $n - $3: $2"; fi
-}
-
 for access in namesrv broker; do
   if [ $access = namesrv ]; then endpoints=$ns; else endpoints=$test_ip:$bk_port; fi
   timeout 300 java -cp "$cp" rmqtest.GrpcProduce "$endpoints" "$ns" GrpcNormal GrpcFifo GrpcDelay GrpcTx \
     "grpc_$access" >"$run/out-$access" 2>"$run/err-$access"
   rc=$?
   [ "$rc" -eq 0 ] || { echo "# java ($access) exited $rc"; grep -v '^\s*at ' "$run/err-$access" | tail -15 | sed 's/^/# /'; }
-  for c in "${checks[@]}"; do result "$run/out-$access" "$c" "access point $access"; done
+  for c in "${checks[@]}"; do java_check "$c" "access point $access: $c" "$run/out-$access"; done
 done
 
-n=$((n + 1))
-errs=$(grep -c -E 'ERROR' "$run/broker.log")
-grep -E 'ERROR' "$run/broker.log" | head -5 | sed 's/^/# broker: /'
-if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
+broker_log_clean

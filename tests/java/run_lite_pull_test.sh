@@ -16,15 +16,8 @@ start_namesrv
 start_broker LiteCluster broker-l
 create_topic LiteCluster LiteTopic
 
-n=0
-# result LINE-PREFIX DESCRIPTION: ok when the Java output has "OK <prefix> ..."
-result() {
-  n=$((n + 1))
-  local line
-  line=$(grep -h -E "^(OK|FAIL) $1 " "$run"/out* | head -1)
-  echo "# ${line:-no output for $1}"
-  if [[ $line == OK* ]]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+# result CHECK WHAT: the Java output's verdict on CHECK (java_check)
+result() { java_check "$1" "$2" "$run"/out*; }
 
 timeout 400 java -cp "$cp" rmqtest.LitePull "$ns" LiteTopic rmq_lite_group 40 >"$run/out" 2>"$run/err"
 rc=$?
@@ -34,7 +27,4 @@ result lite-assign-begin "assign mode after seekToBegin: every sent message poll
 result lite-assign-seek "assign mode after seek to offset 2: exactly that queue's messages from offset 2"
 result earliest-store-time "earliestMsgStoreTime of each queue between the first and the last send"
 
-n=$((n + 1))
-errs=$(grep -c -E 'ERROR|refused remoting' "$run/broker.log")
-grep -E 'ERROR|refused remoting' "$run/broker.log" | head -5 | sed 's/^/# broker: /'
-if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
+broker_log_clean 'ERROR|refused remoting'

@@ -18,15 +18,8 @@ start_namesrv
 start_broker PushPopCluster broker-pp
 create_topic PushPopCluster PushPopTopic
 
-n=0
-# result LINE-PREFIX DESCRIPTION: ok when the Java output has "OK <prefix> ..."
-result() {
-  n=$((n + 1))
-  local line
-  line=$(grep -h -E "^(OK|FAIL) $1 " "$run"/out | head -1)
-  echo "# ${line:-no output for $1}"
-  if [[ $line == OK* ]]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+# result CHECK WHAT: the Java output's verdict on CHECK (java_check)
+result() { java_check "$1" "$2" "$run/out"; }
 
 timeout 300 java -cp "$cp" rmqtest.PopPush "$ns" PushPopTopic rmq_push_pop_group 32 >"$run/out" 2>"$run/err"
 rc=$?
@@ -41,7 +34,4 @@ result push-popped "every delivery came from a pop"
 result push-once "no message but the failed one consumed twice"
 result push-retry "the failed message consumed once more, with reconsumeTimes 1"
 
-n=$((n + 1))
-errs=$(grep -c -E 'ERROR|refused remoting' "$run/broker.log")
-grep -E 'ERROR|refused remoting' "$run/broker.log" | head -5 | sed 's/^/# broker: /'
-if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
+broker_log_clean 'ERROR|refused remoting'

@@ -22,15 +22,8 @@ start_broker PopCluster broker-p
 create_topic PopCluster PopTopic
 create_topic PopCluster PopFifo
 
-n=0
-# result LINE-PREFIX DESCRIPTION: ok when the Java output has "OK <prefix> ..."
-result() {
-  n=$((n + 1))
-  local line
-  line=$(grep -h -E "^(OK|FAIL) $1 " "$run"/out* | head -1)
-  echo "# ${line:-no output for $1}"
-  if [[ $line == OK* ]]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+# result CHECK WHAT: the Java output's verdict on CHECK (java_check)
+result() { java_check "$1" "$2" "$run"/out*; }
 
 timeout 300 java -cp "$cp" rmqtest.PopConsume "$ns" PopTopic rmq_pop_group 64 >"$run/out" 2>"$run/err"
 rc=$?
@@ -53,7 +46,4 @@ result fifo-blocked "FIFO pop: another attempt gets nothing while the batch is i
 result fifo-again "FIFO pop: the batch again after the invisible time with reconsumeTimes 1"
 result fifo-next "FIFO pop: the next batch once the first is acked"
 
-n=$((n + 1))
-errs=$(grep -c -E 'ERROR|refused remoting' "$run/broker.log")
-grep -E 'ERROR|refused remoting' "$run/broker.log" | head -5 | sed 's/^/# broker: /'
-if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
+broker_log_clean 'ERROR|refused remoting'

@@ -60,15 +60,8 @@ kill "$resp_pid" 2>/dev/null
 wait "$resp_pid" 2>/dev/null
 "${jrun[@]}" down "$ns" "$topic" "$cluster" >"$run/down.out" 2>"$run/down.err"
 
-n=0
-# result LINE-PREFIX DESCRIPTION: ok when the Java output has "OK <prefix> ..."
-result() {
-  n=$((n + 1))
-  local line
-  line=$(cat "$run"/req*.out "$run/down.out" | grep -h -E "^(OK|FAIL) $1 " | head -1)
-  echo "# ${line:-no output for $1}"
-  if [[ $line == OK* ]]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+# result CHECK WHAT: the Java output's verdict on CHECK (java_check)
+result() { java_check "$1" "$2" "$run"/req*.out "$run/down.out"; }
 for i in $(seq 1 $requesters); do
   result "rr-sync-$i" "requester $i: request() gets the reply to each of its requests"
   result "rr-async-$i" "requester $i: request(msg, RequestCallback) gets the reply to each of its requests"
@@ -89,11 +82,8 @@ fi
 result rr-timeout "with the responders down a request times out with RequestTimeoutException"
 result rr-gone "a reply to a requester that is not connected gets SYSTEM_ERROR naming it"
 
-n=$((n + 1))
 if [ "${1:-}" = rocketmq ]; then
-  echo "ok $n # SKIP RocketMQ's broker logs ERROR for the pulls of the responders this test kills"
+  echo "ok $((n + 1)) # SKIP RocketMQ's broker logs ERROR for the pulls of the responders this test kills"
   exit 0
 fi
-errs=$(grep -c -E 'ERROR' "$run/broker.log")
-grep -E 'ERROR' "$run/broker.log" | head -5 | sed 's/^/# broker: /'
-if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
+broker_log_clean

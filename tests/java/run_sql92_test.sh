@@ -21,21 +21,11 @@ create_topic SqlCluster SqlTopic
 timeout 300 java -Drocketmq.client.rebalance.waitInterval=1000 -cp "$cp" rmqtest.SqlFilter "$ns" SqlTopic \
   >"$run/out" 2>"$run/err" || { echo "# java exited $?"; tail -20 "$run/err" | sed 's/^/# /'; }
 
-n=0
-# result LINE-PREFIX DESCRIPTION: ok when the Java output has "OK <prefix> ..."
-result() {
-  n=$((n + 1))
-  local line
-  line=$(grep -h -E "^(OK|FAIL) $1 " "$run/out" | head -1)
-  echo "# ${line:-no output for $1}"
-  if [[ $line == OK* ]]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+# result CHECK WHAT: the Java output's verdict on CHECK (java_check)
+result() { java_check "$1" "$2" "$run/out"; }
 for i in 0 1 2 3; do
   result "sql92-push-$i" "a push consumer with MessageSelector.bySql receives exactly the matching messages ($i)"
 done
 result sql92-malformed "a malformed expression fails the consumer's start with the error's column"
 
-n=$((n + 1))
-errs=$(grep -c -E 'ERROR' "$run/broker.log")
-grep -E 'ERROR' "$run/broker.log" | head -5 | sed 's/^/# broker: /'
-if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
+broker_log_clean

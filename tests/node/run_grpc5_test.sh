@@ -49,40 +49,30 @@ for prefix in Ns Bk; do
   for t in Normal Fifo Delay Tx Push; do create_topic Grpc5Cluster "$prefix$t"; done
 done
 create_topic Grpc5Cluster Example5
-echo "ok 1 - mqnamesrv and mqbroker with aclEnable=true, topics created by the admin account"
+ok "mqnamesrv and mqbroker with aclEnable=true, topics created by the admin account" true
 
-# run_grpc5 N ENDPOINTS PREFIX WHAT: grpc5.js's checks as TAP from N on
+# run_grpc5 ENDPOINTS PREFIX WHAT: grpc5.js's checks as TAP lines
 run_grpc5() {
-  local n=$1 endpoints=$2 prefix=$3 what=$4 c line
+  local endpoints=$1 prefix=$2 what=$3 c
   (cd "$run" && timeout 300 node grpc5.js "$endpoints" "$prefix" nodeapp nodeapp-secret-1) \
     >"$run/$prefix.out" 2>"$run/$prefix.err"
   grep -h '^FAIL run ' "$run/$prefix.out" | head -3 | sed 's/^/# /'
-  for c in "${checks[@]}"; do
-    line=$(grep -h -E "^(OK|FAIL) $c " "$run/$prefix.out" | head -1)
-    echo "# ${line:-no output for $c}"
-    if [[ $line == OK* ]]; then echo "ok $n - $what: $c"; else echo "not ok $n - $what: $c"; fi
-    n=$((n + 1))
-  done
+  for c in "${checks[@]}"; do java_check "$c" "$what: $c" "$run/$prefix.out"; done
 }
-run_grpc5 2 "$ns" Ns "name server endpoint"
-run_grpc5 $((2 + ${#checks[@]})) "$test_ip:$bk_port" Bk "broker endpoint"
+run_grpc5 "$ns" Ns "name server endpoint"
+run_grpc5 "$test_ip:$bk_port" Bk "broker endpoint"
 
-n=$((2 + 2 * ${#checks[@]}))
 export RMQ_ACCESS_KEY=nodeapp RMQ_SECRET_KEY=nodeapp-secret-1
-(cd "$run" && timeout 120 node producer.js "$ns" Example5 "$N") >"$run/producer.out" 2>"$run/producer.err"
-rc=$?
+(cd "$run" && timeout 120 node producer.js "$ns" Example5 "$N") >"$run/producer.out" 2>"$run/producer.err" ||
+  tail -20 "$run/producer.err" | sed 's/^/# /'
 sent=$(grep -c '^SENT ' "$run/producer.out")
-if [ "$rc" -eq 0 ] && [ "$sent" -eq "$N" ]; then echo "ok $n - examples/node5 producer.js: $N of $N sent"; else
-  echo "not ok $n - examples/node5 producer.js: $sent of $N sent (exit $rc)"; tail -20 "$run/producer.err" | sed 's/^/# /'; fi
+ok "examples/node5 producer.js: $sent of $N sent" test "$sent" -eq "$N"
 (cd "$run" && timeout 120 node consumer.js "$ns" Example5 example_node5_consumer "$N" 60) \
-  >"$run/consumer.out" 2>"$run/consumer.err"
-rc=$?
-if [ "$rc" -eq 0 ] && grep -qx "DONE $N" "$run/consumer.out"; then echo "ok $((n + 1)) - examples/node5 consumer.js got $N messages"; else
-  echo "not ok $((n + 1)) - examples/node5 consumer.js (exit $rc): $(tail -1 "$run/consumer.out")"
-  tail -20 "$run/consumer.err" | sed 's/^/# /'; fi
+  >"$run/consumer.out" 2>"$run/consumer.err" || tail -20 "$run/consumer.err" | sed 's/^/# /'
+ok "examples/node5 consumer.js got $N messages: $(tail -1 "$run/consumer.out")" has consumer "^DONE $N\$"
 # "<msgId> hello <i>" on both sides; key "order-<i>" on the consumer's
 awk '$1 == "SENT" {print $2, $3, $4}' "$run/producer.out" | sort >"$run/sent.txt"
 awk '$1 == "RECV" && $3 == "order-" $5 {print $2, $4, $5}' "$run/consumer.out" | sort -u >"$run/recv.txt"
-if [ "$(wc -l <"$run/sent.txt")" -eq "$N" ] && cmp -s "$run/sent.txt" "$run/recv.txt"; then
-  echo "ok $((n + 2)) - every acknowledged id was consumed with its key and body"; else
-  echo "not ok $((n + 2)) - sent and consumed differ"; diff "$run/sent.txt" "$run/recv.txt" | head -20 | sed 's/^/# /'; fi
+diff "$run/sent.txt" "$run/recv.txt" | head -20 | sed 's/^/# /'
+ok "every acknowledged id was consumed with its key and body" \
+  eval '[ "$(wc -l <"$run/sent.txt")" -eq "$N" ] && cmp -s "$run/sent.txt" "$run/recv.txt"'
