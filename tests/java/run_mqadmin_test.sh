@@ -38,12 +38,13 @@ cat >"$run/home/conf/logback_tools.xml" <<XML
 </configuration>
 XML
 
-# adm NAME CMD ARGS...: runs mqadmin CMD against $ns; its output in $run/NAME.out (stderr in .err)
+# adm NAME CMD ARGS...: runs mqadmin CMD against $ns; its output in $run/NAME.out (stderr in .err).
+# It runs in $run: consumerStatus writes each client's running info under the working directory.
 adm() {
   local name=$1
   shift
-  timeout 120 java -Drocketmq.home.dir="$run/home" -cp "$cp" org.apache.rocketmq.tools.command.MQAdminStartup \
-    "$@" -n "$ns" >"$run/$name.out" 2>"$run/$name.err"
+  (cd "$run" && timeout 120 java -Drocketmq.home.dir="$run/home" -cp "$cp" org.apache.rocketmq.tools.command.MQAdminStartup \
+    "$@" -n "$ns") >"$run/$name.out" 2>"$run/$name.err"
   echo "# mqadmin $* printed:"
   head -40 "$run/$name.out" | awk '{print "#   " $0}'   # awk ends even an unterminated last line
   grep -m3 -E 'Exception|CODE:' "$run/$name.err" | awk '{print "#   stderr: " $0}'
