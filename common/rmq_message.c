@@ -394,25 +394,40 @@ int rmq_props_next(const char *props, size_t len, size_t *pos, rmq_prop_t *p)
     return 0;
 }
 
-static int props_has(const char *props, size_t len, const char *name)
+/* 1 if the name of pair p is the string name. */
+static int prop_named(const rmq_prop_t *p, const char *name)
 {
-    size_t vl;
-    return rmq_props_get(props, len, name, &vl) != NULL;
+    return strlen(name) == p->name_len && memcmp(p->name, name, p->name_len) == 0;
+}
+
+/* 1 if pair p names a delay or a delivery time. */
+static int prop_delays(const rmq_prop_t *p)
+{
+    static const char *const names[] = {RMQ_PROP_DELAY, RMQ_PROP_TIMER_DELIVER_MS, RMQ_PROP_TIMER_DELAY_SEC,
+                                        RMQ_PROP_TIMER_DELAY_MS, RMQ_PROP_DELIVER_AT};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (prop_named(p, names[i]))
+            return 1;
+    return 0;
 }
 
 rmq_msg_type_t rmq_props_msg_type(const char *props, size_t len)
 {
-    size_t vl = 0;
-    const char *tx = rmq_props_get(props, len, RMQ_PROP_TRAN_MSG, &vl);
-    if (tx && vl == 4 && memcmp(tx, "true", 4) == 0)
-        return RMQ_MSG_TRANSACTION;
-    if (props_has(props, len, RMQ_PROP_DELAY) || props_has(props, len, RMQ_PROP_TIMER_DELIVER_MS) ||
-        props_has(props, len, RMQ_PROP_TIMER_DELAY_SEC) || props_has(props, len, RMQ_PROP_TIMER_DELAY_MS) ||
-        props_has(props, len, RMQ_PROP_DELIVER_AT))
-        return RMQ_MSG_DELAY;
-    if (props_has(props, len, RMQ_PROP_SHARDING_KEY))
-        return RMQ_MSG_FIFO;
-    return RMQ_MSG_NORMAL;
+    size_t pos = 0;
+    rmq_prop_t p;
+    int tx_seen = 0, delay = 0, fifo = 0;
+    while (rmq_props_next(props, len, &pos, &p)) {
+        if (prop_named(&p, RMQ_PROP_TRAN_MSG)) {
+            if (!tx_seen && p.value_len == 4 && memcmp(p.value, "true", 4) == 0)
+                return RMQ_MSG_TRANSACTION;
+            tx_seen = 1;                 /* the first TRAN_MSG decides, as a lookup finds it */
+        } else if (prop_delays(&p)) {
+            delay = 1;
+        } else if (prop_named(&p, RMQ_PROP_SHARDING_KEY)) {
+            fifo = 1;
+        }
+    }
+    return delay ? RMQ_MSG_DELAY : fifo ? RMQ_MSG_FIFO : RMQ_MSG_NORMAL;
 }
 
 const char *rmq_msg_type_name(rmq_msg_type_t t)

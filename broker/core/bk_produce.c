@@ -155,7 +155,8 @@ static rmq_err_t produce_props(bk_produce_t *p, st_msg_t *msgs, size_t n, size_t
     const char *cluster = p->cfg.cluster;
     size_t need = 0, stamp = cluster ? sizeof(RMQ_PROP_CLUSTER) + strlen(cluster) + 2 : 0;
     for (size_t i = 0; i < n; i++) {
-        int found = props_scan(&msgs[i], n > 1);
+        /* stamping rewrites every message anyway: only a batch's diverts need a scan then */
+        int found = cluster && n == 1 ? 0 : props_scan(&msgs[i], n > 1);
         if (found & PROPS_DIVERT)
             return *bad = i, RMQ_EINVAL;
         if ((found & PROPS_RESERVED) || cluster)

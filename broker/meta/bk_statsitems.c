@@ -4,7 +4,6 @@
  * first; every used slot is sampled when a window's period comes round. */
 #include "bk_statsitems.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,8 +90,12 @@ int bk_statsitems_kind(const char *name)
 /* Writes the slot key of (kind, key) into buf; its length, or 0 if too long. */
 static size_t slot_key(char *buf, bk_si_kind_t kind, const char *key)
 {
-    int n = snprintf(buf, SI_KEY_MAX + 1, "%c%s", 'A' + (int)kind, key);
-    return n < 0 || (size_t)n > SI_KEY_MAX ? 0 : (size_t)n;
+    size_t n = strlen(key);
+    if (n + 1 > SI_KEY_MAX)
+        return 0;
+    buf[0] = (char)('A' + (int)kind);
+    memcpy(buf + 1, key, n + 1);
+    return n + 1;
 }
 
 /* The slot a new key takes: a free one, else the one counted least recently
@@ -134,9 +137,13 @@ void bk_statsitems_add_group(bk_statsitems_t *t, bk_si_kind_t kind, const char *
                              int64_t value, int64_t times)
 {
     char key[SI_KEY_MAX + 1];
-    int n = snprintf(key, sizeof(key), "%s@%s", topic, group);
-    if (n > 0 && (size_t)n < sizeof(key))
-        bk_statsitems_add(t, kind, key, value, times);
+    size_t tl = strlen(topic), gl = strlen(group);
+    if (tl + 1 + gl >= sizeof(key))
+        return;
+    memcpy(key, topic, tl);
+    key[tl] = '@';
+    memcpy(key + tl + 1, group, gl + 1);
+    bk_statsitems_add(t, kind, key, value, times);
 }
 
 /* RocketMQ's StatsItem.sampling*: a first sample of zeros one period back,
