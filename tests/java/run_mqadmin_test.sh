@@ -8,7 +8,9 @@
 # topicRoute, topicStatus, brokerStatus, consumerProgress,
 # brokerConsumeStats, statsAll (the broker's stats items), consumerConnection,
 # producerConnection, consumerStatus (the broker asks
-# the live consumer, GET_CONSUMER_RUNNING_INFO 307), queryMsgById (also
+# the live consumer, GET_CONSUMER_RUNNING_INFO 307), getConsumerStatus (the
+# broker asks it GET_CONSUMER_STATUS_FROM_CLIENT 221), cloneGroupOffset,
+# queryMsgById (also
 # consumed directly by the live consumer, CONSUME_MESSAGE_DIRECTLY 309),
 # queryMsgByKey, getConsumerConfig,
 # getBrokerConfig, updateBrokerConfig, resetOffsetByTime (to a time before
@@ -20,8 +22,8 @@ set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-echo "1..33"
-java_build 33
+echo "1..36"
+java_build 36
 start_namesrv
 start_broker AdminCluster broker-m
 bk=127.0.0.1:$bk_port
@@ -145,6 +147,17 @@ ok "consumerStatus -i prints the consumer's own running info: its group, setting
         has consumerStatusI '^#Consumer Subscription#' && \
         has consumerStatusI '^[0-9]{3} Topic: AdmTopic +ClassFilter: false +SubExpression: TagA \|\| TagB$' && \
         clean consumerStatusI"
+
+adm getConsumerStatus getConsumerStatus -g adm_group -t AdmTopic
+ok "getConsumerStatus (INVOKE_BROKER_TO_GET_CONSUMER_STATUS 223; the live consumer asked with 221) lists its offset 2 on AdmTopic's 4 queues" \
+  eval "[ \$(count getConsumerStatus '^$client +broker-m +[0-3] +2 *$') -eq 4 ] && clean getConsumerStatus"
+adm cloneGroupOffset cloneGroupOffset -s adm_group -d adm_clone -t AdmTopic -o false
+ok "cloneGroupOffset (CLONE_GROUP_OFFSET, 314) copies adm_group's offsets to adm_clone" \
+  eval "has cloneGroupOffset '^clone group offset success\. srcGroup\[adm_group\], destGroup=\[adm_clone\], topic\[AdmTopic\]' && \
+        clean cloneGroupOffset"
+adm brokerConsumeStatsClone brokerConsumeStats -b "$bk"
+ok "brokerConsumeStats shows adm_clone at adm_group's offsets on AdmTopic's 4 queues" \
+  eval "[ \$(count brokerConsumeStatsClone '^AdmTopic +adm_clone +broker-m +[0-3] +2 +2 +0 ') -eq 4 ]"
 
 adm queryMsgById queryMsgById -i "$msgid"
 ok "queryMsgById finds the first message by its offset msgId" \
