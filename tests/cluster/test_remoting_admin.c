@@ -349,6 +349,16 @@ static void ask(int adm, int code, const rmq_remoting_field_t *f, size_t n)
     rem_send(adm, RMQ_REMOTING_JSON, code, 11, 0, f, n, NULL, 0);
 }
 
+/* The operator asks code with f[0..n) on adm and is answered SYSTEM_ERROR naming why. */
+static void ask_refused(int adm, int code, const rmq_remoting_field_t *f, size_t n, const char *why)
+{
+    rem_resp_t r;
+    ask(adm, code, f, n);
+    ck_assert_int_eq(rem_recv(adm, &r, 5000), 0);
+    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, why);
+}
+
 START_TEST(ask_client)
 {
     rem_resp_t r, q;
@@ -426,10 +436,7 @@ START_TEST(ask_client)
     remark_has(&r, "did not answer within 10000 ms");
 
     rmq_remoting_field_t other[] = {{"consumerGroup", "adm_dg"}, {"clientId", "10.0.0.9@nobody"}};
-    ask(adm, 307, other, 2);
-    ck_assert_int_eq(rem_recv(adm, &r, 5000), 0);
-    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SYSTEM_ERROR);
-    remark_has(&r, "not online");
+    ask_refused(adm, 307, other, 2, "not online");
     close(adm);
     close(fd);
     hn_case_passed();
@@ -596,10 +603,7 @@ START_TEST(consumer_status)
     body_has(&r, "{\"consumerTable\":{},");
     rem_resp_clear(&r);
     rmq_remoting_field_t nobody[] = {{"topic", "AdmTopic"}, {"group", "adm_nobody"}};
-    ask(adm, 223, nobody, 2);
-    ck_assert_int_eq(rem_recv(adm, &r, 5000), 0);
-    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SYSTEM_ERROR);
-    remark_has(&r, "No Any Consumer online in the consumer group: [adm_nobody]");
+    ask_refused(adm, 223, nobody, 2, "No Any Consumer online in the consumer group: [adm_nobody]");
     close(adm);
     close(fd);
     hn_case_passed();

@@ -41,6 +41,20 @@ static void group_round_trip(const uint8_t *in, size_t size)
     evbuffer_free(b);
 }
 
+/* 1 if a list parse's outcome needs a look at its n entries: RMQ_OK with
+ * 1 to FR_RM_ADMIN_LIST_MAX of them; aborts on a refusal without a reason
+ * or a count out of bounds. */
+static int list_parsed(rmq_err_t rc, const char *why, size_t n)
+{
+    if (rc == RMQ_EPROTO && !why[0])
+        abort();
+    if (rc != RMQ_OK)
+        return 0;
+    if (n == 0 || n > FR_RM_ADMIN_LIST_MAX)
+        abort();
+    return 1;
+}
+
 static void group_list(const uint8_t *in, size_t size)
 {
     bk_group_t *groups;
@@ -48,12 +62,8 @@ static void group_list(const uint8_t *in, size_t size)
     char why[256] = "";
     const char *rule;
     rmq_err_t rc = fr_rm_group_list_parse(in, size, &groups, &n, why, sizeof why);
-    if (rc == RMQ_EPROTO && !why[0])
-        abort();
-    if (rc != RMQ_OK)
+    if (!list_parsed(rc, why, n))
         return;
-    if (n == 0 || n > FR_RM_ADMIN_LIST_MAX)
-        abort();
     for (size_t i = 0; i < n; i++)
         if (!rmq_name_is_valid(groups[i].name, strlen(groups[i].name), &rule))
             abort();
@@ -66,12 +76,8 @@ static void topic_list(const uint8_t *in, size_t size)
     size_t n;
     char why[256] = "";
     rmq_err_t rc = fr_rm_topic_list_parse(in, size, &topics, &n, why, sizeof why);
-    if (rc == RMQ_EPROTO && !why[0])
-        abort();
-    if (rc != RMQ_OK)
+    if (!list_parsed(rc, why, n))
         return;
-    if (n == 0 || n > FR_RM_ADMIN_LIST_MAX)
-        abort();
     for (size_t i = 0; i < n; i++)
         if (topics[i].perm < 0 || topics[i].perm > 15 || topics[i].read_queues < 0 || topics[i].write_queues < 0)
             abort();
