@@ -26,6 +26,7 @@ enum { CONSUMER_NEW, CONSUMER_RUNNING, CONSUMER_STOPPED };
 #define PULL_RETRY_MS 1000
 #define FLOW_RETRY_MS 50
 #define REBALANCE_RETRY_MS 1000
+#define RETRY_ROUTE_GRACE_MS 10000
 #define ORDERLY_LOCK_WAIT_MS 300
 
 typedef struct rmq_push_consumer consumer_t;
@@ -89,6 +90,7 @@ struct rmq_push_consumer {
     struct event *commit_ev;
     struct event *retry_ev;         /* one-shot rebalance after a failed one */
     int hb_acked;                   /* a broker answered a heartbeat: it created the retry topic */
+    int64_t hb_acked_ms;            /* when (monotonic) */
     int closing;
 };
 
@@ -799,6 +801,7 @@ static void heartbeat_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
     if (c->hb_acked || c->closing)
         return;
     c->hb_acked = 1;
+    c->hb_acked_ms = rmq_mono_ms();
     for (sub_t *s = c->subs; s; s = s->next)
         if (rmq_retry_is_retry_topic(s->topic))
             sub_rebalance(s);
@@ -849,13 +852,25 @@ static void heartbeat_route(consumer_t *c, const rmq_route_t *route)
     }
 }
 
+/* 1 if err is the name server not knowing sub's retry topic yet: the
+ * group's first heartbeat was answered less than RETRY_ROUTE_GRACE_MS ago,
+ * and the broker that created the topic then registers it with the name
+ * server a moment later (the next rebalance finds it). */
+static int retry_route_pending(const consumer_t *c, const sub_t *sub, rmq_err_t err, const rmq_error_t *why)
+{
+    return err == RMQ_ESTATUS && why->status == RMQ__STATUS__TOPIC_NOT_EXIST && rmq_retry_is_retry_topic(sub->topic) &&
+           rmq_mono_ms() - c->hb_acked_ms < RETRY_ROUTE_GRACE_MS;
+}
+
 /* The route arrived: heartbeat its brokers, then ask one for the members. */
 static void sub_route_done(rmq_err_t err, rmq_route_t *route, const rmq_error_t *why, void *arg)
 {
     sub_t *sub = arg;
     consumer_t *c = sub->c;
     if (err != RMQ_OK || c->closing) {
-        if (err != RMQ_OK && err != RMQ_ESHUTDOWN)
+        if (retry_route_pending(c, sub, err, why))
+            LOG_DEBUG("consumer: route of %s: %s (the broker is registering it)", sub->topic, why->text);
+        else if (err != RMQ_OK && err != RMQ_ESHUTDOWN)
             LOG_WARN_RL("consumer: route of %s: %s", sub->topic, why->text);
         rmq_route_free(route);
         sub_rebalance_end(sub, 1);

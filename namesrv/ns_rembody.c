@@ -14,6 +14,7 @@
 #include "ns_regbody.h"
 #include "ns_route.h"
 #include "rmq_json.h"
+#include "rmq_topic_json.h"
 
 #define TOPIC_LINE_MAX (NS_NAME_MAX + 64)   /* "name read write perm filterType" */
 
@@ -48,62 +49,17 @@ static rmq_err_t topic_add(ns_rembody_t *b, const char *name, int64_t rq, int64_
     return RMQ_OK;
 }
 
-/* 1 if s names one of RocketMQ's TopicFilterType values. */
-static int filter_type_valid(const char *s)
-{
-    return strcmp(s, "SINGLE_TAG") == 0 || strcmp(s, "MULTI_TAG") == 0;
-}
-
-/* Member key of topic object tc as an integer in [min, max] into *out;
- * optional members keep *out when absent. */
-static rmq_err_t topic_int(const rmq_json_t *tc, const char *topic, const char *key, int optional,
-                           int64_t min, int64_t max, int64_t *out, char *why, size_t whylen)
-{
-    const rmq_json_t *v = rmq_json_get(tc, key);
-
-    if (optional && (v == NULL || v->type == RMQ_JSON_NULL))
-        return RMQ_OK;
-    if (rmq_json_int(v, min, max, out) == 0)
-        return RMQ_OK;
-    snprintf(why, whylen, "RegisterBrokerBody: topic %.64s: %s is %s, not an integer in [%" PRId64
-             ", %" PRId64 "]", topic, key, v == NULL ? "missing" : "bad", min, max);
-    return RMQ_EPROTO;
-}
-
 /* One TopicConfig object of the JSON topicConfigTable (key: its map key). */
 static rmq_err_t topic_from_json(ns_rembody_t *b, const char *key, const rmq_json_t *tc, char *why,
                                  size_t whylen)
 {
-    int64_t rq, wq, perm, sysflag = 0;
-    rmq_err_t err;
-
-    if (tc->type != RMQ_JSON_OBJECT) {
-        snprintf(why, whylen, "RegisterBrokerBody: topicConfigTable.%.64s is not an object", key);
-        return RMQ_EPROTO;
-    }
-    const rmq_json_t *name = rmq_json_get(tc, "topicName");
-    if (name == NULL || name->type != RMQ_JSON_STRING) {
-        snprintf(why, whylen, "RegisterBrokerBody: topicConfigTable.%.64s has no topicName string", key);
-        return RMQ_EPROTO;
-    }
-    if ((err = topic_int(tc, name->str, "readQueueNums", 0, 0, INT32_MAX, &rq, why, whylen)) != RMQ_OK ||
-        (err = topic_int(tc, name->str, "writeQueueNums", 0, 0, INT32_MAX, &wq, why, whylen)) != RMQ_OK ||
-        (err = topic_int(tc, name->str, "perm", 0, 0, 15, &perm, why, whylen)) != RMQ_OK ||
-        (err = topic_int(tc, name->str, "topicSysFlag", 1, 0, INT32_MAX, &sysflag, why, whylen)) != RMQ_OK)
+    char where[128];
+    rmq_topic_json_t t;
+    snprintf(where, sizeof where, "RegisterBrokerBody: topicConfigTable.%.64s", key);
+    rmq_err_t err = rmq_topic_json_read(tc, where, &t, why, whylen);
+    if (err != RMQ_OK)
         return err;
-    const rmq_json_t *order = rmq_json_get(tc, "order");
-    if (order != NULL && order->type != RMQ_JSON_NULL && order->type != RMQ_JSON_BOOL) {
-        snprintf(why, whylen, "RegisterBrokerBody: topic %.64s: order is not a boolean", name->str);
-        return RMQ_EPROTO;
-    }
-    const rmq_json_t *ft = rmq_json_get(tc, "topicFilterType");
-    if (ft != NULL && ft->type != RMQ_JSON_NULL && (ft->type != RMQ_JSON_STRING || !filter_type_valid(ft->str))) {
-        snprintf(why, whylen, "RegisterBrokerBody: topic %.64s: topicFilterType is not SINGLE_TAG or MULTI_TAG",
-                 name->str);
-        return RMQ_EPROTO;
-    }
-    int is_order = order != NULL && order->type == RMQ_JSON_BOOL && strcmp(order->str, "true") == 0;
-    return topic_add(b, name->str, rq, wq, perm, sysflag, is_order, why, whylen);
+    return topic_add(b, t.name, t.read_queues, t.write_queues, t.perm, t.sys_flag, t.order, why, whylen);
 }
 
 /* One compressed-form topic line "name read write perm filterType". */
@@ -140,7 +96,7 @@ static rmq_err_t topic_from_line(ns_rembody_t *b, const uint8_t *p, size_t len, 
             n = 0;
         num[i] = v;
     }
-    if (n != 5 || !filter_type_valid(field[4])) {
+    if (n != 5 || !rmq_topic_filter_type_valid(field[4])) {
         snprintf(why, whylen, "compressed RegisterBrokerBody: topic entry '%.*s' is not "
                  "'name read write perm SINGLE_TAG|MULTI_TAG'", (int)(len < 64 ? len : 64), (const char *)p);
         return RMQ_EPROTO;

@@ -471,6 +471,8 @@ if [ $CHECK = 1 ]; then
     '[ "$tps_outage" != - ] && [ "$tps_outage" -gt 0 ] && [ "$min_outage" != - ] && [ "$min_outage" -gt 0 ]'
   check "producer acknowledged messages after the restart" '[ "$tps_after" != - ] && [ "$tps_after" -gt 0 ]'
   check "the slave served broker-a's queues during the outage" '[ -n "$a_s_get" ] && [ "$a_s_get" -gt 0 ]'
+  check "the replay group's retry topic was routed without a warning" \
+    '! grep -q "route of %RETRY%QuickStartReplay" "$work/replay.out"'
   check "every acknowledged message consumed at least once" '[ "$missing" -eq 0 ]'
   check "duplicates within an at-least-once window (<= 5%)" '[ $((dups * 20)) -le "$acked" ]'
   check "no message consumed that was not sent" '[ "$consumed_distinct" -ge "$acked_distinct" ]'

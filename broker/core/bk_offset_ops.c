@@ -159,3 +159,102 @@ bk_status_t bk_offset_reset(bk_offset_ops_t *o, const char *topic, const char *g
     *told = bk_clients_reset_offset(o->cfg.clients, out);
     return bk_result_set(r, BK_OK, "%s", "");
 }
+
+/* One offset of a clone's source group, its topic copied: the walk ends
+ * before the destination's commits change the table. */
+typedef struct clone_item {
+    char *topic;
+    int32_t queue_id;
+    int64_t offset;
+} clone_item_t;
+
+/* Collects a clone's source offsets (bk_offsets_each): counts when items is NULL. */
+typedef struct clone_walk {
+    const char *topic;               /* "": every topic */
+    clone_item_t *items;
+    size_t n;
+    int oom;
+} clone_walk_t;
+
+static void clone_add(void *arg, const char *topic, const char *group, int32_t queue_id, int64_t offset)
+{
+    clone_walk_t *w = arg;
+    (void)group;
+    if (w->topic[0] && strcmp(w->topic, topic) != 0)
+        return;
+    if (w->items) {
+        clone_item_t *it = &w->items[w->n];
+        *it = (clone_item_t){strdup(topic), queue_id, offset};
+        w->oom |= !it->topic;
+    }
+    w->n++;
+}
+
+static void clone_items_free(clone_walk_t *w)
+{
+    for (size_t i = 0; w->items && i < w->n; i++)
+        free(w->items[i].topic);
+    free(w->items);
+}
+
+/* 1 if a clone copies src's offsets of topic: the topic exists here and,
+ * unless offline, src (when it has live clients) subscribes to it. */
+static int clone_topic_wanted(bk_offset_ops_t *o, const char *src, const char *topic, int offline)
+{
+    bk_group_view_t view;
+    if (!bk_topics_get(o->cfg.topics, topic, strlen(topic)))
+        return 0;
+    return offline || !bk_clients_group(o->cfg.clients, src, &view) ||
+           bk_clients_subscription(o->cfg.clients, src, topic, NULL) != NULL;
+}
+
+bk_status_t bk_offset_clone(bk_offset_ops_t *o, const char *src, const char *dest, const char *topic, int offline,
+                            size_t *copied, bk_result_t *r)
+{
+    clone_walk_t w = {.topic = topic};
+    *copied = 0;
+    if (name_check("consumer group", dest, r) != BK_OK)
+        return r->status;
+    bk_offsets_each(o->cfg.offsets, src, clone_add, &w);
+    if (!(w.items = calloc(w.n ? w.n : 1, sizeof(*w.items))))
+        return bk_result_set(r, BK_SYSTEM_ERROR, "CLONE_GROUP_OFFSET: out of memory");
+    w.n = 0;
+    bk_offsets_each(o->cfg.offsets, src, clone_add, &w);
+    bk_result_set(r, w.oom ? BK_SYSTEM_ERROR : BK_OK, "%s", w.oom ? "CLONE_GROUP_OFFSET: out of memory" : "");
+    for (size_t i = 0; r->status == BK_OK && i < w.n; i++) {
+        const clone_item_t *it = &w.items[i];
+        bk_offset_key_t key = {it->topic, dest, it->queue_id};
+        if (clone_topic_wanted(o, src, it->topic, offline) && bk_offset_commit(o, &key, it->offset, r) == BK_OK)
+            (*copied)++;
+    }
+    clone_items_free(&w);
+    return r->status;
+}
+
+bk_status_t bk_offset_time_span(bk_offset_ops_t *o, const char *topic, const char *group, int64_t now_ms,
+                                bk_time_span_t **out, size_t *n, bk_result_t *r)
+{
+    st_store_t *st = o->cfg.store;
+    const bk_topic_t *t = bk_topics_get(o->cfg.topics, topic, strlen(topic));
+    *out = NULL;
+    *n = 0;
+    if (!t)
+        return bk_result_set(r, BK_TOPIC_NOT_EXIST, "topic[%.200s] not exist", topic);
+    size_t queues = t->write_queues > 0 ? (size_t)t->write_queues : 0;
+    if (!(*out = calloc(queues ? queues : 1, sizeof(**out))))
+        return bk_result_set(r, BK_SYSTEM_ERROR, "QUERY_CONSUME_TIME_SPAN: out of memory");
+    for (size_t i = 0; i < queues; i++) {
+        bk_time_span_t *s = &(*out)[i];
+        int32_t q = (int32_t)i;
+        int64_t max = st_store_max_offset(st, topic, q);
+        int64_t committed = bk_offsets_query(o->cfg.offsets, topic, group, q);
+        s->queue_id = q;
+        s->min_time = st_store_time_at(st, topic, q, st_store_min_offset(st, topic, q));
+        s->max_time = st_store_time_at(st, topic, q, max - 1);
+        s->consume_time = committed > 0 ? st_store_time_at(st, topic, q, committed - 1) : s->min_time;
+        int64_t next = committed < max ? st_store_time_at(st, topic, q, committed < 0 ? 0 : committed) : -1;
+        s->delay_ms = next >= 0 ? now_ms - next : 0;
+    }
+    *n = queues;
+    return bk_result_set(r, BK_OK, "%s", "");
+}

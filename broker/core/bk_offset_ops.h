@@ -3,7 +3,8 @@
  * and times (max, min, first offset stored at or after a time, earliest
  * store time), a group's consume progress (its committed offsets against
  * each queue's max offset, and its pull rate), and an operator's reset of
- * a group's offsets to a time, pushed to its live consumers. The table
+ * a group's offsets to a time, pushed to its live consumers, a copy of one
+ * group's offsets to another, and a group's time span on a topic. The table
  * itself is bk_offsets.c; this file owns the rules of the requests over
  * it. Loop thread only. */
 #ifndef BK_OFFSET_OPS_H
@@ -105,4 +106,27 @@ void bk_consume_progress_clear(bk_consume_progress_t *out);
  * BK_TOPIC_NOT_EXIST, or the commit's failure. */
 bk_status_t bk_offset_reset(bk_offset_ops_t *o, const char *topic, const char *group, int64_t timestamp, int force,
                             bk_offset_reset_t *out, size_t *told, bk_result_t *r);
+
+/* Copies src's committed offsets on topic ("": every topic src has
+ * offsets on) to dest, as RocketMQ's cloneGroupOffset does: a topic this
+ * broker does not have is skipped, and so, unless offline, is a topic src
+ * does not subscribe to while it has live clients. *copied: queues
+ * copied. BK_OK; BK_NAME_ILLEGAL (dest); a commit's failure. */
+bk_status_t bk_offset_clone(bk_offset_ops_t *o, const char *src, const char *dest, const char *topic, int offline,
+                            size_t *copied, bk_result_t *r);
+
+/* One queue's time span for a group (RocketMQ's QueueTimeSpan), times in
+ * ms since the epoch (-1: no message there). */
+typedef struct bk_time_span {
+    int32_t queue_id;
+    int64_t min_time;                /* store time of the queue's first message */
+    int64_t max_time;                /* of its last */
+    int64_t consume_time;            /* of the group's last consumed (none: min_time) */
+    int64_t delay_ms;                /* now minus the store time of the next to consume (0: caught up) */
+} bk_time_span_t;
+
+/* group's time span on each write queue of topic into a fresh array *out
+ * (caller frees) of *n. BK_OK, BK_TOPIC_NOT_EXIST, BK_SYSTEM_ERROR. */
+bk_status_t bk_offset_time_span(bk_offset_ops_t *o, const char *topic, const char *group, int64_t now_ms,
+                                bk_time_span_t **out, size_t *n, bk_result_t *r);
 #endif

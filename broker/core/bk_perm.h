@@ -49,7 +49,9 @@ typedef enum bk_op {
     BK_OP_PRODUCER_CONNECTIONS,
     BK_OP_ALL_PRODUCERS,             /* every producer group and its clients */
     BK_OP_CONSUME_STATS,
+    BK_OP_CONSUME_TIME_SPAN,         /* a group's time span on each queue of a topic */
     BK_OP_OFFSET_RESET,              /* an operator's reset of a group's offsets to a time */
+    BK_OP_OFFSET_CLONE,              /* an operator's copy of one group's offsets to another */
     BK_OP_ALL_OFFSETS,
     BK_OP_DELAY_OFFSETS,
     BK_OP_RUNTIME_INFO,
@@ -60,6 +62,7 @@ typedef enum bk_op {
     BK_OP_POP,                       /* pop messages */
     BK_OP_POP_ACK,                   /* ack or change the invisible time of popped messages */
     BK_OP_CONSUMER_RUNNING_INFO,     /* asks one consumer for its running state */
+    BK_OP_CONSUMER_STATUS,           /* asks a group's consumers for their offsets on a topic */
     BK_OP_CONSUME_DIRECTLY,          /* makes one consumer consume a stored message now */
     BK_OP_QUERY_ASSIGNMENT,          /* the queues a pop consumer is to pop */
     BK_OP_REQUEST_MODE,              /* an operator's choice of a group's consume mode (pull or pop) */

@@ -59,12 +59,14 @@ typedef enum bk_ask_kind {
     BK_ASK_RUNNING_INFO = 0,         /* its consumer's running state (ConsumerRunningInfo) */
     BK_ASK_CONSUME_DIRECTLY,         /* consume one stored message now and say how it went */
     BK_ASK_PUSH_REPLY,               /* take the reply to one of your requests */
+    BK_ASK_CONSUMER_STATUS,          /* your consumer's offsets on one topic (GetConsumerStatusBody) */
 } bk_ask_kind_t;
 
 typedef struct bk_client_ask {
     bk_ask_kind_t kind;
     const char *group;
     const char *client_id;
+    const char *topic;               /* consumer status: the topic */
     int jstack;                      /* running info: with its threads' stacks */
     const char *msg_id;              /* consume directly: the message's id */
     const char *broker_name;         /* consume directly: this broker's name */

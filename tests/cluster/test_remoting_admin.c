@@ -31,6 +31,18 @@
  * gets SYSTEM_ERROR "did not answer within 10000 ms" in about that time;
  * a client id not in the group is "not online".
  *
+ * lists: UPDATE_AND_CREATE_TOPIC_LIST (18) and
+ * UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225) create every entry; a bad
+ * entry is named and a list with a bad group name writes none of it.
+ *
+ * clone_and_time_span: CLONE_GROUP_OFFSET (314) copies a group's offsets
+ * (one topic, or all of them); QUERY_CONSUME_TIME_SPAN (303) gives each
+ * queue's first, last and last consumed store times and the delay.
+ *
+ * consumer_status: INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223) asks the
+ * group's client GET_CONSUMER_STATUS_FROM_CLIENT (221) and answers its
+ * offsets under its client id; a group with no client is SYSTEM_ERROR.
+ *
  * broker: GET_BROKER_RUNTIME_INFO (KVTable), GET_BROKER_CONFIG (properties
  * text), UPDATE_BROKER_CONFIG refused naming why.
  *
@@ -337,6 +349,16 @@ static void ask(int adm, int code, const rmq_remoting_field_t *f, size_t n)
     rem_send(adm, RMQ_REMOTING_JSON, code, 11, 0, f, n, NULL, 0);
 }
 
+/* The operator asks code with f[0..n) on adm and is answered SYSTEM_ERROR naming why. */
+static void ask_refused(int adm, int code, const rmq_remoting_field_t *f, size_t n, const char *why)
+{
+    rem_resp_t r;
+    ask(adm, code, f, n);
+    ck_assert_int_eq(rem_recv(adm, &r, 5000), 0);
+    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, why);
+}
+
 START_TEST(ask_client)
 {
     rem_resp_t r, q;
@@ -414,10 +436,174 @@ START_TEST(ask_client)
     remark_has(&r, "did not answer within 10000 ms");
 
     rmq_remoting_field_t other[] = {{"consumerGroup", "adm_dg"}, {"clientId", "10.0.0.9@nobody"}};
-    ask(adm, 307, other, 2);
+    ask_refused(adm, 307, other, 2, "not online");
+    close(adm);
+    close(fd);
+    hn_case_passed();
+}
+END_TEST
+
+/* GET_TOPIC_CONFIG of topic: the value of its field key. */
+static void topic_field_is(const char *topic, const char *key, const char *want)
+{
+    rem_resp_t r;
+    rmq_remoting_field_t t = {"topic", (char *)topic};
+    ck_assert_int_eq(call(351, &t, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *d = body_json(&r);
+    ck_assert_str_eq(json_at(d, key, NULL, NULL), want);
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+}
+
+START_TEST(lists)
+{
+    rem_resp_t r;
+    const char *topic_list = "{\"topicConfigList\":[{\"topicName\":\"AdmL1\",\"readQueueNums\":2,\"writeQueueNums\":2,"
+                         "\"perm\":6,\"topicFilterType\":\"SINGLE_TAG\",\"topicSysFlag\":0,\"order\":false},"
+                         "{\"topicName\":\"AdmL2\",\"readQueueNums\":3,\"writeQueueNums\":3,\"perm\":4}]}";
+    ck_assert_int_eq(call(18, NULL, 0, topic_list, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    topic_field_is("AdmL1", "writeQueueNums", "2");
+    topic_field_is("AdmL2", "writeQueueNums", "3");
+    topic_field_is("AdmL2", "perm", "4");
+    ck_assert_int_eq(call(18, NULL, 0, "{\"topicConfigList\":[{\"topicName\":\"AdmL3\",\"readQueueNums\":\"x\","
+                                       "\"writeQueueNums\":1,\"perm\":6}]}", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "topicConfigList[0]: topic AdmL3: readQueueNums is bad");
+    ck_assert_int_eq(call(18, NULL, 0, "{\"topicConfigList\":[]}", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "1 to 1024 are allowed");
+    ck_assert_int_eq(call(18, NULL, 0, "{\"topicConfigList\":[{\"topicName\":\"Adm L4\",\"readQueueNums\":1,"
+                                       "\"writeQueueNums\":1,\"perm\":6}]}", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "Adm L4");
+
+    const char *group_list = "{\"groupConfigList\":[{\"groupName\":\"adm_l1\",\"retryMaxTimes\":3},"
+                         "{\"groupName\":\"adm_l2\",\"consumeBroadcastEnable\":false}]}";
+    ck_assert_int_eq(call(225, NULL, 0, group_list, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(call(225, NULL, 0, "{\"groupConfigList\":[{\"groupName\":\"adm_l3\"},{\"groupName\":\"bad g\"}]}",
+                          &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "bad g");
+    ck_assert_int_eq(call(201, NULL, 0, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *d = body_json(&r);
+    ck_assert_str_eq(json_at(d, "subscriptionGroupTable", "adm_l1", "retryMaxTimes"), "3");
+    ck_assert_str_eq(json_at(d, "subscriptionGroupTable", "adm_l2", "consumeBroadcastEnable"), "false");
+    ck_assert_msg(!rmq_json_get(rmq_json_get(d, "subscriptionGroupTable"), "adm_l3"),
+                  "a list with a bad name wrote its good entry");
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+    hn_case_passed();
+}
+END_TEST
+
+/* QUERY_CONSUMER_OFFSET of group on AdmTopic queue 1: the response code, the offset into *offset. */
+static int offset_of(const char *group, long long *offset)
+{
+    rem_resp_t r;
+    rmq_remoting_field_t q[] = {{"consumerGroup", (char *)group}, {"topic", "AdmTopic"}, {"queueId", "1"}};
+    int code = call(14, q, 3, NULL, &r);
+    *offset = code == RMQ_REMOTING_SUCCESS ? atoll(rem_field(&r, "offset")) : -1;
+    rem_resp_clear(&r);
+    return code;
+}
+
+START_TEST(clone_and_time_span)
+{
+    rem_resp_t r;
+    long long off;
+    ck_assert_int_eq(create_topic("AdmTopic", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    for (int i = 0; i < 3; i++)
+        send_one("AdmTopic", "span");
+    rmq_remoting_field_t u[] = {{"consumerGroup", "adm_src"}, {"topic", "AdmTopic"}, {"queueId", "1"},
+                                {"commitOffset", "2"}};
+    ck_assert_int_eq(call(15, u, 4, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+
+    rmq_remoting_field_t c[] = {{"srcGroup", "adm_src"}, {"destGroup", "adm_dst"}, {"topic", "AdmTopic"},
+                                {"offline", "false"}};
+    ck_assert_int_eq(call(314, c, 4, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(offset_of("adm_dst", &off), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(off, 2);
+    rmq_remoting_field_t all[] = {{"srcGroup", "adm_src"}, {"destGroup", "adm_dst2"}, {"offline", "true"}};
+    ck_assert_int_eq(call(314, all, 3, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(offset_of("adm_dst2", &off), RMQ_REMOTING_SUCCESS);
+    ck_assert_int_eq(off, 2);
+    rmq_remoting_field_t bad[] = {{"srcGroup", "adm_src"}, {"destGroup", "bad group"}};
+    ck_assert_int_eq(call(314, bad, 2, NULL, &r), RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "bad group");
+
+    rmq_remoting_field_t ts[] = {{"topic", "AdmTopic"}, {"group", "adm_src"}};
+    long long before = rmq_wall_ms();
+    ck_assert_int_eq(call(303, ts, 2, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *d = body_json(&r);
+    const rmq_json_t *set = rmq_json_get(d, "consumeTimeSpanSet");
+    ck_assert(set && set->type == RMQ_JSON_ARRAY && set->n == 4);
+    const rmq_json_t *q1 = set->items[1];
+    ck_assert_str_eq(json_at(q1, "messageQueue", "queueId", NULL), "1");
+    ck_assert_str_eq(json_at(q1, "messageQueue", "brokerName", NULL), "broker-a");
+    long long min = atoll(json_at(q1, "minTimeStamp", NULL, NULL)), max = atoll(json_at(q1, "maxTimeStamp", NULL, NULL));
+    long long consumed = atoll(json_at(q1, "consumeTimeStamp", NULL, NULL));
+    long long delay = atoll(json_at(q1, "delayTime", NULL, NULL));
+    ck_assert_msg(min > before - 60000 && min <= consumed && consumed <= max && max <= before,
+                  "time span min %lld consumed %lld max %lld", min, consumed, max);
+    ck_assert_msg(delay >= 0 && delay <= before - max + 60000, "delayTime %lld", delay);
+    ck_assert_str_eq(json_at(set->items[0], "delayTime", NULL, NULL), "0");
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t none[] = {{"topic", "AdmNone"}, {"group", "adm_src"}};
+    ck_assert_int_eq(call(303, none, 2, NULL, &r), RMQ_REMOTING_TOPIC_NOT_EXIST);
+    remark_has(&r, "topic[AdmNone] not exist");
+    hn_case_passed();
+}
+END_TEST
+
+START_TEST(consumer_status)
+{
+    rem_resp_t r, q;
+    ck_assert_int_eq(create_topic("AdmTopic", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    const char *hb = "{\"clientID\":\"10.0.0.4@st\",\"producerDataSet\":[],\"consumerDataSet\":[{"
+                     "\"groupName\":\"adm_sg\",\"consumeType\":\"CONSUME_PASSIVELY\",\"messageModel\":\"CLUSTERING\","
+                     "\"consumeFromWhere\":\"CONSUME_FROM_FIRST_OFFSET\",\"unitMode\":false,\"subscriptionDataSet\":["
+                     "{\"topic\":\"AdmTopic\",\"subString\":\"*\",\"subVersion\":1,\"tagsSet\":[],"
+                     "\"codeSet\":[],\"expressionType\":\"TAG\"}]}]}";
+    int fd = rem_connect(bk_addr), adm = rem_connect(bk_addr);
+    ck_assert_int_eq(call_on(fd, 34, NULL, 0, hb, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+
+    rmq_remoting_field_t f[] = {{"topic", "AdmTopic"}, {"group", "adm_sg"}};
+    ask(adm, 223, f, 2);
+    for (;;) {
+        ck_assert_int_eq(rem_recv_frame(fd, &q, 5000), 0);
+        if (!(q.msg.flags & RMQ_REMOTING_FLAG_ONEWAY))
+            break;
+        rem_resp_clear(&q);
+    }
+    ck_assert_int_eq(q.msg.code, 221);
+    ck_assert_str_eq(rem_field(&q, "topic"), "AdmTopic");
+    ck_assert_str_eq(rem_field(&q, "group"), "adm_sg");
+    const char *status = "{\"consumerTable\":{},\"messageQueueTable\":{{\"brokerName\":\"broker-a\",\"queueId\":1,"
+                         "\"topic\":\"AdmTopic\"}:7}}";
+    rem_send(fd, RMQ_REMOTING_JSON, RMQ_REMOTING_SUCCESS, q.msg.opaque, RMQ_REMOTING_FLAG_RESPONSE, NULL, 0, status,
+             strlen(status));
+    rem_resp_clear(&q);
     ck_assert_int_eq(rem_recv(adm, &r, 5000), 0);
-    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SYSTEM_ERROR);
-    remark_has(&r, "not online");
+    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SUCCESS);
+    const char *want = "{\"consumerTable\":{\"10.0.0.4@st\":{{\"brokerName\":\"broker-a\",\"queueId\":1,"
+                       "\"topic\":\"AdmTopic\"}:7}},\"messageQueueTable\":{}}";
+    ck_assert_msg(r.msg.body_len == strlen(want) && memcmp(r.msg.body, want, r.msg.body_len) == 0,
+                  "consumer status '%.*s'", (int)r.msg.body_len, (const char *)r.msg.body);
+    rem_resp_clear(&r);
+
+    rmq_remoting_field_t other[] = {{"topic", "AdmTopic"}, {"group", "adm_sg"}, {"clientAddr", "10.0.0.9@x"}};
+    ask(adm, 223, other, 3);
+    ck_assert_int_eq(rem_recv(adm, &r, 5000), 0);
+    ck_assert_int_eq(r.msg.code, RMQ_REMOTING_SUCCESS);
+    body_has(&r, "{\"consumerTable\":{},");
+    rem_resp_clear(&r);
+    rmq_remoting_field_t nobody[] = {{"topic", "AdmTopic"}, {"group", "adm_nobody"}};
+    ask_refused(adm, 223, nobody, 2, "No Any Consumer online in the consumer group: [adm_nobody]");
     close(adm);
     close(fd);
     hn_case_passed();
@@ -505,6 +691,9 @@ static Suite *remoting_admin_suite(void)
     tcase_add_test(tc, ask_client);
     tcase_add_test(tc, broker);
     tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, lists);
+    tcase_add_test(tc, clone_and_time_span);
+    tcase_add_test(tc, consumer_status);
     suite_add_tcase(s, tc);
     return s;
 }

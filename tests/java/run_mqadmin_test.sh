@@ -8,7 +8,8 @@
 # topicRoute, topicStatus, brokerStatus, consumerProgress,
 # brokerConsumeStats, statsAll (the broker's stats items), consumerConnection,
 # producerConnection, consumerStatus (the broker asks
-# the live consumer, GET_CONSUMER_RUNNING_INFO 307), queryMsgById (also
+# the live consumer, GET_CONSUMER_RUNNING_INFO 307), cloneGroupOffset,
+# queryMsgById (also
 # consumed directly by the live consumer, CONSUME_MESSAGE_DIRECTLY 309),
 # queryMsgByKey, getConsumerConfig,
 # getBrokerConfig, updateBrokerConfig, resetOffsetByTime (to a time before
@@ -20,8 +21,8 @@ set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-echo "1..33"
-java_build 33
+echo "1..35"
+java_build 35
 start_namesrv
 start_broker AdminCluster broker-m
 bk=127.0.0.1:$bk_port
@@ -57,7 +58,7 @@ ok "updateSubGroup creates adm_group on the broker" \
   eval "has updateSubGroup '^create subscription group to $bk success\.$' && clean updateSubGroup"
 
 t0=$(date +%s%3N)   # before the first send
-timeout 200 java -cp "$cp" rmqtest.AdminFixture "$ns" AdmTopic adm_group 8 "$run/stop" \
+timeout 480 java -cp "$cp" rmqtest.AdminFixture "$ns" AdmTopic adm_group 8 "$run/stop" \
   >"$run/fixture.out" 2>"$run/fixture.err" &
 fixture=$!
 pids+=("$fixture")
@@ -145,6 +146,16 @@ ok "consumerStatus -i prints the consumer's own running info: its group, setting
         has consumerStatusI '^#Consumer Subscription#' && \
         has consumerStatusI '^[0-9]{3} Topic: AdmTopic +ClassFilter: false +SubExpression: TagA \|\| TagB$' && \
         clean consumerStatusI"
+
+# brokerConsumeStats lists subscription groups only (RocketMQ's too): adm_clone is made one first
+adm updateSubGroupClone updateSubGroup -c AdminCluster -g adm_clone
+adm cloneGroupOffset cloneGroupOffset -s adm_group -d adm_clone -t AdmTopic -o false
+ok "cloneGroupOffset (CLONE_GROUP_OFFSET, 314) copies adm_group's offsets to adm_clone" \
+  eval "has cloneGroupOffset '^clone group offset success\. srcGroup\[adm_group\], destGroup=\[adm_clone\], topic\[AdmTopic\]' && \
+        clean cloneGroupOffset"
+adm brokerConsumeStatsClone brokerConsumeStats -b "$bk"
+ok "brokerConsumeStats shows adm_clone at adm_group's offsets on AdmTopic's 4 queues" \
+  eval "[ \$(count brokerConsumeStatsClone '^AdmTopic +adm_clone +broker-m +[0-3] +2 +2 +0 ') -eq 4 ]"
 
 adm queryMsgById queryMsgById -i "$msgid"
 ok "queryMsgById finds the first message by its offset msgId" \

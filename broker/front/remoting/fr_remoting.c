@@ -24,6 +24,7 @@
 #define CODE_CHECK_TRANSACTION_STATE 39
 #define CODE_NOTIFY_CONSUMER_IDS_CHANGED 40
 #define CODE_RESET_CONSUMER_CLIENT_OFFSET 220
+#define CODE_GET_CONSUMER_STATUS_FROM_CLIENT 221
 #define CODE_GET_CONSUMER_RUNNING_INFO 307
 #define CODE_CONSUME_MESSAGE_DIRECTLY 309
 #define CODE_PUSH_REPLY_MESSAGE_TO_CLIENT 326
@@ -273,8 +274,9 @@ static void reply_fields(const bk_reply_push_t *rp, reply_nums_t *nb, rmq_remoti
     memcpy(f, v, sizeof(v));
 }
 
-/* GET_CONSUMER_RUNNING_INFO or CONSUME_MESSAGE_DIRECTLY (the stored
- * message in MessageDecoder's layout) to a consumer, or
+/* GET_CONSUMER_RUNNING_INFO, GET_CONSUMER_STATUS_FROM_CLIENT or
+ * CONSUME_MESSAGE_DIRECTLY (the stored message in MessageDecoder's
+ * layout) to a consumer, or
  * PUSH_REPLY_MESSAGE_TO_CLIENT (the reply's header and body) to a
  * requester, its response awaited by opaque (fr_remoting_diag.c). */
 static rmq_err_t rs_ask(bk_session_t *ss, const bk_client_ask_t *q, bk_client_answer_fn fn, void *arg)
@@ -298,6 +300,11 @@ static rmq_err_t rs_ask(bk_session_t *ss, const bk_client_ask_t *q, bk_client_an
         n = 4;
         err = fr_rm_check_message_encode(q->record, q->record_len, &msg, &msg_len);
         body = msg;
+    } else if (q->kind == BK_ASK_CONSUMER_STATUS) {
+        code = CODE_GET_CONSUMER_STATUS_FROM_CLIENT;
+        f[0] = (rmq_remoting_field_t){"topic", (char *)q->topic};
+        f[1] = (rmq_remoting_field_t){"group", (char *)q->group};
+        n = 2;
     } else if (q->kind == BK_ASK_PUSH_REPLY) {
         code = CODE_PUSH_REPLY_MESSAGE_TO_CLIENT;
         reply_fields(q->reply, &nb, f);
@@ -431,11 +438,13 @@ static const fr_rm_route_t routes[] = {
     {401, fr_rm_handle_request_mode, BK_OP_REQUEST_MODE},      /* SET_MESSAGE_REQUEST_MODE */
     /* administration (fr_remoting_admin.c) */
     {17, fr_rm_handle_update_topic, BK_OP_TOPIC_UPDATE},       /* UPDATE_AND_CREATE_TOPIC */
+    {18, fr_rm_handle_update_topic_list, BK_OP_TOPIC_UPDATE},  /* UPDATE_AND_CREATE_TOPIC_LIST */
     {21, fr_rm_handle_json_read, BK_OP_TOPIC_LIST},            /* GET_ALL_TOPIC_CONFIG */
     {25, fr_rm_handle_update_broker_config, BK_OP_BROKER_CONFIG_UPDATE}, /* UPDATE_BROKER_CONFIG (refused) */
     {26, fr_rm_handle_broker_config, BK_OP_BROKER_CONFIG},     /* GET_BROKER_CONFIG */
     {28, fr_rm_handle_json_read, BK_OP_RUNTIME_INFO},          /* GET_BROKER_RUNTIME_INFO */
     {200, fr_rm_handle_update_group, BK_OP_GROUP_UPDATE},      /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP */
+    {225, fr_rm_handle_update_group_list, BK_OP_GROUP_UPDATE}, /* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST */
     {201, fr_rm_handle_json_read, BK_OP_GROUP_LIST},           /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
     {202, fr_rm_handle_json_read, BK_OP_TOPIC_STATS},          /* GET_TOPIC_STATS_INFO */
     {203, fr_rm_handle_consumer_connections, BK_OP_CONSUMER_CONNECTIONS}, /* GET_CONSUMER_CONNECTION_LIST */
@@ -443,6 +452,8 @@ static const fr_rm_route_t routes[] = {
     {207, fr_rm_handle_delete_group, BK_OP_GROUP_DELETE},      /* DELETE_SUBSCRIPTIONGROUP */
     {208, fr_rm_handle_json_read, BK_OP_CONSUME_STATS},        /* GET_CONSUME_STATS */
     {222, fr_rm_handle_reset_offset, BK_OP_OFFSET_RESET},      /* INVOKE_BROKER_TO_RESET_OFFSET */
+    {223, fr_rm_handle_consumer_status, BK_OP_CONSUMER_STATUS}, /* INVOKE_BROKER_TO_GET_CONSUMER_STATUS */
+    {314, fr_rm_handle_clone_offset, BK_OP_OFFSET_CLONE},      /* CLONE_GROUP_OFFSET */
     {315, fr_rm_handle_broker_stats, BK_OP_BROKER_STATS},      /* VIEW_BROKER_STATS_DATA */
     {317, fr_rm_handle_broker_consume_stats, BK_OP_BROKER_CONSUME_STATS}, /* GET_BROKER_CONSUME_STATS */
     /* an operator's questions to one consumer (fr_remoting_diag.c) */
@@ -450,6 +461,7 @@ static const fr_rm_route_t routes[] = {
     {309, fr_rm_handle_consume_directly, BK_OP_CONSUME_DIRECTLY},  /* CONSUME_MESSAGE_DIRECTLY */
     {215, fr_rm_handle_delete_topic, BK_OP_TOPIC_DELETE},      /* DELETE_TOPIC_IN_BROKER */
     {300, fr_rm_handle_json_read, BK_OP_TOPIC_CONSUMERS},      /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {303, fr_rm_handle_json_read, BK_OP_CONSUME_TIME_SPAN},    /* QUERY_CONSUME_TIME_SPAN */
     {328, fr_rm_handle_json_read, BK_OP_ALL_PRODUCERS},        /* GET_ALL_PRODUCER_INFO */
     {351, fr_rm_handle_json_read, BK_OP_TOPIC_CONFIG},         /* GET_TOPIC_CONFIG */
     /* the ACL policy itself (fr_remoting_acl.c) */

@@ -1,10 +1,11 @@
 /* fr_remoting_admin.c: the remoting front of the administration requests
  * RocketMQ's mqadmin sends to a broker: topics (UPDATE_AND_CREATE_TOPIC 17,
- * DELETE_TOPIC_IN_BROKER 215, GET_ALL_TOPIC_CONFIG 21, GET_TOPIC_CONFIG
+ * UPDATE_AND_CREATE_TOPIC_LIST 18, DELETE_TOPIC_IN_BROKER 215, GET_ALL_TOPIC_CONFIG 21, GET_TOPIC_CONFIG
  * 351, GET_TOPIC_STATS_INFO 202, QUERY_TOPIC_CONSUME_BY_WHO 300),
- * subscription groups (200, 201, 207), consumers (GET_CONSUMER_CONNECTION_LIST
- * 203, GET_CONSUME_STATS 208, GET_BROKER_CONSUME_STATS 317,
- * INVOKE_BROKER_TO_RESET_OFFSET 222), producers (GET_PRODUCER_CONNECTION_LIST
+ * subscription groups (200, 201, 207, the list 225), consumers
+ * (GET_CONSUMER_CONNECTION_LIST 203, GET_CONSUME_STATS 208,
+ * GET_BROKER_CONSUME_STATS 317, QUERY_CONSUME_TIME_SPAN 303,
+ * INVOKE_BROKER_TO_RESET_OFFSET 222, CLONE_GROUP_OFFSET 314), producers (GET_PRODUCER_CONNECTION_LIST
  * 204, GET_ALL_PRODUCER_INFO 328) and the broker itself (its statistics
  * items VIEW_BROKER_STATS_DATA 315, GET_BROKER_RUNTIME_INFO
  * 28, GET_BROKER_CONFIG 26; UPDATE_BROKER_CONFIG 25 is refused: an rmq
@@ -30,6 +31,7 @@
 #include "rmq_http.h"
 #include "rmq_log.h"
 #include "rmq_subexpr.h"
+#include "rmq_time.h"
 
 #define CODE_CONSUMER_NOT_ONLINE 206
 
@@ -178,6 +180,32 @@ void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     fr_rm_reply_result(conn, req, &r);
 }
 
+/* UPDATE_AND_CREATE_TOPIC_LIST: a CreateTopicListRequestBody; every topic
+ * created or replaced at once, answered once the table is on disk. */
+void fr_rm_handle_update_topic_list(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    bk_topic_t *topics;
+    size_t n;
+    char why[256];
+    bk_result_t r;
+    if (!fr_rm_allowed(rm, conn, req, NULL, NULL))
+        return;
+    rmq_err_t rc = fr_rm_topic_list_parse(req->body, req->body_len, &topics, &n, why, sizeof why);
+    if (rc != RMQ_OK) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "UPDATE_AND_CREATE_TOPIC_LIST: %s",
+                            rc == RMQ_ENOMEM ? "out of memory" : why);
+        return;
+    }
+    topic_ack_t *ack = topic_ack_new(conn, req);
+    if (ack && bk_admin_topics_update(rm->fe->admin_ops, "UPDATE_AND_CREATE_TOPIC_LIST", topics, n, topic_ack_done,
+                                      ack, &r) != BK_OK) {
+        topic_ack_free(ack);
+        fr_rm_reply_result(conn, req, &r);
+    }
+    free(topics);
+}
+
 /* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets;
  * answered once the deletion is on disk. */
 void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
@@ -289,6 +317,29 @@ void fr_rm_handle_update_group(rmq_conn_t *conn, const rmq_remoting_request_t *r
         return;
     }
     bk_admin_group_update(rm->fe->admin_ops, &grp, &r);
+    reply_result(conn, req, &r);
+}
+
+/* UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST: a SubscriptionGroupList; every
+ * name is checked before any group is written, as RocketMQ does. */
+void fr_rm_handle_update_group_list(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    bk_group_t *groups;
+    size_t n;
+    char why[256];
+    bk_result_t r = {.status = BK_OK};
+    if (!fr_rm_allowed(rm, conn, req, NULL, NULL))
+        return;
+    rmq_err_t rc = fr_rm_group_list_parse(req->body, req->body_len, &groups, &n, why, sizeof why);
+    if (rc != RMQ_OK) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST: %s",
+                            rc == RMQ_ENOMEM ? "out of memory" : why);
+        return;
+    }
+    for (size_t i = 0; r.status == BK_OK && i < n; i++)
+        bk_admin_group_update(rm->fe->admin_ops, &groups[i], &r);
+    free(groups);
     reply_result(conn, req, &r);
 }
 
@@ -512,6 +563,25 @@ void fr_rm_handle_reset_offset(rmq_conn_t *conn, const rmq_remoting_request_t *r
     evbuffer_free(b);
 }
 
+/* CLONE_GROUP_OFFSET (mqadmin cloneGroupOffset): srcGroup, destGroup,
+ * topic (absent or empty: every topic srcGroup has offsets on), offline. */
+void fr_rm_handle_clone_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    const char *src = fr_rm_str(conn, req, "srcGroup", NULL, 1, NULL);
+    const char *dest = src ? fr_rm_str(conn, req, "destGroup", NULL, 1, NULL) : NULL;
+    const char *topic = dest ? fr_rm_str(conn, req, "topic", NULL, 0, "") : NULL;
+    int offline;
+    size_t copied;
+    bk_result_t r;
+    if (!topic || fr_rm_bool(conn, req, "offline", 0, 0, &offline) != 0 || !fr_rm_allowed(rm, conn, req, NULL, NULL))
+        return;
+    if (bk_offset_clone(rm->fe->offset_ops, src, dest, topic, offline, &copied, &r) == BK_OK)
+        LOG_INFO("CLONE_GROUP_OFFSET from %s: %s -> %s on %s: %zu queues", rmq_conn_peer(conn), src, dest,
+                 topic[0] ? topic : "every topic", copied);
+    reply_result(conn, req, &r);
+}
+
 /* Appends ConsumeStats {consumeTps, offsetTable: {MessageQueue:
  * {brokerOffset, consumerOffset, lastTimestamp}}} of the queues of cp on
  * topic (NULL: every one), and adds their lag to *diff. */
@@ -694,6 +764,33 @@ static bk_status_t runtime_info_body(const fr_remoting_t *rm, struct evbuffer *b
 
 /* ---- reads of one shape: names in, the core asked, a JSON body out ------- */
 
+/* QueryConsumeTimeSpanBody {consumeTimeSpanSet: [QueueTimeSpan
+ * {messageQueue, minTimeStamp, maxTimeStamp, consumeTimeStamp,
+ * delayTime}]} of the named group on each write queue of the named topic
+ * (body_fn). */
+static bk_status_t time_span_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
+{
+    const names_t *n = arg;
+    bk_time_span_t *spans;
+    size_t count;
+    if (bk_offset_time_span(rm->fe->offset_ops, n->topic, n->group, rmq_wall_ms(), &spans, &count, r) != BK_OK)
+        return r->status;
+    json_list_t l = {b, 0};
+    FR_RM_ADD(b, "{\"consumeTimeSpanSet\":[");
+    for (size_t i = 0; i < count; i++) {
+        const bk_time_span_t *s = &spans[i];
+        list_next(&l);
+        evbuffer_add_printf(b, "{\"consumeTimeStamp\":%" PRId64 ",\"delayTime\":%" PRId64
+                            ",\"maxTimeStamp\":%" PRId64 ",\"messageQueue\":", s->consume_time, s->delay_ms,
+                            s->max_time);
+        fr_rm_mq_json(b, n->topic, rm->fe->node->cfg->broker_name, s->queue_id);
+        evbuffer_add_printf(b, ",\"minTimeStamp\":%" PRId64 "}", s->min_time);
+    }
+    FR_RM_ADD(b, "]}");
+    free(spans);
+    return BK_OK;
+}
+
 /* A read: the request code, the extFields naming its topic and group (NULL:
  * it names none; group_key first, required; topic_key required unless
  * topic_optional, then ""), and the body it answers. */
@@ -713,6 +810,7 @@ static const json_read_t json_reads[] = {
     {202, NULL, "topic", 0, topic_stats_body},                 /* GET_TOPIC_STATS_INFO */
     {208, "consumerGroup", "topic", 1, consume_stats_body},    /* GET_CONSUME_STATS */
     {300, NULL, "topic", 0, consume_by_who_body},              /* QUERY_TOPIC_CONSUME_BY_WHO */
+    {303, "group", "topic", 0, time_span_body},                /* QUERY_CONSUME_TIME_SPAN */
     {328, NULL, NULL, 0, all_producers_body},                  /* GET_ALL_PRODUCER_INFO */
     {351, NULL, "topic", 0, topic_body},                       /* GET_TOPIC_CONFIG */
 };

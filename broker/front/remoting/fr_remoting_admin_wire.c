@@ -4,11 +4,13 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rmq_http.h"
 #include "rmq_json.h"
 #include "rmq_message.h"
+#include "rmq_topic_json.h"
 
 /* ---- SubscriptionGroupConfig ------------------------------------------- */
 
@@ -74,19 +76,203 @@ static rmq_err_t group_fields(const rmq_json_t *d, bk_group_t *out, char *why, s
     return RMQ_OK;
 }
 
-rmq_err_t fr_rm_group_parse(const uint8_t *body, size_t len, bk_group_t *out, char *why, size_t whylen)
+/* Parses body as a JSON object named what; NULL with why set. */
+static rmq_json_t *parse_object(const uint8_t *body, size_t len, const char *what, char *why, size_t whylen)
 {
     char err[128];
     rmq_json_t *d = rmq_json_parse((const char *)body, len, err, sizeof(err));
-    rmq_err_t rc = RMQ_EPROTO;
     if (!d)
-        snprintf(why, whylen, "SubscriptionGroupConfig body is no JSON: %s", err);
+        snprintf(why, whylen, "%s body is no JSON: %s", what, err);
     else if (d->type != RMQ_JSON_OBJECT)
-        snprintf(why, whylen, "SubscriptionGroupConfig body is not a JSON object");
+        snprintf(why, whylen, "%s body is not a JSON object", what);
     else
-        rc = group_fields(d, out, why, whylen);
+        return d;
+    rmq_json_free(d);
+    return NULL;
+}
+
+rmq_err_t fr_rm_group_parse(const uint8_t *body, size_t len, bk_group_t *out, char *why, size_t whylen)
+{
+    rmq_json_t *d = parse_object(body, len, "SubscriptionGroupConfig", why, whylen);
+    rmq_err_t rc = d ? group_fields(d, out, why, whylen) : RMQ_EPROTO;
     rmq_json_free(d);
     return rc;
+}
+
+/* ---- lists: SubscriptionGroupList, CreateTopicListRequestBody ------------ */
+
+/* Reads one list element into slot i of out (an array of elements). */
+typedef rmq_err_t (*item_fn)(const rmq_json_t *item, void *out, size_t i, char *why, size_t whylen);
+
+/* Reads member key of body (a JSON array of objects, at most max) with fn
+ * into a fresh array of n elements of size bytes each. */
+static rmq_err_t parse_list(const uint8_t *body, size_t len, const char *what, const char *key, size_t size,
+                            size_t max, item_fn fn, void **out, size_t *n, char *why, size_t whylen)
+{
+    rmq_json_t *d = parse_object(body, len, what, why, whylen);
+    const rmq_json_t *list = d ? rmq_json_get(d, key) : NULL;
+    rmq_err_t rc = RMQ_EPROTO;
+    *out = NULL;
+    *n = 0;
+    if (d && (!list || list->type != RMQ_JSON_ARRAY))
+        snprintf(why, whylen, "%s needs %s (an array)", what, key);
+    else if (list && (list->n == 0 || list->n > max))
+        snprintf(why, whylen, "%s.%s has %zu entries; 1 to %zu are allowed", what, key, list->n, max);
+    else if (list && !(*out = calloc(list->n, size)))
+        rc = RMQ_ENOMEM;
+    else if (list)
+        rc = RMQ_OK;
+    for (size_t i = 0; rc == RMQ_OK && i < list->n; i++)
+        rc = fn(list->items[i], *out, i, why, whylen);
+    if (rc == RMQ_OK)
+        *n = list->n;
+    else {
+        free(*out);
+        *out = NULL;
+    }
+    rmq_json_free(d);
+    return rc;
+}
+
+/* item_fn of SubscriptionGroupList.groupConfigList. */
+static rmq_err_t group_item(const rmq_json_t *item, void *out, size_t i, char *why, size_t whylen)
+{
+    if (item->type == RMQ_JSON_OBJECT)
+        return group_fields(item, (bk_group_t *)out + i, why, whylen);
+    snprintf(why, whylen, "SubscriptionGroupList.groupConfigList[%zu] is not an object", i);
+    return RMQ_EPROTO;
+}
+
+rmq_err_t fr_rm_group_list_parse(const uint8_t *body, size_t len, bk_group_t **out, size_t *n, char *why,
+                                 size_t whylen)
+{
+    return parse_list(body, len, "SubscriptionGroupList", "groupConfigList", sizeof(bk_group_t),
+                      FR_RM_ADMIN_LIST_MAX, group_item, (void **)out, n, why, whylen);
+}
+
+/* item_fn of CreateTopicListRequestBody.topicConfigList. */
+static rmq_err_t topic_item(const rmq_json_t *item, void *out, size_t i, char *why, size_t whylen)
+{
+    char where[64];
+    rmq_topic_json_t t;
+    bk_topic_t *topic = (bk_topic_t *)out + i;
+    snprintf(where, sizeof where, "CreateTopicListRequestBody.topicConfigList[%zu]", i);
+    if (rmq_topic_json_read(item, where, &t, why, whylen) != RMQ_OK)
+        return RMQ_EPROTO;
+    if (strlen(t.name) >= sizeof(topic->name)) {
+        snprintf(why, whylen, "%s: topic '%.64s...' is longer than %zu characters", where, t.name,
+                 sizeof(topic->name) - 1);
+        return RMQ_EPROTO;
+    }
+    snprintf(topic->name, sizeof(topic->name), "%s", t.name);
+    topic->read_queues = t.read_queues;
+    topic->write_queues = t.write_queues;
+    topic->perm = t.perm;
+    topic->sys_flag = t.sys_flag;
+    topic->order = t.order;
+    return RMQ_OK;
+}
+
+rmq_err_t fr_rm_topic_list_parse(const uint8_t *body, size_t len, bk_topic_t **out, size_t *n, char *why,
+                                 size_t whylen)
+{
+    return parse_list(body, len, "CreateTopicListRequestBody", "topicConfigList", sizeof(bk_topic_t),
+                      FR_RM_ADMIN_LIST_MAX, topic_item, (void **)out, n, why, whylen);
+}
+
+/* ---- GetConsumerStatusBody (a client's answer) ----------------------------- */
+
+/* A cursor over fastjson text. */
+typedef struct scan {
+    const char *p, *end;
+} scan_t;
+
+static void skip_space(scan_t *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+/* Skips a string at s->p (its opening quote); 0, or -1 when unterminated. */
+static int skip_string(scan_t *s)
+{
+    for (s->p++; s->p < s->end; s->p++) {
+        if (*s->p == '\\')
+            s->p++;
+        else if (*s->p == '"') {
+            s->p++;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Skips one value at s->p: a string, or a run up to the next top-level ','
+ * or closing bracket, with brackets balanced (fastjson writes map keys as
+ * objects, so this does not require strict JSON); *first_close: just past
+ * the bracket that first brought the depth back to 0 (NULL: none). 0, or
+ * -1 when unbalanced. */
+static int skip_value(scan_t *s, const char **first_close)
+{
+    int depth = 0;
+    *first_close = NULL;
+    skip_space(s);
+    if (s->p < s->end && *s->p == '"')
+        return skip_string(s);
+    while (s->p < s->end) {
+        char c = *s->p;
+        if (c == '"') {
+            if (skip_string(s) != 0)
+                return -1;
+            continue;
+        }
+        if ((c == ',' || c == '}' || c == ']') && depth == 0)
+            return 0;
+        if (c == '{' || c == '[')
+            depth++;
+        else if ((c == '}' || c == ']') && --depth == 0 && !*first_close)
+            *first_close = s->p + 1;
+        if (depth > RMQ_JSON_DEPTH_MAX)
+            return -1;
+        s->p++;
+    }
+    return depth == 0 ? 0 : -1;
+}
+
+int fr_rm_consumer_status_table(const uint8_t *body, size_t len, const uint8_t **table, size_t *table_len)
+{
+    static const char key[] = "\"messageQueueTable\"";
+    scan_t s = {(const char *)body, (const char *)body + len};
+    skip_space(&s);
+    if (s.p >= s.end || *s.p++ != '{')
+        return -1;
+    for (;;) {
+        skip_space(&s);
+        if (s.p >= s.end || *s.p != '"')
+            return -1;
+        const char *k = s.p;
+        if (skip_string(&s) != 0)
+            return -1;
+        int wanted = (size_t)(s.p - k) == sizeof(key) - 1 && memcmp(k, key, sizeof(key) - 1) == 0;
+        skip_space(&s);
+        if (s.p >= s.end || *s.p++ != ':')
+            return -1;
+        skip_space(&s);
+        const char *v = s.p, *closed, *e;
+        if (skip_value(&s, &closed) != 0 || s.p >= s.end)
+            return -1;
+        for (e = s.p; e > v && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'); e--)
+            ;
+        if (wanted && *v == '{' && closed == e) {
+            *table = (const uint8_t *)v;
+            *table_len = (size_t)(e - v);
+            return 0;
+        }
+        if (*s.p == '}')
+            return -1;
+        if (*s.p++ != ',')
+            return -1;
+    }
 }
 
 /* ---- writers -------------------------------------------------------------- */

@@ -8,12 +8,17 @@
  *   consumeEnable, consumeFromMinEnable, consumeBroadcastEnable,
  *   retryQueueNums, retryMaxTimes, brokerId, whichBrokerWhenConsumeSlowly,
  *   notifyConsumerIdsChangedEnable;
+ * - SubscriptionGroupList {groupConfigList}, read from
+ *   UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST;
  * - TopicConfig: topicName, readQueueNums, writeQueueNums, perm,
- *   topicFilterType, topicSysFlag, order;
+ *   topicFilterType, topicSysFlag, order (read by rmq_topic_json.h, from
+ *   UPDATE_AND_CREATE_TOPIC_LIST's CreateTopicListRequestBody {topicConfigList});
  * - MessageQueue {brokerName, queueId, topic}, which fastjson also writes
  *   as a map key (TopicStatsTable.offsetTable, ConsumeStats.offsetTable:
  *   an object where a string would stand; RocketMQ's clients read it so);
- * - DataVersion {counter, timestamp}.
+ * - DataVersion {counter, timestamp};
+ * - GetConsumerStatusBody {messageQueueTable}, a client's answer to
+ *   GET_CONSUMER_STATUS_FROM_CLIENT.
  * Writers append to an evbuffer; strings are escaped by rmq_json_str. */
 #ifndef FR_REMOTING_ADMIN_WIRE_H
 #define FR_REMOTING_ADMIN_WIRE_H
@@ -38,6 +43,30 @@
  * integer (or a string holding one) in its field's range. RMQ_OK, or
  * RMQ_EPROTO with why naming the field and the rule. */
 rmq_err_t fr_rm_group_parse(const uint8_t *body, size_t len, bk_group_t *out, char *why, size_t whylen);
+
+/* The most entries a list body (SubscriptionGroupList,
+ * CreateTopicListRequestBody) may carry. */
+#define FR_RM_ADMIN_LIST_MAX 1024
+
+/* Reads a SubscriptionGroupList body {groupConfigList: [...]}: each entry
+ * as fr_rm_group_parse reads one, into a fresh array *out (caller frees)
+ * of *n groups, 1 to FR_RM_ADMIN_LIST_MAX. RMQ_OK; RMQ_EPROTO with why
+ * naming the entry and field; RMQ_ENOMEM. */
+rmq_err_t fr_rm_group_list_parse(const uint8_t *body, size_t len, bk_group_t **out, size_t *n, char *why,
+                                 size_t whylen);
+/* Reads a CreateTopicListRequestBody {topicConfigList: [TopicConfig...]}
+ * (rmq_topic_json.h) into a fresh array *out (caller frees) of *n topics,
+ * 1 to FR_RM_ADMIN_LIST_MAX. Names are checked by the topic table, not
+ * here. RMQ_OK; RMQ_EPROTO with why; RMQ_ENOMEM. */
+rmq_err_t fr_rm_topic_list_parse(const uint8_t *body, size_t len, bk_topic_t **out, size_t *n, char *why,
+                                 size_t whylen);
+
+/* Finds the messageQueueTable member of a client's GetConsumerStatusBody
+ * (fastjson: a map whose keys are MessageQueue objects, so not strict
+ * JSON) and points *table at its text, an object with balanced brackets,
+ * to be copied as it is into the broker's answer. 0, or -1 when the body
+ * has no such member or its brackets or strings do not close. */
+int fr_rm_consumer_status_table(const uint8_t *body, size_t len, const uint8_t **table, size_t *table_len);
 
 /* Appends grp as a SubscriptionGroupConfig object. */
 void fr_rm_group_json(struct evbuffer *out, const bk_group_t *grp);

@@ -1,7 +1,9 @@
-/* fr_remoting_diag.c: an operator's questions to one consumer, put through
+/* fr_remoting_diag.c: an operator's questions to consumers, put through
  * the broker as RocketMQ's AdminBrokerProcessor and Broker2Client do:
  * GET_CONSUMER_RUNNING_INFO (307) and CONSUME_MESSAGE_DIRECTLY (309) name
- * the group and client id; the broker sends the client the same request
+ * the group and client id; INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223) asks
+ * every client of a group (GET_CONSUMER_STATUS_FROM_CLIENT 221) and
+ * gathers their offsets; the broker sends the client the same request
  * over its session (core/bk_clients.c finds it), waits for its response by
  * opaque with a timeout, and hands the client's body back to the operator,
  * or SYSTEM_ERROR naming why there is none. This file owns the questions
@@ -16,8 +18,13 @@
 #include "bk_clients.h"
 #include "bk_query.h"
 #include "fr_remoting.h"
+#include "fr_remoting_admin_wire.h"
+#include "rmq_http.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
+
+/* The most clients of one group a consumer-status request asks. */
+#define FR_RM_STATUS_CLIENTS_MAX 1024
 
 /* One question in flight: the client's connection and the opaque its answer carries. */
 struct fr_rm_ask {
@@ -215,4 +222,118 @@ void fr_rm_handle_consume_directly(rmq_conn_t *conn, const rmq_remoting_request_
     else
         ask_and_reply(rm, conn, req, &q);
     evbuffer_free(rec);
+}
+
+/* ---- a group's consumer status: one question to each of its clients ----- */
+
+/* The operator's INVOKE_BROKER_TO_GET_CONSUMER_STATUS, answered once every
+ * asked client answered or timed out. */
+typedef struct status_gather {
+    rmq_conn_t *conn;                /* the operator's (referenced) */
+    fr_rm_to_t to;
+    size_t pending;                  /* questions out, plus one while they are put */
+    struct evbuffer *table;          /* consumerTable members so far */
+    int members;
+} status_gather_t;
+
+/* One client's question (bk_client_answer_fn's arg). */
+typedef struct status_ask {
+    status_gather_t *g;
+    char client_id[256];
+} status_ask_t;
+
+/* Drops one pending; the last answers GetConsumerStatusBody
+ * {consumerTable: {clientId: {MessageQueue: offset}}, messageQueueTable: {}}. */
+static void gather_done(status_gather_t *g)
+{
+    if (--g->pending)
+        return;
+    struct evbuffer *b = evbuffer_new();
+    rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SUCCESS};
+    if (b && evbuffer_add(b, "{\"consumerTable\":{", 18) == 0 && evbuffer_add_buffer(b, g->table) == 0 &&
+        evbuffer_add(b, "},\"messageQueueTable\":{}}", 25) == 0) {
+        rep.body_len = evbuffer_get_length(b);
+        rep.body = evbuffer_pullup(b, -1);
+    } else
+        rep = (rmq_remoting_reply_t){.code = RMQ_REMOTING_SYSTEM_ERROR,
+                                     .remark = "INVOKE_BROKER_TO_GET_CONSUMER_STATUS: out of memory"};
+    fr_rm_reply_to(g->conn, &g->to, &rep);
+    if (b)
+        evbuffer_free(b);
+    evbuffer_free(g->table);
+    rmq_conn_unref(g->conn);
+    free(g);
+}
+
+/* bk_client_answer_fn: adds the client's offsets; a client that refused or
+ * did not answer is left out, as RocketMQ's broker leaves it. */
+static void status_answer(void *arg, const bk_client_answer_t *ans)
+{
+    status_ask_t *a = arg;
+    status_gather_t *g = a->g;
+    const uint8_t *table;
+    size_t len;
+    if (ans->ok && fr_rm_consumer_status_table(ans->body, ans->body_len, &table, &len) == 0) {
+        if (g->members++)
+            evbuffer_add(g->table, ",", 1);
+        rmq_json_str(g->table, a->client_id);
+        evbuffer_add(g->table, ":", 1);
+        evbuffer_add(g->table, table, len);
+    } else if (ans->ok)
+        LOG_WARN_RL("INVOKE_BROKER_TO_GET_CONSUMER_STATUS: client %s answered no messageQueueTable", a->client_id);
+    free(a);
+    gather_done(g);
+}
+
+/* Asks client_id of q's group (q->client_id set here) for its status. */
+static void status_ask_one(fr_remoting_t *rm, status_gather_t *g, bk_client_ask_t *q, const char *client_id)
+{
+    bk_result_t r;
+    status_ask_t *a = malloc(sizeof(*a));
+    if (!a)
+        return;
+    a->g = g;
+    snprintf(a->client_id, sizeof a->client_id, "%s", client_id);
+    q->client_id = a->client_id;
+    g->pending++;
+    if (bk_clients_ask(rm->fe->clients, q, status_answer, a, &r) != BK_OK) {
+        g->pending--;
+        free(a);
+    }
+}
+
+/* INVOKE_BROKER_TO_GET_CONSUMER_STATUS (mqadmin getConsumerStatus): topic,
+ * group, clientAddr (a client id; absent: every client of the group). The
+ * broker asks each client GET_CONSUMER_STATUS_FROM_CLIENT and answers what
+ * they answered, or SYSTEM_ERROR when the group has no client here. */
+void fr_rm_handle_consumer_status(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    bk_client_ask_t q = {.kind = BK_ASK_CONSUMER_STATUS, .timeout_ms = FR_RM_ASK_TIMEOUT_MS};
+    const char *ids[FR_RM_STATUS_CLIENTS_MAX];
+    q.topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL);
+    q.group = q.topic ? fr_rm_str(conn, req, "group", NULL, 1, NULL) : NULL;
+    const char *only = q.group ? fr_rm_str(conn, req, "clientAddr", NULL, 0, "") : NULL;
+    if (!only || !fr_rm_allowed(rm, conn, req, q.topic, q.group))
+        return;
+    size_t n = bk_clients_ids(rm->fe->clients, q.group, ids, FR_RM_STATUS_CLIENTS_MAX);
+    if (n == 0) {
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "No Any Consumer online in the consumer group: [%s]",
+                            q.group);
+        return;
+    }
+    status_gather_t *g = calloc(1, sizeof(*g));
+    if (!g || !(g->table = evbuffer_new())) {
+        free(g);
+        rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
+        return;
+    }
+    g->conn = conn;
+    g->to = fr_rm_to(req);
+    g->pending = 1;
+    rmq_conn_ref(conn);
+    for (size_t i = 0; i < n && i < FR_RM_STATUS_CLIENTS_MAX; i++)
+        if (!only[0] || strcmp(only, ids[i]) == 0)
+            status_ask_one(rm, g, &q, ids[i]);
+    gather_done(g);
 }
