@@ -568,13 +568,15 @@ void fr_rm_handle_reset_offset(rmq_conn_t *conn, const rmq_remoting_request_t *r
 void fr_rm_handle_clone_offset(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
+    if (!fr_rm_allowed(rm, conn, req, NULL, NULL))
+        return;
     const char *src = fr_rm_str(conn, req, "srcGroup", NULL, 1, NULL);
     const char *dest = src ? fr_rm_str(conn, req, "destGroup", NULL, 1, NULL) : NULL;
     const char *topic = dest ? fr_rm_str(conn, req, "topic", NULL, 0, "") : NULL;
     int offline;
     size_t copied;
     bk_result_t r;
-    if (!topic || fr_rm_bool(conn, req, "offline", 0, 0, &offline) != 0 || !fr_rm_allowed(rm, conn, req, NULL, NULL))
+    if (!topic || fr_rm_bool(conn, req, "offline", 0, 0, &offline) != 0)
         return;
     if (bk_offset_clone(rm->fe->offset_ops, src, dest, topic, offline, &copied, &r) == BK_OK)
         LOG_INFO("CLONE_GROUP_OFFSET from %s: %s -> %s on %s: %zu queues", rmq_conn_peer(conn), src, dest,
