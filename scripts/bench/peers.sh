@@ -96,18 +96,6 @@ pe_wait_log() {
   bk_die "$1: no \"$2\" in its log after $3 s (log above)"
 }
 
-# pe_wait_port NAME PORT: waits (120 s: JVMs start slowly on a loaded machine).
-pe_wait_port() {
-  local i
-  for ((i = 0; i < 240; i++)); do
-    bk_port_open "$2" && return 0
-    bk_alive "$1" || break
-    sleep 0.5
-  done
-  tail -20 "$BK_TMP/run/$1.log" >&2
-  bk_die "$1 did not open port $2 (log above)"
-}
-
 # ---- Kafka -----------------------------------------------------------------------
 
 PE_KAFKA_BOOT=''
@@ -161,8 +149,8 @@ pe_kafka_up() {
   pe_kafka_node kafka-controller 1 controller 0 "$b" 512m
   pe_kafka_node kafka-broker-2 2 broker $((b + 2)) "$b" 1g
   pe_kafka_node kafka-broker-3 3 broker $((b + 3)) "$b" 1g
-  pe_wait_port kafka-broker-2 $((b + 2))
-  pe_wait_port kafka-broker-3 $((b + 3))
+  bk_wait_port kafka-broker-2 $((b + 2))
+  bk_wait_port kafka-broker-3 $((b + 3))
   PE_KAFKA_BOOT=127.0.0.1:$((b + 2)),127.0.0.1:$((b + 3))
 }
 
@@ -251,7 +239,7 @@ pe_artemis_up() {
   pe_artemis_create artemis-primary 0 "$b" "$@"
   pe_artemis_create artemis-backup 1 "$p" --backup "$@"
   pe_bg artemis-primary -- "$BK_TMP/artemis/artemis-primary/bin/artemis" run
-  pe_wait_port artemis-primary "$p"
+  bk_wait_port artemis-primary "$p"
   pe_bg artemis-backup -- "$BK_TMP/artemis/artemis-backup/bin/artemis" run
   pe_wait_log artemis-backup 'synchronized' 180
   PE_ARTEMIS_URL=tcp://127.0.0.1:$p
@@ -396,11 +384,7 @@ pe_stage_rmq() {
 stage9() {
   local sys
   bk_stage_begin 9 "Peers: Kafka $PE_KAFKA_VERSION and Artemis $PE_ARTEMIS_VERSION beside rmq, replicated, by durability class"
-  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
-    bk_note "skipped" "java or mvn missing"
-    return 0
-  fi
-  bk_note "java" "$(java -version 2>&1 | head -1)"
+  bk_java_ready || return 0
   bk_note "rows" "JVM peers: ${PE_WARM} s warm-up, then ${PE_DUR} s measured; rmq: 2 s warm-up run, then ${PE_DUR} s; sizes $PE_SIZES B; shapes $PE_SHAPES"
   bk_note "sync shape" "$PE_SENDERS senders each waiting for its send: mqbench -w $PE_SENDERS; KafkaSyncSend ($PE_SENDERS threads on one KafkaProducer, send().get(), linger.ms=0); artemis perf producer --producers $PE_SENDERS --threads 2 --max-pending 1"
   bk_note "async shape" "each tool's async defaults: mqbench -w 4 --async (unbatched); Kafka ProducerPerformance (linger.ms=5, batch.size=16384, max.in.flight=5); artemis perf producer --max-pending 1000"
