@@ -193,13 +193,15 @@ pe_kafka_sync() {
 
 # pe_kafka_async PREFIX TOPIC SIZE ACKS: ProducerPerformance at its defaults
 # (linger, batch size, in-flight requests), unthrottled: a warm-up run for
-# PE_WARM seconds, then a measured run of the warm-up's last rate x PE_DUR
-# records (it stops at a record count, not a time).
+# PE_WARM seconds (at least 12: it prints its rate every 5 s), then a
+# measured run of the warm-up's last rate x PE_DUR records (it stops at a
+# record count, not a time).
 pe_kafka_async() {
-  local prefix=$1 rate n perf=(org.apache.kafka.tools.ProducerPerformance --topic "$2" --record-size "$3"
+  local prefix=$1 rate n warm=$((PE_WARM > 12 ? PE_WARM : 12))
+  local perf=(org.apache.kafka.tools.ProducerPerformance --topic "$2" --record-size "$3"
     --throughput -1 --producer-props "bootstrap.servers=$PE_KAFKA_BOOT" "acks=$4")
-  bk_cmd timeout "$PE_WARM" java -Xmx512m -cp "$PE_KAFKA_HOME/lib/*" "${perf[@]}" --num-records 1000000000
-  timeout "$PE_WARM" java -Xmx512m -cp "$PE_KAFKA_HOME/lib/*" "${perf[@]}" --num-records 1000000000 \
+  bk_cmd timeout "$warm" java -Xmx512m -cp "$PE_KAFKA_HOME/lib/*" "${perf[@]}" --num-records 1000000000
+  timeout "$warm" java -Xmx512m -cp "$PE_KAFKA_HOME/lib/*" "${perf[@]}" --num-records 1000000000 \
     >"$prefix-warmup.out" 2>&1 || true
   rate=$(awk '/records sent,/ { r = $4 } END { printf "%d", r }' "$prefix-warmup.out")
   n=$(((${rate:-0} > 1000 ? rate : 1000) * PE_DUR))
