@@ -70,16 +70,14 @@ pe_fetch_artemis() {
 
 # ---- processes ---------------------------------------------------------------------
 
-# pe_java_bg NAME ENV... -- CMD...: a server process in the background
-# (its output in BK_TMP/run/NAME.log), recorded in BK_PIDS.
+# pe_bg NAME CMD...: a server process in the background (its output in
+# BK_TMP/run/NAME.log), recorded in BK_PIDS.
 pe_bg() {
-  local name=$1 envs=()
-  shift
-  while [ "$1" != -- ]; do envs+=("$1"); shift; done
+  local name=$1
   shift
   mkdir -p "$BK_TMP/run"
-  bk_cmd env "${envs[@]}" "$@"
-  env "${envs[@]}" "$@" >>"$BK_TMP/run/$name.log" 2>&1 &
+  bk_cmd "$@"
+  "$@" >>"$BK_TMP/run/$name.log" 2>&1 &
   BK_PIDS[$name]=$!
   disown "${BK_PIDS[$name]}"
 }
@@ -136,7 +134,7 @@ pe_kafka_node() {
   bk_cmd java -cp "$cp" kafka.tools.StorageTool format -t "$PE_KAFKA_ID" -c "$conf"
   java -cp "$cp" kafka.tools.StorageTool format -t "$PE_KAFKA_ID" -c "$conf" >>"$BK_TMP/kafka/format.log" 2>&1 ||
     bk_die "kafka: formatting $name failed: $(tail -3 "$BK_TMP/kafka/format.log")"
-  pe_bg "$name" -- java "-Xms$6" "-Xmx$6" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+  pe_bg "$name" java "-Xms$6" "-Xmx$6" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
     -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
     "-Dkafka.logs.dir=$BK_TMP/kafka/logs-$2" -cp "$cp" kafka.Kafka "$conf"
 }
@@ -215,7 +213,7 @@ pe_kafka_async() {
 
 # ---- Artemis -----------------------------------------------------------------------
 
-PE_ARTEMIS_URL=''
+PE_ARTEMIS_URL='' PE_ARTEMIS_JOURNAL=''
 
 # pe_artemis_create NAME OFFSET PEER_PORT EXTRA...: one replicated instance.
 pe_artemis_create() {
@@ -233,30 +231,43 @@ pe_artemis_create() {
 }
 
 # pe_artemis_up EXTRA...: primary and backup (create EXTRA, e.g. --no-fsync);
-# returns once the backup says it is synchronized; PE_ARTEMIS_URL.
+# returns once the backup says it is synchronized; PE_ARTEMIS_URL, and
+# PE_ARTEMIS_JOURNAL the journal type the primary chose (ASYNCIO needs libaio,
+# else NIO).
 pe_artemis_up() {
   local p=$((BK_PORT_BASE + 300)) b=$((BK_PORT_BASE + 301))
   bk_port_open "$p" && bk_die "port $p is in use (set RMQ_BENCH_PORT_BASE)"
   rm -rf "$BK_TMP/artemis"
   pe_artemis_create artemis-primary 0 "$b" "$@"
   pe_artemis_create artemis-backup 1 "$p" --backup "$@"
-  pe_bg artemis-primary -- "$BK_TMP/artemis/artemis-primary/bin/artemis" run
+  pe_bg artemis-primary "$BK_TMP/artemis/artemis-primary/bin/artemis" run
   bk_wait_port artemis-primary "$p"
-  pe_bg artemis-backup -- "$BK_TMP/artemis/artemis-backup/bin/artemis" run
+  pe_bg artemis-backup "$BK_TMP/artemis/artemis-backup/bin/artemis" run
   pe_wait_log artemis-backup 'synchronized' 180
   PE_ARTEMIS_URL=tcp://127.0.0.1:$p
+  PE_ARTEMIS_JOURNAL=$(sed -n 's/.*Using \([A-Za-z]*\) Journal.*/\1/p' "$BK_TMP/run/artemis-primary.log" | head -1)
 }
 
 # pe_artemis_perf PREFIX SIZE PRODUCERS MAX_PENDING: artemis perf producer,
-# PE_WARM seconds of warm-up then PE_DUR measured; PREFIX.json. It prints its
-# first measured interval a second after the warm-up: the window opens then
-# and lasts PE_DUR - 1 s.
+# PE_WARM seconds of warm-up then PE_DUR measured, the servers' CPU ticks
+# sampled every 0.25 s meanwhile (PREFIX.ticks): its output reaches the file
+# seconds late, so the window comes from its --json interval times
+# (artemis_perf_json.py writes PREFIX.json and PREFIX.cpu).
 pe_artemis_perf() {
-  pe_measured "$1" "${PE_ARTEMIS_SERVERS[*]}" '^--- warmup false' $((PE_DUR - 1)) \
-    "$PE_ARTEMIS_HOME/bin/artemis" perf producer --url "$PE_ARTEMIS_URL" --user bench --password bench \
-    --persistent --message-size "$2" --producers "$3" --threads 2 --max-pending "$4" \
-    --warmup "$PE_WARM" --duration $((PE_WARM + PE_DUR)) --json "$1.perf.json" queue://PeerBench
-  python3 "$BK_ROOT/scripts/bench/peers/artemis_perf_json.py" "$1"
+  local prefix=$1 pid
+  local cmd=("$PE_ARTEMIS_HOME/bin/artemis" perf producer --url "$PE_ARTEMIS_URL" --user bench --password bench
+    --persistent --message-size "$2" --producers "$3" --threads 2 --max-pending "$4"
+    --warmup "$PE_WARM" --duration $((PE_WARM + PE_DUR)) --json "$prefix.perf.json" queue://PeerBench)
+  bk_cmd "${cmd[@]}"
+  timeout --kill-after=10 $((PE_WARM + PE_DUR + 120)) "${cmd[@]}" >"$prefix.out" 2>&1 &
+  pid=$!
+  : >"$prefix.ticks"
+  while kill -0 "$pid" 2>/dev/null; do
+    bk_cpu_ticks "${PE_ARTEMIS_SERVERS[@]}" | awk -v t="$EPOCHREALTIME" '{ print t, $0 }' >>"$prefix.ticks"
+    sleep 0.25
+  done
+  wait "$pid" || bk_log "$prefix: exited $?: $(tail -2 "$prefix.out" | tr '\n' ' ')"
+  python3 "$BK_ROOT/scripts/bench/peers/artemis_perf_json.py" "$prefix"
 }
 
 # ---- rmq ---------------------------------------------------------------------------
@@ -358,11 +369,11 @@ pe_stage_kafka() {
 pe_stage_artemis() {
   pe_fetch_artemis || { bk_note "artemis" "not available (mvn failed)"; return 0; }
   pe_artemis_up --no-fsync
-  pe_each artemis replica "replicated pair, create --no-fsync (journal-datasync=false), ASYNCIO journal" \
+  pe_each artemis replica "replicated pair, create --no-fsync (journal-datasync=false), $PE_ARTEMIS_JOURNAL journal" \
     pe_artemis_runner
   bk_down
   pe_artemis_up
-  pe_each artemis replica-fsync "replicated pair, default journal-datasync=true (fdatasync, group commit every journal-buffer-timeout), ASYNCIO journal" \
+  pe_each artemis replica-fsync "replicated pair, default journal-datasync=true (fdatasync, group commit every journal-buffer-timeout), $PE_ARTEMIS_JOURNAL journal" \
     pe_artemis_runner
   bk_down
   bk_note "artemis leader" "no row: a replicated Artemis primary always waits for its backup"
@@ -386,7 +397,9 @@ pe_stage_rmq() {
 stage9() {
   local sys
   bk_stage_begin 9 "Peers: Kafka $PE_KAFKA_VERSION and Artemis $PE_ARTEMIS_VERSION beside rmq, replicated, by durability class"
-  bk_java_ready || return 0
+  if pe_wants kafka || pe_wants artemis; then
+    bk_java_ready || return 0
+  fi
   bk_note "rows" "JVM peers: ${PE_WARM} s warm-up, then ${PE_DUR} s measured; rmq: 2 s warm-up run, then ${PE_DUR} s; sizes $PE_SIZES B; shapes $PE_SHAPES"
   bk_note "sync shape" "$PE_SENDERS senders each waiting for its send: mqbench -w $PE_SENDERS; KafkaSyncSend ($PE_SENDERS threads on one KafkaProducer, send().get(), linger.ms=0); artemis perf producer --producers $PE_SENDERS --threads 2 --max-pending 1"
   bk_note "async shape" "each tool's async defaults: mqbench -w 4 --async (unbatched); Kafka ProducerPerformance (linger.ms=5, batch.size=16384, max.in.flight=5); artemis perf producer --max-pending 1000"
