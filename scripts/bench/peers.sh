@@ -232,8 +232,8 @@ pe_artemis_create() {
 
 # pe_artemis_up EXTRA...: primary and backup (create EXTRA, e.g. --no-fsync);
 # returns once the backup says it is synchronized; PE_ARTEMIS_URL, and
-# PE_ARTEMIS_JOURNAL the journal type the primary chose (ASYNCIO needs libaio,
-# else NIO).
+# PE_ARTEMIS_JOURNAL the journal type the primary runs (create chooses it:
+# ASYNCIO needs libaio).
 pe_artemis_up() {
   local p=$((BK_PORT_BASE + 300)) b=$((BK_PORT_BASE + 301))
   bk_port_open "$p" && bk_die "port $p is in use (set RMQ_BENCH_PORT_BASE)"
