@@ -4,6 +4,8 @@
 # loopback, and writes bench-results/<timestamp>/report.md plus results.json.
 #
 #   scripts/bench.sh [--quick | --smoke] [--stage N[,M...]] [--rocketmq] [--minutes M] [--out DIR]
+#   scripts/bench.sh --peers [--only SYSTEMS] [--sizes "S..."] [--shapes "SHAPES"]
+#                    [--duration SECONDS] [--warmup SECONDS] [--out DIR]
 #
 # Stages:
 #   1 base test: one master ASYNC_MASTER + ASYNC_FLUSH, 64 threads, 128 B, then
@@ -30,6 +32,19 @@
 #     same Java client (Bench.java) driving both, and mqbench rmq: send TPS,
 #     percentiles, broker CPU time per message, RSS (scripts/bench/rocketmq.sh);
 #     --rocketmq runs this stage alone
+#   9 peers (issue 35): Kafka 4.1.1 (KRaft, 1 controller + 2 brokers, 16
+#     partitions RF 2, min.insync.replicas 2) and Artemis 2.40.0 (replicated
+#     primary/backup) from Maven Central, and rmq's 2m-2s cluster, one system
+#     at a time, per durability class (replica ack without fsync, replica ack
+#     with fsync, leader ack only), size and shape (64 synchronous senders;
+#     each tool's async defaults): TPS, P99, server CPU per message, RssAnon,
+#     rmq/peer ratios (scripts/bench/peers.sh). Only with --peers or --stage 9:
+#     never in the default run, --quick or --smoke. Its options:
+#       --only SYSTEMS     comma list of kafka, artemis, rmq (default all three)
+#       --sizes "S..."     message sizes in bytes (default "128 1024")
+#       --shapes "SHAPES"  sync and/or async (default "sync async")
+#       --duration SECONDS measured seconds per row (default 30, at least 2)
+#       --warmup SECONDS   JVM peers' warm-up before each row (default 30)
 #
 # --quick runs every stage briefly (about 4 minutes, plus about 7 for stage
 # 8's JVM start-ups); --smoke is stage 1's base test only with 3 s runs (CI;
@@ -71,6 +86,8 @@ BK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$BK_ROOT/scripts/bench/rocketmq.sh"
 # shellcheck source=SCRIPTDIR/bench/rate.sh
 . "$BK_ROOT/scripts/bench/rate.sh"
+# shellcheck source=SCRIPTDIR/bench/peers.sh
+. "$BK_ROOT/scripts/bench/peers.sh"
 
 usage() {
   sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
@@ -79,11 +96,18 @@ usage() {
 
 ARGS="$*"
 MODE=full STAGES='' MINUTES=${RMQ_BENCH_MINUTES:-5} OUT_DIR=''
+PE_ONLY=kafka,artemis,rmq PE_SIZES='128 1024' PE_SHAPES='sync async' PE_DUR=30 PE_WARM=30
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) MODE=quick; shift ;;
     --smoke) MODE=smoke; shift ;;
     --rocketmq) STAGES=${STAGES:+$STAGES,}8; shift ;;
+    --peers) STAGES=${STAGES:+$STAGES,}9; shift ;;
+    --only) [ $# -ge 2 ] || usage; PE_ONLY=$2; shift 2 ;;
+    --sizes) [ $# -ge 2 ] || usage; PE_SIZES=$2; shift 2 ;;
+    --shapes) [ $# -ge 2 ] || usage; PE_SHAPES=$2; shift 2 ;;
+    --duration) [ $# -ge 2 ] || usage; PE_DUR=$2; shift 2 ;;
+    --warmup) [ $# -ge 2 ] || usage; PE_WARM=$2; shift 2 ;;
     --stage | --stages) [ $# -ge 2 ] || usage; STAGES=$2; shift 2 ;;
     --stage=*) STAGES=${1#*=}; shift ;;
     --minutes) [ $# -ge 2 ] || usage; MINUTES=$2; shift 2 ;;
@@ -96,7 +120,11 @@ if [ -z "$STAGES" ]; then
   STAGES=1,2,3,4,5,6,7,8
   [ "$MODE" != smoke ] || STAGES=1
 fi
-[[ $STAGES =~ ^[1-8](,[1-8])*$ ]] || { echo "bench.sh: --stage takes N[,M...] with N in 1..8" >&2; exit 2; }
+[[ $STAGES =~ ^[1-9](,[1-9])*$ ]] || { echo "bench.sh: --stage takes N[,M...] with N in 1..9" >&2; exit 2; }
+[[ ,$PE_ONLY, =~ ^(,(kafka|artemis|rmq))+,$ ]] || { echo "bench.sh: --only takes a comma list of kafka, artemis, rmq" >&2; exit 2; }
+[[ $PE_SIZES =~ ^\ *[1-9][0-9]*(\ +[1-9][0-9]*)*\ *$ ]] || { echo "bench.sh: --sizes takes sizes in bytes" >&2; exit 2; }
+[[ $PE_SHAPES =~ ^\ *(sync|async)(\ +(sync|async))?\ *$ ]] || { echo "bench.sh: --shapes takes sync and/or async" >&2; exit 2; }
+[[ $PE_DUR =~ ^([2-9]|[1-9][0-9]+)$ && $PE_WARM =~ ^[0-9]+$ ]] || { echo "bench.sh: --duration takes whole seconds (at least 2), --warmup whole seconds" >&2; exit 2; }
 [[ $MINUTES =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench.sh: --minutes takes a number" >&2; exit 2; }
 
 # Durations (seconds) and sizes per mode.
@@ -167,3 +195,5 @@ done
 
 /usr/bin/env python3 "$BK_ROOT/scripts/bench/report.py" "$BK_OUT"
 bk_log "report: $BK_OUT/report.md"
+# stage 9's table on the terminal too
+[[ ,$STAGES, != *,9,* ]] || sed -n '/^## Stage 9/,/^## /{/^## [^S]/d; p}' "$BK_OUT/report.md"

@@ -56,6 +56,16 @@ bk_stage_begin() {
   bk_log "stage $1: $2"
 }
 
+# bk_java_ready: true when java and mvn are there (the JVM stages, 8 and 9,
+# note java's version); otherwise notes the stage as skipped.
+bk_java_ready() {
+  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
+    bk_note "skipped" "java or mvn missing"
+    return 1
+  fi
+  bk_note "java" "$(java -version 2>&1 | head -1)"
+}
+
 bk_stage_end() {
   date +%s >"$BK_STAGE_DIR/finished"
 }
@@ -133,6 +143,20 @@ bk_daemon() {
     tail -20 "$dir/$name.log" >&2
     bk_die "$name did not start (log above)"
   fi
+}
+
+# bk_wait_port NAME PORT: waits until the daemon NAME listens on PORT (120 s:
+# JVMs start slowly on a loaded machine); dies with its log when it exits
+# or the time is up.
+bk_wait_port() {
+  local i
+  for ((i = 0; i < 240; i++)); do
+    bk_port_open "$2" && return 0
+    bk_alive "$1" || break
+    sleep 0.5
+  done
+  tail -20 "$BK_TMP/run/$1.log" >&2
+  bk_die "$1 did not open port $2 (log above)"
 }
 
 # bk_stop NAME [SIGNAL]: stops one daemon (TERM, then KILL after 15 s).

@@ -701,10 +701,76 @@ if has_stage(8):
                         ratio_rows))
     R["stage8"] = s8
 
+# ---- stage 9 ---------------------------------------------------------------------
+
+PEER_CLASSES = {"replica": "replica ack, no fsync", "replica-fsync": "replica ack after an fsync",
+                "leader": "leader ack only"}
+
+
+def num_or_none(v):
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def stage9_rows(d):
+    """rows.tsv of scripts/bench/peers.sh: one dict per measured row."""
+    keys = ("system", "class", "setting", "size", "shape", "tps", "p99_ms", "cpu_us_per_msg", "rss_anon_mb")
+    rows = []
+    for line in read(os.path.join(d, "rows.tsv")).splitlines():
+        f = line.split("\t")
+        if len(f) == len(keys):
+            r = dict(zip(keys, f))
+            for k in keys[5:]:
+                r[k] = num_or_none(r[k])
+            rows.append(r)
+    return rows
+
+
+if has_stage(9):
+    stage_head(9)
+    d = stage_dir(9)
+    n9 = notes("stage9")
+    if n9:
+        md.append(table(["what", "value"], [[k, v] for k, v in n9.items()]))
+    rows9 = stage9_rows(d)
+    order = {c: i for i, c in enumerate(PEER_CLASSES)}
+    shapes = {"sync": 0, "async": 1}
+    rows9.sort(key=lambda r: (order.get(r["class"], 9), int(r["size"]), shapes.get(r["shape"], 2),
+                              r["system"] != "rmq"))
+    if rows9:
+        md.append("One system at a time, each replicated to a second broker. TPS is messages "
+                  "acknowledged per second over the measured window; server CPU is utime+stime "
+                  "(/proc/PID/stat) of every server process (rmq: name server and 4 brokers; Kafka: "
+                  "controller and 2 brokers; Artemis: primary and backup) over the window divided by "
+                  "the messages acknowledged in it; RssAnon is their sum after it:\n")
+        md.append(table(["class", "system", "durability setting", "size B", "shape", "TPS", "P99 ms",
+                         "server CPU us/msg", "RssAnon MB"],
+                        [[PEER_CLASSES.get(r["class"], r["class"]), r["system"], r["setting"], r["size"],
+                          r["shape"], fnum(r["tps"]), fnum(r["p99_ms"], 2), fnum(r["cpu_us_per_msg"], 1),
+                          fnum(r["rss_anon_mb"])] for r in rows9]))
+        ours = {(r["class"], r["size"], r["shape"]): r for r in rows9 if r["system"] == "rmq"}
+        ratio_rows = []
+        for r in rows9:
+            mine = ours.get((r["class"], r["size"], r["shape"]))
+            if r["system"] == "rmq" or not mine:
+                continue
+            ratio_rows.append([PEER_CLASSES.get(r["class"], r["class"]), r["size"], r["shape"], r["system"],
+                               fratio(ratio(mine["tps"], r["tps"])),
+                               fratio(ratio(mine["cpu_us_per_msg"], r["cpu_us_per_msg"])),
+                               fratio(ratio(mine["rss_anon_mb"], r["rss_anon_mb"]))])
+        if ratio_rows:
+            md.append("rmq / peer in this run (TPS above 1x: rmq faster; CPU per message and "
+                      "RssAnon below 1x: rmq cheaper):\n")
+            md.append(table(["class", "size B", "shape", "peer", "TPS", "server CPU per msg", "RssAnon"],
+                            ratio_rows))
+    R["stage9"] = rows9
+
 # ---- profiles (RMQ_BENCH_PERF=1) ------------------------------------------------
 
 profiles = []
-for n in range(1, 9):
+for n in range(1, 10):
     d = stage_dir(n)
     if not os.path.isdir(d):
         continue
@@ -854,7 +920,7 @@ md.append("\n## Commands\n")
 md.append("`$RMQ_BUILD` is the build directory, `$TMP` the run's temporary directory. "
           "The properties files the run generated are in `stageN/conf/` next to this "
           "report (the last cluster of the stage), the daemons' logs in `stageN/logs/`.\n")
-for n in range(1, 9):
+for n in range(1, 10):
     c = read(os.path.join(stage_dir(n), "commands.txt")).strip()
     if c:
         md.append(f"\nStage {n}:\n\n```\n{c}\n```\n")

@@ -79,18 +79,6 @@ rq_java() {
   disown "${BK_PIDS[$name]}"
 }
 
-# rq_wait_port NAME PORT: waits (90 s; JVMs start slowly on a loaded machine).
-rq_wait_port() {
-  local i
-  for ((i = 0; i < 180; i++)); do
-    bk_port_open "$2" && return 0
-    bk_alive "$1" || break
-    sleep 0.5
-  done
-  tail -20 "$BK_TMP/run/$1.log" >&2
-  bk_die "$1 did not open port $2 (log above)"
-}
-
 # rq_broker_up NAME BROKERNAME ID ROLE FLUSH PORT [MASTER_HA_PORT]
 rq_broker_up() {
   local name=$1 port=$6 conf=$BK_TMP/conf/$1.properties
@@ -129,13 +117,13 @@ rq_cluster_up() {
   printf 'listenPort=%s\n' "$b" >"$BK_TMP/conf/rq-namesrv.properties"
   rq_java rq-namesrv 256m org.apache.rocketmq.namesrv.NamesrvStartup -c "$BK_TMP/conf/rq-namesrv.properties"
   RQ_NS=127.0.0.1:$b
-  rq_wait_port rq-namesrv "$b"
+  bk_wait_port rq-namesrv "$b"
   rq_broker_up rq-broker-a broker-a 0 "$role" "$flush" $((b + 11))
   rq_broker_up rq-broker-b broker-b 0 "$role" "$flush" $((b + 31))
   rq_broker_up rq-broker-a-s broker-a 1 SLAVE ASYNC_FLUSH $((b + 21)) $((b + 12))
   rq_broker_up rq-broker-b-s broker-b 1 SLAVE ASYNC_FLUSH $((b + 41)) $((b + 32))
   for n in a:11 b:31 a-s:21 b-s:41; do
-    rq_wait_port "rq-broker-${n%%:*}" $((b + ${n#*:}))
+    bk_wait_port "rq-broker-${n%%:*}" $((b + ${n#*:}))
   done
 }
 
@@ -199,11 +187,7 @@ stage8() {
   local d v layout ok=() rmq=(broker-a broker-b broker-a-s broker-b-s)
   bk_stage_begin 8 "RocketMQ beside rmq: 2m-2s SYNC and ASYNC, 64 threads, 128 B sync sends"
   d=$BK_STAGE_DIR
-  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
-    bk_note "skipped" "java or mvn missing"
-    return 0
-  fi
-  bk_note "java" "$(java -version 2>&1 | head -1)"
+  bk_java_ready || return 0
   bk_note "RocketMQ JVMs" "broker -Xms$RQ_HEAP -Xmx$RQ_HEAP -XX:MaxDirectMemorySize=$RQ_DIRECT, name server -Xmx256m, Bench.java -Xmx512m"
   bk_note "rows" "${D_RQ_WARM} s warm-up run (JIT, slaves connecting), then ${D_RQ} s measured, each on a fresh cluster"
   bk_note "load tool" "scripts/bench/rocketmq/Bench.java on rocketmq-client VERSION (rocketmq-example is not on Maven Central) drives RocketMQ VERSION and rmq (remoting on rmq's ports); mqbench drives rmq once more (native protocol)"
