@@ -208,12 +208,13 @@ static int skip_string(scan_t *s)
 }
 
 /* Skips one value at s->p: a string, or a run up to the next top-level ','
- * or closing bracket, with brackets balanced (fastjson writes map keys as
- * objects, so this does not require strict JSON); *first_close: just past
- * the bracket that first brought the depth back to 0 (NULL: none). 0, or
- * -1 when unbalanced. */
+ * or closing bracket, with brackets balanced and matched (fastjson writes
+ * map keys as objects, so this does not require strict JSON);
+ * *first_close: just past the bracket that first brought the depth back to
+ * 0 (NULL: none). 0, or -1 when unbalanced, mismatched or too deep. */
 static int skip_value(scan_t *s, const char **first_close)
 {
+    char closer[RMQ_JSON_DEPTH_MAX];
     int depth = 0;
     *first_close = NULL;
     skip_space(s);
@@ -228,12 +229,16 @@ static int skip_value(scan_t *s, const char **first_close)
         }
         if ((c == ',' || c == '}' || c == ']') && depth == 0)
             return 0;
-        if (c == '{' || c == '[')
-            depth++;
-        else if ((c == '}' || c == ']') && --depth == 0 && !*first_close)
-            *first_close = s->p + 1;
-        if (depth > RMQ_JSON_DEPTH_MAX)
-            return -1;
+        if (c == '{' || c == '[') {
+            if (depth == RMQ_JSON_DEPTH_MAX)
+                return -1;
+            closer[depth++] = c == '{' ? '}' : ']';
+        } else if (c == '}' || c == ']') {
+            if (c != closer[--depth])
+                return -1;
+            if (depth == 0 && !*first_close)
+                *first_close = s->p + 1;
+        }
         s->p++;
     }
     return depth == 0 ? 0 : -1;
