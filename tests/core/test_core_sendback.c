@@ -328,6 +328,16 @@ static void loop_for(int64_t ms)
     }
 }
 
+/* Reads the first record of TOPIC queue 0 into buf and decodes it into *rec. */
+static void first_record(rig_t *rg, struct evbuffer *buf, rmq_record_t *rec)
+{
+    st_get_result_t res;
+    static const st_tag_filter_t all = {.match_all = 1};
+    st_store_get(rg->st, TOPIC, 0, 0, 1, 1 << 20, &all, buf, &res);
+    ck_assert_int_eq(res.status, ST_GET_FOUND);
+    ck_assert_int_eq(rmq_record_decode(evbuffer_pullup(buf, -1), evbuffer_get_length(buf), 1, rec), RMQ_OK);
+}
+
 START_TEST(test_delayed_message_reaches_its_time)
 {
     rig_t rg;
@@ -357,13 +367,9 @@ START_TEST(test_delayed_message_reaches_its_time)
     ck_assert_int_eq(stats.total[BK_STAT_PUT], puts + 1);
 
     /* the copy: the real topic, the schedule properties gone */
-    st_get_result_t res;
-    static const st_tag_filter_t all = {.match_all = 1};
     struct evbuffer *buf = evbuffer_new();
     rmq_record_t rec;
-    st_store_get(rg.st, TOPIC, 0, 0, 1, 1 << 20, &all, buf, &res);
-    ck_assert_int_eq(res.status, ST_GET_FOUND);
-    ck_assert_int_eq(rmq_record_decode(evbuffer_pullup(buf, -1), evbuffer_get_length(buf), 1, &rec), RMQ_OK);
+    first_record(&rg, buf, &rec);
     ck_assert_int_eq(rec.body_len, 5);
     ck_assert_int_eq(memcmp(rec.body, "later", 5), 0);
     want_prop(&rec, RMQ_PROP_DELAY, NULL, "delivered");
@@ -508,13 +514,9 @@ START_TEST(test_delete_marker_cancels_its_message)
     loop_for(500);
     ck_assert_int_eq(bk_schedule_timer_pending(rg.sched), 0);
     ck_assert_int_eq(st_store_max_offset(rg.st, TOPIC, 0), 1);
-    st_get_result_t res;
-    static const st_tag_filter_t all = {.match_all = 1};
     struct evbuffer *buf = evbuffer_new();
     rmq_record_t rec;
-    st_store_get(rg.st, TOPIC, 0, 0, 1, 1 << 20, &all, buf, &res);
-    ck_assert_int_eq(res.status, ST_GET_FOUND);
-    ck_assert_int_eq(rmq_record_decode(evbuffer_pullup(buf, -1), evbuffer_get_length(buf), 1, &rec), RMQ_OK);
+    first_record(&rg, buf, &rec);
     want_prop(&rec, RMQ_PROP_UNIQ_KEY, "KEPT1", "the message delivered");
     evbuffer_free(buf);
     rig_close(&rg);
