@@ -637,6 +637,7 @@ static rmq_err_t broker_fronts_start(bk_broker_t *bk, char *err, size_t errlen)
         .admin_ops = bk->admin_ops,
         .clients = bk->clients,
         .schedule = bk->schedule,
+        .recall = bk->recall,
         .pop = bk->pop,
         .stats = &bk->stats,
         .groupstats = bk->groupstats,
@@ -732,6 +733,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         .capacity = (size_t)bk->cfg->send_queue_capacity,
         .wait_ms = bk->cfg->wait_time_mills_in_send_queue,
         .counts = &bk->counts,
+        .broker_name = bk->cfg->broker_name,
     };
     if (!(bk->send = bk_send_new(&sc))) {
         snprintf(err, errlen, "out of memory");
@@ -752,6 +754,17 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
         return rc;
     if (!(bk->schedule = fr_schedule_new(&bk->node, bk->produce, &bk->stats, bk->config_dir, err, errlen)))
         return RMQ_EINVAL;
+    bk_recall_config_t rcc = {
+        .append = bk->append,
+        .topics = bk->topics,
+        .broker_name = bk->cfg->broker_name,
+        .enabled = bk->cfg->recall_message_enable,
+        .horizon_ms = bk_schedule_horizon_ms(bk->schedule),
+    };
+    if (!(bk->recall = bk_recall_new(&rcc))) {
+        snprintf(err, errlen, "out of memory");
+        return RMQ_ENOMEM;
+    }
     bk_sendback_config_t sbc = {
         .store = bk->store,
         .append = bk->append,
@@ -853,6 +866,8 @@ void bk_broker_free(bk_broker_t *bk)
     bk->append = NULL;
     bk_schedule_free(bk->schedule); /* after its deliveries' waits: persists what is durable */
     bk->schedule = NULL;
+    bk_recall_free(bk->recall);
+    bk->recall = NULL;
     if (bk->poster)
         rmq_loop_poster_free(bk->poster);
     fr_send_free(bk->fr_send);

@@ -72,6 +72,7 @@ typedef struct bk_broker {
     rmq_security_t sec;           /* TLS contexts, ACL, own credentials (tls*, acl* keys) */
     bk_acl_t *acl_live;           /* sec.acl kept live (reloads, admin edits); NULL: access control off */
     bk_schedule_t *schedule;      /* delayed messages (bk_schedule.c) */
+    bk_recall_t *recall;          /* recalls of timer messages (core/bk_recall.c) */
     bk_metrics_t *metrics;        /* counters and the metricsPort endpoint */
     bk_counts_t counts;           /* what the core counts (core/bk_counts.h): to statistics, stats items, metrics */
     bk_counts_t metrics_counts;   /* the metrics' share of it, once they run */

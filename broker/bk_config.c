@@ -104,6 +104,7 @@ static const rmq_cfg_entry_t entries[] = {
     INT("accessMessageInMemoryMaxRatio", access_message_in_memory_max_ratio, "40", 0, 100, "slaveReadEnable: pulls further behind than this percent of RAM go to a slave"),
     BOOL("slaveReadEnable", slave_read_enable, "false", "suggest slaves to consumers that fall behind"),
     BOOL("enablePropertyFilter", enable_property_filter, "false", "serve SQL92 subscriptions (filters over message properties)"),
+    BOOL("recallMessageEnable", recall_message_enable, "false", "serve RECALL_MESSAGE: cancel a timer message by its recall handle"),
     INT("brokerPermission", broker_permission, "6", 0, 7, "broker perm bits: 2 write, 4 read"),
     STR("logPath", log_path, "", 4096, "log file; empty: stderr only"),
     STR("logLevel", log_level, "info", 16, "debug, info, warn or error"),

@@ -80,6 +80,7 @@ typedef struct bk_config {
     int64_t min_in_sync_replicas;       /* minInSyncReplicas */
     int slave_read_enable;
     int enable_property_filter;
+    int recall_message_enable;
     int64_t slave_sync_interval;
     int64_t access_message_in_memory_max_ratio;
     int64_t broker_permission;

@@ -33,6 +33,7 @@
 #include "bk_offset_ops.h"
 #include "bk_pop.h"
 #include "bk_produce.h"
+#include "bk_recall.h"
 #include "bk_schedule.h"
 #include "bk_send.h"
 #include "bk_sendback.h"
@@ -55,6 +56,7 @@ typedef struct bk_front {
     bk_admin_ops_t *admin_ops;
     bk_clients_t *clients;
     bk_schedule_t *schedule;
+    bk_recall_t *recall;
     bk_stats_t *stats;
     bk_groupstats_t *groupstats;
     const bk_statsitems_t *statsitems;

@@ -1,6 +1,7 @@
-/* rmq_base64.c: base64 decoding (see rmq_base64.h) over OpenSSL's block decoder. */
+/* rmq_base64.c: base64 decoding, and URL-safe base64 both ways (see rmq_base64.h), over OpenSSL's block codec. */
 #include "rmq_base64.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include <openssl/evp.h>
@@ -31,4 +32,35 @@ int rmq_base64_decode(const char *text, size_t n, size_t max, char **out, size_t
     *out = (char *)dec;
     *out_len = (size_t)len;
     return 0;
+}
+
+size_t rmq_base64url_encode(const void *data, size_t n, char *out, size_t cap)
+{
+    size_t len = (n + 2) / 3 * 4;
+    if (cap <= len || n > INT32_MAX / 2)
+        return 0;
+    EVP_EncodeBlock((unsigned char *)out, data, (int)n);
+    for (size_t i = 0; i < len; i++)
+        out[i] = out[i] == '+' ? '-' : out[i] == '/' ? '_' : out[i];
+    out[len] = '\0';
+    return len;
+}
+
+int rmq_base64url_decode(const char *text, size_t n, size_t max, char **out, size_t *out_len)
+{
+    *out = NULL;
+    if (n > max || n % 4 == 1)
+        return -1;
+    size_t padded = (n + 3) / 4 * 4;
+    char *std = malloc(padded + 1);
+    if (!std)
+        return -1;
+    for (size_t i = 0; i < padded; i++) {
+        char c = i < n ? text[i] : '=';
+        /* the standard alphabet's own '+' and '/' are not URL-safe base64: refused */
+        std[i] = c == '-' ? '+' : c == '_' ? '/' : c == '+' || c == '/' ? '!' : c;
+    }
+    int rc = rmq_base64_decode(std, padded, max + 3, out, out_len);
+    free(std);
+    return rc;
 }

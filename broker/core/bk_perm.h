@@ -36,6 +36,7 @@ typedef enum bk_op {
     BK_OP_QUEUE_LOCK,                /* lock and unlock */
     BK_OP_SEND_BACK,
     BK_OP_END_TRANSACTION,
+    BK_OP_RECALL,                    /* a timer message recalled by its handle (bk_recall.h) */
     BK_OP_TOPIC_UPDATE,
     BK_OP_TOPIC_DELETE,
     BK_OP_TOPIC_LIST,

@@ -65,6 +65,10 @@ struct bk_schedule {
     int64_t scanned;                 /* entries below are in the heap or delivered */
     struct event *timer_ev;
     int64_t armed_due;               /* due timer_ev is armed for; INT64_MAX if not */
+    /* recalls: the keys ("<topic>+<UNIQ_KEY>") of the delete markers read
+     * and not yet due, sorted (strcmp) */
+    char **dels;
+    size_t ndel, capdel;
     /* persistence */
     struct event *persist_ev;
     char path[4200];
@@ -128,6 +132,11 @@ int bk_schedule_parse_levels(const char *levels, int64_t *delays_ms, char *err, 
 int bk_schedule_levels(const bk_schedule_t *s)
 {
     return s->n;
+}
+
+int64_t bk_schedule_horizon_ms(const bk_schedule_t *s)
+{
+    return s->cfg.horizon_ms;
 }
 
 size_t bk_schedule_timer_pending(const bk_schedule_t *s)
@@ -489,6 +498,102 @@ static timer_ent_t heap_pop(bk_schedule_t *s)
     return top;
 }
 
+/* ---- recalls ---------------------------------------------------------------- */
+
+/* Where key is or would go in s->dels; *found set when it is there. */
+static size_t del_find(const bk_schedule_t *s, const char *key, int *found)
+{
+    size_t lo = 0, hi = s->ndel;
+    *found = 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->dels[mid], key);
+        if (c == 0)
+            return *found = 1, mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A delete marker's key read from the timer queue: its message is not delivered. */
+static void del_add(bk_schedule_t *s, const char *key, size_t len)
+{
+    int found;
+    char *k = strndup(key, len);
+    size_t at = k ? del_find(s, k, &found) : 0;
+    if (k && found) {
+        free(k);
+        return;
+    }
+    if (k && s->ndel == s->capdel) {
+        size_t cap = s->capdel ? s->capdel * 2 : 16;
+        char **d = realloc(s->dels, cap * sizeof(*d));
+        if (d) {
+            s->dels = d;
+            s->capdel = cap;
+        }
+    }
+    if (!k || s->ndel == s->capdel) {
+        free(k);
+        LOG_ERROR_RL("delay scheduler: out of memory keeping a recall; its message may still be delivered");
+        return;
+    }
+    memmove(&s->dels[at + 1], &s->dels[at], (s->ndel - at) * sizeof(*s->dels));
+    s->dels[at] = k;
+    s->ndel++;
+}
+
+/* A delete marker became due: its message's due time has passed. */
+static void del_remove(bk_schedule_t *s, const char *key, size_t len)
+{
+    char k[RMQ_PROPS_MAX + 1];
+    int found;
+    snprintf(k, sizeof(k), "%.*s", (int)len, key);
+    size_t at = del_find(s, k, &found);
+    if (!found)
+        return;
+    free(s->dels[at]);
+    memmove(&s->dels[at], &s->dels[at + 1], (s->ndel - at - 1) * sizeof(*s->dels));
+    s->ndel--;
+}
+
+/* Notes rec's delete key if rec is a delete marker. */
+static void del_note(bk_schedule_t *s, const rmq_record_t *rec)
+{
+    size_t len = 0;
+    const char *key = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_TIMER_DEL_UNIQKEY, &len);
+    if (key && len)
+        del_add(s, key, len);
+}
+
+/* 1 if the due timer-queue record rec is not to be delivered: a delete
+ * marker (its key is dropped: the message it recalls was due before it),
+ * or a message a marker recalled. */
+static int timer_recalled(bk_schedule_t *s, const rmq_record_t *rec)
+{
+    size_t len = 0, tl = 0, il = 0;
+    int found = 0;
+    const char *key = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_TIMER_DEL_UNIQKEY, &len);
+    if (key) {
+        del_remove(s, key, len);
+        return 1;
+    }
+    const char *topic = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &tl);
+    const char *id = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_UNIQ_KEY, &il);
+    if (!s->ndel || !topic || !id || tl + il + 1 > RMQ_PROPS_MAX)
+        return 0;
+    char k[RMQ_PROPS_MAX + 1];
+    snprintf(k, sizeof(k), "%.*s+%.*s", (int)tl, topic, (int)il, id);
+    del_find(s, k, &found);
+    if (found)
+        LOG_INFO("delay scheduler: timer queue offset %" PRId64 " (%s) was recalled; not delivered",
+                 rec->queue_offset, k);
+    return found;
+}
+
 /* 1 if (due, off) was delivered according to the cursor. */
 static int timer_done(const bk_schedule_t *s, int64_t due, int64_t off)
 {
@@ -534,10 +639,13 @@ static void timer_scan(bk_schedule_t *s)
             pos += rec.total_size;
             int64_t due = bk_props_int(rec.properties, rec.properties_len, RMQ_PROP_DELIVER_AT,
                                        rec.store_timestamp, NULL);
-            if (!timer_done(s, due, rec.queue_offset) && heap_push(s, due, rec.queue_offset) != 0) {
+            if (timer_done(s, due, rec.queue_offset))
+                continue;
+            if (heap_push(s, due, rec.queue_offset) != 0) {
                 LOG_ERROR_RL("delay scheduler: out of memory for the timer heap");
                 return;
             }
+            del_note(s, &rec);
         }
         s->scanned = next;
     }
@@ -561,7 +669,7 @@ static void timer_run(evutil_socket_t fd, short what, void *arg)
         st_get_status_t st = sched_read(s, s->n, e.off, 1, &next);
         int r;
         if (st == ST_GET_FOUND && sched_first(s, &rec) == RMQ_OK && rec.queue_offset == e.off)
-            r = sched_deliver(s, &rec, NULL, e.off, e.due);
+            r = timer_recalled(s, &rec) ? 1 : sched_deliver(s, &rec, NULL, e.off, e.due);
         else if (st == ST_GET_OFFSET_TOO_SMALL || st == ST_GET_MESSAGE_WAS_REMOVING) {
             LOG_WARN("delay scheduler: timer queue offset %" PRId64 " is gone; skipped", e.off);
             r = 1;
@@ -701,6 +809,8 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     m->properties = s->pb.data;
     m->properties_len = s->pb.len;
     m->tag_code = due;
+    if (q == s->n && rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TIMER_DEL_UNIQKEY, &vl))
+        m->tag_code = -due;          /* a delete marker: its arrival reads it (bk_schedule_arrived) */
     return RMQ_OK;
 }
 
@@ -715,7 +825,7 @@ void bk_schedule_arrived(bk_schedule_t *s, const char *topic, int32_t queue_id, 
             arm(lv->ev, 0);
         return;
     }
-    if (max_offset - 1 == s->scanned && !timer_done(s, tag_code, s->scanned)) {
+    if (tag_code > 0 && max_offset - 1 == s->scanned && !timer_done(s, tag_code, s->scanned)) {
         if (heap_push(s, tag_code, s->scanned) != 0) {
             LOG_ERROR_RL("delay scheduler: out of memory for the timer heap");
             return;
@@ -842,5 +952,8 @@ void bk_schedule_free(bk_schedule_t *s)
         free(f);
     }
     free(s->heap);
+    for (size_t i = 0; i < s->ndel; i++)
+        free(s->dels[i]);
+    free(s->dels);
     free(s);
 }

@@ -26,6 +26,13 @@
  * neither place. Delivery is at-least-once: a crash between a delivery and
  * the next progress write repeats that short window.
  *
+ * A recall (bk_recall.h) is a delete marker in the timer queue, due just
+ * after its message, with TIMER_DEL_UNIQKEY=<topic>+<UNIQ_KEY>: reading
+ * it (on arrival, or when the heap is rebuilt from the low-water offset,
+ * which is at most its message's) keeps its key in memory; a due entry of
+ * that topic and UNIQ_KEY is skipped, as is the marker itself, which drops
+ * the key. A recall thus holds across a restart without state of its own.
+ *
  * Timers only (event-loop timers armed for the earliest due entry); the
  * store's arrival callback wakes an idle level. Deliveries go through the
  * one append path, their destination checked by bk_produce_dest_check.
@@ -101,10 +108,13 @@ void bk_schedule_set_slave(bk_schedule_t *s, int is_slave);
 
 /* Number of delay levels N. */
 int bk_schedule_levels(const bk_schedule_t *s);
+/* The latest delivery time the scheduler takes, ms from now (fileReservedTime). */
+int64_t bk_schedule_horizon_ms(const bk_schedule_t *s);
 
 /* Send-path hook, before the store put: if m carries DELAY > 0 or a
  * __STARTDELIVERTIME in the future, rewrites m in place to go to
- * SCHEDULE_TOPIC_XXXX (topic, queue, properties, tag code = due ms). The
+ * SCHEDULE_TOPIC_XXXX (topic, queue, properties, tag code = due ms, negated
+ * for a delete marker, so that its arrival reads it). The
  * new properties live in s until the next call. Leaves other messages
  * alone. RMQ_EINVAL (*why set) for a malformed value or a delivery time
  * beyond the store's retention; RMQ_ENOMEM. */

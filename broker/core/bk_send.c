@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bk_recall.h"
 #include "bk_send.h"
 #include "rmq_log.h"
 
@@ -18,7 +19,8 @@ typedef struct send_waiter {
     void *front_arg;
     void *conn;                      /* held while waiting */
     int32_t queue_id;
-    char *ids;                       /* batch: heap comma-joined ids, else NULL */
+    char *ids;                       /* batch: heap comma-joined ids, or the call's; else NULL */
+    char *recall;                    /* heap recall handle of a timer message, else NULL */
     alignas(max_align_t) unsigned char to[BK_SEND_TO_MAX];
 } send_waiter_t;
 
@@ -95,6 +97,7 @@ static send_waiter_t *waiter_get(bk_send_t *s, const bk_send_call_t *call, int32
     w->conn = NULL;
     w->queue_id = queue_id;
     w->ids = NULL;
+    w->recall = NULL;
     memcpy(w->to, call->to, call->to_len);
     w->next = s->waiting;
     if (s->waiting)
@@ -117,6 +120,7 @@ static void waiter_put(bk_send_t *s, send_waiter_t *w)
     if (w->conn)
         w->front->release(w->conn);
     free(w->ids);
+    free(w->recall);
     w->next = s->spare;
     s->spare = w;
 }
@@ -125,7 +129,7 @@ static void waiter_put(bk_send_t *s, send_waiter_t *w)
 static void send_appended(const bk_append_out_t *out, void *arg)
 {
     send_waiter_t *w = arg;
-    w->front->answer(w->front_arg, w->conn, w->to, out, w->ids, w->queue_id);
+    w->front->answer(w->front_arg, w->conn, w->to, out, w->ids, w->recall, w->queue_id);
     waiter_put(w->s, w);
 }
 
@@ -135,13 +139,14 @@ void bk_send_store(bk_send_t *s, const bk_send_call_t *call, const bk_produce_ta
                    size_t n)
 {
     bk_append_out_t out;
-    const char *ids = NULL;
+    const char *ids = call->ids, *recall = NULL;
+    char handle[BK_RECALL_HANDLE_MAX];
     send_waiter_t *w = waiter_get(s, call, tgt->queue_id);
     rmq_msg_type_t type = rmq_props_msg_type(msgs[0].properties, msgs[0].properties_len);   /* before a divert */
     if (!w) {
         memset(&out, 0, sizeof(out));
         bk_result_set(&out.r, BK_SYSTEM_ERROR, "out of memory waiting for the send");
-        call->front->answer(call->front_arg, call->conn, call->to, &out, NULL, tgt->queue_id);
+        call->front->answer(call->front_arg, call->conn, call->to, &out, NULL, NULL, tgt->queue_id);
         return;
     }
     int done = bk_produce_store(s->cfg.produce, tgt, msgs, n, &out, send_appended, w);
@@ -150,9 +155,11 @@ void bk_send_store(bk_send_t *s, const bk_send_call_t *call, const bk_produce_ta
         bk_counts_stored(s->cfg.counts, tgt->topic->name, type, out.put.count, call->body_len);
         if (n > 1)
             ids = bk_batch_ids(call->batch, s->cfg.store, out.put.phys_offset, n);
+        else if (bk_recall_handle_of(&msgs[0], s->cfg.broker_name, handle, sizeof(handle)))
+            recall = handle;
     }
     if (done) {
-        call->front->answer(call->front_arg, call->conn, call->to, &out, ids, tgt->queue_id);
+        call->front->answer(call->front_arg, call->conn, call->to, &out, ids, recall, tgt->queue_id);
         waiter_put(s, w);
         return;
     }
@@ -160,6 +167,8 @@ void bk_send_store(bk_send_t *s, const bk_send_call_t *call, const bk_produce_ta
     w->conn = call->conn;
     if (ids && !(w->ids = strdup(ids)))
         LOG_ERROR_RL("send: out of memory keeping the ids of a batch of %zu; its answer names the first", n);
+    if (recall && !(w->recall = strdup(recall)))
+        LOG_ERROR_RL("send: out of memory keeping a recall handle; the answer goes without it");
 }
 
 void bk_send_free(bk_send_t *s)

@@ -26,9 +26,11 @@ typedef struct bk_send bk_send_t;
 /* A front's side of a send: how it answers and holds its connection. */
 typedef struct bk_send_front {
     /* Answers the send on conn at reply address to with out; ids are a
-     * batch's comma-joined ids, or NULL for out->put.msg_id. */
+     * batch's comma-joined ids or the call's, or NULL for out->put.msg_id;
+     * recall is a stored timer message's recall handle (bk_recall.h), or
+     * NULL. */
     void (*answer)(void *arg, void *conn, const void *to, const bk_append_out_t *out, const char *ids,
-                   int32_t queue_id);
+                   const char *recall, int32_t queue_id);
     void (*hold)(void *conn);        /* while the send waits */
     void (*release)(void *conn);
 } bk_send_front_t;
@@ -40,6 +42,7 @@ typedef struct bk_send_config {
     size_t capacity;                 /* sendQueueCapacity */
     int64_t wait_ms;                 /* waitTimeMillsInSendQueue */
     const bk_counts_t *counts;       /* told every send the log took (borrowed; NULL: none) */
+    const char *broker_name;         /* names the broker in recall handles (borrowed) */
 } bk_send_config_t;
 
 /* One checked send as a front hands it over. */
@@ -51,6 +54,7 @@ typedef struct bk_send_call {
     size_t to_len;
     bk_batch_t *batch;               /* n > 1: the scratch msgs are in (for ids) */
     size_t body_len;                 /* the request body */
+    const char *ids;                 /* the id to answer with (a recall's), NULL: the store's */
 } bk_send_call_t;
 
 /* NULL when out of memory. cfg is copied; its pointers are borrowed. */

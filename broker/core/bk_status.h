@@ -25,6 +25,7 @@ typedef enum bk_status {
     BK_TRANSACTION_FAILED,           /* no half message where the request says */
     BK_SUBSCRIPTION_PARSE_FAILED,    /* a subscription expression that names no tag */
     BK_NOT_FOUND,                    /* a query found nothing (no offset stored, no record, no key match) */
+    BK_ILLEGAL_OPERATION,            /* a recall's handle is bad, or names another topic, broker or a past time */
     BK_SYSTEM_ERROR,                 /* out of memory, or an internal failure */
 } bk_status_t;
 

@@ -12,6 +12,7 @@
 #include <event2/buffer.h>
 #include <stdio.h>
 
+#include "bk_recall.h"
 #include "bk_send.h"
 #include "core_base.h"
 #include "rmq_message.h"
@@ -25,6 +26,7 @@ typedef struct fake_front {
     void *conn;
     char to[16];
     char ids[256];
+    char recall[BK_RECALL_HANDLE_MAX];
     int32_t queue_id;
     bk_append_out_t out;
 } fake_front_t;
@@ -33,13 +35,14 @@ static fake_front_t ff;
 static int conn_token;
 
 static void fake_answer(void *arg, void *conn, const void *to, const bk_append_out_t *out, const char *ids,
-                        int32_t queue_id)
+                        const char *recall, int32_t queue_id)
 {
     fake_front_t *f = arg;
     f->answers++;
     f->conn = conn;
     memcpy(f->to, to, sizeof(f->to));
     snprintf(f->ids, sizeof(f->ids), "%s", ids ? ids : out->put.msg_id);
+    snprintf(f->recall, sizeof(f->recall), "%s", recall ? recall : "");
     f->queue_id = queue_id;
     f->out = *out;
 }

@@ -328,6 +328,16 @@ static void loop_for(int64_t ms)
     }
 }
 
+/* Reads the first record of TOPIC queue 0 into buf and decodes it into *rec. */
+static void first_record(rig_t *rg, struct evbuffer *buf, rmq_record_t *rec)
+{
+    st_get_result_t res;
+    static const st_tag_filter_t all = {.match_all = 1};
+    st_store_get(rg->st, TOPIC, 0, 0, 1, 1 << 20, &all, buf, &res);
+    ck_assert_int_eq(res.status, ST_GET_FOUND);
+    ck_assert_int_eq(rmq_record_decode(evbuffer_pullup(buf, -1), evbuffer_get_length(buf), 1, rec), RMQ_OK);
+}
+
 START_TEST(test_delayed_message_reaches_its_time)
 {
     rig_t rg;
@@ -357,13 +367,9 @@ START_TEST(test_delayed_message_reaches_its_time)
     ck_assert_int_eq(stats.total[BK_STAT_PUT], puts + 1);
 
     /* the copy: the real topic, the schedule properties gone */
-    st_get_result_t res;
-    static const st_tag_filter_t all = {.match_all = 1};
     struct evbuffer *buf = evbuffer_new();
     rmq_record_t rec;
-    st_store_get(rg.st, TOPIC, 0, 0, 1, 1 << 20, &all, buf, &res);
-    ck_assert_int_eq(res.status, ST_GET_FOUND);
-    ck_assert_int_eq(rmq_record_decode(evbuffer_pullup(buf, -1), evbuffer_get_length(buf), 1, &rec), RMQ_OK);
+    first_record(&rg, buf, &rec);
     ck_assert_int_eq(rec.body_len, 5);
     ck_assert_int_eq(memcmp(rec.body, "later", 5), 0);
     want_prop(&rec, RMQ_PROP_DELAY, NULL, "delivered");
@@ -461,6 +467,62 @@ START_TEST(test_timer_properties_divert)
 }
 END_TEST
 
+/* Stores a timer message of TOPIC with UNIQ_KEY id due at wall ms due
+ * through the scheduler's divert; with del_key, a recall's delete marker
+ * (TIMER_DEL_UNIQKEY) instead. */
+static void timer_put(rig_t *rg, const char *id, int64_t due, const char *del_key)
+{
+    char props[256];
+    int n = snprintf(props, sizeof props, "TIMER_DELIVER_MS\001%lld\002UNIQ_KEY\001%s\002%s%s%s", (long long)due, id,
+                     del_key ? "TIMER_DEL_UNIQKEY\001" : "", del_key ? del_key : "", del_key ? "\002" : "");
+    st_msg_t m = {.topic = TOPIC, .topic_len = strlen(TOPIC), .body = id, .body_len = strlen(id),
+                  .properties = props, .properties_len = (size_t)n, .born_timestamp = rmq_wall_ms()};
+    const char *why = NULL;
+    bk_append_out_t out;
+    ck_assert_int_eq(bk_schedule_divert(rg->sched, &m, &why), RMQ_OK);
+    ck_assert_int_eq(m.queue_id, LEVELS);
+    ck_assert_int_eq(bk_append_put(rg->ap, &m, 1, &out, NULL, NULL), 1);
+    ck_assert_int_eq(out.r.status, BK_OK);
+}
+
+/* A delete marker (RocketMQ 5.3's recall, core/bk_recall.c) cancels the
+ * timer message of its topic and UNIQ_KEY: neither it nor the marker is
+ * delivered, another message due at the same time is; with _i == 1 the
+ * scheduler restarts between the recall and the due time, and rebuilds the
+ * recall from the timer queue. */
+START_TEST(test_delete_marker_cancels_its_message)
+{
+    rig_t rg;
+    rig_open(&rg, 0, 0);
+    sched_start(&rg);
+    int64_t due = rmq_wall_ms() + 800;
+    timer_put(&rg, "RECALLED1", due, NULL);
+    timer_put(&rg, "KEPT1", due, NULL);
+    timer_put(&rg, "RECALLED1", due + 1, TOPIC "+RECALLED1");
+    loop_for(100);
+    if (_i == 1) {
+        st_store_set_arrival_cb(rg.st, NULL, NULL);
+        bk_schedule_free(rg.sched);
+        bk_persist_free(core_base()->persist);
+        ck_assert_ptr_nonnull(core_base()->persist = bk_persist_new());
+        rg.sched = sched_new(&rg);
+        sched_start(&rg);
+    }
+    ck_assert_int_eq(bk_schedule_timer_pending(rg.sched), 3);
+    while (st_store_max_offset(rg.st, TOPIC, 0) < 1 && rmq_wall_ms() < due + 3000)
+        loop_for(20);
+    loop_for(500);
+    ck_assert_int_eq(bk_schedule_timer_pending(rg.sched), 0);
+    ck_assert_int_eq(st_store_max_offset(rg.st, TOPIC, 0), 1);
+    struct evbuffer *buf = evbuffer_new();
+    rmq_record_t rec;
+    first_record(&rg, buf, &rec);
+    want_prop(&rec, RMQ_PROP_UNIQ_KEY, "KEPT1", "the message delivered");
+    evbuffer_free(buf);
+    rig_close(&rg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("core_sendback");
@@ -472,6 +534,7 @@ int main(void)
     TCase *td = core_tcase_new("schedule");
     tcase_add_test(td, test_delayed_message_reaches_its_time);
     tcase_add_loop_test(td, test_timer_properties_divert, 0, (int)(sizeof timer_cases / sizeof timer_cases[0]));
+    tcase_add_loop_test(td, test_delete_marker_cancels_its_message, 0, 2);
     suite_add_tcase(s, td);
     return core_suite_run(s);
 }

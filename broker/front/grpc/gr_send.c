@@ -1,5 +1,5 @@
-/* gr_send.c: SendMessage and EndTransaction (GRPC-NOTES.md §2.4, §3.5,
- * §3.6). Each message of a SendMessage is mapped (gr_message.c), checked
+/* gr_send.c: SendMessage, EndTransaction and RecallMessage (GRPC-NOTES.md
+ * §2.4, §3.5, §3.6). Each message of a SendMessage is mapped (gr_message.c), checked
  * (bk_produce_check: the caller's PUB through the one permission table,
  * the topic, the client's queue id when it names a write queue of this
  * broker, else the broker's pick) and stored through the core's send
@@ -8,7 +8,9 @@
  * outcome. A transactional message's transaction_id is its half message's
  * offset id (store host + commit-log offset), which EndTransaction names
  * the half by; delay rides on delivery_timestamp (the core's delivery
- * time). */
+ * time), and such a message's entry has its recall_handle, which
+ * RecallMessage takes (core/bk_recall.c: a delete marker stored through
+ * the core's send). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 
 #include "gr_front.h"
 #include "gr_message.h"
+#include "rmq_log.h"
 #include "rmq_time.h"
 
 #define CODE(name) APACHE__ROCKETMQ__V2__CODE__##name
@@ -27,6 +30,7 @@ typedef struct gr_send_entry {
     char *message_id;                /* the client's id (owned) */
     char tx_id[RMQ_MSG_ID_MAX + 1];  /* a transactional message's half id, else "" */
     int64_t offset;
+    char *recall_handle;             /* a timer message's (owned), else NULL */
 } gr_send_entry_t;
 
 /* A SendMessage in flight: alive while it has references (the handler's,
@@ -45,8 +49,10 @@ static void send_req_unref(gr_send_req_t *sr)
 {
     if (--sr->refs > 0)
         return;
-    for (size_t i = 0; i < sr->n; i++)
+    for (size_t i = 0; i < sr->n; i++) {
         free(sr->entries[i].message_id);
+        free(sr->entries[i].recall_handle);
+    }
     free(sr->entries);
     free(sr);
 }
@@ -83,6 +89,7 @@ static void send_reply_if_done(gr_send_req_t *sr)
             e[i].message_id = sr->entries[i].message_id ? sr->entries[i].message_id : "";
             e[i].transaction_id = sr->entries[i].tx_id;
             e[i].offset = sr->entries[i].offset;
+            e[i].recall_handle = sr->entries[i].recall_handle ? sr->entries[i].recall_handle : "";
             ep[i] = &e[i];
             codes[i] = sr->entries[i].st.code;
         }
@@ -101,7 +108,7 @@ static void send_reply_if_done(gr_send_req_t *sr)
 
 /* The core's answer for message *to of the request conn. */
 static void send_answer(void *arg, void *conn, const void *to, const bk_append_out_t *out, const char *ids,
-                        int32_t queue_id)
+                        const char *recall, int32_t queue_id)
 {
     (void)arg;
     (void)ids;
@@ -113,6 +120,8 @@ static void send_answer(void *arg, void *conn, const void *to, const bk_append_o
     gr_status_set(&en->st, gr_code_of_status(out->r.status), "%s", out->r.status == BK_OK ? "OK" : out->r.why);
     if (out->stored)
         en->offset = out->put.queue_offset;
+    if (recall && !(en->recall_handle = strdup(recall)))
+        LOG_ERROR_RL("SendMessage: out of memory keeping a recall handle; the entry goes without it");
     if (en->tx_id[0])                /* the half's id names it in EndTransaction */
         snprintf(en->tx_id, sizeof(en->tx_id), "%s", out->stored ? out->put.msg_id : "");
     sr->answered++;
@@ -296,9 +305,72 @@ static void handle_end_transaction(rmq_grpc_call_t *call, void *arg)
     apache__rocketmq__v2__end_transaction_request__free_unpacked(req, NULL);
 }
 
+/* ---- RecallMessage ---------------------------------------------------------------- */
+
+/* The core's answer to a recall (conn is the call): OK with the recalled
+ * message's id once the marker is stored, as RocketMQ's broker counts a
+ * flush or slave timeout a success too. */
+static void recall_answer(void *arg, void *conn, const void *to, const bk_append_out_t *out, const char *ids,
+                          const char *recall, int32_t queue_id)
+{
+    (void)arg;
+    (void)to;
+    (void)recall;
+    (void)queue_id;
+    Apache__Rocketmq__V2__RecallMessageResponse resp = APACHE__ROCKETMQ__V2__RECALL_MESSAGE_RESPONSE__INIT;
+    Apache__Rocketmq__V2__Status st = APACHE__ROCKETMQ__V2__STATUS__INIT;
+    st.code = out->stored ? CODE(OK) : gr_code_of_status(out->r.status);
+    st.message = out->stored ? "OK" : (char *)out->r.why;
+    resp.status = &st;
+    resp.message_id = out->stored ? (char *)ids : "";
+    rmq_grpc_answer(conn, &resp.base);
+}
+
+/* A call lives until it is answered: nothing to hold. */
+static void call_keep(void *conn)
+{
+    (void)conn;
+}
+
+static const bk_send_front_t recall_front = {recall_answer, call_keep, call_keep};
+
+/* RecallMessage: the topic's timer message named by recall_handle
+ * cancelled through the core's recall, which checks the caller's PUB. */
+static void handle_recall(rmq_grpc_call_t *call, void *arg)
+{
+    gr_front_t *gf = arg;
+    Apache__Rocketmq__V2__RecallMessageRequest *req =
+        rmq_grpc_decode(call, &apache__rocketmq__v2__recall_message_request__descriptor);
+    if (!req)
+        return;
+    gr_status_t st;
+    bk_caller_t who;
+    bk_result_t r;
+    bk_recall_marker_t mk;
+    if (!req->topic || !req->topic->name[0])
+        gr_status_set(&st, CODE(ILLEGAL_TOPIC), "RecallMessage names no topic");
+    else if (bk_send_full(gf->fe->send))
+        gr_status_set(&st, CODE(TOO_MANY_REQUESTS), "system busy: %zu sends queued or waiting (sendQueueCapacity=%zu)",
+                      bk_send_waiting(gf->fe->send), bk_send_capacity(gf->fe->send));
+    else if (gr_call_caller(gf, call, &who, &st)) {
+        bk_recall_req_t rr = {.topic = req->topic->name, .handle = req->recall_handle, .who = &who};
+        if (bk_recall_check(gf->fe->recall, &rr, &mk, &r)) {
+            bk_send_call_t sc = {.front = &recall_front, .conn = call, .to = "", .to_len = 0,
+                                 .body_len = mk.msg.body_len, .ids = mk.msg_id};
+            bk_send_store(gf->fe->send, &sc, &mk.tgt, &mk.msg, 1);
+            apache__rocketmq__v2__recall_message_request__free_unpacked(req, NULL);
+            return;
+        }
+        gr_status_set(&st, gr_code_of_status(r.status), "%s", r.why);
+    }
+    gr_call_answer_status(call, &apache__rocketmq__v2__recall_message_response__descriptor, &st);
+    apache__rocketmq__v2__recall_message_request__free_unpacked(req, NULL);
+}
+
 static const rmq_grpc_method_t rows[] = {
     {GR_PATH("SendMessage"), RMQ_GRPC_UNARY_REQUEST, handle_send, NULL},
     {GR_PATH("EndTransaction"), RMQ_GRPC_UNARY_REQUEST, handle_end_transaction, NULL},
+    {GR_PATH("RecallMessage"), RMQ_GRPC_UNARY_REQUEST, handle_recall, NULL},
 };
 
 const gr_methods_t gr_send_methods = {rows, sizeof(rows) / sizeof(rows[0])};

@@ -38,6 +38,8 @@ gr_code_t gr_code_of_status(bk_status_t status)
         [BK_TRANSACTION_FAILED] = APACHE__ROCKETMQ__V2__CODE__INTERNAL_SERVER_ERROR,
         [BK_SUBSCRIPTION_PARSE_FAILED] = APACHE__ROCKETMQ__V2__CODE__ILLEGAL_FILTER_EXPRESSION,
         [BK_NOT_FOUND] = APACHE__ROCKETMQ__V2__CODE__NOT_FOUND,
+        /* RocketMQ's proxy has no code for ILLEGAL_OPERATION: its default */
+        [BK_ILLEGAL_OPERATION] = APACHE__ROCKETMQ__V2__CODE__INTERNAL_SERVER_ERROR,
         [BK_SYSTEM_ERROR] = APACHE__ROCKETMQ__V2__CODE__INTERNAL_SERVER_ERROR,
     };
     if ((unsigned)status < sizeof(code) / sizeof(code[0]) && code[status] != 0)

@@ -69,6 +69,7 @@ int fr_rm_status_code(bk_status_t status)
         [BK_TRANSACTION_FAILED] = 1,
         [BK_SUBSCRIPTION_PARSE_FAILED] = 23,
         [BK_NOT_FOUND] = 22,                 /* QUERY_NOT_FOUND */
+        [BK_ILLEGAL_OPERATION] = 604,        /* ILLEGAL_OPERATION */
         [BK_SYSTEM_ERROR] = 1,
     };
     if ((unsigned)status < sizeof(code) / sizeof(code[0]))
@@ -409,6 +410,7 @@ static const fr_rm_route_t routes[] = {
     {320, fr_rm_handle_send, BK_OP_SEND},                      /* SEND_BATCH_MESSAGE */
     {324, fr_rm_handle_reply, BK_OP_SEND_REPLY},               /* SEND_REPLY_MESSAGE */
     {325, fr_rm_handle_reply, BK_OP_SEND_REPLY},               /* SEND_REPLY_MESSAGE_V2 */
+    {370, fr_rm_handle_recall, BK_OP_RECALL},                  /* RECALL_MESSAGE */
     {11, fr_rm_handle_pull, BK_OP_PULL},                       /* PULL_MESSAGE */
     {361, fr_rm_handle_pull, BK_OP_PULL},                      /* LITE_PULL_MESSAGE */
     {33, fr_rm_handle_view, BK_OP_VIEW},                       /* VIEW_MESSAGE_BY_ID */

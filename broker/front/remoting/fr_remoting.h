@@ -129,6 +129,9 @@ const char *fr_rm_core_subscription(bk_front_t *fe, const char *group, const cha
 /* ---- handlers (rmq_remoting_handler_fn; arg is the fr_remoting_t) ------- */
 
 void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
+/* RECALL_MESSAGE (370): a timer message's delete marker through the core's
+ * recall and send, answered with RecallMessageResponseHeader (msgId). */
+void fr_rm_handle_recall(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_view(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_pull(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);
 void fr_rm_handle_heartbeat(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg);

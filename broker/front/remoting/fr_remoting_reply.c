@@ -88,12 +88,13 @@ static void reply_pushed(void *arg, const bk_client_answer_t *ans)
 
 /* The core's answer callback of the store (conn is the reply_call_t). */
 static void reply_stored(void *arg, void *conn, const void *to, const bk_append_out_t *out, const char *ids,
-                         int32_t queue_id)
+                         const char *recall, int32_t queue_id)
 {
     reply_call_t *rc = conn;
     (void)arg;
     (void)to;
     (void)ids;
+    (void)recall;
     rc->stored = out->stored;
     rc->queue_id = queue_id;
     if (out->stored) {

@@ -3,7 +3,9 @@
  * body) over the core's send (core/bk_produce.c), answered with
  * SendMessageResponseHeader (msgId: the offset msgId of store host and
  * commit-log offset, comma-joined for a batch; queueId; queueOffset;
- * VIEW_MESSAGE_BY_ID resolves such an id, fr_remoting_query.c). Waiting
+ * VIEW_MESSAGE_BY_ID resolves such an id, fr_remoting_query.c; a timer
+ * message's recallHandle), and RECALL_MESSAGE (370) over the core's recall
+ * (core/bk_recall.c), whose delete marker is stored like a send. Waiting
  * for the disk or a slave and the SYSTEM_BUSY of a full sendQueueCapacity
  * are the core's (core/bk_send.c), shared with the native front. */
 #include <inttypes.h>
@@ -31,7 +33,7 @@ void fr_rm_send_free(fr_remoting_t *rm)
  * read it for FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT and
  * SLAVE_NOT_AVAILABLE too). */
 static void send_answer(void *arg, void *conn, const void *to_, const bk_append_out_t *out, const char *ids,
-                        int32_t queue_id)
+                        const char *recall, int32_t queue_id)
 {
     fr_rm_to_t to;
     memcpy(&to, to_, sizeof(to));
@@ -44,11 +46,12 @@ static void send_answer(void *arg, void *conn, const void *to_, const bk_append_
         {"queueOffset", qoff},
         {"MSG_REGION", SEND_REGION},
         {"TRACE_ON", "true"},
+        {"recallHandle", (char *)recall},  /* last: left out when NULL */
     };
     rmq_remoting_reply_t rep = {.code = fr_rm_status_code(out->r.status), .remark = out->r.why};
     if (out->stored) {
         rep.fields = f;
-        rep.n_fields = sizeof(f) / sizeof(f[0]);
+        rep.n_fields = sizeof(f) / sizeof(f[0]) - (recall ? 0 : 1);
         rep.fields_plain = 1;          /* names, numbers and hex ids */
     }
     fr_rm_reply_to(conn, &to, &rep);
@@ -278,4 +281,58 @@ void fr_rm_handle_send(rmq_conn_t *conn, const rmq_remoting_request_t *req, void
     st_msg_t m;
     fr_rm_send_message(conn, req, &h, &m);
     send_store(rm, conn, req, &tgt, &m, 1);
+}
+
+/* ---- recall -------------------------------------------------------------- */
+
+/* The core's answer to a recall: RocketMQ's SUCCESS (FLUSH_DISK_TIMEOUT,
+ * FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE included, as its
+ * RecallMessageProcessor has them) with msgId, the recalled message's id;
+ * any other outcome is its SYSTEM_ERROR. */
+static void recall_answer(void *arg, void *conn, const void *to_, const bk_append_out_t *out, const char *ids,
+                          const char *recall, int32_t queue_id)
+{
+    fr_rm_to_t to;
+    (void)arg;
+    (void)recall;
+    (void)queue_id;
+    memcpy(&to, to_, sizeof(to));
+    rmq_remoting_field_t f[] = {{"msgId", (char *)ids}, {"MSG_REGION", SEND_REGION}};
+    rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SYSTEM_ERROR, .remark = out->r.why};
+    if (out->stored) {
+        rep.code = RMQ_REMOTING_SUCCESS;
+        rep.remark = NULL;
+        rep.fields = f;
+        rep.n_fields = sizeof(f) / sizeof(f[0]);
+    }
+    fr_rm_reply_to(conn, &to, &rep);
+}
+
+static const bk_send_front_t recall_front = {recall_answer, rmq_conn_ref_any, rmq_conn_unref_any};
+
+void fr_rm_handle_recall(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
+{
+    fr_remoting_t *rm = arg;
+    bk_caller_t who;
+    bk_result_t r;
+    bk_recall_marker_t mk;
+    const char *topic, *handle;
+    if (send_busy(rm, conn, req) || !(topic = fr_rm_str(conn, req, "topic", NULL, 1, NULL)) ||
+        !(handle = fr_rm_str(conn, req, "recallHandle", NULL, 1, NULL)) || fr_rm_caller(rm, conn, req, &who) != 0)
+        return;
+    bk_recall_req_t rr = {.topic = topic, .handle = handle, .who = &who};
+    if (!bk_recall_check(rm->fe->recall, &rr, &mk, &r)) {
+        fr_rm_reply_result(conn, req, &r);
+        return;
+    }
+    fr_rm_to_t to = fr_rm_to(req);
+    bk_send_call_t call = {
+        .front = &recall_front,
+        .conn = conn,
+        .to = &to,
+        .to_len = sizeof(to),
+        .body_len = mk.msg.body_len,
+        .ids = mk.msg_id,
+    };
+    bk_send_store(rm->fe->send, &call, &mk.tgt, &mk.msg, 1);
 }

@@ -79,9 +79,10 @@ static void send_reply_ok(rmq_conn_t *conn, rmq_reply_to_t to, const char *ids, 
 /* The core's answer callback: the send's outcome, now or once durable
  * as configured. */
 static void send_answer(void *arg, void *conn_, const void *to_, const bk_append_out_t *out, const char *ids,
-                        int32_t queue_id)
+                        const char *recall, int32_t queue_id)
 {
     bk_front_t *fe = arg;
+    (void)recall;                    /* RocketMQ's recall is served on its fronts only */
     rmq_conn_t *conn = conn_;
     rmq_reply_to_t to;
     memcpy(&to, to_, sizeof(to));

@@ -1,0 +1,47 @@
+#!/bin/bash
+# tests/node/run_recall5_test.sh: the unmodified RocketMQ 5 Node client
+# (rocketmq-client-nodejs from npm, gRPC) recalls timer messages on an rmq
+# broker with recallMessageEnable=true (issue 31): recall5.js sends and
+# recalls, the broker restarts before the messages are due, and recall5.js
+# then sees the kept message delivered and the recalled one never. Ephemeral
+# loopback ports, a temp dir; node_modules there too (npm keeps its cache in
+# ~/.npm). Prints TAP; SKIP when node or npm is missing or npm cannot fetch
+# the client.
+set -uo pipefail
+
+# shellcheck source=tests/java/java_lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/../java/java_lib.sh"
+send_checks=(normal-no-handle timer-handle recall-ok recall-twice-ok recall-bad-handle-refused)
+consume_checks=(recalled-never-delivered recall-after-delivery-refused)
+PLAN=$((2 + ${#send_checks[@]} + ${#consume_checks[@]} + 1))
+
+echo "1..$PLAN"
+command -v node >/dev/null && command -v npm >/dev/null || skip_all "$PLAN" "node or npm not installed"
+cp "$src/deploy/examples/node5/package.json" "$here/recall5.js" "$run/"
+if ! (cd "$run" && timeout 600 npm install --no-audit --no-fund --prefer-offline >"$run/npm.log" 2>&1); then
+  tail -20 "$run/npm.log" | sed 's/^/# /'
+  skip_all "$PLAN" "npm cannot fetch rocketmq-client-nodejs"
+fi
+
+broker_extra="recallMessageEnable=true"
+start_namesrv
+start_broker Recall5Cluster broker-r5
+create_topic Recall5Cluster Recall5
+ok "mqnamesrv and mqbroker with recallMessageEnable=true" true
+
+(cd "$run" && timeout 120 node recall5.js "$test_ip:$bk_port" Recall5 send) >"$run/send.out" 2>"$run/send.err"
+grep -h '^FAIL run ' "$run/send.out" | head -3 | sed 's/^/# /'
+for c in "${send_checks[@]}"; do java_check "$c" "send: $c" "$run/send.out"; done
+handle=$(awk '$1 == "HANDLE" {print $2}' "$run/send.out")
+
+# the recall must outlast a restart: the timer state is rebuilt from the store
+kill "$bk_pid"
+wait "$bk_pid" 2>/dev/null
+start_broker Recall5Cluster broker-r5
+ok "the broker restarted before the messages were due" test -n "$bk_port"
+
+(cd "$run" && timeout 120 node recall5.js "$test_ip:$bk_port" Recall5 consume "$handle") \
+  >"$run/consume.out" 2>"$run/consume.err"
+grep -h '^FAIL run ' "$run/consume.out" | head -3 | sed 's/^/# /'
+for c in "${consume_checks[@]}"; do java_check "$c" "after the restart: $c" "$run/consume.out"; done
+broker_log_clean
