@@ -154,7 +154,7 @@ static void setup(void)
                      "brokerClusterName=PermCluster\nbrokerName=broker-a\nbrokerId=0\nlistenPort=0\n"
                      "haListenPort=0\nbrokerRole=ASYNC_MASTER\nstorePathRootDir=%s/store\n"
                      "mapedFileSizeCommitLog=16777216\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\n"
-                     "aclEnable=true\naclFile=%s\naclAccessKey=adm\naclSecretKey=adm-secret-1\n",
+                     "aclEnable=true\naclFile=%s\naclAccessKey=adm\naclSecretKey=adm-secret-1\nrecallMessageEnable=true\n",
                      case_dir, ns_addr, acl);
     ck_assert_msg(n > 0 && (size_t)n < sizeof props, "broker properties do not fit");
     ck_assert_int_eq(hn_daemon_start_conf(&bk, case_dir, "broker/mqbroker", "broker-a", props, bk_addr,
@@ -191,7 +191,7 @@ static void teardown(void)
      {"clientID", "walker"}, {"clientId", "walker"}, {"delayLevel", "0"}, {"tranStateTableOffset", "0"},     \
      {"commitLogOffset", half_off}, {"commitOrRollback", "8"}, {"msgId", "m"}, {"readQueueNums", "4"},       \
      {"writeQueueNums", "4"}, {"perm", "6"}, {"invisibleTime", "60000"}, {"pollTime", "0"},                   \
-     {"extraInfo", "0 1 60000 0 0 broker-a 0 0 0"}}
+     {"extraInfo", "0 1 60000 0 0 broker-a 0 0 0"}, {"recallHandle", "h"}, {"srcGroup", CG}, {"destGroup", CG}}
 
 /* The body a request of code carries (a heartbeat, a lock, a group, a batch). */
 static size_t code_body(int code, char *buf, size_t cap)
