@@ -17,7 +17,6 @@
 #include "rmq_message.h"
 
 #define CODE_SEND_BATCH_MESSAGE 320
-#define SEND_REGION "DefaultRegion"
 
 void fr_rm_send_free(fr_remoting_t *rm)
 {
@@ -42,8 +41,8 @@ static void send_answer(void *arg, void *conn, const void *to_, const bk_append_
         {"msgId", (char *)(ids ? ids : out->put.msg_id)},
         {"queueId", qid},
         {"queueOffset", qoff},
-        {"MSG_REGION", SEND_REGION},
-        {"TRACE_ON", "true"},
+        {RMQ_PROP_MSG_REGION, RMQ_REGION_DEFAULT},
+        {RMQ_PROP_TRACE_ON, "true"},
     };
     rmq_remoting_reply_t rep = {.code = fr_rm_status_code(out->r.status), .remark = out->r.why};
     if (out->stored) {
