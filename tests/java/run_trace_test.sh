@@ -10,7 +10,11 @@
 # broker restarted with msgTraceTopicName=AppTraceTopic, the 4.9 client
 # with that customized trace topic (mqadmin queryMsgTraceById -t). With the
 # argument "rocketmq" the same runs against Apache RocketMQ 4.9.7's own name
-# server and broker (rocketmq_lib.sh). Prints TAP; SKIP without java, mvn
+# server and broker (rocketmq_lib.sh): there the 5.x client's consumer
+# records (checks 7, 8, 10) are missing, since RocketMQ 4.9.7 stamps
+# MSG_REGION on a stored message only with a broker send hook and that
+# client drops the trace of a message without a region; RocketMQ 5's broker
+# stamps it on every send, as rmq does. Prints TAP; SKIP without java, mvn
 # or Maven Central.
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
@@ -31,10 +35,7 @@ if [ "${1:-}" = rocketmq ]; then
   # shellcheck source=tests/java/rocketmq_lib.sh
   . "$here/rocketmq_lib.sh"
   rq_jars $plan
-  port=$(free_port_run)
-  rq_namesrv rq-ns "$port"
-  rq_wait_port rq-ns "$port" "$rq_pid" || { echo "not ok 1 - the RocketMQ name server starts"; exit 1; }
-  ns=127.0.0.1:$port
+  mig_rq_namesrv
   bk_port=$(free_port_run)
   rq_topic_seed broker "$topic" 4
   # trace_broker EXTRA: (re)starts the RocketMQ broker with EXTRA properties
@@ -57,17 +58,7 @@ else
   create_topic "$cluster" "$topic"
 fi
 
-# mqadmin 4.9.7 (MQAdminStartup) logs under ROCKETMQ_HOME/conf's set-up: keep it in the temp dir
-mkdir -p "$run/home/conf"
-cat >"$run/home/conf/logback_tools.xml" <<XML
-<configuration>
-  <appender name="F" class="ch.qos.logback.core.FileAppender">
-    <file>$run/tools.log</file>
-    <encoder><pattern>%d %p %c - %m%n</pattern></encoder>
-  </appender>
-  <root level="INFO"><appender-ref ref="F"/></root>
-</configuration>
-XML
+mqadmin_home
 
 # scenario LABEL CP TRACE_TOPIC [MQADMIN-ARGS...]: Trace.java with
 # classpath CP (its 4 verdicts), then mqadmin queryMsgTraceById of its
