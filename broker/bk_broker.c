@@ -313,17 +313,31 @@ static rmq_err_t broker_listen(bk_broker_t *bk, char *err, size_t errlen)
     return RMQ_OK;
 }
 
-/* Adds the cluster's reply topic, <brokerClusterName>_REPLY_TOPIC, when
- * the table lacks it, as RocketMQ's TopicConfigManager does at start: one
- * read and one write queue, readable and writable; responders send their
- * replies to it (SEND_REPLY_MESSAGE). */
-static rmq_err_t broker_reply_topic(bk_broker_t *bk)
+/* Adds the topic NAME with one read and one write queue, readable and
+ * writable, when the table lacks it (a NAME too long is skipped): RocketMQ's TopicConfigManager creates
+ * its reply and trace topics so at start. */
+static rmq_err_t broker_start_topic(bk_broker_t *bk, const char *name)
 {
     bk_topic_t t = {.read_queues = 1, .write_queues = 1, .perm = BK_PERM_READ | BK_PERM_WRITE};
-    int n = snprintf(t.name, sizeof(t.name), "%s" RMQ_REPLY_TOPIC_SUFFIX, bk->cfg->broker_cluster_name);
+    int n = snprintf(t.name, sizeof(t.name), "%s", name);
     if (n < 0 || (size_t)n >= sizeof(t.name) || bk_topics_get(bk->topics, t.name, (size_t)n))
         return RMQ_OK;
     return bk_topics_update(bk->topics, &t);
+}
+
+/* The topics made at start: the cluster's reply topic,
+ * <brokerClusterName>_REPLY_TOPIC (responders send their replies to it,
+ * SEND_REPLY_MESSAGE), and with traceTopicEnable the message-trace topic
+ * msgTraceTopicName (clients with enableMsgTrace send their trace records
+ * to it, found by message id with QUERY_MESSAGE). */
+static rmq_err_t broker_start_topics(bk_broker_t *bk)
+{
+    char reply[RMQ_TOPIC_MAX + sizeof(RMQ_REPLY_TOPIC_SUFFIX)];
+    snprintf(reply, sizeof(reply), "%s" RMQ_REPLY_TOPIC_SUFFIX, bk->cfg->broker_cluster_name);
+    rmq_err_t rc = broker_start_topic(bk, reply);
+    if (rc == RMQ_OK && bk->cfg->trace_topic_enable)
+        rc = broker_start_topic(bk, bk->cfg->msg_trace_topic_name);
+    return rc;
 }
 
 /* Loads topics, subscription groups and consumer offsets from ROOT/config. */
@@ -344,7 +358,7 @@ static rmq_err_t broker_load_metadata(bk_broker_t *bk, char *err, size_t errlen)
                                (int32_t)bk->cfg->default_topic_queue_nums, err, errlen);
     if (!bk->topics)
         return RMQ_ECORRUPT;
-    if (broker_reply_topic(bk) != RMQ_OK || bk_topics_start(bk->topics, bk->base) != RMQ_OK) {
+    if (broker_start_topics(bk) != RMQ_OK || bk_topics_start(bk->topics, bk->base) != RMQ_OK) {
         snprintf(err, errlen, "topics: out of memory");
         return RMQ_ENOMEM;
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rmq_log.h"
+#include "rmq_message.h"
 #include "rmq_rpc.h"
 
 #define KB 1024ll
@@ -103,6 +104,9 @@ static const rmq_cfg_entry_t entries[] = {
     INT("slaveSyncInterval", slave_sync_interval, "10000", 100, 3600000, "slave: copy topics, groups and offsets from the master this often, ms"),
     INT("accessMessageInMemoryMaxRatio", access_message_in_memory_max_ratio, "40", 0, 100, "slaveReadEnable: pulls further behind than this percent of RAM go to a slave"),
     BOOL("slaveReadEnable", slave_read_enable, "false", "suggest slaves to consumers that fall behind"),
+    BOOL("traceTopicEnable", trace_topic_enable, "false",
+         "create the message-trace topic (msgTraceTopicName, one queue, readable and writable) at start, as RocketMQ does, for clients with enableMsgTrace"),
+    STR("msgTraceTopicName", msg_trace_topic_name, RMQ_TOPIC_TRACE, RMQ_TOPIC_MAX, "traceTopicEnable: the message-trace topic's name"),
     BOOL("enablePropertyFilter", enable_property_filter, "false", "serve SQL92 subscriptions (filters over message properties)"),
     BOOL("recallMessageEnable", recall_message_enable, "false", "serve RECALL_MESSAGE: cancel a timer message by its recall handle"),
     INT("brokerPermission", broker_permission, "6", 0, 7, "broker perm bits: 2 write, 4 read"),
@@ -246,6 +250,11 @@ static rmq_err_t check_common(const bk_config_t *cfg, char *err, size_t errlen)
 {
     if (rmq_log_level_parse(cfg->log_level) < 0) {
         snprintf(err, errlen, "logLevel=%s: must be one of debug, info, warn, error, off", cfg->log_level);
+        return RMQ_EINVAL;
+    }
+    const char *why;
+    if (!rmq_name_is_valid(cfg->msg_trace_topic_name, strlen(cfg->msg_trace_topic_name), &why)) {
+        snprintf(err, errlen, "msgTraceTopicName=%s: %s", cfg->msg_trace_topic_name, why);
         return RMQ_EINVAL;
     }
     if (cfg->disk_full_ratio < cfg->disk_max_used_space_ratio) {

@@ -81,6 +81,8 @@ typedef struct bk_config {
     int slave_read_enable;
     int enable_property_filter;
     int recall_message_enable;
+    int trace_topic_enable;             /* traceTopicEnable */
+    char *msg_trace_topic_name;         /* msgTraceTopicName */
     int64_t slave_sync_interval;
     int64_t access_message_in_memory_max_ratio;
     int64_t broker_permission;

@@ -570,7 +570,7 @@ int rmq_name_is_valid(const char *name, size_t len, const char **why)
 }
 
 const char *const rmq_props_reserved[] = {RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID, RMQ_PROP_TX_CHECK_TIMES,
-                                             RMQ_PROP_CLUSTER, NULL};
+                                             RMQ_PROP_CLUSTER, RMQ_PROP_MSG_REGION, RMQ_PROP_TRACE_ON, NULL};
 
 int rmq_topic_is_system(const char *name, size_t len)
 {

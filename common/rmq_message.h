@@ -62,6 +62,12 @@
 #define RMQ_PROP_FIRST_POP_TIME "1ST_POP_TIME"       /* a popped message's first pop (RocketMQ 5) */
 #define RMQ_PROP_TX_CHECK_TIMES "TRANSACTION_CHECK_TIMES"
 #define RMQ_PROP_CLUSTER "CLUSTER"                  /* the storing broker's brokerClusterName */
+/* The storing broker's region and trace switch: RocketMQ answers them on
+ * every send and its 5.x broker stamps them on every message stored (a
+ * client's message trace reads them). */
+#define RMQ_PROP_MSG_REGION "MSG_REGION"
+#define RMQ_PROP_TRACE_ON "TRACE_ON"
+#define RMQ_REGION_DEFAULT "DefaultRegion"          /* RocketMQ's regionId default */
 /* Request-reply (RocketMQ 4.6+): the requester's client id a reply goes
  * to, and when the broker pushed the reply to it. */
 #define RMQ_PROP_REPLY_TO_CLIENT "REPLY_TO_CLIENT"
@@ -97,6 +103,7 @@
 #define RMQ_TOPIC_SCHEDULE "SCHEDULE_TOPIC_XXXX"
 #define RMQ_TOPIC_TRANS_HALF "RMQ_SYS_TRANS_HALF_TOPIC"
 #define RMQ_TOPIC_TRANS_OP "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+#define RMQ_TOPIC_TRACE "RMQ_SYS_TRACE_TOPIC" /* clients' message traces (msgTraceTopicName's default) */
 
 /* 1 if name[0..len) is one of the broker's own topics: clients may not
  * send to it (retry and dead-letter topics are not among them). */

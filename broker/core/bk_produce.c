@@ -1,8 +1,8 @@
 /* bk_produce.c: a producer's send on neutral requests (see bk_produce.h):
  * what a client may not decide (the broker's own topics, the reserved
- * properties) is refused or stripped here, the broker's CLUSTER stamped
- * here, and the destination of a message the broker re-stores is checked
- * here too. */
+ * properties) is refused or stripped here, the broker's CLUSTER, region
+ * and trace switch stamped here, and the destination of a message the
+ * broker re-stores is checked here too. */
 #include "bk_produce.h"
 
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 struct bk_produce {
     bk_produce_config_t cfg;
     uint32_t rr;                     /* round-robin queue choice for queue_id < 0 */
-    rmq_props_buf_t pb;              /* properties rewritten: reserved ones stripped, CLUSTER stamped */
+    rmq_props_buf_t pb;              /* properties rewritten: reserved ones stripped, the stamps added */
 };
 
 bk_produce_t *bk_produce_new(const bk_produce_config_t *cfg)
@@ -123,9 +123,34 @@ static int props_scan(const st_msg_t *m, int divert)
     return found;
 }
 
+/* The broker's stamps after CLUSTER, as RocketMQ 5's broker puts them on
+ * every message of a send: its region and trace switch (a 5.x client's
+ * consumer drops the trace record of a message without MSG_REGION). */
+static const struct {
+    const char *name, *value;
+} stamps[] = {{RMQ_PROP_MSG_REGION, RMQ_REGION_DEFAULT}, {RMQ_PROP_TRACE_ON, "true"}};
+
+/* Bytes the stamps with CLUSTER=cluster add to a message's properties. */
+static size_t stamps_len(const char *cluster)
+{
+    size_t n = sizeof(RMQ_PROP_CLUSTER) + strlen(cluster) + 2;
+    for (size_t i = 0; i < sizeof(stamps) / sizeof(stamps[0]); i++)
+        n += strlen(stamps[i].name) + strlen(stamps[i].value) + 2;
+    return n;
+}
+
+/* Appends CLUSTER=cluster and the stamps to pb. */
+static rmq_err_t stamps_put(rmq_props_buf_t *pb, const char *cluster)
+{
+    rmq_err_t rc = rmq_props_buf_put(pb, RMQ_PROP_CLUSTER, cluster);
+    for (size_t i = 0; rc == RMQ_OK && i < sizeof(stamps) / sizeof(stamps[0]); i++)
+        rc = rmq_props_buf_put(pb, stamps[i].name, stamps[i].value);
+    return rc;
+}
+
 /* Copies the unreserved pairs of m's properties to the end of pb (room
- * reserved by the caller, so pb does not move), then CLUSTER=cluster
- * unless cluster is NULL, and points m at them. */
+ * reserved by the caller, so pb does not move), then CLUSTER=cluster and
+ * the stamps unless cluster is NULL, and points m at them. */
 static rmq_err_t rewrite_one(rmq_props_buf_t *pb, st_msg_t *m, const char *cluster)
 {
     size_t start = pb->len ? pb->len + 1 : 0;    /* past the \x02 the first append adds */
@@ -135,7 +160,7 @@ static rmq_err_t rewrite_one(rmq_props_buf_t *pb, st_msg_t *m, const char *clust
         if (!prop_is_reserved(&pr) &&
             rmq_props_buf_append(pb, pr.name, pr.name_len, pr.value, pr.value_len) != RMQ_OK)
             return RMQ_ENOMEM;
-    if (cluster && rmq_props_buf_put(pb, RMQ_PROP_CLUSTER, cluster) != RMQ_OK)
+    if (cluster && stamps_put(pb, cluster) != RMQ_OK)
         return RMQ_ENOMEM;
     m->properties = pb->data + (pb->len > start ? start : 0);
     m->properties_len = pb->len > start ? pb->len - start : 0;
@@ -146,14 +171,15 @@ static rmq_err_t rewrite_one(rmq_props_buf_t *pb, st_msg_t *m, const char *clust
  * scratch: the reserved ones (rmq_props_reserved) stripped, since only the
  * broker sets them, and CLUSTER=brokerClusterName added, as RocketMQ's
  * broker stamps it on every message it stores (a responder builds its
- * reply to a request from it). Without a cluster to stamp, messages
- * without a reserved property are left as they are. A batch (n > 1) may
+ * reply to a request from it), with the stamps after it. Without a
+ * cluster to stamp, messages without a reserved property are left as
+ * they are. A batch (n > 1) may
  * not hold a message the broker would divert (it stores a batch as it
  * is): RMQ_EINVAL with *bad its index. RMQ_OK or RMQ_ENOMEM otherwise. */
 static rmq_err_t produce_props(bk_produce_t *p, st_msg_t *msgs, size_t n, size_t *bad)
 {
     const char *cluster = p->cfg.cluster;
-    size_t need = 0, stamp = cluster ? sizeof(RMQ_PROP_CLUSTER) + strlen(cluster) + 2 : 0;
+    size_t need = 0, stamp = cluster ? stamps_len(cluster) : 0;
     for (size_t i = 0; i < n; i++) {
         /* stamping rewrites every message anyway: only a batch's diverts need a scan then */
         int found = cluster && n == 1 ? 0 : props_scan(&msgs[i], n > 1);

@@ -205,25 +205,31 @@ static void stored_props(int64_t phys, char *out, size_t cap)
 
 /* Every message of a client's send is stored with CLUSTER, the broker's
  * brokerClusterName, as RocketMQ's broker stamps it (a responder's
- * createReplyMessage reads it); one the client set is replaced, the other
- * properties kept as they were. */
+ * createReplyMessage reads it), then MSG_REGION and TRACE_ON as RocketMQ
+ * 5's broker stamps them (a 5.x client's consumer traces only a message
+ * with a region); ones the client set are replaced, the other properties
+ * kept as they were. */
+#define STAMPS_C1                                                                                                   \
+    RMQ_PROP_CLUSTER "\x01" "C1\x02" RMQ_PROP_MSG_REGION "\x01" RMQ_REGION_DEFAULT "\x02" RMQ_PROP_TRACE_ON "\x01" "true"
+
 START_TEST(test_cluster_stamped)
 {
     rig_t r;
-    char props[128];
+    char props[256];
     rig_open(&r, 0, 10, "C1");
-    r.props = "KEYS\x01k\x02" RMQ_PROP_CLUSTER "\x01" "forged\x02TAGS\x01t\x02";
+    r.props = "KEYS\x01k\x02" RMQ_PROP_CLUSTER "\x01" "forged\x02TAGS\x01t\x02" RMQ_PROP_MSG_REGION "\x01" "forged\x02"
+              RMQ_PROP_TRACE_ON "\x01" "false\x02";
     rig_send(&r, 2);
     ck_assert_int_eq(ff.out.r.status, BK_OK);
     int64_t size = (int64_t)st_msg_record_size(core_base()->st, &r.batch.msgs[0]);
     for (int i = 0; i < 2; i++) {
         stored_props(ff.out.put.phys_offset + i * size, props, sizeof props);
-        ck_assert_str_eq(props, "KEYS\x01k\x02TAGS\x01t\x02" RMQ_PROP_CLUSTER "\x01" "C1");
+        ck_assert_str_eq(props, "KEYS\x01k\x02TAGS\x01t\x02" STAMPS_C1);
     }
     r.props = NULL;
     rig_send(&r, 1);
     stored_props(ff.out.put.phys_offset, props, sizeof props);
-    ck_assert_str_eq(props, RMQ_PROP_CLUSTER "\x01" "C1");
+    ck_assert_str_eq(props, STAMPS_C1);
     rig_close(&r);
 }
 END_TEST

@@ -177,6 +177,22 @@ create_topic() {
   done
 }
 
+# mqadmin_home: $run/home, the ROCKETMQ_HOME of RocketMQ's own mqadmin
+# (MQAdminStartup, run with -Drocketmq.home.dir=$run/home): its logging
+# set-up in conf/, writing its log to $run/tools.log, in the temp dir.
+mqadmin_home() {
+  mkdir -p "$run/home/conf"
+  cat >"$run/home/conf/logback_tools.xml" <<XML
+<configuration>
+  <appender name="F" class="ch.qos.logback.core.FileAppender">
+    <file>$run/tools.log</file>
+    <encoder><pattern>%d %p %c - %m%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="F"/></root>
+</configuration>
+XML
+}
+
 # TAP checks of commands whose output a script keeps in $run/NAME.out and
 # $run/NAME.err (the mqadmin and Node tests).
 n=0

@@ -27,17 +27,7 @@ start_namesrv
 start_broker AdminCluster broker-m
 bk=127.0.0.1:$bk_port
 
-# MQAdminStartup reads its logging set-up from ROCKETMQ_HOME/conf: keep its log in the temp dir
-mkdir -p "$run/home/conf"
-cat >"$run/home/conf/logback_tools.xml" <<XML
-<configuration>
-  <appender name="F" class="ch.qos.logback.core.FileAppender">
-    <file>$run/tools.log</file>
-    <encoder><pattern>%d %p %c - %m%n</pattern></encoder>
-  </appender>
-  <root level="INFO"><appender-ref ref="F"/></root>
-</configuration>
-XML
+mqadmin_home
 
 # adm NAME CMD ARGS...: runs mqadmin CMD against $ns; its output in $run/NAME.out (stderr in .err).
 # It runs in $run: consumerStatus writes each client's running info under the working directory.

@@ -19,7 +19,6 @@
 #include "rmq_message.h"
 
 #define CODE_SEND_BATCH_MESSAGE 320
-#define SEND_REGION "DefaultRegion"
 
 void fr_rm_send_free(fr_remoting_t *rm)
 {
@@ -44,8 +43,8 @@ static void send_answer(void *arg, void *conn, const void *to_, const bk_append_
         {"msgId", (char *)(ids ? ids : out->put.msg_id)},
         {"queueId", qid},
         {"queueOffset", qoff},
-        {"MSG_REGION", SEND_REGION},
-        {"TRACE_ON", "true"},
+        {RMQ_PROP_MSG_REGION, RMQ_REGION_DEFAULT},
+        {RMQ_PROP_TRACE_ON, "true"},
         {"recallHandle", (char *)recall},  /* last: left out when NULL */
     };
     rmq_remoting_reply_t rep = {.code = fr_rm_status_code(out->r.status), .remark = out->r.why};
@@ -297,7 +296,7 @@ static void recall_answer(void *arg, void *conn, const void *to_, const bk_appen
     (void)recall;
     (void)queue_id;
     memcpy(&to, to_, sizeof(to));
-    rmq_remoting_field_t f[] = {{"msgId", (char *)ids}, {"MSG_REGION", SEND_REGION}};
+    rmq_remoting_field_t f[] = {{"msgId", (char *)ids}, {RMQ_PROP_MSG_REGION, RMQ_REGION_DEFAULT}};
     rmq_remoting_reply_t rep = {.code = RMQ_REMOTING_SYSTEM_ERROR, .remark = out->r.why};
     if (out->stored) {
         rep.code = RMQ_REMOTING_SUCCESS;
