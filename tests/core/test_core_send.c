@@ -56,10 +56,10 @@ static void fake_release(void *conn)
     ff.releases++;
 }
 
-static void fake_stored(void *arg, const char *topic, rmq_msg_type_t type, int32_t count, size_t body_len)
+static void fake_stored(void *arg, const bk_topic_t *topic, rmq_msg_type_t type, int32_t count, size_t body_len)
 {
     fake_front_t *f = arg;
-    ck_assert_str_eq(topic, TOPIC);
+    ck_assert_str_eq(topic->name, TOPIC);
     ck_assert_uint_eq(body_len, 10);
     f->stored += count;
 }
