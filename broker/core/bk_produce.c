@@ -125,16 +125,28 @@ static int props_scan(const st_msg_t *m, int divert)
 
 /* Copies the unreserved pairs of m's properties to the end of pb (room
  * reserved by the caller, so pb does not move), then CLUSTER=cluster
- * unless cluster is NULL, and points m at them. */
+ * unless cluster is NULL, and points m at them. A run of adjacent kept
+ * pairs is copied in one append, as a pair: the run's first name, and all
+ * that follows it up to the run's end as the value. */
 static rmq_err_t rewrite_one(rmq_props_buf_t *pb, st_msg_t *m, const char *cluster)
 {
     size_t start = pb->len ? pb->len + 1 : 0;    /* past the \x02 the first append adds */
     size_t pos = 0;
-    rmq_prop_t pr;
-    while (rmq_props_next(m->properties, m->properties_len, &pos, &pr))
-        if (!prop_is_reserved(&pr) &&
-            rmq_props_buf_append(pb, pr.name, pr.name_len, pr.value, pr.value_len) != RMQ_OK)
+    rmq_prop_t pr, run = {0};
+    int in_run = 0;
+    while (rmq_props_next(m->properties, m->properties_len, &pos, &pr)) {
+        int keep = !prop_is_reserved(&pr);
+        if (keep && in_run && pr.name == run.value + run.value_len + 1) {
+            run.value_len = (size_t)(pr.value + pr.value_len - run.value);
+            continue;
+        }
+        if (in_run && rmq_props_buf_append(pb, run.name, run.name_len, run.value, run.value_len) != RMQ_OK)
             return RMQ_ENOMEM;
+        run = pr;
+        in_run = keep;
+    }
+    if (in_run && rmq_props_buf_append(pb, run.name, run.name_len, run.value, run.value_len) != RMQ_OK)
+        return RMQ_ENOMEM;
     if (cluster && rmq_props_buf_put(pb, RMQ_PROP_CLUSTER, cluster) != RMQ_OK)
         return RMQ_ENOMEM;
     m->properties = pb->data + (pb->len > start ? start : 0);

@@ -203,7 +203,7 @@ static void stored_props(int64_t phys, char *out, size_t cap)
 /* Every message of a client's send is stored with CLUSTER, the broker's
  * brokerClusterName, as RocketMQ's broker stamps it (a responder's
  * createReplyMessage reads it); one the client set is replaced, the other
- * properties kept as they were. */
+ * pairs kept as they were, in their order. */
 START_TEST(test_cluster_stamped)
 {
     rig_t r;
@@ -221,6 +221,12 @@ START_TEST(test_cluster_stamped)
     rig_send(&r, 1);
     stored_props(ff.out.put.phys_offset, props, sizeof props);
     ck_assert_str_eq(props, RMQ_PROP_CLUSTER "\x01" "C1");
+    /* reserved first, a piece without \x01 (no pair: dropped) between kept
+     * pairs, an empty value */
+    r.props = RMQ_PROP_CLUSTER "\x01x\x02" "A\x01" "a\x02" "B\x01" "b\x02junk\x02" "C\x01\x02" "TAGS\x01t";
+    rig_send(&r, 1);
+    stored_props(ff.out.put.phys_offset, props, sizeof props);
+    ck_assert_str_eq(props, "A\x01" "a\x02" "B\x01" "b\x02" "C\x01\x02" "TAGS\x01t\x02" RMQ_PROP_CLUSTER "\x01" "C1");
     rig_close(&r);
 }
 END_TEST
