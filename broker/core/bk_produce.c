@@ -88,18 +88,13 @@ static int prop_is_reserved(const rmq_prop_t *p)
     return 0;
 }
 
-/* 1 if the name of property p is the string literal lit. */
-#define PROP_NAME_IS(p, lit) ((p)->name_len == sizeof(lit) - 1 && memcmp((p)->name, lit, sizeof(lit) - 1) == 0)
-
 /* 1 if p asks the broker to divert its message: TRAN_MSG=true (a half
  * message), a DELAY level or a delivery time (bk_schedule.c's properties). */
 static int prop_diverts(const rmq_prop_t *p)
 {
-    if (PROP_NAME_IS(p, RMQ_PROP_TRAN_MSG))
+    if (RMQ_PROP_NAME_IS(p, RMQ_PROP_TRAN_MSG))
         return p->value_len == 4 && memcmp(p->value, "true", 4) == 0;
-    if (PROP_NAME_IS(p, RMQ_PROP_DELAY) || PROP_NAME_IS(p, RMQ_PROP_DELIVER_AT) ||
-        PROP_NAME_IS(p, RMQ_PROP_TIMER_DELAY_SEC) || PROP_NAME_IS(p, RMQ_PROP_TIMER_DELAY_MS) ||
-        PROP_NAME_IS(p, RMQ_PROP_TIMER_DELIVER_MS))
+    if (rmq_prop_delays(p))
         return p->value_len > 0 && !(p->value_len == 1 && p->value[0] == '0');
     return 0;
 }
