@@ -234,7 +234,8 @@ static void broker_delivered(void *arg, const char *group, const char *topic, in
     bk_counts_delivered(&bk->metrics_counts, group, topic, msgs, bytes);
     bk_statsitems_add_group(bk->statsitems, BK_SI_GROUP_GET_NUMS, topic, group, msgs, 1);
     bk_statsitems_add_group(bk->statsitems, BK_SI_GROUP_GET_SIZE, topic, group, bytes, 1);
-    bk_statsitems_add(bk->statsitems, BK_SI_BROKER_GET_NUMS, bk->cfg->broker_cluster_name, msgs, 0);
+    bk_statsitems_add_ref(bk->statsitems, &bk->broker_get_nums, BK_SI_BROKER_GET_NUMS, bk->cfg->broker_cluster_name,
+                          msgs, 0);
 }
 
 static void broker_sent_back(void *arg, const char *group, const char *topic)

@@ -98,6 +98,7 @@ typedef struct bk_broker {
     bk_statsitems_t *statsitems;  /* RocketMQ's broker stats items (VIEW_BROKER_STATS_DATA) */
     bk_send_counted_t send_counted[BK_SEND_COUNTED_SLOTS];   /* by topic entry address */
     bk_si_ref_t broker_put_nums;  /* BROKER_PUT_NUMS of the cluster */
+    bk_si_ref_t broker_get_nums;  /* BROKER_GET_NUMS of the cluster */
     bk_node_t node;               /* what cluster links and metrics are handed (bk_node.h) */
     bk_front_t front;             /* what the fronts are handed (bk_front.h) */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */
