@@ -195,15 +195,30 @@ static void broker_conn_closed(rmq_conn_t *conn, void *arg)
     fr_session_conn_closed(conn);
 }
 
+/* The counters of sends to topic: those found for its entry before, or,
+ * when the entry is new to its slot or the topic table freed an entry
+ * since, a fresh start (its stats items found again on the first add). */
+static bk_send_counted_t *send_counted(bk_broker_t *bk, const bk_topic_t *topic)
+{
+    bk_send_counted_t *c = &bk->send_counted[((uintptr_t)topic / sizeof(*topic)) % BK_SEND_COUNTED_SLOTS];
+    uint64_t epoch = bk_topics_epoch(bk->topics);
+    if (c->topic != topic || c->epoch != epoch)
+        *c = (bk_send_counted_t){topic, epoch, {0, 0}, {0, 0}, bk_metrics_topic(bk->metrics, topic->name)};
+    return c;
+}
+
 /* bk_counts_t of the core (bk->counts): each event goes to the broker's
- * statistics, its stats items and its metrics (bk->metrics_counts). */
-static void broker_stored(void *arg, const char *topic, rmq_msg_type_t type, int32_t count, size_t body_len)
+ * statistics, its stats items and its metrics (bk->metrics_counts; a
+ * send's straight to the counters send_counted keeps). */
+static void broker_stored(void *arg, const bk_topic_t *topic, rmq_msg_type_t type, int32_t count, size_t body_len)
 {
     bk_broker_t *bk = arg;
-    bk_counts_stored(&bk->metrics_counts, topic, type, count, body_len);
-    bk_statsitems_add(bk->statsitems, BK_SI_TOPIC_PUT_NUMS, topic, count, 1);
-    bk_statsitems_add(bk->statsitems, BK_SI_TOPIC_PUT_SIZE, topic, (int64_t)body_len, 1);
-    bk_statsitems_add(bk->statsitems, BK_SI_BROKER_PUT_NUMS, bk->cfg->broker_cluster_name, count, 0);
+    bk_send_counted_t *c = send_counted(bk, topic);
+    bk_metrics_topic_stored(c->metrics, type, count, body_len);
+    bk_statsitems_add_ref(bk->statsitems, &c->put_nums, BK_SI_TOPIC_PUT_NUMS, topic->name, count, 1);
+    bk_statsitems_add_ref(bk->statsitems, &c->put_size, BK_SI_TOPIC_PUT_SIZE, topic->name, (int64_t)body_len, 1);
+    bk_statsitems_add_ref(bk->statsitems, &bk->broker_put_nums, BK_SI_BROKER_PUT_NUMS,
+                          bk->cfg->broker_cluster_name, count, 0);
 }
 
 static void broker_delivered(void *arg, const char *group, const char *topic, int64_t msgs, int64_t bytes)
@@ -219,7 +234,8 @@ static void broker_delivered(void *arg, const char *group, const char *topic, in
     bk_counts_delivered(&bk->metrics_counts, group, topic, msgs, bytes);
     bk_statsitems_add_group(bk->statsitems, BK_SI_GROUP_GET_NUMS, topic, group, msgs, 1);
     bk_statsitems_add_group(bk->statsitems, BK_SI_GROUP_GET_SIZE, topic, group, bytes, 1);
-    bk_statsitems_add(bk->statsitems, BK_SI_BROKER_GET_NUMS, bk->cfg->broker_cluster_name, msgs, 0);
+    bk_statsitems_add_ref(bk->statsitems, &bk->broker_get_nums, BK_SI_BROKER_GET_NUMS, bk->cfg->broker_cluster_name,
+                          msgs, 0);
 }
 
 static void broker_sent_back(void *arg, const char *group, const char *topic)

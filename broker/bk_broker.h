@@ -40,11 +40,23 @@ typedef struct bk_controller bk_controller_t;
 typedef struct bk_ha bk_ha_t;
 typedef struct bk_schedule bk_schedule_t;
 typedef struct bk_metrics bk_metrics_t;
+typedef struct bkm_topic bk_metrics_topic_t;
 typedef struct bk_lock bk_lock_t;
 typedef struct bk_offset_ops bk_offset_ops_t;
 typedef struct bk_admin_ops bk_admin_ops_t;
 typedef struct fr_remoting fr_remoting_t;
 typedef struct gr_front gr_front_t;
+
+#define BK_SEND_COUNTED_SLOTS 64
+
+/* The counters a send to one topic goes to (broker_stored), found once for
+ * the topic table's entry topic, while the table's epoch is still epoch. */
+typedef struct bk_send_counted {
+    const bk_topic_t *topic;      /* NULL: free */
+    uint64_t epoch;
+    bk_si_ref_t put_nums, put_size;
+    bk_metrics_topic_t *metrics;
+} bk_send_counted_t;
 
 typedef struct bk_broker {
     bk_config_t *cfg;             /* borrowed; outlives the broker */
@@ -85,6 +97,9 @@ typedef struct bk_broker {
     bk_stats_t stats;
     bk_groupstats_t *groupstats;  /* per (group, topic) pulls: consumeTps */
     bk_statsitems_t *statsitems;  /* RocketMQ's broker stats items (VIEW_BROKER_STATS_DATA) */
+    bk_send_counted_t send_counted[BK_SEND_COUNTED_SLOTS];   /* by topic entry address */
+    bk_si_ref_t broker_put_nums;  /* BROKER_PUT_NUMS of the cluster */
+    bk_si_ref_t broker_get_nums;  /* BROKER_GET_NUMS of the cluster */
     bk_node_t node;               /* what cluster links and metrics are handed (bk_node.h) */
     bk_front_t front;             /* what the fronts are handed (bk_front.h) */
     struct event *tick;           /* 1 s housekeeping: stats, client expiry, offsets */

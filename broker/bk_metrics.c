@@ -111,6 +111,19 @@ static bkm_topic_t *topic_ctr(bk_metrics_t *m, const char *topic)
     return t;
 }
 
+bk_metrics_topic_t *bk_metrics_topic(bk_metrics_t *m, const char *topic)
+{
+    return m ? topic_ctr(m, topic) : NULL;
+}
+
+void bk_metrics_topic_stored(bk_metrics_topic_t *t, rmq_msg_type_t type, int32_t count, size_t body_len)
+{
+    if (!t || type >= RMQ_MSG_TYPES)
+        return;
+    t->msgs_in[type] += (uint64_t)count;
+    t->bytes_in[type] += body_len;
+}
+
 /* The "group\ntopic" key of a pair in buf. */
 static size_t pair_key(char *buf, size_t cap, const char *group, const char *topic)
 {
@@ -151,14 +164,9 @@ static bkm_pair_t *pair_ctr(bk_metrics_t *m, const char *group, const char *topi
 }
 
 /* bk_counts_t: a send's messages stored. */
-static void count_stored(void *arg, const char *topic, rmq_msg_type_t type, int32_t count, size_t body_len)
+static void count_stored(void *arg, const bk_topic_t *topic, rmq_msg_type_t type, int32_t count, size_t body_len)
 {
-    bk_metrics_t *m = arg;
-    if (!m || type >= RMQ_MSG_TYPES)
-        return;
-    bkm_topic_t *t = topic_ctr(m, topic);
-    t->msgs_in[type] += (uint64_t)count;
-    t->bytes_in[type] += body_len;
+    bk_metrics_topic_stored(bk_metrics_topic(arg, topic->name), type, count, body_len);
 }
 
 /* bk_counts_t: a pull's or a pop's messages delivered. */

@@ -54,6 +54,18 @@ void bk_metrics_register_gauge(bk_metrics_t *m, bk_metrics_gauge_t g, bk_metrics
  * acknowledged) are read with each(owner) at scrape time (none until then). */
 void bk_metrics_register_inflight(bk_metrics_t *m, bk_metrics_each_fn each, const void *owner);
 
+/* One topic's counters of messages in, kept as long as m: a caller may
+ * keep the pointer and count into it with bk_metrics_topic_stored. */
+typedef struct bkm_topic bk_metrics_topic_t;
+
+/* The counters of topic (those of every topic past the metrics' topic
+ * limit together); NULL when m is NULL. */
+bk_metrics_topic_t *bk_metrics_topic(bk_metrics_t *m, const char *topic);
+
+/* A send's count messages of type, body_len bytes, stored on the topic of
+ * t (NULL: nothing). */
+void bk_metrics_topic_stored(bk_metrics_topic_t *t, rmq_msg_type_t type, int32_t count, size_t body_len);
+
 /* Fills c so that the core's counts feed m (c->arg = m). */
 void bk_metrics_counts(bk_metrics_t *m, bk_counts_t *c);
 

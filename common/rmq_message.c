@@ -394,21 +394,11 @@ int rmq_props_next(const char *props, size_t len, size_t *pos, rmq_prop_t *p)
     return 0;
 }
 
-/* 1 if the name of pair p is the string name. */
-static int prop_named(const rmq_prop_t *p, const char *name)
+int rmq_prop_delays(const rmq_prop_t *p)
 {
-    return strlen(name) == p->name_len && memcmp(p->name, name, p->name_len) == 0;
-}
-
-/* 1 if pair p names a delay or a delivery time. */
-static int prop_delays(const rmq_prop_t *p)
-{
-    static const char *const names[] = {RMQ_PROP_DELAY, RMQ_PROP_TIMER_DELIVER_MS, RMQ_PROP_TIMER_DELAY_SEC,
-                                        RMQ_PROP_TIMER_DELAY_MS, RMQ_PROP_DELIVER_AT};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (prop_named(p, names[i]))
-            return 1;
-    return 0;
+    return RMQ_PROP_NAME_IS(p, RMQ_PROP_DELAY) || RMQ_PROP_NAME_IS(p, RMQ_PROP_TIMER_DELIVER_MS) ||
+           RMQ_PROP_NAME_IS(p, RMQ_PROP_TIMER_DELAY_SEC) || RMQ_PROP_NAME_IS(p, RMQ_PROP_TIMER_DELAY_MS) ||
+           RMQ_PROP_NAME_IS(p, RMQ_PROP_DELIVER_AT);
 }
 
 rmq_msg_type_t rmq_props_msg_type(const char *props, size_t len)
@@ -417,13 +407,13 @@ rmq_msg_type_t rmq_props_msg_type(const char *props, size_t len)
     rmq_prop_t p;
     int tx_seen = 0, delay = 0, fifo = 0;
     while (rmq_props_next(props, len, &pos, &p)) {
-        if (prop_named(&p, RMQ_PROP_TRAN_MSG)) {
+        if (RMQ_PROP_NAME_IS(&p, RMQ_PROP_TRAN_MSG)) {
             if (!tx_seen && p.value_len == 4 && memcmp(p.value, "true", 4) == 0)
                 return RMQ_MSG_TRANSACTION;
             tx_seen = 1;                 /* the first TRAN_MSG decides, as a lookup finds it */
-        } else if (prop_delays(&p)) {
+        } else if (rmq_prop_delays(&p)) {
             delay = 1;
-        } else if (prop_named(&p, RMQ_PROP_SHARDING_KEY)) {
+        } else if (RMQ_PROP_NAME_IS(&p, RMQ_PROP_SHARDING_KEY)) {
             fifo = 1;
         }
     }

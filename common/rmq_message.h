@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "rmq_err.h"
 
@@ -216,6 +217,13 @@ typedef struct rmq_prop {
     const char *value;
     size_t value_len;
 } rmq_prop_t;
+
+/* 1 if the name of pair p (a const rmq_prop_t *) is the string literal lit. */
+#define RMQ_PROP_NAME_IS(p, lit) ((p)->name_len == sizeof(lit) - 1 && memcmp((p)->name, lit, sizeof(lit) - 1) == 0)
+
+/* 1 if pair p names a delay or a delivery time (DELAY, TIMER_DELIVER_MS,
+ * TIMER_DELAY_SEC, TIMER_DELAY_MS, __STARTDELIVERTIME), whatever its value. */
+int rmq_prop_delays(const rmq_prop_t *p);
 
 /* Fills *p with the next pair of props[0..len) at or after *pos and moves
  * *pos past it; 0 when none is left. Start with *pos = 0. */

@@ -32,6 +32,10 @@
 #                 perf and tracepoint access)
 #   --annotate    with --callgrind: also prints callgrind_annotate's top
 #                 functions (self Ir, whole process) of each N-message run
+#   --keep DIR    with --callgrind: keeps each broker's callgrind.out in DIR
+#                 as B<k>-run<i>-n<count>.out (B0 the base when given), so
+#                 per-function costs per message can be compared afterwards
+#                 (callgrind_annotate of the N and the N/10 run)
 #   --client C    who sends: mqbench (the native protocol, the default), java
 #                 (the unmodified RocketMQ 4.9 Java producer over remoting:
 #                 tests/java BenchSend, W threads of sync sends of S bytes;
@@ -57,7 +61,7 @@ usage() {
   exit 2
 }
 
-BUILD=$BK_ROOT/build BASE='' N='' W='' S=128 B=1 ASYNC=0 FLUSH=ASYNC_FLUSH RUNS=3 CG=0 ANNOTATE=0
+BUILD=$BK_ROOT/build BASE='' N='' W='' S=128 B=1 ASYNC=0 FLUSH=ASYNC_FLUSH RUNS=3 CG=0 ANNOTATE=0 KEEP=''
 CLIENTS=mqbench JOPTS='' SYSC=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -72,6 +76,7 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift 2 ;;
     --callgrind) CG=1; shift ;;
     --annotate) ANNOTATE=1; shift ;;
+    --keep) KEEP=$2; shift 2 ;;
     --syscalls) SYSC=1; shift ;;
     --client)
       case $2 in
@@ -94,6 +99,10 @@ done
 if [ $CG = 1 ] && [ $ASYNC = 1 ]; then
   # thousands of sends in flight against a broker slowed 50x: most time out
   echo "cpu-per-msg.sh: --callgrind with --async: async sends time out against a broker under valgrind; measure --async without --callgrind" >&2
+  exit 2
+fi
+if [ -n "$KEEP" ] && { [ $CG = 0 ] || ! mkdir -p "$KEEP"; }; then
+  echo "cpu-per-msg.sh: --keep needs --callgrind and a directory it can create" >&2
   exit 2
 fi
 if [ $CG = 1 ] && ! command -v valgrind >/dev/null; then
@@ -228,12 +237,14 @@ cpu_run() {
 }
 
 # cg_total COUNT BUILD: "Ir acked": total Ir of a broker driven with COUNT
-# messages and how many of them were acknowledged.
+# messages and how many of them were acknowledged (with --keep its
+# callgrind.out kept, named by measure_all's build index k and run i).
 cg_total() {
   local acked
   broker_up "$2"
   acked=$(drive "$1")
   bk_down
+  [ -z "$KEEP" ] || cp "$BK_TMP/callgrind.out" "$KEEP/B$k-run$i-n$1.out"
   [ "${acked:-0}" = "$1" ] || bk_log "callgrind run: ${acked:-0} of $1 messages acknowledged (sends timed out under valgrind)"
   if [ $ANNOTATE = 1 ] && [ "$1" = "$N" ]; then
     callgrind_annotate "$BK_TMP/callgrind.out" 2>/dev/null | grep -E '^ *[0-9,]+ \(' | head -25 >&2 || true

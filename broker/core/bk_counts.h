@@ -11,11 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bk_topics.h"
 #include "rmq_message.h"
 
 typedef struct bk_counts {
-    /* A send's count messages of type, body_len bytes, were stored on topic. */
-    void (*stored)(void *arg, const char *topic, rmq_msg_type_t type, int32_t count, size_t body_len);
+    /* A send's count messages of type, body_len bytes, were stored on
+     * topic (the topic table's entry: the same pointer for every send to
+     * the topic until the table changes). */
+    void (*stored)(void *arg, const bk_topic_t *topic, rmq_msg_type_t type, int32_t count, size_t body_len);
     /* An answered pull or pop of group returned msgs messages of bytes
      * from topic (msgs 0: it found none). */
     void (*delivered)(void *arg, const char *group, const char *topic, int64_t msgs, int64_t bytes);
@@ -29,8 +32,8 @@ typedef struct bk_counts {
     void *arg;
 } bk_counts_t;
 
-static inline void bk_counts_stored(const bk_counts_t *c, const char *topic, rmq_msg_type_t type, int32_t count,
-                                    size_t body_len)
+static inline void bk_counts_stored(const bk_counts_t *c, const bk_topic_t *topic, rmq_msg_type_t type,
+                                    int32_t count, size_t body_len)
 {
     if (c && c->stored)
         c->stored(c->arg, topic, type, count, body_len);

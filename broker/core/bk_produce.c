@@ -88,18 +88,13 @@ static int prop_is_reserved(const rmq_prop_t *p)
     return 0;
 }
 
-/* 1 if the name of property p is the string literal lit. */
-#define PROP_NAME_IS(p, lit) ((p)->name_len == sizeof(lit) - 1 && memcmp((p)->name, lit, sizeof(lit) - 1) == 0)
-
 /* 1 if p asks the broker to divert its message: TRAN_MSG=true (a half
  * message), a DELAY level or a delivery time (bk_schedule.c's properties). */
 static int prop_diverts(const rmq_prop_t *p)
 {
-    if (PROP_NAME_IS(p, RMQ_PROP_TRAN_MSG))
+    if (RMQ_PROP_NAME_IS(p, RMQ_PROP_TRAN_MSG))
         return p->value_len == 4 && memcmp(p->value, "true", 4) == 0;
-    if (PROP_NAME_IS(p, RMQ_PROP_DELAY) || PROP_NAME_IS(p, RMQ_PROP_DELIVER_AT) ||
-        PROP_NAME_IS(p, RMQ_PROP_TIMER_DELAY_SEC) || PROP_NAME_IS(p, RMQ_PROP_TIMER_DELAY_MS) ||
-        PROP_NAME_IS(p, RMQ_PROP_TIMER_DELIVER_MS))
+    if (rmq_prop_delays(p))
         return p->value_len > 0 && !(p->value_len == 1 && p->value[0] == '0');
     return 0;
 }
@@ -150,16 +145,28 @@ static rmq_err_t stamps_put(rmq_props_buf_t *pb, const char *cluster)
 
 /* Copies the unreserved pairs of m's properties to the end of pb (room
  * reserved by the caller, so pb does not move), then CLUSTER=cluster and
- * the stamps unless cluster is NULL, and points m at them. */
+ * the stamps unless cluster is NULL, and points m at them. A run of
+ * adjacent kept pairs is copied in one append, as a pair: the run's first
+ * name, and all that follows it up to the run's end as the value. */
 static rmq_err_t rewrite_one(rmq_props_buf_t *pb, st_msg_t *m, const char *cluster)
 {
     size_t start = pb->len ? pb->len + 1 : 0;    /* past the \x02 the first append adds */
     size_t pos = 0;
-    rmq_prop_t pr;
-    while (rmq_props_next(m->properties, m->properties_len, &pos, &pr))
-        if (!prop_is_reserved(&pr) &&
-            rmq_props_buf_append(pb, pr.name, pr.name_len, pr.value, pr.value_len) != RMQ_OK)
+    rmq_prop_t pr, run = {0};
+    int in_run = 0;
+    while (rmq_props_next(m->properties, m->properties_len, &pos, &pr)) {
+        int keep = !prop_is_reserved(&pr);
+        if (keep && in_run && pr.name == run.value + run.value_len + 1) {
+            run.value_len = (size_t)(pr.value + pr.value_len - run.value);
+            continue;
+        }
+        if (in_run && rmq_props_buf_append(pb, run.name, run.name_len, run.value, run.value_len) != RMQ_OK)
             return RMQ_ENOMEM;
+        run = pr;
+        in_run = keep;
+    }
+    if (in_run && rmq_props_buf_append(pb, run.name, run.name_len, run.value, run.value_len) != RMQ_OK)
+        return RMQ_ENOMEM;
     if (cluster && stamps_put(pb, cluster) != RMQ_OK)
         return RMQ_ENOMEM;
     m->properties = pb->data + (pb->len > start ? start : 0);

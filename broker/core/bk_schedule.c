@@ -756,10 +756,10 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
         return RMQ_OK;
     if (m->topic_len == strlen(BK_SCHEDULE_TOPIC) && memcmp(m->topic, BK_SCHEDULE_TOPIC, m->topic_len) == 0)
         return RMQ_OK;
-    size_t vl = 0;
-    const char *tx = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TRAN_MSG, &vl);
-    if (tx && vl == 4 && memcmp(tx, "true", 4) == 0)
-        return RMQ_OK;               /* half messages: delayed at commit, not here */
+    /* one pass: most messages name no delay, and half messages (TRAN_MSG=true,
+     * their type whatever else they name) are delayed at commit, not here */
+    if (rmq_props_msg_type(m->properties, m->properties_len) != RMQ_MSG_DELAY)
+        return RMQ_OK;
     int ok_level = 1, timer = 0;
     int64_t level = bk_props_int(m->properties, m->properties_len, RMQ_PROP_DELAY, 0, &ok_level);
     if (!ok_level) {
@@ -809,6 +809,7 @@ rmq_err_t bk_schedule_divert(bk_schedule_t *s, st_msg_t *m, const char **why)
     m->properties = s->pb.data;
     m->properties_len = s->pb.len;
     m->tag_code = due;
+    size_t vl;
     if (q == s->n && rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TIMER_DEL_UNIQKEY, &vl))
         m->tag_code = -due;          /* a delete marker: its arrival reads it (bk_schedule_arrived) */
     return RMQ_OK;

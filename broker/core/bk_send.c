@@ -152,7 +152,7 @@ void bk_send_store(bk_send_t *s, const bk_send_call_t *call, const bk_produce_ta
     int done = bk_produce_store(s->cfg.produce, tgt, msgs, n, &out, send_appended, w);
     if (out.stored) {
         bk_stats_add(s->cfg.stats, BK_STAT_PUT, out.put.count);
-        bk_counts_stored(s->cfg.counts, tgt->topic->name, type, out.put.count, call->body_len);
+        bk_counts_stored(s->cfg.counts, tgt->topic, type, out.put.count, call->body_len);
         if (n > 1)
             ids = bk_batch_ids(call->batch, s->cfg.store, out.put.phys_offset, n);
         else if (bk_recall_handle_of(&msgs[0], s->cfg.broker_name, handle, sizeof(handle)))

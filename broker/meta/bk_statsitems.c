@@ -21,6 +21,7 @@ typedef struct si_slot {
     char key[SI_KEY_MAX + 1];                    /* kind letter, then the key; "" when free */
     int64_t value, times;
     uint64_t touched;                            /* the table's add count when last counted */
+    uint64_t claim;                              /* the table's claim count when it took this item */
     si_sample_t samples[SI_SAMPLES];             /* each window's, oldest first, from its first */
     uint8_t n[BK_SI_WINDOW_COUNT];               /* samples each window holds */
 } si_slot_t;
@@ -49,6 +50,7 @@ struct bk_statsitems {
     size_t cap, used;
     bk_map_t *index;                             /* slot key -> slot */
     uint64_t adds;
+    uint64_t claims;                             /* items that took a slot so far */
     int64_t due_ms[BK_SI_WINDOW_COUNT];          /* next sample of each window */
 };
 
@@ -112,25 +114,52 @@ static si_slot_t *slot_claim(bk_statsitems_t *t)
     return old;
 }
 
-void bk_statsitems_add(bk_statsitems_t *t, bk_si_kind_t kind, const char *key, int64_t value, int64_t times)
+/* The slot of (kind, key), claimed for it when new; NULL when the key does
+ * not fit or the index is out of memory. */
+static si_slot_t *slot_find(bk_statsitems_t *t, bk_si_kind_t kind, const char *key)
 {
     char sk[SI_KEY_MAX + 1];
     size_t len = t && (unsigned)kind < BK_SI_KIND_COUNT ? slot_key(sk, kind, key) : 0;
     if (!len)
-        return;
+        return NULL;
     si_slot_t *s = bk_map_get(t->index, sk, len);
-    if (!s) {
-        s = slot_claim(t);
-        memset(s, 0, sizeof(*s));
-        memcpy(s->key, sk, len + 1);
-        if (bk_map_put(t->index, s->key, len, s) != RMQ_OK) {
-            s->key[0] = '\0';                    /* out of memory: not counted, reclaimed first */
-            return;
-        }
+    if (s)
+        return s;
+    s = slot_claim(t);
+    memset(s, 0, sizeof(*s));
+    memcpy(s->key, sk, len + 1);
+    if (bk_map_put(t->index, s->key, len, s) != RMQ_OK) {
+        s->key[0] = '\0';                        /* out of memory: not counted, reclaimed first */
+        return NULL;
     }
+    s->claim = ++t->claims;
+    return s;
+}
+
+static void slot_add(bk_statsitems_t *t, si_slot_t *s, int64_t value, int64_t times)
+{
     s->value += value;
     s->times += times;
     s->touched = ++t->adds;
+}
+
+void bk_statsitems_add(bk_statsitems_t *t, bk_si_kind_t kind, const char *key, int64_t value, int64_t times)
+{
+    si_slot_t *s = slot_find(t, kind, key);
+    if (s)
+        slot_add(t, s, value, times);
+}
+
+void bk_statsitems_add_ref(bk_statsitems_t *t, bk_si_ref_t *ref, bk_si_kind_t kind, const char *key,
+                           int64_t value, int64_t times)
+{
+    si_slot_t *s = t && ref->claim && ref->slot < t->used ? &t->slots[ref->slot] : NULL;
+    if (!s || s->claim != ref->claim) {
+        if (!(s = slot_find(t, kind, key)))
+            return;
+        *ref = (bk_si_ref_t){(size_t)(s - t->slots), s->claim};
+    }
+    slot_add(t, s, value, times);
 }
 
 void bk_statsitems_add_group(bk_statsitems_t *t, bk_si_kind_t kind, const char *topic, const char *group,

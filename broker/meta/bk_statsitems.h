@@ -7,7 +7,8 @@
  * and avgpt. Fixed memory: a table of statsItemCapacity items allocated
  * once; a new key in a full table takes the slot of the item counted least
  * recently. Keys: a topic, "topic@group", or the cluster name (BROKER_*).
- * Loop thread only. */
+ * A caller counting the same item often keeps a bk_si_ref_t to it, which
+ * skips the lookup by key while the item keeps its slot. Loop thread only. */
 #ifndef BK_STATSITEMS_H
 #define BK_STATSITEMS_H
 
@@ -38,6 +39,13 @@ typedef struct bk_si_snapshot {
 
 typedef struct bk_statsitems bk_statsitems_t;
 
+/* Where one item (kind, key) was last found: its slot and the number of
+ * the claim that gave the slot that item. Zeroed: not found yet. */
+typedef struct bk_si_ref {
+    size_t slot;
+    uint64_t claim;
+} bk_si_ref_t;
+
 /* A table of capacity items whose first samples are due at now_ms (a
  * monotonic clock). Owner: caller. NULL when out of memory or capacity 0. */
 bk_statsitems_t *bk_statsitems_new(size_t capacity, int64_t now_ms);
@@ -49,6 +57,11 @@ int bk_statsitems_kind(const char *name);
 /* Adds value and times to the item (kind, key); t NULL: nothing. A key that
  * does not fit an item (over 2 * RMQ_TOPIC_MAX + 1 bytes) is not counted. */
 void bk_statsitems_add(bk_statsitems_t *t, bk_si_kind_t kind, const char *key, int64_t value, int64_t times);
+/* bk_statsitems_add of the item ref was last found for (kind, key, which
+ * must be the same every time for one ref): straight into its slot while
+ * the item still holds it, else looked up by key and ref pointed at it. */
+void bk_statsitems_add_ref(bk_statsitems_t *t, bk_si_ref_t *ref, bk_si_kind_t kind, const char *key,
+                           int64_t value, int64_t times);
 /* Same with the key "topic@group". */
 void bk_statsitems_add_group(bk_statsitems_t *t, bk_si_kind_t kind, const char *topic, const char *group,
                              int64_t value, int64_t times);

@@ -46,6 +46,7 @@ struct bk_topics {
     size_t table_bytes;            /* size of the table last loaded or written */
     int need_compact;              /* a record is missing from the log: write the table */
     uint64_t seq;                  /* changes so far */
+    uint64_t deletes;              /* entries freed so far (bk_topics_epoch) */
     uint64_t writing_seq;          /* seq of the job in flight */
     uint64_t durable_seq;          /* seq of the last job that reached the disk */
     int writing;
@@ -111,6 +112,7 @@ static void topic_from_pb(const Rmq__TopicConfig *pb, bk_topic_t *topic)
 static int topics_del(bk_topics_t *t, const char *name)
 {
     bk_topic_t *cur = bk_map_del(t->map, name, strlen(name));
+    t->deletes += cur != NULL;
     free(cur);
     return cur != NULL;
 }
@@ -498,6 +500,11 @@ rmq_err_t bk_topics_delete(bk_topics_t *t, const char *name)
     if (t->item)
         t->item(t->item_arg, name, NULL);
     return RMQ_OK;
+}
+
+uint64_t bk_topics_epoch(const bk_topics_t *t)
+{
+    return t->deletes;
 }
 
 size_t bk_topics_count(const bk_topics_t *t)

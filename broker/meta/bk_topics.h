@@ -84,6 +84,11 @@ const bk_topic_t *bk_topics_auto_create(bk_topics_t *t, const char *name, size_t
 /* Removes a topic; RMQ_ENOTFOUND if absent. */
 rmq_err_t bk_topics_delete(bk_topics_t *t, const char *name);
 
+/* A number that changes whenever a topic's entry is freed: while it stays
+ * the same, an entry pointer bk_topics_get or bk_topics_auto_create gave
+ * still names the same topic (a replaced topic keeps its entry). */
+uint64_t bk_topics_epoch(const bk_topics_t *t);
+
 size_t bk_topics_count(const bk_topics_t *t);
 /* Iteration like bk_map_next; the table must not change meanwhile. */
 int bk_topics_next(const bk_topics_t *t, size_t *cursor, const bk_topic_t **topic);

@@ -59,10 +59,10 @@ static void fake_release(void *conn)
     ff.releases++;
 }
 
-static void fake_stored(void *arg, const char *topic, rmq_msg_type_t type, int32_t count, size_t body_len)
+static void fake_stored(void *arg, const bk_topic_t *topic, rmq_msg_type_t type, int32_t count, size_t body_len)
 {
     fake_front_t *f = arg;
-    ck_assert_str_eq(topic, TOPIC);
+    ck_assert_str_eq(topic->name, TOPIC);
     ck_assert_uint_eq(body_len, 10);
     f->stored += count;
 }
@@ -207,8 +207,8 @@ static void stored_props(int64_t phys, char *out, size_t cap)
  * brokerClusterName, as RocketMQ's broker stamps it (a responder's
  * createReplyMessage reads it), then MSG_REGION and TRACE_ON as RocketMQ
  * 5's broker stamps them (a 5.x client's consumer traces only a message
- * with a region); ones the client set are replaced, the other properties
- * kept as they were. */
+ * with a region); ones the client set are replaced, the other pairs kept
+ * as they were, in their order. */
 #define STAMPS_C1                                                                                                   \
     RMQ_PROP_CLUSTER "\x01" "C1\x02" RMQ_PROP_MSG_REGION "\x01" RMQ_REGION_DEFAULT "\x02" RMQ_PROP_TRACE_ON "\x01" "true"
 
@@ -230,6 +230,12 @@ START_TEST(test_cluster_stamped)
     rig_send(&r, 1);
     stored_props(ff.out.put.phys_offset, props, sizeof props);
     ck_assert_str_eq(props, STAMPS_C1);
+    /* reserved first, a piece without \x01 (no pair: dropped) between kept
+     * pairs, an empty value */
+    r.props = RMQ_PROP_CLUSTER "\x01x\x02" "A\x01" "a\x02" "B\x01" "b\x02junk\x02" "C\x01\x02" "TAGS\x01t";
+    rig_send(&r, 1);
+    stored_props(ff.out.put.phys_offset, props, sizeof props);
+    ck_assert_str_eq(props, "A\x01" "a\x02" "B\x01" "b\x02" "C\x01\x02" "TAGS\x01t\x02" STAMPS_C1);
     rig_close(&r);
 }
 END_TEST

@@ -1,7 +1,8 @@
 /* test_bk_statsitems.c: the broker statistics items' window arithmetic
  * (RocketMQ's StatsItem sampling and StatsSnapshot sum, tps, avgpt) on an
  * injected clock, the kinds by name, and the fixed table evicting the item
- * counted least recently. */
+ * counted least recently, and a kept reference to an item following it
+ * out of its slot and back in. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,42 @@ START_TEST(test_fixed_table_evicts_least_recent)
 }
 END_TEST
 
+/* The minute window's sum of (TOPIC_PUT_NUMS, key) after the samples due
+ * at now; -1 when no such item is kept. */
+static int64_t minute_sum(bk_statsitems_t *t, const char *key, int64_t now)
+{
+    bk_si_snapshot_t ss[BK_SI_WINDOW_COUNT];
+    bk_statsitems_tick(t, now);
+    return bk_statsitems_view(t, BK_SI_TOPIC_PUT_NUMS, key, ss) ? ss[BK_SI_MINUTE].sum : -1;
+}
+
+START_TEST(test_ref_follows_eviction)
+{
+    bk_statsitems_t *t = bk_statsitems_new(2, 0);
+    bk_si_ref_t a = {0}, a_copy;
+
+    bk_statsitems_add_ref(t, &a, BK_SI_TOPIC_PUT_NUMS, "A", 3, 1);
+    ck_assert_uint_ne(a.claim, 0);
+    a_copy = a;
+    bk_statsitems_add_ref(t, &a, BK_SI_TOPIC_PUT_NUMS, "A", 4, 1);    /* through the ref */
+    ck_assert_mem_eq(&a, &a_copy, sizeof(a));
+    ck_assert_int_eq(minute_sum(t, "A", 0), 7);
+
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "B", 1, 1);
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "C", 1, 1);            /* A, least recent, evicted */
+    ck_assert_int_eq(minute_sum(t, "A", 10 * SEC), -1);
+    bk_statsitems_add_ref(t, &a, BK_SI_TOPIC_PUT_NUMS, "A", 5, 1);    /* C's slot is not A's */
+    ck_assert_int_eq(minute_sum(t, "A", 20 * SEC), 5);                 /* A again, from 0 */
+    ck_assert_int_eq(minute_sum(t, "C", 20 * SEC), 1);                 /* and C untouched */
+    ck_assert_int_eq(minute_sum(t, "B", 20 * SEC), -1);                /* B made room */
+    ck_assert_uint_ne(a.claim, a_copy.claim);
+    bk_statsitems_add_ref(t, &a, BK_SI_TOPIC_PUT_NUMS, "A", 1, 1);
+    ck_assert_int_eq(minute_sum(t, "A", 30 * SEC), 6);
+    bk_statsitems_add_ref(NULL, &a, BK_SI_TOPIC_PUT_NUMS, "A", 1, 1); /* no table: nothing */
+    bk_statsitems_free(t);
+}
+END_TEST
+
 static Suite *bk_statsitems_suite(void)
 {
     Suite *s = suite_create("bk_statsitems");
@@ -115,6 +152,7 @@ static Suite *bk_statsitems_suite(void)
     tcase_add_test(tc, test_new_item_between_samples);
     tcase_add_test(tc, test_kind_names);
     tcase_add_test(tc, test_fixed_table_evicts_least_recent);
+    tcase_add_test(tc, test_ref_follows_eviction);
     suite_add_tcase(s, tc);
     return s;
 }
