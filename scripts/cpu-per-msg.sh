@@ -8,7 +8,7 @@
 #
 #   scripts/cpu-per-msg.sh [--build DIR] [--base DIR] [-n N] [-w THREADS] [-s SIZE]
 #                          [-b BATCH] [--async] [--sync-flush] [--runs R] [--callgrind]
-#                          [--client mqbench|java|grpc|both|all] [--binary]
+#                          [--client mqbench|java|grpc|both|all] [--binary] [--keep-cg DIR]
 #
 #   --build DIR   build directory measured (default build/)
 #   --base DIR    a second build measured the same way, run for run alternating
@@ -32,6 +32,9 @@
 #                 perf and tracepoint access)
 #   --annotate    with --callgrind: also prints callgrind_annotate's top
 #                 functions (self Ir, whole process) of each N-message run
+#   --keep-cg DIR with --callgrind: keeps each N-message run's profile as
+#                 DIR/callgrind.out.base|build-CLIENT-RUN (for callgrind_annotate
+#                 --inclusive=yes)
 #   --client C    who sends: mqbench (the native protocol, the default), java
 #                 (the unmodified RocketMQ 4.9 Java producer over remoting:
 #                 tests/java BenchSend, W threads of sync sends of S bytes;
@@ -58,7 +61,7 @@ usage() {
 }
 
 BUILD=$BK_ROOT/build BASE='' N='' W='' S=128 B=1 ASYNC=0 FLUSH=ASYNC_FLUSH RUNS=3 CG=0 ANNOTATE=0
-CLIENTS=mqbench JOPTS='' SYSC=0
+CLIENTS=mqbench JOPTS='' SYSC=0 KEEP_CG=''
 while [ $# -gt 0 ]; do
   case $1 in
     --build) BUILD=$2; shift 2 ;;
@@ -72,6 +75,7 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift 2 ;;
     --callgrind) CG=1; shift ;;
     --annotate) ANNOTATE=1; shift ;;
+    --keep-cg) KEEP_CG=$2; shift 2 ;;
     --syscalls) SYSC=1; shift ;;
     --client)
       case $2 in
@@ -115,6 +119,8 @@ trap bk_cleanup EXIT
 trap 'bk_log "interrupted"; exit 130' INT TERM
 TCK=$(getconf CLK_TCK)
 CLIENT=mqbench   # the client of the current run
+CG_TAG=''        # build-client-run of the current run (--keep-cg)
+[ -z "$KEEP_CG" ] || mkdir -p "$KEEP_CG"
 
 # java_build PROFILE: compiles tests/java (BenchSend; GrpcBenchSend with
 # PROFILE grpc5) offline into $BK_TMP/java-PROFILE; prints its class path.
@@ -235,6 +241,7 @@ cg_total() {
   acked=$(drive "$1")
   bk_down
   [ "${acked:-0}" = "$1" ] || bk_log "callgrind run: ${acked:-0} of $1 messages acknowledged (sends timed out under valgrind)"
+  [ -z "$KEEP_CG" ] || [ "$1" != "$N" ] || cp "$BK_TMP/callgrind.out" "$KEEP_CG/callgrind.out.$CG_TAG"
   if [ $ANNOTATE = 1 ] && [ "$1" = "$N" ]; then
     callgrind_annotate "$BK_TMP/callgrind.out" 2>/dev/null | grep -E '^ *[0-9,]+ \(' | head -25 >&2 || true
   fi
@@ -268,6 +275,7 @@ measure_all() {
         CLIENT=$c
         key="$k $c"
         if [ $CG = 1 ]; then
+          CG_TAG=${labels[$k]%% *}-$c-$i
           r=$(cg_run "${builds[$k]}")
           printf '%s, %s, run %d: %s instructions (Ir) per message (%s acknowledged in the N run)\n' \
             "${labels[$k]}" "$c" "$i" "${r%% *}" "${r#* }"
