@@ -17,6 +17,7 @@
 #include <event2/event.h>
 #include <nghttp2/nghttp2.h>
 
+#include "rmq_fmt.h"
 #include "rmq_inflate.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -51,10 +52,14 @@ typedef struct grpc_conn grpc_conn_t;
 #define GRPC_HEADERS_FIRST 16                      /* header slots a call starts with */
 
 /* A request header: nghttp2's own (NUL-terminated) buffers, referenced
- * rather than copied (an indexed header costs no allocation at all). */
+ * rather than copied (an indexed header costs no allocation at all), and
+ * their bytes for the lookups. */
 typedef struct grpc_header {
-    nghttp2_rcbuf *name;
-    nghttp2_rcbuf *value;
+    nghttp2_rcbuf *name_buf;
+    nghttp2_rcbuf *value_buf;
+    const char *name;
+    size_t name_len;
+    const char *value;
 } grpc_header_t;
 
 struct rmq_grpc_call {
@@ -68,6 +73,7 @@ struct rmq_grpc_call {
     int status;
     char *message;
     const rmq_grpc_method_t *method;
+    const char *path;             /* :path, "" until the headers are complete */
     grpc_header_t *headers;
     size_t nheaders;
     size_t headers_cap;
@@ -191,6 +197,7 @@ static rmq_grpc_call_t *call_new(grpc_conn_t *gc, int32_t stream_id)
     rmq_conn_ref_any(call->conn);
     call->stream_id = stream_id;
     call->deadline_ms = RMQ_GRPC_NO_DEADLINE;
+    call->path = "";
     TAILQ_INSERT_TAIL(&gc->calls, call, link);
     return call;
 }
@@ -198,8 +205,8 @@ static rmq_grpc_call_t *call_new(grpc_conn_t *gc, int32_t stream_id)
 static void call_free(rmq_grpc_call_t *call)
 {
     for (size_t i = 0; i < call->nheaders; i++) {
-        nghttp2_rcbuf_decref(call->headers[i].name);
-        nghttp2_rcbuf_decref(call->headers[i].value);
+        nghttp2_rcbuf_decref(call->headers[i].name_buf);
+        nghttp2_rcbuf_decref(call->headers[i].value_buf);
     }
     free(call->headers);
     if (call->in != NULL)
@@ -237,18 +244,15 @@ const char *rmq_grpc_call_header(const rmq_grpc_call_t *call, const char *name)
 {
     size_t len = strlen(name);
 
-    for (size_t i = 0; i < call->nheaders; i++) {
-        nghttp2_vec n = nghttp2_rcbuf_get_buf(call->headers[i].name);
-        if (n.len == len && memcmp(n.base, name, len) == 0)
-            return (const char *)nghttp2_rcbuf_get_buf(call->headers[i].value).base;
-    }
+    for (size_t i = 0; i < call->nheaders; i++)
+        if (call->headers[i].name_len == len && memcmp(call->headers[i].name, name, len) == 0)
+            return call->headers[i].value;
     return NULL;
 }
 
 const char *rmq_grpc_call_path(const rmq_grpc_call_t *call)
 {
-    const char *path = rmq_grpc_call_header(call, ":path");
-    return path != NULL ? path : "";
+    return call->path;
 }
 
 int64_t rmq_grpc_call_deadline_ms(const rmq_grpc_call_t *call)
@@ -289,7 +293,7 @@ static h2_ssize_t call_read(nghttp2_session *h2, int32_t stream_id, uint8_t *buf
                             uint32_t *flags, nghttp2_data_source *source, void *user_data)
 {
     rmq_grpc_call_t *call = source->ptr;
-    char status[16], text[GRPC_MESSAGE_TEXT_MAX];
+    char status[RMQ_FMT_I64_LEN], text[GRPC_MESSAGE_TEXT_MAX];
 
     size_t n = call->out_len - call->out_off;
     if (n > 0) {
@@ -301,7 +305,7 @@ static h2_ssize_t call_read(nghttp2_session *h2, int32_t stream_id, uint8_t *buf
     if (!call->ended)
         return NGHTTP2_ERR_DEFERRED;
     *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-    snprintf(status, sizeof(status), "%d", call->status);
+    rmq_fmt_i64(status, call->status);
     rmq_grpc_percent_encode(call->message != NULL ? call->message : "", text, sizeof(text));
     nghttp2_nv trailers[] = { NV("grpc-status", status), NV("grpc-message", text) };
     nghttp2_submit_trailer(h2, stream_id, trailers, text[0] != '\0' ? 2 : 1);
@@ -323,9 +327,9 @@ static int call_start_response(rmq_grpc_call_t *call)
 /* Answers with a trailers-only response: one HEADERS with END_STREAM. */
 static void call_trailers_only(rmq_grpc_call_t *call)
 {
-    char status[16], text[GRPC_MESSAGE_TEXT_MAX];
+    char status[RMQ_FMT_I64_LEN], text[GRPC_MESSAGE_TEXT_MAX];
 
-    snprintf(status, sizeof(status), "%d", call->status);
+    rmq_fmt_i64(status, call->status);
     rmq_grpc_percent_encode(call->message != NULL ? call->message : "", text, sizeof(text));
     nghttp2_nv nva[5] = { NV(":status", "200"), NV("content-type", "application/grpc"),
                           NV("grpc-status", status) };
@@ -573,6 +577,9 @@ static void call_headers_done(rmq_grpc_call_t *call)
     const char *ct = rmq_grpc_call_header(call, "content-type");
     const char *enc = rmq_grpc_call_header(call, "grpc-encoding");
     const char *timeout = rmq_grpc_call_header(call, "grpc-timeout");
+    const char *path = rmq_grpc_call_header(call, ":path");
+
+    call->path = path != NULL ? path : "";
 
     if (!grpc_content_type(ct)) {
         nghttp2_nv nva[] = { NV(":status", "415") };
@@ -592,7 +599,7 @@ static void call_headers_done(rmq_grpc_call_t *call)
         return;
     }
     call->gzip = enc != NULL && strcmp(enc, "gzip") == 0;
-    call->method = method_find(call->gc->st, rmq_grpc_call_path(call));
+    call->method = method_find(call->gc->st, call->path);
     if (call->method == NULL) {
         call_end(call, RMQ_GRPC_UNIMPLEMENTED, "unknown method");
         return;
@@ -634,7 +641,8 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *frame, nghttp2_rc
     rmq_grpc_call_t *call = stream_call(gc, frame->hd.stream_id);
     if (call == NULL || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
         return 0;
-    call->header_bytes += nghttp2_rcbuf_get_buf(name).len + nghttp2_rcbuf_get_buf(value).len;
+    nghttp2_vec n = nghttp2_rcbuf_get_buf(name), v = nghttp2_rcbuf_get_buf(value);
+    call->header_bytes += n.len + v.len;
     if (call->header_bytes > RMQ_GRPC_HEADERS_MAX)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     if (call->nheaders == call->headers_cap) {
@@ -647,7 +655,8 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *frame, nghttp2_rc
     }
     nghttp2_rcbuf_incref(name);
     nghttp2_rcbuf_incref(value);
-    call->headers[call->nheaders++] = (grpc_header_t){ name, value };
+    call->headers[call->nheaders++] = (grpc_header_t){ name, value, (const char *)n.base, n.len,
+                                                       (const char *)v.base };
     return 0;
 }
 

@@ -78,7 +78,7 @@ static int register_client(gr_front_t *gf, gr_session_t *gs, const bk_caller_t *
     bk_result_t r;
     if (bk_clients_heartbeat(gf->fe->clients, &gs->base, who, &g.hb, &r) >= 0)
         return 1;
-    return gr_status_set(st, gr_code_of_status(r.status), "%s", r.why);
+    return gr_status_of_result(st, &r);
 }
 
 /* ---- Telemetry ------------------------------------------------------------------- */

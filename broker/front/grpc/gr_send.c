@@ -110,7 +110,7 @@ static void send_answer(void *arg, void *conn, const void *to, const bk_append_o
     size_t i;
     memcpy(&i, to, sizeof(i));
     gr_send_entry_t *en = &sr->entries[i];
-    gr_status_set(&en->st, gr_code_of_status(out->r.status), "%s", out->r.status == BK_OK ? "OK" : out->r.why);
+    gr_status_of_result(&en->st, &out->r);
     if (out->stored)
         en->offset = out->put.queue_offset;
     if (en->tx_id[0])                /* the half's id names it in EndTransaction */
@@ -173,7 +173,7 @@ static void send_one(gr_send_req_t *sr, size_t i, const Apache__Rocketmq__V2__Me
             ok = bk_produce_check(fe->produce, &pr, &tgt, &r);
         }
         if (!ok) {
-            gr_status_set(&st, gr_code_of_status(r.status), "%s", r.why);
+            gr_status_of_result(&st, &r);
             goto refused;
         }
         if (bk_send_full(fe->send)) {
