@@ -222,7 +222,7 @@ static void handle_send(rmq_grpc_call_t *call, void *arg)
     }
     if (!sr) {
         gr_call_answer_status(call, resp, &st);
-        apache__rocketmq__v2__send_message_request__free_unpacked(req, NULL);
+        rmq_grpc_unpacked_free(req);
         return;
     }
     *sr = (gr_send_req_t){.call = call, .gf = gf, .refs = 1, .n = req->n_messages, .entries = sr->entries};
@@ -232,7 +232,7 @@ static void handle_send(rmq_grpc_call_t *call, void *arg)
     sr->all_sent = 1;
     send_reply_if_done(sr);
     send_req_unref(sr);
-    apache__rocketmq__v2__send_message_request__free_unpacked(req, NULL);
+    rmq_grpc_unpacked_free(req);
 }
 
 /* ---- EndTransaction ------------------------------------------------------------- */
@@ -289,11 +289,11 @@ static void handle_end_transaction(rmq_grpc_call_t *call, void *arg)
         bk_append_out_t out;
         if (bk_tx_end(gf->fe->tx, &er, &out, end_answer, call))
             end_answer(&out, call);
-        apache__rocketmq__v2__end_transaction_request__free_unpacked(req, NULL);
+        rmq_grpc_unpacked_free(req);
         return;
     }
     gr_call_answer_status(call, resp, &st);
-    apache__rocketmq__v2__end_transaction_request__free_unpacked(req, NULL);
+    rmq_grpc_unpacked_free(req);
 }
 
 static const rmq_grpc_method_t rows[] = {
