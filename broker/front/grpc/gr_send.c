@@ -38,7 +38,7 @@ typedef struct gr_send_req {
     size_t n, answered;
     int all_sent;                    /* the handler handed every message over */
     int replied;
-    gr_send_entry_t *entries;
+    gr_send_entry_t entries[];       /* n of them, allocated with the request */
 } gr_send_req_t;
 
 static void send_req_unref(gr_send_req_t *sr)
@@ -47,7 +47,6 @@ static void send_req_unref(gr_send_req_t *sr)
         return;
     for (size_t i = 0; i < sr->n; i++)
         free(sr->entries[i].message_id);
-    free(sr->entries);
     free(sr);
 }
 
@@ -61,6 +60,12 @@ static void send_release(void *conn)
     send_req_unref(conn);
 }
 
+/* One entry of a SendMessage reply and its Status. */
+typedef struct reply_row {
+    Apache__Rocketmq__V2__SendResultEntry e;
+    Apache__Rocketmq__V2__Status st;
+} reply_row_t;
+
 /* The reply, once every message has its outcome. */
 static void send_reply_if_done(gr_send_req_t *sr)
 {
@@ -69,34 +74,32 @@ static void send_reply_if_done(gr_send_req_t *sr)
     sr->replied = 1;
     Apache__Rocketmq__V2__SendMessageResponse resp = APACHE__ROCKETMQ__V2__SEND_MESSAGE_RESPONSE__INIT;
     Apache__Rocketmq__V2__Status top = APACHE__ROCKETMQ__V2__STATUS__INIT;
-    Apache__Rocketmq__V2__SendResultEntry *e = calloc(sr->n, sizeof(*e));
-    Apache__Rocketmq__V2__SendResultEntry **ep = calloc(sr->n, sizeof(*ep));
-    Apache__Rocketmq__V2__Status *st = calloc(sr->n, sizeof(*st));
-    gr_code_t *codes = calloc(sr->n, sizeof(*codes));
-    if (!e || !ep || !st || !codes) {
+    /* the rows, then the entries' pointers and codes, in one block */
+    size_t rows_size = sr->n * sizeof(reply_row_t), ptrs_size = sr->n * sizeof(Apache__Rocketmq__V2__SendResultEntry *);
+    reply_row_t *rows = malloc(rows_size + ptrs_size + sr->n * sizeof(gr_code_t));
+    if (!rows) {
         rmq_grpc_finish(sr->call, RMQ_GRPC_INTERNAL, "out of memory");
-    } else {
-        for (size_t i = 0; i < sr->n; i++) {
-            apache__rocketmq__v2__send_result_entry__init(&e[i]);
-            gr_status_to_pb(&sr->entries[i].st, &st[i]);
-            e[i].status = &st[i];
-            e[i].message_id = sr->entries[i].message_id ? sr->entries[i].message_id : "";
-            e[i].transaction_id = sr->entries[i].tx_id;
-            e[i].offset = sr->entries[i].offset;
-            ep[i] = &e[i];
-            codes[i] = sr->entries[i].st.code;
-        }
-        top.code = gr_code_overall(codes, sr->n);
-        top.message = sr->n == 1 ? st[0].message : top.code == CODE(OK) ? "OK" : "the messages had different results";
-        resp.status = &top;
-        resp.n_entries = sr->n;
-        resp.entries = ep;
-        rmq_grpc_answer(sr->call, &resp.base);
+        return;
     }
-    free(codes);
-    free(st);
-    free(ep);
-    free(e);
+    Apache__Rocketmq__V2__SendResultEntry **ep = (void *)((char *)rows + rows_size);
+    gr_code_t *codes = (void *)((char *)ep + ptrs_size);
+    for (size_t i = 0; i < sr->n; i++) {
+        apache__rocketmq__v2__send_result_entry__init(&rows[i].e);
+        gr_status_to_pb(&sr->entries[i].st, &rows[i].st);
+        rows[i].e.status = &rows[i].st;
+        rows[i].e.message_id = sr->entries[i].message_id ? sr->entries[i].message_id : "";
+        rows[i].e.transaction_id = sr->entries[i].tx_id;
+        rows[i].e.offset = sr->entries[i].offset;
+        ep[i] = &rows[i].e;
+        codes[i] = sr->entries[i].st.code;
+    }
+    top.code = gr_code_overall(codes, sr->n);
+    top.message = sr->n == 1 ? rows[0].st.message : top.code == CODE(OK) ? "OK" : "the messages had different results";
+    resp.status = &top;
+    resp.n_entries = sr->n;
+    resp.entries = ep;
+    rmq_grpc_answer(sr->call, &resp.base);
+    free(rows);
 }
 
 /* The core's answer for message *to of the request conn. */
@@ -213,19 +216,17 @@ static void handle_send(rmq_grpc_call_t *call, void *arg)
     if (req->n_messages == 0 || !req->messages[0]->topic)
         gr_status_set(&st, CODE(MESSAGE_CORRUPTED), "SendMessage holds no message with a topic");
     else if (gr_call_client_id(call, &st) && gr_call_caller(gf, call, &who, &st) &&
-             !(sr = calloc(1, sizeof(*sr))))
+             !(sr = calloc(1, sizeof(*sr) + req->n_messages * sizeof(sr->entries[0]))))
         gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
-    if (sr && !(sr->entries = calloc(req->n_messages, sizeof(*sr->entries)))) {
-        free(sr);
-        sr = NULL;
-        gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
-    }
     if (!sr) {
         gr_call_answer_status(call, resp, &st);
         rmq_grpc_unpacked_free(req);
         return;
     }
-    *sr = (gr_send_req_t){.call = call, .gf = gf, .refs = 1, .n = req->n_messages, .entries = sr->entries};
+    sr->call = call;
+    sr->gf = gf;
+    sr->refs = 1;
+    sr->n = req->n_messages;
     const char *topic = req->messages[0]->topic->name;
     for (size_t i = 0; i < req->n_messages; i++)
         send_one(sr, i, req->messages[i], &who, topic);
