@@ -241,6 +241,16 @@ static gc_stream_t *unary(gc_client_t *c, const char *path, const uint8_t *msg, 
     return s;
 }
 
+/* A unary call of path with the message "?" and grpc-timeout 2S. */
+static gc_stream_t *request_2s(gc_client_t *c, const char *path)
+{
+    uint8_t body[8];
+    size_t n = gc_frame((const uint8_t *)"?", 1, body);
+    gc_stream_t *s = gc_request(c, path, "application/grpc", "2S", body, n, 0);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
 static void assert_echo(const gc_stream_t *s, const uint8_t *msg, size_t len)
 {
     const uint8_t *got;
@@ -454,11 +464,9 @@ END_TEST
 /* Metadata and the deadline reach the handler. */
 START_TEST(test_metadata_and_deadline)
 {
-    uint8_t body[8];
-    size_t n = gc_frame((const uint8_t *)"?", 1, body);
     gc_client_t *c = connect_plain();
     gc_add_header(c, "x-mq-client-id", "client-7");
-    gc_stream_t *s = gc_request(c, P_WHO, "application/grpc", "2S", body, n, 0);
+    gc_stream_t *s = request_2s(c, P_WHO);
     ck_assert_int_eq(gc_run(c, 5000), 0);
     assert_echo(s, (const uint8_t *)"client-7/deadline", 17);
     gc_close(c);
@@ -469,12 +477,10 @@ END_TEST
  * first) is not copied per call: two live calls read one buffer. */
 START_TEST(test_repeated_header_not_copied)
 {
-    uint8_t body[8];
-    size_t n = gc_frame((const uint8_t *)"?", 1, body);
     gc_client_t *c = connect_plain();
     gc_add_header(c, "x-mq-client-id", "client-7");
-    gc_stream_t *first = gc_request(c, P_PAIR, "application/grpc", "2S", body, n, 0);
-    gc_stream_t *second = gc_request(c, P_PAIR, "application/grpc", "2S", body, n, 0);
+    gc_stream_t *first = request_2s(c, P_PAIR);
+    gc_stream_t *second = request_2s(c, P_PAIR);
     ck_assert_int_eq(gc_run(c, 5000), 0);
     assert_echo(first, (const uint8_t *)"shared", 6);
     assert_echo(second, (const uint8_t *)"shared", 6);
