@@ -364,9 +364,11 @@ static rmq_err_t call_out_reserve(rmq_grpc_call_t *call, size_t need)
 {
     if (call->out_len + need <= call->out_cap)
         return RMQ_OK;
-    memmove(call->out, call->out + call->out_off, call->out_len - call->out_off);
-    call->out_len -= call->out_off;
-    call->out_off = 0;
+    if (call->out_off > 0) {
+        memmove(call->out, call->out + call->out_off, call->out_len - call->out_off);
+        call->out_len -= call->out_off;
+        call->out_off = 0;
+    }
     if (call->out_len + need <= call->out_cap)
         return RMQ_OK;
     size_t cap = call->out_len + need > 2 * call->out_cap ? call->out_len + need : 2 * call->out_cap;
@@ -392,7 +394,8 @@ rmq_err_t rmq_grpc_write(rmq_grpc_call_t *call, const uint8_t *data, size_t len)
     at[2] = (uint8_t)(len >> 16);
     at[3] = (uint8_t)(len >> 8);
     at[4] = (uint8_t)len;
-    memcpy(at + GRPC_PREFIX, data, len);
+    if (len > 0)
+        memcpy(at + GRPC_PREFIX, data, len);
     call->out_len += GRPC_PREFIX + len;
     nghttp2_session_resume_data(call->gc->h2, call->stream_id);
     gc_schedule_flush(call->gc);
