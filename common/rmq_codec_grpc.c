@@ -17,6 +17,7 @@
 #include <event2/event.h>
 #include <nghttp2/nghttp2.h>
 
+#include "rmq_fmt.h"
 #include "rmq_inflate.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -48,9 +49,17 @@ typedef nghttp2_data_provider h2_provider_t;
 
 typedef struct grpc_conn grpc_conn_t;
 
+#define GRPC_HEADERS_FIRST 16                      /* header slots a call starts with */
+
+/* A request header: nghttp2's own (NUL-terminated) buffers, referenced
+ * rather than copied (an indexed header costs no allocation at all), and
+ * their bytes for the lookups. */
 typedef struct grpc_header {
-    char *name;
-    char *value;
+    nghttp2_rcbuf *name_buf;
+    nghttp2_rcbuf *value_buf;
+    const char *name;
+    size_t name_len;
+    const char *value;
 } grpc_header_t;
 
 struct rmq_grpc_call {
@@ -64,17 +73,20 @@ struct rmq_grpc_call {
     int status;
     char *message;
     const rmq_grpc_method_t *method;
+    const char *path;             /* :path, "" until the headers are complete */
     grpc_header_t *headers;
     size_t nheaders;
+    size_t headers_cap;
     size_t header_bytes;
     int64_t deadline_ms;
     int gzip;                     /* grpc-encoding: gzip */
     int bad_encoding;             /* an encoding we lack: say which we have */
-    struct evbuffer *in;          /* request bytes not yet a whole message */
+    struct evbuffer *in;          /* the start of a message split over DATA frames (made on the first) */
     uint8_t *request;             /* a unary request's message */
     size_t request_len;
     int nrequests;
-    struct evbuffer *out;         /* response bytes not yet taken by nghttp2 */
+    uint8_t *out;                 /* response bytes; nghttp2 has taken those before out_off */
+    size_t out_off, out_len, out_cap;
     rmq_grpc_message_fn on_message;
     void *message_arg;
     rmq_grpc_cancel_fn on_cancel;
@@ -180,21 +192,12 @@ static rmq_grpc_call_t *call_new(grpc_conn_t *gc, int32_t stream_id)
 
     if (call == NULL)
         return NULL;
-    call->in = evbuffer_new();
-    call->out = evbuffer_new();
-    if (call->in == NULL || call->out == NULL) {
-        if (call->in != NULL)
-            evbuffer_free(call->in);
-        if (call->out != NULL)
-            evbuffer_free(call->out);
-        free(call);
-        return NULL;
-    }
     call->gc = gc;
     call->conn = gc->conn;
     rmq_conn_ref_any(call->conn);
     call->stream_id = stream_id;
     call->deadline_ms = RMQ_GRPC_NO_DEADLINE;
+    call->path = "";
     TAILQ_INSERT_TAIL(&gc->calls, call, link);
     return call;
 }
@@ -202,12 +205,13 @@ static rmq_grpc_call_t *call_new(grpc_conn_t *gc, int32_t stream_id)
 static void call_free(rmq_grpc_call_t *call)
 {
     for (size_t i = 0; i < call->nheaders; i++) {
-        free(call->headers[i].name);
-        free(call->headers[i].value);
+        nghttp2_rcbuf_decref(call->headers[i].name_buf);
+        nghttp2_rcbuf_decref(call->headers[i].value_buf);
     }
     free(call->headers);
-    evbuffer_free(call->in);
-    evbuffer_free(call->out);
+    if (call->in != NULL)
+        evbuffer_free(call->in);
+    free(call->out);
     free(call->request);
     free(call->message);
     rmq_conn_unref_any(call->conn);
@@ -238,16 +242,17 @@ rmq_conn_t *rmq_grpc_call_conn(const rmq_grpc_call_t *call)
 
 const char *rmq_grpc_call_header(const rmq_grpc_call_t *call, const char *name)
 {
+    size_t len = strlen(name);
+
     for (size_t i = 0; i < call->nheaders; i++)
-        if (strcmp(call->headers[i].name, name) == 0)
+        if (call->headers[i].name_len == len && memcmp(call->headers[i].name, name, len) == 0)
             return call->headers[i].value;
     return NULL;
 }
 
 const char *rmq_grpc_call_path(const rmq_grpc_call_t *call)
 {
-    const char *path = rmq_grpc_call_header(call, ":path");
-    return path != NULL ? path : "";
+    return call->path;
 }
 
 int64_t rmq_grpc_call_deadline_ms(const rmq_grpc_call_t *call)
@@ -288,15 +293,19 @@ static h2_ssize_t call_read(nghttp2_session *h2, int32_t stream_id, uint8_t *buf
                             uint32_t *flags, nghttp2_data_source *source, void *user_data)
 {
     rmq_grpc_call_t *call = source->ptr;
-    char status[16], text[GRPC_MESSAGE_TEXT_MAX];
+    char status[RMQ_FMT_I64_LEN], text[GRPC_MESSAGE_TEXT_MAX];
 
-    int n = evbuffer_remove(call->out, buf, length);
-    if (n > 0)
-        return n;
+    size_t n = call->out_len - call->out_off;
+    if (n > 0) {
+        n = n < length ? n : length;
+        memcpy(buf, call->out + call->out_off, n);
+        call->out_off += n;
+        return (h2_ssize_t)n;
+    }
     if (!call->ended)
         return NGHTTP2_ERR_DEFERRED;
     *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-    snprintf(status, sizeof(status), "%d", call->status);
+    rmq_fmt_i64(status, call->status);
     rmq_grpc_percent_encode(call->message != NULL ? call->message : "", text, sizeof(text));
     nghttp2_nv trailers[] = { NV("grpc-status", status), NV("grpc-message", text) };
     nghttp2_submit_trailer(h2, stream_id, trailers, text[0] != '\0' ? 2 : 1);
@@ -318,9 +327,9 @@ static int call_start_response(rmq_grpc_call_t *call)
 /* Answers with a trailers-only response: one HEADERS with END_STREAM. */
 static void call_trailers_only(rmq_grpc_call_t *call)
 {
-    char status[16], text[GRPC_MESSAGE_TEXT_MAX];
+    char status[RMQ_FMT_I64_LEN], text[GRPC_MESSAGE_TEXT_MAX];
 
-    snprintf(status, sizeof(status), "%d", call->status);
+    rmq_fmt_i64(status, call->status);
     rmq_grpc_percent_encode(call->message != NULL ? call->message : "", text, sizeof(text));
     nghttp2_nv nva[5] = { NV(":status", "200"), NV("content-type", "application/grpc"),
                           NV("grpc-status", status) };
@@ -349,18 +358,45 @@ static void call_end(rmq_grpc_call_t *call, int status, const char *message)
     gc_schedule_flush(call->gc);
 }
 
+/* Room for need more bytes at the end of call->out: the bytes nghttp2
+ * took are dropped first, then the buffer grows (doubling). */
+static rmq_err_t call_out_reserve(rmq_grpc_call_t *call, size_t need)
+{
+    if (call->out_len + need <= call->out_cap)
+        return RMQ_OK;
+    if (call->out_off > 0) {
+        memmove(call->out, call->out + call->out_off, call->out_len - call->out_off);
+        call->out_len -= call->out_off;
+        call->out_off = 0;
+    }
+    if (call->out_len + need <= call->out_cap)
+        return RMQ_OK;
+    size_t cap = call->out_len + need > 2 * call->out_cap ? call->out_len + need : 2 * call->out_cap;
+    uint8_t *grown = realloc(call->out, cap);
+    if (grown == NULL)
+        return RMQ_ENOMEM;
+    call->out = grown;
+    call->out_cap = cap;
+    return RMQ_OK;
+}
+
 rmq_err_t rmq_grpc_write(rmq_grpc_call_t *call, const uint8_t *data, size_t len)
 {
-    uint8_t prefix[GRPC_PREFIX] = { 0, (uint8_t)(len >> 24), (uint8_t)(len >> 16),
-                                    (uint8_t)(len >> 8), (uint8_t)len };
-
     if (!rmq_grpc_call_live(call) || len > UINT32_MAX)
         return RMQ_ECLOSED;
     if (call_start_response(call) != 0)
         return RMQ_ECLOSED;
-    if (evbuffer_add(call->out, prefix, sizeof(prefix)) != 0 ||
-        evbuffer_add(call->out, data, len) != 0)
+    if (call_out_reserve(call, GRPC_PREFIX + len) != RMQ_OK)
         return RMQ_ENOMEM;
+    uint8_t *at = call->out + call->out_len;
+    at[0] = 0;
+    at[1] = (uint8_t)(len >> 24);
+    at[2] = (uint8_t)(len >> 16);
+    at[3] = (uint8_t)(len >> 8);
+    at[4] = (uint8_t)len;
+    if (len > 0)
+        memcpy(at + GRPC_PREFIX, data, len);
+    call->out_len += GRPC_PREFIX + len;
     nghttp2_session_resume_data(call->gc->h2, call->stream_id);
     gc_schedule_flush(call->gc);
     return RMQ_OK;
@@ -416,42 +452,89 @@ static void call_message(rmq_grpc_call_t *call, const uint8_t *data, size_t len)
     call->request_len = len;
 }
 
+/* The length of the message whose 5-byte prefix is at p. */
+static size_t prefix_length(const uint8_t *p)
+{
+    return (size_t)p[1] << 24 | (size_t)p[2] << 16 | (size_t)p[3] << 8 | p[4];
+}
+
+/* Hands over one whole message (flag: its prefix's compressed flag): 0
+ * when it ended the call (too big, bad flag, bad gzip). */
+static int call_take_one(rmq_grpc_call_t *call, uint8_t flag, const uint8_t *msg, size_t len, size_t max)
+{
+    if (len > max) {
+        call_end(call, RMQ_GRPC_RESOURCE_EXHAUSTED, "request message over the size limit");
+        return 0;
+    }
+    if (flag == 0) {
+        call_message(call, msg, len);
+    } else if (flag == 1 && call->gzip) {
+        uint8_t *plain;
+        size_t plain_len;
+        char why[96], message[160];
+        if (rmq_inflate(msg, len, GZIP_WINDOW_BITS, max, &plain, &plain_len, why, sizeof(why)) != RMQ_OK) {
+            snprintf(message, sizeof(message), "cannot inflate a gzip request message: %s", why);
+            call_end(call, RMQ_GRPC_INTERNAL, message);
+            return 0;
+        }
+        call_message(call, plain, plain_len);
+        free(plain);
+    } else {
+        call_end(call, RMQ_GRPC_INTERNAL, flag == 1
+                 ? "compressed request message without grpc-encoding"
+                 : "bad compressed flag on a request message");
+        return 0;
+    }
+    return !call->ended;
+}
+
 /* Takes every whole message off the front of call->in. */
-static void call_take_messages(rmq_grpc_call_t *call, size_t max)
+static void call_take_buffered(rmq_grpc_call_t *call, size_t max)
 {
     uint8_t prefix[GRPC_PREFIX];
 
     while (!call->ended && evbuffer_copyout(call->in, prefix, GRPC_PREFIX) == GRPC_PREFIX) {
-        size_t len = (size_t)prefix[1] << 24 | (size_t)prefix[2] << 16 |
-                     (size_t)prefix[3] << 8 | prefix[4];
-        if (len > max) {
-            call_end(call, RMQ_GRPC_RESOURCE_EXHAUSTED, "request message over the size limit");
+        size_t len = prefix_length(prefix);
+        if (len <= max && evbuffer_get_length(call->in) < GRPC_PREFIX + len)
             return;
-        }
-        if (evbuffer_get_length(call->in) < GRPC_PREFIX + len)
+        const uint8_t *msg = len <= max
+            ? evbuffer_pullup(call->in, (ev_ssize_t)(GRPC_PREFIX + len)) + GRPC_PREFIX : NULL;
+        if (!call_take_one(call, prefix[0], msg, len, max))
             return;
-        uint8_t *msg = evbuffer_pullup(call->in, (ev_ssize_t)(GRPC_PREFIX + len)) + GRPC_PREFIX;
-        if (prefix[0] == 0) {
-            call_message(call, msg, len);
-        } else if (prefix[0] == 1 && call->gzip) {
-            uint8_t *plain;
-            size_t plain_len;
-            char why[96], message[160];
-            if (rmq_inflate(msg, len, GZIP_WINDOW_BITS, max, &plain, &plain_len, why, sizeof(why)) != RMQ_OK) {
-                snprintf(message, sizeof(message), "cannot inflate a gzip request message: %s", why);
-                call_end(call, RMQ_GRPC_INTERNAL, message);
-                return;
-            }
-            call_message(call, plain, plain_len);
-            free(plain);
-        } else {
-            call_end(call, RMQ_GRPC_INTERNAL, prefix[0] == 1
-                     ? "compressed request message without grpc-encoding"
-                     : "bad compressed flag on a request message");
-            return;
-        }
         evbuffer_drain(call->in, GRPC_PREFIX + len);
     }
+}
+
+/* Request bytes of a DATA frame: the whole messages they hold are taken
+ * straight from them while nothing is buffered (the usual case: a message
+ * in one frame), the rest is kept in call->in. */
+static void call_take_data(rmq_grpc_call_t *call, const uint8_t *data, size_t len, size_t max)
+{
+    while (!call->ended && (call->in == NULL || evbuffer_get_length(call->in) == 0) &&
+           len >= GRPC_PREFIX && len - GRPC_PREFIX >= prefix_length(data)) {
+        size_t n = prefix_length(data);
+        if (!call_take_one(call, data[0], data + GRPC_PREFIX, n, max))
+            return;
+        data += GRPC_PREFIX + n;
+        len -= GRPC_PREFIX + n;
+    }
+    if (call->ended || len == 0)
+        return;
+    if (call->in == NULL && (call->in = evbuffer_new()) == NULL) {
+        call_end(call, RMQ_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+        return;
+    }
+    if (evbuffer_add(call->in, data, len) != 0) {
+        call_end(call, RMQ_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+        return;
+    }
+    call_take_buffered(call, max);
+}
+
+/* Request bytes that are no whole message yet. */
+static size_t call_buffered(const rmq_grpc_call_t *call)
+{
+    return call->in != NULL ? evbuffer_get_length(call->in) : 0;
 }
 
 /* The client ended its side: a unary request goes to its handler, a
@@ -465,8 +548,8 @@ static void call_input_ended(rmq_grpc_call_t *call)
             call->on_message(call, NULL, 0, call->message_arg);
         return;
     }
-    if (evbuffer_get_length(call->in) > 0 || call->nrequests != 1) {
-        call_end(call, RMQ_GRPC_INTERNAL, call->nrequests == 0 && evbuffer_get_length(call->in) == 0
+    if (call_buffered(call) > 0 || call->nrequests != 1) {
+        call_end(call, RMQ_GRPC_INTERNAL, call->nrequests == 0 && call_buffered(call) == 0
                  ? "no request message" : "not exactly one whole request message");
         return;
     }
@@ -497,6 +580,9 @@ static void call_headers_done(rmq_grpc_call_t *call)
     const char *ct = rmq_grpc_call_header(call, "content-type");
     const char *enc = rmq_grpc_call_header(call, "grpc-encoding");
     const char *timeout = rmq_grpc_call_header(call, "grpc-timeout");
+    const char *path = rmq_grpc_call_header(call, ":path");
+
+    call->path = path != NULL ? path : "";
 
     if (!grpc_content_type(ct)) {
         nghttp2_nv nva[] = { NV(":status", "415") };
@@ -516,7 +602,7 @@ static void call_headers_done(rmq_grpc_call_t *call)
         return;
     }
     call->gzip = enc != NULL && strcmp(enc, "gzip") == 0;
-    call->method = method_find(call->gc->st, rmq_grpc_call_path(call));
+    call->method = method_find(call->gc->st, call->path);
     if (call->method == NULL) {
         call_end(call, RMQ_GRPC_UNIMPLEMENTED, "unknown method");
         return;
@@ -548,9 +634,8 @@ static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *frame, voi
 }
 
 /* Keeps a request header; over RMQ_GRPC_HEADERS_MAX the stream is reset. */
-static int on_header(nghttp2_session *h2, const nghttp2_frame *frame, const uint8_t *name,
-                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
-                     void *user_data)
+static int on_header(nghttp2_session *h2, const nghttp2_frame *frame, nghttp2_rcbuf *name,
+                     nghttp2_rcbuf *value, uint8_t flags, void *user_data)
 {
     grpc_conn_t *gc = user_data;
 
@@ -559,22 +644,22 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *frame, const uint
     rmq_grpc_call_t *call = stream_call(gc, frame->hd.stream_id);
     if (call == NULL || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
         return 0;
-    call->header_bytes += namelen + valuelen;
+    nghttp2_vec n = nghttp2_rcbuf_get_buf(name), v = nghttp2_rcbuf_get_buf(value);
+    call->header_bytes += n.len + v.len;
     if (call->header_bytes > RMQ_GRPC_HEADERS_MAX)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-    grpc_header_t *grown = realloc(call->headers, (call->nheaders + 1) * sizeof(*grown));
-    if (grown == NULL)
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-    call->headers = grown;
-    grpc_header_t *h = &call->headers[call->nheaders];
-    h->name = strndup((const char *)name, namelen);
-    h->value = strndup((const char *)value, valuelen);
-    if (h->name == NULL || h->value == NULL) {
-        free(h->name);
-        free(h->value);
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    if (call->nheaders == call->headers_cap) {
+        size_t cap = call->headers_cap ? 2 * call->headers_cap : GRPC_HEADERS_FIRST;
+        grpc_header_t *grown = realloc(call->headers, cap * sizeof(*grown));
+        if (grown == NULL)
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        call->headers = grown;
+        call->headers_cap = cap;
     }
-    call->nheaders++;
+    nghttp2_rcbuf_incref(name);
+    nghttp2_rcbuf_incref(value);
+    call->headers[call->nheaders++] = (grpc_header_t){ name, value, (const char *)n.base, n.len,
+                                                       (const char *)v.base };
     return 0;
 }
 
@@ -588,11 +673,7 @@ static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t stream_id,
     rmq_grpc_call_t *call = stream_call(gc, stream_id);
     if (call == NULL || call->ended || call->method == NULL)
         return 0;
-    if (evbuffer_add(call->in, data, len) != 0) {
-        call_end(call, RMQ_GRPC_RESOURCE_EXHAUSTED, "out of memory");
-        return 0;
-    }
-    call_take_messages(call, rmq_server_max_frame(gc->st->srv));
+    call_take_data(call, data, len, rmq_server_max_frame(gc->st->srv));
     return 0;
 }
 
@@ -697,7 +778,7 @@ static nghttp2_session_callbacks *h2_callbacks(void)
     if (nghttp2_session_callbacks_new(&cbs) != 0)
         return NULL;
     nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, on_begin_headers);
-    nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
+    nghttp2_session_callbacks_set_on_header_callback2(cbs, on_header);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);

@@ -12,9 +12,17 @@
 
 #include "rmq_codec_grpc.h"
 
-/* The request of a unary call decoded as desc's message (free it with
- * protobuf_c_message_free_unpacked), or NULL after finishing the call with
- * grpc-status INVALID_ARGUMENT naming the message. */
+/* data[0..len) unpacked as desc's message into one arena (its strings,
+ * bytes and sub-messages cost no malloc each), or NULL when it is none or
+ * memory ran out. Free it with rmq_grpc_unpacked_free. */
+void *rmq_grpc_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len);
+
+/* Frees a message of rmq_grpc_unpack or rmq_grpc_decode (NULL is fine). */
+void rmq_grpc_unpacked_free(void *msg);
+
+/* The request of a unary call decoded as desc's message by
+ * rmq_grpc_unpack, or NULL after finishing the call with grpc-status
+ * INVALID_ARGUMENT naming the message. */
 void *rmq_grpc_decode(rmq_grpc_call_t *call, const ProtobufCMessageDescriptor *desc);
 
 /* Packs resp and replies with it (grpc-status 0), or finishes with

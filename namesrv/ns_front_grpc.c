@@ -50,7 +50,7 @@ static void handle_query_route(rmq_grpc_call_t *call, void *arg)
         rmq_grpc_route_answer(call, rd, topic);
         rmq__topic_route_data__free_unpacked(rd, NULL);
     }
-    apache__rocketmq__v2__query_route_request__free_unpacked(req, NULL);
+    rmq_grpc_unpacked_free(req);
 }
 
 rmq_err_t ns_front_grpc_install(ns_server_t *ns, rmq_server_t *srv)

@@ -8,7 +8,7 @@
 #
 #   scripts/cpu-per-msg.sh [--build DIR] [--base DIR] [-n N] [-w THREADS] [-s SIZE]
 #                          [-b BATCH] [--async] [--sync-flush] [--runs R] [--callgrind]
-#                          [--client mqbench|java|grpc|both|all] [--binary]
+#                          [--client mqbench|java|grpc|both|all] [--binary] [--keep-cg DIR]
 #
 #   --build DIR   build directory measured (default build/)
 #   --base DIR    a second build measured the same way, run for run alternating
@@ -33,7 +33,7 @@
 #   --annotate    with --callgrind: also prints callgrind_annotate's top
 #                 functions (self Ir, whole process) of each N-message run
 #   --keep DIR    with --callgrind: keeps each broker's callgrind.out in DIR
-#                 as B<k>-run<i>-n<count>.out (B0 the base when given), so
+#                 as B<k>-<client>-run<i>-n<count>.out (B0 the base when given), so
 #                 per-function costs per message can be compared afterwards
 #                 (callgrind_annotate of the N and the N/10 run)
 #   --client C    who sends: mqbench (the native protocol, the default), java
@@ -244,7 +244,7 @@ cg_total() {
   broker_up "$2"
   acked=$(drive "$1")
   bk_down
-  [ -z "$KEEP" ] || cp "$BK_TMP/callgrind.out" "$KEEP/B$k-run$i-n$1.out"
+  [ -z "$KEEP" ] || cp "$BK_TMP/callgrind.out" "$KEEP/B$k-$CLIENT-run$i-n$1.out"
   [ "${acked:-0}" = "$1" ] || bk_log "callgrind run: ${acked:-0} of $1 messages acknowledged (sends timed out under valgrind)"
   if [ $ANNOTATE = 1 ] && [ "$1" = "$N" ]; then
     callgrind_annotate "$BK_TMP/callgrind.out" 2>/dev/null | grep -E '^ *[0-9,]+ \(' | head -25 >&2 || true

@@ -1,5 +1,6 @@
 /* fuzz_grpc_v2.c: libFuzzer target for the apache.rocketmq.v2 request
- * decoders the gRPC front serves (a peer's bytes) and what the front does
+ * decoders the gRPC front serves (a peer's bytes, unpacked into an arena as
+ * the front unpacks them: rmq_grpc_unpack) and what the front does
  * with them before the core: the first byte picks the message type (or a
  * stored record for the delivery mapping), the rest is its protobuf.
  * SendMessage's messages go through gr_message_to_store, a Telemetry
@@ -17,6 +18,7 @@
 #include "apache/rocketmq/v2/service.pb-c.h"
 #include "gr_message.h"
 #include "gr_settings.h"
+#include "rmq_grpc_pb.h"
 #include "rmq_grpc_route.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -150,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         route_queues(data + 1, size - 1);
         return 0;
     }
-    ProtobufCMessage *m = protobuf_c_message_unpack(requests[kind], NULL, size - 1, data + 1);
+    ProtobufCMessage *m = rmq_grpc_unpack(requests[kind], data + 1, size - 1);
     if (!m)
         return 0;
     if (requests[kind] == &apache__rocketmq__v2__send_message_request__descriptor)
@@ -158,6 +160,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     else if (requests[kind] == &apache__rocketmq__v2__telemetry_command__descriptor)
         telemetry((const Apache__Rocketmq__V2__TelemetryCommand *)m);
     pack_and_drop(m);
-    protobuf_c_message_free_unpacked(m, NULL);
+    rmq_grpc_unpacked_free(m);
     return 0;
 }

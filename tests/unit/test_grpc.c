@@ -30,6 +30,7 @@
 #define P_DEFERRED "/test.Echo/Deferred"
 #define P_HOLD "/test.Echo/Hold"
 #define P_WHO "/test.Echo/Who"
+#define P_PAIR "/test.Echo/Pair"
 #define BIG (4u << 20)
 
 static struct {
@@ -144,8 +145,28 @@ static void who(rmq_grpc_call_t *call, void *arg)
     rmq_grpc_reply(call, (const uint8_t *)answer, strlen(answer));
 }
 
+/* Holds the first call of a pair until the second comes, then answers
+ * both with whether their x-mq-client-id values are one buffer (the
+ * header table's, "shared") or a copy per call ("copied"). */
+static rmq_grpc_call_t *pair_first;
+
+static void pair(rmq_grpc_call_t *call, void *arg)
+{
+    if (pair_first == NULL) {
+        pair_first = call;
+        return;
+    }
+    const char *a = rmq_grpc_call_header(pair_first, "x-mq-client-id");
+    const char *b = rmq_grpc_call_header(call, "x-mq-client-id");
+    const uint8_t *answer = (const uint8_t *)(a != NULL && a == b ? "shared" : "copied");
+    rmq_grpc_reply(pair_first, answer, 6);
+    rmq_grpc_reply(call, answer, 6);
+    pair_first = NULL;
+}
+
 static const rmq_grpc_method_t methods[] = {
     { P_WHO, RMQ_GRPC_UNARY_REQUEST, who, NULL },
+    { P_PAIR, RMQ_GRPC_UNARY_REQUEST, pair, NULL },
     { P_UNARY, RMQ_GRPC_UNARY_REQUEST, unary_echo, NULL },
     { P_STREAM, RMQ_GRPC_STREAM_REQUEST, stream_echo, NULL },
     { P_DEFERRED, RMQ_GRPC_UNARY_REQUEST, deferred_echo, NULL },
@@ -216,6 +237,16 @@ static gc_stream_t *unary(gc_client_t *c, const char *path, const uint8_t *msg, 
     size_t n = gc_frame(msg, len, framed);
     gc_stream_t *s = gc_request(c, path, "application/grpc", "3S", framed, n, 0);
     free(framed);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+/* A unary call of path with the message "?" and grpc-timeout 2S. */
+static gc_stream_t *request_2s(gc_client_t *c, const char *path)
+{
+    uint8_t body[8];
+    size_t n = gc_frame((const uint8_t *)"?", 1, body);
+    gc_stream_t *s = gc_request(c, path, "application/grpc", "2S", body, n, 0);
     ck_assert_ptr_nonnull(s);
     return s;
 }
@@ -433,13 +464,26 @@ END_TEST
 /* Metadata and the deadline reach the handler. */
 START_TEST(test_metadata_and_deadline)
 {
-    uint8_t body[8];
-    size_t n = gc_frame((const uint8_t *)"?", 1, body);
     gc_client_t *c = connect_plain();
     gc_add_header(c, "x-mq-client-id", "client-7");
-    gc_stream_t *s = gc_request(c, P_WHO, "application/grpc", "2S", body, n, 0);
+    gc_stream_t *s = request_2s(c, P_WHO);
     ck_assert_int_eq(gc_run(c, 5000), 0);
     assert_echo(s, (const uint8_t *)"client-7/deadline", 17);
+    gc_close(c);
+}
+END_TEST
+
+/* A header the client sends on every call (indexed by HPACK after the
+ * first) is not copied per call: two live calls read one buffer. */
+START_TEST(test_repeated_header_not_copied)
+{
+    gc_client_t *c = connect_plain();
+    gc_add_header(c, "x-mq-client-id", "client-7");
+    gc_stream_t *first = request_2s(c, P_PAIR);
+    gc_stream_t *second = request_2s(c, P_PAIR);
+    ck_assert_int_eq(gc_run(c, 5000), 0);
+    assert_echo(first, (const uint8_t *)"shared", 6);
+    assert_echo(second, (const uint8_t *)"shared", 6);
     gc_close(c);
 }
 END_TEST
@@ -647,6 +691,7 @@ int main(void)
     tcase_add_test(tc, test_bad_timeout_and_compressed_flag);
     tcase_add_test(tc, test_goaway);
     tcase_add_test(tc, test_metadata_and_deadline);
+    tcase_add_test(tc, test_repeated_header_not_copied);
     tcase_add_test(tc, test_gzip_request);
     tcase_add_test(tc, test_gzip_trailing_bytes_refused);
     tcase_add_test(tc, test_headers_over_limit);

@@ -78,7 +78,7 @@ static int register_client(gr_front_t *gf, gr_session_t *gs, const bk_caller_t *
     bk_result_t r;
     if (bk_clients_heartbeat(gf->fe->clients, &gs->base, who, &g.hb, &r) >= 0)
         return 1;
-    return gr_status_set(st, gr_code_of_status(r.status), "%s", r.why);
+    return gr_status_of_result(st, &r);
 }
 
 /* ---- Telemetry ------------------------------------------------------------------- */
@@ -229,7 +229,7 @@ static void handle_heartbeat(rmq_grpc_call_t *call, void *arg)
         register_client(gf, gs, &who, gr_session_settings(gs), rmq_grpc_call_header(call, "x-mq-language"), &st))
         gr_status_set(&st, APACHE__ROCKETMQ__V2__CODE__OK, "OK");
     gr_call_answer_status(call, resp, &st);
-    apache__rocketmq__v2__heartbeat_request__free_unpacked(req, NULL);
+    rmq_grpc_unpacked_free(req);
 }
 
 /* The client leaves: its groups here (or the one it names), its producer
@@ -255,7 +255,7 @@ static void handle_terminate(rmq_grpc_call_t *call, void *arg)
         gr_status_set(&st, APACHE__ROCKETMQ__V2__CODE__OK, "OK");
     }
     gr_call_answer_status(call, resp, &st);
-    apache__rocketmq__v2__notify_client_termination_request__free_unpacked(req, NULL);
+    rmq_grpc_unpacked_free(req);
 }
 
 static const rmq_grpc_method_t rows[] = {

@@ -322,7 +322,7 @@ static void handle_receive(rmq_grpc_call_t *call, void *arg)
             recv_ctx_free(ctx);
         }
     }
-    protobuf_c_message_free_unpacked(&rq->base, NULL);
+    rmq_grpc_unpacked_free(rq);
 }
 
 /* ---- QueryAssignment ---- */
@@ -408,7 +408,7 @@ static void handle_query_assignment(rmq_grpc_call_t *call, void *arg)
         !gr_route_fetch(gf, call, topic, assignment_resp,
                         group_orderly(gf, group) ? assignment_answer_orderly : assignment_answer_any, &st))
         gr_call_answer_status(call, assignment_resp, &st);
-    protobuf_c_message_free_unpacked(&rq->base, NULL);
+    rmq_grpc_unpacked_free(rq);
 }
 
 /* ---- AckMessage, ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue ---- */
@@ -505,7 +505,7 @@ static void handle_ack(rmq_grpc_call_t *call, void *arg)
     resp.status = &status;
     rmq_grpc_answer(call, &resp.base);
     ack_results_free(&a);
-    protobuf_c_message_free_unpacked(&rq->base, NULL);
+    rmq_grpc_unpacked_free(rq);
 }
 
 /* Changes the invisible time of rq's handle: 1 with the new handle in
@@ -545,7 +545,7 @@ static void handle_change_invisible(rmq_grpc_call_t *call, void *arg)
     gr_status_to_pb(&st, &status);
     resp.status = &status;
     rmq_grpc_answer(call, &resp.base);
-    protobuf_c_message_free_unpacked(&rq->base, NULL);
+    rmq_grpc_unpacked_free(rq);
 }
 
 static void handle_forward_dlq(rmq_grpc_call_t *call, void *arg)
@@ -567,7 +567,7 @@ static void handle_forward_dlq(rmq_grpc_call_t *call, void *arg)
     }
     gr_call_answer_status(call, &apache__rocketmq__v2__forward_message_to_dead_letter_queue_response__descriptor,
                           &st);
-    protobuf_c_message_free_unpacked(&rq->base, NULL);
+    rmq_grpc_unpacked_free(rq);
 }
 
 static const rmq_grpc_method_t rows[] = {

@@ -157,5 +157,5 @@ int gr_call_allowed(const gr_front_t *gf, rmq_grpc_call_t *call, bk_op_t op, con
         return 0;
     if (bk_perm_check(&who, op, topic, group, &r))
         return 1;
-    return gr_status_set(st, gr_code_of_status(r.status), "%s", r.why);
+    return gr_status_of_result(st, &r);
 }

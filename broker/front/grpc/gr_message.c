@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bk_props.h"
+#include "rmq_fmt.h"
 #include "rmq_inflate.h"
 
 #define SP(x) APACHE__ROCKETMQ__V2__SYSTEM_PROPERTIES___##x
@@ -208,8 +209,8 @@ static rmq_err_t put_keys(const Apache__Rocketmq__V2__SystemProperties *sys, rmq
 
 static int put_int(rmq_props_buf_t *pb, const char *name, int64_t v)
 {
-    char num[24];
-    snprintf(num, sizeof num, "%" PRId64, v);
+    char num[RMQ_FMT_I64_LEN];
+    rmq_fmt_i64(num, v);
     return rmq_props_buf_put(pb, name, num) == RMQ_OK;
 }
 

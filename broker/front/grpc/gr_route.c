@@ -115,7 +115,7 @@ static void handle_query_route(rmq_grpc_call_t *call, void *arg)
     if (!topic[0] || !gr_call_caller(gf, call, &who, &st) ||
         !gr_route_fetch(gf, call, topic, route_resp, rmq_grpc_route_answer, &st))
         gr_call_answer_status(call, route_resp, &st);
-    apache__rocketmq__v2__query_route_request__free_unpacked(req, NULL);
+    rmq_grpc_unpacked_free(req);
 }
 
 static const rmq_grpc_method_t rows[] = {

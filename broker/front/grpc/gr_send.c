@@ -42,7 +42,7 @@ typedef struct gr_send_req {
     size_t n, answered;
     int all_sent;                    /* the handler handed every message over */
     int replied;
-    gr_send_entry_t *entries;
+    gr_send_entry_t entries[];       /* n of them, allocated with the request */
 } gr_send_req_t;
 
 static void send_req_unref(gr_send_req_t *sr)
@@ -53,7 +53,6 @@ static void send_req_unref(gr_send_req_t *sr)
         free(sr->entries[i].message_id);
         free(sr->entries[i].recall_handle);
     }
-    free(sr->entries);
     free(sr);
 }
 
@@ -67,6 +66,12 @@ static void send_release(void *conn)
     send_req_unref(conn);
 }
 
+/* One entry of a SendMessage reply and its Status. */
+typedef struct reply_row {
+    Apache__Rocketmq__V2__SendResultEntry e;
+    Apache__Rocketmq__V2__Status st;
+} reply_row_t;
+
 /* The reply, once every message has its outcome. */
 static void send_reply_if_done(gr_send_req_t *sr)
 {
@@ -75,35 +80,33 @@ static void send_reply_if_done(gr_send_req_t *sr)
     sr->replied = 1;
     Apache__Rocketmq__V2__SendMessageResponse resp = APACHE__ROCKETMQ__V2__SEND_MESSAGE_RESPONSE__INIT;
     Apache__Rocketmq__V2__Status top = APACHE__ROCKETMQ__V2__STATUS__INIT;
-    Apache__Rocketmq__V2__SendResultEntry *e = calloc(sr->n, sizeof(*e));
-    Apache__Rocketmq__V2__SendResultEntry **ep = calloc(sr->n, sizeof(*ep));
-    Apache__Rocketmq__V2__Status *st = calloc(sr->n, sizeof(*st));
-    gr_code_t *codes = calloc(sr->n, sizeof(*codes));
-    if (!e || !ep || !st || !codes) {
+    /* the rows, then the entries' pointers and codes, in one block */
+    size_t rows_size = sr->n * sizeof(reply_row_t), ptrs_size = sr->n * sizeof(Apache__Rocketmq__V2__SendResultEntry *);
+    reply_row_t *rows = malloc(rows_size + ptrs_size + sr->n * sizeof(gr_code_t));
+    if (!rows) {
         rmq_grpc_finish(sr->call, RMQ_GRPC_INTERNAL, "out of memory");
-    } else {
-        for (size_t i = 0; i < sr->n; i++) {
-            apache__rocketmq__v2__send_result_entry__init(&e[i]);
-            gr_status_to_pb(&sr->entries[i].st, &st[i]);
-            e[i].status = &st[i];
-            e[i].message_id = sr->entries[i].message_id ? sr->entries[i].message_id : "";
-            e[i].transaction_id = sr->entries[i].tx_id;
-            e[i].offset = sr->entries[i].offset;
-            e[i].recall_handle = sr->entries[i].recall_handle ? sr->entries[i].recall_handle : "";
-            ep[i] = &e[i];
-            codes[i] = sr->entries[i].st.code;
-        }
-        top.code = gr_code_overall(codes, sr->n);
-        top.message = sr->n == 1 ? st[0].message : top.code == CODE(OK) ? "OK" : "the messages had different results";
-        resp.status = &top;
-        resp.n_entries = sr->n;
-        resp.entries = ep;
-        rmq_grpc_answer(sr->call, &resp.base);
+        return;
     }
-    free(codes);
-    free(st);
-    free(ep);
-    free(e);
+    Apache__Rocketmq__V2__SendResultEntry **ep = (void *)((char *)rows + rows_size);
+    gr_code_t *codes = (void *)((char *)ep + ptrs_size);
+    for (size_t i = 0; i < sr->n; i++) {
+        apache__rocketmq__v2__send_result_entry__init(&rows[i].e);
+        gr_status_to_pb(&sr->entries[i].st, &rows[i].st);
+        rows[i].e.status = &rows[i].st;
+        rows[i].e.message_id = sr->entries[i].message_id ? sr->entries[i].message_id : "";
+        rows[i].e.transaction_id = sr->entries[i].tx_id;
+        rows[i].e.offset = sr->entries[i].offset;
+        rows[i].e.recall_handle = sr->entries[i].recall_handle ? sr->entries[i].recall_handle : "";
+        ep[i] = &rows[i].e;
+        codes[i] = sr->entries[i].st.code;
+    }
+    top.code = gr_code_overall(codes, sr->n);
+    top.message = sr->n == 1 ? rows[0].st.message : top.code == CODE(OK) ? "OK" : "the messages had different results";
+    resp.status = &top;
+    resp.n_entries = sr->n;
+    resp.entries = ep;
+    rmq_grpc_answer(sr->call, &resp.base);
+    free(rows);
 }
 
 /* The core's answer for message *to of the request conn. */
@@ -117,7 +120,7 @@ static void send_answer(void *arg, void *conn, const void *to, const bk_append_o
     size_t i;
     memcpy(&i, to, sizeof(i));
     gr_send_entry_t *en = &sr->entries[i];
-    gr_status_set(&en->st, gr_code_of_status(out->r.status), "%s", out->r.status == BK_OK ? "OK" : out->r.why);
+    gr_status_of_result(&en->st, &out->r);
     if (out->stored)
         en->offset = out->put.queue_offset;
     if (recall && !(en->recall_handle = strdup(recall)))
@@ -182,7 +185,7 @@ static void send_one(gr_send_req_t *sr, size_t i, const Apache__Rocketmq__V2__Me
             ok = bk_produce_check(fe->produce, &pr, &tgt, &r);
         }
         if (!ok) {
-            gr_status_set(&st, gr_code_of_status(r.status), "%s", r.why);
+            gr_status_of_result(&st, &r);
             goto refused;
         }
         if (bk_send_full(fe->send)) {
@@ -222,26 +225,24 @@ static void handle_send(rmq_grpc_call_t *call, void *arg)
     if (req->n_messages == 0 || !req->messages[0]->topic)
         gr_status_set(&st, CODE(MESSAGE_CORRUPTED), "SendMessage holds no message with a topic");
     else if (gr_call_client_id(call, &st) && gr_call_caller(gf, call, &who, &st) &&
-             !(sr = calloc(1, sizeof(*sr))))
+             !(sr = calloc(1, sizeof(*sr) + req->n_messages * sizeof(sr->entries[0]))))
         gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
-    if (sr && !(sr->entries = calloc(req->n_messages, sizeof(*sr->entries)))) {
-        free(sr);
-        sr = NULL;
-        gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
-    }
     if (!sr) {
         gr_call_answer_status(call, resp, &st);
-        apache__rocketmq__v2__send_message_request__free_unpacked(req, NULL);
+        rmq_grpc_unpacked_free(req);
         return;
     }
-    *sr = (gr_send_req_t){.call = call, .gf = gf, .refs = 1, .n = req->n_messages, .entries = sr->entries};
+    sr->call = call;
+    sr->gf = gf;
+    sr->refs = 1;
+    sr->n = req->n_messages;
     const char *topic = req->messages[0]->topic->name;
     for (size_t i = 0; i < req->n_messages; i++)
         send_one(sr, i, req->messages[i], &who, topic);
     sr->all_sent = 1;
     send_reply_if_done(sr);
     send_req_unref(sr);
-    apache__rocketmq__v2__send_message_request__free_unpacked(req, NULL);
+    rmq_grpc_unpacked_free(req);
 }
 
 /* ---- EndTransaction ------------------------------------------------------------- */
@@ -298,11 +299,11 @@ static void handle_end_transaction(rmq_grpc_call_t *call, void *arg)
         bk_append_out_t out;
         if (bk_tx_end(gf->fe->tx, &er, &out, end_answer, call))
             end_answer(&out, call);
-        apache__rocketmq__v2__end_transaction_request__free_unpacked(req, NULL);
+        rmq_grpc_unpacked_free(req);
         return;
     }
     gr_call_answer_status(call, resp, &st);
-    apache__rocketmq__v2__end_transaction_request__free_unpacked(req, NULL);
+    rmq_grpc_unpacked_free(req);
 }
 
 /* ---- RecallMessage ---------------------------------------------------------------- */
@@ -358,13 +359,13 @@ static void handle_recall(rmq_grpc_call_t *call, void *arg)
             bk_send_call_t sc = {.front = &recall_front, .conn = call, .to = "", .to_len = 0,
                                  .body_len = mk.msg.body_len, .ids = mk.msg_id};
             bk_send_store(gf->fe->send, &sc, &mk.tgt, &mk.msg, 1);
-            apache__rocketmq__v2__recall_message_request__free_unpacked(req, NULL);
+            rmq_grpc_unpacked_free(req);
             return;
         }
-        gr_status_set(&st, gr_code_of_status(r.status), "%s", r.why);
+        gr_status_of_result(&st, &r);
     }
     gr_call_answer_status(call, &apache__rocketmq__v2__recall_message_response__descriptor, &st);
-    apache__rocketmq__v2__recall_message_request__free_unpacked(req, NULL);
+    rmq_grpc_unpacked_free(req);
 }
 
 static const rmq_grpc_method_t rows[] = {

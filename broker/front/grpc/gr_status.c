@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int gr_status_set(gr_status_t *st, gr_code_t code, const char *fmt, ...)
 {
@@ -13,6 +14,17 @@ int gr_status_set(gr_status_t *st, gr_code_t code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(st->message, sizeof st->message, fmt, ap);
     va_end(ap);
+    return 0;
+}
+
+int gr_status_of_result(gr_status_t *st, const bk_result_t *r)
+{
+    const char *text = r->status == BK_OK ? "OK" : r->why;
+    size_t n = strnlen(text, sizeof st->message - 1);
+
+    st->code = gr_code_of_status(r->status);
+    memcpy(st->message, text, n);
+    st->message[n] = '\0';
     return 0;
 }
 

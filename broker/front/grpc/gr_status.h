@@ -22,6 +22,11 @@ typedef struct gr_status {
  * predicate can "return gr_status_set(...)". */
 int gr_status_set(gr_status_t *st, gr_code_t code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Sets st to the v2 form of the core's result r: its code, and "OK" or
+ * r's reason (copied, no formatting: a send's answer path); returns 0,
+ * as gr_status_set does. */
+int gr_status_of_result(gr_status_t *st, const bk_result_t *r);
+
 /* The v2 code of a neutral status (BK_NAME_ILLEGAL names a topic here:
  * ILLEGAL_TOPIC; a group's caller says ILLEGAL_CONSUMER_GROUP itself). */
 gr_code_t gr_code_of_status(bk_status_t status);

@@ -3,9 +3,13 @@
  * message over gRPC (scripts/cpu-per-msg.sh --client grpc):
  *   GrpcBenchSend ENDPOINTS TOPIC THREADS TOTAL SIZE
  * THREADS threads share one producer and send TOTAL messages of SIZE bytes
- * in all; prints "ACKED <n>" (answered with a message id) and "FAILED <n>". */
+ * in all; prints "ACKED <n>" (answered with a message id) and "FAILED <n>".
+ * Requests may take 30 s (the client's default is 3 s): on a loaded machine,
+ * or against a broker under valgrind, the producer's start-up calls took
+ * longer and the run sent nothing. */
 package rmqtest;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.rocketmq.client.apis.ClientConfiguration;
@@ -23,7 +27,8 @@ public final class GrpcBenchSend {
         long total = Long.parseLong(args[3]);
         byte[] body = new byte[Integer.parseInt(args[4])];
         ClientServiceProvider provider = ClientServiceProvider.loadService();
-        ClientConfiguration cfg = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(false).build();
+        ClientConfiguration cfg = ClientConfiguration.newBuilder().setEndpoints(endpoints).enableSsl(false)
+            .setRequestTimeout(Duration.ofSeconds(30)).build();
         AtomicLong next = new AtomicLong();
         AtomicLong acked = new AtomicLong();
         AtomicLong failed = new AtomicLong();
