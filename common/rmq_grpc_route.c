@@ -11,6 +11,7 @@
 #include "rmq_grpc_pb.h"
 #include "rmq_message.h"
 #include "rmq_rpc.h"
+#include "rmq_topic_attr.h"
 
 #define ROUTE_PERM_WRITE 2           /* RocketMQ's PermName bits */
 #define ROUTE_PERM_READ 4
@@ -21,6 +22,29 @@ static const Apache__Rocketmq__V2__MessageType every_type[] = {
     APACHE__ROCKETMQ__V2__MESSAGE_TYPE__DELAY,
     APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION,
 };
+
+/* The message types a queue of a topic with message.type t accepts, as
+ * RocketMQ 5's proxy answers them (RouteActivity): the one type named,
+ * all four for MIXED, and (unlike the proxy, which answers UNSPECIFIED)
+ * all four when the topic names none or UNSPECIFIED, so clients send
+ * every kind to topics created without attributes. Sets *n. */
+static const Apache__Rocketmq__V2__MessageType *accepted_types(int32_t t, size_t *n)
+{
+    *n = 1;
+    switch (t) {
+    case RMQ_TOPIC_MSG_NORMAL:
+        return &every_type[0];
+    case RMQ_TOPIC_MSG_FIFO:
+        return &every_type[1];
+    case RMQ_TOPIC_MSG_DELAY:
+        return &every_type[2];
+    case RMQ_TOPIC_MSG_TRANSACTION:
+        return &every_type[3];
+    default:
+        *n = sizeof(every_type) / sizeof(every_type[0]);
+        return every_type;
+    }
+}
 
 /* The master's address of broker_name in route, or NULL. */
 static const char *master_of(const Rmq__TopicRouteData *route, const char *broker_name)
@@ -96,8 +120,8 @@ static void queues_add(rmq_grpc_route_t *r, const Rmq__QueueData *qd, size_t b)
         mq->id = i;
         mq->permission = queue_permission(qd, i);
         mq->broker = &r->broker[b];
-        mq->n_accept_message_types = sizeof(every_type) / sizeof(every_type[0]);
-        mq->accept_message_types = (Apache__Rocketmq__V2__MessageType *)every_type;
+        mq->accept_message_types =
+            (Apache__Rocketmq__V2__MessageType *)accepted_types(qd->message_type, &mq->n_accept_message_types);
         r->queues[r->n++] = mq;
     }
 }

@@ -5,9 +5,10 @@
  * only (broker id 0), the real queue ids, queue i readable when i <
  * readQueueNums and writable when i < writeQueueNums, masked by the
  * topic's perm bits; the endpoints are the master's registered address
- * (gRPC shares its listenPort); every queue accepts all four message
- * types (rmq has no topic message types). The conversion is a pure
- * function (any thread); the answer runs on the loop thread. */
+ * (gRPC shares its listenPort); a queue accepts the message types its
+ * topic's message.type attribute names (all four when it names none).
+ * The conversion is a pure function (any thread); the answer runs on the
+ * loop thread. */
 #ifndef RMQ_GRPC_ROUTE_H
 #define RMQ_GRPC_ROUTE_H
 

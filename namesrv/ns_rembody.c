@@ -14,15 +14,17 @@
 #include "ns_regbody.h"
 #include "ns_route.h"
 #include "rmq_json.h"
+#include "rmq_topic_attr.h"
 #include "rmq_topic_json.h"
 
 #define TOPIC_LINE_MAX (NS_NAME_MAX + 64)   /* "name read write perm filterType" */
 
 /* ---- topics --------------------------------------------------------------- */
 
-/* Appends a topic config to b (its topics array has room). */
+/* Appends a topic config to b (its topics array has room); attributes:
+ * the kept text (rmq_topic_attr.h), "" for none. */
 static rmq_err_t topic_add(ns_rembody_t *b, const char *name, int64_t rq, int64_t wq, int64_t perm,
-                           int64_t sysflag, int order, char *why, size_t whylen)
+                           int64_t sysflag, int order, const char *attributes, char *why, size_t whylen)
 {
     size_t len = strlen(name);
 
@@ -33,19 +35,47 @@ static rmq_err_t topic_add(ns_rembody_t *b, const char *name, int64_t rq, int64_
     }
     Rmq__TopicConfig *tc = malloc(sizeof *tc);
     char *copy = strdup(name);
-    if (tc == NULL || copy == NULL) {
+    char *attrs = strdup(attributes);
+    if (tc == NULL || copy == NULL || attrs == NULL) {
         free(tc);
         free(copy);
+        free(attrs);
         return RMQ_ENOMEM;
     }
     rmq__topic_config__init(tc);
     tc->topic_name = copy;
+    tc->attributes = attrs;
     tc->read_queue_nums = (int32_t)rq;
     tc->write_queue_nums = (int32_t)wq;
     tc->perm = (int32_t)perm;
     tc->topic_sys_flag = (int32_t)sysflag;
     tc->order = order;
     b->topics[b->n_topics++] = tc;
+    return RMQ_OK;
+}
+
+/* The route's part of a TopicConfig's RocketMQ 5 attributes (absent or
+ * null: none): message.type, as a kept text into out[0..cap). */
+static rmq_err_t topic_attrs(const rmq_json_t *tc, const char *topic, char *out, size_t cap, char *why,
+                             size_t whylen)
+{
+    const rmq_json_t *attrs = rmq_json_get(tc, "attributes");
+    out[0] = '\0';
+    if (attrs == NULL || attrs->type == RMQ_JSON_NULL)
+        return RMQ_OK;
+    const rmq_json_t *type = rmq_json_get(attrs, "message.type");
+    char mod[64], reason[160];
+    if (attrs->type != RMQ_JSON_OBJECT || (type != NULL && type->type != RMQ_JSON_STRING)) {
+        snprintf(why, whylen, "RegisterBrokerBody: topic %.64s: attributes is not an object of strings", topic);
+        return RMQ_EPROTO;
+    }
+    if (type == NULL)
+        return RMQ_OK;
+    snprintf(mod, sizeof(mod), "+message.type=%.40s", type->str);
+    if (rmq_topic_attrs_alter("", 1, mod, strlen(mod), out, cap, reason, sizeof(reason)) != RMQ_OK) {
+        snprintf(why, whylen, "RegisterBrokerBody: topic %.64s: message.type: %s", topic, reason);
+        return RMQ_EPROTO;
+    }
     return RMQ_OK;
 }
 
@@ -59,7 +89,10 @@ static rmq_err_t topic_from_json(ns_rembody_t *b, const char *key, const rmq_jso
     rmq_err_t err = rmq_topic_json_read(tc, where, &t, why, whylen);
     if (err != RMQ_OK)
         return err;
-    return topic_add(b, t.name, t.read_queues, t.write_queues, t.perm, t.sys_flag, t.order, why, whylen);
+    char attributes[RMQ_TOPIC_ATTRS_MAX];
+    if ((err = topic_attrs(tc, t.name, attributes, sizeof(attributes), why, whylen)) != RMQ_OK)
+        return err;
+    return topic_add(b, t.name, t.read_queues, t.write_queues, t.perm, t.sys_flag, t.order, attributes, why, whylen);
 }
 
 /* One compressed-form topic line "name read write perm filterType". */
@@ -101,7 +134,7 @@ static rmq_err_t topic_from_line(ns_rembody_t *b, const uint8_t *p, size_t len, 
                  "'name read write perm SINGLE_TAG|MULTI_TAG'", (int)(len < 64 ? len : 64), (const char *)p);
         return RMQ_EPROTO;
     }
-    return topic_add(b, field[0], num[0], num[1], num[2], 0, 0, why, whylen);
+    return topic_add(b, field[0], num[0], num[1], num[2], 0, 0, "", why, whylen);
 }
 
 /* ---- data version and filter servers ---------------------------------- */
@@ -303,6 +336,7 @@ void ns_rembody_clear(ns_rembody_t *b)
 {
     for (size_t i = 0; i < b->n_topics; i++) {
         free(b->topics[i]->topic_name);
+        free(b->topics[i]->attributes);
         free(b->topics[i]);
     }
     free(b->topics);

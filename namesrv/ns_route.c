@@ -11,6 +11,7 @@
 #include "ns_vec.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
+#include "rmq_topic_attr.h"
 
 #define NS_PERM_MAX 15
 
@@ -31,6 +32,7 @@ typedef struct ns_queue {
     int32_t write_queue_nums;
     int32_t perm;
     int32_t sysflag;
+    int32_t message_type;    /* the topic's message.type: rmq_topic_msg_type_t */
 } ns_queue_t;
 
 typedef struct ns_topic {
@@ -295,6 +297,12 @@ static rmq_err_t check_register(const Rmq__RegisterBrokerRequest *req, char *why
                      tc->topic_name, RMQ_QUEUE_NUMS_MAX, NS_PERM_MAX);
             return RMQ_EINVAL;
         }
+        char reason[160];
+        if (tc->attributes &&
+            rmq_topic_attrs_check(tc->attributes, strlen(tc->attributes), reason, sizeof(reason)) != RMQ_OK) {
+            snprintf(why, whylen, "topic %s: %s", tc->topic_name, reason);
+            return RMQ_EINVAL;
+        }
     }
     for (size_t i = 0; i < req->n_deleted_topics; i++) {
         if (!name_ok(req->deleted_topics[i])) {
@@ -486,6 +494,7 @@ static rmq_err_t upsert_queues(ns_route_t *rt, const Rmq__RegisterBrokerRequest 
         q->write_queue_nums = tc->write_queue_nums;
         q->perm = tc->perm;
         q->sysflag = tc->topic_sys_flag;
+        q->message_type = (int32_t)rmq_topic_attrs_msg_type(tc->attributes ? tc->attributes : "");
     }
     return RMQ_OK;
 }
@@ -830,6 +839,7 @@ static Rmq__QueueData *build_queue_data(const ns_queue_t *q)
     qd->write_queue_nums = q->write_queue_nums;
     qd->perm = q->perm;
     qd->topic_sys_flag = q->sysflag;
+    qd->message_type = q->message_type;
     return qd;
 }
 

@@ -55,7 +55,9 @@ static const adm_cmd_t adm_cmds[] = {
         { 'b', "BROKERADDR", "one broker, host:port", 0 },
         { 'r', "READ", "read queues (default 8)", 0 },
         { 'w', "WRITE", "write queues (default 8)", 0 },
-        { 'p', "PERM", "permission bits: 4 read, 2 write, 1 inherit (default 6)", 0 } } },
+        { 'p', "PERM", "permission bits: 4 read, 2 write, 1 inherit (default 6)", 0 },
+        { 'a', "ATTRIBUTES", "RocketMQ 5's topic attributes to change: +key=value,-key (e.g. +message.type=FIFO)",
+          0 } } },
     { "updateTopicList", adm_cmd_update_topic_list,
       "create or update many topics in one request on a cluster's masters or one broker",
       { { 'f', "FILE", "RocketMQ's format: a JSON array of TopicConfig objects, "

@@ -170,6 +170,8 @@ int adm_cmd_update_topic(adm_ctx_t *ctx)
     tc.read_queue_nums = (int32_t)r;
     tc.write_queue_nums = (int32_t)w;
     tc.perm = (int32_t)perm;
+    if (adm_opt(ctx, 'a'))
+        tc.attributes = (char *)adm_opt(ctx, 'a');
     req.code = RMQ__REQUEST_CODE__UPDATE_AND_CREATE_TOPIC;
     req.header_case = RMQ__COMMAND__HEADER_TOPIC_CONFIG;
     req.topic_config = &tc;

@@ -75,17 +75,11 @@ static int snapshot_stale(const seen_version_t *seen, const Rmq__DataVersion *dv
 
 /* ---- topics ------------------------------------------------------------- */
 
-static void topic_from_pb(const Rmq__TopicConfig *pb, bk_topic_t *t)
-{
-    *t = (bk_topic_t){.read_queues = pb->read_queue_nums, .write_queues = pb->write_queue_nums,
-                      .perm = pb->perm, .order = pb->order, .sys_flag = pb->topic_sys_flag};
-    snprintf(t->name, sizeof(t->name), "%s", pb->topic_name);
-}
-
 static int topic_differs(const bk_topic_t *a, const bk_topic_t *b)
 {
     return !a || a->read_queues != b->read_queues || a->write_queues != b->write_queues ||
-           a->perm != b->perm || a->order != b->order || a->sys_flag != b->sys_flag;
+           a->perm != b->perm || a->order != b->order || a->sys_flag != b->sys_flag ||
+           strcmp(a->attributes, b->attributes) != 0;
 }
 
 static void own_drop_topic(bk_metasync_t *m, const char *topic);
@@ -125,7 +119,9 @@ static void apply_topics(bk_metasync_t *m, const Rmq__TopicConfigTable *tab)
         return;
     for (size_t i = 0; i < tab->n_topics; i++) {
         bk_topic_t t;
-        topic_from_pb(tab->topics[i], &t);
+        char why[256];
+        if (bk_topic_from_pb(tab->topics[i], 1, &t, why, sizeof(why)) != RMQ_OK)
+            LOG_WARN("metadata sync: the master's %s (kept without attributes)", why);
         if (topic_differs(bk_topics_get(topics, t.name, strlen(t.name)), &t))
             bk_topics_update(topics, &t);
     }
@@ -308,9 +304,9 @@ static int stream_name_ok(const char *what, const char *name, char *why, size_t 
 static int stream_topic(bk_metasync_t *m, const Rmq__TopicConfig *pb, char *why, size_t whylen)
 {
     bk_topic_t t;
-    if (stream_name_ok("topic", pb->topic_name, why, whylen) != 0)
+    if (stream_name_ok("topic", pb->topic_name, why, whylen) != 0 ||
+        bk_topic_from_pb(pb, 1, &t, why, whylen) != RMQ_OK)
         return -1;
-    topic_from_pb(pb, &t);
     if (topic_differs(bk_topics_get(m->node->topics, t.name, strlen(t.name)), &t) &&
         bk_topics_update(m->node->topics, &t) != RMQ_OK)
         return snprintf(why, whylen, "out of memory applying topic %s", t.name), -1;

@@ -60,14 +60,28 @@ static bk_status_t topic_check(const char *cmd, const bk_topic_t *topic, bk_resu
     return BK_OK;
 }
 
-bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, const bk_topic_t *topics, size_t n,
-                                   bk_topics_durable_fn durable, void *arg, bk_result_t *r)
+/* Sets topic's attributes: those the table's topic of its name has (none
+ * for a new topic) with modification mod applied (RocketMQ's rules). */
+static bk_status_t topic_attrs_apply(const bk_topics_t *topics, bk_topic_t *topic, const char *mod, bk_result_t *r)
+{
+    char why[256];
+    const bk_topic_t *cur = bk_topics_get(topics, topic->name, strlen(topic->name));
+    if (rmq_topic_attrs_alter(cur ? cur->attributes : "", !cur, mod, mod ? strlen(mod) : 0, topic->attributes,
+                              sizeof(topic->attributes), why, sizeof(why)) != RMQ_OK)
+        return bk_result_set(r, BK_BAD_REQUEST, "%s", why);
+    return BK_OK;
+}
+
+bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, bk_topic_t *topics,
+                                   const char *const *attr_mods, size_t n, bk_topics_durable_fn durable, void *arg,
+                                   bk_result_t *r)
 {
     if (n < 1 || n > BK_TOPIC_LIST_MAX)
         return bk_result_set(r, BK_BAD_REQUEST, "%s: 1..%d topics per request (got %zu)", cmd, BK_TOPIC_LIST_MAX,
                              n);
     for (size_t i = 0; i < n; i++)
-        if (topic_check(cmd, &topics[i], r) != BK_OK) {
+        if (topic_check(cmd, &topics[i], r) != BK_OK ||
+            topic_attrs_apply(a->cfg.topics, &topics[i], attr_mods ? attr_mods[i] : NULL, r) != BK_OK) {
             if (n > 1)
                 snprintf(r->why + strlen(r->why), sizeof(r->why) - strlen(r->why),
                          " (entry %zu; no topic was changed)", i);

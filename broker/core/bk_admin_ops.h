@@ -73,12 +73,16 @@ void bk_admin_ops_set_role(bk_admin_ops_t *a, const char *role);
 #define BK_TOPIC_LIST_MAX 100000     /* topics in one create-or-update request */
 
 /* Creates or replaces topics[0..n) (copied) for request cmd after checking
- * every one (name, 1..1024 queues, perm 0..7: one bad entry refuses them
- * all, naming it): BK_NAME_ILLEGAL, BK_BAD_REQUEST, BK_SYSTEM_ERROR (out
- * of memory). On BK_OK durable(arg, rc) runs once the table holding the
- * change is on disk (or failed to be written): answer the client then. */
-bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, const bk_topic_t *topics, size_t n,
-                                   bk_topics_durable_fn durable, void *arg, bk_result_t *r);
+ * every one (name, 1..1024 queues, perm 0..7, and the attribute
+ * modification attr_mods[i] (attr_mods or an entry NULL: none) against
+ * the attributes the topic has, RocketMQ's rules: rmq_topic_attr.h; each
+ * topic's attributes field is set to the result): one bad entry refuses
+ * them all, naming it: BK_NAME_ILLEGAL, BK_BAD_REQUEST, BK_SYSTEM_ERROR
+ * (out of memory). On BK_OK durable(arg, rc) runs once the table holding
+ * the change is on disk (or failed to be written): answer the client then. */
+bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, bk_topic_t *topics,
+                                   const char *const *attr_mods, size_t n, bk_topics_durable_fn durable, void *arg,
+                                   bk_result_t *r);
 
 /* Deletes topic name everywhere (bk_admin_topic_purge); BK_OK whether it
  * existed or not (*existed tells), BK_NAME_ILLEGAL for a bad name,

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bk_topics_pb.h"
 #include "rmq_crc32c.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
@@ -49,7 +50,8 @@ rmq_err_t bk_topiclog_encode(bk_topiclog_buf_t *buf, const Rmq__HaMeta *meta)
     return RMQ_OK;
 }
 
-/* RMQ_OK if meta is a topic change with a usable name, else why says not. */
+/* RMQ_OK if meta is a topic change with a usable name (and valid
+ * attributes), else why says not. */
 static rmq_err_t record_check(const Rmq__HaMeta *meta, char *why, size_t whylen)
 {
     const char *name = NULL;
@@ -65,6 +67,10 @@ static rmq_err_t record_check(const Rmq__HaMeta *meta, char *why, size_t whylen)
         snprintf(why, whylen, "topic name of %zu bytes (1..%u)", strlen(name), RMQ_TOPIC_MAX);
         return RMQ_ECORRUPT;
     }
+    bk_topic_t topic;
+    if (meta->change_case == RMQ__HA_META__CHANGE_TOPIC &&
+        bk_topic_from_pb(meta->topic, 1, &topic, why, whylen) != RMQ_OK)
+        return RMQ_ECORRUPT;
     return RMQ_OK;
 }
 

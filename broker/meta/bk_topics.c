@@ -80,6 +80,7 @@ void bk_topic_to_pb(const bk_topic_t *topic, Rmq__TopicConfig *pb)
     pb->perm = topic->perm;
     pb->order = topic->order;
     pb->topic_sys_flag = topic->sys_flag;
+    pb->attributes = (char *)topic->attributes;
 }
 
 /* Inserts or overwrites a topic without persisting. */
@@ -101,11 +102,23 @@ static rmq_err_t topics_put(bk_topics_t *t, const bk_topic_t *topic)
     return rc;
 }
 
-static void topic_from_pb(const Rmq__TopicConfig *pb, bk_topic_t *topic)
+rmq_err_t bk_topic_from_pb(const Rmq__TopicConfig *pb, int with_attrs, bk_topic_t *topic, char *why, size_t whylen)
 {
     *topic = (bk_topic_t){.read_queues = pb->read_queue_nums, .write_queues = pb->write_queue_nums,
                           .perm = pb->perm, .order = pb->order, .sys_flag = pb->topic_sys_flag};
-    snprintf(topic->name, sizeof(topic->name), "%s", pb->topic_name);
+    snprintf(topic->name, sizeof(topic->name), "%s", pb->topic_name ? pb->topic_name : "");
+    if (!with_attrs || !pb->attributes)
+        return RMQ_OK;
+    size_t len = strlen(pb->attributes);
+    if (len >= sizeof(topic->attributes)) {
+        snprintf(why, whylen, "topic %.150s: attributes longer than %zu bytes", topic->name,
+                 sizeof(topic->attributes) - 1);
+        return RMQ_EINVAL;
+    }
+    if (rmq_topic_attrs_check(pb->attributes, len, why, whylen) != RMQ_OK)
+        return RMQ_EINVAL;
+    memcpy(topic->attributes, pb->attributes, len + 1);
+    return RMQ_OK;
 }
 
 /* Removes a topic without persisting; 0 if it was absent. */
@@ -138,7 +151,12 @@ static rmq_err_t topics_load_table(bk_topics_t *t, char *err, size_t errlen)
     t->table_bytes = len;
     for (size_t i = 0; i < tab->n_topics && rc == RMQ_OK; i++) {
         bk_topic_t topic;
-        topic_from_pb(tab->topics[i], &topic);
+        char why[256];
+        if (bk_topic_from_pb(tab->topics[i], 1, &topic, why, sizeof(why)) != RMQ_OK) {
+            snprintf(err, errlen, "%s: %s", t->path, why);
+            rc = RMQ_ECORRUPT;
+            break;
+        }
         rc = topics_put(t, &topic);
     }
     if (tab->data_version) {
@@ -146,7 +164,7 @@ static rmq_err_t topics_load_table(bk_topics_t *t, char *err, size_t errlen)
         t->dv_counter = tab->data_version->counter;
     }
     rmq__topic_config_table__free_unpacked(tab, NULL);
-    if (rc != RMQ_OK)
+    if (rc == RMQ_ENOMEM)
         snprintf(err, errlen, "%s: out of memory", t->path);
     return rc;
 }
@@ -160,7 +178,8 @@ static int topics_replay_one(void *arg, const Rmq__HaMeta *meta)
         return 0;                  /* the table holds it already */
     if (meta->change_case == RMQ__HA_META__CHANGE_TOPIC) {
         bk_topic_t topic;
-        topic_from_pb(meta->topic, &topic);
+        char why[8];
+        bk_topic_from_pb(meta->topic, 1, &topic, why, sizeof(why)); /* the log's decoder checked it */
         if (topics_put(t, &topic) != RMQ_OK)
             return 1;
     } else {

@@ -15,6 +15,7 @@
 
 #include "bk_persist.h"
 #include "rmq_err.h"
+#include "rmq_topic_attr.h"
 
 #define BK_DEFAULT_TOPIC "TBW102"
 
@@ -31,6 +32,7 @@ typedef struct bk_topic {
     int32_t perm;          /* BK_PERM_* bits */
     int order;
     int32_t sys_flag;
+    char attributes[RMQ_TOPIC_ATTRS_MAX]; /* RocketMQ 5's attributes, the kept text (rmq_topic_attr.h) */
 } bk_topic_t;
 
 typedef struct bk_topics bk_topics_t;

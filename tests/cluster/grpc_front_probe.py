@@ -24,9 +24,14 @@ With --hold, it opens a producer's Telemetry stream, prints "settings
 CODE" and waits for the stream's end, printing "telemetry ended: STATUS"
 (a broker's clean stop ends it with grpc-status 0).
 
+With --types, every queue of TOPIC's route on HOST:PORT accepts exactly
+the message types TYPES (v2 MessageType numbers, comma separated): the
+route follows the topic's message.type attribute (test_topic_attrs.c).
+
 usage: grpc_front_probe.py NS_HOST:PORT BROKER_HOST:PORT TOPIC RO_TOPIC
        grpc_front_probe.py --acl BROKER_HOST:PORT TOPIC
        grpc_front_probe.py --hold BROKER_HOST:PORT TOPIC
+       grpc_front_probe.py --types HOST:PORT TOPIC TYPES
 """
 import hmac
 import queue
@@ -231,7 +236,23 @@ def hold_telemetry(broker_addr, topic):
     return 0
 
 
+def accept_types(addr, topic, want):
+    """Every queue of topic's route on addr accepts exactly the message types want (numbers)."""
+    c = Client(addr, "probe@types")
+    resp = c.call("QueryRoute", msg((1, resource(topic))))
+    code, text = status_of(resp)
+    check(code == OK, f"QueryRoute {topic} on {addr}: {code} {text!r}")
+    for q in [parse(q) for q in resp.get(2, [])]:
+        types = one(q, 5, b"")
+        check(isinstance(types, bytes) and sorted(types) == want, f"  accept_message_types {types!r}, want {want}")
+    c.close()
+
+
 def main():
+    if sys.argv[1] == "--types":
+        accept_types(sys.argv[2], sys.argv[3], [int(t) for t in sys.argv[4].split(",")])
+        print(f"{failed} failed")
+        return 1 if failed else 0
     if sys.argv[1] == "--hold":
         return hold_telemetry(sys.argv[2], sys.argv[3])
     if sys.argv[1] == "--acl":

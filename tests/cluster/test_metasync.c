@@ -3,7 +3,8 @@
  * slave).
  *
  * new_topic_failover: a topic created on the master reaches the slave with
- * the messages (the periodic sync is an hour away): 1,000 messages sent,
+ * the messages and its attributes (message.type FIFO; the periodic sync is
+ * an hour away): 1,000 messages sent,
  * the master killed with SIGKILL at once, `mqadmin topicStatus` shows all
  * 1,000 on the slave and a push consumer reads them all through it.
  *
@@ -88,6 +89,33 @@ static int create_topic(const char *addr, const char *topic)
     Rmq__TopicConfig tc;
     wire_topic_request(&req, &tc, topic, QUEUES);
     return call(addr, &req, NULL);
+}
+
+/* CREATE_AND_UPDATE_TOPIC of topic with the attribute modification attrs. */
+static int create_topic_attrs(const char *addr, const char *topic, const char *attrs)
+{
+    Rmq__Command req;
+    Rmq__TopicConfig tc;
+    wire_topic_request(&req, &tc, topic, QUEUES);
+    tc.attributes = (char *)attrs;
+    return call(addr, &req, NULL);
+}
+
+/* topic's attributes in addr's GET_ALL_TOPIC_CONFIG into out ("" when absent). */
+static void topic_attrs(const char *addr, const char *topic, char *out, size_t len)
+{
+    Rmq__Command req = RMQ__COMMAND__INIT;
+    rmq_frame_t resp = {0};
+    out[0] = '\0';
+    req.code = RMQ__REQUEST_CODE__GET_ALL_TOPIC_CONFIG;
+    if (call(addr, &req, &resp) == RMQ__STATUS__SUCCESS && resp.cmd->topic_config_table)
+        for (size_t i = 0; i < resp.cmd->topic_config_table->n_topics; i++) {
+            const Rmq__TopicConfig *tc = resp.cmd->topic_config_table->topics[i];
+            if (strcmp(tc->topic_name, topic) == 0)
+                snprintf(out, len, "%s", tc->attributes);
+        }
+    if (resp.cmd)
+        rmq_frame_clear(&resp);
 }
 
 static int delete_topic(const char *addr, const char *topic)
@@ -320,9 +348,12 @@ START_TEST(test_new_topic_failover)
     const long n = 1000;
     ns_start(&ns);
     pair_start(&master, maddr, &slave, saddr, 3600000);
-    ck_assert_int_eq(create_topic(maddr, "NewTopic"), RMQ__STATUS__SUCCESS);
+    ck_assert_int_eq(create_topic_attrs(maddr, "NewTopic", "+message.type=FIFO"), RMQ__STATUS__SUCCESS);
     ck_assert(probe_wait_route_queues(ns_addr, "NewTopic", QUEUES, 30000));
     send_n("NewTopic", "m", n);
+    char attrs[128];
+    topic_attrs(saddr, "NewTopic", attrs, sizeof attrs);
+    ck_assert_str_eq(attrs, "message.type=FIFO");
     long long t_kill = hn_now_ms();
     hn_daemon_kill9(&master);
     fprintf(stderr, "# new topic: %ld messages acknowledged by the SYNC_MASTER, killed\n", n);

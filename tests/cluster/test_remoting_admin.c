@@ -46,6 +46,15 @@
  * broker: GET_BROKER_RUNTIME_INFO (KVTable), GET_BROKER_CONFIG (properties
  * text), UPDATE_BROKER_CONFIG refused naming why.
  *
+ * attributes: RocketMQ 5's topic attributes through UPDATE_AND_CREATE_TOPIC's
+ * "attributes" field: created with "+message.type=FIFO,+queue.type=SimpleCQ",
+ * read back by GET_TOPIC_CONFIG and GET_ALL_TOPIC_CONFIG as an "attributes"
+ * map; a change of the unchangeable queue.type, a value not in the set and
+ * a delete of an absent key refused with RocketMQ's texts; message.type
+ * changed; an update without the field keeps them; they survive a broker
+ * restart; the name server's gRPC route accepts only the type message.type
+ * names (grpc_front_probe.py --types, argv[1]).
+ *
  * bad_input: a body that is no JSON, a group without groupName, a field of
  * the wrong type, a missing or non-numeric topic field, an illegal topic
  * name, a missing query field: each a clear code and a remark naming it. */
@@ -62,15 +71,14 @@
 #include "rmq_time.h"
 
 static const char *case_dir;
+static const char *probe_script;    /* grpc_front_probe.py (argv[1]) */
 static char ns_addr[64], bk_addr[64];
 static hn_daemon_t ns, bk;
 
-static void setup(void)
+/* Starts broker-a (its store in the case's directory: a restart keeps it). */
+static void broker_start(void)
 {
     char props[2048];
-    case_dir = hn_case_begin("remoting_admin");
-    ck_assert_int_eq(hn_daemon_start_conf(&ns, case_dir, "namesrv/mqnamesrv", "ns",
-                                          "listenPort=0\nbindAddress=127.0.0.1\n", ns_addr, sizeof ns_addr), 0);
     int n = snprintf(props, sizeof props,
                      "brokerClusterName=AdmCluster\nbrokerName=broker-a\nbrokerId=0\nlistenPort=0\n"
                      "haListenPort=0\nbrokerRole=ASYNC_MASTER\nstorePathRootDir=%s/store\n"
@@ -78,6 +86,14 @@ static void setup(void)
     ck_assert_msg(n > 0 && (size_t)n < sizeof props, "broker properties do not fit");
     ck_assert_int_eq(hn_daemon_start_conf(&bk, case_dir, "broker/mqbroker", "broker-a", props, bk_addr,
                                           sizeof bk_addr), 0);
+}
+
+static void setup(void)
+{
+    case_dir = hn_case_begin("remoting_admin");
+    ck_assert_int_eq(hn_daemon_start_conf(&ns, case_dir, "namesrv/mqnamesrv", "ns",
+                                          "listenPort=0\nbindAddress=127.0.0.1\n", ns_addr, sizeof ns_addr), 0);
+    broker_start();
 }
 
 static void teardown(void)
@@ -212,6 +228,92 @@ START_TEST(topics)
     remark_has(&r, "AdmTopic");
     ck_assert_int_eq(call(202, &t, 1, NULL, &r), RMQ_REMOTING_TOPIC_NOT_EXIST);
     rem_resp_clear(&r);
+    hn_case_passed();
+}
+END_TEST
+
+/* UPDATE_AND_CREATE_TOPIC of AttrTopic with attributes modification attrs
+ * (NULL: no such field); the response code (r kept for the caller). */
+static int update_attrs(const char *attrs, rem_resp_t *r)
+{
+    rmq_remoting_field_t f[] = {{"topic", "AttrTopic"}, {"readQueueNums", "2"}, {"writeQueueNums", "2"},
+                                {"perm", "6"}, {"attributes", (char *)attrs}};
+    return call(17, f, attrs ? 5 : 4, NULL, r);
+}
+
+/* GET_TOPIC_CONFIG of AttrTopic: its attribute key, or "" when absent. */
+static void attr_is(const char *key, const char *want)
+{
+    rem_resp_t r;
+    rmq_remoting_field_t t = {"topic", "AttrTopic"};
+    ck_assert_int_eq(call(351, &t, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *d = body_json(&r);
+    const rmq_json_t *attrs = rmq_json_get(d, "attributes");
+    ck_assert_msg(attrs && attrs->type == RMQ_JSON_OBJECT, "no attributes map: %.*s", (int)r.msg.body_len,
+                  (const char *)r.msg.body);
+    const char *got = rmq_json_scalar(rmq_json_get(attrs, key));
+    ck_assert_str_eq(got ? got : "", want);
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+}
+
+typedef struct types_wait {
+    const char *addr;
+    const char *types;
+} types_wait_t;
+
+/* 1 once AttrTopic's gRPC route on w->addr accepts exactly w->types. */
+static int route_accepts(void *arg)
+{
+    types_wait_t *w = arg;
+    const char *argv[] = {"/usr/bin/python3", probe_script, "--types", w->addr, "AttrTopic", w->types, NULL};
+    hn_result_t res;
+    int ok = hn_run(argv, 60000, &res) == 0 && res.status == 0;
+    hn_result_free(&res);
+    return ok;
+}
+
+START_TEST(attributes)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(update_attrs("+message.type=FIFO,+queue.type=SimpleCQ", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    attr_is("message.type", "FIFO");
+    attr_is("queue.type", "SimpleCQ");
+    ck_assert_int_eq(call(21, NULL, 0, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *d = body_json(&r);
+    const rmq_json_t *attrs = rmq_json_get(rmq_json_get(rmq_json_get(d, "topicConfigTable"), "AttrTopic"),
+                                           "attributes");
+    ck_assert_str_eq(rmq_json_scalar(rmq_json_get(attrs, "message.type")), "FIFO");
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+    types_wait_t fifo = {ns_addr, "2"};
+    ck_assert_msg(hn_wait_until(route_accepts, &fifo, 40000), "the route never accepted FIFO only");
+
+    ck_assert_int_eq(update_attrs("+queue.type=BatchCQ", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    ck_assert_str_eq(r.msg.remark, "attempt to update an unchangeable attribute. key: queue.type");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(update_attrs("+message.type=BOGUS", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    ck_assert_str_eq(r.msg.remark, "value is not in set: [UNSPECIFIED, NORMAL, FIFO, DELAY, TRANSACTION, MIXED]");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(update_attrs("-reserve.time", &r), RMQ_REMOTING_SYSTEM_ERROR);
+    ck_assert_str_eq(r.msg.remark, "attempt to delete a nonexistent key: reserve.time");
+    rem_resp_clear(&r);
+    attr_is("message.type", "FIFO");
+
+    ck_assert_int_eq(update_attrs("+message.type=NORMAL", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(update_attrs(NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    attr_is("message.type", "NORMAL");
+    attr_is("queue.type", "SimpleCQ");
+
+    ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
+    broker_start();
+    attr_is("message.type", "NORMAL");
+    attr_is("queue.type", "SimpleCQ");
+    types_wait_t normal = {ns_addr, "1"};
+    ck_assert_msg(hn_wait_until(route_accepts, &normal, 40000), "the route never accepted NORMAL only");
     hn_case_passed();
 }
 END_TEST
@@ -686,6 +788,7 @@ static Suite *remoting_admin_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, topics);
+    tcase_add_test(tc, attributes);
     tcase_add_test(tc, groups);
     tcase_add_test(tc, consumers);
     tcase_add_test(tc, ask_client);
@@ -698,7 +801,12 @@ static Suite *remoting_admin_suite(void)
     return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_remoting_admin PATH/grpc_front_probe.py\n");
+        return 1;
+    }
+    probe_script = argv[1];
     return hn_run_suite(remoting_admin_suite());
 }

@@ -177,12 +177,14 @@ create_topic() {
   done
 }
 
-# mqadmin_home: $run/home, the ROCKETMQ_HOME of RocketMQ's own mqadmin
-# (MQAdminStartup, run with -Drocketmq.home.dir=$run/home): its logging
-# set-up in conf/, writing its log to $run/tools.log, in the temp dir.
+# mqadmin_home: a ROCKETMQ_HOME in $run/home for RocketMQ's MQAdminStartup,
+# whose logging set-up (4.9's logback_tools.xml, 5.x's rmq.tools.logback.xml)
+# keeps the tool's log in $run/tools.log; adm (below) runs the tool with it.
 mqadmin_home() {
+  local conf
   mkdir -p "$run/home/conf"
-  cat >"$run/home/conf/logback_tools.xml" <<XML
+  for conf in logback_tools.xml rmq.tools.logback.xml; do
+    cat >"$run/home/conf/$conf" <<XML
 <configuration>
   <appender name="F" class="ch.qos.logback.core.FileAppender">
     <file>$run/tools.log</file>
@@ -191,6 +193,20 @@ mqadmin_home() {
   <root level="INFO"><appender-ref ref="F"/></root>
 </configuration>
 XML
+  done
+}
+
+# adm NAME CMD ARGS...: runs RocketMQ's mqadmin ($cp) CMD against $ns; its
+# output in $run/NAME.out (stderr in .err). It runs in $run: consumerStatus
+# writes each client's running info under the working directory.
+adm() {
+  local name=$1
+  shift
+  (cd "$run" && timeout 120 java -Drocketmq.home.dir="$run/home" -cp "$cp" org.apache.rocketmq.tools.command.MQAdminStartup \
+    "$@" -n "$ns") >"$run/$name.out" 2>"$run/$name.err"
+  echo "# mqadmin $* printed:"
+  head -40 "$run/$name.out" | awk '{print "#   " $0}'   # awk ends even an unterminated last line
+  grep -m3 -E 'Exception|CODE:' "$run/$name.err" | awk '{print "#   stderr: " $0}'
 }
 
 # TAP checks of commands whose output a script keeps in $run/NAME.out and

@@ -29,18 +29,6 @@ bk=127.0.0.1:$bk_port
 
 mqadmin_home
 
-# adm NAME CMD ARGS...: runs mqadmin CMD against $ns; its output in $run/NAME.out (stderr in .err).
-# It runs in $run: consumerStatus writes each client's running info under the working directory.
-adm() {
-  local name=$1
-  shift
-  (cd "$run" && timeout 120 java -Drocketmq.home.dir="$run/home" -cp "$cp" org.apache.rocketmq.tools.command.MQAdminStartup \
-    "$@" -n "$ns") >"$run/$name.out" 2>"$run/$name.err"
-  echo "# mqadmin $* printed:"
-  head -40 "$run/$name.out" | awk '{print "#   " $0}'   # awk ends even an unterminated last line
-  grep -m3 -E 'Exception|CODE:' "$run/$name.err" | awk '{print "#   stderr: " $0}'
-}
-
 adm updateTopic updateTopic -c AdminCluster -t AdmTopic -r 4 -w 4
 ok "updateTopic creates AdmTopic on the broker" has updateTopic "^create topic to $bk success\.$"
 adm updateSubGroup updateSubGroup -c AdminCluster -g adm_group -r 5

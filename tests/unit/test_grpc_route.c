@@ -1,8 +1,9 @@
 /* test_grpc_route.c: a name-server route rendered as RocketMQ 5 message
  * queues (rmq_grpc_route.c): masters only, real queue ids, each queue's
  * permission from the read/write counts and the perm bits, the master's
- * address as its endpoints (IPv4, IPv6), every message type, and routes
- * refused for a bad address or too many queues. */
+ * address as its endpoints (IPv4, IPv6), the message types the topic's
+ * message.type names (every type when none), and routes refused for a
+ * bad address or too many queues. */
 #include "rmq_grpc_route.h"
 
 #include <check.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "rmq_message.h"
+#include "rmq_topic_attr.h"
 
 #define PERM(name) APACHE__ROCKETMQ__V2__PERMISSION__##name
 
@@ -143,6 +145,39 @@ START_TEST(test_refused_routes)
 }
 END_TEST
 
+START_TEST(test_message_type_accepted)
+{
+    static const struct {
+        rmq_topic_msg_type_t topic;
+        size_t n;
+        Apache__Rocketmq__V2__MessageType first;
+    } cases[] = {
+        {RMQ_TOPIC_MSG_FIFO, 1, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__FIFO},
+        {RMQ_TOPIC_MSG_NORMAL, 1, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__NORMAL},
+        {RMQ_TOPIC_MSG_DELAY, 1, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__DELAY},
+        {RMQ_TOPIC_MSG_TRANSACTION, 1, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__TRANSACTION},
+        {RMQ_TOPIC_MSG_MIXED, 4, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__NORMAL},
+        {RMQ_TOPIC_MSG_UNSPECIFIED, 4, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__NORMAL},
+        {RMQ_TOPIC_MSG_ABSENT, 4, APACHE__ROCKETMQ__V2__MESSAGE_TYPE__NORMAL},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        route_fixture_t f;
+        rmq_grpc_route_t r = {0};
+        char why[256];
+        fixture_init(&f);
+        add_queues(&f, "broker-a", 2, 2, 6);
+        f.qd[0].message_type = (int32_t)cases[c].topic;
+        add_broker(&f, "broker-a", 0, "10.0.0.1:10911");
+        ck_assert_int_eq(rmq_grpc_route_build(&f.rd, "T", &r, why, sizeof(why)), RMQ_OK);
+        for (size_t i = 0; i < r.n; i++) {
+            ck_assert_uint_eq(r.queues[i]->n_accept_message_types, cases[c].n);
+            ck_assert_int_eq(r.queues[i]->accept_message_types[0], cases[c].first);
+        }
+        rmq_grpc_route_deinit(&r);
+    }
+}
+END_TEST
+
 static Suite *grpc_route_suite(void)
 {
     Suite *s = suite_create("grpc_route");
@@ -150,6 +185,7 @@ static Suite *grpc_route_suite(void)
     tcase_add_test(tc, test_masters_real_ids_and_perms);
     tcase_add_test(tc, test_write_only_and_none);
     tcase_add_test(tc, test_refused_routes);
+    tcase_add_test(tc, test_message_type_accepted);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -154,7 +154,8 @@ static int topic_name(rmq_conn_t *conn, const rmq_remoting_request_t *req, char 
 }
 
 /* UPDATE_AND_CREATE_TOPIC: extFields topic, readQueueNums, writeQueueNums,
- * perm (required, as RocketMQ's header has them), topicSysFlag, order. */
+ * perm (required, as RocketMQ's header has them), topicSysFlag, order,
+ * attributes (RocketMQ 5's "+key=value,-key"). */
 void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
@@ -172,9 +173,10 @@ void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
     t.perm = (int32_t)perm;
     t.sys_flag = (int32_t)sys;
     t.order = strcmp(fr_rm_str(conn, req, "order", NULL, 0, "false"), "true") == 0;
+    const char *attr_mod = fr_rm_str(conn, req, "attributes", NULL, 0, "");
     topic_ack_t *ack = topic_ack_new(conn, req);
-    if (!ack ||
-        bk_admin_topics_update(rm->fe->admin_ops, "UPDATE_AND_CREATE_TOPIC", &t, 1, topic_ack_done, ack, &r) == BK_OK)
+    if (!ack || bk_admin_topics_update(rm->fe->admin_ops, "UPDATE_AND_CREATE_TOPIC", &t, &attr_mod, 1, topic_ack_done,
+                                       ack, &r) == BK_OK)
         return;
     topic_ack_free(ack);
     fr_rm_reply_result(conn, req, &r);

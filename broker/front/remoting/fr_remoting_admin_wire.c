@@ -299,9 +299,27 @@ void fr_rm_group_json(struct evbuffer *out, const bk_group_t *grp)
                         grp->retry_max_times, grp->retry_queue_nums, grp->which_broker_when_consume_slowly);
 }
 
+/* RocketMQ 5's "attributes" member of a TopicConfig: {"key":"value",...}. */
+static void topic_attrs_json(struct evbuffer *out, const char *attributes)
+{
+    char key[RMQ_TOPIC_ATTRS_MAX], value[RMQ_TOPIC_ATTRS_MAX];
+    size_t cursor = 0;
+    FR_RM_ADD(out, "\"attributes\":{");
+    for (int n = 0; rmq_topic_attrs_next(attributes, &cursor, key, sizeof(key), value, sizeof(value)); n++) {
+        if (n)
+            FR_RM_ADD(out, ",");
+        rmq_json_str(out, key);
+        FR_RM_ADD(out, ":");
+        rmq_json_str(out, value);
+    }
+    FR_RM_ADD(out, "},");
+}
+
 void fr_rm_topic_json(struct evbuffer *out, const bk_topic_t *topic)
 {
-    evbuffer_add_printf(out, "{\"order\":%s,\"perm\":%" PRId32 ",\"readQueueNums\":%" PRId32
+    FR_RM_ADD(out, "{");
+    topic_attrs_json(out, topic->attributes);
+    evbuffer_add_printf(out, "\"order\":%s,\"perm\":%" PRId32 ",\"readQueueNums\":%" PRId32
                         ",\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":", json_bool(topic->order), topic->perm,
                         topic->read_queues);
     rmq_json_str(out, topic->name);

@@ -94,18 +94,21 @@ static void topic_ack_done(void *arg, rmq_err_t rc)
     free(ack);
 }
 
-/* The core's topic from the wire's TopicConfig. */
-static void topic_from_pb(const Rmq__TopicConfig *tc, bk_topic_t *t)
+/* The core's topic from a request's TopicConfig; its attributes field is
+ * the modification ("+key=value,-key", as in RocketMQ's requests), into
+ * *attr_mod (borrowed from tc). */
+static void topic_from_request(const Rmq__TopicConfig *tc, bk_topic_t *t, const char **attr_mod)
 {
-    *t = (bk_topic_t){.read_queues = tc->read_queue_nums, .write_queues = tc->write_queue_nums, .perm = tc->perm,
-                      .order = tc->order, .sys_flag = tc->topic_sys_flag};
-    snprintf(t->name, sizeof(t->name), "%s", tc->topic_name ? tc->topic_name : "");
+    char unused[8];
+    bk_topic_from_pb(tc, 0, t, unused, sizeof(unused));
+    *attr_mod = tc->attributes;
 }
 
-/* Creates or replaces topics[0..n) through the core; answers SUCCESS once
- * the table is durable (registration follows at once), or the refusal. */
-static void topics_update(bk_front_t *fe, rmq_conn_t *conn, const rmq_frame_t *req, const bk_topic_t *topics,
-                          size_t n)
+/* Creates or replaces topics[0..n) through the core with the attribute
+ * modifications attr_mods[0..n); answers SUCCESS once the table is durable
+ * (registration follows at once), or the refusal. */
+static void topics_update(bk_front_t *fe, rmq_conn_t *conn, const rmq_frame_t *req, bk_topic_t *topics,
+                          const char *const *attr_mods, size_t n)
 {
     bk_result_t r;
     if (!fr_allowed(fe, conn, req, NULL, NULL))
@@ -117,8 +120,8 @@ static void topics_update(bk_front_t *fe, rmq_conn_t *conn, const rmq_frame_t *r
     }
     *ack = (topic_ack_t){conn, rmq_reply_to(req->cmd)};
     rmq_conn_ref(conn);
-    if (bk_admin_topics_update(fe->admin_ops, rmq_request_name(req->cmd->code), topics, n, topic_ack_done, ack,
-                               &r) == BK_OK)
+    if (bk_admin_topics_update(fe->admin_ops, rmq_request_name(req->cmd->code), topics, attr_mods, n,
+                               topic_ack_done, ack, &r) == BK_OK)
         return;
     rmq_conn_unref(conn);
     free(ack);
@@ -129,10 +132,11 @@ static void topics_update(bk_front_t *fe, rmq_conn_t *conn, const rmq_frame_t *r
 void fr_update_topic(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_topic_t topic;
+    const char *attr_mod;
     if (!fr_need_header(conn, req, RMQ__COMMAND__HEADER_TOPIC_CONFIG, "TopicConfig (topic_config)"))
         return;
-    topic_from_pb(req->cmd->topic_config, &topic);
-    topics_update(arg, conn, req, &topic, 1);
+    topic_from_request(req->cmd->topic_config, &topic, &attr_mod);
+    topics_update(arg, conn, req, &topic, &attr_mod, 1);
 }
 
 /* UPDATE_AND_CREATE_TOPIC_LIST: creates or replaces many topics in one
@@ -144,15 +148,19 @@ void fr_update_topic_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     const Rmq__TopicConfigTable *tab = req->cmd->topic_config_table;
     size_t n = tab->n_topics <= BK_TOPIC_LIST_MAX ? tab->n_topics : BK_TOPIC_LIST_MAX + 1;
     bk_topic_t *topics = calloc(n ? n : 1, sizeof(*topics));
-    if (!topics) {
+    const char **attr_mods = calloc(n ? n : 1, sizeof(*attr_mods));
+    if (!topics || !attr_mods) {
+        free(topics);
+        free(attr_mods);
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
     }
     for (size_t i = 0; i < n && i < tab->n_topics; i++)
-        topic_from_pb(tab->topics[i], &topics[i]);
+        topic_from_request(tab->topics[i], &topics[i], &attr_mods[i]);
     LOG_INFO("UPDATE_AND_CREATE_TOPIC_LIST from %s: %zu topics", rmq_conn_peer(conn), tab->n_topics);
-    topics_update(arg, conn, req, topics, n);
+    topics_update(arg, conn, req, topics, attr_mods, n);
     free(topics);
+    free(attr_mods);
 }
 
 /* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets;
