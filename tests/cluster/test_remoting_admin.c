@@ -562,12 +562,23 @@ START_TEST(lists)
     rem_resp_t r;
     const char *topic_list = "{\"topicConfigList\":[{\"topicName\":\"AdmL1\",\"readQueueNums\":2,\"writeQueueNums\":2,"
                          "\"perm\":6,\"topicFilterType\":\"SINGLE_TAG\",\"topicSysFlag\":0,\"order\":false},"
-                         "{\"topicName\":\"AdmL2\",\"readQueueNums\":3,\"writeQueueNums\":3,\"perm\":4}]}";
+                         "{\"topicName\":\"AdmL2\",\"readQueueNums\":3,\"writeQueueNums\":3,\"perm\":4,"
+                         "\"attributes\":{\"+message.type\":\"FIFO\"}}]}";
     ck_assert_int_eq(call(18, NULL, 0, topic_list, &r), RMQ_REMOTING_SUCCESS);
     rem_resp_clear(&r);
     topic_field_is("AdmL1", "writeQueueNums", "2");
     topic_field_is("AdmL2", "writeQueueNums", "3");
     topic_field_is("AdmL2", "perm", "4");
+    rmq_remoting_field_t l2 = {"topic", "AdmL2"};
+    ck_assert_int_eq(call(351, &l2, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *a = body_json(&r);
+    ck_assert_str_eq(json_at(a, "attributes", "message.type", NULL), "FIFO");
+    rmq_json_free(a);
+    rem_resp_clear(&r);
+    ck_assert_int_eq(call(18, NULL, 0, "{\"topicConfigList\":[{\"topicName\":\"AdmL5\",\"readQueueNums\":1,"
+                                       "\"writeQueueNums\":1,\"perm\":6,\"attributes\":{\"+no.such\":\"x\"}}]}", &r),
+                     RMQ_REMOTING_SYSTEM_ERROR);
+    remark_has(&r, "no.such");
     ck_assert_int_eq(call(18, NULL, 0, "{\"topicConfigList\":[{\"topicName\":\"AdmL3\",\"readQueueNums\":\"x\","
                                        "\"writeQueueNums\":1,\"perm\":6}]}", &r), RMQ_REMOTING_SYSTEM_ERROR);
     remark_has(&r, "topicConfigList[0]: topic AdmL3: readQueueNums is bad");

@@ -72,16 +72,19 @@ static void group_list(const uint8_t *in, size_t size)
 
 static void topic_list(const uint8_t *in, size_t size)
 {
-    bk_topic_t *topics;
+    fr_rm_topic_item_t *items;
     size_t n;
     char why[256] = "";
-    rmq_err_t rc = fr_rm_topic_list_parse(in, size, &topics, &n, why, sizeof why);
+    rmq_err_t rc = fr_rm_topic_list_parse(in, size, &items, &n, why, sizeof why);
     if (!list_parsed(rc, why, n))
         return;
-    for (size_t i = 0; i < n; i++)
-        if (topics[i].perm < 0 || topics[i].perm > 15 || topics[i].read_queues < 0 || topics[i].write_queues < 0)
+    for (size_t i = 0; i < n; i++) {
+        const bk_topic_t *t = &items[i].topic;
+        if (t->perm < 0 || t->perm > 15 || t->read_queues < 0 || t->write_queues < 0 ||
+            strnlen(items[i].attr_mod, sizeof(items[i].attr_mod)) == sizeof(items[i].attr_mod))
             abort();
-    free(topics);
+    }
+    free(items);
 }
 
 static void consumer_status(const uint8_t *in, size_t size)

@@ -187,25 +187,35 @@ void fr_rm_handle_update_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
 void fr_rm_handle_update_topic_list(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
-    bk_topic_t *topics;
+    fr_rm_topic_item_t *items;
     size_t n;
     char why[256];
     bk_result_t r;
     if (!fr_rm_allowed(rm, conn, req, NULL, NULL))
         return;
-    rmq_err_t rc = fr_rm_topic_list_parse(req->body, req->body_len, &topics, &n, why, sizeof why);
-    if (rc != RMQ_OK) {
+    rmq_err_t rc = fr_rm_topic_list_parse(req->body, req->body_len, &items, &n, why, sizeof why);
+    bk_topic_t *topics = rc == RMQ_OK ? malloc(n * sizeof(*topics)) : NULL;
+    const char **mods = topics ? malloc(n * sizeof(*mods)) : NULL;
+    if (!mods) {
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "UPDATE_AND_CREATE_TOPIC_LIST: %s",
-                            rc == RMQ_ENOMEM ? "out of memory" : why);
+                            rc == RMQ_EPROTO ? why : "out of memory");
+        free(items);
+        free(topics);
         return;
     }
+    for (size_t i = 0; i < n; i++) {
+        topics[i] = items[i].topic;
+        mods[i] = items[i].attr_mod;
+    }
     topic_ack_t *ack = topic_ack_new(conn, req);
-    if (ack && bk_admin_topics_update(rm->fe->admin_ops, "UPDATE_AND_CREATE_TOPIC_LIST", topics, n, topic_ack_done,
-                                      ack, &r) != BK_OK) {
+    if (ack && bk_admin_topics_update(rm->fe->admin_ops, "UPDATE_AND_CREATE_TOPIC_LIST", topics, mods, n,
+                                      topic_ack_done, ack, &r) != BK_OK) {
         topic_ack_free(ack);
         fr_rm_reply_result(conn, req, &r);
     }
+    free(items);
     free(topics);
+    free(mods);
 }
 
 /* DELETE_TOPIC_IN_BROKER: config, consume queues and consumer offsets;

@@ -150,14 +150,49 @@ rmq_err_t fr_rm_group_list_parse(const uint8_t *body, size_t len, bk_group_t **o
                       FR_RM_ADMIN_LIST_MAX, group_item, (void **)out, n, why, whylen);
 }
 
+/* A TopicConfig's attributes map as a modification text ("+k=v,-k", the
+ * keys carry their sign as in RocketMQ's request) into out[0..cap); an
+ * absent or null map leaves out empty (no change). */
+static rmq_err_t topic_attr_mod(const rmq_json_t *item, const char *where, char *out, size_t cap, char *why,
+                                size_t whylen)
+{
+    const rmq_json_t *attrs = rmq_json_get(item, "attributes");
+    size_t len = 0;
+    out[0] = '\0';
+    if (!attrs || attrs->type == RMQ_JSON_NULL)
+        return RMQ_OK;
+    if (attrs->type != RMQ_JSON_OBJECT) {
+        snprintf(why, whylen, "%s: attributes is not an object", where);
+        return RMQ_EPROTO;
+    }
+    for (size_t i = 0; i < attrs->n; i++) {
+        const char *k = attrs->keys[i];
+        const rmq_json_t *v = attrs->items[i];
+        int add = k[0] == '+';
+        if ((k[0] != '+' && k[0] != '-') || (add && v->type != RMQ_JSON_STRING)) {
+            snprintf(why, whylen, "%s: attribute '%.64s' is not +key with a string value or -key", where, k);
+            return RMQ_EPROTO;
+        }
+        int w = snprintf(out + len, cap - len, "%s%s%s%s", len ? "," : "", k, add ? "=" : "", add ? v->str : "");
+        if (w < 0 || (size_t)w >= cap - len) {
+            snprintf(why, whylen, "%s: attributes longer than %zu bytes", where, cap - 1);
+            return RMQ_EPROTO;
+        }
+        len += (size_t)w;
+    }
+    return RMQ_OK;
+}
+
 /* item_fn of CreateTopicListRequestBody.topicConfigList. */
 static rmq_err_t topic_item(const rmq_json_t *item, void *out, size_t i, char *why, size_t whylen)
 {
     char where[64];
     rmq_topic_json_t t;
-    bk_topic_t *topic = (bk_topic_t *)out + i;
+    fr_rm_topic_item_t *it = (fr_rm_topic_item_t *)out + i;
+    bk_topic_t *topic = &it->topic;
     snprintf(where, sizeof where, "CreateTopicListRequestBody.topicConfigList[%zu]", i);
-    if (rmq_topic_json_read(item, where, &t, why, whylen) != RMQ_OK)
+    if (rmq_topic_json_read(item, where, &t, why, whylen) != RMQ_OK ||
+        topic_attr_mod(item, where, it->attr_mod, sizeof(it->attr_mod), why, whylen) != RMQ_OK)
         return RMQ_EPROTO;
     if (strlen(t.name) >= sizeof(topic->name)) {
         snprintf(why, whylen, "%s: topic '%.64s...' is longer than %zu characters", where, t.name,
@@ -173,10 +208,10 @@ static rmq_err_t topic_item(const rmq_json_t *item, void *out, size_t i, char *w
     return RMQ_OK;
 }
 
-rmq_err_t fr_rm_topic_list_parse(const uint8_t *body, size_t len, bk_topic_t **out, size_t *n, char *why,
+rmq_err_t fr_rm_topic_list_parse(const uint8_t *body, size_t len, fr_rm_topic_item_t **out, size_t *n, char *why,
                                  size_t whylen)
 {
-    return parse_list(body, len, "CreateTopicListRequestBody", "topicConfigList", sizeof(bk_topic_t),
+    return parse_list(body, len, "CreateTopicListRequestBody", "topicConfigList", sizeof(fr_rm_topic_item_t),
                       FR_RM_ADMIN_LIST_MAX, topic_item, (void **)out, n, why, whylen);
 }
 

@@ -54,11 +54,19 @@ rmq_err_t fr_rm_group_parse(const uint8_t *body, size_t len, bk_group_t *out, ch
  * naming the entry and field; RMQ_ENOMEM. */
 rmq_err_t fr_rm_group_list_parse(const uint8_t *body, size_t len, bk_group_t **out, size_t *n, char *why,
                                  size_t whylen);
+/* One entry of a topic list: its config and its attributes map as a
+ * modification text (rmq_topic_attr.h; "" when the entry has none). */
+typedef struct fr_rm_topic_item {
+    bk_topic_t topic;
+    char attr_mod[256];
+} fr_rm_topic_item_t;
+
 /* Reads a CreateTopicListRequestBody {topicConfigList: [TopicConfig...]}
- * (rmq_topic_json.h) into a fresh array *out (caller frees) of *n topics,
- * 1 to FR_RM_ADMIN_LIST_MAX. Names are checked by the topic table, not
- * here. RMQ_OK; RMQ_EPROTO with why; RMQ_ENOMEM. */
-rmq_err_t fr_rm_topic_list_parse(const uint8_t *body, size_t len, bk_topic_t **out, size_t *n, char *why,
+ * (rmq_topic_json.h; attributes keyed "+key" or "-key", as RocketMQ's
+ * request carries them) into a fresh array *out (caller frees) of *n
+ * entries, 1 to FR_RM_ADMIN_LIST_MAX. Names and attributes are checked by
+ * the core, not here. RMQ_OK; RMQ_EPROTO with why; RMQ_ENOMEM. */
+rmq_err_t fr_rm_topic_list_parse(const uint8_t *body, size_t len, fr_rm_topic_item_t **out, size_t *n, char *why,
                                  size_t whylen);
 
 /* Finds the messageQueueTable member of a client's GetConsumerStatusBody
