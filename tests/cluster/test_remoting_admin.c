@@ -182,6 +182,25 @@ static void send_one(const char *topic, const char *keys)
     rem_resp_clear(&r);
 }
 
+/* A connection that stays open as consumer client_id of group, subscribed
+ * to AdmTopic with expression sub (TAG), its heartbeat answered. */
+static int consumer_connect(const char *client_id, const char *group, const char *sub)
+{
+    char hb[1024];
+    rem_resp_t r;
+    int n = snprintf(hb, sizeof hb,
+                     "{\"clientID\":\"%s\",\"producerDataSet\":[],\"consumerDataSet\":[{\"groupName\":\"%s\","
+                     "\"consumeType\":\"CONSUME_PASSIVELY\",\"messageModel\":\"CLUSTERING\","
+                     "\"consumeFromWhere\":\"CONSUME_FROM_FIRST_OFFSET\",\"unitMode\":false,\"subscriptionDataSet\":["
+                     "{\"topic\":\"AdmTopic\",\"subString\":\"%s\",\"subVersion\":1,\"tagsSet\":[],"
+                     "\"codeSet\":[],\"expressionType\":\"TAG\"}]}]}", client_id, group, sub);
+    ck_assert(n > 0 && (size_t)n < sizeof hb);
+    int fd = rem_connect(bk_addr);
+    ck_assert_int_eq(call_on(fd, 34, NULL, 0, hb, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    return fd;
+}
+
 START_TEST(topics)
 {
     rem_resp_t r;
@@ -348,14 +367,7 @@ START_TEST(consumers)
     ck_assert_int_eq(create_topic("AdmTopic", &r), RMQ_REMOTING_SUCCESS);
     rem_resp_clear(&r);
     send_one("AdmTopic", "k1");
-    const char *hb = "{\"clientID\":\"10.0.0.1@adm\",\"producerDataSet\":[],\"consumerDataSet\":[{"
-                     "\"groupName\":\"adm_cg\",\"consumeType\":\"CONSUME_PASSIVELY\",\"messageModel\":\"CLUSTERING\","
-                     "\"consumeFromWhere\":\"CONSUME_FROM_FIRST_OFFSET\",\"unitMode\":false,\"subscriptionDataSet\":["
-                     "{\"topic\":\"AdmTopic\",\"subString\":\"TagA || TagB\",\"subVersion\":1,\"tagsSet\":[],"
-                     "\"codeSet\":[],\"expressionType\":\"TAG\"}]}]}";
-    int fd = rem_connect(bk_addr);          /* the consumer stays connected */
-    ck_assert_int_eq(call_on(fd, 34, NULL, 0, hb, &r), RMQ_REMOTING_SUCCESS);
-    rem_resp_clear(&r);
+    int fd = consumer_connect("10.0.0.1@adm", "adm_cg", "TagA || TagB");   /* stays connected */
 
     rmq_remoting_field_t cg = {"consumerGroup", "adm_cg"};
     ck_assert_int_eq(call(203, &cg, 1, NULL, &r), RMQ_REMOTING_SUCCESS);
@@ -475,14 +487,7 @@ START_TEST(ask_client)
     char msg_id[64];
     snprintf(msg_id, sizeof msg_id, "%s", rem_field(&r, "msgId"));
     rem_resp_clear(&r);
-    const char *hb = "{\"clientID\":\"10.0.0.2@diag\",\"producerDataSet\":[],\"consumerDataSet\":[{"
-                     "\"groupName\":\"adm_dg\",\"consumeType\":\"CONSUME_PASSIVELY\",\"messageModel\":\"CLUSTERING\","
-                     "\"consumeFromWhere\":\"CONSUME_FROM_FIRST_OFFSET\",\"unitMode\":false,\"subscriptionDataSet\":["
-                     "{\"topic\":\"AdmTopic\",\"subString\":\"*\",\"subVersion\":1,\"tagsSet\":[],"
-                     "\"codeSet\":[],\"expressionType\":\"TAG\"}]}]}";
-    int fd = rem_connect(bk_addr), adm = rem_connect(bk_addr);
-    ck_assert_int_eq(call_on(fd, 34, NULL, 0, hb, &r), RMQ_REMOTING_SUCCESS);
-    rem_resp_clear(&r);
+    int fd = consumer_connect("10.0.0.2@diag", "adm_dg", "*"), adm = rem_connect(bk_addr);
 
     /* answered: the client's body comes back */
     rmq_remoting_field_t f[] = {{"consumerGroup", "adm_dg"}, {"clientId", "10.0.0.2@diag"},
@@ -676,14 +681,7 @@ START_TEST(consumer_status)
     rem_resp_t r, q;
     ck_assert_int_eq(create_topic("AdmTopic", &r), RMQ_REMOTING_SUCCESS);
     rem_resp_clear(&r);
-    const char *hb = "{\"clientID\":\"10.0.0.4@st\",\"producerDataSet\":[],\"consumerDataSet\":[{"
-                     "\"groupName\":\"adm_sg\",\"consumeType\":\"CONSUME_PASSIVELY\",\"messageModel\":\"CLUSTERING\","
-                     "\"consumeFromWhere\":\"CONSUME_FROM_FIRST_OFFSET\",\"unitMode\":false,\"subscriptionDataSet\":["
-                     "{\"topic\":\"AdmTopic\",\"subString\":\"*\",\"subVersion\":1,\"tagsSet\":[],"
-                     "\"codeSet\":[],\"expressionType\":\"TAG\"}]}]}";
-    int fd = rem_connect(bk_addr), adm = rem_connect(bk_addr);
-    ck_assert_int_eq(call_on(fd, 34, NULL, 0, hb, &r), RMQ_REMOTING_SUCCESS);
-    rem_resp_clear(&r);
+    int fd = consumer_connect("10.0.0.4@st", "adm_sg", "*"), adm = rem_connect(bk_addr);
 
     rmq_remoting_field_t f[] = {{"topic", "AdmTopic"}, {"group", "adm_sg"}};
     ask(adm, 223, f, 2);
