@@ -10,14 +10,16 @@
 # 305, not served) reads it back in the topic's "attributes" map; a change
 # of the unchangeable queue.type is refused with RocketMQ's text;
 # message.type changes to NORMAL and reads back so; topicRoute lists the
-# broker. Prints TAP;
+# broker. Then the 5.x batch commands, updateTopicList and
+# updateSubGroupList, read back with topicRoute and getConsumerConfig, and
+# clusterList and topicList of the 5.x tool. Prints TAP;
 # SKIP when java or mvn is missing or Maven Central cannot be reached.
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-echo "1..7"
-java_build 7 "$here" mqadmin5
+echo "1..13"
+java_build 13 "$here" mqadmin5
 start_namesrv
 start_broker AttrCluster broker-m
 bk=127.0.0.1:$bk_port
@@ -45,4 +47,30 @@ ok "GET_TOPIC_CONFIG and GET_ALL_TOPIC_CONFIG read message.type NORMAL back" \
   eval "has normal '^CONFIG \{message.type=NORMAL\}$' && has normal '^ALL \{message.type=NORMAL\}$'"
 adm route topicRoute -t AttrTopic
 ok "topicRoute lists broker-m for AttrTopic" has route '"brokerName" *: *"broker-m"'
+
+# the batch commands of RocketMQ 5's tool (UPDATE_AND_CREATE_TOPIC_LIST 18,
+# UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST 225), from JSON files as it reads them
+cat >"$run/topics.json" <<'JSON'
+[{"topicName":"ListTopicA","readQueueNums":2,"writeQueueNums":2,"perm":6},
+ {"topicName":"ListTopicB","readQueueNums":3,"writeQueueNums":3,"perm":6,"attributes":{"+message.type":"DELAY"}}]
+JSON
+adm topicList5 updateTopicList -b "$bk" -f "$run/topics.json"
+ok "updateTopicList (18) submits both topics" \
+  eval "has topicList5 '^submit batch of topic config to $bk success' && clean topicList5"
+adm routeB topicRoute -t ListTopicB
+ok "topicRoute of ListTopicB shows its 3 queues on broker-m" \
+  eval "has routeB '\"writeQueueNums\" *: *3' && has routeB '\"brokerName\" *: *\"broker-m\"'"
+cat >"$run/groups.json" <<'JSON'
+[{"groupName":"list_group_a","retryMaxTimes":3},{"groupName":"list_group_b","consumeBroadcastEnable":false}]
+JSON
+adm groupList5 updateSubGroupList -b "$bk" -f "$run/groups.json"
+ok "updateSubGroupList (225) submits both groups" \
+  eval "has groupList5 '^submit batch of group config to $bk success' && clean groupList5"
+adm groupA getConsumerConfig -g list_group_a
+ok "getConsumerConfig reads list_group_a back with retryMaxTimes 3" has groupA '^retryMaxTimes +=  3$'
+adm clusterList5 clusterList
+ok "clusterList (5.x) lists broker-m of AttrCluster" has clusterList5 "^AttrCluster +broker-m +0 +$bk "
+adm topicList5b topicList
+ok "topicList (5.x) holds AttrTopic, ListTopicA and ListTopicB" \
+  eval "has topicList5b '^AttrTopic$' && has topicList5b '^ListTopicA$' && has topicList5b '^ListTopicB$'"
 broker_log_clean
