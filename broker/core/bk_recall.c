@@ -78,11 +78,11 @@ size_t bk_recall_handle_format(const bk_recall_handle_t *h, char *out, size_t ca
 
 size_t bk_recall_handle_of(const st_msg_t *m, const char *broker_name, char *out, size_t cap)
 {
-    bk_recall_handle_t h = {0};
     size_t tl = 0, il = 0, ml = 0;
     int ok = 0;
     if (m->topic_len != strlen(RMQ_TOPIC_SCHEDULE) || memcmp(m->topic, RMQ_TOPIC_SCHEDULE, m->topic_len) != 0)
-        return 0;
+        return 0;                    /* most sends: no timer, so no handle (and no zeroed handle either) */
+    bk_recall_handle_t h = {0};
     const char *topic = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_REAL_TOPIC, &tl);
     const char *id = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_UNIQ_KEY, &il);
     int64_t due = bk_props_int(m->properties, m->properties_len, RMQ_PROP_TIMER_DELIVER_MS, -1, &ok);
