@@ -18,6 +18,7 @@ cleanup() {
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  [ -z "${cluster_up:-}" ] || "$src/deploy/cluster.sh" down >/dev/null 2>&1
   rm -rf "$run"
 }
 trap cleanup EXIT
@@ -164,6 +165,35 @@ PROPS
   bk_port=$(ready_port "$run/broker.ready" listenPort) || { cat "$run/broker.log" >&2; exit 1; }
 }
 
+# start_cluster_sync OFFSET EXTRA: the 2-master/2-slave SYNC cluster of
+# deploy/cluster.sh up sync (cluster DefaultCluster; every port moved by
+# OFFSET: pick one no other test uses) with EXTRA (printf %b) added to each
+# broker's properties, its files in $run; sets $ns; stopped by cleanup.
+start_cluster_sync() {
+  local f
+  export RMQ_BIN=$bin RMQ_RUN_DIR=$run/cluster RMQ_PORT_OFFSET=$1 RMQ_START_TIMEOUT=30 RMQ_STOP_TIMEOUT=30
+  export RMQ_CONF_DIR=$run/conf
+  unset RMQ_PORT_BASE RMQ_SSH
+  mkdir -p "$RMQ_CONF_DIR" "$RMQ_RUN_DIR"
+  cp "$src"/deploy/2m-2s-sync/*.properties "$RMQ_CONF_DIR/"
+  for f in "$RMQ_CONF_DIR"/broker-*.properties; do printf '\n%b' "$2" >>"$f"; done
+  ns=127.0.0.1:$((9876 + $1))
+  cluster_up=1
+  "$src/deploy/cluster.sh" up sync >"$run/up.log" 2>&1 ||
+    { sed 's/^/# /' "$run/up.log"; echo "not ok 1 - deploy/cluster.sh up sync"; exit 1; }
+}
+
+# create_topic_both TOPIC: TOPIC on both masters of DefaultCluster, waiting
+# until the name server routes it to both.
+create_topic_both() {
+  "$bin/tools/mqadmin" updateTopic -n "$ns" -c DefaultCluster -t "$1" -r 4 -w 4 >"$run/mqadmin.log" 2>&1 ||
+    { cat "$run/mqadmin.log" >&2; exit 1; }
+  for _ in $(seq 1 150); do
+    [ "$("$bin/tools/mqadmin" topicRoute -n "$ns" -t "$1" 2>/dev/null | grep -c broker-)" -ge 2 ] && return 0
+    sleep 0.2
+  done
+}
+
 # create_topic CLUSTER TOPIC: 4 queues, waits until the name server routes it.
 # mqadmin signs as the account of $admin_config (a --client-config file) when set.
 create_topic() {
@@ -241,9 +271,10 @@ java_check() {
 # broker_log_clean [ERE]: one TAP line, ok when no line of the broker's log
 # matches ERE (default ERROR); the first five that do as comments.
 broker_log_clean() {
-  local ere=${1:-ERROR} errs
+  local ere=${1:-ERROR} errs logs=("$run/broker.log")
+  [ -z "${cluster_up:-}" ] || logs=("$RMQ_RUN_DIR"/logs/*)
   n=$((n + 1))
-  errs=$(grep -c -E "$ere" "$run/broker.log")
-  grep -E "$ere" "$run/broker.log" | head -5 | sed 's/^/# broker: /'
+  errs=$(cat "${logs[@]}" | grep -c -E "$ere")
+  cat "${logs[@]}" | grep -E "$ere" | head -5 | sed 's/^/# broker: /'
   if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
 }

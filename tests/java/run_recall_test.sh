@@ -6,7 +6,8 @@
 # (twice), the recalled message never polled while the other one is, a
 # recall after the delivery refused (ILLEGAL_OPERATION). With the argument
 # "rocketmq" the same runs against Apache RocketMQ 5.5.0's own name server
-# and broker (rocketmq_lib.sh). Prints TAP; SKIP without java, mvn or Maven
+# and broker (rocketmq_lib.sh); with "cluster" on the 2-master/2-slave SYNC
+# cluster of deploy/cluster.sh up sync. Prints TAP; SKIP without java, mvn or Maven
 # Central.
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
@@ -31,6 +32,11 @@ if [ "${1:-}" = rocketmq ]; then
   rq_broker broker RecallCluster broker-rc "$bk_port" "$ns" 'recallMessageEnable=true\ntimerWheelEnable=true\n'
   rq_wait_port broker "$bk_port" "$rq_pid" || { echo "not ok 1 - the RocketMQ broker starts"; exit 1; }
   sleep 5   # its first registration with the name server
+elif [ "${1:-}" = cluster ]; then
+  # the same checks on deploy/cluster.sh up sync (2 masters, 2 slaves): the
+  # handle names the broker that holds the message
+  start_cluster_sync "${RMQ_TEST_RECALL_PORT_OFFSET:-22000}" 'recallMessageEnable=true\n'
+  create_topic_both RecallTopic
 else
   broker_extra="recallMessageEnable=true"
   start_namesrv

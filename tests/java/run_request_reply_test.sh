@@ -10,7 +10,9 @@
 # that is not connected gets SYSTEM_ERROR naming it. With the argument
 # "rocketmq" the same runs against Apache RocketMQ 4.9.7's own name server
 # and broker (rocketmq_lib.sh), which shows what the checks expect is
-# RocketMQ's behaviour. Prints TAP; SKIP without java, mvn or Maven Central.
+# RocketMQ's behaviour; with "cluster" on the 2-master/2-slave SYNC cluster
+# of deploy/cluster.sh up sync. Prints TAP; SKIP without java, mvn or Maven
+# Central.
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
@@ -33,6 +35,12 @@ if [ "${1:-}" = rocketmq ]; then
   rq_topic_seed broker "$topic" 4
   rq_broker broker "$cluster" broker-q "$bk_port" "$ns"
   rq_wait_port broker "$bk_port" "$rq_pid" || { echo "not ok 1 - the RocketMQ broker starts"; exit 1; }
+elif [ "${1:-}" = cluster ]; then
+  # deploy/cluster.sh up sync (2 masters, 2 slaves): requests and replies
+  # spread over both masters
+  start_cluster_sync "${RMQ_TEST_REPLY_PORT_OFFSET:-24000}" ''
+  cluster=DefaultCluster
+  create_topic_both "$topic"
 else
   start_namesrv
   start_broker "$cluster" broker-q
