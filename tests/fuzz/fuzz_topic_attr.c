@@ -24,6 +24,8 @@ static void iterate_back(const char *text)
     (void)rmq_topic_attrs_msg_type(text);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char current[RMQ_TOPIC_ATTRS_MAX] = "", out[RMQ_TOPIC_ATTRS_MAX], again[RMQ_TOPIC_ATTRS_MAX], why[256];

@@ -186,7 +186,7 @@ static rmq_err_t topic_attr_mod(const rmq_json_t *item, const char *where, char 
 /* item_fn of CreateTopicListRequestBody.topicConfigList. */
 static rmq_err_t topic_item(const rmq_json_t *item, void *out, size_t i, char *why, size_t whylen)
 {
-    char where[64];
+    char where[80];
     rmq_topic_json_t t;
     fr_rm_topic_item_t *it = (fr_rm_topic_item_t *)out + i;
     bk_topic_t *topic = &it->topic;
