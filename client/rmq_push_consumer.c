@@ -89,8 +89,8 @@ struct rmq_push_consumer {
     struct event *heartbeat_ev;
     struct event *commit_ev;
     struct event *retry_ev;         /* one-shot rebalance after a failed one */
-    int hb_acked;                   /* a broker answered a heartbeat: it created the retry topic */
-    int64_t hb_acked_ms;            /* when (monotonic) */
+    int64_t hb_acked_ms;            /* when (monotonic) a broker first answered a heartbeat: it
+                                     * created the retry topic then (0: none yet) */
     int closing;
 };
 
@@ -798,9 +798,8 @@ static void heartbeat_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
             LOG_WARN_RL("consumer: %s", e.text);
         return;
     }
-    if (c->hb_acked || c->closing)
+    if (c->hb_acked_ms || c->closing)
         return;
-    c->hb_acked = 1;
     c->hb_acked_ms = rmq_mono_ms();
     for (sub_t *s = c->subs; s; s = s->next)
         if (rmq_retry_is_retry_topic(s->topic))
@@ -920,7 +919,7 @@ static void consumer_rebalance_all(consumer_t *c)
     for (sub_t *s = c->subs; s && !plain; s = s->next)
         plain = !rmq_retry_is_retry_topic(s->topic);
     for (sub_t *s = c->subs; s; s = s->next)
-        if (c->hb_acked || !plain || !rmq_retry_is_retry_topic(s->topic))
+        if (c->hb_acked_ms || !plain || !rmq_retry_is_retry_topic(s->topic))
             sub_rebalance(s);
 }
 

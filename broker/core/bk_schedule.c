@@ -581,9 +581,11 @@ static int timer_recalled(bk_schedule_t *s, const rmq_record_t *rec)
         del_remove(s, key, len);
         return 1;
     }
+    if (!s->ndel)
+        return 0;                    /* no recall pending: nothing more to read */
     const char *topic = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &tl);
     const char *id = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_UNIQ_KEY, &il);
-    if (!s->ndel || !topic || !id || tl + il + 1 > RMQ_PROPS_MAX)
+    if (!topic || !id || tl + il + 1 > RMQ_PROPS_MAX)
         return 0;
     char k[RMQ_PROPS_MAX + 1];
     snprintf(k, sizeof(k), "%.*s+%.*s", (int)tl, topic, (int)il, id);

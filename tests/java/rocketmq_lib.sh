@@ -201,6 +201,13 @@ mig_rq_namesrv() {
   ns=127.0.0.1:$port
 }
 
+# rq_broker_ready NAME CLUSTER BROKERNAME PORT NAMESRV [EXTRA-PROPERTIES]:
+# rq_broker, then its port open; "not ok 1" and exit when it never listens.
+rq_broker_ready() {
+  rq_broker "$@"
+  rq_wait_port "$1" "$4" "$rq_pid" || { echo "not ok 1 - the RocketMQ broker starts"; exit 1; }
+}
+
 # mig_rq_in_cluster NAME...: the cluster info of the RocketMQ name server
 # $ns ($run/cluster.out; over TLS, verified against $rq_ca, when that is
 # set) names every NAME.

@@ -27,14 +27,10 @@ if [ "${1:-}" = rocketmq ]; then
   # shellcheck source=tests/java/rocketmq_lib.sh
   . "$here/rocketmq_lib.sh"
   rq_jars $plan
-  port=$(free_port_run)
-  rq_namesrv rq-ns "$port"
-  rq_wait_port rq-ns "$port" "$rq_pid" || { echo "not ok 1 - the RocketMQ name server starts"; exit 1; }
-  ns=127.0.0.1:$port
+  mig_rq_namesrv
   bk_port=$(free_port_run)
   rq_topic_seed broker "$topic" 4
-  rq_broker broker "$cluster" broker-q "$bk_port" "$ns"
-  rq_wait_port broker "$bk_port" "$rq_pid" || { echo "not ok 1 - the RocketMQ broker starts"; exit 1; }
+  rq_broker_ready broker "$cluster" broker-q "$bk_port" "$ns"
 elif [ "${1:-}" = cluster ]; then
   # deploy/cluster.sh up sync (2 masters, 2 slaves): requests and replies
   # spread over both masters

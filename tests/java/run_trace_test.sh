@@ -42,9 +42,8 @@ if [ "${1:-}" = rocketmq ]; then
   # trace_broker EXTRA: (re)starts the RocketMQ broker with EXTRA properties
   trace_broker() {
     [ -z "${bk_pid:-}" ] || { kill "$bk_pid"; wait "$bk_pid" 2>/dev/null; }
-    rq_broker broker "$cluster" broker-t "$bk_port" "$ns" "$broker_props$1"
+    rq_broker_ready broker "$cluster" broker-t "$bk_port" "$ns" "$broker_props$1"
     bk_pid=$rq_pid
-    rq_wait_port broker "$bk_port" "$rq_pid" || { echo "not ok 1 - the RocketMQ broker starts"; exit 1; }
   }
   trace_broker ""
 elif [ "${1:-}" = cluster ]; then
