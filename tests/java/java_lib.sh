@@ -183,13 +183,28 @@ start_cluster_sync() {
     { sed 's/^/# /' "$run/up.log"; echo "not ok 1 - deploy/cluster.sh up sync"; exit 1; }
 }
 
-# create_topic_both TOPIC: TOPIC on both masters of DefaultCluster, waiting
-# until the name server routes it to both.
+# start_cluster_controller OFFSET: the controller-mode cluster of
+# deploy/cluster.sh up controller (etcd x3, two name servers running the
+# controller, groups broker-a and broker-b of 2 replicas, broker-c of 3;
+# every port moved by OFFSET), its files in $run; sets $ns (the first name
+# server); stopped by cleanup.
+start_cluster_controller() {
+  export RMQ_BIN=$bin RMQ_RUN_DIR=$run/cluster RMQ_PORT_OFFSET=$1 RMQ_START_TIMEOUT=60 RMQ_STOP_TIMEOUT=30
+  unset RMQ_PORT_BASE RMQ_SSH RMQ_CONF_DIR
+  mkdir -p "$RMQ_RUN_DIR"
+  ns=127.0.0.1:$((9876 + $1))
+  cluster_up=1
+  "$src/deploy/cluster.sh" up controller >"$run/up.log" 2>&1 ||
+    { sed 's/^/# /' "$run/up.log"; echo "not ok 1 - deploy/cluster.sh up controller"; exit 1; }
+}
+
+# create_topic_both TOPIC [GROUPS]: TOPIC on every master of DefaultCluster,
+# waiting until the name server routes it to GROUPS of them (default 2).
 create_topic_both() {
   "$bin/tools/mqadmin" updateTopic -n "$ns" -c DefaultCluster -t "$1" -r 4 -w 4 >"$run/mqadmin.log" 2>&1 ||
     { cat "$run/mqadmin.log" >&2; exit 1; }
   for _ in $(seq 1 150); do
-    [ "$("$bin/tools/mqadmin" topicRoute -n "$ns" -t "$1" 2>/dev/null | grep -c broker-)" -ge 2 ] && return 0
+    [ "$("$bin/tools/mqadmin" topicRoute -n "$ns" -t "$1" 2>/dev/null | grep -c broker-)" -ge "${2:-2}" ] && return 0
     sleep 0.2
   done
 }

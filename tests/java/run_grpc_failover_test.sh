@@ -1,19 +1,24 @@
 #!/bin/bash
-# tests/java/run_grpc_failover_test.sh: kill -9 of broker-a's master under
-# the unmodified RocketMQ 5 gRPC Java client (rocketmq-client-java 5.0.8,
-# Maven profile grpc5; GrpcFailover.java), the access point the name
-# server's gRPC endpoint, on the 2-master/2-slave SYNC cluster of
-# `deploy/cluster.sh up sync` (issue 30). A Producer sends every 10 ms and a
-# PushConsumer (pop) receives; broker-b takes the writes after the kill; the
-# master is restarted (a slave refuses pops) and the messages it had
-# delivered but not seen acked come again from its committed offset, the
-# durable part of pop state. Every id acknowledged SEND_OK must be consumed,
-# compared one by one; duplicates are allowed, counted and reported.
-# Prints TAP; SKIP without java, mvn or Maven Central. Always stops the cluster.
+# tests/java/run_grpc_failover_test.sh [sync|controller]: kill -9 of
+# broker-a's master under the unmodified RocketMQ 5 gRPC Java client
+# (rocketmq-client-java 5.0.8, Maven profile grpc5; GrpcFailover.java), the
+# access point the name server's gRPC endpoint (issue 30), on the cluster of
+# `deploy/cluster.sh up sync` (2 masters, 2 slaves; default) or of
+# `deploy/cluster.sh up controller`. A Producer sends every 10 ms, a
+# PushConsumer (pop) receives, and a SimpleConsumer of a second group holds
+# 20 of broker-a's messages unacked. After the kill the other masters take
+# the writes; broker-a comes back: sync, its master restarted (a slave
+# refuses pops); controller, its in-sync slave promoted. The held messages
+# are delivered again (popped but not acked: the committed offset, the
+# durable part of pop state, survived on disk or on the slave through HA),
+# and every id acknowledged SEND_OK is consumed, compared one by one;
+# duplicates are allowed, counted and reported. Prints TAP; SKIP without
+# java, mvn or Maven Central. Always stops the cluster.
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
+mode=${1:-sync}
 topic=GrpcFailover
 bg=()
 stop_bg() {
@@ -32,6 +37,8 @@ result() {
 sent_to() { awk -v b="$2" '$1 == "SENT" && $3 == "SEND_OK" && $4 == b' "$1" | wc -l; }
 # sent FILE: how many sends were acknowledged
 sent() { grep -c '^SENT' "$1"; }
+# lines FILE WORD: how many lines of FILE start with WORD
+lines() { grep -c "^$2 " "$1"; }
 # wait_for SECONDS CMD...: runs CMD every 0.1 s until it succeeds, SECONDS
 # pass or the producer has ended
 wait_for() {
@@ -44,15 +51,29 @@ wait_for() {
   return 1
 }
 at_least() { [ "$("$1" "${@:3}")" -ge "$2" ]; }
+# broker-a's replicas in mqadmin getSyncStateSet (controller mode): column 2
+# the master's replica id, 6 the row's replica, 8 its role
+sss_a() { "$bin/tools/mqadmin" getSyncStateSet -n "$ns" -b broker-a 2>/dev/null; }
+master_of_a() { sss_a | awk '$1 == "broker-a" { print $2; exit }'; }
+promoted() { [ "$(master_of_a)" = "$1" ] && sss_a | awk -v r="$1" '$6 == r && $8 ~ /MASTER/ { f = 1 } END { exit !f }'; }
 
-echo "1..5"
-java_build 5 "$here" grpc5
-# ports 21876 ... 22942: below the ephemeral range, used by no other test
-start_cluster_sync "${RMQ_TEST_GRPC_FAILOVER_PORT_OFFSET:-12000}" ''
-create_topic_both "$topic"
+echo "1..6"
+java_build 6 "$here" grpc5
+# ports below the ephemeral range, used by no other test: sync 21876 ...
+# 22942, controller 22876 ... 23972
+if [ "$mode" = controller ]; then
+  start_cluster_controller "${RMQ_TEST_GRPC_FAILOVER_CTL_PORT_OFFSET:-13000}"
+  create_topic_both "$topic" 3
+  old=$(master_of_a)
+  pid_file=$RMQ_RUN_DIR/pid/broker-a-$old.pid
+else
+  start_cluster_sync "${RMQ_TEST_GRPC_FAILOVER_PORT_OFFSET:-12000}" ''
+  create_topic_both "$topic"
+  pid_file=$RMQ_RUN_DIR/pid/broker-a.pid
+fi
 
 timeout 300 java -cp "$cp" rmqtest.GrpcFailover consume "$ns" "$topic" grpc_failover "$run/acked" 120 \
-  >"$run/consumer.out" 2>"$run/consumer.err" &
+  grpc_failover_hold "$run/resumed" >"$run/consumer.out" 2>"$run/consumer.err" &
 consumer=$!
 bg+=("$consumer")
 timeout 300 java -cp "$cp" rmqtest.GrpcFailover produce "$ns" "$topic" 120 "$run/stop" \
@@ -60,33 +81,40 @@ timeout 300 java -cp "$cp" rmqtest.GrpcFailover produce "$ns" "$topic" 120 "$run
 producer=$!
 bg+=("$producer")
 
-# the kill once broker-a has acknowledged 100 sends and the consumer has some
-wait_for 60 at_least sent_to 100 "$run/producer.out" broker-a
-wait_for 20 grep -q '^RECV' "$run/consumer.out"
-pid=$(cat "$RMQ_RUN_DIR/pid/broker-a.pid")
+# the kill once broker-a has acknowledged 50 sends and 20 of them are held
+wait_for 60 at_least sent_to 50 "$run/producer.out" broker-a
+wait_for 30 at_least lines 20 "$run/consumer.out" HELD
+pid=$(cat "$pid_file")
 kill -9 "$pid"
 before=$(sent "$run/producer.out")
 before_a=$(sent_to "$run/producer.out" broker-a)
+held=$(lines "$run/consumer.out" HELD)
 echo "# broker-a's master (pid $pid) killed after $before acknowledged sends, $before_a on broker-a;" \
-  "$(grep -c '^RECV' "$run/consumer.out") deliveries so far"
-[ "$before_a" -ge 100 ]
-result $? "kill -9 of broker-a's master under a 5.x Producer and PushConsumer (broker-a had acknowledged $before_a sends)"
+  "$(lines "$run/consumer.out" RECV) deliveries so far, $held of broker-a's messages held unacked"
+[ "$before_a" -ge 50 ] && [ "$held" -eq 20 ]
+result $? "kill -9 of broker-a's master under a 5.x Producer, PushConsumer and SimpleConsumer holding $held messages"
 
-wait_for 60 at_least sent $((before + 200)) "$run/producer.out"
+wait_for 60 at_least sent $((before + 100)) "$run/producer.out"
 tail -n +$((before + 1)) "$run/producer.out" | grep '^SENT' >"$run/after.out"
-after_b=$(sent_to "$run/after.out" broker-b)
-echo "# after the kill: $(wc -l <"$run/after.out") SEND_OK ($after_b on broker-b)," \
+after_a=$(sent_to "$run/after.out" broker-a)
+after=$(wc -l <"$run/after.out")
+echo "# after the kill: $after SEND_OK ($after_a on broker-a)," \
   "$(grep -c '^FAIL' "$run/producer.out") failed sends in all"
 grep '^FAIL' "$run/producer.out" | head -3 | sed 's/^/# /'
-[ "$after_b" -ge 190 ]
-result $? "broker-b takes the writes after the kill"
+[ "$after" -ge 100 ] && [ $((after - after_a)) -ge 95 ]
+result $? "the other masters take the writes after the kill"
 
-"$src/deploy/mqbroker.sh" -c "$RMQ_CONF_DIR/broker-a.properties" start >"$run/restart.log" 2>&1
-result $? "broker-a's master restarted"
-sed 's/^/# /' "$run/restart.log"
-# a few sends on the restarted master, then the producer stops
-wait_for 60 at_least sent_to $((before_a + 20)) "$run/producer.out" broker-a
-touch "$run/stop"
+if [ "$mode" = controller ]; then
+  new=$((3 - old))
+  wait_for 60 promoted "$new"
+  result $? "broker-a's replica $new promoted (replica $old killed)"
+  sss_a | sed 's/^/# /'
+else
+  "$src/deploy/mqbroker.sh" -c "$RMQ_CONF_DIR/broker-a.properties" start >"$run/restart.log" 2>&1
+  result $? "broker-a's master restarted"
+  sed 's/^/# /' "$run/restart.log"
+fi
+touch "$run/stop" "$run/resumed"
 wait "$producer"
 grep -v '^\s*at ' "$run/producer.err" | grep -v SLF4J | head -5 | sed 's/^/# producer: /'
 awk '$1 == "SENT" && $3 == "SEND_OK" { print $2 }' "$run/producer.out" | sort -u >"$run/acked.tmp"
@@ -97,10 +125,14 @@ result $? "every send the client answered was SEND_OK"
 
 wait "$consumer"
 grep -q '^DONE' "$run/consumer.out" || grep -v '^\s*at ' "$run/consumer.err" | grep -v SLF4J | head -5 | sed 's/^/# consumer: /'
-echo "# $(tail -1 "$run/consumer.out")"
+grep -E '^(HOLD-ERROR|ACK-FAIL)' "$run/consumer.out" | head -3 | sed 's/^/# /'
+echo "# $(grep "^DONE" "$run/consumer.out")"
 missing=$(comm -23 "$run/acked" <(awk '$1 == "RECV" { print $2 }' "$run/consumer.out" | sort -u))
 [ -z "$missing" ] || sed 's/^/# missing: /' <<<"$missing" | head -5
 [ -z "$missing" ]
 result $? "the PushConsumer received every acknowledged id, compared one by one (duplicates allowed)"
-redelivered=$(awk '$1 == "RECV" && $3 > 1' "$run/consumer.out" | wc -l)
-echo "# $redelivered deliveries with a delivery attempt above 1"
+again=$(lines "$run/consumer.out" AGAIN)
+echo "# $again of $held held messages delivered again, the last $(awk '$1 == "AGAIN" { ms = $4 } END { print ms + 0 }' \
+  "$run/consumer.out") ms after broker-a came back (invisible time 60 s)"
+[ "$again" -eq "$held" ]
+result $? "the messages popped but not acked at the kill are delivered again"

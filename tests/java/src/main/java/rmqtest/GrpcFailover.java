@@ -7,6 +7,7 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,9 +17,12 @@ import org.apache.rocketmq.client.apis.ClientServiceProvider;
 import org.apache.rocketmq.client.apis.consumer.ConsumeResult;
 import org.apache.rocketmq.client.apis.consumer.FilterExpression;
 import org.apache.rocketmq.client.apis.consumer.PushConsumer;
+import org.apache.rocketmq.client.apis.consumer.SimpleConsumer;
+import org.apache.rocketmq.client.apis.message.MessageView;
 import org.apache.rocketmq.client.apis.producer.Producer;
 import org.apache.rocketmq.client.apis.producer.SendReceipt;
 import org.apache.rocketmq.client.java.impl.producer.SendReceiptImpl;
+import org.apache.rocketmq.client.java.message.MessageViewImpl;
 
 /**
  * The unmodified RocketMQ 5 Java client (rocketmq-client-java 5.0.8, gRPC)
@@ -33,10 +37,17 @@ import org.apache.rocketmq.client.java.impl.producer.SendReceiptImpl;
  * (its listener succeeds) until every id of ACKED_FILE (written once the
  * producer stopped, one id a line) was delivered or SECONDS pass; its last
  * line counts the distinct ids, the duplicates, the redeliveries (delivery
- * attempt above 1) and the acknowledged ids missing.
+ * attempt above 1) and the acknowledged ids missing. With HOLD_GROUP, a
+ * SimpleConsumer of that group beside it receives with a 60 s invisible
+ * time and holds (never acks) up to 20 messages of broker-a, "HELD id",
+ * until RESUMED_FILE exists (broker-a's master restarted or its slave
+ * promoted); then it receives and acks, "AGAIN id attempt ms" for each held
+ * one delivered again (ms since RESUMED_FILE was seen), until every held id
+ * came again or 45 s pass: the popped-but-not-acked messages survive the
+ * master, from the committed offset its restart or its slave kept.
  *
  * usage: GrpcFailover produce ENDPOINTS TOPIC SECONDS STOP_FILE
- *        GrpcFailover consume ENDPOINTS TOPIC GROUP ACKED_FILE SECONDS
+ *        GrpcFailover consume ENDPOINTS TOPIC GROUP ACKED_FILE SECONDS [HOLD_GROUP RESUMED_FILE]
  */
 public final class GrpcFailover {
     /* generous: a JVM starting on a loaded machine can take seconds to make its first call */
@@ -68,6 +79,61 @@ public final class GrpcFailover {
                 }
                 Thread.sleep(10);
             }
+        }
+    }
+
+    static final int HOLD = 20;
+    static final Duration HOLD_INVISIBLE = Duration.ofSeconds(60);
+
+    static boolean fromBrokerA(MessageView v) {
+        return v instanceof MessageViewImpl
+            && ((MessageViewImpl) v).getMessageQueue().getBroker().getName().equals("broker-a");
+    }
+
+    /** Holds up to HOLD messages of broker-a until resumed exists, then acks what comes until each came again. */
+    static void hold(String endpoints, String topic, String group, Path resumed) {
+        Set<String> held = new HashSet<>(), again = new HashSet<>();
+        try (SimpleConsumer c = ClientServiceProvider.loadService().newSimpleConsumerBuilder()
+                 .setClientConfiguration(config(endpoints)).setConsumerGroup(group)
+                 .setAwaitDuration(Duration.ofSeconds(5))
+                 .setSubscriptionExpressions(Collections.singletonMap(topic, FilterExpression.SUB_ALL)).build()) {
+            while (!Files.exists(resumed)) {
+                for (MessageView v : receive(c)) {
+                    if (held.size() < HOLD && fromBrokerA(v) && held.add(v.getMessageId().toString()))
+                        line("HELD " + v.getMessageId());
+                    else
+                        ack(c, v);
+                }
+            }
+            long since = System.currentTimeMillis();
+            while (!again.containsAll(held) && System.currentTimeMillis() < since + 45000) {
+                for (MessageView v : receive(c)) {
+                    String id = v.getMessageId().toString();
+                    if (held.contains(id) && again.add(id))
+                        line("AGAIN " + id + " " + v.getDeliveryAttempt() + " " + (System.currentTimeMillis() - since));
+                    ack(c, v);
+                }
+            }
+        } catch (Exception e) {
+            line("HOLD-ERROR " + e.toString().replace('\n', ' '));
+        }
+    }
+
+    /** A batch, or none half a second after a failed receive (a broker down). */
+    static List<MessageView> receive(SimpleConsumer c) throws InterruptedException {
+        try {
+            return c.receive(16, HOLD_INVISIBLE);
+        } catch (Exception e) {
+            Thread.sleep(500);
+            return Collections.emptyList();
+        }
+    }
+
+    static void ack(SimpleConsumer c, MessageView v) {
+        try {
+            c.ack(v);
+        } catch (Exception e) {
+            line("ACK-FAIL " + v.getMessageId() + " " + e.toString().replace('\n', ' '));
         }
     }
 
@@ -104,10 +170,18 @@ public final class GrpcFailover {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args[0].equals("produce"))
+        Thread holder = null;
+        if (args[0].equals("produce")) {
             produce(args[1], args[2], Long.parseLong(args[3]), Paths.get(args[4]));
-        else
+        } else {
+            if (args.length > 7) {
+                holder = new Thread(() -> hold(args[1], args[2], args[6], Paths.get(args[7])));
+                holder.start();
+            }
             consume(args[1], args[2], args[3], Paths.get(args[4]), Long.parseLong(args[5]));
+        }
+        if (holder != null)
+            holder.join();
         System.exit(0);
     }
 }
