@@ -38,13 +38,15 @@ import org.apache.rocketmq.client.java.message.MessageViewImpl;
  * producer stopped, one id a line) was delivered or SECONDS pass; its last
  * line counts the distinct ids, the duplicates, the redeliveries (delivery
  * attempt above 1) and the acknowledged ids missing. With HOLD_GROUP, a
- * SimpleConsumer of that group beside it receives with a 60 s invisible
- * time and holds (never acks) up to 20 messages of broker-a, "HELD id",
- * until RESUMED_FILE exists (broker-a's master restarted or its slave
- * promoted); then it receives and acks, "AGAIN id attempt ms" for each held
- * one delivered again (ms since RESUMED_FILE was seen), until every held id
- * came again or 45 s pass: the popped-but-not-acked messages survive the
- * master, from the committed offset its restart or its slave kept.
+ * SimpleConsumer of that group beside it receives with a 300 s invisible
+ * time (nothing held expires during the test) and holds (never acks) up
+ * to 20 messages of broker-a, "HELD id", until RESUMED_FILE exists
+ * (broker-a's master restarted or its slave promoted); then it receives
+ * and acks, "AGAIN id attempt ms" for each held one delivered again (ms
+ * since RESUMED_FILE was seen), until every held id came again or 60 s pass
+ * (the client refreshes its route every 30 s and receives from one broker
+ * at a time): popped-but-not-acked messages survive the master, from the
+ * committed offset its restart or its slave kept.
  *
  * usage: GrpcFailover produce ENDPOINTS TOPIC SECONDS STOP_FILE
  *        GrpcFailover consume ENDPOINTS TOPIC GROUP ACKED_FILE SECONDS [HOLD_GROUP RESUMED_FILE]
@@ -83,7 +85,7 @@ public final class GrpcFailover {
     }
 
     static final int HOLD = 20;
-    static final Duration HOLD_INVISIBLE = Duration.ofSeconds(60);
+    static final Duration HOLD_INVISIBLE = Duration.ofSeconds(300);
 
     static boolean fromBrokerA(MessageView v) {
         return v instanceof MessageViewImpl
@@ -95,7 +97,7 @@ public final class GrpcFailover {
         Set<String> held = new HashSet<>(), again = new HashSet<>();
         try (SimpleConsumer c = ClientServiceProvider.loadService().newSimpleConsumerBuilder()
                  .setClientConfiguration(config(endpoints)).setConsumerGroup(group)
-                 .setAwaitDuration(Duration.ofSeconds(5))
+                 .setAwaitDuration(Duration.ofSeconds(2))
                  .setSubscriptionExpressions(Collections.singletonMap(topic, FilterExpression.SUB_ALL)).build()) {
             while (!Files.exists(resumed)) {
                 for (MessageView v : receive(c)) {
@@ -106,7 +108,7 @@ public final class GrpcFailover {
                 }
             }
             long since = System.currentTimeMillis();
-            while (!again.containsAll(held) && System.currentTimeMillis() < since + 45000) {
+            while (!again.containsAll(held) && System.currentTimeMillis() < since + 60000) {
                 for (MessageView v : receive(c)) {
                     String id = v.getMessageId().toString();
                     if (held.contains(id) && again.add(id))
