@@ -28,11 +28,6 @@ stop_bg() {
 }
 trap stop_bg EXIT
 
-n=0
-result() {
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
 # sent_to FILE BROKER: how many SEND_OK sends went to BROKER
 sent_to() { awk -v b="$2" '$1 == "SENT" && $3 == "SEND_OK" && $4 == b' "$1" | wc -l; }
 # sent FILE: how many sends were acknowledged
@@ -91,8 +86,8 @@ before_a=$(sent_to "$run/producer.out" broker-a)
 held=$(lines "$run/consumer.out" HELD)
 echo "# broker-a's master (pid $pid) killed after $before acknowledged sends, $before_a on broker-a;" \
   "$(lines "$run/consumer.out" RECV) deliveries so far, $held of broker-a's messages held unacked"
-[ "$before_a" -ge 50 ] && [ "$held" -eq 20 ]
-result $? "kill -9 of broker-a's master under a 5.x Producer, PushConsumer and SimpleConsumer holding $held messages"
+ok "kill -9 of broker-a's master under a 5.x Producer, PushConsumer and SimpleConsumer holding $held messages" \
+  test "$before_a" -ge 50 -a "$held" -eq 20
 
 wait_for 60 at_least sent $((before + 100)) "$run/producer.out"
 tail -n +$((before + 1)) "$run/producer.out" | grep '^SENT' >"$run/after.out"
@@ -101,17 +96,15 @@ after=$(wc -l <"$run/after.out")
 echo "# after the kill: $after SEND_OK ($after_a on broker-a)," \
   "$(grep -c '^FAIL' "$run/producer.out") failed sends in all"
 grep '^FAIL' "$run/producer.out" | head -3 | sed 's/^/# /'
-[ "$after" -ge 100 ] && [ $((after - after_a)) -ge 95 ]
-result $? "the other masters take the writes after the kill"
+ok "the other masters take the writes after the kill" test "$after" -ge 100 -a $((after - after_a)) -ge 95
 
 if [ "$mode" = controller ]; then
   new=$((3 - old))
-  wait_for 60 promoted "$new"
-  result $? "broker-a's replica $new promoted (replica $old killed)"
+  ok "broker-a's replica $new promoted (replica $old killed)" wait_for 60 promoted "$new"
   sss_a | sed 's/^/# /'
 else
-  "$src/deploy/mqbroker.sh" -c "$RMQ_CONF_DIR/broker-a.properties" start >"$run/restart.log" 2>&1
-  result $? "broker-a's master restarted"
+  restart_a() { "$src/deploy/mqbroker.sh" -c "$RMQ_CONF_DIR/broker-a.properties" start >"$run/restart.log" 2>&1; }
+  ok "broker-a's master restarted" restart_a
   sed 's/^/# /' "$run/restart.log"
 fi
 touch "$run/stop" "$run/resumed"
@@ -120,8 +113,8 @@ grep -v '^\s*at ' "$run/producer.err" | grep -v SLF4J | head -5 | sed 's/^/# pro
 awk '$1 == "SENT" && $3 == "SEND_OK" { print $2 }' "$run/producer.out" | sort -u >"$run/acked.tmp"
 mv "$run/acked.tmp" "$run/acked"
 echo "# $(wc -l <"$run/acked") acknowledged ids, $(sent_to "$run/producer.out" broker-a) on broker-a"
-[ "$(awk '$1 == "SENT" && $3 != "SEND_OK"' "$run/producer.out" | wc -l)" -eq 0 ] && [ -s "$run/acked" ]
-result $? "every send the client answered was SEND_OK"
+ok "every send the client answered was SEND_OK" \
+  test "$(awk '$1 == "SENT" && $3 != "SEND_OK"' "$run/producer.out" | wc -l)" -eq 0 -a -s "$run/acked"
 
 wait "$consumer"
 grep -q '^DONE' "$run/consumer.out" || grep -v '^\s*at ' "$run/consumer.err" | grep -v SLF4J | head -5 | sed 's/^/# consumer: /'
@@ -129,10 +122,8 @@ grep -E '^(HOLD-ERROR|ACK-FAIL)' "$run/consumer.out" | head -3 | sed 's/^/# /'
 echo "# $(grep "^DONE" "$run/consumer.out")"
 missing=$(comm -23 "$run/acked" <(awk '$1 == "RECV" { print $2 }' "$run/consumer.out" | sort -u))
 [ -z "$missing" ] || sed 's/^/# missing: /' <<<"$missing" | head -5
-[ -z "$missing" ]
-result $? "the PushConsumer received every acknowledged id, compared one by one (duplicates allowed)"
+ok "the PushConsumer received every acknowledged id, compared one by one (duplicates allowed)" test -z "$missing"
 again=$(lines "$run/consumer.out" AGAIN)
 echo "# $again of $held held messages delivered again, the last $(awk '$1 == "AGAIN" { ms = $4 } END { print ms + 0 }' \
   "$run/consumer.out") ms after broker-a came back (invisible time 300 s)"
-[ "$again" -eq "$held" ]
-result $? "the messages popped but not acked at the kill are delivered again"
+ok "the messages popped but not acked at the kill are delivered again" test "$again" -eq "$held"
