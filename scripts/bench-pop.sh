@@ -5,7 +5,7 @@
 # COUNT messages of 128 B, default 200000, each consumed by a push consumer
 # of a new group in pull mode and in pop mode, twice each after a warm-up).
 # Prints the CONSUME lines (messages per second, the broker's CPU time per
-# message) and RATIO, pop over pull. Builds build/ first.
+# message) and RATIO, pop over pull; gives up after 30 min. Builds build/ first.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 count=${1:-200000}
@@ -17,4 +17,4 @@ java_build 1 "$repo/tests/java" rocketmq5
 start_namesrv
 start_broker PopBench broker-p
 create_topic PopBench PopBenchTopic
-java -cp "$cp" rmqtest.PopBench "$ns" PopBenchTopic "$count" "$bk_pid"
+timeout 1800 java -cp "$cp" rmqtest.PopBench "$ns" PopBenchTopic "$count" "$bk_pid"

@@ -38,7 +38,17 @@ public final class PopBench {
     private PopBench() {
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            bench(args);
+        } catch (Exception e) {
+            e.printStackTrace();
+            System.exit(1);
+        }
+        System.exit(0);
+    }
+
+    private static void bench(String[] args) throws Exception {
         String ns = args[0], topic = args[1];
         int count = Integer.parseInt(args[2]);
         String brokerPid = args[3];
@@ -58,7 +68,6 @@ public final class PopBench {
         }
         p.shutdown();
         System.out.printf("RATIO pop/pull rate=%.2f cpu=%.2f%n", pop[0] / pull[0], pop[1] / pull[1]);
-        System.exit(0);
     }
 
     private static void add(double[] sum, double[] run) {
