@@ -10,8 +10,8 @@
 # (GrpcProduce.java).
 # tls: rocketmq-client-java 5.0.7 (profiles grpc5,grpc507) with its default
 # TLS (ALPN h2, any certificate) to a name server and broker with
-# tlsMode=permissive (scripts/gen-test-certs.sh): a body of 4 MiB - 1 KiB
-# sent and received byte-exact, one over maxMessageSize refused, 200 sends
+# tlsMode=permissive (scripts/gen-test-certs.sh): a body of maxMessageSize
+# (4 MiB) sent and received byte-exact, one over maxMessageSize refused, 200 sends
 # in flight on one connection all acknowledged and received
 # (GrpcTransport.java).
 # Prints TAP; SKIP without java, mvn or Maven Central.
