@@ -28,7 +28,7 @@
 #include "rmq_codec_grpc.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 #define CLIENT_EXPIRY_CHECK_MS 10000
 #define UNREGISTER_WAIT_MS 3000
@@ -360,7 +360,7 @@ static rmq_err_t broker_start_topics(bk_broker_t *bk)
 static rmq_err_t broker_load_metadata(bk_broker_t *bk, char *err, size_t errlen)
 {
     snprintf(bk->config_dir, sizeof(bk->config_dir), "%s/config", bk->cfg->store_path_root_dir);
-    rmq_err_t rc = st_file_mkdirs(bk->config_dir);
+    rmq_err_t rc = rmq_file_mkdirs(bk->config_dir);
     if (rc != RMQ_OK) {
         snprintf(err, errlen, "storePathRootDir=%s: cannot create %s: %s", bk->cfg->store_path_root_dir,
                  bk->config_dir, rmq_strerror(rc));
@@ -698,7 +698,7 @@ rmq_err_t bk_broker_start(bk_broker_t *bk, char *err, size_t errlen)
 {
     bk->boot_ms = rmq_wall_ms();
     rmq_err_t rc = rmq_security_init(&bk->sec, &bk->cfg->tls, &bk->cfg->acl, err, errlen);
-    if (rc == RMQ_OK && bk->sec.acl && !(bk->acl_live = bk_acl_new(bk->base, bk->sec.acl, bk->cfg->acl.file))) {
+    if (rc == RMQ_OK && bk->sec.acl && !(bk->acl_live = rmq_acl_live_new(bk->base, bk->sec.acl, bk->cfg->acl.file))) {
         snprintf(err, errlen, "aclFile=%s: cannot watch it or arm SIGHUP", bk->cfg->acl.file);
         rc = RMQ_ENOMEM;
     }
@@ -927,7 +927,7 @@ void bk_broker_free(bk_broker_t *bk)
     bk_register_free(bk->reg);
     if (bk->srv)
         rmq_server_free(bk->srv);
-    bk_acl_free(bk->acl_live);
+    rmq_acl_live_free(bk->acl_live);
     rmq_security_deinit(&bk->sec);
     bk_persist_free(bk->persist);
     bk_offsets_free(bk->offsets);

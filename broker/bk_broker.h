@@ -9,7 +9,7 @@
 
 #include <event2/event.h>
 
-#include "bk_acl.h"
+#include "rmq_acl_live.h"
 #include "bk_append.h"
 #include "bk_clients.h"
 #include "bk_consume.h"
@@ -82,7 +82,7 @@ typedef struct bk_broker {
     int sync_acks;                /* SYNC_MASTER waits for slaves (controller mode: as the ack rule asks) */
     bk_controller_t *ctl;         /* enableControllerMode: the controllers' client; NULL otherwise */
     rmq_security_t sec;           /* TLS contexts, ACL, own credentials (tls*, acl* keys) */
-    bk_acl_t *acl_live;           /* sec.acl kept live (reloads, admin edits); NULL: access control off */
+    rmq_acl_live_t *acl_live;     /* sec.acl kept live (reloads, admin edits); NULL: access control off */
     bk_schedule_t *schedule;      /* delayed messages (bk_schedule.c) */
     bk_recall_t *recall;          /* recalls of timer messages (core/bk_recall.c) */
     bk_metrics_t *metrics;        /* counters and the metricsPort endpoint */

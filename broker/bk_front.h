@@ -22,7 +22,7 @@
 #ifndef BK_FRONT_H
 #define BK_FRONT_H
 
-#include "bk_acl.h"
+#include "rmq_acl_live.h"
 #include "bk_admin_ops.h"
 #include "bk_clients.h"
 #include "bk_consume.h"
@@ -61,7 +61,7 @@ typedef struct bk_front {
     bk_groupstats_t *groupstats;
     const bk_statsitems_t *statsitems;
     bk_metrics_t *metrics;
-    bk_acl_t *acl;              /* the live ACL; NULL: access control off */
+    rmq_acl_live_t *acl;          /* the live ACL; NULL: access control off */
 } bk_front_t;
 
 #endif

@@ -13,7 +13,7 @@
 #include "rmq_log.h"
 #include "rmq_security.h"
 #include "rmq_signal.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 typedef struct main_opts {
     const char *config;
@@ -112,7 +112,7 @@ static int write_ready(const char *path, const bk_broker_t *bk)
     char buf[160];
     int n = snprintf(buf, sizeof(buf), "listenPort=%d\nhaListenPort=%d\nmetricsPort=%d\nvipListenPort=%d\n",
                      bk_broker_port(bk), bk_broker_ha_port(bk), bk_metrics_port(bk->metrics), bk_broker_vip_port(bk));
-    rmq_err_t rc = st_file_write_atomic(path, buf, (size_t)n);
+    rmq_err_t rc = rmq_file_write_atomic(path, buf, (size_t)n);
     if (rc != RMQ_OK) {
         LOG_ERROR("--ready-file %s: %s", path, rmq_strerror(rc));
         return -1;

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "rmq_file.h"
 
 #define NS_KV_LINE_MAX 65536
 
@@ -38,36 +39,21 @@ static int write_entry(const char *ns, const char *key, const char *value, void 
 
 rmq_err_t ns_kvstore_save(const ns_route_t *rt, const char *path, char *why, size_t whylen)
 {
-    char tmp[4200];
-    FILE *f;
-    const char *call = "fopen";
-
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    f = fopen(tmp, "w");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
     if (!f)
-        goto err;
-    call = "write";
-    if (ns_route_kv_foreach(rt, write_entry, f) != 0 || fflush(f) != 0)
-        goto err_close;
-    call = "fsync";
-    if (fsync(fileno(f)) != 0)
-        goto err_close;
-    call = "close";
-    if (fclose(f) != 0) {
-        f = NULL;
-        goto err_close;
+        return snprintf(why, whylen, "out of memory"), RMQ_ENOMEM;
+    int formatted = ns_route_kv_foreach(rt, write_entry, f) == 0;
+    if (fclose(f) != 0 || !formatted) {
+        free(text);
+        return snprintf(why, whylen, "cannot format the KV config: out of memory"), RMQ_ENOMEM;
     }
-    call = "rename";
-    if (rename(tmp, path) != 0)
-        goto err;
-    return RMQ_OK;
-err_close:
-    if (f)
-        fclose(f);
-err:
-    snprintf(why, whylen, "%s %s: %s", call, tmp, strerror(errno));
-    unlink(tmp);
-    return RMQ_EIO;
+    rmq_err_t rc = rmq_file_write_atomic(path, text, len);
+    free(text);
+    if (rc != RMQ_OK)
+        snprintf(why, whylen, "cannot write %s: %s", path, rmq_strerror(rc));
+    return rc;
 }
 
 /* Unescapes s in place up to the next unescaped tab or the end; returns

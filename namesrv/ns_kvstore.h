@@ -14,8 +14,8 @@
  * RMQ_ECORRUPT (why names the line) or RMQ_EIO (why names the errno). */
 rmq_err_t ns_kvstore_load(ns_route_t *rt, const char *path, char *why, size_t whylen);
 
-/* Writes every KV entry of rt to path, replacing it atomically.
- * RMQ_EIO with why naming the failed call and errno. */
+/* Writes every KV entry of rt to path, replacing it atomically and durably
+ * (rmq_file_write_atomic). RMQ_EIO or RMQ_ENOSPC with why naming the file. */
 rmq_err_t ns_kvstore_save(const ns_route_t *rt, const char *path, char *why, size_t whylen);
 
 #endif

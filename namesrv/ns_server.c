@@ -19,6 +19,7 @@
 #include "ns_front_rmq.h"
 #include "ns_kvstore.h"
 #include "ns_front_grpc.h"
+#include "rmq_acl_live.h"
 #include "rmq_codec_grpc.h"
 #include "rmq_log.h"
 #include "rmq_rpc.h"
@@ -36,6 +37,7 @@ struct ns_server {
     ns_stats_t stats;
     ns_console_t *console;        /* metrics and web console; NULL when metricsPort=0 */
     rmq_security_t sec;           /* TLS contexts and ACL (tls*, acl* keys) */
+    rmq_acl_live_t *acl_live;     /* sec.acl reloaded on SIGHUP and file changes; NULL: access control off */
     ns_controller_t *controller;  /* enableControllerInNamesrv; NULL when off */
 };
 
@@ -240,6 +242,12 @@ ns_server_t *ns_server_new(struct event_base *base, ns_config_t *cfg)
         free(ns);
         return NULL;
     }
+    if (ns->sec.acl && !(ns->acl_live = rmq_acl_live_new(base, ns->sec.acl, cfg->acl.file))) {
+        LOG_ERROR("aclFile=%s: cannot watch it or arm SIGHUP", cfg->acl.file);
+        rmq_security_deinit(&ns->sec);
+        free(ns);
+        return NULL;
+    }
     rmq_security_server_opts(&ns->sec, &opts);
     ns->route = ns_route_new();
     ns->srv = rmq_server_new(base, &opts);
@@ -363,6 +371,7 @@ void ns_server_free(ns_server_t *ns)
     if (ns->expiry_timer)
         event_free(ns->expiry_timer);
     ns_route_free(ns->route);
+    rmq_acl_live_free(ns->acl_live);
     rmq_security_deinit(&ns->sec);
     free(ns);
 }

@@ -16,6 +16,9 @@ cd "$(dirname "$0")/.." || exit 1
 passed=0
 failed=0
 
+# stage WHAT: a stage's header line, with the seconds since the run started.
+stage() { echo "== $* (at ${SECONDS}s)"; }
+
 # Adds meson's Ok/Fail counts for one build directory to the totals.
 count_meson() {
   local log=$1/meson-logs/testlog.txt ok fail
@@ -28,13 +31,13 @@ count_meson() {
 run_suite() {
   local dir=$1
   shift
-  echo "== build $dir"
+  stage "build $dir"
   if ! ./scripts/build.sh "$dir" "$@"; then
     echo "build of $dir failed" >&2
     failed=$((failed + 1))
     return
   fi
-  echo "== test $dir"
+  stage "test $dir"
   # shellcheck disable=SC2086 # RMQ_TEST_ARGS holds several words
   meson test -C "$dir" --print-errorlogs --num-processes 2 ${RMQ_TEST_ARGS:-}
   count_meson "$dir"
@@ -123,7 +126,7 @@ count_fuzzers() {
 # A release build (-O3, where GCC sees more, e.g. -Wformat-truncation) with
 # the tests compiles without a warning; nothing in it runs.
 run_release_build() {
-  echo "== build build-release (compile only)"
+  stage "build build-release (compile only)"
   if ./scripts/build.sh build-release -Dbuildtype=release; then
     passed=$((passed + 1))
   else
@@ -134,7 +137,7 @@ run_release_build() {
 
 # Stage 1 of scripts/bench.sh for a few seconds: the benchmark still runs.
 run_bench_smoke() {
-  echo "== bench smoke (scripts/bench.sh --smoke)"
+  stage "bench smoke (scripts/bench.sh --smoke)"
   if RMQ_BUILD=build RMQ_BENCH_NO_INSTALL=1 ./scripts/bench.sh --smoke --out build/bench-smoke \
       >build/bench-smoke.log 2>&1; then
     grep -E '^\| (base: sync send|[0-9,]+ \| [0-9,]+ \|)' build/bench-smoke/report.md || true
@@ -149,7 +152,7 @@ run_bench_smoke() {
 run_tap_stage() {
   local name=$1 log=build/test-$1.log start=$SECONDS
   shift
-  echo "== $name test ($1)"
+  stage "$name test ($1)"
   if "$@" >"$log" 2>&1; then passed=$((passed + 1)); else grep -Ev '^ok ' "$log" | tail -40; failed=$((failed + 1)); fi
   echo "== $name test: $(grep -c '^ok ' "$log") checks ok, $((SECONDS - start))s"
 }
@@ -164,5 +167,6 @@ run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all
 count_fuzzers
 
+stage end
 echo "rmq: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

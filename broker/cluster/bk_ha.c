@@ -21,7 +21,7 @@
 #include "bk_groups_pb.h"
 #include "bk_metasync.h"
 #include "bk_topics_pb.h"
-#include "st_file.h"
+#include "rmq_file.h"
 #include "ha_confirm.h"
 #include "ha_master.h"
 #include "ha_slave.h"
@@ -226,7 +226,7 @@ static void ha_confirm_load(bk_ha_t *ha)
 
     ha->confirm = 0;
     ha_confirm_path(ha, path, sizeof path);
-    rc = st_file_read_all(path, &text, &len);
+    rc = rmq_file_read_all(path, &text, &len);
     if (rc == RMQ_OK)
         rc = ha_confirm_parse(text, len, &ha->confirm, why, sizeof why);
     else if (rc != RMQ_ENOTFOUND)

@@ -908,6 +908,15 @@ void bk_pop_each_inflight(const bk_pop_t *p, bk_pop_inflight_fn fn, void *arg)
     }
 }
 
+int64_t bk_pop_pull_offset(const bk_pop_t *p, const char *group, const char *topic, int32_t queue_id,
+                           int64_t consumer_offset)
+{
+    char key[3 * 256];
+    size_t kl = pq_key(key, sizeof(key), group, topic, queue_id);
+    const pq_t *q = kl ? bk_map_get(p->queues, key, kl) : NULL;
+    return q && q->cursor > consumer_offset ? q->cursor : consumer_offset;
+}
+
 /* ---- life ---- */
 
 bk_pop_t *bk_pop_new(const bk_pop_config_t *cfg)

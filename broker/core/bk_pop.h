@@ -197,4 +197,12 @@ size_t bk_pop_inflight(const bk_pop_t *p);
 typedef void (*bk_pop_inflight_fn)(const char *group, const char *topic, int64_t n, void *arg);
 void bk_pop_each_inflight(const bk_pop_t *p, bk_pop_inflight_fn fn, void *arg);
 
+/* RocketMQ's pullOffset of group on a queue of topic for its consume stats:
+ * the pop cursor (the next offset to pop) when the group pops the queue
+ * and it is past consumer_offset, else consumer_offset; so pullOffset -
+ * consumerOffset is what RocketMQ 5's mqadmin consumerProgress shows as
+ * #Inflight (popped, not yet committed). */
+int64_t bk_pop_pull_offset(const bk_pop_t *p, const char *group, const char *topic, int32_t queue_id,
+                           int64_t consumer_offset);
+
 #endif

@@ -66,7 +66,7 @@ int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_ta
         return bk_result_set(r, BK_NAME_ILLEGAL, "%s: producer group '%.200s' %s", req->cmd, req->producer_group,
                              why), 0;
     if ((int64_t)req->body_len > p->cfg.max_message_size)
-        return bk_result_set(r, BK_MESSAGE_ILLEGAL, "%s: body of %zu bytes is over maxMessageSize %lld", req->cmd,
+        return bk_result_set(r, BK_MESSAGE_TOO_LARGE, "%s: body of %zu bytes is over maxMessageSize %lld", req->cmd,
                              req->body_len, (long long)p->cfg.max_message_size), 0;
     if (!produce_topic(p, req, tlen, tgt, r))
         return 0;

@@ -14,7 +14,7 @@
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 #define DELAY_BATCH 256              /* deliveries per timer pass before yielding */
 #define DELAY_READ_BATCH 64          /* records per store read while rebuilding */
@@ -208,7 +208,7 @@ static rmq_err_t progress_load(bk_schedule_t *s, char *err, size_t errlen)
 {
     char *data = NULL;
     size_t len = 0;
-    rmq_err_t rc = st_file_read_all(s->path, &data, &len);
+    rmq_err_t rc = rmq_file_read_all(s->path, &data, &len);
     if (rc == RMQ_ENOTFOUND)
         return RMQ_OK;
     if (rc != RMQ_OK) {

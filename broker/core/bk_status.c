@@ -20,6 +20,7 @@ const char *bk_status_name(bk_status_t status)
         [BK_OK] = "OK",
         [BK_BAD_REQUEST] = "BAD_REQUEST",
         [BK_MESSAGE_ILLEGAL] = "MESSAGE_ILLEGAL",
+        [BK_MESSAGE_TOO_LARGE] = "MESSAGE_TOO_LARGE",
         [BK_NAME_ILLEGAL] = "NAME_ILLEGAL",
         [BK_NO_PERMISSION] = "NO_PERMISSION",
         [BK_TOPIC_NOT_EXIST] = "TOPIC_NOT_EXIST",

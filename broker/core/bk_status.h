@@ -9,6 +9,7 @@ typedef enum bk_status {
     BK_OK = 0,
     BK_BAD_REQUEST,                  /* the request is malformed or names nothing valid */
     BK_MESSAGE_ILLEGAL,              /* a message over a limit, or with bad properties */
+    BK_MESSAGE_TOO_LARGE,            /* a body (or batch body) over maxMessageSize */
     BK_NAME_ILLEGAL,                 /* a topic or group name breaks the naming rule */
     BK_NO_PERMISSION,                /* broker or topic not writable / readable */
     BK_TOPIC_NOT_EXIST,

@@ -9,7 +9,7 @@
 #include "bk_map.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 struct bk_groups {
     bk_map_t *map;
@@ -72,7 +72,7 @@ static rmq_err_t groups_load(bk_groups_t *g, char *err, size_t errlen)
 {
     char *data = NULL;
     size_t len = 0;
-    rmq_err_t rc = st_file_read_all(g->path, &data, &len);
+    rmq_err_t rc = rmq_file_read_all(g->path, &data, &len);
     if (rc == RMQ_ENOTFOUND)
         return RMQ_OK;
     if (rc != RMQ_OK) {

@@ -9,7 +9,7 @@
 
 #include "bk_map.h"
 #include "rmq_log.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 typedef struct bk_tg {
     char *topic;
@@ -82,7 +82,7 @@ static rmq_err_t offsets_load(bk_offsets_t *o, char *err, size_t errlen)
 {
     char *data = NULL;
     size_t len = 0;
-    rmq_err_t rc = st_file_read_all(o->path, &data, &len);
+    rmq_err_t rc = rmq_file_read_all(o->path, &data, &len);
     if (rc == RMQ_ENOTFOUND)
         return RMQ_OK;
     if (rc != RMQ_OK) {

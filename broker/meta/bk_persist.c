@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "rmq_log.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 typedef struct bk_job {
     struct bk_job *next;
@@ -52,7 +52,7 @@ static void *persist_main(void *arg)
         if (!p->head)
             p->tail = NULL;
         pthread_mutex_unlock(&p->mu);
-        rmq_err_t rc = j->work ? j->work(j->done_arg) : st_file_write_atomic(j->path, j->data, j->len);
+        rmq_err_t rc = j->work ? j->work(j->done_arg) : rmq_file_write_atomic(j->path, j->data, j->len);
         if (rc != RMQ_OK && !j->work)
             LOG_ERROR("persist %s: %s", j->path, rmq_strerror(rc));
         if (j->done)

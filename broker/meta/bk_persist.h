@@ -1,6 +1,6 @@
 /* bk_persist.h: writes metadata files (topics, subscription groups,
  * consumer offsets) on a worker thread so the event loop never waits on
- * fsync. Each write replaces its file atomically (st_file_write_atomic);
+ * fsync. Each write replaces its file atomically (rmq_file_write_atomic);
  * when several writes of one path are queued, only the newest is written.
  * Other blocking work (the topic table's change log and its compaction)
  * runs there too, in submission order with the writes. */

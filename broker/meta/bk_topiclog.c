@@ -16,7 +16,7 @@
 #include "rmq_crc32c.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 /* Makes room for need more bytes in buf. */
 static rmq_err_t buf_reserve(bk_topiclog_buf_t *buf, size_t need)
@@ -129,7 +129,7 @@ static rmq_err_t log_create(const char *path)
         return RMQ_EIO;
     int ok = fsync(fd) == 0;
     close(fd);
-    return ok ? st_file_sync_parent(path) : RMQ_EIO;
+    return ok ? rmq_file_sync_parent(path) : RMQ_EIO;
 }
 
 rmq_err_t bk_topiclog_replay(const char *path, bk_topiclog_apply_fn fn, void *arg, size_t *good_len, char *err,
@@ -137,7 +137,7 @@ rmq_err_t bk_topiclog_replay(const char *path, bk_topiclog_apply_fn fn, void *ar
 {
     char *data = NULL, why[160] = "a record torn by a crash";
     size_t len = 0, off = 0, used = 0;
-    rmq_err_t rc = st_file_read_all(path, &data, &len);
+    rmq_err_t rc = rmq_file_read_all(path, &data, &len);
     *good_len = 0;
     if (rc == RMQ_ENOTFOUND) {
         rc = log_create(path);

@@ -22,7 +22,7 @@
 #include "bk_topiclog.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 #define TOPICS_LOG_MIN (256u << 10) /* the log's bound: this, or the table's size if larger */
 
@@ -135,7 +135,7 @@ static rmq_err_t topics_load_table(bk_topics_t *t, char *err, size_t errlen)
 {
     char *data = NULL;
     size_t len = 0;
-    rmq_err_t rc = st_file_read_all(t->path, &data, &len);
+    rmq_err_t rc = rmq_file_read_all(t->path, &data, &len);
     if (rc == RMQ_ENOTFOUND)
         return RMQ_OK;
     if (rc != RMQ_OK) {
@@ -220,7 +220,7 @@ static rmq_err_t topics_job_run(void *arg)
     topics_job_t *j = arg;
     if (!j->table_path)
         return bk_topiclog_append(j->log_path, j->data, j->len);
-    rmq_err_t rc = st_file_write_atomic(j->table_path, j->data, j->len);
+    rmq_err_t rc = rmq_file_write_atomic(j->table_path, j->data, j->len);
     if (rc != RMQ_OK) {
         LOG_ERROR_RL("persist %s: %s", j->table_path, rmq_strerror(rc));
         return rc;

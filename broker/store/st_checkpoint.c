@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "rmq_crc32c.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 #define CP_SIZE 64
 #define CP_MAGIC "RMQCKPT1"
@@ -47,7 +47,7 @@ rmq_err_t st_checkpoint_write(const char *path, const st_checkpoint_t *cp)
     put64(buf + 24, (uint64_t)cp->cl_min);
     put64(buf + 32, (uint64_t)cp->store_ts);
     put32(buf + 60, rmq_crc32c(0, buf, 60));
-    return st_file_write_atomic(path, buf, sizeof(buf));
+    return rmq_file_write_atomic(path, buf, sizeof(buf));
 }
 
 rmq_err_t st_checkpoint_read(const char *path, st_checkpoint_t *cp)
@@ -55,7 +55,7 @@ rmq_err_t st_checkpoint_read(const char *path, st_checkpoint_t *cp)
     char *data;
     size_t len;
     const uint8_t *p;
-    rmq_err_t rc = st_file_read_all(path, &data, &len);
+    rmq_err_t rc = rmq_file_read_all(path, &data, &len);
 
     if (rc != RMQ_OK)
         return rc;

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "rmq_log.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 #define INITIAL_BUCKETS 256
 
@@ -342,7 +342,7 @@ rmq_err_t st_cq_prepare(st_cq_table_t *tab, st_cq_t *cq, int64_t first, int64_t 
 
     if (cq_seg_for(tab, cq, first + n - 1))
         return RMQ_OK;
-    if (cq->nseg == 0 && (rc = st_file_mkdirs(cq->dir)) != RMQ_OK)
+    if (cq->nseg == 0 && (rc = rmq_file_mkdirs(cq->dir)) != RMQ_OK)
         return rc;
     while (cq->nseg == 0 || cq->segs[cq->nseg - 1]->start + fb <= last_byte) {
         int64_t start = cq->nseg ? cq->segs[cq->nseg - 1]->start + fb : first * ST_CQ_UNIT / fb * fb;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "st_file.h"
+#include "rmq_file.h"
 
 struct st_epoch {
     char path[PATH_MAX];
@@ -87,7 +87,7 @@ st_epoch_t *st_epoch_open(const char *path, char *why, size_t whylen)
         snprintf(why, whylen, "%s: path too long", path);
         goto fail;
     }
-    rmq_err_t rc = st_file_read_all(path, &text, &len);
+    rmq_err_t rc = rmq_file_read_all(path, &text, &len);
     if (rc == RMQ_ENOTFOUND)
         return ef;
     if (rc != RMQ_OK) {
@@ -133,7 +133,7 @@ static rmq_err_t epoch_save(const st_epoch_t *ef, size_t n)
         return RMQ_ENOMEM;
     for (size_t i = 0; i < n; i++)
         len += (size_t)sprintf(buf + len, "%" PRId64 " %" PRId64 "\n", ef->e[i].epoch, ef->e[i].start_offset);
-    rmq_err_t rc = st_file_write_atomic(ef->path, buf, len);
+    rmq_err_t rc = rmq_file_write_atomic(ef->path, buf, len);
     free(buf);
     return rc;
 }

@@ -4,7 +4,7 @@
  * never decreasing. A new master appends <its epoch, its log end>; a broker
  * that follows a master finds the last epoch both logs share (same epoch,
  * same start) and truncates its log to where either copy of that epoch ends.
- * The file is replaced atomically (st_file_write_atomic), so a crash leaves
+ * The file is replaced atomically (rmq_file_write_atomic), so a crash leaves
  * the old or the new list, never a torn one. Blocking I/O; one owner thread. */
 #ifndef ST_EPOCH_H
 #define ST_EPOCH_H

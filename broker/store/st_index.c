@@ -43,7 +43,7 @@
 
 #include "rmq_log.h"
 #include "rmq_message.h"
-#include "st_file.h"
+#include "rmq_file.h"
 #include "st_internal.h"
 
 #define MAX_KEYS_PER_MSG 64
@@ -252,7 +252,7 @@ static int64_t ckpt_read(const char *path)
     size_t len;
     int64_t v = 0;
 
-    if (st_file_read_all(path, &data, &len) != RMQ_OK)
+    if (rmq_file_read_all(path, &data, &len) != RMQ_OK)
         return 0;
     if (sscanf(data, "%" SCNd64, &v) != 1 || v < 0)
         v = 0;
@@ -265,7 +265,7 @@ static rmq_err_t ckpt_write(const char *path, int64_t end)
     char buf[32];
     int len = snprintf(buf, sizeof(buf), "%" PRId64 "\n", end);
 
-    return st_file_write_atomic(path, buf, (size_t)len);
+    return rmq_file_write_atomic(path, buf, (size_t)len);
 }
 
 /* Housekeeping thread: syncs a sealed file, then records it as durable. */
@@ -278,7 +278,7 @@ static void job_seal(st_store_t *st, void *arg)
     /* the file may have been renamed into place from a spare: its name
      * must be durable before the checkpoint says it holds these records */
     if (rc == RMQ_OK)
-        rc = st_file_sync_dir(job->dir);
+        rc = rmq_file_sync_dir(job->dir);
     if (rc == RMQ_OK && job->end_phys > ckpt_read(job->ckpt_path))   /* never moves back */
         rc = ckpt_write(job->ckpt_path, job->end_phys);
     if (rc != RMQ_OK)
@@ -325,7 +325,7 @@ rmq_err_t st_index_sync_all(st_store_t *st)
         rc = st_segment_flush(ix->files[i], sync, st->hooks.sync_arg);
     }
     if (rc == RMQ_OK)                /* names of files renamed from spares */
-        rc = st_file_sync_dir(ix->dir);
+        rc = rmq_file_sync_dir(ix->dir);
     /* every record dispatched so far is indexed in a synced file */
     if (rc == RMQ_OK)
         rc = ckpt_write(ix->ckpt_path, atomic_load(&st->dispatched));
@@ -595,7 +595,7 @@ rmq_err_t st_index_recover(st_store_t *st, int crashed)
 
     if (!ix || ix->disabled)
         return RMQ_OK;
-    if ((rc = st_file_mkdirs(ix->dir)) != RMQ_OK || (rc = st_segment_list(ix->dir, &starts, &n)) != RMQ_OK)
+    if ((rc = rmq_file_mkdirs(ix->dir)) != RMQ_OK || (rc = st_segment_list(ix->dir, &starts, &n)) != RMQ_OK)
         return rc;
     durable = ckpt_read(ix->ckpt_path);
     size = st_index_file_size(ix->slot_num, ix->index_num);

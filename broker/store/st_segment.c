@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "rmq_log.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 #define ST_PAGE 4096
 
@@ -129,7 +129,7 @@ rmq_err_t st_segment_create(const char *dir, int64_t start, int64_t size, int fl
         return RMQ_EIO;
     }
     dup = strdup(path);
-    rc = dup ? st_file_sync_dir(dir) : RMQ_ENOMEM;
+    rc = dup ? rmq_file_sync_dir(dir) : RMQ_ENOMEM;
     if (rc == RMQ_OK)
         rc = segment_wrap(dup, fd, start, size, out);
     if (rc != RMQ_OK) {

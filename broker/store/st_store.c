@@ -18,7 +18,7 @@
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_time.h"
-#include "st_file.h"
+#include "rmq_file.h"
 #include "st_internal.h"
 
 #define MIN_SCAN_UNITS 800
@@ -160,7 +160,7 @@ static rmq_err_t create_abort_file(st_store_t *st)
     if (fd < 0)
         return RMQ_EIO;
     close(fd);
-    return st_file_sync_dir(st->root_dir);
+    return rmq_file_sync_dir(st->root_dir);
 }
 
 static void store_free(st_store_t *st)
@@ -221,8 +221,8 @@ static rmq_err_t store_setup(st_store_t *st, int when_ok, char *err, size_t errl
         snprintf(err, errlen, "deleteWhen=%s: expected hours 0-23 separated by ';'", st->delete_when);
         return RMQ_EINVAL;
     }
-    if (st_file_mkdirs(st->root_dir) != RMQ_OK || st_file_mkdirs(st->cl_dir) != RMQ_OK ||
-        st_file_mkdirs(st->cq_dir) != RMQ_OK) {
+    if (rmq_file_mkdirs(st->root_dir) != RMQ_OK || rmq_file_mkdirs(st->cl_dir) != RMQ_OK ||
+        rmq_file_mkdirs(st->cq_dir) != RMQ_OK) {
         snprintf(err, errlen, "cannot create the store directories under %s", st->root_dir);
         return RMQ_EIO;
     }
@@ -368,7 +368,7 @@ void st_store_close(st_store_t *st)
     st_flush_fail_all(st, rc == RMQ_OK ? RMQ_ESHUTDOWN : RMQ_EIO);
     if (rc == RMQ_OK && atomic_load(&st->dispatched) == st->cl.write_pos) {
         unlink(st->abort_path);
-        st_file_sync_dir(st->root_dir);
+        rmq_file_sync_dir(st->root_dir);
     } else {
         LOG_ERROR("store %s closed without a complete flush; the next open will recover",
                   st->root_dir);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "rmq_log.h"
-#include "st_file.h"
+#include "rmq_file.h"
 #include "st_internal.h"
 
 #define MARKER_NAME "truncate"
@@ -38,7 +38,7 @@ rmq_err_t st_truncate_marker_read(st_store_t *st, int64_t *offset)
 
     *offset = -1;
     marker_path(st, path, sizeof(path));
-    rc = st_file_read_all(path, &text, &len);
+    rc = rmq_file_read_all(path, &text, &len);
     if (rc == RMQ_ENOTFOUND)
         return RMQ_OK;
     if (rc != RMQ_OK)
@@ -58,7 +58,7 @@ rmq_err_t st_truncate_marker_clear(st_store_t *st)
     marker_path(st, path, sizeof(path));
     if (unlink(path) != 0)
         return RMQ_EIO;
-    return st_file_sync_dir(st->root_dir);
+    return rmq_file_sync_dir(st->root_dir);
 }
 
 /* Writes the marker durably. */
@@ -68,7 +68,7 @@ static rmq_err_t marker_write(st_store_t *st, int64_t offset)
     int n = snprintf(text, sizeof(text), "%" PRId64 "\n", offset);
 
     marker_path(st, path, sizeof(path));
-    return st_file_write_atomic(path, text, (size_t)n);
+    return rmq_file_write_atomic(path, text, (size_t)n);
 }
 
 void st_truncate_point(st_store_t *st, const char *point)

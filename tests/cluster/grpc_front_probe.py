@@ -9,7 +9,9 @@ Checks QueryRoute on both daemons (TOPIC: master queues with the broker's
 address; an unknown topic: TOPIC_NOT_FOUND), bytes that are no request
 (grpc-status INVALID_ARGUMENT), SendMessage without a client id, to an
 unknown topic, to the read-only RO_TOPIC (FORBIDDEN) and with a delay past
-a day (ILLEGAL_DELIVERY_TIME), a send that is stored, Heartbeat before and
+a day (ILLEGAL_DELIVERY_TIME), a send that is stored, a body of the
+Settings' max_body_size (maxMessageSize) stored and one a byte longer
+refused (MESSAGE_BODY_TOO_LARGE naming both sizes, as the proxy), Heartbeat before and
 after Telemetry Settings, a transactional send with EndTransaction, and an
 EndTransaction naming no transaction. Prints one line per check; exit 0
 when all passed.
@@ -45,6 +47,7 @@ from pb_wire import msg, one, parse, resource, seconds_nanos, status_of
 
 SERVICE = "/apache.rocketmq.v2.MessagingService/"
 OK, TOPIC_NOT_FOUND, FORBIDDEN, UNAUTHORIZED = 20000, 40402, 40300, 40100
+MESSAGE_BODY_TOO_LARGE = 41301
 CLIENT_ID_REQUIRED, UNRECOGNIZED_CLIENT_TYPE = 40017, 40015
 ILLEGAL_DELIVERY_TIME, INVALID_TRANSACTION_ID = 40012, 40008
 READ_WRITE, PRODUCER, NORMAL, TRANSACTION = 4, 1, 1, 4
@@ -161,6 +164,11 @@ def producer_checks(broker_addr, topic, ro_topic):
     ids = [one(e, 2, b"").decode() for e in entries]
     check(code == OK and len(entries) == 1 and ids[0].startswith("01"),
           f"SendMessage to {topic}: {code} {text!r}, message id {ids}")
+    (code, text), _ = send(c, topic, b"m" * max_body)
+    check(code == OK, f"SendMessage of a body of max_body_size ({max_body}) bytes: {code} {text!r}")
+    (code, text), _ = send(c, topic, b"m" * (max_body + 1))
+    check(code == MESSAGE_BODY_TOO_LARGE and str(max_body + 1) in text and str(max_body) in text,
+          f"SendMessage of a body one byte over max_body_size: {code} {text!r}")
     (code, text), entries = send(c, "NoSuchTopicProbe", b"x")
     check(code == TOPIC_NOT_FOUND and len(entries) == 1, f"SendMessage to an unknown topic: {code} {text!r}")
     (code, text), _ = send(c, ro_topic, b"x")

@@ -9,6 +9,7 @@
  * replicates with ACL on; the client library signs from RMQ_ACCESS_KEY /
  * RMQ_SECRET_KEY; an unsigned slave is refused on the HA port. */
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,6 +329,62 @@ START_TEST(test_acl_cluster)
 END_TEST
 
 /* The ACL file parser: rules, and the error line for a bad file. */
+/* For hn_wait_until: GET_BROKER_CLUSTER_INFO signed by w->sg succeeds on w->addr. */
+static int admitted(void *arg)
+{
+    wait_arg_t *w = arg;
+    return cluster_info(w->addr, w->sg, NULL, 0) == RMQ__STATUS__SUCCESS;
+}
+
+/* Appends text to the case's ACL file (as an operator's editor would). */
+static void acl_file_append(const char *text)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/acl.properties", case_dir);
+    FILE *f = fopen(path, "a");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The name server's policy changes without a restart: SIGHUP reloads the
+ * file, a bad file is refused with its line logged and the policy kept,
+ * and an edit without a signal is picked up from the file's change. */
+START_TEST(test_acl_ns_reload)
+{
+    hn_daemon_t ns;
+    char ns_addr[64], remark[512];
+    signer_t late = { "late", "late-secret-1", 0 };
+    signer_t watched = { "watched", "watched-secret-1", 0 };
+    ns_start(&ns, ns_addr, sizeof ns_addr);
+    EXPECT_REFUSED(cluster_info(ns_addr, &late, remark, sizeof remark), remark, "unknown accessKey late");
+
+    acl_file_append("account.late.secretKey=late-secret-1\n");
+    ck_assert_int_eq(kill(ns.pid, SIGHUP), 0);
+    wait_arg_t w = { ns_addr, &late, 0 };
+    ck_assert_msg(hn_wait_until(admitted, &w, 10000), "late never admitted after SIGHUP");
+    ck_assert(hn_daemon_log_has(&ns, "SIGHUP: reloading the ACL"));
+
+    acl_file_append("account.late.topicPerms=A=WRITE\n");
+    ck_assert_int_eq(kill(ns.pid, SIGHUP), 0);
+    hn_log_wait_t refused = { &ns, "ACL reload refused, the policy in force is kept" };
+    ck_assert_msg(hn_wait_until(hn_log_wait_cond, &refused, 10000), "the bad file's refusal is not logged");
+    ck_assert(hn_daemon_log_has(&ns, "acl.properties:14: account.late.topicPerms=A=WRITE"));
+    ck_assert_int_eq(cluster_info(ns_addr, &late, remark, sizeof remark), RMQ__STATUS__SUCCESS);
+
+    hn_sleep_ms(1100);      /* a new modification time for the watch to see */
+    char good[4096];
+    snprintf(good, sizeof good, "%saccount.watched.secretKey=watched-secret-1\n", acl_text);
+    char path[PATH_MAX];
+    ck_assert_ptr_nonnull(hn_write_file(case_dir, "acl.properties", good, path, sizeof path));
+    w.sg = &watched;
+    ck_assert_msg(hn_wait_until(admitted, &w, 10000), "an edited file is never picked up without a signal");
+    EXPECT_REFUSED(cluster_info(ns_addr, &late, remark, sizeof remark), remark, "unknown accessKey late");
+    ck_assert_int_eq(kill(ns.pid, 0), 0);
+    hn_case_passed();
+}
+END_TEST
+
 START_TEST(test_acl_file)
 {
     char err[512];
@@ -362,6 +419,7 @@ static Suite *acl_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_acl_file);
+    tcase_add_test(tc, test_acl_ns_reload);
     tcase_add_test(tc, test_acl_cluster);
     suite_add_tcase(s, tc);
     return s;

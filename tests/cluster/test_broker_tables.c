@@ -15,7 +15,7 @@
 #include "bk_persist.h"
 #include "bk_topics_pb.h"
 #include "rmq_message.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 static char dir[256];
 
@@ -260,7 +260,7 @@ START_TEST(test_topic_change_log)
     tab.data_version = &dv0;
     uint8_t buf[256];
     size_t len = rmq__topic_config_table__pack(&tab, buf);
-    ck_assert_int_eq(st_file_write_atomic(pb, buf, len), RMQ_OK);
+    ck_assert_int_eq(rmq_file_write_atomic(pb, buf, len), RMQ_OK);
     p = bk_persist_new();
     t = bk_topics_new(dir, p, 0, 8, err, sizeof err);
     ck_assert_ptr_nonnull(t);

@@ -122,6 +122,24 @@ static int runtime_below(void *arg)
     return runtime_get(w->addr, w->key, v, sizeof v) == 0 && strtoll(v, NULL, 10) < strtoll(w->value, NULL, 10);
 }
 
+typedef struct file_want {
+    const char *path, *text;
+} file_want_t;
+
+/* 1 once the file w->path holds exactly w->text. */
+static int file_holds(void *arg)
+{
+    file_want_t *w = arg;
+    char got[128];
+    FILE *f = fopen(w->path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(got, 1, sizeof got - 1, f);
+    fclose(f);
+    got[n] = '\0';
+    return strcmp(got, w->text) == 0;
+}
+
 /* Waits until the slave at slave_addr streams from its master. */
 static void wait_connected(const char *slave_addr)
 {
@@ -676,6 +694,13 @@ START_TEST(test_epochs_truncate_divergent_tail)
     ck_assert_int_eq(runtime_ll(aaddr, "haConfirmOffset"), x);
     ck_assert_int_eq(pull_count(aaddr, &div), E1_MSGS);   /* the unreplicated tail stays unseen */
     ck_assert_int_eq(div, 0);
+    /* B writes its confirm offset off the loop (an older one is only more
+     * careful): kill it once the file holds x, so the restart shows x kept */
+    char confirm_path[PATH_MAX], confirm_text[32];
+    snprintf(confirm_path, sizeof confirm_path, "%s/b/confirmOffset", case_dir);
+    snprintf(confirm_text, sizeof confirm_text, "%lld\n", x);
+    file_want_t kept = { confirm_path, confirm_text };
+    ck_assert_msg(hn_wait_until(file_holds, &kept, 10000), "B never kept the confirm offset %lld", x);
     hn_daemon_kill9(&a);
     hn_daemon_kill9(&b);
 

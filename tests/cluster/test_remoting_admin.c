@@ -17,7 +17,8 @@
  *
  * consumers: a heartbeat's client listed by GET_CONSUMER_CONNECTION_LIST
  * with its address, subscription tags and settings; QUERY_TOPIC_CONSUME_BY_WHO
- * names its group; GET_CONSUME_STATS shows its committed offset; an
+ * names its group; GET_CONSUME_STATS shows its committed offset, and a pop
+ * group's message in flight as pullOffset past consumerOffset; an
  * unknown group is CONSUMER_NOT_ONLINE. GET_PRODUCER_CONNECTION_LIST lists
  * a producer's heartbeat (client id, address, language, version); a group
  * with no producer is SYSTEM_ERROR naming it; GET_ALL_PRODUCER_INFO has it
@@ -400,8 +401,20 @@ START_TEST(consumers)
     rmq_remoting_field_t cs[] = {{"consumerGroup", "adm_cg"}, {"topic", "AdmTopic"}};
     ck_assert_int_eq(call(208, cs, 2, NULL, &r), RMQ_REMOTING_SUCCESS);
     body_has(&r, "{\"brokerName\":\"broker-a\",\"queueId\":1,\"topic\":\"AdmTopic\"}:{\"brokerOffset\":1,"
-                 "\"consumerOffset\":1,\"lastTimestamp\":");
+                 "\"consumerOffset\":1,\"pullOffset\":1,\"lastTimestamp\":");
     body_has(&r, "\"consumeTps\":");
+    rem_resp_clear(&r);
+
+    /* a pop group's message in flight: pullOffset - consumerOffset, RocketMQ 5's #Inflight */
+    rmq_remoting_field_t pop[] = {{"consumerGroup", "adm_pop"}, {"topic", "AdmTopic"}, {"queueId", "-1"},
+                                  {"maxMsgNums", "32"}, {"invisibleTime", "60000"}, {"pollTime", "0"},
+                                  {"expType", "TAG"}, {"exp", "*"}};
+    ck_assert_int_eq(call(200050, pop, sizeof pop / sizeof pop[0], NULL, &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t ps[] = {{"consumerGroup", "adm_pop"}, {"topic", "AdmTopic"}};
+    ck_assert_int_eq(call(208, ps, 2, NULL, &r), RMQ_REMOTING_SUCCESS);
+    body_has(&r, "{\"brokerName\":\"broker-a\",\"queueId\":1,\"topic\":\"AdmTopic\"}:{\"brokerOffset\":1,"
+                 "\"consumerOffset\":0,\"pullOffset\":1,\"lastTimestamp\":");
     rem_resp_clear(&r);
 
     rmq_remoting_field_t other = {"consumerGroup", "adm_nobody"};

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "rmq_time.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 static core_base_t the_base;         /* the running case's (Check runs one case per process) */
 
@@ -41,7 +41,7 @@ void core_base_open(core_base_t *cb, int auto_create)
     cb->st = ts_open(&cb->env);
     ck_assert_int_eq(st_store_start(cb->st, cb->base, cb->poster), RMQ_OK);
     ck_assert_ptr_nonnull(cb->persist = bk_persist_new());
-    ck_assert_int_eq(st_file_mkdirs(cb->config_dir), RMQ_OK);
+    ck_assert_int_eq(rmq_file_mkdirs(cb->config_dir), RMQ_OK);
     cb->topics = bk_topics_new(cb->config_dir, cb->persist, auto_create, 8, err, sizeof err);
     ck_assert_msg(cb->topics != NULL, "%s", err);
 }

@@ -66,7 +66,7 @@ static const scenario_t scenarios[] = {
     {"unknown topic", 0, 0, 0, 0, 0, "Nope", 0, 10, "", BK_TOPIC_NOT_EXIST, 0, 0},
     {"unknown topic auto-created", 0, 0, 0, 0, 1, "Auto", 0, 10, "", BK_OK, 1, 0},
     {"queue out of range", 0, 0, 0, 0, 0, TOPIC, QUEUES, 10, "", BK_BAD_REQUEST, 0, 0},
-    {"body over maxMessageSize", 0, 0, 0, 0, 0, TOPIC, 0, 5000, "", BK_MESSAGE_ILLEGAL, 0, 0},
+    {"body over maxMessageSize", 0, 0, 0, 0, 0, TOPIC, 0, 5000, "", BK_MESSAGE_TOO_LARGE, 0, 0},
     {"divert refuses bad properties", 0, 0, 0, 0, 0, TOPIC, 0, 10, "BAD", BK_MESSAGE_ILLEGAL, 0, 0},
     {"lapsed controller lease refuses", 0, 0, 0, 0, 0, TOPIC, 0, 10, "", BK_NOT_MASTER, 0, 0, -1, 0},
     {"controller lease held takes writes", 1, 0, 0, 0, 0, TOPIC, 0, 10, "", BK_OK, 1, 1, 60000, 0},

@@ -50,7 +50,7 @@
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_subexpr.h"
-#include "st_file.h"
+#include "rmq_file.h"
 #include "st_store.h"
 
 #define FUZZ_MAX_FRAME (1u << 20)
@@ -324,7 +324,7 @@ static void broker_init(void)
         !(fb.persist = bk_persist_new()))
         abort();
     snprintf(cfgdir, sizeof cfgdir, "%s/config", fb.dir);
-    if (st_file_mkdirs(cfgdir) != RMQ_OK || !(fb.topics = bk_topics_new(cfgdir, fb.persist, 0, 8, err, sizeof err)))
+    if (rmq_file_mkdirs(cfgdir) != RMQ_OK || !(fb.topics = bk_topics_new(cfgdir, fb.persist, 0, 8, err, sizeof err)))
         abort();
     bk_topic_t t = {.read_queues = 2, .write_queues = 2, .perm = BK_PERM_READ | BK_PERM_WRITE};
     strcpy(t.name, FUZZ_TOPIC);

@@ -6,7 +6,7 @@
 # shellcheck shell=bash
 
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../.." && pwd)
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=${RMQ_BUILD_ROOT:-$src/build}
 run=$(mktemp -d /tmp/rmq-test-java.XXXXXX)
 pids=()

@@ -784,6 +784,7 @@ START_TEST(test_code_mapping)
     ck_assert_int_eq(gr_code_of_status(BK_GROUP_NOT_EXIST), CODE(CONSUMER_GROUP_NOT_FOUND));
     ck_assert_int_eq(gr_code_of_status(BK_NO_PERMISSION), CODE(FORBIDDEN));
     ck_assert_int_eq(gr_code_of_status(BK_BUSY), CODE(TOO_MANY_REQUESTS));
+    ck_assert_int_eq(gr_code_of_status(BK_MESSAGE_TOO_LARGE), CODE(MESSAGE_BODY_TOO_LARGE));
     ck_assert_int_eq(gr_code_of_status(BK_FLUSH_DISK_TIMEOUT), CODE(MASTER_PERSISTENCE_TIMEOUT));
     ck_assert_int_eq(gr_code_of_status(BK_FLUSH_SLAVE_TIMEOUT), CODE(SLAVE_PERSISTENCE_TIMEOUT));
     ck_assert_int_eq(gr_code_of_status(BK_SLAVE_NOT_AVAILABLE), CODE(HA_NOT_AVAILABLE));

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "st_file.h"
+#include "rmq_file.h"
 #include "st_internal.h"
 #include "test_store_util.h"
 
@@ -450,20 +450,20 @@ START_TEST(test_file_write_atomic)
     size_t len;
 
     ts_path(&env, path, sizeof(path), "meta.json");
-    ck_assert_int_eq(st_file_read_all(path, &data, &len), RMQ_ENOTFOUND);
-    ck_assert_int_eq(st_file_write_atomic(path, "{\"a\":1}", 7), RMQ_OK);
-    ck_assert_int_eq(st_file_read_all(path, &data, &len), RMQ_OK);
+    ck_assert_int_eq(rmq_file_read_all(path, &data, &len), RMQ_ENOTFOUND);
+    ck_assert_int_eq(rmq_file_write_atomic(path, "{\"a\":1}", 7), RMQ_OK);
+    ck_assert_int_eq(rmq_file_read_all(path, &data, &len), RMQ_OK);
     ck_assert_uint_eq(len, 7);
     ck_assert_str_eq(data, "{\"a\":1}");
     free(data);
-    ck_assert_int_eq(st_file_write_atomic(path, "", 0), RMQ_OK);
-    ck_assert_int_eq(st_file_read_all(path, &data, &len), RMQ_OK);
+    ck_assert_int_eq(rmq_file_write_atomic(path, "", 0), RMQ_OK);
+    ck_assert_int_eq(rmq_file_read_all(path, &data, &len), RMQ_OK);
     ck_assert_uint_eq(len, 0);
     free(data);
     ts_path(&env, path, sizeof(path), "meta.json.tmp");
     ck_assert_int_ne(access(path, F_OK), 0);
     ts_path(&env, path, sizeof(path), "no/such/dir/x");
-    ck_assert_int_ne(st_file_write_atomic(path, "x", 1), RMQ_OK);
+    ck_assert_int_ne(rmq_file_write_atomic(path, "x", 1), RMQ_OK);
 }
 END_TEST
 

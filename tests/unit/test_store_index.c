@@ -17,7 +17,7 @@
 
 #include "rmq_loop.h"
 #include "rmq_time.h"
-#include "st_file.h"
+#include "rmq_file.h"
 #include "st_internal.h"
 #include "test_store_util.h"
 
@@ -178,7 +178,7 @@ START_TEST(test_roll_and_restart)
     size_t len;
 
     ts_path(&env, path, sizeof(path), "index/checkpoint");
-    ck_assert_int_eq(st_file_read_all(path, &data, &len), RMQ_OK);
+    ck_assert_int_eq(rmq_file_read_all(path, &data, &len), RMQ_OK);
     ck_assert_int_eq(atoll(data), end);
     free(data);
     st = ts_open(&env);

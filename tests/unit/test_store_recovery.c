@@ -21,7 +21,7 @@
 
 #include "rmq_loop.h"
 #include "rmq_time.h"
-#include "st_file.h"
+#include "rmq_file.h"
 #include "st_internal.h"
 #include "test_store_util.h"
 
@@ -66,7 +66,7 @@ static st_put_result_t *load_results(size_t *n)
     size_t len;
 
     ts_path(&env, path, sizeof(path), "results");
-    ck_assert_int_eq(st_file_read_all(path, &data, &len), RMQ_OK);
+    ck_assert_int_eq(rmq_file_read_all(path, &data, &len), RMQ_OK);
     *n = len / sizeof(st_put_result_t);
     return (st_put_result_t *)data;
 }

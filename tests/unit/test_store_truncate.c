@@ -19,7 +19,7 @@
 #include "rmq_loop.h"
 #include "rmq_time.h"
 #include "st_checkpoint.h"
-#include "st_file.h"
+#include "rmq_file.h"
 #include "st_internal.h"
 #include "test_store_util.h"
 
@@ -252,7 +252,7 @@ START_TEST(test_crash_after_marker_finishes_at_open)
     ts_crash_child(&env, child_crash_after_marker);
     ts_path(&env, path, sizeof(path), "truncate");
     ck_assert_int_eq(access(path, F_OK), 0);     /* the crash left the marker */
-    ck_assert_int_eq(st_file_read_all(path, &text, &len), RMQ_OK);
+    ck_assert_int_eq(rmq_file_read_all(path, &text, &len), RMQ_OK);
     off = strtoll(text, NULL, 10);
     free(text);
     ck_assert_int_gt(off, 2 * TS_FILE_SIZE);
@@ -275,7 +275,7 @@ START_TEST(test_corrupt_marker_refuses_open)
     put_range(st, 0, 4, 0);
     st_store_close(st);
     ts_path(&env, path, sizeof(path), "truncate");
-    ck_assert_int_eq(st_file_write_atomic(path, "12x\n", 4), RMQ_OK);
+    ck_assert_int_eq(rmq_file_write_atomic(path, "12x\n", 4), RMQ_OK);
     ck_assert_ptr_null(st_store_open(&env.cfg, err, sizeof(err)));
     ck_assert_ptr_nonnull(strstr(err, "truncation marker"));
 }

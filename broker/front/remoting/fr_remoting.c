@@ -53,6 +53,7 @@ int fr_rm_status_code(bk_status_t status)
         [BK_OK] = 0,
         [BK_BAD_REQUEST] = 1,                /* RocketMQ: SYSTEM_ERROR with the reason */
         [BK_MESSAGE_ILLEGAL] = 13,
+        [BK_MESSAGE_TOO_LARGE] = 13,         /* MESSAGE_ILLEGAL, as RocketMQ's broker */
         [BK_NAME_ILLEGAL] = 1,               /* TopicValidator answers SYSTEM_ERROR */
         [BK_NO_PERMISSION] = 16,
         [BK_TOPIC_NOT_EXIST] = 17,

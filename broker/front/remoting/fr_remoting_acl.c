@@ -1,7 +1,7 @@
 /* fr_remoting_acl.c: RocketMQ's ACL admin codes on the remoting front, as
  * 4.9's AdminBrokerProcessor serves them over PlainAccessValidator:
  * UPDATE_AND_CREATE_ACL_CONFIG (50), DELETE_ACL_CONFIG (51),
- * UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53) change the live policy (bk_acl.h:
+ * UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53) change the live policy (rmq_acl_live.h:
  * written back to aclFile, then in force); GET_BROKER_CLUSTER_ACL_INFO (52)
  * answers the file's DataVersion, GET_BROKER_CLUSTER_ACL_CONFIG (54) the
  * global whitelist and every account. Admin only (bk_perm.c). */
@@ -20,7 +20,7 @@
 
 /* The live ACL when the signer of req may use code's operation; NULL after
  * answering (refused, or access control off: failed with failure_code). */
-static bk_acl_t *acl_admin(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
+static rmq_acl_live_t *acl_admin(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoting_request_t *req,
                            int failure_code)
 {
     if (!fr_rm_allowed(rm, conn, req, NULL, NULL))
@@ -32,17 +32,17 @@ static bk_acl_t *acl_admin(fr_remoting_t *rm, rmq_conn_t *conn, const rmq_remoti
 }
 
 /* Applies e and answers SUCCESS, or failure_code with the reason. */
-static void acl_apply(rmq_conn_t *conn, const rmq_remoting_request_t *req, bk_acl_t *acl, const rmq_acl_edit_t *e,
+static void acl_apply(rmq_conn_t *conn, const rmq_remoting_request_t *req, rmq_acl_live_t *acl, const rmq_acl_edit_t *e,
                       int failure_code)
 {
     char err[512] = "";
-    if (bk_acl_apply(acl, e, err, sizeof err) != RMQ_OK) {
+    if (rmq_acl_live_apply(acl, e, err, sizeof err) != RMQ_OK) {
         LOG_WARN("request code %d from %s refused: %s", req->code, rmq_conn_peer(conn), err);
         rmq_remoting_replyf(conn, req, failure_code, "%s", err);
         return;
     }
     LOG_INFO("request code %d from %s: ACL changed and written to %s", req->code, rmq_conn_peer(conn),
-             bk_acl_path(acl));
+             rmq_acl_live_path(acl));
     fr_rm_reply_body(conn, req, NULL);
 }
 
@@ -53,7 +53,7 @@ void fr_rm_handle_acl_update(rmq_conn_t *conn, const rmq_remoting_request_t *req
 {
     fr_remoting_t *rm = arg;
     int failed = CODE_UPDATE_AND_CREATE_ACL_CONFIG_FAILED;
-    bk_acl_t *acl = acl_admin(rm, conn, req, failed);
+    rmq_acl_live_t *acl = acl_admin(rm, conn, req, failed);
     rmq_acl_edit_t e = {.kind = RMQ_ACL_EDIT_PUT};
     if (!acl || !(e.access_key = fr_rm_str(conn, req, "accessKey", NULL, 1, NULL)) ||
         fr_rm_bool(conn, req, "admin", 0, 0, &e.admin) != 0)
@@ -72,7 +72,7 @@ void fr_rm_handle_acl_delete(rmq_conn_t *conn, const rmq_remoting_request_t *req
 {
     fr_remoting_t *rm = arg;
     int failed = CODE_DELETE_ACL_CONFIG_FAILED;
-    bk_acl_t *acl = acl_admin(rm, conn, req, failed);
+    rmq_acl_live_t *acl = acl_admin(rm, conn, req, failed);
     rmq_acl_edit_t e = {.kind = RMQ_ACL_EDIT_DELETE};
     if (acl && (e.access_key = fr_rm_str(conn, req, "accessKey", NULL, 1, NULL)))
         acl_apply(conn, req, acl, &e, failed);
@@ -85,24 +85,24 @@ void fr_rm_handle_acl_white(rmq_conn_t *conn, const rmq_remoting_request_t *req,
 {
     fr_remoting_t *rm = arg;
     int failed = CODE_UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED;
-    bk_acl_t *acl = acl_admin(rm, conn, req, failed);
+    rmq_acl_live_t *acl = acl_admin(rm, conn, req, failed);
     rmq_acl_edit_t e = {.kind = RMQ_ACL_EDIT_GLOBAL_WHITE};
     if (!acl || !(e.global_white = fr_rm_str(conn, req, "globalWhiteAddrs", NULL, 1, NULL)))
         return;
     const char *file = rmq_remoting_field(req, "aclFileFullPath");
-    if (file && file[0] && strcmp(file, bk_acl_path(acl)) != 0) {
+    if (file && file[0] && strcmp(file, rmq_acl_live_path(acl)) != 0) {
         rmq_remoting_replyf(conn, req, failed, "aclFileFullPath=%.200s: this broker's ACL file is %s", file,
-                            bk_acl_path(acl));
+                            rmq_acl_live_path(acl));
         return;
     }
     acl_apply(conn, req, acl, &e, failed);
 }
 
 /* DataVersion {stateVersion, timestamp, counter} of acl as JSON into b. */
-static void data_version_json(struct evbuffer *b, const bk_acl_t *acl)
+static void data_version_json(struct evbuffer *b, const rmq_acl_live_t *acl)
 {
     int64_t counter, ts;
-    bk_acl_version(acl, &counter, &ts);
+    rmq_acl_live_version(acl, &counter, &ts);
     evbuffer_add_printf(b, "{\"stateVersion\":0,\"timestamp\":%" PRId64 ",\"counter\":%" PRId64 "}", ts, counter);
 }
 
@@ -111,7 +111,7 @@ static void data_version_json(struct evbuffer *b, const bk_acl_t *acl)
 void fr_rm_handle_acl_version(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
-    bk_acl_t *acl = acl_admin(rm, conn, req, RMQ_REMOTING_SYSTEM_ERROR);
+    rmq_acl_live_t *acl = acl_admin(rm, conn, req, RMQ_REMOTING_SYSTEM_ERROR);
     if (!acl)
         return;
     struct evbuffer *version = evbuffer_new(), *all = evbuffer_new();
@@ -119,7 +119,7 @@ void fr_rm_handle_acl_version(rmq_conn_t *conn, const rmq_remoting_request_t *re
         data_version_json(version, acl);
         evbuffer_add(version, "", 1);
         FR_RM_ADD(all, "{");
-        rmq_json_str(all, bk_acl_path(acl));
+        rmq_json_str(all, rmq_acl_live_path(acl));
         FR_RM_ADD(all, ":");
         data_version_json(all, acl);
         FR_RM_ADD(all, "}");
@@ -204,7 +204,7 @@ static void account_json(struct evbuffer *b, const rmq_acl_account_t *a)
 void fr_rm_handle_acl_config(rmq_conn_t *conn, const rmq_remoting_request_t *req, void *arg)
 {
     fr_remoting_t *rm = arg;
-    bk_acl_t *acl = acl_admin(rm, conn, req, RMQ_REMOTING_SYSTEM_ERROR);
+    rmq_acl_live_t *acl = acl_admin(rm, conn, req, RMQ_REMOTING_SYSTEM_ERROR);
     struct evbuffer *b = acl ? evbuffer_new() : NULL;
     if (!acl)
         return;
@@ -212,7 +212,7 @@ void fr_rm_handle_acl_config(rmq_conn_t *conn, const rmq_remoting_request_t *req
         rmq_remoting_replyf(conn, req, RMQ_REMOTING_SYSTEM_ERROR, "request code %d: out of memory", req->code);
         return;
     }
-    const rmq_acl_t *policy = bk_acl_policy(acl);
+    const rmq_acl_t *policy = rmq_acl_live_policy(acl);
     FR_RM_ADD(b, "{\"globalWhiteAddrs\":");
     list_json(b, rmq_acl_global_white(policy));
     FR_RM_ADD(b, ",\"plainAccessConfigs\":[");

@@ -597,10 +597,10 @@ void fr_rm_handle_clone_offset(rmq_conn_t *conn, const rmq_remoting_request_t *r
 }
 
 /* Appends ConsumeStats {consumeTps, offsetTable: {MessageQueue:
- * {brokerOffset, consumerOffset, lastTimestamp}}} of the queues of cp on
- * topic (NULL: every one), and adds their lag to *diff. */
+ * {brokerOffset, consumerOffset, pullOffset, lastTimestamp}}} of group's
+ * queues of cp on topic (NULL: every one), and adds their lag to *diff. */
 static void consume_stats_json(const fr_remoting_t *rm, struct evbuffer *b, const bk_consume_progress_t *cp,
-                               const char *topic, double tps, int64_t *diff)
+                               const char *group, const char *topic, double tps, int64_t *diff)
 {
     json_list_t l = {b, 0};
     evbuffer_add_printf(b, "{\"consumeTps\":%.2f,\"offsetTable\":{", tps);
@@ -611,7 +611,9 @@ static void consume_stats_json(const fr_remoting_t *rm, struct evbuffer *b, cons
         list_next(&l);
         fr_rm_mq_json(b, q->topic, rm->fe->node->cfg->broker_name, q->queue_id);
         evbuffer_add_printf(b, ":{\"brokerOffset\":%" PRId64 ",\"consumerOffset\":%" PRId64
-                            ",\"lastTimestamp\":%" PRId64 "}", q->broker_offset, q->consumer_offset,
+                            ",\"pullOffset\":%" PRId64 ",\"lastTimestamp\":%" PRId64 "}", q->broker_offset,
+                            q->consumer_offset,
+                            bk_pop_pull_offset(rm->fe->pop, group, q->topic, q->queue_id, q->consumer_offset),
                             q->last_timestamp);
         *diff += q->broker_offset - q->consumer_offset;
     }
@@ -627,7 +629,7 @@ static bk_status_t consume_stats_body(const fr_remoting_t *rm, struct evbuffer *
     int64_t diff = 0;
     if (bk_offset_progress(rm->fe->offset_ops, n->group, n->topic, &cp, r) != BK_OK)
         return r->status;
-    consume_stats_json(rm, b, &cp, NULL, cp.consume_tps, &diff);
+    consume_stats_json(rm, b, &cp, n->group, NULL, cp.consume_tps, &diff);
     bk_consume_progress_clear(&cp);
     return BK_OK;
 }
@@ -670,7 +672,7 @@ static void group_consume_add(broker_consume_t *bc, const char *name)
         if (!topic_opens(bc, &cp, i))
             continue;
         list_next(&stats);
-        consume_stats_json(bc->rm, b, &cp, cp.queues[i].topic,
+        consume_stats_json(bc->rm, b, &cp, name, cp.queues[i].topic,
                            bk_groupstats_tps(bc->rm->fe->groupstats, name, cp.queues[i].topic), &bc->diff);
     }
     FR_RM_ADD(b, "]}");

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "bk_props.h"
 #include "rmq_http.h"
 
@@ -28,14 +30,8 @@ static void wr32(uint8_t *p, uint32_t v)
 
 int32_t fr_rm_body_crc(const void *buf, size_t len)
 {
-    const uint8_t *p = buf;
-    uint32_t crc = 0xffffffffu;
-    for (size_t i = 0; i < len; i++) {
-        crc ^= p[i];
-        for (int k = 0; k < 8; k++)
-            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-    }
-    return (int32_t)(~crc & 0x7fffffffu);
+    /* a body's length is a record's 32-bit field: it fits zlib's uInt */
+    return (int32_t)(crc32(0L, buf, (uInt)len) & 0x7fffffffu);
 }
 
 /* ---- batch bodies -------------------------------------------------------- */

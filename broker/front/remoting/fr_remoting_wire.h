@@ -30,7 +30,7 @@
 #include "rmq_message.h"
 
 
-/* CRC-32 (IEEE, zlib's) of buf, & 0x7fffffff: MessageDecoder's bodyCRC. */
+/* CRC-32 (IEEE, by zlib) of buf, & 0x7fffffff: MessageDecoder's bodyCRC. */
 int32_t fr_rm_body_crc(const void *buf, size_t len);
 
 /* Decodes the batch entry at data[0..len) into *e (pointers into data);

@@ -1,6 +1,6 @@
-/* st_file.c: atomic metadata files (tmp, fsync, rename, fsync dir), whole
+/* rmq_file.c: atomic metadata files (tmp, fsync, rename, fsync dir), whole
  * file reads and directory helpers. */
-#include "st_file.h"
+#include "rmq_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 
 #include "rmq_log.h"
 
-rmq_err_t st_file_sync_dir(const char *dir)
+rmq_err_t rmq_file_sync_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     rmq_err_t rc = RMQ_OK;
@@ -30,7 +30,7 @@ rmq_err_t st_file_sync_dir(const char *dir)
     return rc;
 }
 
-rmq_err_t st_file_sync_parent(const char *path)
+rmq_err_t rmq_file_sync_parent(const char *path)
 {
     char dir[PATH_MAX];
     char *slash;
@@ -39,12 +39,12 @@ rmq_err_t st_file_sync_parent(const char *path)
         return RMQ_EINVAL;
     slash = strrchr(dir, '/');
     if (!slash)
-        return st_file_sync_dir(".");
+        return rmq_file_sync_dir(".");
     if (slash == dir)
         slash[1] = '\0';
     else
         *slash = '\0';
-    return st_file_sync_dir(dir);
+    return rmq_file_sync_dir(dir);
 }
 
 /* Writes all of buf to fd, retrying short writes and EINTR. */
@@ -66,12 +66,12 @@ static int write_full(int fd, const void *buf, size_t len)
     return 0;
 }
 
-rmq_err_t st_file_write_atomic(const char *path, const void *data, size_t len)
+rmq_err_t rmq_file_write_atomic(const char *path, const void *data, size_t len)
 {
-    return st_file_write_atomic_mode(path, data, len, 0644);
+    return rmq_file_write_atomic_mode(path, data, len, 0644);
 }
 
-rmq_err_t st_file_write_atomic_mode(const char *path, const void *data, size_t len, mode_t mode)
+rmq_err_t rmq_file_write_atomic_mode(const char *path, const void *data, size_t len, mode_t mode)
 {
     char tmp[PATH_MAX];
     int fd;
@@ -96,10 +96,10 @@ rmq_err_t st_file_write_atomic_mode(const char *path, const void *data, size_t l
         unlink(tmp);
         return RMQ_EIO;
     }
-    return st_file_sync_parent(path);
+    return rmq_file_sync_parent(path);
 }
 
-rmq_err_t st_file_read_all(const char *path, char **data, size_t *len)
+rmq_err_t rmq_file_read_all(const char *path, char **data, size_t *len)
 {
     struct stat sb;
     char *buf;
@@ -139,7 +139,7 @@ rmq_err_t st_file_read_all(const char *path, char **data, size_t *len)
     return RMQ_OK;
 }
 
-rmq_err_t st_file_mkdirs(const char *dir)
+rmq_err_t rmq_file_mkdirs(const char *dir)
 {
     char buf[PATH_MAX];
     size_t n;

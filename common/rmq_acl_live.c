@@ -1,6 +1,6 @@
-/* bk_acl.c: the broker's live access-control policy (bk_acl.h): SIGHUP and
+/* rmq_acl_live.c: a live access-control policy (rmq_acl_live.h): SIGHUP and
  * file-change reloads, admin edits written back atomically, the version. */
-#include "bk_acl.h"
+#include "rmq_acl_live.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 
 #include "rmq_time.h"
 #include "rmq_log.h"
-#include "st_file.h"
+#include "rmq_file.h"
 
 #define WATCH_INTERVAL_MS 1000
 
@@ -22,7 +22,7 @@ typedef struct file_id {
     struct timespec mtime;
 } file_id_t;
 
-struct bk_acl {
+struct rmq_acl_live {
     rmq_acl_t *acl;              /* the codecs' and the core's (borrowed) */
     char *path;
     struct event *hup;
@@ -58,14 +58,14 @@ static int file_id_same(const file_id_t *a, const file_id_t *b)
 }
 
 /* Puts fresh in force and counts a version. */
-static void take(bk_acl_t *la, rmq_acl_t *fresh)
+static void take(rmq_acl_live_t *la, rmq_acl_t *fresh)
 {
     rmq_acl_replace(la->acl, fresh);
     la->counter++;
     la->timestamp_ms = rmq_wall_ms();
 }
 
-int bk_acl_reload(bk_acl_t *la)
+int rmq_acl_live_reload(rmq_acl_live_t *la)
 {
     char err[512] = "";
     la->seen = file_id_of(la->path);
@@ -85,25 +85,25 @@ static void on_hup(evutil_socket_t sig, short what, void *arg)
     (void)sig;
     (void)what;
     LOG_INFO("SIGHUP: reloading the ACL");
-    bk_acl_reload(arg);
+    rmq_acl_live_reload(arg);
 }
 
 /* Reloads when the file is not the one last seen. */
 static void on_watch(evutil_socket_t fd, short what, void *arg)
 {
-    bk_acl_t *la = arg;
+    rmq_acl_live_t *la = arg;
     (void)fd;
     (void)what;
     file_id_t now = file_id_of(la->path);
     if (!file_id_same(&now, &la->seen)) {
         LOG_INFO("aclFile %s changed: reloading the ACL", la->path);
-        bk_acl_reload(la);
+        rmq_acl_live_reload(la);
     }
 }
 
-bk_acl_t *bk_acl_new(struct event_base *base, rmq_acl_t *acl, const char *path)
+rmq_acl_live_t *rmq_acl_live_new(struct event_base *base, rmq_acl_t *acl, const char *path)
 {
-    bk_acl_t *la = calloc(1, sizeof *la);
+    rmq_acl_live_t *la = calloc(1, sizeof *la);
     struct timeval every = {WATCH_INTERVAL_MS / 1000, (WATCH_INTERVAL_MS % 1000) * 1000};
     if (!la || !(la->path = strdup(path)))
         goto fail;
@@ -116,11 +116,11 @@ bk_acl_t *bk_acl_new(struct event_base *base, rmq_acl_t *acl, const char *path)
         goto fail;
     return la;
 fail:
-    bk_acl_free(la);
+    rmq_acl_live_free(la);
     return NULL;
 }
 
-void bk_acl_free(bk_acl_t *la)
+void rmq_acl_live_free(rmq_acl_live_t *la)
 {
     if (!la)
         return;
@@ -132,14 +132,14 @@ void bk_acl_free(bk_acl_t *la)
     free(la);
 }
 
-rmq_err_t bk_acl_apply(bk_acl_t *la, const rmq_acl_edit_t *e, char *err, size_t errlen)
+rmq_err_t rmq_acl_live_apply(rmq_acl_live_t *la, const rmq_acl_edit_t *e, char *err, size_t errlen)
 {
     rmq_acl_t *fresh = rmq_acl_edit(la->acl, e, err, errlen);
     if (!fresh)
         return RMQ_EINVAL;
     size_t len = 0;
     char *text = rmq_acl_format(fresh, &len);
-    rmq_err_t rc = text ? st_file_write_atomic_mode(la->path, text, len, file_mode_of(la->path)) : RMQ_ENOMEM;
+    rmq_err_t rc = text ? rmq_file_write_atomic_mode(la->path, text, len, file_mode_of(la->path)) : RMQ_ENOMEM;
     free(text);
     if (rc != RMQ_OK) {
         snprintf(err, errlen, "aclFile=%s: cannot write: %s", la->path, rmq_strerror(rc));
@@ -151,17 +151,17 @@ rmq_err_t bk_acl_apply(bk_acl_t *la, const rmq_acl_edit_t *e, char *err, size_t 
     return RMQ_OK;
 }
 
-const rmq_acl_t *bk_acl_policy(const bk_acl_t *la)
+const rmq_acl_t *rmq_acl_live_policy(const rmq_acl_live_t *la)
 {
     return la->acl;
 }
 
-const char *bk_acl_path(const bk_acl_t *la)
+const char *rmq_acl_live_path(const rmq_acl_live_t *la)
 {
     return la->path;
 }
 
-void bk_acl_version(const bk_acl_t *la, int64_t *counter, int64_t *timestamp_ms)
+void rmq_acl_live_version(const rmq_acl_live_t *la, int64_t *counter, int64_t *timestamp_ms)
 {
     *counter = la->counter;
     *timestamp_ms = la->timestamp_ms;
