@@ -100,8 +100,9 @@ size_t bk_admin_system_topics(const bk_admin_ops_t *a, const char *names[BK_SYST
  * only with enableMixedMessageType; each topic's attributes field is set
  * to the result): one bad entry refuses them all, naming it:
  * BK_NAME_ILLEGAL, BK_INVALID_PARAMETER (a system topic, MIXED),
- * BK_BAD_REQUEST, BK_SYSTEM_ERROR (out of memory). On BK_OK durable(arg, rc) runs once the table holding
- * the change is on disk (or failed to be written): answer the client then. */
+ * BK_BAD_REQUEST, BK_SYSTEM_ERROR (out of memory). On BK_OK durable(arg,
+ * rc) runs once the table holding the change is on disk (or failed to be
+ * written): answer the client then. */
 bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, bk_topic_t *topics,
                                    const char *const *attr_mods, size_t n, bk_topics_durable_fn durable, void *arg,
                                    bk_result_t *r);
@@ -109,9 +110,10 @@ bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, bk_topic_
 /* Deletes topic name everywhere (bk_admin_topic_purge); BK_OK whether it
  * existed or not (*existed tells), BK_NAME_ILLEGAL for a bad name,
  * BK_INVALID_PARAMETER for a system topic while
- * validateSystemTopicWhenUpdateTopic, BK_SYSTEM_ERROR (out of memory). On BK_OK with *existed, durable(arg, rc)
- * runs once the deletion is on disk (or failed to be written): answer the
- * client then; otherwise it does not run. */
+ * validateSystemTopicWhenUpdateTopic, BK_SYSTEM_ERROR (out of memory). On
+ * BK_OK with *existed, durable(arg, rc) runs once the deletion is on disk
+ * (or failed to be written): answer the client then; otherwise it does not
+ * run. */
 bk_status_t bk_admin_topic_delete(bk_admin_ops_t *a, const char *name, bk_topics_durable_fn durable, void *arg,
                                   int *existed, bk_result_t *r);
 
