@@ -269,6 +269,25 @@ wait_route_both() {
   done
 }
 
+# start_mode MODE SCRIPT CLUSTER BROKER TOPIC EXTRA: with MODE "cluster" the
+# cluster of start_cluster_sync SCRIPT EXTRA and TOPIC on both its masters,
+# else a name server and the master BROKER of CLUSTER with EXTRA (printf %b)
+# and TOPIC on it; sets $ns and $brokers (the names of the brokers holding
+# TOPIC, comma-separated).
+start_mode() {
+  if [ "$1" = cluster ]; then
+    start_cluster_sync "$2" "$6"
+    create_topic_both "$5"
+    brokers=broker-a,broker-b
+  else
+    start_namesrv
+    broker_extra=$(printf '%b' "$6")
+    start_broker "$3" "$4"
+    create_topic "$3" "$5"
+    brokers=$4
+  fi
+}
+
 # create_topic CLUSTER TOPIC: 4 queues, waits until the name server routes it.
 # mqadmin signs as the account of $admin_config (a --client-config file) when set.
 create_topic() {

@@ -15,16 +15,7 @@ set -uo pipefail
 plan=5
 echo "1..$plan"
 java_build $plan "$here" rocketmq5
-if [ "${1:-}" = cluster ]; then
-  start_cluster_sync lite_pull ''
-  create_topic_both LiteTopic
-  brokers=broker-a,broker-b
-else
-  start_namesrv
-  start_broker LiteCluster broker-l
-  create_topic LiteCluster LiteTopic
-  brokers=broker-l
-fi
+start_mode "${1:-}" lite_pull LiteCluster broker-l LiteTopic ''
 
 # result CHECK WHAT: the Java output's verdict on CHECK (java_check)
 result() { java_check "$1" "$2" "$run"/out*; }

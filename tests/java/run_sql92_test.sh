@@ -17,17 +17,7 @@ set -uo pipefail
 plan=11
 echo "1..$plan"
 java_build $plan
-if [ "${1:-}" = cluster ]; then
-  start_cluster_sync sql92 'enablePropertyFilter=true\n'
-  create_topic_both SqlTopic
-  brokers=broker-a,broker-b
-else
-  start_namesrv
-  broker_extra="enablePropertyFilter=true"
-  start_broker SqlCluster broker-q
-  create_topic SqlCluster SqlTopic
-  brokers=broker-q
-fi
+start_mode "${1:-}" sql92 SqlCluster broker-q SqlTopic 'enablePropertyFilter=true\n'
 
 run_killable timeout 300 java -Drocketmq.client.rebalance.waitInterval=1000 -cp "$cp" rmqtest.SqlFilter "$ns" SqlTopic \
   "$brokers" >"$run/out" 2>"$run/err" || { echo "# java exited $?"; tail -20 "$run/err" | sed 's/^/# /'; }
