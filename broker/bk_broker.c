@@ -349,7 +349,7 @@ static rmq_err_t broker_start_topic(bk_broker_t *bk, const char *name)
 static rmq_err_t broker_start_topics(bk_broker_t *bk)
 {
     char reply[RMQ_TOPIC_MAX + sizeof(RMQ_REPLY_TOPIC_SUFFIX)];
-    snprintf(reply, sizeof(reply), "%s" RMQ_REPLY_TOPIC_SUFFIX, bk->cfg->broker_cluster_name);
+    rmq_reply_topic(bk->cfg->broker_cluster_name, reply, sizeof(reply));
     rmq_err_t rc = broker_start_topic(bk, reply);
     if (rc == RMQ_OK && bk->cfg->trace_topic_enable)
         rc = broker_start_topic(bk, bk->cfg->msg_trace_topic_name);
@@ -472,6 +472,11 @@ static rmq_err_t broker_admin_new(bk_broker_t *bk, char *err, size_t errlen)
         .clients = bk->clients,
         .stats = &bk->stats,
         .addr = bk->addr,
+        .cluster = bk->cfg->broker_cluster_name,
+        .broker_name = bk->cfg->broker_name,
+        .trace_topic = bk->cfg->trace_topic_enable ? bk->cfg->msg_trace_topic_name : NULL,
+        .validate_system_topic = bk->cfg->validate_system_topic_when_update_topic,
+        .mixed_message_type = bk->cfg->enable_mixed_message_type,
         .role = bk_role_name(bk_broker_role(bk)),
         .boot_ms = bk->boot_ms,
         .send_queue_capacity = bk->cfg->send_queue_capacity,

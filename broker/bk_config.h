@@ -47,6 +47,8 @@ typedef struct bk_config {
     int64_t commit_commit_log_least_pages;
     int auto_create_topic_enable;
     int auto_create_subscription_group;
+    int validate_system_topic_when_update_topic; /* validateSystemTopicWhenUpdateTopic */
+    int enable_mixed_message_type;      /* enableMixedMessageType */
     int64_t default_topic_queue_nums;
     int64_t register_name_server_period;
     int64_t register_broker_timeout_mills;

@@ -55,6 +55,7 @@
 #define RMQ_REMOTING_NO_PERMISSION 16
 #define RMQ_REMOTING_TOPIC_NOT_EXIST 17
 #define RMQ_REMOTING_QUERY_NOT_FOUND 22
+#define RMQ_REMOTING_INVALID_PARAMETER 29
 
 /* RocketMQ request codes of a broker's registration, which both the name
  * server and a broker registering over remoting use. */

@@ -562,7 +562,28 @@ int rmq_name_is_valid(const char *name, size_t len, const char **why)
 const char *const rmq_props_reserved[] = {RMQ_PROP_REAL_TOPIC, RMQ_PROP_REAL_QID, RMQ_PROP_TX_CHECK_TIMES,
                                              RMQ_PROP_CLUSTER, RMQ_PROP_MSG_REGION, RMQ_PROP_TRACE_ON, NULL};
 
-int rmq_topic_is_system(const char *name, size_t len)
+int rmq_reply_topic(const char *cluster, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "%s" RMQ_REPLY_TOPIC_SUFFIX, cluster);
+    return n >= 0 && (size_t)n < cap;
+}
+
+const char *const rmq_topics_system[] = {RMQ_TOPIC_AUTO_CREATE, RMQ_TOPIC_SCHEDULE, "BenchmarkTest",
+                                         RMQ_TOPIC_TRANS_HALF, RMQ_TOPIC_TRACE, RMQ_TOPIC_TRANS_OP,
+                                         "TRANS_CHECK_MAX_TIME_TOPIC", "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT",
+                                         "CHECKPOINT_TOPIC", NULL};
+
+int rmq_topic_in_system_set(const char *name)
+{
+    if (strncmp(name, RMQ_TOPIC_SYSTEM_PREFIX, strlen(RMQ_TOPIC_SYSTEM_PREFIX)) == 0)
+        return 1;
+    for (const char *const *t = rmq_topics_system; *t; t++)
+        if (strcmp(*t, name) == 0)
+            return 1;
+    return 0;
+}
+
+int rmq_topic_send_forbidden(const char *name, size_t len)
 {
     static const char *const sys[] = {RMQ_TOPIC_SCHEDULE, RMQ_TOPIC_TRANS_HALF, RMQ_TOPIC_TRANS_OP};
     for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)

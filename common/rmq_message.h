@@ -99,16 +99,31 @@
 /* A cluster's reply topic is the cluster name + this (MixAll.getReplyTopic). */
 #define RMQ_REPLY_TOPIC_SUFFIX "_REPLY_TOPIC"
 
+/* Writes cluster's reply topic into out[0..cap); 1, or 0 when it does not fit. */
+int rmq_reply_topic(const char *cluster, char *out, size_t cap);
+
 /* The topics the broker keeps for itself (RocketMQ TopicValidator's
  * NOT_ALLOWED_SEND_TOPIC_SET, as far as this broker uses them). */
 #define RMQ_TOPIC_SCHEDULE "SCHEDULE_TOPIC_XXXX"
 #define RMQ_TOPIC_TRANS_HALF "RMQ_SYS_TRANS_HALF_TOPIC"
 #define RMQ_TOPIC_TRANS_OP "RMQ_SYS_TRANS_OP_HALF_TOPIC"
 #define RMQ_TOPIC_TRACE "RMQ_SYS_TRACE_TOPIC" /* clients' message traces (msgTraceTopicName's default) */
+#define RMQ_TOPIC_AUTO_CREATE "TBW102"        /* the auto-create template (AUTO_CREATE_TOPIC_KEY_TOPIC) */
 
 /* 1 if name[0..len) is one of the broker's own topics: clients may not
  * send to it (retry and dead-letter topics are not among them). */
-int rmq_topic_is_system(const char *name, size_t len);
+int rmq_topic_send_forbidden(const char *name, size_t len);
+
+/* RocketMQ TopicValidator's SYSTEM_TOPIC_SET as every broker has it,
+ * NULL-terminated; a broker adds its own (its cluster's and its name, the
+ * reply and trace topics: bk_admin_ops.h). */
+extern const char *const rmq_topics_system[];
+/* Every topic named so is a system topic too. */
+#define RMQ_TOPIC_SYSTEM_PREFIX "rmq_sys_"
+
+/* 1 if name is in rmq_topics_system or starts with RMQ_TOPIC_SYSTEM_PREFIX
+ * (TopicValidator.isSystemTopic without a broker's own additions). */
+int rmq_topic_in_system_set(const char *name);
 
 /* The reserved property names, NULL-terminated: stripped from every
  * client send before anything reads them. */

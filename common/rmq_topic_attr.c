@@ -148,6 +148,19 @@ typedef struct mod_item {
     size_t vlen;
 } mod_item_t;
 
+/* The next comma-separated item of mod[0..len) from *at: 1 with item[0..n)
+ * and *at moved past it, 0 at the end. */
+static int item_next(const char *mod, size_t len, size_t *at, const char **item, size_t *n)
+{
+    if (!mod || *at >= len)
+        return 0;
+    *item = mod + *at;
+    const char *comma = memchr(*item, ',', len - *at);
+    *n = comma ? (size_t)(comma - *item) : len - *at;
+    *at += *n + (comma != NULL);
+    return 1;
+}
+
 static rmq_err_t item_split(const char *item, size_t n, mod_item_t *it, char *why, size_t whylen)
 {
     const char *eq = memchr(item, '=', n);
@@ -218,15 +231,13 @@ rmq_err_t rmq_topic_attrs_alter(const char *current, int create, const char *mod
     int seen[NDEFS] = {0};
     if (set_parse(current, strlen(current), &set, why, whylen) != RMQ_OK)
         return RMQ_EINVAL;
-    for (size_t at = 0; mod && at < len;) {
-        const char *item = mod + at;
-        const char *comma = memchr(item, ',', len - at);
-        size_t n = comma ? (size_t)(comma - item) : len - at;
+    const char *item;
+    size_t n;
+    for (size_t at = 0; item_next(mod, len, &at, &item, &n);) {
         mod_item_t it;
         if (item_split(item, n, &it, why, whylen) != RMQ_OK ||
             item_apply(&it, create, &set, seen, why, whylen) != RMQ_OK)
             return RMQ_EINVAL;
-        at += n + (comma != NULL);
     }
     if (cap < RMQ_TOPIC_ATTRS_MAX) {
         snprintf(why, whylen, "topic attributes: no room for the result");
@@ -260,14 +271,34 @@ int rmq_topic_attrs_next(const char *text, size_t *cursor, char *key, size_t kca
     return 1;
 }
 
+/* The message type value v[0..len) names, or RMQ_TOPIC_MSG_ABSENT. */
+static rmq_topic_msg_type_t msg_type_of(const char *v, size_t len)
+{
+    for (size_t i = 0; message_types[i]; i++)
+        if (strlen(message_types[i]) == len && memcmp(message_types[i], v, len) == 0)
+            return (rmq_topic_msg_type_t)(RMQ_TOPIC_MSG_UNSPECIFIED + i);
+    return RMQ_TOPIC_MSG_ABSENT;
+}
+
 rmq_topic_msg_type_t rmq_topic_attrs_msg_type(const char *text)
 {
     attr_set_t set;
     char why[8];
     if (set_parse(text, strlen(text), &set, why, sizeof(why)) != RMQ_OK || !set.has[MSG_TYPE_DEF])
         return RMQ_TOPIC_MSG_ABSENT;
-    for (size_t i = 0; message_types[i]; i++)
-        if (strcmp(message_types[i], set.value[MSG_TYPE_DEF]) == 0)
-            return (rmq_topic_msg_type_t)(RMQ_TOPIC_MSG_UNSPECIFIED + i);
+    return msg_type_of(set.value[MSG_TYPE_DEF], strlen(set.value[MSG_TYPE_DEF]));
+}
+
+rmq_topic_msg_type_t rmq_topic_attrs_mod_msg_type(const char *mod, size_t len)
+{
+    char why[80];
+    const char *item;
+    size_t n;
+    for (size_t at = 0; item_next(mod, len, &at, &item, &n);) {
+        mod_item_t it;
+        if (item_split(item, n, &it, why, sizeof(why)) == RMQ_OK && it.sign == '+' &&
+            def_find(it.key, it.klen) == MSG_TYPE_DEF)
+            return msg_type_of(it.value, it.vlen);
+    }
     return RMQ_TOPIC_MSG_ABSENT;
 }

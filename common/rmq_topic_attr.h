@@ -49,4 +49,10 @@ int rmq_topic_attrs_next(const char *text, size_t *cursor, char *key, size_t kca
 /* message.type of a valid text. */
 rmq_topic_msg_type_t rmq_topic_attrs_msg_type(const char *text);
 
+/* The message.type a modification mod[0..len) sets ("+message.type=V"),
+ * RMQ_TOPIC_MSG_ABSENT when it sets none: what RocketMQ's broker checks
+ * against enableMixedMessageType. Meant for a modification
+ * rmq_topic_attrs_alter accepted. */
+rmq_topic_msg_type_t rmq_topic_attrs_mod_msg_type(const char *mod, size_t len);
+
 #endif

@@ -5,6 +5,26 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rmq_http.h"
+
+void rmq_topic_list_json(struct evbuffer *out, const char *const *topics, size_t n, const char *broker_addr)
+{
+    static const char list[] = "\"topicList\":[";
+    evbuffer_add(out, "{", 1);
+    if (broker_addr != NULL) {
+        evbuffer_add(out, "\"brokerAddr\":", 13);
+        rmq_json_str(out, broker_addr);
+    }
+    evbuffer_add(out, ",", broker_addr != NULL);      /* a comma after brokerAddr only */
+    evbuffer_add(out, list, sizeof(list) - 1);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            evbuffer_add(out, ",", 1);
+        rmq_json_str(out, topics[i]);
+    }
+    evbuffer_add(out, "]}", 2);
+}
+
 int rmq_topic_filter_type_valid(const char *s)
 {
     return strcmp(s, "SINGLE_TAG") == 0 || strcmp(s, "MULTI_TAG") == 0;

@@ -1,4 +1,6 @@
-/* rmq_topic_json.h: RocketMQ's TopicConfig read from a parsed JSON object
+/* rmq_topic_json.h: RocketMQ's TopicList written as JSON (the answer of
+ * every topic listing, name server and broker alike), and its TopicConfig
+ * read from a parsed JSON object
  * (fastjson's view of its class: topicName, readQueueNums, writeQueueNums,
  * perm, topicSysFlag, order, topicFilterType), the one reader of it for
  * every body that carries topic configs: a broker's registration at the
@@ -9,6 +11,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <event2/buffer.h>
 
 #include "rmq_err.h"
 #include "rmq_json.h"
@@ -32,5 +36,9 @@ int rmq_topic_filter_type_valid(const char *s);
  * RMQ_OK, or RMQ_EPROTO with why saying "<where>: <what was wrong>". */
 rmq_err_t rmq_topic_json_read(const rmq_json_t *tc, const char *where, rmq_topic_json_t *out, char *why,
                               size_t whylen);
+
+/* Appends TopicList {"brokerAddr":...,"topicList":[topics[0..n)]} to out
+ * ("brokerAddr" only when broker_addr is not NULL). */
+void rmq_topic_list_json(struct evbuffer *out, const char *const *topics, size_t n, const char *broker_addr);
 
 #endif

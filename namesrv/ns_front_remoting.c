@@ -22,6 +22,7 @@
 #include "rmq_http.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
+#include "rmq_topic_json.h"
 
 #define NS_WHY_MAX 512
 
@@ -167,26 +168,6 @@ static void json_route(struct evbuffer *out, const Rmq__TopicRouteData *rd,
     evbuffer_add(out, "],\"filterServerTable\":{}}", 25);
 }
 
-/* TopicList: {"topicList":[...]} plus "brokerAddr" when given. */
-static void json_topic_list(struct evbuffer *out, char *const *topics, size_t n,
-                            const char *broker_addr)
-{
-    evbuffer_add(out, "{", 1);
-    if (broker_addr != NULL) {
-        json_key(out, "brokerAddr", 0);
-        rmq_json_str(out, broker_addr);
-        evbuffer_add(out, ",", 1);
-    }
-    json_key(out, "topicList", 0);
-    evbuffer_add(out, "[", 1);
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0)
-            evbuffer_add(out, ",", 1);
-        rmq_json_str(out, topics[i]);
-    }
-    evbuffer_add(out, "]}", 2);
-}
-
 /* ClusterInfo: brokerAddrTable {name: BrokerData}, clusterAddrTable {cluster: [names]}. */
 static void json_cluster_info(struct evbuffer *out, const Rmq__ClusterInfo *ci)
 {
@@ -276,7 +257,7 @@ static void handle_topic_list(rmq_conn_t *conn, const rmq_remoting_request_t *re
         reply_nomem(conn, req);
         return;
     }
-    json_topic_list(body, tl->topics, tl->n_topics, NULL);
+    rmq_topic_list_json(body, (const char *const *)tl->topics, tl->n_topics, NULL);
     rmq__topic_list__free_unpacked(tl, NULL);
     reply_body(conn, req, body);
 }
@@ -288,7 +269,7 @@ static void handle_system_topics(rmq_conn_t *conn, const rmq_remoting_request_t 
     ns_server_t *ns = arg;
     Rmq__ClusterInfo *ci = ns_route_cluster_info(ns_server_route(ns), rmq_mono_ms(), rmq_wall_ms());
     struct evbuffer *body = ci != NULL ? evbuffer_new() : NULL;
-    char **names = ci != NULL ? calloc(ci->n_clusters + ci->n_brokers + 1, sizeof(*names)) : NULL;
+    const char **names = ci != NULL ? calloc(ci->n_clusters + ci->n_brokers + 1, sizeof(*names)) : NULL;
     const char *addr = NULL;
     size_t n = 0;
 
@@ -303,7 +284,7 @@ static void handle_system_topics(rmq_conn_t *conn, const rmq_remoting_request_t 
         if (addr == NULL && ci->brokers[i]->n_addrs > 0)
             addr = ci->brokers[i]->addrs[0]->addr;
     }
-    json_topic_list(body, names, n, addr);
+    rmq_topic_list_json(body, names, n, addr);
     reply_body(conn, req, body);
     body = NULL;
 out:

@@ -185,8 +185,10 @@ int adm_cmd_update_topic(adm_ctx_t *ctx)
 }
 
 /* deleteTopic: with -c, DELETE_TOPIC_IN_BROKER on the cluster's masters
- * first; then DELETE_TOPIC_IN_NAMESRV on every name server. A target that
- * does not know the topic counts as done. */
+ * first; then, unless a master failed or refused (a system topic: as
+ * RocketMQ's deleteTopic, the route is left alone), DELETE_TOPIC_IN_NAMESRV
+ * on every name server. A target that does not know the topic counts as
+ * done. */
 int adm_cmd_delete_topic(adm_ctx_t *ctx)
 {
     Rmq__TopicRequest tr = RMQ__TOPIC_REQUEST__INIT;
@@ -203,8 +205,9 @@ int adm_cmd_delete_topic(adm_ctx_t *ctx)
         req.code = RMQ__REQUEST_CODE__DELETE_TOPIC_IN_BROKER;
         rc = adm_change_targets(ctx, &req, "deleted", &t);
     }
+    int brokers_failed = rc;
     req.code = RMQ__REQUEST_CODE__DELETE_TOPIC_IN_NAMESRV;
-    for (size_t i = 0; i < ctx->naddrs; i++) {
+    for (size_t i = 0; !brokers_failed && i < ctx->naddrs; i++) {
         char result[ADM_ERR_MAX];
         if (change_one(ctx, "name server", ctx->addrs[i], &req, "deleted", result, sizeof result) != 0)
             rc = 1;

@@ -15,16 +15,65 @@
 #define QUEUES_MAX 1024
 #define PERM_MAX 7
 
+#define OWN_SYSTEM_MAX 4             /* cluster, broker name, reply topic, trace topic */
+
 struct bk_admin_ops {
     bk_admin_ops_config_t cfg;
+    char reply_topic[RMQ_TOPIC_MAX + sizeof(RMQ_REPLY_TOPIC_SUFFIX)];
+    const char *own_system[OWN_SYSTEM_MAX]; /* this broker's additions to the system topics */
+    size_t n_own_system;
 };
+
+/* Lists the system topics this broker adds, as RocketMQ's TopicConfigManager does. */
+static void own_system_init(bk_admin_ops_t *a)
+{
+    if (a->cfg.cluster) {
+        a->own_system[a->n_own_system++] = a->cfg.cluster;
+        if (rmq_reply_topic(a->cfg.cluster, a->reply_topic, sizeof(a->reply_topic)))
+            a->own_system[a->n_own_system++] = a->reply_topic;
+    }
+    if (a->cfg.broker_name)
+        a->own_system[a->n_own_system++] = a->cfg.broker_name;
+    if (a->cfg.trace_topic)
+        a->own_system[a->n_own_system++] = a->cfg.trace_topic;
+}
 
 bk_admin_ops_t *bk_admin_ops_new(const bk_admin_ops_config_t *cfg)
 {
     bk_admin_ops_t *a = calloc(1, sizeof(*a));
-    if (a)
+    if (a) {
         a->cfg = *cfg;
+        own_system_init(a);
+    }
     return a;
+}
+
+int bk_admin_topic_is_system(const bk_admin_ops_t *a, const char *name)
+{
+    for (size_t i = 0; i < a->n_own_system; i++)
+        if (strcmp(a->own_system[i], name) == 0)
+            return 1;
+    return rmq_topic_in_system_set(name);
+}
+
+size_t bk_admin_system_topics(const bk_admin_ops_t *a, const char *names[BK_SYSTEM_TOPICS_MAX])
+{
+    size_t n = 0;
+    for (const char *const *t = rmq_topics_system; *t && n < BK_SYSTEM_TOPICS_MAX; t++)
+        names[n++] = *t;
+    for (size_t i = 0; i < a->n_own_system && n < BK_SYSTEM_TOPICS_MAX; i++)
+        if (!rmq_topic_in_system_set(a->own_system[i]))
+            names[n++] = a->own_system[i];
+    return n;
+}
+
+/* BK_OK unless validateSystemTopicWhenUpdateTopic and topic is a system
+ * topic: BK_INVALID_PARAMETER with RocketMQ's text. */
+static bk_status_t system_topic_check(const bk_admin_ops_t *a, const char *topic, bk_result_t *r)
+{
+    if (a->cfg.validate_system_topic && bk_admin_topic_is_system(a, topic))
+        return bk_result_set(r, BK_INVALID_PARAMETER, "The topic[%s] is conflict with system topic.", topic);
+    return BK_OK;
 }
 
 void bk_admin_ops_set_role(bk_admin_ops_t *a, const char *role)
@@ -61,14 +110,18 @@ static bk_status_t topic_check(const char *cmd, const bk_topic_t *topic, bk_resu
 }
 
 /* Sets topic's attributes: those the table's topic of its name has (none
- * for a new topic) with modification mod applied (RocketMQ's rules). */
-static bk_status_t topic_attrs_apply(const bk_topics_t *topics, bk_topic_t *topic, const char *mod, bk_result_t *r)
+ * for a new topic) with modification mod applied (RocketMQ's rules; a mod
+ * setting message.type MIXED only with enableMixedMessageType). */
+static bk_status_t topic_attrs_apply(const bk_admin_ops_t *a, bk_topic_t *topic, const char *mod, bk_result_t *r)
 {
     char why[256];
-    const bk_topic_t *cur = bk_topics_get(topics, topic->name, strlen(topic->name));
-    if (rmq_topic_attrs_alter(cur ? cur->attributes : "", !cur, mod, mod ? strlen(mod) : 0, topic->attributes,
+    size_t len = mod ? strlen(mod) : 0;
+    const bk_topic_t *cur = bk_topics_get(a->cfg.topics, topic->name, strlen(topic->name));
+    if (rmq_topic_attrs_alter(cur ? cur->attributes : "", !cur, mod, len, topic->attributes,
                               sizeof(topic->attributes), why, sizeof(why)) != RMQ_OK)
         return bk_result_set(r, BK_BAD_REQUEST, "%s", why);
+    if (!a->cfg.mixed_message_type && rmq_topic_attrs_mod_msg_type(mod, len) == RMQ_TOPIC_MSG_MIXED)
+        return bk_result_set(r, BK_INVALID_PARAMETER, "MIXED message type is not supported.");
     return BK_OK;
 }
 
@@ -80,8 +133,8 @@ bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, bk_topic_
         return bk_result_set(r, BK_BAD_REQUEST, "%s: 1..%d topics per request (got %zu)", cmd, BK_TOPIC_LIST_MAX,
                              n);
     for (size_t i = 0; i < n; i++)
-        if (topic_check(cmd, &topics[i], r) != BK_OK ||
-            topic_attrs_apply(a->cfg.topics, &topics[i], attr_mods ? attr_mods[i] : NULL, r) != BK_OK) {
+        if (topic_check(cmd, &topics[i], r) != BK_OK || system_topic_check(a, topics[i].name, r) != BK_OK ||
+            topic_attrs_apply(a, &topics[i], attr_mods ? attr_mods[i] : NULL, r) != BK_OK) {
             if (n > 1)
                 snprintf(r->why + strlen(r->why), sizeof(r->why) - strlen(r->why),
                          " (entry %zu; no topic was changed)", i);
@@ -107,7 +160,8 @@ bk_status_t bk_admin_topic_delete(bk_admin_ops_t *a, const char *name, bk_topics
                                   int *existed, bk_result_t *r)
 {
     *existed = 0;
-    if (name_check("DELETE_TOPIC_IN_BROKER", "topic", name, r) != BK_OK)
+    if (name_check("DELETE_TOPIC_IN_BROKER", "topic", name, r) != BK_OK ||
+        system_topic_check(a, name, r) != BK_OK)
         return r->status;
     *existed = bk_admin_topic_purge(a->cfg.topics, a->cfg.store, a->cfg.offsets, name) != RMQ_ENOTFOUND;
     if (*existed && bk_topics_wait_durable(a->cfg.topics, durable, arg) != RMQ_OK) {

@@ -1,6 +1,7 @@
 /* bk_admin_ops.h: the broker core's administration operations, on neutral
  * requests: topics (create or update with its checks, delete everywhere,
- * per-queue stats), subscription groups (create or update, delete) and the
+ * per-queue stats; the system topics an operator may not change, RocketMQ's
+ * rule and list), subscription groups (create or update, delete) and the
  * broker's runtime info as key/value pairs. The tables (bk_topics.c,
  * bk_groups.c) keep their data; this file owns the rules of the requests.
  * Whole-table listings are the tables' own views (bk_topics_next, ...).
@@ -32,6 +33,11 @@ typedef struct bk_admin_ops_config {
     const bk_clients_t *clients;     /* borrowed: who consumes a topic (NULL: offsets only) */
     const bk_stats_t *stats;         /* borrowed: request counters and rates */
     const char *addr;                /* this broker (borrowed) */
+    const char *cluster;             /* brokerClusterName (borrowed): a system topic, and its reply topic */
+    const char *broker_name;         /* brokerName (borrowed): a system topic */
+    const char *trace_topic;         /* msgTraceTopicName with traceTopicEnable, else NULL (borrowed) */
+    int validate_system_topic;       /* validateSystemTopicWhenUpdateTopic: operators may not change them */
+    int mixed_message_type;          /* enableMixedMessageType: message.type=MIXED may be set */
     const char *role;                /* brokerRole as its property value (borrowed) */
     int64_t boot_ms;                 /* wall clock at start */
     int64_t send_queue_capacity;     /* sendThreadPoolQueueCapacity */
@@ -72,23 +78,42 @@ void bk_admin_ops_set_role(bk_admin_ops_t *a, const char *role);
 
 #define BK_TOPIC_LIST_MAX 100000     /* topics in one create-or-update request */
 
+/* 1 if name is a system topic of this broker (RocketMQ's
+ * TopicValidator.isSystemTopic with the topics its TopicConfigManager
+ * adds): rmq_topic_in_system_set, the cluster's and the broker's names,
+ * the cluster's reply topic and, with traceTopicEnable, msgTraceTopicName. */
+int bk_admin_topic_is_system(const bk_admin_ops_t *a, const char *name);
+
+#define BK_SYSTEM_TOPICS_MAX 16      /* rmq_topics_system and this broker's own */
+
+/* Fills names[0..BK_SYSTEM_TOPICS_MAX) with this broker's system topics by
+ * name (those of rmq_topics_system, then its own; the rmq_sys_ prefix is
+ * no name), borrowed; returns how many: RocketMQ's
+ * GET_SYSTEM_TOPIC_LIST_FROM_BROKER. */
+size_t bk_admin_system_topics(const bk_admin_ops_t *a, const char *names[BK_SYSTEM_TOPICS_MAX]);
+
 /* Creates or replaces topics[0..n) (copied) for request cmd after checking
- * every one (name, 1..1024 queues, perm 0..7, and the attribute
- * modification attr_mods[i] (attr_mods or an entry NULL: none) against
- * the attributes the topic has, RocketMQ's rules: rmq_topic_attr.h; each
- * topic's attributes field is set to the result): one bad entry refuses
- * them all, naming it: BK_NAME_ILLEGAL, BK_BAD_REQUEST, BK_SYSTEM_ERROR
- * (out of memory). On BK_OK durable(arg, rc) runs once the table holding
- * the change is on disk (or failed to be written): answer the client then. */
+ * every one (name, 1..1024 queues, perm 0..7, not a system topic while
+ * validateSystemTopicWhenUpdateTopic, and the attribute modification
+ * attr_mods[i] (attr_mods or an entry NULL: none) against the attributes
+ * the topic has, RocketMQ's rules: rmq_topic_attr.h, message.type MIXED
+ * only with enableMixedMessageType; each topic's attributes field is set
+ * to the result): one bad entry refuses them all, naming it:
+ * BK_NAME_ILLEGAL, BK_INVALID_PARAMETER (a system topic, MIXED),
+ * BK_BAD_REQUEST, BK_SYSTEM_ERROR (out of memory). On BK_OK durable(arg,
+ * rc) runs once the table holding the change is on disk (or failed to be
+ * written): answer the client then. */
 bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, bk_topic_t *topics,
                                    const char *const *attr_mods, size_t n, bk_topics_durable_fn durable, void *arg,
                                    bk_result_t *r);
 
 /* Deletes topic name everywhere (bk_admin_topic_purge); BK_OK whether it
  * existed or not (*existed tells), BK_NAME_ILLEGAL for a bad name,
- * BK_SYSTEM_ERROR (out of memory). On BK_OK with *existed, durable(arg, rc)
- * runs once the deletion is on disk (or failed to be written): answer the
- * client then; otherwise it does not run. */
+ * BK_INVALID_PARAMETER for a system topic while
+ * validateSystemTopicWhenUpdateTopic, BK_SYSTEM_ERROR (out of memory). On
+ * BK_OK with *existed, durable(arg, rc) runs once the deletion is on disk
+ * (or failed to be written): answer the client then; otherwise it does not
+ * run. */
 bk_status_t bk_admin_topic_delete(bk_admin_ops_t *a, const char *name, bk_topics_durable_fn durable, void *arg,
                                   int *existed, bk_result_t *r);
 

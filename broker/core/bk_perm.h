@@ -40,6 +40,7 @@ typedef enum bk_op {
     BK_OP_TOPIC_UPDATE,
     BK_OP_TOPIC_DELETE,
     BK_OP_TOPIC_LIST,
+    BK_OP_SYSTEM_TOPICS,             /* the names of the broker's system topics */
     BK_OP_TOPIC_CONFIG,
     BK_OP_TOPIC_STATS,
     BK_OP_TOPIC_CONSUMERS,           /* which groups consume a topic */

@@ -59,7 +59,7 @@ int bk_produce_check(bk_produce_t *p, const bk_produce_req_t *req, bk_produce_ta
         return bk_result_set(r, BK_NAME_ILLEGAL, "%s: topic '%.200s' %s", req->cmd, req->topic, why), 0;
     if (!bk_perm_check(req->who, req->reply ? BK_OP_SEND_REPLY : BK_OP_SEND, req->topic, NULL, r))
         return 0;
-    if (rmq_topic_is_system(req->topic, tlen))
+    if (rmq_topic_send_forbidden(req->topic, tlen))
         return bk_result_set(r, BK_NO_PERMISSION, "%s: sending message to topic[%.200s] is forbidden: the broker "
                              "keeps it for itself", req->cmd, req->topic), 0;
     if (req->producer_group[0] && !rmq_name_is_valid(req->producer_group, strlen(req->producer_group), &why))
@@ -210,7 +210,7 @@ static rmq_err_t produce_props(bk_produce_t *p, st_msg_t *msgs, size_t n, size_t
 int bk_produce_dest_check(const bk_produce_t *p, const char *topic, size_t len, int64_t queue_id, bk_result_t *r)
 {
     const bk_topic_t *t = bk_topics_get(p->cfg.topics, topic, len);
-    if (!t || rmq_topic_is_system(topic, len))
+    if (!t || rmq_topic_send_forbidden(topic, len))
         return bk_result_set(r, BK_TOPIC_NOT_EXIST, "topic %.*s does not exist on broker %s", (int)len, topic,
                              p->cfg.addr), 0;
     if (queue_id < 0 || queue_id >= t->write_queues)

@@ -168,7 +168,7 @@ int bk_recall_check(const bk_recall_t *rc, const bk_recall_req_t *req, bk_recall
     if (!bk_perm_check(req->who, BK_OP_RECALL, req->topic, NULL, r))
         return 0;
     const bk_topic_t *t = bk_topics_get(rc->cfg.topics, req->topic, tlen);
-    if (!t || rmq_topic_is_system(req->topic, tlen))
+    if (!t || rmq_topic_send_forbidden(req->topic, tlen))
         return bk_result_set(r, BK_TOPIC_NOT_EXIST, "recall failed, the topic[%.200s] not exist", req->topic), 0;
     if (!recall_handle(rc, req, &h, r))
         return 0;

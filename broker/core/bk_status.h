@@ -27,6 +27,7 @@ typedef enum bk_status {
     BK_SUBSCRIPTION_PARSE_FAILED,    /* a subscription expression that names no tag */
     BK_NOT_FOUND,                    /* a query found nothing (no offset stored, no record, no key match) */
     BK_ILLEGAL_OPERATION,            /* a recall's handle is bad, or names another topic, broker or a past time */
+    BK_INVALID_PARAMETER,            /* an operator's change RocketMQ refuses: a system topic, a MIXED topic */
     BK_SYSTEM_ERROR,                 /* out of memory, or an internal failure */
 } bk_status_t;
 

@@ -15,9 +15,10 @@
 
 #include "bk_persist.h"
 #include "rmq_err.h"
+#include "rmq_message.h"
 #include "rmq_topic_attr.h"
 
-#define BK_DEFAULT_TOPIC "TBW102"
+#define BK_DEFAULT_TOPIC RMQ_TOPIC_AUTO_CREATE
 
 /* Permission bits of topics and of the broker (RocketMQ's PermName, the
  * wire's PERM_* values). */

@@ -2,7 +2,8 @@
  * (autoCreateTopicEnable=false) on ephemeral loopback ports. A topic is
  * created, written, read and deleted with mqadmin alone, and every output is
  * checked against what was sent; offsets are committed by the test over the
- * protocol. Errors must name what failed and exit 1. consumerProgress shows
+ * protocol. Errors must name what failed and exit 1; a system topic's
+ * change is refused as RocketMQ's broker refuses it. consumerProgress shows
  * the group's consume TPS, and clusterList a true HA address per role. */
 #include <check.h>
 #include <inttypes.h>
@@ -366,6 +367,18 @@ START_TEST(test_topic_round_trip)
     admin_ok(&res, "clusterList", "-n", ns_addr, NULL);
     ck_assert_int_eq(lines_with(res.out, bk_addr, "MASTER"), 1);
     ck_assert_int_eq(lines_with(res.out, bk_addr, CLUSTER), 1);
+    hn_result_free(&res);
+
+    /* a system topic: the broker refuses its change with RocketMQ's text,
+     * and deleteTopic then leaves the name servers alone */
+    admin(&res, "updateTopic", "-n", ns_addr, "-b", bk_addr, "-t", "RMQ_SYS_TRACE_TOPIC", NULL);
+    ck_assert_int_eq(res.status, 1);
+    ck_assert_ptr_nonnull(strstr(res.err, "The topic[RMQ_SYS_TRACE_TOPIC] is conflict with system topic."));
+    hn_result_free(&res);
+    admin(&res, "deleteTopic", "-n", ns_addr, "-t", "SCHEDULE_TOPIC_XXXX", "-c", CLUSTER, NULL);
+    ck_assert_int_eq(res.status, 1);
+    ck_assert_ptr_nonnull(strstr(res.err, "The topic[SCHEDULE_TOPIC_XXXX] is conflict with system topic."));
+    ck_assert_int_eq(lines_with(res.out, ns_addr, NULL), 0);
     hn_result_free(&res);
 
     /* deleteTopic -c removes it from the broker and the route (the

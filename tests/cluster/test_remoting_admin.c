@@ -56,6 +56,18 @@
  * restart; the name server's gRPC route accepts only the type message.type
  * names (grpc_front_probe.py --types, argv[1]).
  *
+ * system_topics: RocketMQ's system topics (TopicValidator's list, the
+ * rmq_sys_ prefix, the cluster's and the broker's names, the reply topic,
+ * msgTraceTopicName with traceTopicEnable) refused by
+ * UPDATE_AND_CREATE_TOPIC, its list (no entry written) and
+ * DELETE_TOPIC_IN_BROKER with INVALID_PARAMETER and RocketMQ's text;
+ * GET_SYSTEM_TOPIC_LIST_FROM_BROKER lists them; with
+ * validateSystemTopicWhenUpdateTopic=false one is changed.
+ *
+ * mixed_type: message.type=MIXED refused (INVALID_PARAMETER, RocketMQ's
+ * text) by UPDATE_AND_CREATE_TOPIC and its list, allowed with
+ * enableMixedMessageType=true.
+ *
  * bad_input: a body that is no JSON, a group without groupName, a field of
  * the wrong type, a missing or non-numeric topic field, an illegal topic
  * name, a missing query field: each a clear code and a remark naming it. */
@@ -76,14 +88,16 @@ static const char *probe_script;    /* grpc_front_probe.py (argv[1]) */
 static char ns_addr[64], bk_addr[64];
 static hn_daemon_t ns, bk;
 
-/* Starts broker-a (its store in the case's directory: a restart keeps it). */
-static void broker_start(void)
+/* Starts broker-a with extra properties (its store in the case's
+ * directory: a restart keeps it). */
+static void broker_start(const char *extra)
 {
     char props[2048];
     int n = snprintf(props, sizeof props,
                      "brokerClusterName=AdmCluster\nbrokerName=broker-a\nbrokerId=0\nlistenPort=0\n"
                      "haListenPort=0\nbrokerRole=ASYNC_MASTER\nstorePathRootDir=%s/store\n"
-                     "mapedFileSizeCommitLog=16777216\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\n", case_dir, ns_addr);
+                     "mapedFileSizeCommitLog=16777216\nbrokerIP1=127.0.0.1\nnamesrvAddr=%s\n%s", case_dir, ns_addr,
+                     extra);
     ck_assert_msg(n > 0 && (size_t)n < sizeof props, "broker properties do not fit");
     ck_assert_int_eq(hn_daemon_start_conf(&bk, case_dir, "broker/mqbroker", "broker-a", props, bk_addr,
                                           sizeof bk_addr), 0);
@@ -94,7 +108,7 @@ static void setup(void)
     case_dir = hn_case_begin("remoting_admin");
     ck_assert_int_eq(hn_daemon_start_conf(&ns, case_dir, "namesrv/mqnamesrv", "ns",
                                           "listenPort=0\nbindAddress=127.0.0.1\n", ns_addr, sizeof ns_addr), 0);
-    broker_start();
+    broker_start("");
 }
 
 static void teardown(void)
@@ -329,7 +343,7 @@ START_TEST(attributes)
     attr_is("queue.type", "SimpleCQ");
 
     ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
-    broker_start();
+    broker_start("");
     attr_is("message.type", "NORMAL");
     attr_is("queue.type", "SimpleCQ");
     types_wait_t normal = {ns_addr, "1"};
@@ -625,6 +639,106 @@ START_TEST(lists)
 }
 END_TEST
 
+/* UPDATE_AND_CREATE_TOPIC (17) and DELETE_TOPIC_IN_BROKER (215) of topic:
+ * both refused with RocketMQ's code and text for a system topic. */
+static void system_topic_refused(const char *topic)
+{
+    rem_resp_t r;
+    char want[256];
+    snprintf(want, sizeof want, "The topic[%s] is conflict with system topic.", topic);
+    ck_assert_int_eq(create_topic(topic, &r), RMQ_REMOTING_INVALID_PARAMETER);
+    ck_assert_str_eq(r.msg.remark, want);
+    rem_resp_clear(&r);
+    rmq_remoting_field_t t = {"topic", (char *)topic};
+    ck_assert_int_eq(call(215, &t, 1, NULL, &r), RMQ_REMOTING_INVALID_PARAMETER);
+    ck_assert_str_eq(r.msg.remark, want);
+    rem_resp_clear(&r);
+}
+
+/* Asserts GET_SYSTEM_TOPIC_LIST_FROM_BROKER (305) lists topic (want 1) or not (want 0). */
+static void system_list_has(const char *topic, int want)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(call(305, NULL, 0, NULL, &r), RMQ_REMOTING_SUCCESS);
+    rmq_json_t *d = body_json(&r);
+    const rmq_json_t *l = rmq_json_get(d, "topicList");
+    ck_assert_msg(l && l->type == RMQ_JSON_ARRAY, "no topicList array: %.*s", (int)r.msg.body_len,
+                  (const char *)r.msg.body);
+    int found = 0;
+    for (size_t i = 0; i < l->n; i++)
+        found += rmq_json_scalar(l->items[i]) && strcmp(rmq_json_scalar(l->items[i]), topic) == 0;
+    ck_assert_msg(found == want, "topicList %.*s holds %s %d times", (int)r.msg.body_len, (const char *)r.msg.body,
+                  topic, found);
+    rmq_json_free(d);
+    rem_resp_clear(&r);
+}
+
+/* Restarts broker-a with extra properties. */
+static void broker_restart(const char *extra)
+{
+    ck_assert_int_eq(hn_daemon_stop(&bk, HN_STOP_TIMEOUT_MS), 0);
+    broker_start(extra);
+}
+
+START_TEST(system_topics)
+{
+    rem_resp_t r;
+    const char *refused[] = {"RMQ_SYS_TRACE_TOPIC", "SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC", "TBW102",
+                             "rmq_sys_anything", "AdmCluster", "broker-a", "AdmCluster_REPLY_TOPIC"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        system_topic_refused(refused[i]);
+    topic_field_is("AdmCluster_REPLY_TOPIC", "writeQueueNums", "1");    /* made at start, kept */
+    ck_assert_int_eq(call(18, NULL, 0, "{\"topicConfigList\":[{\"topicName\":\"AdmSysOk\",\"readQueueNums\":1,"
+                                       "\"writeQueueNums\":1,\"perm\":6},{\"topicName\":\"RMQ_SYS_TRACE_TOPIC\","
+                                       "\"readQueueNums\":1,\"writeQueueNums\":1,\"perm\":6}]}", &r),
+                     RMQ_REMOTING_INVALID_PARAMETER);
+    remark_has(&r, "The topic[RMQ_SYS_TRACE_TOPIC] is conflict with system topic.");
+    rmq_remoting_field_t ok = {"topic", "AdmSysOk"};
+    ck_assert_int_eq(call(351, &ok, 1, NULL, &r), RMQ_REMOTING_TOPIC_NOT_EXIST);
+    rem_resp_clear(&r);
+    const char *listed[] = {"TBW102", "SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRACE_TOPIC", "OFFSET_MOVED_EVENT",
+                            "AdmCluster", "broker-a", "AdmCluster_REPLY_TOPIC"};
+    for (size_t i = 0; i < sizeof listed / sizeof listed[0]; i++)
+        system_list_has(listed[i], 1);
+    system_list_has("AppTraceTopic", 0);
+
+    /* traceTopicEnable: the broker makes msgTraceTopicName, a system topic now */
+    broker_restart("traceTopicEnable=true\nmsgTraceTopicName=AppTraceTopic\n");
+    topic_field_is("AppTraceTopic", "writeQueueNums", "1");
+    system_topic_refused("AppTraceTopic");
+    system_list_has("AppTraceTopic", 1);
+
+    /* validateSystemTopicWhenUpdateTopic=false: RocketMQ's switch lets them change */
+    broker_restart("validateSystemTopicWhenUpdateTopic=false\n");
+    ck_assert_int_eq(create_topic("RMQ_SYS_TRACE_TOPIC", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    topic_field_is("RMQ_SYS_TRACE_TOPIC", "writeQueueNums", "4");
+    hn_case_passed();
+}
+END_TEST
+
+START_TEST(mixed_type)
+{
+    rem_resp_t r;
+    ck_assert_int_eq(update_attrs("+message.type=MIXED", &r), RMQ_REMOTING_INVALID_PARAMETER);
+    ck_assert_str_eq(r.msg.remark, "MIXED message type is not supported.");
+    rem_resp_clear(&r);
+    ck_assert_int_eq(call(18, NULL, 0, "{\"topicConfigList\":[{\"topicName\":\"AttrTopic\",\"readQueueNums\":1,"
+                                       "\"writeQueueNums\":1,\"perm\":6,\"attributes\":{\"+message.type\":\"MIXED\"}}]}",
+                          &r), RMQ_REMOTING_INVALID_PARAMETER);
+    remark_has(&r, "MIXED message type is not supported.");
+    rmq_remoting_field_t t = {"topic", "AttrTopic"};
+    ck_assert_int_eq(call(351, &t, 1, NULL, &r), RMQ_REMOTING_TOPIC_NOT_EXIST);
+    rem_resp_clear(&r);
+
+    broker_restart("enableMixedMessageType=true\n");
+    ck_assert_int_eq(update_attrs("+message.type=MIXED", &r), RMQ_REMOTING_SUCCESS);
+    rem_resp_clear(&r);
+    attr_is("message.type", "MIXED");
+    hn_case_passed();
+}
+END_TEST
+
 /* QUERY_CONSUMER_OFFSET of group on AdmTopic queue 1: the response code, the offset into *offset. */
 static int offset_of(const char *group, long long *offset)
 {
@@ -817,6 +931,8 @@ static Suite *remoting_admin_suite(void)
     tcase_add_test(tc, broker);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, lists);
+    tcase_add_test(tc, system_topics);
+    tcase_add_test(tc, mixed_type);
     tcase_add_test(tc, clone_and_time_span);
     tcase_add_test(tc, consumer_status);
     suite_add_tcase(s, tc);

@@ -16,6 +16,7 @@ test_ip=${RMQ_TEST_IP:-127.0.0.1}
 
 cleanup() {
   local p
+  [ -z "${killable_pid:-}" ] || kill "$killable_pid" 2>/dev/null
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
   [ -z "${cluster_up:-}" ] || "$src/deploy/cluster.sh" down >/dev/null 2>&1
@@ -23,6 +24,20 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+
+# run_killable CMD...: CMD run in the background and waited for; its exit
+# status. Bash runs a trap only after the foreground command ends, so a
+# long CMD run this way lets a TERM or INT stop the test (and cleanup stop
+# CMD) at once.
+run_killable() {
+  local rc
+  "$@" &
+  killable_pid=$!
+  wait "$killable_pid"
+  rc=$?
+  killable_pid=
+  return "$rc"
+}
 
 # shellcheck source=tests/skip_lib.sh
 . "$src/tests/skip_lib.sh"
@@ -165,35 +180,96 @@ PROPS
   bk_port=$(ready_port "$run/broker.ready" listenPort) || { cat "$run/broker.log" >&2; exit 1; }
 }
 
-# start_cluster_sync OFFSET EXTRA: the 2-master/2-slave SYNC cluster of
+# cluster_port_offset SCRIPT: the port offset (RMQ_PORT_OFFSET) of SCRIPT's
+# cluster mode, one per script so that all of them can run at once. A
+# cluster of offset O uses 9876+O (name server) and, per broker, VIP
+# (listenPort-2), listenPort and haListenPort: 10909-10912+O, 10919-10922+O,
+# 10929-10932+O, 10939-10942+O (no metrics or console port is set; gRPC
+# shares listenPort). Offsets 6000-6500, 100 apart (whose port sets never
+# meet), keep every port in 15876..17442; 6600, a controller-mode cluster
+# (start_cluster_controller: name servers 9876-9877+O, etcd 9880-9885+O,
+# brokers 10909-10972+O), in 16476..16485 and 17509..17572: below Linux's ephemeral range
+# (32768 up, where the harness's hn_free_port, pick_vip_port and every
+# client socket get theirs), below quickstart --check's offsets 11000-15900
+# (20876 up), chaos.sh's 16000-20900 and the fixed 17000 (Node), 19000
+# (examples), 20000 (failover), 21000 (deploy) and 21500
+# (deploy_controller), and below rocketmq_lib.sh's free_port_run (20000 up).
+# RMQ_TEST_CLUSTER_PORT_OFFSET overrides it.
+cluster_port_offset() {
+  local offset
+  case $1 in
+    recall) offset=6000 ;;
+    trace) offset=6100 ;;
+    request_reply) offset=6200 ;;
+    sql92) offset=6300 ;;
+    lite_pull) offset=6400 ;;
+    grpc_failover) offset=6500 ;;
+    grpc_failover_controller) offset=6600 ;;
+    *) echo "# no port offset for $1" >&2; exit 1 ;;
+  esac
+  echo "${RMQ_TEST_CLUSTER_PORT_OFFSET:-$offset}"
+}
+
+# start_cluster_sync SCRIPT EXTRA: the 2-master/2-slave SYNC cluster of
 # deploy/cluster.sh up sync (cluster DefaultCluster; every port moved by
-# OFFSET: pick one no other test uses) with EXTRA (printf %b) added to each
+# SCRIPT's cluster_port_offset) with EXTRA (printf %b) added to each
 # broker's properties, its files in $run; sets $ns; stopped by cleanup.
 start_cluster_sync() {
-  local f
-  export RMQ_BIN=$bin RMQ_RUN_DIR=$run/cluster RMQ_PORT_OFFSET=$1 RMQ_START_TIMEOUT=30 RMQ_STOP_TIMEOUT=30
+  local offset
+  offset=$(cluster_port_offset "$1") || exit 1
+  export RMQ_BIN=$bin RMQ_RUN_DIR=$run/cluster RMQ_PORT_OFFSET=$offset RMQ_START_TIMEOUT=30 RMQ_STOP_TIMEOUT=30
   export RMQ_CONF_DIR=$run/conf
   unset RMQ_PORT_BASE RMQ_SSH
   mkdir -p "$RMQ_CONF_DIR" "$RMQ_RUN_DIR"
   cp "$src"/deploy/2m-2s-sync/*.properties "$RMQ_CONF_DIR/"
-  for f in "$RMQ_CONF_DIR"/broker-*.properties; do printf '\n%b' "$2" >>"$f"; done
-  ns=127.0.0.1:$((9876 + $1))
+  ns=127.0.0.1:$((9876 + offset))
   cluster_up=1
+  guard_cluster
+  up_cluster_sync "$2"
+}
+
+# guard_cluster: a watcher in its own session that, once this script is
+# gone, brings the cluster of $RMQ_RUN_DIR down and removes $run, should the
+# script die before its cleanup did (meson kills a timed-out test's process
+# group 0.5 s after its TERM; the daemons, in sessions of their own, would
+# outlive it). Its output goes to /dev/null, so meson does not wait for it.
+guard_cluster() {
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; "$2" down; rm -rf "$3"' guard "$$" \
+    "$src/deploy/cluster.sh" "$run" </dev/null >/dev/null 2>&1 &
+}
+
+# up_cluster_sync EXTRA: EXTRA (printf %b) added to each broker's
+# properties in $RMQ_CONF_DIR, then deploy/cluster.sh up sync; "not ok 1"
+# and exit when it fails.
+up_cluster_sync() {
+  local f
+  for f in "$RMQ_CONF_DIR"/broker-*.properties; do printf '\n%b' "$1" >>"$f"; done
   "$src/deploy/cluster.sh" up sync >"$run/up.log" 2>&1 ||
     { sed 's/^/# /' "$run/up.log"; echo "not ok 1 - deploy/cluster.sh up sync"; exit 1; }
 }
 
-# start_cluster_controller OFFSET: the controller-mode cluster of
+# restart_cluster_sync EXTRA: the cluster of start_cluster_sync stopped and
+# started again on its stores with EXTRA added to each broker's properties.
+restart_cluster_sync() {
+  "$src/deploy/cluster.sh" down >"$run/down.log" 2>&1 ||
+    { sed 's/^/# /' "$run/down.log"; echo "not ok 1 - deploy/cluster.sh down"; exit 1; }
+  up_cluster_sync "$1"
+}
+
+# start_cluster_controller SCRIPT: the controller-mode cluster of
 # deploy/cluster.sh up controller (etcd x3, two name servers running the
 # controller, groups broker-a and broker-b of 2 replicas, broker-c of 3;
-# every port moved by OFFSET), its files in $run; sets $ns (the first name
-# server); stopped by cleanup.
+# every port moved by SCRIPT's cluster_port_offset), its files in $run;
+# sets $ns (the first name server); stopped by cleanup.
 start_cluster_controller() {
-  export RMQ_BIN=$bin RMQ_RUN_DIR=$run/cluster RMQ_PORT_OFFSET=$1 RMQ_START_TIMEOUT=60 RMQ_STOP_TIMEOUT=30
+  local offset
+  offset=$(cluster_port_offset "$1") || exit 1
+  export RMQ_BIN=$bin RMQ_RUN_DIR=$run/cluster RMQ_PORT_OFFSET=$offset RMQ_START_TIMEOUT=60 RMQ_STOP_TIMEOUT=30
   unset RMQ_PORT_BASE RMQ_SSH RMQ_CONF_DIR
   mkdir -p "$RMQ_RUN_DIR"
-  ns=127.0.0.1:$((9876 + $1))
+  ns=127.0.0.1:$((9876 + offset))
   cluster_up=1
+  guard_cluster
   "$src/deploy/cluster.sh" up controller >"$run/up.log" 2>&1 ||
     { sed 's/^/# /' "$run/up.log"; echo "not ok 1 - deploy/cluster.sh up controller"; exit 1; }
 }
@@ -203,10 +279,35 @@ start_cluster_controller() {
 create_topic_both() {
   "$bin/tools/mqadmin" updateTopic -n "$ns" -c DefaultCluster -t "$1" -r 4 -w 4 >"$run/mqadmin.log" 2>&1 ||
     { cat "$run/mqadmin.log" >&2; exit 1; }
+  wait_route_both "$1" "${2:-2}"
+}
+
+# wait_route_both TOPIC [GROUPS]: waits up to 30 s until the name server
+# routes TOPIC to both masters (to GROUPS of them).
+wait_route_both() {
   for _ in $(seq 1 150); do
     [ "$("$bin/tools/mqadmin" topicRoute -n "$ns" -t "$1" 2>/dev/null | grep -c broker-)" -ge "${2:-2}" ] && return 0
     sleep 0.2
   done
+}
+
+# start_mode MODE SCRIPT CLUSTER BROKER TOPIC EXTRA: with MODE "cluster" the
+# cluster of start_cluster_sync SCRIPT EXTRA and TOPIC on both its masters,
+# else a name server and the master BROKER of CLUSTER with EXTRA (printf %b)
+# and TOPIC on it; sets $ns and $brokers (the names of the brokers holding
+# TOPIC, comma-separated).
+start_mode() {
+  if [ "$1" = cluster ]; then
+    start_cluster_sync "$2" "$6"
+    create_topic_both "$5"
+    brokers=broker-a,broker-b
+  else
+    start_namesrv
+    broker_extra=$(printf '%b' "$6")
+    start_broker "$3" "$4"
+    create_topic "$3" "$5"
+    brokers=$4
+  fi
 }
 
 # create_topic CLUSTER TOPIC: 4 queues, waits until the name server routes it.

@@ -54,15 +54,14 @@ promoted() { [ "$(master_of_a)" = "$1" ] && sss_a | awk -v r="$1" '$6 == r && $8
 
 echo "1..6"
 java_build 6 "$here" grpc5
-# ports below the ephemeral range, used by no other test: sync 21876 ...
-# 22942, controller 22876 ... 23972
+# ports from java_lib.sh's cluster_port_offset, one set per mode
 if [ "$mode" = controller ]; then
-  start_cluster_controller "${RMQ_TEST_GRPC_FAILOVER_CTL_PORT_OFFSET:-13000}"
+  start_cluster_controller grpc_failover_controller
   create_topic_both "$topic" 3
   old=$(master_of_a)
   pid_file=$RMQ_RUN_DIR/pid/broker-a-$old.pid
 else
-  start_cluster_sync "${RMQ_TEST_GRPC_FAILOVER_PORT_OFFSET:-12000}" ''
+  start_cluster_sync grpc_failover ''
   create_topic_both "$topic"
   pid_file=$RMQ_RUN_DIR/pid/broker-a.pid
 fi

@@ -6,20 +6,24 @@
 # updateTopic -a +message.type=FIFO creates a topic with RocketMQ 5's
 # message.type attribute; RocketMQ 5's admin API (TopicAttrs.java:
 # examineTopicConfig, GET_TOPIC_CONFIG 351, and getAllTopicConfig, 21;
-# mqadmin's exportMetadata would also ask GET_SYSTEM_TOPIC_LIST_FROM_BROKER
-# 305, not served) reads it back in the topic's "attributes" map; a change
+# mqadmin's exportMetadata also asks GET_SYSTEM_TOPIC_LIST_FROM_BROKER
+# 305) reads it back in the topic's "attributes" map; a change
 # of the unchangeable queue.type is refused with RocketMQ's text;
 # message.type changes to NORMAL and reads back so; topicRoute lists the
 # broker. Then the 5.x batch commands, updateTopicList and
 # updateSubGroupList, read back with topicRoute and getConsumerConfig, and
-# clusterList and topicList of the 5.x tool. Prints TAP;
+# clusterList and topicList of the 5.x tool. System topics (issue 32):
+# updateTopic and deleteTopic of RMQ_SYS_TRACE_TOPIC refused with
+# RocketMQ's INVALID_PARAMETER text (deleteTopic stops before the name
+# server); exportMetadata (GET_SYSTEM_TOPIC_LIST_FROM_BROKER 305) exports
+# AttrTopic without the cluster's reply topic. Prints TAP;
 # SKIP when java or mvn is missing or Maven Central cannot be reached.
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-echo "1..13"
-java_build 13 "$here" mqadmin5
+echo "1..16"
+java_build 16 "$here" mqadmin5
 start_namesrv
 start_broker AttrCluster broker-m
 bk=127.0.0.1:$bk_port
@@ -73,4 +77,18 @@ ok "clusterList (5.x) lists broker-m of AttrCluster" has clusterList5 "^AttrClus
 adm topicList5b topicList
 ok "topicList (5.x) holds AttrTopic, ListTopicA and ListTopicB" \
   eval "has topicList5b '^AttrTopic$' && has topicList5b '^ListTopicA$' && has topicList5b '^ListTopicB$'"
+
+# system topics: RocketMQ's broker refuses an operator's change of them
+conflict='The topic\[RMQ_SYS_TRACE_TOPIC\] is conflict with system topic\.'
+adm sysUpdate updateTopic -b "$bk" -t RMQ_SYS_TRACE_TOPIC -r 4 -w 4
+ok "updateTopic -t RMQ_SYS_TRACE_TOPIC is refused with RocketMQ's text" \
+  eval "grep -q '$conflict' '$run/sysUpdate.out' '$run/sysUpdate.err' && ! has sysUpdate '^create topic to'"
+adm sysDelete deleteTopic -c AttrCluster -t RMQ_SYS_TRACE_TOPIC
+ok "deleteTopic -t RMQ_SYS_TRACE_TOPIC is refused with RocketMQ's text, the name server left alone" \
+  eval "grep -q '$conflict' '$run/sysDelete.out' '$run/sysDelete.err' && ! has sysDelete 'success'"
+adm export exportMetadata -c AttrCluster -t -f "$run/export"
+sed 's/^/# topic.json: /' "$run/export/topic.json" 2>/dev/null | head -20
+ok "exportMetadata (305) exports AttrTopic, not the cluster's reply topic" \
+  eval "has export '^export .*topic.json success' && grep -q '\"AttrTopic\"' '$run/export/topic.json' &&
+    ! grep -q 'AttrCluster_REPLY_TOPIC' '$run/export/topic.json'"
 broker_log_clean

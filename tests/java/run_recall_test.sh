@@ -28,19 +28,13 @@ if [ "${1:-}" = rocketmq ]; then
   rq_topic_seed broker RecallTopic 4
   rq_broker_ready broker RecallCluster broker-rc "$bk_port" "$ns" 'recallMessageEnable=true\ntimerWheelEnable=true\n'
   sleep 5   # its first registration with the name server
-elif [ "${1:-}" = cluster ]; then
-  # the same checks on deploy/cluster.sh up sync (2 masters, 2 slaves): the
-  # handle names the broker that holds the message
-  start_cluster_sync "${RMQ_TEST_RECALL_PORT_OFFSET:-22000}" 'recallMessageEnable=true\n'
-  create_topic_both RecallTopic
 else
-  broker_extra="recallMessageEnable=true"
-  start_namesrv
-  start_broker RecallCluster broker-rc
-  create_topic RecallCluster RecallTopic
+  # with "cluster" on deploy/cluster.sh up sync (2 masters, 2 slaves): the
+  # handle names the broker that holds the message
+  start_mode "${1:-}" recall RecallCluster broker-rc RecallTopic 'recallMessageEnable=true\n'
 fi
 
-timeout 120 java -cp "$cp" rmqtest.Recall "$ns" RecallTopic rmq_recall_group >"$run/out" 2>"$run/err"
+run_killable timeout 120 java -cp "$cp" rmqtest.Recall "$ns" RecallTopic rmq_recall_group >"$run/out" 2>"$run/err"
 rc=$?
 [ "$rc" -eq 0 ] || { echo "# java exited $rc"; grep -h -E 'Exception|CODE' "$run/err" | head -5 | sed 's/^/# /'; }
 for c in normal-no-handle timer-handle recall-ok recall-twice-ok recalled-never-delivered recall-after-delivery-refused; do

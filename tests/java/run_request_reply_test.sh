@@ -34,7 +34,7 @@ if [ "${1:-}" = rocketmq ]; then
 elif [ "${1:-}" = cluster ]; then
   # deploy/cluster.sh up sync (2 masters, 2 slaves): requests and replies
   # spread over both masters
-  start_cluster_sync "${RMQ_TEST_REPLY_PORT_OFFSET:-24000}" ''
+  start_cluster_sync request_reply ''
   cluster=DefaultCluster
   create_topic_both "$topic"
 else
@@ -62,7 +62,7 @@ done
 for p in "${req_pids[@]}"; do wait "$p"; done
 kill "$resp_pid" 2>/dev/null
 wait "$resp_pid" 2>/dev/null
-"${jrun[@]}" down "$ns" "$topic" "$cluster" >"$run/down.out" 2>"$run/down.err"
+run_killable "${jrun[@]}" down "$ns" "$topic" "$cluster" >"$run/down.out" 2>"$run/down.err"
 
 # result CHECK WHAT: the Java output's verdict on CHECK (java_check)
 result() { java_check "$1" "$2" "$run"/req*.out "$run/down.out"; }

@@ -486,6 +486,25 @@ START_TEST(test_props_buf_reserve_and_empty_values)
 }
 END_TEST
 
+/* RocketMQ's TopicValidator: the system set and prefix, the narrower set no client may send to. */
+START_TEST(test_system_topics)
+{
+    char reply[32];
+    ck_assert(rmq_topic_in_system_set("TBW102"));
+    ck_assert(rmq_topic_in_system_set("RMQ_SYS_TRACE_TOPIC"));
+    ck_assert(rmq_topic_in_system_set("CHECKPOINT_TOPIC"));
+    ck_assert(rmq_topic_in_system_set("rmq_sys_REVIVE_LOG_C"));
+    ck_assert(!rmq_topic_in_system_set("rmq_sys"));
+    ck_assert(!rmq_topic_in_system_set("AppTopic"));
+    ck_assert(!rmq_topic_in_system_set("%RETRY%g"));
+    ck_assert(rmq_topic_send_forbidden("SCHEDULE_TOPIC_XXXX", 19));
+    ck_assert(!rmq_topic_send_forbidden("RMQ_SYS_TRACE_TOPIC", 19));
+    ck_assert(rmq_reply_topic("C1", reply, sizeof reply));
+    ck_assert_str_eq(reply, "C1_REPLY_TOPIC");
+    ck_assert(!rmq_reply_topic("ClusterNameTooLongForIt", reply, 20));
+}
+END_TEST
+
 static Suite *message_suite(void)
 {
     Suite *s = suite_create("message");
@@ -509,6 +528,7 @@ static Suite *message_suite(void)
     tcase_add_test(tc, test_props_buf_builds_and_grows);
     tcase_add_test(tc, test_props_buf_reserve_and_empty_values);
     tcase_add_test(tc, test_batch_round_trip_and_errors);
+    tcase_add_test(tc, test_system_topics);
     suite_add_tcase(s, tc);
     return s;
 }

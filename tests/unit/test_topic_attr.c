@@ -118,6 +118,18 @@ START_TEST(test_next_and_msg_type)
 }
 END_TEST
 
+START_TEST(test_mod_msg_type)
+{
+    const char *mixed = "+queue.type=SimpleCQ,+message.type=MIXED";
+    ck_assert_int_eq(rmq_topic_attrs_mod_msg_type(mixed, strlen(mixed)), RMQ_TOPIC_MSG_MIXED);
+    ck_assert_int_eq(rmq_topic_attrs_mod_msg_type(mixed, 20), RMQ_TOPIC_MSG_ABSENT);   /* the first item only */
+    ck_assert_int_eq(rmq_topic_attrs_mod_msg_type("+message.type=FIFO", 18), RMQ_TOPIC_MSG_FIFO);
+    ck_assert_int_eq(rmq_topic_attrs_mod_msg_type("-message.type", 13), RMQ_TOPIC_MSG_ABSENT);
+    ck_assert_int_eq(rmq_topic_attrs_mod_msg_type("", 0), RMQ_TOPIC_MSG_ABSENT);
+    ck_assert_int_eq(rmq_topic_attrs_mod_msg_type(NULL, 0), RMQ_TOPIC_MSG_ABSENT);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("topic_attr");
@@ -128,6 +140,7 @@ int main(void)
     tcase_add_test(tc, test_refusal_keeps_nothing);
     tcase_add_test(tc, test_check_kept_text);
     tcase_add_test(tc, test_next_and_msg_type);
+    tcase_add_test(tc, test_mod_msg_type);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

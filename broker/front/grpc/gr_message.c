@@ -511,7 +511,7 @@ static char *delivered_topic(const rmq_record_t *rec, text_t *t)
 
     if (rec->topic_len > pl && memcmp(rec->topic, RMQ_RETRY_PREFIX, pl) == 0)
         orig = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_RETRY_TOPIC, &vl);
-    else if (rmq_topic_is_system(rec->topic, rec->topic_len))
+    else if (rmq_topic_send_forbidden(rec->topic, rec->topic_len))
         orig = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_REAL_TOPIC, &vl);
     if (orig && vl)
         return text_put(t, orig, vl);

@@ -53,6 +53,7 @@ gr_code_t gr_code_of_status(bk_status_t status)
         [BK_NOT_FOUND] = APACHE__ROCKETMQ__V2__CODE__NOT_FOUND,
         /* RocketMQ's proxy has no code for ILLEGAL_OPERATION: its default */
         [BK_ILLEGAL_OPERATION] = APACHE__ROCKETMQ__V2__CODE__INTERNAL_SERVER_ERROR,
+        [BK_INVALID_PARAMETER] = APACHE__ROCKETMQ__V2__CODE__BAD_REQUEST,
         [BK_SYSTEM_ERROR] = APACHE__ROCKETMQ__V2__CODE__INTERNAL_SERVER_ERROR,
     };
     if ((unsigned)status < sizeof(code) / sizeof(code[0]) && code[status] != 0)

@@ -71,6 +71,7 @@ int fr_rm_status_code(bk_status_t status)
         [BK_SUBSCRIPTION_PARSE_FAILED] = 23,
         [BK_NOT_FOUND] = 22,                 /* QUERY_NOT_FOUND */
         [BK_ILLEGAL_OPERATION] = 604,        /* ILLEGAL_OPERATION */
+        [BK_INVALID_PARAMETER] = RMQ_REMOTING_INVALID_PARAMETER,
         [BK_SYSTEM_ERROR] = 1,
     };
     if ((unsigned)status < sizeof(code) / sizeof(code[0]))
@@ -443,6 +444,7 @@ static const fr_rm_route_t routes[] = {
     {17, fr_rm_handle_update_topic, BK_OP_TOPIC_UPDATE},       /* UPDATE_AND_CREATE_TOPIC */
     {18, fr_rm_handle_update_topic_list, BK_OP_TOPIC_UPDATE},  /* UPDATE_AND_CREATE_TOPIC_LIST */
     {21, fr_rm_handle_json_read, BK_OP_TOPIC_LIST},            /* GET_ALL_TOPIC_CONFIG */
+    {305, fr_rm_handle_json_read, BK_OP_SYSTEM_TOPICS},        /* GET_SYSTEM_TOPIC_LIST_FROM_BROKER */
     {25, fr_rm_handle_update_broker_config, BK_OP_BROKER_CONFIG_UPDATE}, /* UPDATE_BROKER_CONFIG (refused) */
     {26, fr_rm_handle_broker_config, BK_OP_BROKER_CONFIG},     /* GET_BROKER_CONFIG */
     {28, fr_rm_handle_json_read, BK_OP_RUNTIME_INFO},          /* GET_BROKER_RUNTIME_INFO */

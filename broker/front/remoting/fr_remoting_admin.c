@@ -1,8 +1,9 @@
 /* fr_remoting_admin.c: the remoting front of the administration requests
  * RocketMQ's mqadmin sends to a broker: topics (UPDATE_AND_CREATE_TOPIC 17,
  * UPDATE_AND_CREATE_TOPIC_LIST 18, DELETE_TOPIC_IN_BROKER 215, GET_ALL_TOPIC_CONFIG 21, GET_TOPIC_CONFIG
- * 351, GET_TOPIC_STATS_INFO 202, QUERY_TOPIC_CONSUME_BY_WHO 300),
- * subscription groups (200, 201, 207, the list 225), consumers
+ * 351, GET_TOPIC_STATS_INFO 202, QUERY_TOPIC_CONSUME_BY_WHO 300,
+ * GET_SYSTEM_TOPIC_LIST_FROM_BROKER 305), subscription groups (200, 201,
+ * 207, the list 225), consumers
  * (GET_CONSUMER_CONNECTION_LIST 203, GET_CONSUME_STATS 208,
  * GET_BROKER_CONSUME_STATS 317, QUERY_CONSUME_TIME_SPAN 303,
  * INVOKE_BROKER_TO_RESET_OFFSET 222, CLONE_GROUP_OFFSET 314), producers (GET_PRODUCER_CONNECTION_LIST
@@ -32,6 +33,7 @@
 #include "rmq_log.h"
 #include "rmq_subexpr.h"
 #include "rmq_time.h"
+#include "rmq_topic_json.h"
 
 #define CODE_CONSUMER_NOT_ONLINE 206
 
@@ -238,6 +240,15 @@ void fr_rm_handle_delete_topic(rmq_conn_t *conn, const rmq_remoting_request_t *r
         return;
     topic_ack_free(ack);
     reply_result(conn, req, &r);
+}
+
+/* TopicList of the broker's system topics (body_fn). */
+static bk_status_t system_topics_body(const fr_remoting_t *rm, struct evbuffer *b, const void *arg, bk_result_t *r)
+{
+    const char *names[BK_SYSTEM_TOPICS_MAX];
+    size_t n = bk_admin_system_topics(rm->fe->admin_ops, names);
+    rmq_topic_list_json(b, names, n, NULL);
+    return BK_OK;
 }
 
 /* TopicConfigSerializeWrapper {topicConfigTable, dataVersion} (body_fn). */
@@ -820,6 +831,7 @@ typedef struct json_read {
 
 static const json_read_t json_reads[] = {
     {21, NULL, NULL, 0, all_topics_body},                      /* GET_ALL_TOPIC_CONFIG */
+    {305, NULL, NULL, 0, system_topics_body},                  /* GET_SYSTEM_TOPIC_LIST_FROM_BROKER */
     {28, NULL, NULL, 0, runtime_info_body},                    /* GET_BROKER_RUNTIME_INFO */
     {201, NULL, NULL, 0, all_groups_body},                     /* GET_ALL_SUBSCRIPTIONGROUP_CONFIG */
     {204, "producerGroup", NULL, 0, producer_connections_body}, /* GET_PRODUCER_CONNECTION_LIST */

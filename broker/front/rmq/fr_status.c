@@ -34,6 +34,7 @@ int fr_status_wire(bk_status_t status)
         [BK_SUBSCRIPTION_PARSE_FAILED] = RMQ__STATUS__SUBSCRIPTION_PARSE_FAILED,
         [BK_NOT_FOUND] = RMQ__STATUS__QUERY_NOT_FOUND,
         [BK_ILLEGAL_OPERATION] = RMQ__STATUS__BAD_REQUEST,   /* recalls: not on this front */
+        [BK_INVALID_PARAMETER] = RMQ__STATUS__BAD_REQUEST,
         [BK_SYSTEM_ERROR] = RMQ__STATUS__SYSTEM_ERROR,
     };
     if ((unsigned)status < sizeof(wire) / sizeof(wire[0]))

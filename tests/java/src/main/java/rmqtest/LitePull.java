@@ -1,16 +1,19 @@
 /* LitePull: the unmodified 5.x Java client's DefaultLitePullConsumer over
  * remoting, whose pulls are LITE_PULL_MESSAGE (361). Sends N messages,
- * then: subscribe mode polls every one; assign mode with seekToBegin on
- * every queue polls every one again; seek(queue, k) on the queue holding
- * the most messages polls exactly its messages from offset k on; the
- * producer's earliestMsgStoreTime (GET_EARLIEST_MSG_STORETIME, 32) of each
- * queue lies between the first send and the last.
+ * then: subscribe mode polls every one, from each of the expected brokers;
+ * assign mode with seekToBegin on every queue polls every one again, from
+ * each of them; seek(queue, k) on the queue holding the most messages
+ * polls exactly its messages from offset k on; the producer's
+ * earliestMsgStoreTime (GET_EARLIEST_MSG_STORETIME, 32) of each queue lies
+ * between the first send and the last.
  * Prints "OK|FAIL <name> <detail>" lines.
- * Args: namesrv topic group n. */
+ * Args: namesrv topic group n brokers (the expected broker names,
+ * comma-separated). */
 package rmqtest;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -29,6 +32,10 @@ import org.apache.rocketmq.common.message.MessageQueue;
 
 public final class LitePull {
     private static final long SEEK_OFFSET = 2;
+    /* Route look-ups at start fail the start past this; the test machines are loaded. */
+    private static final int CLIENT_API_TIMEOUT_MS = 15000;
+    /* A consumer's route look-up lost at its start (RouteRetry) is redone this soon. */
+    private static final int POLL_NAME_SERVER_MS = 1000;
 
     private LitePull() {
     }
@@ -60,9 +67,20 @@ public final class LitePull {
         return s;
     }
 
+    /* The names of the brokers msgs came from. */
+    private static Set<String> brokers(List<MessageExt> msgs) {
+        Set<String> s = new TreeSet<>();
+        for (MessageExt m : msgs) {
+            s.add(String.valueOf(m.getBrokerName()));
+        }
+        return s;
+    }
+
     private static DefaultLitePullConsumer consumer(String ns, String group, String instance) {
         DefaultLitePullConsumer c = new DefaultLitePullConsumer(group);
         c.setNamesrvAddr(ns);
+        c.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
+        c.setPollNameServerInterval(POLL_NAME_SERVER_MS);
         c.setInstanceName(instance);
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         return c;
@@ -71,15 +89,17 @@ public final class LitePull {
     public static void main(String[] args) throws Exception {
         String ns = args[0], topic = args[1], group = args[2];
         int n = Integer.parseInt(args[3]);
+        Set<String> brokers = new TreeSet<>(Arrays.asList(args[4].split(",")));
         DefaultMQProducer p = new DefaultMQProducer("rmq_lite_producer");
         p.setNamesrvAddr(ns);
         p.setInstanceName("lite-producer");
+        p.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         p.setSendMsgTimeout(10000);
         p.start();
         Map<MessageQueue, Integer> perQueue = new HashMap<>();
         long firstSend = System.currentTimeMillis();
         for (int i = 0; i < n; i++) {
-            SendResult r = p.send(new Message(topic, "l", ("lite-" + i).getBytes(StandardCharsets.UTF_8)));
+            SendResult r = RouteRetry.send(p, new Message(topic, "l", ("lite-" + i).getBytes(StandardCharsets.UTF_8)));
             perQueue.merge(r.getMessageQueue(), 1, Integer::sum);
         }
         long lastSend = System.currentTimeMillis();
@@ -88,9 +108,11 @@ public final class LitePull {
         DefaultLitePullConsumer sub = consumer(ns, group, "lite-subscribe");
         sub.subscribe(topic, "*");
         sub.start();
-        Set<String> got = bodies(pollAll(sub, n, 120));
+        List<MessageExt> subscribed = pollAll(sub, n, 120);
         sub.shutdown();
-        ok &= report(got.size() == n, "lite-subscribe", "polled " + got.size() + " of " + n);
+        Set<String> got = bodies(subscribed);
+        ok &= report(got.size() == n && brokers(subscribed).equals(brokers), "lite-subscribe",
+            "polled " + got.size() + " of " + n + " from " + brokers(subscribed) + ", expected " + brokers);
 
         DefaultLitePullConsumer asg = consumer(ns, group + "_assign", "lite-assign");
         asg.setAutoCommit(false);
@@ -100,9 +122,11 @@ public final class LitePull {
         for (MessageQueue mq : mqs) {
             asg.seekToBegin(mq);
         }
-        Set<String> again = bodies(pollAll(asg, n, 120));
-        ok &= report(again.size() == n, "lite-assign-begin",
-            "polled " + again.size() + " of " + n + " from " + mqs.size() + " assigned queues");
+        List<MessageExt> fromBegin = pollAll(asg, n, 120);
+        Set<String> again = bodies(fromBegin);
+        ok &= report(again.size() == n && brokers(fromBegin).equals(brokers), "lite-assign-begin",
+            "polled " + again.size() + " of " + n + " from " + mqs.size() + " assigned queues of "
+            + brokers(fromBegin) + ", expected " + brokers);
 
         MessageQueue fullest = null;
         for (Map.Entry<MessageQueue, Integer> e : perQueue.entrySet()) {
@@ -118,12 +142,14 @@ public final class LitePull {
         boolean sameQueue = true;
         for (MessageExt m : tail) {
             offsets.add(m.getQueueOffset());
-            sameQueue &= m.getQueueId() == fullest.getQueueId();
+            sameQueue &= m.getQueueId() == fullest.getQueueId()
+                && fullest.getBrokerName().equals(m.getBrokerName());
         }
         long lowest = offsets.isEmpty() ? -1 : offsets.iterator().next();
         ok &= report(sameQueue && tail.size() == expect && offsets.size() == expect && lowest == SEEK_OFFSET,
-            "lite-assign-seek", "after seek to " + SEEK_OFFSET + " on queue " + fullest.getQueueId() + ": polled "
-            + tail.size() + " (expected " + expect + "), offsets " + offsets + ", only that queue " + sameQueue);
+            "lite-assign-seek", "after seek to " + SEEK_OFFSET + " on queue " + fullest.getBrokerName() + "/"
+            + fullest.getQueueId() + ": polled " + tail.size() + " (expected " + expect + "), offsets " + offsets
+            + ", only that queue " + sameQueue);
 
         ok &= earliestStoreTimes(p, perQueue.keySet(), firstSend, lastSend);
         p.shutdown();
@@ -138,7 +164,7 @@ public final class LitePull {
         try {
             for (MessageQueue mq : mqs) {
                 long t = p.earliestMsgStoreTime(mq);
-                times.append(" q").append(mq.getQueueId()).append('=').append(t);
+                times.append(' ').append(mq.getBrokerName()).append('/').append(mq.getQueueId()).append('=').append(t);
                 inRange &= t >= firstSend - 1000 && t <= lastSend + 1000;
             }
         } catch (Exception e) {

@@ -22,10 +22,10 @@ package rmqtest;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -158,7 +158,10 @@ public final class RequestReply {
         System.out.println((ok == count ? "OK" : "FAIL") + " rr-sync-" + id + " " + ok + "/" + count + " replies "
             + "matched their requests " + err);
         CountDownLatch done = new CountDownLatch(count);
-        AtomicInteger good = new AtomicInteger();
+        /* the requests answered: a request consumed twice (at least once
+         * delivery, e.g. across a rebalance of the responders) is answered
+         * twice, and the client may call back for both replies */
+        Set<String> good = ConcurrentHashMap.newKeySet();
         Map<String, String> errs = new ConcurrentHashMap<>();
         for (int i = 0; i < count; i++) {
             Message req = new Message(topic, ("req-" + id + "-async-" + i).getBytes(StandardCharsets.UTF_8));
@@ -169,12 +172,11 @@ public final class RequestReply {
                         return;       /* the 4.9 client's call once the request is sent, before its reply */
                     }
                     String bad = check(req, reply);
-                    if (bad.isEmpty()) {
-                        good.incrementAndGet();
-                    } else {
+                    if (!bad.isEmpty()) {
                         errs.put(text(req.getBody()), bad);
+                    } else if (good.add(text(req.getBody()))) {
+                        done.countDown();
                     }
-                    done.countDown();
                 }
 
                 @Override
@@ -185,7 +187,7 @@ public final class RequestReply {
             }, TIMEOUT_MS);
         }
         done.await(TIMEOUT_MS + 5000, TimeUnit.MILLISECONDS);
-        System.out.println((good.get() == count ? "OK" : "FAIL") + " rr-async-" + id + " " + good.get() + "/" + count
+        System.out.println((good.size() == count ? "OK" : "FAIL") + " rr-async-" + id + " " + good.size() + "/" + count
             + " callbacks got their replies " + errs);
         p.shutdown();
     }

@@ -1,24 +1,32 @@
 /* SqlFilter: RocketMQ's SQL92 message filters with the unmodified 4.9
  * client. Sends a table of messages whose user properties and tags are
  * chosen against each expression (missing properties, values that are no
- * number, numbers against strings), then for each expression a push
- * consumer subscribed with MessageSelector.bySql receives exactly the
- * expected bodies ("OK sql92-push-N ..." or "FAIL ..."), and a consumer
- * with a malformed expression fails to start with the broker's error
- * naming its position ("OK sql92-malformed ..."). */
+ * number, numbers against strings), then for each expression, all at once,
+ * a push consumer subscribed with MessageSelector.bySql and a lite pull
+ * consumer subscribed with it receive exactly the expected bodies
+ * ("OK sql92-push-N ..." / "OK sql92-lite-N ..." or "FAIL ..."), the
+ * messages they received came from exactly the expected brokers
+ * ("OK sql92-brokers ..."), and a consumer with a malformed expression fails
+ * to start with the broker's error naming its position
+ * ("OK sql92-malformed ...").
+ * Args: namesrv topic brokers (the expected broker names, comma-separated). */
 package rmqtest;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentSkipListSet;
 
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.MessageSelector;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 
@@ -44,11 +52,34 @@ public final class SqlFilter {
         {"s <> 'x'", "m2", "m5"},
     };
 
-    public static void main(String[] args) throws Exception {
-        String ns = args[0];
-        String topic = args[1];
+    /* How long the consumers may take to receive what they expect, and how
+     * long they go on after that for anything that should not come. */
+    private static final long RECEIVE_MS = 30000;
+    private static final long LINGER_MS = 3000;
+    /* Route look-ups at start fail the start past this; the test machines are loaded. */
+    private static final int CLIENT_API_TIMEOUT_MS = 15000;
+    /* A consumer's route look-up lost at its start (RouteRetry) is redone this soon. */
+    private static final int POLL_NAME_SERVER_MS = 1000;
+
+    /* The brokers any consumer received a message from. */
+    private static final Set<String> BROKERS = new ConcurrentSkipListSet<>();
+
+    public static void main(String[] args) {
+        try {
+            run(args[0], args[1], new TreeSet<>(Arrays.asList(args[2].split(","))));
+        } catch (Exception e) {
+            e.printStackTrace();
+            System.exit(1);
+        }
+        System.exit(0);   /* the client's worker threads are not daemons */
+    }
+
+    /* The checks on topic of the name server ns whose messages the brokers hold. */
+    private static void run(String ns, String topic, Set<String> brokers) throws Exception {
         DefaultMQProducer p = new DefaultMQProducer("sql92_pg");
         p.setNamesrvAddr(ns);
+        p.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
+        p.setSendMsgTimeout(CLIENT_API_TIMEOUT_MS);
         p.start();
         for (String[] m : MESSAGES) {
             Message msg = new Message(topic, m[1], m[0].getBytes("UTF-8"));
@@ -56,42 +87,110 @@ public final class SqlFilter {
                 String[] kv = m[i].split("=", 2);
                 msg.putUserProperty(kv[0], kv[1]);
             }
-            p.send(msg);
+            RouteRetry.send(p, msg);
         }
         p.shutdown();
+        List<Probe> probes = new ArrayList<>();
         for (int i = 0; i < EXPRESSIONS.length; i++) {
-            consume(ns, topic, i);
+            probes.add(push(ns, topic, i));
+            probes.add(lite(ns, topic, i));
         }
+        receive(probes);
+        for (Probe pr : probes) {
+            pr.report();
+        }
+        System.out.println((BROKERS.equals(brokers) ? "OK " : "FAIL ") + "sql92-brokers the consumers received from "
+            + BROKERS + ", expected " + brokers);
         malformed(ns, topic);
     }
 
-    /* One push consumer of expression i; prints OK or FAIL. */
-    private static void consume(String ns, String topic, int i) throws Exception {
-        String[] e = EXPRESSIONS[i];
-        Set<String> want = new TreeSet<>(Arrays.asList(e).subList(1, e.length));
-        Set<String> got = new ConcurrentSkipListSet<>();
-        DefaultMQPushConsumer c = PushUntil.consumer(ns, "sql92_cg_" + i, "sql92_" + i);
-        c.subscribe(topic, MessageSelector.bySql(e[0]));
-        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-            for (MessageExt m : msgs) {
-                got.add(new String(m.getBody()));
-            }
+    /* One consumer of expression i: what it should and did receive. */
+    private static final class Probe {
+        final String name;
+        final String expression;
+        final Set<String> want = new TreeSet<>();
+        final Set<String> got = new ConcurrentSkipListSet<>();
+        DefaultMQPushConsumer push;
+        DefaultLitePullConsumer lite;
+
+        Probe(String kind, int i) {
+            String[] e = EXPRESSIONS[i];
+            name = "sql92-" + kind + "-" + i;
+            expression = e[0];
+            want.addAll(Arrays.asList(e).subList(1, e.length));
+        }
+
+        void add(MessageExt m) {
+            got.add(new String(m.getBody()));
+            BROKERS.add(String.valueOf(m.getBrokerName()));
+        }
+
+        void report() {
+            String line = name + " " + expression + ": got " + got + " want " + want;
+            System.out.println((got.equals(want) ? "OK " : "FAIL ") + line);
+        }
+    }
+
+    /* A started push consumer of expression i. */
+    private static Probe push(String ns, String topic, int i) throws Exception {
+        Probe pr = new Probe("push", i);
+        pr.push = PushUntil.consumer(ns, "sql92_cg_" + i, "sql92_" + i);
+        pr.push.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
+        pr.push.setPollNameServerInterval(POLL_NAME_SERVER_MS);
+        pr.push.subscribe(topic, MessageSelector.bySql(pr.expression));
+        pr.push.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            msgs.forEach(pr::add);
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
         });
-        c.start();
-        long deadline = System.currentTimeMillis() + 30000;
-        while (got.size() < want.size() && System.currentTimeMillis() < deadline) {
-            Thread.sleep(100);
+        pr.push.start();
+        return pr;
+    }
+
+    /* A started lite pull consumer of expression i, from the first offset. */
+    private static Probe lite(String ns, String topic, int i) throws Exception {
+        Probe pr = new Probe("lite", i);
+        pr.lite = new DefaultLitePullConsumer("sql92_lite_cg_" + i);
+        pr.lite.setNamesrvAddr(ns);
+        pr.lite.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
+        pr.lite.setPollNameServerInterval(POLL_NAME_SERVER_MS);
+        pr.lite.setInstanceName("sql92_lite_" + i);
+        pr.lite.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        pr.lite.subscribe(topic, MessageSelector.bySql(pr.expression));
+        pr.lite.start();
+        return pr;
+    }
+
+    /* Polls the lite pull consumers until every consumer has what it
+     * expects or RECEIVE_MS passed, then LINGER_MS longer; shuts all down. */
+    private static void receive(List<Probe> probes) {
+        long until = System.currentTimeMillis() + RECEIVE_MS;
+        boolean lingering = false;
+        while (System.currentTimeMillis() < until) {
+            boolean all = true;
+            for (Probe pr : probes) {
+                if (pr.lite != null) {
+                    pr.lite.poll(100).forEach(pr::add);
+                }
+                all &= pr.got.size() >= pr.want.size();
+            }
+            if (all && !lingering) {
+                lingering = true;
+                until = System.currentTimeMillis() + LINGER_MS;
+            }
         }
-        Thread.sleep(3000);   /* anything else that would arrive */
-        c.shutdown();
-        String line = "sql92-push-" + i + " " + e[0] + ": got " + got + " want " + want;
-        System.out.println((got.equals(want) ? "OK " : "FAIL ") + line);
+        for (Probe pr : probes) {
+            if (pr.push != null) {
+                pr.push.shutdown();
+            } else {
+                pr.lite.shutdown();
+            }
+        }
     }
 
     /* A malformed expression: start() fails with the position. */
     private static void malformed(String ns, String topic) throws Exception {
         DefaultMQPushConsumer c = PushUntil.consumer(ns, "sql92_cg_bad", "sql92_bad");
+        c.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         c.subscribe(topic, MessageSelector.bySql("a > 5 AND"));
         c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> ConsumeConcurrentlyStatus.CONSUME_SUCCESS);
         try {

@@ -39,6 +39,8 @@ public final class Trace {
     private static final String CONSUMER_GROUP = "trace_cg";
     private static final String TAG = "TagA";
     private static final long WAIT_MS = 60000;
+    /* Route look-ups at start fail the start past this; the test machines are loaded. */
+    private static final int CLIENT_API_TIMEOUT_MS = 15000;
 
     private Trace() {
     }
@@ -54,6 +56,7 @@ public final class Trace {
         CountDownLatch consumed = new CountDownLatch(1);
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(CONSUMER_GROUP, true, custom);
         c.setNamesrvAddr(ns);
+        c.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         c.subscribe(topic, TAG);
         c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
@@ -66,8 +69,9 @@ public final class Trace {
         c.start();
         DefaultMQProducer p = new DefaultMQProducer(PRODUCER_GROUP, true, custom);
         p.setNamesrvAddr(ns);
+        p.setMqClientApiTimeout(CLIENT_API_TIMEOUT_MS);
         p.start();
-        SendResult r = p.send(new Message(topic, TAG, key, ("traced " + label).getBytes(StandardCharsets.UTF_8)));
+        SendResult r = RouteRetry.send(p, new Message(topic, TAG, key, ("traced " + label).getBytes(StandardCharsets.UTF_8)));
         String msgId = r.getMsgId();
         System.out.println("MSGID " + msgId);
         if (r.getSendStatus() != SendStatus.SEND_OK || !consumed.await(WAIT_MS, TimeUnit.MILLISECONDS)) {
