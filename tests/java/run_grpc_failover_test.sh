@@ -66,7 +66,7 @@ else
   pid_file=$RMQ_RUN_DIR/pid/broker-a.pid
 fi
 
-timeout 300 java -cp "$cp" rmqtest.GrpcFailover consume "$ns" "$topic" grpc_failover "$run/acked" 120 \
+timeout 300 java -cp "$cp" rmqtest.GrpcFailover consume "$ns" "$topic" grpc_failover "$run/acked" 240 \
   grpc_failover_hold "$run/resumed" >"$run/consumer.out" 2>"$run/consumer.err" &
 consumer=$!
 bg+=("$consumer")
