@@ -43,7 +43,7 @@ import org.apache.rocketmq.client.java.message.MessageViewImpl;
  * to 20 messages of broker-a, "HELD id", until RESUMED_FILE exists
  * (broker-a's master restarted or its slave promoted); then it receives
  * and acks, "AGAIN id attempt ms" for each held one delivered again (ms
- * since RESUMED_FILE was seen), until every held id came again or 60 s pass
+ * since RESUMED_FILE was seen), until every held id came again or 120 s pass (two of the client's 30 s route refreshes and more)
  * (the client refreshes its route every 30 s and receives from one broker
  * at a time): popped-but-not-acked messages survive the master, from the
  * committed offset its restart or its slave kept.
@@ -108,7 +108,7 @@ public final class GrpcFailover {
                 }
             }
             long since = System.currentTimeMillis();
-            while (!again.containsAll(held) && System.currentTimeMillis() < since + 60000) {
+            while (!again.containsAll(held) && System.currentTimeMillis() < since + 120000) {
                 for (MessageView v : receive(c)) {
                     String id = v.getMessageId().toString();
                     if (held.contains(id) && again.add(id))
