@@ -35,6 +35,9 @@ static const rmq_cfg_entry_t ns_config_entries[] = {
     NS_CFG("metricsPort", RMQ_CFG_INT, metrics_port, "0", 0, 65535, NULL,
            "HTTP port for Prometheus /metrics and the web console on bindAddress (HTTPS when "
            "tlsMode is on; accounts when aclEnable, which needs TLS); 0: off"),
+    NS_CFG("consoleHistoryPeriodMs", RMQ_CFG_INT, console_history_period_ms, "10000", 100, 60000, NULL,
+           "the console keeps 360 samples of broker, topic and group rates, one per this many ms "
+           "(10000: the last hour)"),
     NS_CFG("maxFrameSize", RMQ_CFG_INT, max_frame_size, "16777216", 1024, 1073741824, NULL,
            "largest frame accepted from a peer, bytes"),
     NS_CFG("serverChannelMaxIdleTimeSeconds", RMQ_CFG_INT, idle_timeout_s, "120", 0, 86400,

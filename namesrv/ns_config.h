@@ -20,6 +20,7 @@ typedef struct ns_config {
     int64_t log_max_file_size;            /* logMaxFileSize: rotate past this many bytes; 0: never */
     int64_t log_max_files;                /* logMaxFiles: rotated files kept */
     int64_t metrics_port;                 /* metricsPort: /metrics and the console; 0: off */
+    int64_t console_history_period_ms;    /* consoleHistoryPeriodMs: one slot of the console's hour */
     int64_t max_frame_size;               /* maxFrameSize */
     int64_t idle_timeout_s;               /* serverChannelMaxIdleTimeSeconds; 0: never */
     int controller_enable;                /* enableControllerInNamesrv */

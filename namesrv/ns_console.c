@@ -4,11 +4,13 @@
  *   /, /index.html, ...      the console's static files, embedded
  *   /api/cluster             topology: clusters, broker sets, each address's
  *                            role, runtime info and (slaves) replication lag
- *   /api/tps                 in/out TPS history per broker address
+ *   /api/tps                 the last hour (ns_hist): in/out TPS per broker
+ *                            address, put TPS of the busiest topics
  *   /api/topics              topics with the queue counts of each broker set
  *   /api/topic?name=T        per broker set: queues with min/max offsets
  *   /api/groups[?group=G]    consumer groups (from every master's offset
- *                            table) or one group's lag per queue
+ *                            table) or one group's lag per queue, its
+ *                            clients and its lag over the last hour
  *   /api/message?id=ID       one message by its offset message id
  *   /api/controller          with enableControllerInNamesrv: each broker
  *                            group's master, epoch, in-sync set, replicas
@@ -17,10 +19,15 @@
  * Broker data is gathered asynchronously with rmq_client on this loop:
  * a "snapshot" (GET_BROKER_RUNTIME_INFO from every live address) serves
  * /api/cluster and /api/tps, is reused for CON_FRESH_MS and refreshed every
- * second while the console is in use, so TPS history keeps growing while a
- * browser watches. The other API calls fan out to the brokers they need
- * (a "job") and answer when every call returned or timed out. HTTP requests
- * waiting for broker answers are dropped if their connection closes.
+ * second while the console is in use. Whether or not anyone watches, every
+ * history period (consoleHistoryPeriodMs) opens a slot of the hour's
+ * history and refreshes the snapshot: each broker's first answer in a slot
+ * gives its rates since its previous slot, and those of the topics it names
+ * busiest (hotTopic<i> in runtime info); the groups the history keeps (a
+ * group enters when the console shows it) are asked GET_CONSUME_STATS for
+ * their lag. The other API calls fan out to the brokers they need (a "job")
+ * and answer when every call returned or timed out. HTTP requests waiting
+ * for broker answers are dropped if their connection closes.
  *
  * With aclEnable=true the port speaks HTTPS (rmq_http.h) and asks for an
  * account: /metrics any valid one, the console (its files and its API) an
@@ -39,6 +46,7 @@
 #include <openssl/crypto.h>
 
 #include "ns_console_ctl.h"
+#include "ns_hist.h"
 #include "ns_metrics.h"
 #include "ns_route.h"
 #include "ns_server.h"
@@ -53,17 +61,18 @@
 #define ADD_LIT(buf, lit) evbuffer_add((buf), (lit), sizeof(lit) - 1)
 
 #define CON_MAX_BROKERS 128
-#define CON_HISTORY 180             /* TPS points kept per broker (one per refresh) */
+#define CON_HOT_TOPICS 10           /* hotTopic<i> read from a broker's runtime info */
 #define CON_RPC_TIMEOUT_MS 2000
 #define CON_FRESH_MS 900
 #define CON_ACTIVE_MS 60000         /* keep refreshing this long after the last API call */
 #define CON_MAX_TOPICS 5000
 #define CON_BODY_SHOWN 4096
 
-typedef struct con_point {
-    int64_t t_ms;
-    double in_tps, out_tps;
-} con_point_t;
+/* A topic's count of messages stored on one broker (hotTopic<i>). */
+typedef struct con_topic_count {
+    char name[RMQ_TOPIC_MAX + 1];
+    int64_t put_nums;
+} con_topic_count_t;
 
 /* What the console knows about one broker address. */
 typedef struct con_broker {
@@ -79,8 +88,11 @@ typedef struct con_broker {
     int64_t max_offset;              /* commitLogMaxOffset; -1 unknown */
     int64_t sample_ms;               /* monotonic time of put_total/get_total */
     double in_tps, out_tps;
-    con_point_t hist[CON_HISTORY];
-    size_t hist_n, hist_head;        /* ring: hist_head is the next slot */
+    uint64_t hist_slot;              /* the history slot of its last sample; 0: none */
+    int64_t hist_ms;                 /* monotonic time of that sample */
+    int64_t hist_put, hist_get;      /* its totals then */
+    con_topic_count_t hot[CON_HOT_TOPICS]; /* its busiest topics then */
+    size_t n_hot;
     int seen;
 } con_broker_t;
 
@@ -98,6 +110,8 @@ typedef struct con_job {
     int waits_snapshot;
     int first;                       /* no array element written yet */
     struct evbuffer *out;            /* JSON under construction */
+    struct evbuffer *clients;        /* CON_GROUP: its clients' JSON objects, comma-separated */
+    int64_t lag_total;               /* CON_GROUP: its lag over the broker sets answered; -1: none */
     rmq_acl_credentials_t cred;      /* the caller's account; empty: none */
     char arg[NS_NAME_MAX + 1];
 } con_job_t;
@@ -108,6 +122,7 @@ typedef struct con_call {
     con_job_t *job;                  /* NULL: snapshot call */
     char addr[NS_NAME_MAX + 1];
     char broker_name[NS_NAME_MAX + 1];
+    char group[NS_NAME_MAX + 1];     /* a history sample's group (job NULL) */
 } con_call_t;
 
 struct ns_console {
@@ -122,6 +137,10 @@ struct ns_console {
     int64_t last_api_ms;
     con_job_t *jobs;
     struct event *timer;
+    ns_hist_t *hist;                 /* the last hour */
+    int64_t hist_period_ms;          /* consoleHistoryPeriodMs: one slot each */
+    uint64_t hist_slot;              /* slots opened so far */
+    struct event *hist_timer;        /* every history period */
     int closing;
     const rmq_security_t *sec;       /* the name server's TLS and ACL (borrowed) */
     rmq_acl_credentials_t signer;    /* the account of the broker call being sent */
@@ -190,6 +209,8 @@ static void job_finish(con_job_t *j, int code)
     if (j->next)
         j->next->prev = j->prev;
     evbuffer_free(j->out);
+    if (j->clients)
+        evbuffer_free(j->clients);
     OPENSSL_cleanse(&j->cred, sizeof(j->cred));
     free(j);
 }
@@ -234,8 +255,66 @@ static int64_t info_i64(const Rmq__ConfigTable *ct, const char *key)
     return v && *v ? strtoll(v, NULL, 10) : -1;
 }
 
-/* Stores a runtime-info answer in b and derives its TPS from the totals. */
-static void broker_update(con_broker_t *b, const Rmq__ConfigTable *ct, int64_t now)
+/* The hotTopic<i> pairs of a runtime-info answer (fr_admin.c) into hot;
+ * how many. */
+static size_t hot_topics_read(const Rmq__ConfigTable *ct, con_topic_count_t *hot)
+{
+    size_t n = 0;
+    for (; n < CON_HOT_TOPICS; n++) {
+        char key[48];
+        snprintf(key, sizeof(key), "hotTopic%zu.name", n);
+        const char *name = info_get(ct, key);
+        snprintf(key, sizeof(key), "hotTopic%zu.putNums", n);
+        int64_t put = info_i64(ct, key);
+        if (!name || put < 0)
+            break;
+        snprintf(hot[n].name, sizeof(hot[n].name), "%s", name);
+        hot[n].put_nums = put;
+    }
+    return n;
+}
+
+/* Messages stored on topic at b's previous history sample, or -1. */
+static int64_t hot_topic_before(const con_broker_t *b, const char *topic)
+{
+    for (size_t i = 0; i < b->n_hot; i++)
+        if (strcmp(b->hot[i].name, topic) == 0)
+            return b->hot[i].put_nums;
+    return -1;
+}
+
+/* b's first answer in the current history slot: its put and get rates and
+ * those of its busiest topics since its previous sample go into the
+ * history (nothing at its first sample, nor for a topic new among its
+ * busiest or whose count went back: a restart or a forgotten item). */
+static void broker_hist_sample(ns_console_t *con, con_broker_t *b, const Rmq__ConfigTable *ct, int64_t put,
+                               int64_t get, int64_t now)
+{
+    con_topic_count_t hot[CON_HOT_TOPICS];
+    if (b->hist_slot == con->hist_slot)
+        return;
+    size_t n_hot = hot_topics_read(ct, hot);
+    if (b->hist_slot && now > b->hist_ms && put >= b->hist_put && b->hist_put >= 0) {
+        double dt = (double)(now - b->hist_ms) / 1000.0;
+        double out = get >= b->hist_get && b->hist_get >= 0 ? (double)(get - b->hist_get) / dt : 0;
+        ns_hist_add(con->hist, NS_HIST_BROKER, b->addr, (double)(put - b->hist_put) / dt, out);
+        for (size_t i = 0; i < n_hot; i++) {
+            int64_t before = hot_topic_before(b, hot[i].name);
+            if (before >= 0 && hot[i].put_nums >= before)
+                ns_hist_add(con->hist, NS_HIST_TOPIC, hot[i].name, (double)(hot[i].put_nums - before) / dt, 0);
+        }
+    }
+    b->hist_slot = con->hist_slot;
+    b->hist_ms = now;
+    b->hist_put = put;
+    b->hist_get = get;
+    memcpy(b->hot, hot, n_hot * sizeof(hot[0]));
+    b->n_hot = n_hot;
+}
+
+/* Stores a runtime-info answer in b, derives its TPS from the totals and
+ * samples it for the history. */
+static void broker_update(ns_console_t *con, con_broker_t *b, const Rmq__ConfigTable *ct, int64_t now)
 {
     if (!b->info)
         b->info = evbuffer_new();
@@ -256,19 +335,13 @@ static void broker_update(con_broker_t *b, const Rmq__ConfigTable *ct, int64_t n
     if (get < 0)
         get = info_i64(ct, "msgGetTotalTodayNow");
     b->max_offset = info_i64(ct, "commitLogMaxOffset");
+    broker_hist_sample(con, b, ct, put, get, now);
     if (b->sample_ms > 0 && now - b->sample_ms < CON_FRESH_MS)
         return; /* too close to the last sample for a steady rate: keep that one */
     if (b->sample_ms > 0 && put >= b->put_total && b->put_total >= 0) {
         double dt = (double)(now - b->sample_ms) / 1000.0;
         b->in_tps = (double)(put - b->put_total) / dt;
         b->out_tps = get >= b->get_total && b->get_total >= 0 ? (double)(get - b->get_total) / dt : 0;
-        con_point_t *p = &b->hist[b->hist_head];
-        p->t_ms = rmq_wall_ms();
-        p->in_tps = b->in_tps;
-        p->out_tps = b->out_tps;
-        b->hist_head = (b->hist_head + 1) % CON_HISTORY;
-        if (b->hist_n < CON_HISTORY)
-            b->hist_n++;
     }
     b->put_total = put;
     b->get_total = get;
@@ -316,7 +389,7 @@ static void on_runtime_info(rmq_err_t err, rmq_frame_t *resp, void *arg)
         } else {
             b->ok = 1;
             b->error[0] = '\0';
-            broker_update(b, resp->cmd->config, rmq_mono_ms());
+            broker_update(con, b, resp->cmd->config, rmq_mono_ms());
         }
     }
     free(call);
@@ -377,7 +450,7 @@ static void snapshot_refresh(ns_console_t *con)
                 b = &con->brokers[con->n_brokers++];
                 memset(b, 0, sizeof(*b));
                 snprintf(b->addr, sizeof(b->addr), "%s", bd->addrs[k]->addr);
-                b->put_total = b->get_total = b->max_offset = -1;
+                b->put_total = b->get_total = b->max_offset = b->hist_put = b->hist_get = -1;
             }
             snprintf(b->cluster, sizeof(b->cluster), "%s", bd->cluster);
             snprintf(b->name, sizeof(b->name), "%s", bd->broker_name);
@@ -429,6 +502,74 @@ static void console_touch(ns_console_t *con)
         struct timeval tv = {1, 0};
         evtimer_add(con->timer, &tv);
     }
+}
+
+/* ---- the history -------------------------------------------------------------- */
+
+static int64_t consume_stats_lag(const Rmq__ConsumeStats *cs);
+
+/* A history sample of a group's lag on one broker set: added to the slot. */
+static void on_group_lag(rmq_err_t err, rmq_frame_t *resp, void *arg)
+{
+    con_call_t *call = arg;
+    ns_console_t *con = call->con;
+    if (err != RMQ_OK || resp->cmd->status != RMQ__STATUS__SUCCESS ||
+        resp->cmd->header_case != RMQ__COMMAND__HEADER_CONSUME_STATS)
+        con->extra.broker_call_errors_total++;
+    else if (!con->closing)
+        ns_hist_add(con->hist, NS_HIST_GROUP, call->group,
+                    (double)consume_stats_lag(resp->cmd->consume_stats), 0);
+    free(call);
+}
+
+/* The route's broker sets while one history slot's group samples are sent. */
+typedef struct lag_round {
+    ns_console_t *con;
+    const Rmq__ClusterInfo *ci;
+} lag_round_t;
+
+static const char *preferred_addr(const Rmq__BrokerData *bd);
+
+/* Asks every broker set for group's consume stats (signed as the snapshot). */
+static void group_lag_sample(const char *group, void *arg)
+{
+    lag_round_t *r = arg;
+    Rmq__Command cmd = RMQ__COMMAND__INIT;
+    Rmq__ConsumeStatsRequest csr = RMQ__CONSUME_STATS_REQUEST__INIT;
+    csr.consumer_group = (char *)group;
+    csr.topic = "";
+    cmd.code = RMQ__REQUEST_CODE__GET_CONSUME_STATS;
+    cmd.header_case = RMQ__COMMAND__HEADER_CONSUME_STATS_REQ;
+    cmd.consume_stats_req = &csr;
+    for (size_t i = 0; i < r->ci->n_brokers; i++) {
+        const char *addr = preferred_addr(r->ci->brokers[i]);
+        rmq_client_t *cli = addr ? rmq_client_pool_get(r->con->pool, addr) : NULL;
+        con_call_t *call = cli ? calloc(1, sizeof(*call)) : NULL;
+        if (!call)
+            continue;
+        call->con = r->con;
+        snprintf(call->group, sizeof(call->group), "%s", group);
+        r->con->extra.broker_calls_total++;
+        if (signed_call(r->con, cli, &cmd, &r->con->snap_cred, on_group_lag, call) != RMQ_OK) {
+            r->con->extra.broker_call_errors_total++;
+            free(call);
+        }
+    }
+}
+
+/* Every history period, watched or not: opens the next slot, refreshes the
+ * snapshot (brokers' and topics' rates) and samples the kept groups' lag. */
+static void on_hist_timer(evutil_socket_t fd, short what, void *arg)
+{
+    ns_console_t *con = arg;
+    ns_hist_tick(con->hist, rmq_wall_ms());
+    con->hist_slot++;
+    snapshot_refresh(con);
+    lag_round_t r = {con, ns_route_cluster_info(ns_server_route(con->ns), rmq_mono_ms(), rmq_wall_ms())};
+    if (!r.ci)
+        return;
+    ns_hist_each(con->hist, NS_HIST_GROUP, group_lag_sample, &r);
+    rmq__cluster_info__free_unpacked((Rmq__ClusterInfo *)r.ci, NULL);
 }
 
 /* ---- rendering the snapshot ----------------------------------------------- */
@@ -506,9 +647,29 @@ static void render_cluster(ns_console_t *con, struct evbuffer *out)
     ADD_LIT(out, "]}");
 }
 
+/* One topic of the history as {"name":..,"points":[[t,tps],...]}. */
+typedef struct tps_topics {
+    const ns_console_t *con;
+    struct evbuffer *out;
+    size_t n;
+} tps_topics_t;
+
+static void render_tps_topic(const char *name, void *arg)
+{
+    tps_topics_t *t = arg;
+    evbuffer_add_printf(t->out, "%s{", t->n++ ? "," : "");
+    json_kv_str(t->out, "name", name, 0);
+    ADD_LIT(t->out, ",\"points\":");
+    ns_hist_render(t->con->hist, NS_HIST_TOPIC, name, 1, t->out);
+    ADD_LIT(t->out, "}");
+}
+
+/* /api/tps: the hour's history of each broker address and of the topics kept. */
 static void render_tps(ns_console_t *con, struct evbuffer *out)
 {
-    evbuffer_add_printf(out, "{\"nowMs\":%" PRId64 ",\"brokers\":[", rmq_wall_ms());
+    tps_topics_t topics = {con, out, 0};
+    evbuffer_add_printf(out, "{\"nowMs\":%" PRId64 ",\"periodMs\":%" PRId64 ",\"slots\":%d,\"brokers\":[",
+                        rmq_wall_ms(), con->hist_period_ms, NS_HIST_SLOTS);
     for (size_t i = 0; i < con->n_brokers; i++) {
         const con_broker_t *b = &con->brokers[i];
         if (i)
@@ -516,14 +677,13 @@ static void render_tps(ns_console_t *con, struct evbuffer *out)
         ADD_LIT(out, "{");
         json_kv_str(out, "name", b->name, 0);
         json_kv_str(out, "addr", b->addr, 1);
-        evbuffer_add_printf(out, ",\"id\":%" PRId64 ",\"points\":[", b->id);
-        size_t start = (b->hist_head + CON_HISTORY - b->hist_n) % CON_HISTORY;
-        for (size_t k = 0; k < b->hist_n; k++) {
-            const con_point_t *p = &b->hist[(start + k) % CON_HISTORY];
-            evbuffer_add_printf(out, "%s[%" PRId64 ",%.2f,%.2f]", k ? "," : "", p->t_ms, p->in_tps, p->out_tps);
-        }
-        ADD_LIT(out, "]}");
+        evbuffer_add_printf(out, ",\"id\":%" PRId64 ",\"points\":", b->id);
+        ns_hist_render(con->hist, NS_HIST_BROKER, b->addr, 0, out);
+        ADD_LIT(out, "}");
     }
+    evbuffer_add_printf(out, "],\"topicsKept\":%zu,\"topicsMax\":%d,\"topics\":[",
+                        ns_hist_count(con->hist, NS_HIST_TOPIC), NS_HIST_TOPICS);
+    ns_hist_each(con->hist, NS_HIST_TOPIC, render_tps_topic, &topics);
     ADD_LIT(out, "]}");
 }
 
@@ -547,6 +707,20 @@ static void h_snapshot(struct evhttp_request *req, ns_console_t *con, enum con_k
 
 /* ---- per-request fan-out ---------------------------------------------------- */
 
+/* Closes one group's JSON: its brokers, then its clients and its lag over
+ * the history, which it joins (at its lag now) unless it is kept already. */
+static void group_finish(con_job_t *j)
+{
+    ns_hist_t *h = j->con->hist;
+    if (j->lag_total >= 0 && !ns_hist_kept(h, NS_HIST_GROUP, j->arg))
+        ns_hist_add(h, NS_HIST_GROUP, j->arg, (double)j->lag_total, 0);
+    ADD_LIT(j->out, "],\"clients\":[");
+    evbuffer_add_buffer(j->out, j->clients);
+    ADD_LIT(j->out, "],\"lagHistory\":");
+    ns_hist_render(h, NS_HIST_GROUP, j->arg, 1, j->out);
+    ADD_LIT(j->out, "}");
+}
+
 static void job_call_done(con_job_t *j)
 {
     if (--j->pending > 0)
@@ -555,7 +729,10 @@ static void job_call_done(con_job_t *j)
         job_finish(j, 200);
         return;
     }
-    ADD_LIT(j->out, "]}");
+    if (j->kind == CON_GROUP)
+        group_finish(j);
+    else
+        ADD_LIT(j->out, "]}");
     job_finish(j, 200);
 }
 
@@ -612,6 +789,21 @@ static void on_topic_stats(rmq_err_t err, rmq_frame_t *resp, void *arg)
     job_call_done(j);
 }
 
+/* Messages of q the group has not committed. */
+static int64_t queue_lag(const Rmq__QueueConsumeStats *q)
+{
+    return q->broker_offset > q->consumer_offset ? q->broker_offset - q->consumer_offset : 0;
+}
+
+/* The group's lag over every queue of one broker's answer. */
+static int64_t consume_stats_lag(const Rmq__ConsumeStats *cs)
+{
+    int64_t lag = 0;
+    for (size_t i = 0; i < cs->n_queues; i++)
+        lag += queue_lag(cs->queues[i]);
+    return lag;
+}
+
 static void on_consume_stats(rmq_err_t err, rmq_frame_t *resp, void *arg)
 {
     con_call_t *call = arg;
@@ -626,6 +818,7 @@ static void on_consume_stats(rmq_err_t err, rmq_frame_t *resp, void *arg)
         json_kv_str(j->out, "name", call->broker_name, 0);
         json_kv_str(j->out, "addr", call->addr, 1);
         ADD_LIT(j->out, ",\"ok\":true,\"queues\":[");
+        j->lag_total = (j->lag_total < 0 ? 0 : j->lag_total) + consume_stats_lag(cs);
         for (size_t i = 0; i < cs->n_queues; i++) {
             const Rmq__QueueConsumeStats *q = cs->queues[i];
             evbuffer_add(j->out, i ? ",{" : "{", i ? 2 : 1);
@@ -633,11 +826,50 @@ static void on_consume_stats(rmq_err_t err, rmq_frame_t *resp, void *arg)
             evbuffer_add_printf(j->out,
                                 ",\"queueId\":%d,\"brokerOffset\":%" PRId64 ",\"consumerOffset\":%" PRId64
                                 ",\"lag\":%" PRId64 ",\"lastTimestampMs\":%" PRId64 "}",
-                                q->queue_id, q->broker_offset, q->consumer_offset,
-                                q->broker_offset > q->consumer_offset ? q->broker_offset - q->consumer_offset : 0,
-                                q->last_timestamp);
+                                q->queue_id, q->broker_offset, q->consumer_offset, queue_lag(q), q->last_timestamp);
         }
         ADD_LIT(j->out, "]}");
+    }
+    free(call);
+    job_call_done(j);
+}
+
+/* Appends client c to the group's clients unless one with its id is there
+ * (a consumer heartbeats to every broker set). */
+static void client_json(con_job_t *j, const Rmq__ConsumerClient *c)
+{
+    struct evbuffer *id = evbuffer_new();
+    if (!id)
+        return;
+    ADD_LIT(id, "{\"clientId\":");
+    rmq_json_str(id, c->client_id);
+    size_t idlen = evbuffer_get_length(id), have = evbuffer_get_length(j->clients);
+    const char *text = have ? (const char *)evbuffer_pullup(j->clients, -1) : NULL;
+    if (!text || !memmem(text, have, evbuffer_pullup(id, -1), idlen)) {
+        if (have)
+            ADD_LIT(j->clients, ",");
+        evbuffer_add_buffer(j->clients, id);
+        json_kv_str(j->clients, "host", c->addr, 1);
+        json_kv_str(j->clients, "language", c->language, 1);
+        evbuffer_add_printf(j->clients, ",\"version\":%d", c->version);
+        json_kv_str(j->clients, "protocol", c->protocol, 1);
+        evbuffer_add_printf(j->clients, ",\"lastHeartbeatMs\":%" PRId64 "}", c->last_heartbeat_ms);
+    }
+    evbuffer_free(id);
+}
+
+/* GET_CONSUMER_LIST_BY_GROUP's answer: the group's clients on one broker
+ * set (none online there is no error). */
+static void on_consumer_list(rmq_err_t err, rmq_frame_t *resp, void *arg)
+{
+    con_call_t *call = arg;
+    con_job_t *j = call->job;
+    if (err == RMQ_OK && resp->cmd->status == RMQ__STATUS__SUCCESS &&
+        resp->cmd->header_case == RMQ__COMMAND__HEADER_CONSUMER_LIST) {
+        for (size_t i = 0; i < resp->cmd->consumer_list->n_clients; i++)
+            client_json(j, resp->cmd->consumer_list->clients[i]);
+    } else if (err != RMQ_OK || resp->cmd->status != RMQ__STATUS__CONSUMER_NOT_ONLINE) {
+        job_call_error(j, call, "GET_CONSUMER_LIST_BY_GROUP", err, resp);
     }
     free(call);
     job_call_done(j);
@@ -814,6 +1046,36 @@ static void h_topic(struct evhttp_request *req, ns_console_t *con)
     rmq__topic_route_data__free_unpacked(rd, NULL);
 }
 
+/* One group: per broker set its consume stats and its clients (two calls
+ * each), answered together. */
+static void group_fan_out(con_job_t *j, const Rmq__ClusterInfo *ci)
+{
+    Rmq__Command stats = RMQ__COMMAND__INIT, list = RMQ__COMMAND__INIT;
+    Rmq__ConsumeStatsRequest csr = RMQ__CONSUME_STATS_REQUEST__INIT;
+    Rmq__GroupRequest gr = RMQ__GROUP_REQUEST__INIT;
+    csr.consumer_group = gr.consumer_group = j->arg;
+    csr.topic = "";
+    stats.code = RMQ__REQUEST_CODE__GET_CONSUME_STATS;
+    stats.header_case = RMQ__COMMAND__HEADER_CONSUME_STATS_REQ;
+    stats.consume_stats_req = &csr;
+    list.code = RMQ__REQUEST_CODE__GET_CONSUMER_LIST_BY_GROUP;
+    list.header_case = RMQ__COMMAND__HEADER_GROUP;
+    list.group = &gr;
+    j->lag_total = -1;
+    ADD_LIT(j->out, "{\"group\":");
+    rmq_json_str(j->out, j->arg);
+    ADD_LIT(j->out, ",\"brokers\":[");
+    j->pending = 1; /* held until every call is queued */
+    for (size_t i = 0; i < ci->n_brokers; i++) {
+        const char *addr = preferred_addr(ci->brokers[i]);
+        if (!addr)
+            continue;
+        job_call(j, addr, ci->brokers[i]->broker_name, &stats, on_consume_stats);
+        job_call(j, addr, ci->brokers[i]->broker_name, &list, on_consumer_list);
+    }
+    job_call_done(j);
+}
+
 static void h_groups(struct evhttp_request *req, ns_console_t *con)
 {
     char group[NS_NAME_MAX + 1];
@@ -824,24 +1086,20 @@ static void h_groups(struct evhttp_request *req, ns_console_t *con)
         return;
     }
     con_job_t *j = job_new(con, req, one ? CON_GROUP : CON_GROUPS);
-    if (j) {
+    if (j && one && !(j->clients = evbuffer_new())) {
+        rmq_http_replyf(req, 503, "out of memory\n");
+        j->req = NULL;
+        job_finish(j, 503);
+        j = NULL;
+    }
+    if (j && one) {
+        snprintf(j->arg, sizeof(j->arg), "%s", group);
+        group_fan_out(j, ci);
+    } else if (j) {
         Rmq__Command cmd = RMQ__COMMAND__INIT;
-        Rmq__ConsumeStatsRequest csr = RMQ__CONSUME_STATS_REQUEST__INIT;
-        if (one) {
-            csr.consumer_group = group;
-            csr.topic = "";
-            cmd.code = RMQ__REQUEST_CODE__GET_CONSUME_STATS;
-            cmd.header_case = RMQ__COMMAND__HEADER_CONSUME_STATS_REQ;
-            cmd.consume_stats_req = &csr;
-            ADD_LIT(j->out, "{\"group\":");
-            rmq_json_str(j->out, group);
-            ADD_LIT(j->out, ",\"brokers\":[");
-        } else {
-            cmd.code = RMQ__REQUEST_CODE__GET_ALL_CONSUMER_OFFSET;
-            ADD_LIT(j->out, "{\"brokers\":[");
-        }
-        job_fan_out(j, (const Rmq__BrokerData *const *)ci->brokers, ci->n_brokers, &cmd,
-                    one ? on_consume_stats : on_all_offsets);
+        cmd.code = RMQ__REQUEST_CODE__GET_ALL_CONSUMER_OFFSET;
+        ADD_LIT(j->out, "{\"brokers\":[");
+        job_fan_out(j, (const Rmq__BrokerData *const *)ci->brokers, ci->n_brokers, &cmd, on_all_offsets);
     }
     rmq__cluster_info__free_unpacked(ci, NULL);
 }
@@ -1012,7 +1270,8 @@ static void h_static(struct evhttp_request *req, void *arg)
 static const char *const api_paths[] = {"/api/cluster", "/api/tps", "/api/topics", "/api/topic",
                                         "/api/groups", "/api/message", "/api/controller"};
 
-ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base, const rmq_security_t *sec)
+ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base, const rmq_security_t *sec,
+                             int64_t hist_period_ms)
 {
     ns_console_t *con = calloc(1, sizeof(*con));
     rmq_client_opts_t copts = {0};
@@ -1032,7 +1291,10 @@ ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base, const rmq
     con->http = rmq_http_new(base, "namesrv");
     con->pool = rmq_client_pool_new(base, &copts);
     con->timer = evtimer_new(base, on_timer, con);
-    if (!con->brokers || !con->http || !con->pool || !con->timer) {
+    con->hist = ns_hist_new();
+    con->hist_period_ms = hist_period_ms;
+    con->hist_timer = event_new(base, -1, EV_PERSIST, on_hist_timer, con);
+    if (!con->brokers || !con->http || !con->pool || !con->timer || !con->hist || !con->hist_timer) {
         ns_console_free(con);
         return NULL;
     }
@@ -1046,8 +1308,15 @@ ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base, const rmq
 
 rmq_err_t ns_console_start(ns_console_t *con, const char *host, int port, char *err, size_t errlen)
 {
+    struct timeval period = {con->hist_period_ms / 1000, (con->hist_period_ms % 1000) * 1000};
     rmq_err_t rc = rmq_http_secure(con->http, con->sec, err, errlen);
-    return rc == RMQ_OK ? rmq_http_listen(con->http, host, port, err, errlen) : rc;
+    if (rc == RMQ_OK)
+        rc = rmq_http_listen(con->http, host, port, err, errlen);
+    if (rc == RMQ_OK) {
+        evtimer_add(con->hist_timer, &period);
+        on_hist_timer(-1, 0, con); /* the first slot now: the brokers' first totals */
+    }
+    return rc;
 }
 
 int ns_console_port(const ns_console_t *con)
@@ -1066,6 +1335,9 @@ void ns_console_free(ns_console_t *con)
         job_finish(con->jobs, 503);
     if (con->timer)
         event_free(con->timer);
+    if (con->hist_timer)
+        event_free(con->hist_timer);
+    ns_hist_free(con->hist);
     rmq_http_free(con->http);
     for (size_t i = 0; con->brokers && i < con->n_brokers; i++)
         broker_clear(&con->brokers[i]);

@@ -19,13 +19,15 @@ typedef struct ns_console ns_console_t;
 /* Creates the console for ns on base, with the name server's TLS contexts
  * and ACL (ns and sec borrowed, must outlive it): its broker calls use
  * sec's client context and, with the ACL on, are signed as the account of
- * the HTTP request behind them. Not listening yet. NULL on ENOMEM. Owner:
- * caller. */
-ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base, const rmq_security_t *sec);
+ * the HTTP request behind them. Its history (ns_hist.h) takes a slot every
+ * hist_period_ms. Not listening yet. NULL on ENOMEM. Owner: caller. */
+ns_console_t *ns_console_new(ns_server_t *ns, struct event_base *base, const rmq_security_t *sec,
+                             int64_t hist_period_ms);
 
 /* Listens on host:port (0: ephemeral): HTTPS with accounts when sec says
- * so (rmq_http_secure). On failure err says what failed (e.g. access
- * control without TLS); the caller names the key. */
+ * so (rmq_http_secure), and starts the history's sampling. On failure err
+ * says what failed (e.g. access control without TLS); the caller names the
+ * key. */
 rmq_err_t ns_console_start(ns_console_t *con, const char *host, int port, char *err, size_t errlen);
 
 /* The bound port. */

@@ -307,7 +307,7 @@ rmq_err_t ns_server_start(ns_server_t *ns)
         return err;
     if (ns->cfg->metrics_port > 0) {
         char cerr[256];
-        ns->console = ns_console_new(ns, ns->base, &ns->sec);
+        ns->console = ns_console_new(ns, ns->base, &ns->sec, ns->cfg->console_history_period_ms);
         if (!ns->console) {
             LOG_ERROR("metricsPort=%" PRId64 ": out of memory creating the HTTP server; not starting",
                       ns->cfg->metrics_port);

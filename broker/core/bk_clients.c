@@ -416,7 +416,7 @@ void bk_clients_each_client(const bk_clients_t *c, const char *group, bk_client_
         const bk_client_t *cl = val;
         const char *peer = bk_session_is_open(cl->ss) ? bk_session_peer(cl->ss) : NULL;
         bk_client_view_t v = {cl->id, peer ? peer : "", cl->language, cl->version,
-                              rmq_wall_ms() - (rmq_mono_ms() - cl->last_ms)};
+                              rmq_wall_ms() - (rmq_mono_ms() - cl->last_ms), cl->ss->ops->protocol};
         fn(arg, &v);
     }
 }

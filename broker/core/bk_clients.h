@@ -130,6 +130,7 @@ typedef struct bk_client_view {
     const char *language;            /* "" when unknown */
     int32_t version;
     int64_t last_heartbeat_ms;       /* wall clock of its latest heartbeat */
+    const char *protocol;            /* its session's wire protocol (bk_session_ops_t) */
 } bk_client_view_t;
 
 typedef void (*bk_client_view_fn)(void *arg, const bk_client_view_t *cl);

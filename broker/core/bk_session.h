@@ -88,6 +88,7 @@ typedef struct bk_client_answer {
 typedef void (*bk_client_answer_fn)(void *arg, const bk_client_answer_t *ans);
 
 typedef struct bk_session_ops {
+    const char *protocol;            /* the front's wire protocol: "rmq", "remoting" or "grpc" */
     /* The consumer ids of group changed: the client rebalances (no answer). */
     rmq_err_t (*notify_ids_changed)(bk_session_t *ss, const char *group);
     /* The consumer's group was reset to rs's offsets: the client drops what

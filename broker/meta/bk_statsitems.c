@@ -230,3 +230,27 @@ int bk_statsitems_view(const bk_statsitems_t *t, bk_si_kind_t kind, const char *
         out[w] = slot_snapshot(s, w);
     return 1;
 }
+
+/* What s added over the minute window and since its last sample. */
+static int64_t slot_recent(const si_slot_t *s)
+{
+    return s->value - (s->n[BK_SI_MINUTE] ? s->samples[windows[BK_SI_MINUTE].first].value : 0);
+}
+
+size_t bk_statsitems_top(const bk_statsitems_t *t, bk_si_kind_t kind, bk_si_top_t *out, size_t n)
+{
+    size_t got = 0;
+    for (size_t i = 0; t && n && i < t->used; i++) {
+        const si_slot_t *s = &t->slots[i];
+        int64_t recent = slot_recent(s);
+        if (s->key[0] != (char)('A' + (int)kind) || recent <= 0)
+            continue;
+        if (got == n && recent <= out[n - 1].recent)
+            continue;
+        size_t at = got < n ? got++ : n - 1;
+        for (; at > 0 && out[at - 1].recent < recent; at--)
+            out[at] = out[at - 1];
+        out[at] = (bk_si_top_t){s->key + 1, s->value, recent};
+    }
+    return got;
+}

@@ -74,4 +74,18 @@ void bk_statsitems_tick(bk_statsitems_t *t, int64_t now_ms);
 int bk_statsitems_view(const bk_statsitems_t *t, bk_si_kind_t kind, const char *key,
                        bk_si_snapshot_t out[BK_SI_WINDOW_COUNT]);
 
+/* One item of bk_statsitems_top: its key (borrowed until the table next
+ * changes), running value and what it added over the minute window (and
+ * since its last sample). */
+typedef struct bk_si_top {
+    const char *key;
+    int64_t value;
+    int64_t recent;
+} bk_si_top_t;
+
+/* Up to n items of kind that added most over the minute window, most first,
+ * into out; how many. The name server's console charts these (the topics
+ * busiest now) from runtime info. */
+size_t bk_statsitems_top(const bk_statsitems_t *t, bk_si_kind_t kind, bk_si_top_t *out, size_t n);
+
 #endif

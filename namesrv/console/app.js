@@ -1,9 +1,11 @@
 /* rmq console: a read-only single page over the name server's JSON API.
  * Views are chosen by the URL hash (#view=topics&topic=T, #view=groups&group=G,
  * #view=message&id=ID, #view=controller); the cluster view polls /api/cluster and
- * /api/tps once a second and draws the TPS chart on a canvas; the controller view
- * polls /api/controller (controller mode's groups, epochs and elections). No
- * libraries. */
+ * /api/tps once a second and draws the name server's last hour (per broker
+ * address in and out TPS, the busiest topics' put TPS) on canvases, full from the
+ * first load; a group's view lists its clients and charts its lag over the hour;
+ * the controller view polls /api/controller (controller mode's groups, epochs and
+ * elections). No libraries. */
 'use strict';
 
 const POLL_MS = 1000;
@@ -129,9 +131,17 @@ function renderCluster(c) {
   }).join('') || '<tr><td colspan="11" class="muted">no brokers registered</td></tr>';
 }
 
-/* Draws in (solid) and out (dashed) TPS per broker address over time. */
-function drawChart(tps) {
-  const canvas = $('#tps-chart');
+const PALETTE = ['#2563eb', '#16a34a', '#9333ea', '#d97706', '#0891b2', '#dc2626', '#4f46e5', '#65a30d'];
+
+function fmtAgo(ms) {
+  const m = Math.round(ms / 60000);
+  return m >= 1 ? '-' + m + ' min' : '-' + Math.round(ms / 1000) + ' s';
+}
+
+/* Draws series ({label, color, dash, pts: [[t, v]...]}) over the window
+ * [now - span, now] on canvas, its legend under it. What it shows is readable
+ * from the DOM (data-points, data-last: tests compare it over time). */
+function drawSeries(canvas, legend, series, now, span, unit) {
   const ratio = window.devicePixelRatio || 1;
   const w = canvas.clientWidth || 1200, h = canvas.clientHeight || 280;
   canvas.width = Math.round(w * ratio);
@@ -140,15 +150,6 @@ function drawChart(tps) {
   g.setTransform(ratio, 0, 0, ratio, 0, 0);
   g.clearRect(0, 0, w, h);
   const pad = { l: 64, r: 12, t: 12, b: 26 };
-  const series = [];
-  tps.brokers.forEach((b, i) => {
-    const color = COLORS[i % COLORS.length];
-    const label = b.name + (b.id ? ' #' + b.id : '') + ' ' + b.addr;
-    series.push({ label: label + ' in', color: color[0], dash: [], pts: b.points.map((p) => [p[0], p[1]]) });
-    series.push({ label: label + ' out', color: color[1], dash: [6, 4], pts: b.points.map((p) => [p[0], p[2]]) });
-  });
-  const now = tps.nowMs;
-  const span = 120000;
   const t0 = now - span;
   let ymax = 10;
   series.forEach((s) => s.pts.forEach((p) => { if (p[0] >= t0 && p[1] > ymax) ymax = p[1]; }));
@@ -167,11 +168,12 @@ function drawChart(tps) {
     g.lineTo(w - pad.r, y(v));
     g.stroke();
     g.textAlign = 'right';
-    g.fillText(fmtTps(v) + '/s', pad.l - 6, y(v) + 4);
+    g.fillText(fmtTps(v) + unit, pad.l - 6, y(v) + 4);
   }
   g.textAlign = 'center';
-  for (let s = 0; s <= span; s += 30000) {
-    g.fillText(s === span ? 'now' : '-' + ((span - s) / 1000) + ' s', x(t0 + s), h - 8);
+  for (let k = 0; k <= 6; k++) {
+    const s = span * k / 6;
+    g.fillText(k === 6 ? 'now' : fmtAgo(span - s), x(t0 + s), h - 8);
   }
   let total = 0;
   series.forEach((s) => {
@@ -186,14 +188,30 @@ function drawChart(tps) {
     g.stroke();
   });
   g.setLineDash([]);
-  /* what the chart shows, readable from the DOM (tests compare it over time) */
   const last = series.map((s) => (s.pts.length ? s.pts[s.pts.length - 1] : [0, 0]));
   canvas.dataset.points = String(total);
   canvas.dataset.last = last.map((p) => p[0] + ':' + p[1]).join(',');
-  $('#tps-legend').innerHTML = series.map((s, i) =>
+  legend.innerHTML = series.map((s, i) =>
     '<span><i style="background:' + s.color + '"></i>' +
-    esc(s.label) + ' ' + fmtTps(last[i][1]) + '/s</span>').join('') || 'no data yet';
-  $('#tps-legend').dataset.last = canvas.dataset.last;
+    esc(s.label) + ' ' + fmtTps(last[i][1]) + unit + '</span>').join('') || 'no data yet';
+  legend.dataset.last = canvas.dataset.last;
+}
+
+/* The hour the name server kept: in (solid) and out (dashed) TPS per broker
+ * address, and each kept topic's put TPS. */
+function drawChart(tps) {
+  const span = tps.periodMs * tps.slots;
+  const series = [];
+  tps.brokers.forEach((b, i) => {
+    const color = COLORS[i % COLORS.length];
+    const label = b.name + (b.id ? ' #' + b.id : '') + ' ' + b.addr;
+    series.push({ label: label + ' in', color: color[0], dash: [], pts: b.points.map((p) => [p[0], p[1]]) });
+    series.push({ label: label + ' out', color: color[1], dash: [6, 4], pts: b.points.map((p) => [p[0], p[2]]) });
+  });
+  drawSeries($('#tps-chart'), $('#tps-legend'), series, tps.nowMs, span, '/s');
+  const topics = tps.topics.map((t, i) => ({ label: t.name, color: PALETTE[i % PALETTE.length], dash: [], pts: t.points }));
+  drawSeries($('#topic-chart'), $('#topic-legend'), topics, tps.nowMs, span, '/s');
+  $('#topic-kept').textContent = tps.topicsKept + ' of at most ' + tps.topicsMax + ' topics kept (the busiest)';
 }
 
 async function pollCluster() {
@@ -282,10 +300,22 @@ async function showGroup(name) {
         '</td><td class="num">' + fmtNum(q.lag) + '</td></tr>';
     });
   });
+  const clients = r.clients.map((c) => '<tr class="client"><td>' + esc(c.clientId) + '</td><td>' + esc(c.host) +
+    '</td><td>' + esc(c.language) + '</td><td class="num">' + esc(c.version) + '</td><td>' + esc(c.protocol) +
+    '</td><td>' + esc(fmtTime(c.lastHeartbeatMs)) + '</td></tr>').join('');
   $('#group-detail').innerHTML = '<h3>Group ' + esc(r.group) + ' <span class="muted">total lag ' + fmtNum(total) +
-    '</span></h3><table class="grid"><thead><tr><th>Topic</th><th>Broker</th><th class="num">Queue</th>' +
+    '</span></h3><h3>Clients</h3><table id="group-clients" class="grid"><thead><tr><th>Client id</th><th>Host</th>' +
+    '<th>Language</th><th class="num">Version</th><th>Protocol</th><th>Last heartbeat</th></tr></thead><tbody>' +
+    (clients || '<tr><td colspan="6" class="muted">no client online</td></tr>') + '</tbody></table>' +
+    '<h3>Lag over the last hour</h3><div class="chart-wrap"><canvas id="lag-chart" width="1200" height="200" ' +
+    'data-points="0"></canvas><div id="lag-legend" class="legend"></div></div>' +
+    '<h3>Queues</h3><table class="grid"><thead><tr><th>Topic</th><th>Broker</th><th class="num">Queue</th>' +
     '<th class="num">Broker offset</th><th class="num">Consumer offset</th><th class="num">Lag</th></tr></thead>' +
     '<tbody>' + (rows || '<tr><td colspan="6" class="muted">no queues</td></tr>') + '</tbody></table>';
+  const now = Date.now();
+  const span = r.lagHistory.length ? Math.max(now - r.lagHistory[0][0], 60000) : 3600000;
+  drawSeries($('#lag-chart'), $('#lag-legend'), [{ label: 'lag', color: PALETTE[0], dash: [], pts: r.lagHistory }],
+    now, span, '');
 }
 
 /* ---- message lookup ---------------------------------------------------------- */

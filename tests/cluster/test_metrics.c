@@ -8,8 +8,11 @@
  * broker, the topic's offsets and a TPS history.
  *
  * "browser" (argv[1]): the same cluster under load, the console opened in
- * headless Chromium: the DOM must show the broker, the topic's queue offsets
- * and a TPS chart whose data changes between two loads a few seconds apart.
+ * headless Chromium for the first time after seconds of load: the DOM must
+ * show the broker, the topic's queue offsets, TPS and topic charts already
+ * full of the name server's history on that first load, and data that
+ * changes between two loads a few seconds apart; the group's page lists
+ * its client.
  * Screenshots are kept under the build directory (paths printed). Skipped
  * (TAP "1..0 # SKIP") when chromium is not installed, except with CI=true
  * (.ci/run): there a missing browser fails the test. With the test PKI
@@ -26,6 +29,14 @@
  * against the ACL-on broker; plaintext to the HTTPS port gets no page; and
  * a name server with aclEnable=true, a metrics port and no TLS refuses to
  * start.
+ *
+ * "history" (argv[1]): the name server's last hour (consoleHistoryPeriodMs
+ * 500 here, so seconds make many slots), kept whether or not anyone
+ * watched: after seconds of load with no console call, the first /api/tps
+ * already has points for the broker and the topic; with fifty topics busy
+ * in turns it keeps no more than its table's size (the busiest last); a
+ * group's view lists its client (id, host, version, protocol) and its lag
+ * over time.
  *
  * "rocketmq" (argv[1]): RocketMQ 5's metric names on the broker's page
  * beside rmq's: after sends, a pull that commits, a pop left in flight, a
@@ -66,6 +77,7 @@
 
 #define TOPIC "MetricsTopic"
 #define GROUP "metrics_group"
+#define HIST_PERIOD_MS 500         /* consoleHistoryPeriodMs of every test's name server */
 
 static const char *case_dir;
 static hn_daemon_t ns_d, bk_d;
@@ -589,8 +601,8 @@ static void cluster_start(int with_broker_metrics)
     ns_http_port = free_port();
     snprintf(props, sizeof props,
              "listenPort=0\nbindAddress=127.0.0.1\nmetricsPort=%d\nlogPath=%s/ns-file.log\nlogMaxFileSize=20000\n"
-             "logMaxFiles=3\n%s",
-             ns_http_port, case_dir, sec);
+             "logMaxFiles=3\nconsoleHistoryPeriodMs=%d\n%s",
+             ns_http_port, case_dir, HIST_PERIOD_MS, sec);
     ck_assert_int_eq(hn_daemon_start_conf(&ns_d, case_dir, "namesrv/mqnamesrv", "namesrv", props, ns_addr,
                                           sizeof ns_addr), 0);
     ck_assert_int_eq(hn_daemon_port(&ns_d, "metricsPort"), ns_http_port);
@@ -612,6 +624,17 @@ static int broker_in_cluster(void *arg)
         http_auth = ADMIN_AUTH;
     char *body = http_get(ns_http_port, "/api/cluster", &status);
     int yes = body && status == 200 && strstr(body, "\"broker-a\"") && strstr(body, "\"ok\":true");
+    free(body);
+    return yes;
+}
+
+/* 1 once the name server counts a live broker: read from /metrics, which
+ * (unlike the console's API) does not wake the console's refresh. */
+static int broker_registered(void *arg)
+{
+    int status = 0;
+    char *body = http_get(ns_http_port, "/metrics", &status);
+    int yes = body && status == 200 && strstr(body, "\nrmq_namesrv_brokers_live 1\n");
     free(body);
     return yes;
 }
@@ -798,14 +821,15 @@ static int rem_call(int fd, int code, const rmq_remoting_field_t *f, size_t n, c
     return r->msg.code;
 }
 
-/* SEND_MESSAGE_V2 of body with props to TOPIC queue 0; the commit-log
+/* SEND_MESSAGE_V2 of body with props to topic's queue 0; the commit-log
  * offset (msgId) and queue offset of the message, as text. */
-static void rem_send_msg(int fd, const char *props, const char *body, char off[24], char qoff[24])
+static void rem_send_msg(int fd, const char *topic, const char *props, const char *body, char off[24],
+                         char qoff[24])
 {
     rem_resp_t r;
     char host[RMQ_HOST_TEXT_MAX];
     int64_t phys;
-    rmq_remoting_field_t f[] = {{"a", "metrics_pg"}, {"b", TOPIC}, {"c", "TBW102"}, {"d", "4"}, {"e", "0"},
+    rmq_remoting_field_t f[] = {{"a", "metrics_pg"}, {"b", (char *)topic}, {"c", "TBW102"}, {"d", "4"}, {"e", "0"},
                                 {"f", "0"}, {"g", "1700000000000"}, {"h", "0"}, {"i", (char *)props},
                                 {"j", "0"}, {"k", "false"}, {"m", "false"}};
     ck_assert_int_eq(rem_call(fd, 310, f, sizeof f / sizeof f[0], body, &r), RMQ_REMOTING_SUCCESS);
@@ -835,14 +859,14 @@ static void rocketmq_traffic(int fd, int pop_fd)
     rem_resp_t r;
     char off[3][24], qoff[3][24];
     for (int i = 0; i < 3; i++)
-        rem_send_msg(fd, "TAGS\001TagA", "metrics body", off[i], qoff[i]);
+        rem_send_msg(fd, TOPIC, "TAGS\001TagA", "metrics body", off[i], qoff[i]);
     const char *hb = "{\"clientID\":\"metrics-tx\",\"producerDataSet\":[{\"groupName\":\"" TX_GROUP "\"}],"
                      "\"consumerDataSet\":[]}";
     ck_assert_int_eq(rem_call(fd, 34, NULL, 0, hb, &r), RMQ_REMOTING_SUCCESS);
     rem_resp_clear(&r);
     char half[2][24], half_q[2][24];
-    rem_send_msg(fd, "TRAN_MSG\001true\002PGROUP\001" TX_GROUP, "commit me", half[0], half_q[0]);
-    rem_send_msg(fd, "TRAN_MSG\001true\002PGROUP\001" TX_GROUP, "roll me back", half[1], half_q[1]);
+    rem_send_msg(fd, TOPIC, "TRAN_MSG\001true\002PGROUP\001" TX_GROUP, "commit me", half[0], half_q[0]);
+    rem_send_msg(fd, TOPIC, "TRAN_MSG\001true\002PGROUP\001" TX_GROUP, "roll me back", half[1], half_q[1]);
     rem_end_tx(fd, half[0], half_q[0], "8");
     rem_end_tx(fd, half[1], half_q[1], "12");
 
@@ -940,6 +964,106 @@ START_TEST(test_rocketmq_names)
     close(fd);
     close(pop_fd);
     free(page);
+    hn_case_passed();
+}
+END_TEST
+
+/* ---- the console's last hour ------------------------------------------------------ */
+
+/* The points of the JSON array "points" or "lagHistory" that follows anchor
+ * in json: how many, and the largest first value into *max (-1 when the
+ * anchor is missing). */
+static int points_after(const char *json, const char *anchor, double *max)
+{
+    const char *at = strstr(json, anchor);
+    int n = 0;
+    *max = 0;
+    if (!at)
+        return -1;
+    const char *p = strchr(at + strlen(anchor), '[');
+    if (!p || p[1] == ']')
+        return 0;
+    for (p++; *p == '['; n++) {
+        char *end;
+        strtod(p + 1, &end);                 /* the wall clock */
+        double v = strtod(end + 1, &end);
+        if (v > *max)
+            *max = v;
+        p = strchr(end, ']');
+        if (!p || p[1] != ',')
+            break;
+        p += 2;
+    }
+    return n;
+}
+
+/* Sends rounds rounds of n messages to each of ten topics HistT<wave>_<i>,
+ * 200 ms apart: once past the waves before (the broker ranks by the last
+ * minute), the broker's busiest for a few history periods. */
+static void topic_wave(int fd, int wave, int n, int rounds)
+{
+    char topic[64], off[24], qoff[24];
+    for (int r = 0; r < rounds; r++) {
+        for (int i = 0; i < 10; i++) {
+            snprintf(topic, sizeof topic, "HistT%d_%d", wave, i);
+            for (int k = 0; k < n; k++)
+                rem_send_msg(fd, topic, "TAGS\001A", "hist", off, qoff);
+        }
+        usleep(200000);
+    }
+}
+
+START_TEST(test_console_keeps_the_last_hour)
+{
+    double max;
+    cluster_start(0);
+    ck_assert_msg(hn_wait_until(broker_registered, NULL, 20000), "broker-a never registered");
+    load_start(40);
+    sleep(6); /* load while nobody looks at the console: a dozen history periods */
+
+    /* the first console call already sees the seconds before it */
+    char *tps = http_get_ok(ns_http_port, "/api/tps");
+    char anchor[256];
+    snprintf(anchor, sizeof anchor, "\"addr\":\"%s\",\"id\":0,\"points\":", bk_addr);
+    int n = points_after(tps, anchor, &max);
+    ck_assert_msg(n >= 4 && max > 0, "broker %s: %d points (largest in TPS %g) on the first call: %.2000s", bk_addr,
+                  n, max, tps);
+    n = points_after(tps, "{\"name\":\"" TOPIC "\",\"points\":", &max);
+    ck_assert_msg(n >= 2 && max > 0, "topic %s: %d points (largest TPS %g): %.2000s", TOPIC, n, max, tps);
+    ck_assert_ptr_nonnull(strstr(tps, "\"periodMs\":500,\"slots\":360,"));
+    free(tps);
+
+    /* a group's clients, and its lag over time once the console showed it */
+    char *g = http_get_ok(ns_http_port, "/api/groups?group=" GROUP);
+    ck_assert_msg(strstr(g, "\"clients\":[{\"clientId\":\"") && strstr(g, "\"host\":\"127.0.0.1:") &&
+                      strstr(g, "\"protocol\":\"rmq\"") && strstr(g, "\"version\":"),
+                  "group %s lists no client: %.2000s", GROUP, g);
+    free(g);
+    sleep(2);
+    g = http_get_ok(ns_http_port, "/api/groups?group=" GROUP);
+    n = points_after(g, "\"lagHistory\":", &max);
+    ck_assert_msg(n >= 3, "group %s: %d lag points: %.2000s", GROUP, n, g);
+    free(g);
+    load_stop();
+
+    /* fifty topics busy in turns, each wave busier than the one before: the
+     * history keeps its table's size, the last wave in it */
+    int fd = rem_connect(bk_addr);
+    for (int wave = 0; wave < 5; wave++)
+        topic_wave(fd, wave, (wave + 1) * (wave + 1), wave == 4 ? 25 : 15);
+    close(fd);
+    tps = http_get_ok(ns_http_port, "/api/tps");
+    ck_assert_msg(strstr(tps, "\"topicsKept\":32,\"topicsMax\":32,") != NULL, "topic table: %.600s",
+                  strstr(tps, "\"topicsKept\"") ? strstr(tps, "\"topicsKept\"") : tps);
+    int listed = 0;
+    for (const char *p = strstr(tps, "\"topics\":["); p && (p = strstr(p, "{\"name\":")); p++)
+        listed++;
+    ck_assert_int_eq(listed, 32);
+    /* the first 32 seen fill the table (the load's topic and waves 0 to 2
+     * are 31): the last wave's topics got in by taking the quietest places */
+    ck_assert_msg(strstr(tps, "{\"name\":\"HistT4_") != NULL, "no topic of the busiest wave kept: %.6000s",
+                  strstr(tps, "\"topics\":["));
+    free(tps);
     hn_case_passed();
 }
 END_TEST
@@ -1143,23 +1267,23 @@ START_TEST(test_console_in_browser)
 {
     char url[256], dir[1024], shot[PATH_MAX], last1[4096], last2[4096], pts[32];
     cluster_start(broker_has_metrics());
-    ck_assert_msg(hn_wait_until(broker_in_cluster, NULL, 20000), "the console never saw broker-a");
+    ck_assert_msg(hn_wait_until(broker_registered, NULL, 20000), "broker-a never registered");
     load_start(120);
-    ck_assert_msg(hn_wait_until(topic_has_messages, NULL, 30000), "no messages reached %s", TOPIC);
-    for (int i = 0; i < 4; i++) { /* a few seconds of TPS history */
-        free(http_get_ok(ns_http_port, "/api/tps"));
-        sleep(1);
-    }
+    sleep(8); /* load with nobody on the console: the name server's history fills (16 periods) */
     hn_build_path("tests/cluster/console-screenshots", dir, sizeof dir);
     mkdir(dir, 0755);
 
+    /* the first page load: charts full of what happened before it */
     snprintf(url, sizeof url, "http://127.0.0.1:%d/", ns_http_port);
     char *dom1 = chromium_run(url, NULL);
     ck_assert_msg(strstr(dom1, "data-broker=\"broker-a\"") != NULL, "cluster page lacks broker-a: %.3000s", dom1);
     ck_assert_ptr_nonnull(strstr(dom1, "ASYNC_MASTER"));
     dom_attr(dom1, "tps-chart", "data-last", last1, sizeof last1);
     dom_attr(dom1, "tps-chart", "data-points", pts, sizeof pts);
-    ck_assert_msg(atoi(pts) >= 2 && last1[0], "chart has no data: points=%s last=%s", pts, last1);
+    ck_assert_msg(atoi(pts) >= 20 && last1[0], "TPS chart on first load: points=%s last=%s", pts, last1);
+    dom_attr(dom1, "topic-chart", "data-points", pts, sizeof pts);
+    ck_assert_msg(atoi(pts) >= 5, "topic chart on first load: points=%s", pts);
+    ck_assert_msg(strstr(dom1, TOPIC " ") != NULL, "topic chart's legend lacks %s", TOPIC);
     snprintf(shot, sizeof shot, "%s/cluster-1.png", dir);
     free(chromium_run(url, shot));
     printf("# screenshot: %s\n", shot);
@@ -1183,6 +1307,10 @@ START_TEST(test_console_in_browser)
     printf("# screenshot: %s\n", shot);
 
     snprintf(url, sizeof url, "http://127.0.0.1:%d/#view=groups&group=%s", ns_http_port, GROUP);
+    char *dom4 = chromium_run(url, NULL);
+    ck_assert_msg(strstr(dom4, "<tr class=\"client\">") && strstr(dom4, "<td>rmq</td>"),
+                  "group page lists no client: %.3000s", dom4);
+    free(dom4);
     snprintf(shot, sizeof shot, "%s/group.png", dir);
     free(chromium_run(url, shot));
     printf("# screenshot: %s\n", shot);
@@ -1234,6 +1362,7 @@ int main(int argc, char **argv)
     int browser = argc > 1 && strcmp(argv[1], "browser") == 0;
     int acl = argc > 1 && strcmp(argv[1], "acl") == 0;
     int rocketmq = argc > 1 && strcmp(argv[1], "rocketmq") == 0;
+    int history = argc > 1 && strcmp(argv[1], "history") == 0;
     if (browser && !chromium_path()) {
         const char *ci = getenv("CI");
         if (ci && strcmp(ci, "true") == 0) { /* CI must test the page users see */
@@ -1250,7 +1379,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_metrics acl PATH/gen-test-certs.sh\n");
         return 1;
     }
-    Suite *s = suite_create(browser ? "console_browser" : acl ? "console_acl" : rocketmq ? "metrics_rocketmq" : "metrics");
+    Suite *s = suite_create(browser ? "console_browser" : acl ? "console_acl" : rocketmq ? "metrics_rocketmq"
+                            : history ? "console_history" : "metrics");
     TCase *tc = tcase_create("process");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
@@ -1260,6 +1390,8 @@ int main(int argc, char **argv)
             tcase_add_test(tc, test_console_in_browser_with_login);
     } else if (rocketmq) {
         tcase_add_test(tc, test_rocketmq_names);
+    } else if (history) {
+        tcase_add_test(tc, test_console_keeps_the_last_hour);
     } else if (acl) {
         tcase_add_test(tc, test_console_needs_an_account);
         tcase_add_test(tc, test_acl_without_tls_refused);

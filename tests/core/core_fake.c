@@ -51,7 +51,7 @@ static void fake_free(bk_session_t *ss)
     ((core_fake_session_t *)ss)->freed = 1;
 }
 
-static const bk_session_ops_t fake_ops = {.notify_ids_changed = fake_notify, .reset_offset = fake_reset,
+static const bk_session_ops_t fake_ops = {.protocol = "fake", .notify_ids_changed = fake_notify, .reset_offset = fake_reset,
                                           .check_transaction = fake_check, .is_open = fake_is_open,
                                           .peer = fake_peer, .close = fake_close, .free = fake_free};
 

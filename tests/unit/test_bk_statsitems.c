@@ -143,6 +143,30 @@ START_TEST(test_ref_follows_eviction)
 }
 END_TEST
 
+START_TEST(test_top_by_last_minute)
+{
+    bk_statsitems_t *t = bk_statsitems_new(16, 0);
+    bk_si_top_t top[2];
+
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "old", 100, 1);
+    for (int i = 0; i <= 7; i++)                                /* a minute on: its oldest sample holds 100 */
+        bk_statsitems_tick(t, i * 10 * SEC);
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "a", 3, 1);
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "b", 7, 1);
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "c", 5, 1);
+    bk_statsitems_add(t, BK_SI_GROUP_GET_NUMS, "g", 50, 1);    /* another kind */
+    ck_assert_uint_eq(bk_statsitems_top(t, BK_SI_TOPIC_PUT_NUMS, top, 2), 2);
+    ck_assert_str_eq(top[0].key, "b");                          /* "old" added nothing since */
+    ck_assert_int_eq(top[0].value, 7);
+    ck_assert_str_eq(top[1].key, "c");
+    bk_statsitems_add(t, BK_SI_TOPIC_PUT_NUMS, "old", 1, 1);
+    ck_assert_uint_eq(bk_statsitems_top(t, BK_SI_TOPIC_PUT_NUMS, top, 2), 2);
+    ck_assert_int_eq(top[1].recent, 5);
+    ck_assert_uint_eq(bk_statsitems_top(NULL, BK_SI_TOPIC_PUT_NUMS, top, 2), 0);
+    bk_statsitems_free(t);
+}
+END_TEST
+
 static Suite *bk_statsitems_suite(void)
 {
     Suite *s = suite_create("bk_statsitems");
@@ -153,6 +177,7 @@ static Suite *bk_statsitems_suite(void)
     tcase_add_test(tc, test_kind_names);
     tcase_add_test(tc, test_fixed_table_evicts_least_recent);
     tcase_add_test(tc, test_ref_follows_eviction);
+    tcase_add_test(tc, test_top_by_last_minute);
     suite_add_tcase(s, tc);
     return s;
 }

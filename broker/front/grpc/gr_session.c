@@ -76,6 +76,7 @@ static void gs_free(bk_session_t *ss)
 }
 
 static const bk_session_ops_t gr_session_ops = {
+    .protocol = "grpc",
     .notify_ids_changed = gs_notify_ids_changed,
     .check_transaction = gs_check_transaction,
     .is_open = gs_is_open,

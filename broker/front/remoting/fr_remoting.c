@@ -372,6 +372,7 @@ static void rs_free(bk_session_t *ss)
 }
 
 static const bk_session_ops_t rm_session_ops = {
+    .protocol = "remoting",
     .notify_ids_changed = rs_notify_ids_changed,
     .reset_offset = rs_reset_offset,
     .ask = rs_ask,

@@ -3,6 +3,7 @@
  * create/update and delete (decoded into the core's neutral requests,
  * core/bk_admin_ops.c), and the whole topic and group tables (their own
  * protobuf views). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,8 @@
 #include "fr_status.h"
 #include "rmq_log.h"
 
-#define KV_MAX 80
+#define KV_MAX 100
+#define HOT_TOPICS 10                /* busiest topics named in runtime info */
 
 /* Runtime info as a ConfigTable under construction. */
 typedef struct kv_table {
@@ -51,7 +53,26 @@ static void reply_result(rmq_conn_t *conn, const rmq_frame_t *req, const bk_resu
         fr_reply_result(conn, rmq_reply_to(req->cmd), r, NULL);
 }
 
-/* GET_BROKER_RUNTIME_INFO: store and request statistics as a ConfigTable. */
+/* Adds hotTopic<i>.name and hotTopic<i>.putNums (messages stored since the
+ * item was first counted) of the HOT_TOPICS topics that stored most over
+ * the last minute, busiest first: the name server's console charts their
+ * rates from the differences (ns_console.c). */
+static void hot_topics_add(const bk_statsitems_t *si, kv_table_t *t)
+{
+    bk_si_top_t top[HOT_TOPICS];
+    size_t n = bk_statsitems_top(si, BK_SI_TOPIC_PUT_NUMS, top, HOT_TOPICS);
+    for (size_t i = 0; i < n; i++) {
+        char key[48], val[32];
+        snprintf(key, sizeof(key), "hotTopic%zu.name", i);
+        kv_add(key, top[i].key, t);
+        snprintf(key, sizeof(key), "hotTopic%zu.putNums", i);
+        snprintf(val, sizeof(val), "%" PRId64, top[i].value);
+        kv_add(key, val, t);
+    }
+}
+
+/* GET_BROKER_RUNTIME_INFO: store and request statistics as a ConfigTable,
+ * then the busiest topics (hot_topics_add). */
 void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_front_t *fe = arg;
@@ -65,6 +86,7 @@ void fr_runtime_info(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     bk_runtime_live_t live = {.send_waiting = bk_send_waiting(fe->send), .pull_held = bk_consume_held(fe->consume),
                               .conn_count = rmq_server_conn_count(fe->srv)};
     bk_admin_runtime_info(fe->admin_ops, &live, kv_add, t);
+    hot_topics_add(fe->statsitems, t);
     Rmq__Command resp = RMQ__COMMAND__INIT;
     Rmq__ConfigTable ct = RMQ__CONFIG_TABLE__INIT;
     ct.entries = t->ptrs;

@@ -1,6 +1,7 @@
 /* fr_clients.c: the rmq protocol's decode and encode for the client
  * registry (core/bk_clients.h): HEART_BEAT (HeartbeatData into the neutral
  * heartbeat), UNREGISTER_CLIENT and GET_CONSUMER_LIST_BY_GROUP. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,7 +87,46 @@ void fr_unregister_client(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), NULL, RMQ__STATUS__SUCCESS, NULL, NULL);
 }
 
-/* GET_CONSUMER_LIST_BY_GROUP: client ids, or CONSUMER_NOT_ONLINE. */
+/* GET_CONSUMER_LIST_BY_GROUP's answer under construction: the ids and,
+ * in the same order, each client described (strings borrowed from the
+ * registry but the peer, copied). */
+typedef struct consumer_list {
+    char **ids;
+    Rmq__ConsumerClient *clients;
+    Rmq__ConsumerClient **ptrs;
+    char (*peers)[64];
+    size_t n, cap;
+} consumer_list_t;
+
+/* bk_client_view_fn: appends one client to the list (beyond cap: ignored). */
+static void consumer_list_add(void *arg, const bk_client_view_t *v)
+{
+    consumer_list_t *cl = arg;
+    if (cl->n == cl->cap)
+        return;
+    Rmq__ConsumerClient *c = &cl->clients[cl->n];
+    rmq__consumer_client__init(c);
+    snprintf(cl->peers[cl->n], sizeof(cl->peers[0]), "%s", v->addr);
+    c->client_id = (char *)v->client_id;
+    c->addr = cl->peers[cl->n];
+    c->language = (char *)v->language;
+    c->version = v->version;
+    c->protocol = (char *)v->protocol;
+    c->last_heartbeat_ms = v->last_heartbeat_ms;
+    cl->ids[cl->n] = (char *)v->client_id;
+    cl->ptrs[cl->n++] = c;
+}
+
+static void consumer_list_free(consumer_list_t *cl)
+{
+    free(cl->ids);
+    free(cl->clients);
+    free(cl->ptrs);
+    free(cl->peers);
+}
+
+/* GET_CONSUMER_LIST_BY_GROUP: client ids and each client (address,
+ * language, version, protocol, last heartbeat), or CONSUMER_NOT_ONLINE. */
 void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_front_t *fe = arg;
@@ -101,18 +141,22 @@ void fr_consumer_list(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
                         "no consumer of group %.200s is connected to broker %s", group, fe->node->addr);
         return;
     }
-    const char **ids = calloc(n, sizeof(*ids));
-    if (!ids) {
+    consumer_list_t cl = {calloc(n, sizeof(char *)), calloc(n, sizeof(Rmq__ConsumerClient)),
+                          calloc(n, sizeof(Rmq__ConsumerClient *)), calloc(n, sizeof(cl.peers[0])), 0, n};
+    if (!cl.ids || !cl.clients || !cl.ptrs || !cl.peers) {
+        consumer_list_free(&cl);
         rmq_conn_replyf(conn, rmq_reply_to(req->cmd), RMQ__STATUS__SYSTEM_ERROR, "out of memory");
         return;
     }
-    bk_clients_ids(fe->clients, group, ids, n);
+    bk_clients_each_client(fe->clients, group, consumer_list_add, &cl);
     Rmq__Command resp = RMQ__COMMAND__INIT;
-    Rmq__ConsumerList cl = RMQ__CONSUMER_LIST__INIT;
-    cl.client_ids = (char **)ids;
-    cl.n_client_ids = n;
+    Rmq__ConsumerList pb = RMQ__CONSUMER_LIST__INIT;
+    pb.client_ids = cl.ids;
+    pb.n_client_ids = cl.n;
+    pb.clients = cl.ptrs;
+    pb.n_clients = cl.n;
     resp.header_case = RMQ__COMMAND__HEADER_CONSUMER_LIST;
-    resp.consumer_list = &cl;
+    resp.consumer_list = &pb;
     rmq_conn_reply(conn, rmq_reply_to(req->cmd), &resp, RMQ__STATUS__SUCCESS, NULL, NULL);
-    free(ids);
+    consumer_list_free(&cl);
 }

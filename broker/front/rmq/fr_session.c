@@ -65,6 +65,7 @@ static void fs_free(bk_session_t *ss)
 }
 
 static const bk_session_ops_t fr_session_ops = {
+    .protocol = "rmq",
     .notify_ids_changed = fs_notify_ids_changed,
     .check_transaction = fs_check_transaction,
     .is_open = fs_is_open,
