@@ -694,13 +694,6 @@ START_TEST(test_epochs_truncate_divergent_tail)
     ck_assert_int_eq(runtime_ll(aaddr, "haConfirmOffset"), x);
     ck_assert_int_eq(pull_count(aaddr, &div), E1_MSGS);   /* the unreplicated tail stays unseen */
     ck_assert_int_eq(div, 0);
-    /* B writes its confirm offset off the loop (an older one is only more
-     * careful): kill it once the file holds x, so the restart shows x kept */
-    char confirm_path[PATH_MAX], confirm_text[32];
-    snprintf(confirm_path, sizeof confirm_path, "%s/b/confirmOffset", case_dir);
-    snprintf(confirm_text, sizeof confirm_text, "%lld\n", x);
-    file_want_t kept = { confirm_path, confirm_text };
-    ck_assert_msg(hn_wait_until(file_holds, &kept, 10000), "B never kept the confirm offset %lld", x);
     hn_daemon_kill9(&a);
     hn_daemon_kill9(&b);
 
@@ -763,6 +756,13 @@ START_TEST(test_slave_reads_to_confirm)
     ck_assert_int_eq(runtime_ll(baddr, "haConfirmOffset"), x);
     ck_assert_int_eq(pull_count(baddr, &div), E1_MSGS);     /* B holds them, serves none */
     ck_assert_int_eq(div, 0);
+    /* B writes its confirm offset off the loop (an older one is only more
+     * careful): kill it once the file holds x, so the restart shows x kept */
+    char confirm_path[PATH_MAX], confirm_text[32];
+    snprintf(confirm_path, sizeof confirm_path, "%s/b/confirmOffset", case_dir);
+    snprintf(confirm_text, sizeof confirm_text, "%lld\n", x);
+    file_want_t kept = { confirm_path, confirm_text };
+    ck_assert_msg(hn_wait_until(file_holds, &kept, 10000), "B never kept the confirm offset %lld", x);
     hn_daemon_kill9(&a);
     hn_daemon_kill9(&b);
     epoch_slave_start_id(&b, "b", 1, &a, baddr, sizeof baddr);   /* A is gone: no master to follow */
