@@ -7,12 +7,9 @@
 # Prints the CONSUME lines (messages per second, the broker's CPU time per
 # message) and RATIO, pop over pull; gives up after 30 min. Builds build/ first.
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
 count=${1:-200000}
-"$repo/scripts/build.sh" build -- namesrv/mqnamesrv broker/mqbroker tools/mqadmin
-export RMQ_BUILD_ROOT=$repo/build
-# shellcheck source=tests/java/java_lib.sh
-. "$repo/tests/java/java_lib.sh"
+# shellcheck source=scripts/bench/lib-java.sh
+. "$(dirname "$0")/bench/lib-java.sh"
 java_build 1 "$repo/tests/java" rocketmq5
 start_namesrv
 start_broker PopBench broker-p

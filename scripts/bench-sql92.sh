@@ -7,12 +7,9 @@
 # read from 0 to its end). Prints the PULL lines (queue offsets scanned per
 # second) and RATIO, filtered over unfiltered. Builds build/ first.
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
 count=${1:-200000}
-"$repo/scripts/build.sh" build -- namesrv/mqnamesrv broker/mqbroker tools/mqadmin
-export RMQ_BUILD_ROOT=$repo/build
-# shellcheck source=tests/java/java_lib.sh
-. "$repo/tests/java/java_lib.sh"
+# shellcheck source=scripts/bench/lib-java.sh
+. "$(dirname "$0")/bench/lib-java.sh"
 java_build 1 "$repo/tests/java"
 start_namesrv
 broker_extra="enablePropertyFilter=true"

@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "harness.h"
+#include "rmq_file.h"
 #include "rmq_message.h"
 #include "rmq_rpc.h"
 #include "wire.h"
@@ -130,14 +131,11 @@ typedef struct file_want {
 static int file_holds(void *arg)
 {
     file_want_t *w = arg;
-    char got[128];
-    FILE *f = fopen(w->path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(got, 1, sizeof got - 1, f);
-    fclose(f);
-    got[n] = '\0';
-    return strcmp(got, w->text) == 0;
+    char *got = NULL;
+    size_t len = 0;
+    int same = rmq_file_read_all(w->path, &got, &len) == RMQ_OK && strcmp(got, w->text) == 0;
+    free(got);
+    return same;
 }
 
 /* Waits until the slave at slave_addr streams from its master. */
