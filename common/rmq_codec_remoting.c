@@ -1131,6 +1131,8 @@ out:
 rmq_err_t rmq_remoting_encode(struct evbuffer *out, int type, int code, int32_t opaque,
                               int32_t flags, int version, const rmq_remoting_reply_t *rep)
 {
+    if (type == RMQ_REMOTING_ROCKETMQ && (code < INT16_MIN || code > INT16_MAX))
+        return RMQ_EINVAL;
     if (encode_direct(out, type, code, opaque, flags, version, rep) != 0)
         return encode_buffered(out, type, code, opaque, flags, version, rep);
     if (rep->body_len > 0 && evbuffer_add(out, rep->body, rep->body_len) != 0)

@@ -121,7 +121,9 @@ const char *rmq_remoting_field(const rmq_remoting_request_t *req, const char *ke
 
 /* Appends a whole frame for rep answering req (or, with req NULL, a request
  * of code rep->code with opaque and flags as given, in encoding type: what
- * tests and clients send) to out. */
+ * tests and clients send) to out. RMQ_EINVAL, with nothing appended, for a
+ * code the binary header's 16 bits cannot carry (RocketMQ 5's pop codes go
+ * in JSON headers only). */
 rmq_err_t rmq_remoting_encode(struct evbuffer *out, int type, int code, int32_t opaque,
                               int32_t flags, int version, const rmq_remoting_reply_t *rep);
 

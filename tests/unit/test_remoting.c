@@ -199,6 +199,21 @@ START_TEST(round_trip_both)
 }
 END_TEST
 
+/* A pop code (200050) goes in a JSON header; the binary header's 16 bits
+ * refuse it rather than carry 3442. */
+START_TEST(code_over_binary_width)
+{
+    rmq_remoting_reply_t rep = { 200050, "", NULL, 0, NULL, 0 };
+    struct evbuffer *b = evbuffer_new();
+
+    ck_assert_int_eq(rmq_remoting_encode(b, RMQ_REMOTING_ROCKETMQ, 200050, 1, 0, 0, &rep),
+                     RMQ_EINVAL);
+    ck_assert_uint_eq(evbuffer_get_length(b), 0);
+    ck_assert_int_eq(rmq_remoting_encode(b, RMQ_REMOTING_JSON, 200050, 1, 0, 0, &rep), RMQ_OK);
+    evbuffer_free(b);
+}
+END_TEST
+
 START_TEST(probes_disjoint)
 {
     /* a native frame with an empty header, and one whose header is protobuf */
@@ -250,6 +265,7 @@ static Suite *remoting_suite(void)
     tcase_add_test(tc, binary_header_bytes);
     tcase_add_test(tc, json_header_scalars);
     tcase_add_test(tc, round_trip_both);
+    tcase_add_test(tc, code_over_binary_width);
     tcase_add_test(tc, probes_disjoint);
     tcase_add_test(tc, acl_signature);
     suite_add_tcase(s, tc);
