@@ -570,7 +570,7 @@ int rmq_reply_topic(const char *cluster, char *out, size_t cap)
 
 const char *const rmq_topics_system[] = {RMQ_TOPIC_AUTO_CREATE, RMQ_TOPIC_SCHEDULE, "BenchmarkTest",
                                          RMQ_TOPIC_TRANS_HALF, RMQ_TOPIC_TRACE, RMQ_TOPIC_TRANS_OP,
-                                         "TRANS_CHECK_MAX_TIME_TOPIC", "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT",
+                                         RMQ_TOPIC_TRANS_CHECK_MAX_TIME, RMQ_TOPIC_SELF_TEST, RMQ_TOPIC_OFFSET_MOVED,
                                          "CHECKPOINT_TOPIC", NULL};
 
 int rmq_topic_in_system_set(const char *name)
@@ -585,7 +585,8 @@ int rmq_topic_in_system_set(const char *name)
 
 int rmq_topic_send_forbidden(const char *name, size_t len)
 {
-    static const char *const sys[] = {RMQ_TOPIC_SCHEDULE, RMQ_TOPIC_TRANS_HALF, RMQ_TOPIC_TRANS_OP};
+    static const char *const sys[] = {RMQ_TOPIC_SCHEDULE,  RMQ_TOPIC_TRANS_HALF,           RMQ_TOPIC_TRANS_OP,
+                                      RMQ_TOPIC_SELF_TEST, RMQ_TOPIC_TRANS_CHECK_MAX_TIME, RMQ_TOPIC_OFFSET_MOVED};
     for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
         if (strlen(sys[i]) == len && memcmp(sys[i], name, len) == 0)
             return 1;

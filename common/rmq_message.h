@@ -102,16 +102,20 @@
 /* Writes cluster's reply topic into out[0..cap); 1, or 0 when it does not fit. */
 int rmq_reply_topic(const char *cluster, char *out, size_t cap);
 
-/* The topics the broker keeps for itself (RocketMQ TopicValidator's
- * NOT_ALLOWED_SEND_TOPIC_SET, as far as this broker uses them). */
+/* The topics the broker keeps for itself; these and the last three are
+ * RocketMQ TopicValidator's NOT_ALLOWED_SEND_TOPIC_SET. */
 #define RMQ_TOPIC_SCHEDULE "SCHEDULE_TOPIC_XXXX"
 #define RMQ_TOPIC_TRANS_HALF "RMQ_SYS_TRANS_HALF_TOPIC"
 #define RMQ_TOPIC_TRANS_OP "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+#define RMQ_TOPIC_TRANS_CHECK_MAX_TIME "TRANS_CHECK_MAX_TIME_TOPIC"
+#define RMQ_TOPIC_SELF_TEST "SELF_TEST_TOPIC"
+#define RMQ_TOPIC_OFFSET_MOVED "OFFSET_MOVED_EVENT"
 #define RMQ_TOPIC_TRACE "RMQ_SYS_TRACE_TOPIC" /* clients' message traces (msgTraceTopicName's default) */
 #define RMQ_TOPIC_AUTO_CREATE "TBW102"        /* the auto-create template (AUTO_CREATE_TOPIC_KEY_TOPIC) */
 
-/* 1 if name[0..len) is one of the broker's own topics: clients may not
- * send to it (retry and dead-letter topics are not among them). */
+/* 1 if name[0..len) is one of the topics clients may not send to
+ * (RocketMQ's NOT_ALLOWED_SEND_TOPIC_SET; retry and dead-letter topics are
+ * not among them). */
 int rmq_topic_send_forbidden(const char *name, size_t len);
 
 /* RocketMQ TopicValidator's SYSTEM_TOPIC_SET as every broker has it,

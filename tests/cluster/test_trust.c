@@ -113,6 +113,10 @@ START_TEST(test_client_cannot_choose_destination)
     ck_assert_int_eq(send_one(addr, "RMQ_SYS_TRANS_HALF_TOPIC", 0, "T", half, NULL, remark, sizeof remark),
                      RMQ__STATUS__NO_PERMISSION);
     ck_assert_msg(strstr(remark, "RMQ_SYS_TRANS_HALF_TOPIC") != NULL, "remark: %s", remark);
+    char no_props[] = "";
+    ck_assert_int_eq(send_one(addr, "OFFSET_MOVED_EVENT", 0, "O", no_props, NULL, remark, sizeof remark),
+                     RMQ__STATUS__NO_PERMISSION);
+    ck_assert_msg(strstr(remark, "OFFSET_MOVED_EVENT") != NULL, "remark: %s", remark);
 
     /* A delayed message for queue 3, due after TOPIC shrank to 2 queues:
      * dropped at delivery, no queue directory made. */

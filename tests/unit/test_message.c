@@ -498,6 +498,9 @@ START_TEST(test_system_topics)
     ck_assert(!rmq_topic_in_system_set("AppTopic"));
     ck_assert(!rmq_topic_in_system_set("%RETRY%g"));
     ck_assert(rmq_topic_send_forbidden("SCHEDULE_TOPIC_XXXX", 19));
+    ck_assert(rmq_topic_send_forbidden("OFFSET_MOVED_EVENT", 18));
+    ck_assert(rmq_topic_send_forbidden("SELF_TEST_TOPIC", 15));
+    ck_assert(rmq_topic_send_forbidden("TRANS_CHECK_MAX_TIME_TOPIC", 26));
     ck_assert(!rmq_topic_send_forbidden("RMQ_SYS_TRACE_TOPIC", 19));
     ck_assert(rmq_reply_topic("C1", reply, sizeof reply));
     ck_assert_str_eq(reply, "C1_REPLY_TOPIC");
