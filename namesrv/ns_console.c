@@ -23,9 +23,10 @@
  * history period (consoleHistoryPeriodMs) opens a slot of the hour's
  * history and refreshes the snapshot: each broker's first answer in a slot
  * gives its rates since its previous slot, and those of the topics it names
- * busiest (hotTopic<i> in runtime info); the groups the history keeps (a
- * group enters when the console shows it) are asked GET_CONSUME_STATS for
- * their lag. The other API calls fan out to the brokers they need (a "job")
+ * busiest (hotTopic<i> in runtime info); the groups the history keeps are
+ * asked GET_CONSUME_STATS for their lag, and the groups in each broker
+ * set's offset table (GET_ALL_CONSUMER_OFFSET) that it does not keep yet
+ * too, so that a group's lag history starts before anybody opens it. The other API calls fan out to the brokers they need (a "job")
  * and answer when every call returned or timed out. HTTP requests waiting
  * for broker answers are dropped if their connection closes.
  *
@@ -530,10 +531,10 @@ typedef struct lag_round {
 
 static const char *preferred_addr(const Rmq__BrokerData *bd);
 
-/* Asks every broker set for group's consume stats (signed as the snapshot). */
-static void group_lag_sample(const char *group, void *arg)
+/* Asks addr for group's consume stats (signed as the snapshot); the answer
+ * goes into the group's history slot. */
+static void ask_group_lag(ns_console_t *con, const char *addr, const char *group)
 {
-    lag_round_t *r = arg;
     Rmq__Command cmd = RMQ__COMMAND__INIT;
     Rmq__ConsumeStatsRequest csr = RMQ__CONSUME_STATS_REQUEST__INIT;
     csr.consumer_group = (char *)group;
@@ -541,6 +542,72 @@ static void group_lag_sample(const char *group, void *arg)
     cmd.code = RMQ__REQUEST_CODE__GET_CONSUME_STATS;
     cmd.header_case = RMQ__COMMAND__HEADER_CONSUME_STATS_REQ;
     cmd.consume_stats_req = &csr;
+    rmq_client_t *cli = rmq_client_pool_get(con->pool, addr);
+    con_call_t *call = cli ? calloc(1, sizeof(*call)) : NULL;
+    if (!call)
+        return;
+    call->con = con;
+    snprintf(call->group, sizeof(call->group), "%s", group);
+    con->extra.broker_calls_total++;
+    if (signed_call(con, cli, &cmd, &con->snap_cred, on_group_lag, call) != RMQ_OK) {
+        con->extra.broker_call_errors_total++;
+        free(call);
+    }
+}
+
+/* Asks every broker set for a kept group's lag. */
+static void group_lag_sample(const char *group, void *arg)
+{
+    lag_round_t *r = arg;
+    for (size_t i = 0; i < r->ci->n_brokers; i++) {
+        const char *addr = preferred_addr(r->ci->brokers[i]);
+        if (addr)
+            ask_group_lag(r->con, addr, group);
+    }
+}
+
+/* 1 if group is among the n names of asked. */
+static int group_asked(const char *const *asked, size_t n, const char *group)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(asked[i], group) == 0)
+            return 1;
+    return 0;
+}
+
+/* One broker set's consumer offset table: the groups in it that the history
+ * does not keep are asked for their lag there, so that a group's history
+ * starts before anybody opens it (its first slot counts the broker sets
+ * that answer before it is kept). At most NS_HIST_GROUPS a table and
+ * period, where the previous period's stopped. */
+static void on_group_discovery(rmq_err_t err, rmq_frame_t *resp, void *arg)
+{
+    con_call_t *call = arg;
+    ns_console_t *con = call->con;
+    if (err != RMQ_OK || resp->cmd->status != RMQ__STATUS__SUCCESS ||
+        resp->cmd->header_case != RMQ__COMMAND__HEADER_CONSUMER_OFFSET_TABLE) {
+        con->extra.broker_call_errors_total++;
+        free(call);
+        return;
+    }
+    const Rmq__ConsumerOffsetTable *t = resp->cmd->consumer_offset_table;
+    const char *asked[NS_HIST_GROUPS];
+    size_t n_asked = 0, start = t->n_entries ? (size_t)(con->hist_slot * NS_HIST_GROUPS % t->n_entries) : 0;
+    for (size_t k = 0; !con->closing && k < t->n_entries && n_asked < NS_HIST_GROUPS; k++) {
+        const char *group = t->entries[(start + k) % t->n_entries]->group;
+        if (ns_hist_kept(con->hist, NS_HIST_GROUP, group) || group_asked(asked, n_asked, group))
+            continue;
+        asked[n_asked++] = group;
+        ask_group_lag(con, call->addr, group);
+    }
+    free(call);
+}
+
+/* Asks every broker set for its consumer offset table (on_group_discovery). */
+static void discover_groups(const lag_round_t *r)
+{
+    Rmq__Command cmd = RMQ__COMMAND__INIT;
+    cmd.code = RMQ__REQUEST_CODE__GET_ALL_CONSUMER_OFFSET;
     for (size_t i = 0; i < r->ci->n_brokers; i++) {
         const char *addr = preferred_addr(r->ci->brokers[i]);
         rmq_client_t *cli = addr ? rmq_client_pool_get(r->con->pool, addr) : NULL;
@@ -548,9 +615,9 @@ static void group_lag_sample(const char *group, void *arg)
         if (!call)
             continue;
         call->con = r->con;
-        snprintf(call->group, sizeof(call->group), "%s", group);
+        snprintf(call->addr, sizeof(call->addr), "%s", addr);
         r->con->extra.broker_calls_total++;
-        if (signed_call(r->con, cli, &cmd, &r->con->snap_cred, on_group_lag, call) != RMQ_OK) {
+        if (signed_call(r->con, cli, &cmd, &r->con->snap_cred, on_group_discovery, call) != RMQ_OK) {
             r->con->extra.broker_call_errors_total++;
             free(call);
         }
@@ -558,7 +625,8 @@ static void group_lag_sample(const char *group, void *arg)
 }
 
 /* Every history period, watched or not: opens the next slot, refreshes the
- * snapshot (brokers' and topics' rates) and samples the kept groups' lag. */
+ * snapshot (brokers' and topics' rates), samples the kept groups' lag and
+ * looks for groups not kept yet. */
 static void on_hist_timer(evutil_socket_t fd, short what, void *arg)
 {
     ns_console_t *con = arg;
@@ -569,6 +637,7 @@ static void on_hist_timer(evutil_socket_t fd, short what, void *arg)
     if (!r.ci)
         return;
     ns_hist_each(con->hist, NS_HIST_GROUP, group_lag_sample, &r);
+    discover_groups(&r);
     rmq__cluster_info__free_unpacked((Rmq__ClusterInfo *)r.ci, NULL);
 }
 

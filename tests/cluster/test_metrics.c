@@ -36,7 +36,7 @@
  * already has points for the broker and the topic; with fifty topics busy
  * in turns it keeps no more than its table's size (the busiest last); a
  * group's view lists its client (id, host, version, protocol) and its lag
- * over time.
+ * over time, from before the console first showed the group.
  *
  * "rocketmq" (argv[1]): RocketMQ 5's metric names on the broker's page
  * beside rmq's: after sends, a pull that commits, a pop left in flight, a
@@ -1033,16 +1033,14 @@ START_TEST(test_console_keeps_the_last_hour)
     ck_assert_ptr_nonnull(strstr(tps, "\"periodMs\":500,\"slots\":360,"));
     free(tps);
 
-    /* a group's clients, and its lag over time once the console showed it */
+    /* a group's clients, and its lag over time from before the console
+     * first showed it */
     char *g = http_get_ok(ns_http_port, "/api/groups?group=" GROUP);
     ck_assert_msg(strstr(g, "\"clients\":[{\"clientId\":\"") && strstr(g, "\"host\":\"127.0.0.1:") &&
                       strstr(g, "\"protocol\":\"rmq\"") && strstr(g, "\"version\":"),
                   "group %s lists no client: %.2000s", GROUP, g);
-    free(g);
-    sleep(2);
-    g = http_get_ok(ns_http_port, "/api/groups?group=" GROUP);
     n = points_after(g, "\"lagHistory\":", &max);
-    ck_assert_msg(n >= 3, "group %s: %d lag points: %.2000s", GROUP, n, g);
+    ck_assert_msg(n >= 3, "group %s: %d lag points on the console's first look: %.2000s", GROUP, n, g);
     free(g);
     load_stop();
 
