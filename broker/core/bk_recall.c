@@ -1,18 +1,15 @@
-/* bk_recall.c: recall handles both ways and the checks that turn a recall
- * into its delete marker (see bk_recall.h). */
+/* bk_recall.c: the handle a timer message answers with, and the checks
+ * that turn a recall into its delete marker (see bk_recall.h). */
 #include "bk_recall.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bk_props.h"
-#include "rmq_base64.h"
 #include "rmq_time.h"
 
-#define HANDLE_V1 "v1"
 #define RECALL_TAG "_RECALL_TAG_"     /* RocketMQ's tag of a marker */
 
 struct bk_recall {
@@ -21,73 +18,18 @@ struct bk_recall {
 
 /* ---- handles ----------------------------------------------------------------- */
 
-/* Copies the field [p, end) into out[cap]; 0 when empty or too long. */
-static int handle_field(const char *p, const char *end, char *out, size_t cap)
-{
-    size_t n = (size_t)(end - p);
-    if (n == 0 || n >= cap)
-        return 0;
-    memcpy(out, p, n);
-    out[n] = '\0';
-    return 1;
-}
-
-/* The handle's time as RocketMQ's NumberUtils.toLong(s, -1) reads it. */
-static int64_t handle_time(const char *s)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    return *s && !*end && errno == 0 && (s[0] == '-' || s[0] == '+' || (s[0] >= '0' && s[0] <= '9')) ? (int64_t)v : -1;
-}
-
-rmq_err_t bk_recall_handle_parse(const char *text, size_t len, bk_recall_handle_t *h)
-{
-    char *raw = NULL, ver[sizeof(HANDLE_V1)], ts[24];
-    size_t n = 0;
-    memset(h, 0, sizeof(*h));
-    if (len == 0 || rmq_base64url_decode(text, len, BK_RECALL_HANDLE_MAX, &raw, &n) != 0)
-        return RMQ_EINVAL;
-    char *const field[] = {ver, h->topic, h->broker_name, ts, h->msg_id};
-    const size_t cap[] = {sizeof(ver), sizeof(h->topic), sizeof(h->broker_name), sizeof(ts), sizeof(h->msg_id)};
-    int ok = strlen(raw) == n;       /* no NUL inside */
-    const char *p = raw;
-    for (size_t i = 0; i < 5 && ok; i++) {
-        const char *e = strchr(p, ' ');
-        if (!e)
-            e = raw + n;
-        ok = (i == 4 || *e == ' ') && handle_field(p, e, field[i], cap[i]);
-        p = e + 1;
-    }
-    free(raw);
-    if (!ok || strcmp(ver, HANDLE_V1) != 0)
-        return RMQ_EINVAL;
-    h->timestamp = handle_time(ts);
-    return RMQ_OK;
-}
-
-size_t bk_recall_handle_format(const bk_recall_handle_t *h, char *out, size_t cap)
-{
-    char raw[sizeof(HANDLE_V1) + sizeof(h->topic) + sizeof(h->broker_name) + 24 + sizeof(h->msg_id)];
-    int n = snprintf(raw, sizeof(raw), HANDLE_V1 " %s %s %" PRId64 " %s", h->topic, h->broker_name, h->timestamp,
-                     h->msg_id);
-    if (n < 0 || (size_t)n >= sizeof(raw))
-        return 0;
-    return rmq_base64url_encode(raw, (size_t)n, out, cap);
-}
-
 size_t bk_recall_handle_of(const st_msg_t *m, const char *broker_name, char *out, size_t cap)
 {
     size_t tl = 0, il = 0, ml = 0;
     int ok = 0;
     if (m->topic_len != strlen(RMQ_TOPIC_SCHEDULE) || memcmp(m->topic, RMQ_TOPIC_SCHEDULE, m->topic_len) != 0)
         return 0;                    /* most sends: no timer, so no handle (and no zeroed handle either) */
-    bk_recall_handle_t h = {0};
+    rmq_recall_handle_t h = {0};
     const char *topic = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_REAL_TOPIC, &tl);
     const char *id = rmq_props_get(m->properties, m->properties_len, RMQ_PROP_UNIQ_KEY, &il);
     int64_t due = bk_props_int(m->properties, m->properties_len, RMQ_PROP_TIMER_DELIVER_MS, -1, &ok);
-    if (!topic || tl == 0 || tl > RMQ_TOPIC_MAX || !id || il == 0 || il > BK_RECALL_NAME_MAX || !ok || due < 0 ||
-        strlen(broker_name) > BK_RECALL_NAME_MAX ||
+    if (!topic || tl == 0 || tl > RMQ_TOPIC_MAX || !id || il == 0 || il > RMQ_RECALL_NAME_MAX || !ok || due < 0 ||
+        strlen(broker_name) > RMQ_RECALL_NAME_MAX ||
         rmq_props_get(m->properties, m->properties_len, RMQ_PROP_TIMER_DEL_UNIQKEY, &ml) ||
         (tl >= strlen(RMQ_RETRY_PREFIX) && memcmp(topic, RMQ_RETRY_PREFIX, strlen(RMQ_RETRY_PREFIX)) == 0))
         return 0;
@@ -95,7 +37,7 @@ size_t bk_recall_handle_of(const st_msg_t *m, const char *broker_name, char *out
     memcpy(h.msg_id, id, il);
     snprintf(h.broker_name, sizeof(h.broker_name), "%s", broker_name);
     h.timestamp = due + 1;           /* just after the message: its marker sorts after it */
-    return bk_recall_handle_format(&h, out, cap);
+    return rmq_recall_handle_format(&h, out, cap);
 }
 
 /* ---- recall ------------------------------------------------------------------ */
@@ -115,9 +57,9 @@ void bk_recall_free(bk_recall_t *rc)
 
 /* The handle of req for this broker and topic: 1 with h filled, or 0 with
  * r set to RocketMQ's ILLEGAL_OPERATION and remark. */
-static int recall_handle(const bk_recall_t *rc, const bk_recall_req_t *req, bk_recall_handle_t *h, bk_result_t *r)
+static int recall_handle(const bk_recall_t *rc, const bk_recall_req_t *req, rmq_recall_handle_t *h, bk_result_t *r)
 {
-    if (bk_recall_handle_parse(req->handle, strlen(req->handle), h) != RMQ_OK)
+    if (rmq_recall_handle_parse(req->handle, strlen(req->handle), h) != RMQ_OK)
         return bk_result_set(r, BK_ILLEGAL_OPERATION, "recall handle is invalid"), 0;
     if (strcmp(h->topic, req->topic) != 0)
         return bk_result_set(r, BK_ILLEGAL_OPERATION, "recall failed, topic not match"), 0;
@@ -132,7 +74,7 @@ static int recall_handle(const bk_recall_t *rc, const bk_recall_req_t *req, bk_r
 }
 
 /* Fills mk with the delete marker of h on topic t. */
-static void recall_marker(const bk_recall_handle_t *h, const bk_topic_t *t, bk_recall_marker_t *mk)
+static void recall_marker(const rmq_recall_handle_t *h, const bk_topic_t *t, bk_recall_marker_t *mk)
 {
     static const char tag[] = RECALL_TAG;
     int n = snprintf(mk->props, sizeof(mk->props),
@@ -156,7 +98,7 @@ static void recall_marker(const bk_recall_handle_t *h, const bk_topic_t *t, bk_r
 int bk_recall_check(const bk_recall_t *rc, const bk_recall_req_t *req, bk_recall_marker_t *mk, bk_result_t *r)
 {
     const char *why = NULL;
-    bk_recall_handle_t h;
+    rmq_recall_handle_t h;
     if (!rc->cfg.enabled)
         return bk_result_set(r, BK_NO_PERMISSION, "recall failed, operation is forbidden (recallMessageEnable=false)"),
                0;

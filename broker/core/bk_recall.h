@@ -1,8 +1,7 @@
 /* bk_recall.h: RocketMQ 5.3's recall of a timer message (RECALL_MESSAGE 370
  * on remoting, RecallMessage on gRPC), on neutral requests. The send of a
  * timer message (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS) answers
- * a recall handle: URL-safe base64 of "v1 <topic> <brokerName> <due + 1 ms>
- * <UNIQ_KEY>". A recall checks the handle as RocketMQ's
+ * a recall handle (rmq_recall_handle.h). A recall checks the handle as RocketMQ's
  * RecallMessageProcessor does and becomes a delete marker: a timer message
  * of the topic, due at the handle's time (just after the message), with
  * TIMER_DEL_UNIQKEY=<topic>+<UNIQ_KEY>, stored through the core's send; the
@@ -20,25 +19,7 @@
 #include "bk_produce.h"
 #include "bk_topics.h"
 #include "rmq_message.h"
-
-#define BK_RECALL_HANDLE_MAX 600     /* base64 of the longest v1 handle, with its NUL */
-#define BK_RECALL_NAME_MAX 127u      /* a handle's broker name and message id */
-
-/* A decoded v1 handle. */
-typedef struct bk_recall_handle {
-    char topic[RMQ_TOPIC_MAX + 1];
-    char broker_name[BK_RECALL_NAME_MAX + 1];
-    int64_t timestamp;               /* wall ms; -1 when the handle's is not a number (as RocketMQ reads it) */
-    char msg_id[BK_RECALL_NAME_MAX + 1];
-} bk_recall_handle_t;
-
-/* Reads text[0..len) as a recall handle: RMQ_OK with h filled, or
- * RMQ_EINVAL (not base64url of "v1" and four non-empty fields within the
- * limits above; RocketMQ ignores fields past the fifth, so does this). */
-rmq_err_t bk_recall_handle_parse(const char *text, size_t len, bk_recall_handle_t *h);
-/* The handle of h into out (NUL-terminated); its length, or 0 when cap is
- * too small. */
-size_t bk_recall_handle_format(const bk_recall_handle_t *h, char *out, size_t cap);
+#include "rmq_recall_handle.h"
 
 /* The handle a stored single message m answers with, given the broker's
  * name: m as the scheduler diverted it (bk_schedule_divert) to the timer
@@ -67,8 +48,8 @@ typedef struct bk_recall_req {
 typedef struct bk_recall_marker {
     bk_produce_target_t tgt;
     st_msg_t msg;                    /* its properties point into props */
-    char msg_id[BK_RECALL_NAME_MAX + 1];   /* the recalled message's id: the answer's */
-    char props[RMQ_TOPIC_MAX + 3 * BK_RECALL_NAME_MAX + 128];
+    char msg_id[RMQ_RECALL_NAME_MAX + 1];   /* the recalled message's id: the answer's */
+    char props[RMQ_TOPIC_MAX + 3 * RMQ_RECALL_NAME_MAX + 128];
 } bk_recall_marker_t;
 
 /* NULL when out of memory. cfg is copied; its pointers are borrowed. */

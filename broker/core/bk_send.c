@@ -140,7 +140,7 @@ void bk_send_store(bk_send_t *s, const bk_send_call_t *call, const bk_produce_ta
 {
     bk_append_out_t out;
     const char *ids = call->ids, *recall = NULL;
-    char handle[BK_RECALL_HANDLE_MAX];
+    char handle[RMQ_RECALL_HANDLE_MAX];
     send_waiter_t *w = waiter_get(s, call, tgt->queue_id);
     rmq_msg_type_t type = rmq_props_msg_type(msgs[0].properties, msgs[0].properties_len);   /* before a divert */
     if (!w) {

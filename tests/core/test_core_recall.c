@@ -27,18 +27,18 @@
 
 START_TEST(test_handle_codec)
 {
-    bk_recall_handle_t h, back;
-    char text[BK_RECALL_HANDLE_MAX];
-    ck_assert_int_eq(bk_recall_handle_parse(JAVA_HANDLE, strlen(JAVA_HANDLE), &h), RMQ_OK);
+    rmq_recall_handle_t h, back;
+    char text[RMQ_RECALL_HANDLE_MAX];
+    ck_assert_int_eq(rmq_recall_handle_parse(JAVA_HANDLE, strlen(JAVA_HANDLE), &h), RMQ_OK);
     ck_assert_str_eq(h.topic, TOPIC);
     ck_assert_str_eq(h.broker_name, BROKER);
     ck_assert_int_eq(h.timestamp, 1700000000001LL);
     ck_assert_str_eq(h.msg_id, "7F00000100002A9F0000000000000001");
-    ck_assert_uint_eq(bk_recall_handle_format(&h, text, sizeof text), strlen(JAVA_HANDLE));
+    ck_assert_uint_eq(rmq_recall_handle_format(&h, text, sizeof text), strlen(JAVA_HANDLE));
     ck_assert_str_eq(text, JAVA_HANDLE);
-    ck_assert_int_eq(bk_recall_handle_parse(JAVA_HANDLE, strlen(JAVA_HANDLE) - 2, &back), RMQ_OK);   /* unpadded */
+    ck_assert_int_eq(rmq_recall_handle_parse(JAVA_HANDLE, strlen(JAVA_HANDLE) - 2, &back), RMQ_OK);   /* unpadded */
     ck_assert_int_eq(memcmp(&h, &back, sizeof h), 0);
-    ck_assert_uint_eq(bk_recall_handle_format(&h, text, 20), 0);
+    ck_assert_uint_eq(rmq_recall_handle_format(&h, text, 20), 0);
 }
 END_TEST
 
@@ -61,14 +61,14 @@ static const struct {
 
 START_TEST(test_handle_refused)
 {
-    char text[BK_RECALL_HANDLE_MAX];
+    char text[RMQ_RECALL_HANDLE_MAX];
     const char *t = handles[_i].text;
-    bk_recall_handle_t h;
+    rmq_recall_handle_t h;
     if (handles[_i].raw) {
         ck_assert_uint_gt(rmq_base64url_encode(handles[_i].raw, strlen(handles[_i].raw), text, sizeof text), 0);
         t = text;
     }
-    ck_assert_int_eq(bk_recall_handle_parse(t, strlen(t), &h), handles[_i].want);
+    ck_assert_int_eq(rmq_recall_handle_parse(t, strlen(t), &h), handles[_i].want);
     if (handles[_i].want == RMQ_OK) {
         ck_assert_int_eq(h.timestamp, handles[_i].want_ts);
         ck_assert_str_eq(h.msg_id, "id");
@@ -83,7 +83,7 @@ typedef struct answer {
     int n;
     bk_append_out_t out;
     char ids[128];
-    char recall[BK_RECALL_HANDLE_MAX];
+    char recall[RMQ_RECALL_HANDLE_MAX];
 } answer_t;
 
 static int conn_token;
@@ -241,15 +241,15 @@ START_TEST(test_recall_checks)
     rig_t r;
     answer_t a;
     bk_result_t res = {0};
-    char text[BK_RECALL_HANDLE_MAX];
+    char text[RMQ_RECALL_HANDLE_MAX];
     rig_open(&r, checks[_i].enabled);
     const char *handle = checks[_i].text;
     if (!handle) {
-        bk_recall_handle_t h = {.timestamp = rmq_wall_ms() + checks[_i].in_ms};
+        rmq_recall_handle_t h = {.timestamp = rmq_wall_ms() + checks[_i].in_ms};
         snprintf(h.topic, sizeof h.topic, "%s", checks[_i].htopic);
         snprintf(h.broker_name, sizeof h.broker_name, "%s", checks[_i].hbroker);
         snprintf(h.msg_id, sizeof h.msg_id, "ID-1");
-        ck_assert_uint_gt(bk_recall_handle_format(&h, text, sizeof text), 0);
+        ck_assert_uint_gt(rmq_recall_handle_format(&h, text, sizeof text), 0);
         handle = text;
     }
     bk_status_t st = rig_recall(&r, checks[_i].topic, handle, &a, &res);
@@ -273,7 +273,7 @@ START_TEST(test_recall_cancels_delivery)
     rig_t r;
     answer_t a, kept;
     bk_result_t res;
-    bk_recall_handle_t h;
+    rmq_recall_handle_t h;
     rig_open(&r, 1);
     rig_send(&r, "UNIQ_KEY\001ID-N\002", &a);
     ck_assert_str_eq(a.recall, "");
@@ -282,14 +282,14 @@ START_TEST(test_recall_cancels_delivery)
     int64_t sent = rmq_wall_ms();
     rig_send(&r, "TIMER_DELAY_MS\001800\002UNIQ_KEY\001ID-R\002", &a);
     rig_send(&r, "TIMER_DELAY_MS\001800\002UNIQ_KEY\001ID-K\002", &kept);
-    ck_assert_int_eq(bk_recall_handle_parse(a.recall, strlen(a.recall), &h), RMQ_OK);
+    ck_assert_int_eq(rmq_recall_handle_parse(a.recall, strlen(a.recall), &h), RMQ_OK);
     ck_assert_str_eq(h.topic, TOPIC);
     ck_assert_str_eq(h.broker_name, BROKER);
     ck_assert_str_eq(h.msg_id, "ID-R");
     ck_assert_int_ge(h.timestamp, sent + 801);
     ck_assert_int_le(h.timestamp, rmq_wall_ms() + 801);
 
-    char handle[BK_RECALL_HANDLE_MAX];
+    char handle[RMQ_RECALL_HANDLE_MAX];
     snprintf(handle, sizeof handle, "%s", a.recall);
     for (int i = 0; i < 2; i++) {
         ck_assert_int_eq(rig_recall(&r, TOPIC, handle, &a, &res), BK_OK);

@@ -26,7 +26,7 @@ typedef struct fake_front {
     void *conn;
     char to[16];
     char ids[256];
-    char recall[BK_RECALL_HANDLE_MAX];
+    char recall[RMQ_RECALL_HANDLE_MAX];
     int32_t queue_id;
     bk_append_out_t out;
 } fake_front_t;
