@@ -51,6 +51,7 @@
 /* RocketMQ response codes used by the fronts. */
 #define RMQ_REMOTING_SUCCESS 0
 #define RMQ_REMOTING_SYSTEM_ERROR 1
+#define RMQ_REMOTING_SYSTEM_BUSY 2
 #define RMQ_REMOTING_REQUEST_CODE_NOT_SUPPORTED 3
 #define RMQ_REMOTING_NO_PERMISSION 16
 #define RMQ_REMOTING_TOPIC_NOT_EXIST 17
@@ -62,6 +63,9 @@
 #define RMQ_REMOTING_REGISTER_BROKER 103
 #define RMQ_REMOTING_UNREGISTER_BROKER 104
 #define RMQ_REMOTING_QUERY_DATA_VERSION 322
+/* RECALL_MESSAGE: the broker's, which the name server forwards for gRPC
+ * clients. */
+#define RMQ_REMOTING_RECALL_MESSAGE 370
 
 typedef struct rmq_remoting_field {
     char *key;

@@ -39,6 +39,7 @@ struct ns_server {
     rmq_security_t sec;           /* TLS contexts and ACL (tls*, acl* keys) */
     rmq_acl_live_t *acl_live;     /* sec.acl reloaded on SIGHUP and file changes; NULL: access control off */
     ns_controller_t *controller;  /* enableControllerInNamesrv; NULL when off */
+    ns_front_grpc_t *grpc;        /* QueryRoute and RecallMessage */
 };
 
 /* ---- expiry ----------------------------------------------------------- */
@@ -257,9 +258,9 @@ ns_server_t *ns_server_new(struct event_base *base, ns_config_t *cfg)
         return NULL;
     }
     ns_front_rmq_install(ns, ns->srv);
-    /* gRPC (RocketMQ 5) on the same port: QueryRoute only */
+    /* gRPC (RocketMQ 5) on the same port: QueryRoute and RecallMessage */
     if (ns_front_remoting_install(ns, ns->srv) != RMQ_OK ||
-        ns_front_grpc_install(ns, ns->srv) != RMQ_OK) {
+        !(ns->grpc = ns_front_grpc_new(ns, base, ns->sec.client_ctx, ns->srv))) {
         ns_server_free(ns);
         return NULL;
     }
@@ -364,6 +365,7 @@ void ns_server_free(ns_server_t *ns)
         return;
     ns_console_free(ns->console);
     ns_controller_free(ns->controller);
+    ns_front_grpc_free(ns->grpc);
     if (ns->srv) {
         rmq_grpc_goaway(ns->srv);
         rmq_server_free(ns->srv);

@@ -2,11 +2,12 @@
 // tests/node/grpc5.js: the unmodified RocketMQ 5 Node client
 // (rocketmq-client-nodejs, gRPC) against rmq: a Producer sends normal
 // messages (tags, keys, user properties), FIFO messages (message groups),
-// a delayed message and transactional ones (a commit and a rollback); a
-// SimpleConsumer receives and acks them, a tag filter selects, an unacked
-// message comes again with delivery attempt 2; a PushConsumer consumes a
-// topic with one failure redelivered. With ACCESS_KEY and SECRET set the
-// clients sign their calls; a client with a wrong secret is refused.
+// a delayed message (and one recalled) and transactional ones (a commit
+// and a rollback); a SimpleConsumer receives and acks them, a tag filter
+// selects, an unacked message comes again with delivery attempt 2; a
+// PushConsumer consumes a topic with one failure redelivered. With
+// ACCESS_KEY and SECRET set the clients sign their calls; a client with a
+// wrong secret is refused.
 // Prints one "OK name detail" or "FAIL name detail" line per check.
 // usage: node grpc5.js ENDPOINTS PREFIX [ACCESS_KEY SECRET]
 const { Producer, SimpleConsumer, PushConsumer, ConsumeResult, FilterExpression } = require('rocketmq-client-nodejs');
@@ -169,11 +170,16 @@ async function checkRedelivery(producer) {
 async function checkDelay(producer) {
   const sentAt = Date.now();
   await producer.send({ topic: topics.delay, delay: DELAY_MS, body: Buffer.from('delayed') });
+  const recalled = await producer.send({ topic: topics.delay, delay: DELAY_MS, body: Buffer.from('recalled') });
+  const receipt = await producer.recallMessage(topics.delay, recalled.recallHandle).catch(e => ({ error: e }));
+  report(receipt.messageId === recalled.messageId, 'recall-signed',
+    `recalled: ${receipt.messageId || receipt.error} (sent ${recalled.messageId})`);
   const c = await simpleConsumer('delay', topics.delay, '*');
-  const got = await receiveAll(c, 1, DELAY_MS + 15000);
+  const got = await receiveAll(c, 2, DELAY_MS + 5000);
   const after = Date.now() - sentAt;
-  report(got.length === 1 && after >= DELAY_MS - 100, 'simple-delay',
-    `received ${got.length} message ${after} ms after the send (delay ${DELAY_MS} ms)`);
+  const bodies = got.map(m => m.body.toString());
+  report(bodies.length === 1 && bodies[0] === 'delayed' && after >= DELAY_MS - 100, 'simple-delay',
+    `received [${bodies}] ${after} ms after the send (delay ${DELAY_MS} ms)`);
   await c.shutdown();
 }
 

@@ -2,8 +2,10 @@
 # tests/node/run_grpc5_test.sh: the unmodified RocketMQ 5 Node client
 # (rocketmq-client-nodejs from npm, gRPC; issue 30) against an mqnamesrv and
 # an mqbroker with aclEnable=true, every call signed: grpc5.js's checks
-# (normal, FIFO, delayed and transactional sends; SimpleConsumer receive and
-# ack, tag filter, redelivery with delivery attempt 2; PushConsumer with a
+# (normal, FIFO, delayed and transactional sends; a delayed message
+# recalled, signed, which the name server forwards to the broker;
+# SimpleConsumer receive and ack, tag filter, redelivery with delivery
+# attempt 2; PushConsumer with a
 # failure redelivered; a wrong secret refused) once with the name server
 # and once with the broker as the access point, then the application of
 # deploy/examples/node5 that deploy/README.md shows. Ephemeral loopback
@@ -15,7 +17,7 @@ set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(cd "$(dirname "$0")" && pwd)/../java/java_lib.sh"
 checks=(producer-start send-normal send-fifo send-tx simple-receive-ack simple-acked-gone simple-tag-filter
-  simple-fifo simple-redelivered simple-delay simple-tx push-consume push-failure-redelivered
+  simple-fifo simple-redelivered recall-signed simple-delay simple-tx push-consume push-failure-redelivered
   acl-wrong-secret-refused)
 N=10
 PLAN=$((1 + 2 * ${#checks[@]} + 3))
@@ -42,7 +44,8 @@ ns_extra="aclEnable=true
 aclFile=$run/acl.properties"
 broker_extra="$ns_extra
 aclAccessKey=admin
-aclSecretKey=admin-secret-1"
+aclSecretKey=admin-secret-1
+recallMessageEnable=true"
 start_namesrv
 start_broker Grpc5Cluster broker-n5
 for prefix in Ns Bk; do

@@ -2,11 +2,12 @@
 # tests/node/run_recall5_test.sh: the unmodified RocketMQ 5 Node client
 # (rocketmq-client-nodejs from npm, gRPC) recalls timer messages on an rmq
 # broker with recallMessageEnable=true (issue 31): recall5.js sends and
-# recalls, the broker restarts before the messages are due, and recall5.js
-# then sees the kept message delivered and the recalled one never. Ephemeral
-# loopback ports, a temp dir; node_modules there too (npm keeps its cache in
-# ~/.npm). Prints TAP; SKIP when node or npm is missing or npm cannot fetch
-# the client.
+# recalls with the name server as its access point (the name server
+# forwards RecallMessage to the broker, issue 30), the broker restarts
+# before the messages are due, and recall5.js then sees the kept message
+# delivered and the recalled one never. Ephemeral loopback ports, a temp
+# dir; node_modules there too (npm keeps its cache in ~/.npm). Prints
+# TAP; SKIP when node or npm is missing or npm cannot fetch the client.
 set -uo pipefail
 
 # shellcheck source=tests/java/java_lib.sh
@@ -29,7 +30,9 @@ start_broker Recall5Cluster broker-r5
 create_topic Recall5Cluster Recall5
 ok "mqnamesrv and mqbroker with recallMessageEnable=true" true
 
-(cd "$run" && timeout 120 node recall5.js "$test_ip:$bk_port" Recall5 send) >"$run/send.out" 2>"$run/send.err"
+# the sends and recalls through the name server's endpoint (its RecallMessage
+# forwarded to the broker the handle names), the rest through the broker's
+(cd "$run" && timeout 120 node recall5.js "$ns" Recall5 send) >"$run/send.out" 2>"$run/send.err"
 grep -h '^FAIL run ' "$run/send.out" | head -3 | sed 's/^/# /'
 for c in "${send_checks[@]}"; do java_check "$c" "send: $c" "$run/send.out"; done
 handle=$(awk '$1 == "HANDLE" {print $2}' "$run/send.out")
