@@ -1,10 +1,12 @@
 #!/bin/bash
 # tests/java/run_mqadmin_test.sh: RocketMQ's own admin tool, unmodified
 # (org.apache.rocketmq:rocketmq-tools 4.9.7 from Maven Central, class
-# MQAdminStartup), against an rmq name server and broker on ephemeral
-# loopback ports. Creates a topic and a subscription group with it, lets
-# AdminFixture.java send 8 messages with a key and consume them with a push
-# consumer that stays connected, then runs clusterList, topicList,
+# MQAdminStartup), against the 2-master/2-slave SYNC cluster of
+# deploy/cluster.sh up sync (issue 32; ports moved by cluster_port_offset).
+# Creates a topic on both masters (4 queues each) and a subscription group,
+# lets AdminFixture.java send 8 messages with a key (one a queue) and
+# consume them with a push consumer that stays connected, then runs
+# clusterList, topicList,
 # topicRoute, topicStatus, brokerStatus, consumerProgress,
 # brokerConsumeStats, statsAll (the broker's stats items), consumerConnection,
 # producerConnection, consumerStatus (the broker asks
@@ -23,17 +25,21 @@ set -uo pipefail
 
 echo "1..35"
 java_build 35
-start_namesrv
-start_broker AdminCluster broker-m
-bk=127.0.0.1:$bk_port
+start_cluster_sync mqadmin ''
+offset=$(cluster_port_offset mqadmin)
+bk=127.0.0.1:$((10911 + offset))    # broker-a's master
+bkb=127.0.0.1:$((10931 + offset))   # broker-b's master
+bka_s=127.0.0.1:$((10921 + offset)) # broker-a's slave
 
 mqadmin_home
 
-adm updateTopic updateTopic -c AdminCluster -t AdmTopic -r 4 -w 4
-ok "updateTopic creates AdmTopic on the broker" has updateTopic "^create topic to $bk success\.$"
-adm updateSubGroup updateSubGroup -c AdminCluster -g adm_group -r 5
-ok "updateSubGroup creates adm_group on the broker" \
-  eval "has updateSubGroup '^create subscription group to $bk success\.$' && clean updateSubGroup"
+adm updateTopic updateTopic -c DefaultCluster -t AdmTopic -r 4 -w 4
+ok "updateTopic creates AdmTopic on both masters" \
+  eval "has updateTopic '^create topic to $bk success\.$' && has updateTopic '^create topic to $bkb success\.$'"
+adm updateSubGroup updateSubGroup -c DefaultCluster -g adm_group -r 5
+ok "updateSubGroup creates adm_group on both masters" \
+  eval "has updateSubGroup '^create subscription group to $bk success\.$' && \
+        has updateSubGroup '^create subscription group to $bkb success\.$' && clean updateSubGroup"
 
 t0=$(date +%s%3N)   # before the first send
 timeout 480 java -cp "$cp" rmqtest.AdminFixture "$ns" AdmTopic adm_group 8 "$run/stop" \
@@ -45,11 +51,11 @@ sleep 3   # the consumer commits its offsets every second
 ok "the Java client sent 8 messages and consumed them" grep -qx 'CONSUMED 8' "$run/fixture.out"
 read -r _ msgid _ _ < <(grep -m1 '^SENT' "$run/fixture.out")
 
-# caught_up: brokerConsumeStats shows adm_group at the end of AdmTopic's 4
-# queues (before the consumer's first offset commit it lists no queue at
+# caught_up: brokerConsumeStats of broker-a shows adm_group at the end of
+# its 4 queues of AdmTopic, a message each (before the consumer's first offset commit it lists no queue at
 # all, and its Diff Total is 0 too)
 caught_up() {
-  [ "$(count brokerConsumeStats '^AdmTopic +adm_group +broker-m +[0-3] +2 +2 +0 +[0-9]{4}-')" -eq 4 ] &&
+  [ "$(count brokerConsumeStats '^AdmTopic +adm_group +broker-a +[0-3] +1 +1 +0 +[0-9]{4}-')" -eq 4 ] &&
     has brokerConsumeStats '^Diff Total: 0$'
 }
 for _ in 1 2 3 4 5 6 7 8; do   # until the consumer's periodic offset commit reached the broker
@@ -57,18 +63,19 @@ for _ in 1 2 3 4 5 6 7 8; do   # until the consumer's periodic offset commit rea
   caught_up && break
   sleep 2
 done
-ok "brokerConsumeStats (GET_BROKER_CONSUME_STATS, 317) shows adm_group caught up on AdmTopic's 4 queues" \
+ok "brokerConsumeStats (GET_BROKER_CONSUME_STATS, 317) shows adm_group caught up on broker-a's 4 queues" \
   eval "caught_up && clean brokerConsumeStats"
 sleep 8   # the broker samples its stats items every 10 s; the minute window spans the last 60 s
 adm statsAll statsAll -t AdmTopic
-ok "statsAll (VIEW_BROKER_STATS_DATA, 315): AdmTopic got 8 messages and adm_group took 8, none left" \
+ok "statsAll (VIEW_BROKER_STATS_DATA, 315), summed over both masters: AdmTopic got 8 messages and adm_group took 8, none left" \
   eval "has statsAll '^AdmTopic +adm_group +0 +[0-9]+\.[0-9]{2} +[0-9]+\.[0-9]{2} +8 +8$' && clean statsAll"
 ok "statsAll's rates are those of 8 messages over the sampled minute" \
   awk '/^AdmTopic/ { ok = $4 > 0 && $4 <= 8 && $5 > 0 && $5 <= 8 } END { exit !ok }' "$run/statsAll.out"
 
 adm clusterList clusterList
-ok "clusterList lists broker-m of AdminCluster with its address and version" \
-  has clusterList "^AdminCluster +broker-m +0 +$bk +rmq "
+ok "clusterList lists DefaultCluster's masters and slaves with their addresses and versions" \
+  eval "has clusterList '^DefaultCluster +broker-a +0 +$bk +rmq ' && has clusterList '^DefaultCluster +broker-a +1 +$bka_s +rmq ' && \
+        has clusterList '^DefaultCluster +broker-b +0 +$bkb +rmq ' && [ \$(count clusterList '^DefaultCluster +broker-') -eq 4 ]"
 ok "clusterList has every figure it reads (no null)" eval "! grep -q null '$run/clusterList.out'"
 
 adm topicList topicList
@@ -76,25 +83,27 @@ ok "topicList holds AdmTopic and the group's retry topic" \
   eval "has topicList '^AdmTopic$' && has topicList '^%RETRY%adm_group$'"
 adm topicListC topicList -c
 ok "topicList -c names AdmTopic's cluster and its consumer group" \
-  has topicListC '^AdminCluster +AdmTopic +adm_group'
+  has topicListC '^DefaultCluster +AdmTopic +adm_group'
 
 adm topicRoute topicRoute -t AdmTopic
-ok "topicRoute shows broker-m with 4 read and 4 write queues" \
-  eval "has topicRoute '\"readQueueNums\":4' && has topicRoute '\"writeQueueNums\":4' && has topicRoute '\"brokerName\":\"broker-m\"'"
+ok "topicRoute shows broker-a and broker-b with 4 read and 4 write queues" \
+  eval "[ \$(grep -o '\"readQueueNums\":4' '$run/topicRoute.out' | wc -l) -eq 2 ] && \
+        [ \$(grep -o '\"writeQueueNums\":4' '$run/topicRoute.out' | wc -l) -eq 2 ] && \
+        has topicRoute '\"brokerName\":\"broker-a\"' && has topicRoute '\"brokerName\":\"broker-b\"'"
 
 adm topicStatus topicStatus -t AdmTopic
-ok "topicStatus lists 4 queues of broker-m holding 8 messages" \
-  eval "[ \$(count topicStatus '^broker-m +[0-3] +0 +[0-9]+ +20') -eq 4 ] && \
-        [ \$(awk '/^broker-m/{s+=\$4} END{print s}' '$run/topicStatus.out') -eq 8 ]"
+ok "topicStatus lists the 8 queues of broker-a and broker-b holding 8 messages" \
+  eval "[ \$(count topicStatus '^broker-[ab] +[0-3] +0 +[0-9]+ +20') -eq 8 ] && \
+        [ \$(awk '/^broker-[ab]/{s+=\$4} END{print s}' '$run/topicStatus.out') -eq 8 ]"
 
 adm brokerStatus brokerStatus -b "$bk"
-ok "brokerStatus prints the broker's runtime keys" \
-  eval "has brokerStatus '^brokerAddr +: $bk$' && has brokerStatus '^msgPutTotalTodayNow +: 8$' && \
-        has brokerStatus '^brokerRole +: ASYNC_MASTER$'"
+ok "brokerStatus prints broker-a's runtime keys" \
+  eval "has brokerStatus '^brokerAddr +: $bk$' && has brokerStatus '^msgPutTotalTodayNow +: 4$' && \
+        has brokerStatus '^brokerRole +: SYNC_MASTER$'"
 
 adm consumerProgress consumerProgress -g adm_group
-ok "consumerProgress shows adm_group caught up on AdmTopic's 4 queues" \
-  eval "[ \$(count consumerProgress '^AdmTopic +broker-m +[0-3] +2 +2 +0 ') -eq 4 ] && \
+ok "consumerProgress shows adm_group caught up on AdmTopic's 8 queues" \
+  eval "[ \$(count consumerProgress '^AdmTopic +broker-[ab] +[0-3] +1 +1 +0 ') -eq 8 ] && \
         has consumerProgress '^Diff Total: 0$'"
 adm consumerProgressAll consumerProgress
 ok "consumerProgress without a group lists adm_group: 1 push consumer, clustering" \
@@ -126,19 +135,19 @@ ok "consumerStatus -i prints the consumer's own running info: its group, setting
         clean consumerStatusI"
 
 # brokerConsumeStats lists subscription groups only (RocketMQ's too): adm_clone is made one first
-adm updateSubGroupClone updateSubGroup -c AdminCluster -g adm_clone
+adm updateSubGroupClone updateSubGroup -c DefaultCluster -g adm_clone
 adm cloneGroupOffset cloneGroupOffset -s adm_group -d adm_clone -t AdmTopic -o false
 ok "cloneGroupOffset (CLONE_GROUP_OFFSET, 314) copies adm_group's offsets to adm_clone" \
   eval "has cloneGroupOffset '^clone group offset success\. srcGroup\[adm_group\], destGroup=\[adm_clone\], topic\[AdmTopic\]' && \
         clean cloneGroupOffset"
 adm brokerConsumeStatsClone brokerConsumeStats -b "$bk"
-ok "brokerConsumeStats shows adm_clone at adm_group's offsets on AdmTopic's 4 queues" \
-  eval "[ \$(count brokerConsumeStatsClone '^AdmTopic +adm_clone +broker-m +[0-3] +2 +2 +0 ') -eq 4 ]"
+ok "brokerConsumeStats shows adm_clone at adm_group's offsets on broker-a's 4 queues" \
+  eval "[ \$(count brokerConsumeStatsClone '^AdmTopic +adm_clone +broker-a +[0-3] +1 +1 +0 ') -eq 4 ]"
 
 adm queryMsgById queryMsgById -i "$msgid"
 ok "queryMsgById finds the first message by its offset msgId" \
   eval "has queryMsgById '^OffsetID: +$msgid$' && has queryMsgById '^Topic: +AdmTopic$' && \
-        has queryMsgById '^Keys: +\[adminkey\]$' && has queryMsgById '^Store Host: +$bk$'"
+        has queryMsgById '^Keys: +\[adminkey\]$' && has queryMsgById '^Store Host: +($bk|$bkb)$'"
 ok "queryMsgById tracks it as consumed by adm_group" \
   has queryMsgById 'consumerGroup=adm_group, trackType=CONSUMED'
 adm consumeDirectly queryMsgById -i "$msgid" -g adm_group -d "$client"
@@ -154,8 +163,8 @@ ok "getConsumerConfig reads adm_group back with retryMaxTimes 5" \
   eval "has getConsumerConfig '^groupName +=  adm_group$' && has getConsumerConfig '^retryMaxTimes +=  5$'"
 
 adm getBrokerConfig getBrokerConfig -b "$bk"
-ok "getBrokerConfig prints the broker's properties" \
-  eval "has getBrokerConfig '^brokerName +=  broker-m$' && has getBrokerConfig '^brokerClusterName +=  AdminCluster$'"
+ok "getBrokerConfig prints broker-a's properties" \
+  eval "has getBrokerConfig '^brokerName +=  broker-a$' && has getBrokerConfig '^brokerClusterName +=  DefaultCluster$'"
 
 adm updateBrokerConfig updateBrokerConfig -b "$bk" -k flushIntervalCommitLog -v 1000
 ok "updateBrokerConfig is refused with a reason" \
@@ -165,25 +174,25 @@ ok "updateBrokerConfig is refused with a reason" \
 got() { grep -c '^GOT ' "$run/fixture.out"; }
 before=$(got)
 adm resetOffsetByTime resetOffsetByTime -g adm_group -t AdmTopic -s "$t0"
-ok "resetOffsetByTime (INVOKE_BROKER_TO_RESET_OFFSET, 222) moves adm_group to 0 on AdmTopic's 4 queues" \
+ok "resetOffsetByTime (INVOKE_BROKER_TO_RESET_OFFSET, 222) moves adm_group to 0 on AdmTopic's 8 queues" \
   eval "has resetOffsetByTime '^rollback consumer offset by specified group\[adm_group\]' && \
-        [ \$(count resetOffsetByTime '^broker-m +[0-3] +0 *$') -eq 4 ] && clean resetOffsetByTime"
+        [ \$(count resetOffsetByTime '^broker-[ab] +[0-3] +0 *$') -eq 8 ] && clean resetOffsetByTime"
 for _ in $(seq 1 300); do [ $(($(got) - before)) -ge 8 ] && break; sleep 0.2; done   # the client waits 10 s
 ok "the live consumer, told by RESET_CONSUMER_CLIENT_OFFSET (220), gets the 8 messages again" \
   eval "[ \$(grep '^GOT ' '$run/fixture.out' | tail -n +\$((before + 1)) | sort -u | wc -l) -eq 8 ]"
 sleep 3   # the consumer commits its offsets every second
 
 adm skipAccumulatedMessage skipAccumulatedMessage -g adm_group -t AdmTopic
-ok "skipAccumulatedMessage moves adm_group to the end (2) of AdmTopic's 4 queues" \
-  eval "[ \$(count skipAccumulatedMessage '^broker-m +[0-3] +2 *$') -eq 4 ] && clean skipAccumulatedMessage"
+ok "skipAccumulatedMessage moves adm_group to the end (1) of AdmTopic's 8 queues" \
+  eval "[ \$(count skipAccumulatedMessage '^broker-[ab] +[0-3] +1 *$') -eq 8 ] && clean skipAccumulatedMessage"
 
 touch "$run/stop"
 wait "$fixture"
 adm resetOffsetOffline resetOffsetByTime -g adm_group -t AdmTopic -s "$t0"
 ok "resetOffsetByTime with no live consumer: CONSUMER_NOT_ONLINE (206), the tool resets by itself" \
-  eval "[ \$(count resetOffsetOffline '^broker-m +[0-3] +2 +2 +0 +0 *$') -eq 4 ] && clean resetOffsetOffline"
-adm deleteTopic deleteTopic -c AdminCluster -t AdmTopic
-ok "deleteTopic deletes AdmTopic on the broker" \
-  has deleteTopic '^delete topic \[AdmTopic\] from cluster \[AdminCluster\] success\.$'
+  eval "[ \$(count resetOffsetOffline '^broker-[ab] +[0-3] +1 +1 +0 +0 *$') -eq 8 ] && clean resetOffsetOffline"
+adm deleteTopic deleteTopic -c DefaultCluster -t AdmTopic
+ok "deleteTopic deletes AdmTopic on both masters" \
+  has deleteTopic '^delete topic \[AdmTopic\] from cluster \[DefaultCluster\] success\.$'
 ok "deleteTopic deletes AdmTopic on the name server (DELETE_TOPIC_IN_NAMESRV, 216)" \
   has deleteTopic '^delete topic \[AdmTopic\] from NameServer success\.$'
