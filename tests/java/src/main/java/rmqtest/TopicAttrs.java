@@ -1,6 +1,6 @@
 /* TopicAttrs: RocketMQ 5's admin API (rocketmq-tools 5.5.0, DefaultMQAdminExt,
  * unmodified) reading a topic's attributes back from a broker, for
- * tests/java/run_mqadmin5_test.sh (Maven profile mqadmin5):
+ * tests/java/mqadmin5_checks.sh (Maven profile mqadmin5):
  *
  *   NS BROKER TOPIC   prints "CONFIG <attributes>" from examineTopicConfig
  *                     (GET_TOPIC_CONFIG 351) and "ALL <attributes>" from
