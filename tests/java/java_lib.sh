@@ -344,17 +344,30 @@ XML
   done
 }
 
-# adm NAME CMD ARGS...: runs RocketMQ's mqadmin ($cp) CMD against $ns; its
-# output in $run/NAME.out (stderr in .err). It runs in $run: consumerStatus
-# writes each client's running info under the working directory.
+# adm NAME CMD ARGS...: RocketMQ's mqadmin ($cp) CMD against $ns; its
+# output in $run/NAME.out (stderr in .err). One JVM runs every command of
+# a script (AdminBatch.java, started by the first call; ARGS hold no
+# spaces), in $run: consumerStatus writes each client's running info under
+# the working directory.
 adm() {
-  local name=$1
+  local name=$1 line=""
   shift
-  (cd "$run" && timeout 120 java -Drocketmq.home.dir="$run/home" -cp "$cp" org.apache.rocketmq.tools.command.MQAdminStartup \
-    "$@" -n "$ns") >"$run/$name.out" 2>"$run/$name.err"
+  [ -n "${adm_w:-}" ] || adm_start
+  echo "$name $* -n $ns" >&"$adm_w"
+  while read -r -t 120 line <&"$adm_r"; do [ "$line" = "DONE $name" ] && break; done
   echo "# mqadmin $* printed:"
   head -40 "$run/$name.out" | awk '{print "#   " $0}'   # awk ends even an unterminated last line
   grep -m3 -E 'Exception|CODE:' "$run/$name.err" | awk '{print "#   stderr: " $0}'
+}
+
+# adm_start: AdminBatch in the background, fed and read through the FIFOs
+# $run/adm.in and $run/adm.res (descriptors $adm_w and $adm_r).
+adm_start() {
+  mkfifo "$run/adm.in" "$run/adm.res"
+  (cd "$run" && exec timeout 900 java -Drocketmq.home.dir="$run/home" -cp "$cp" rmqtest.AdminBatch "$run") \
+    <"$run/adm.in" >"$run/adm.res" 2>"$run/adm.stderr" &
+  pids+=("$!")
+  exec {adm_w}>"$run/adm.in" {adm_r}<"$run/adm.res"
 }
 
 # TAP checks of commands whose output a script keeps in $run/NAME.out and

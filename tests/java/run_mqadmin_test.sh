@@ -195,9 +195,13 @@ ok "the live consumer, told by RESET_CONSUMER_CLIENT_OFFSET (220), gets the 8 me
   eval "[ \$(grep '^GOT ' '$run/fixture.out' | tail -n +\$((before + 1)) | sort -u | wc -l) -eq 8 ]"
 sleep 3   # the consumer commits its offsets every second
 
+# its table is INVOKE_BROKER_TO_RESET_OFFSET's (broker, queue, offset), or,
+# should a master not see the consumer at that moment (CONSUMER_NOT_ONLINE,
+# seen once with the fixture's JVM starved at load 12), the tool's own
+# reset's (broker, queue, broker, consumer, timestamp and reset offsets)
 adm skipAccumulatedMessage skipAccumulatedMessage -g adm_group -t AdmTopic
 ok "skipAccumulatedMessage moves adm_group to the end (1) of AdmTopic's 8 queues" \
-  eval "[ \$(count skipAccumulatedMessage '^broker-[ab] +[0-3] +1 *$') -eq 8 ] && clean skipAccumulatedMessage"
+  eval "[ \$(count skipAccumulatedMessage '^broker-[ab] +[0-3] +1( +1 +1 +1)? *$') -eq 8 ] && clean skipAccumulatedMessage"
 
 touch "$run/stop"
 wait "$fixture"

@@ -1,13 +1,18 @@
 /* AdminBatch: RocketMQ's unmodified admin tool (rocketmq-tools 4.9.7,
  * MQAdminStartup.main0, which signs with the account of
  * -Drocketmq.home.dir's conf/tools.yml) run for several commands in one
- * JVM, for tests/java/run_mqadmin_acl_test.sh:
+ * JVM, for java_lib.sh's adm and tests/java/run_mqadmin_acl_test.sh (5.5.0's
+ * tool too, MQAdminStartup.main0 being the same there):
  *
  *   AdminBatch DIR
  *
  * reads lines "NAME COMMAND ARGS..." (space-separated) from stdin, runs
  * mqadmin COMMAND ARGS... with its stdout in DIR/NAME.out and its stderr in
- * DIR/NAME.err, then prints "DONE NAME". Ends at the end of stdin. */
+ * DIR/NAME.err, then prints "DONE NAME". Ends at the end of stdin. Each
+ * command gets fresh command objects, as in a JVM of its own: the tool keeps
+ * them in a static list (4.9's subCommandList, 5.x's SUB_COMMANDS), and
+ * some keep their admin client across calls after shutting it down
+ * (brokerConsumeStats: "connect to ... failed" the second time). */
 package rmqtest;
 
 import java.io.BufferedReader;
@@ -15,13 +20,30 @@ import java.io.File;
 import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 
 import org.apache.rocketmq.tools.command.MQAdminStartup;
 
 public final class AdminBatch {
     private AdminBatch() {
+    }
+
+    /* Empties MQAdminStartup's list of command objects: main0 fills it again. */
+    private static void forgetCommands() throws ReflectiveOperationException {
+        for (String name : new String[] {"subCommandList", "SUB_COMMANDS"}) {
+            try {
+                Field f = MQAdminStartup.class.getDeclaredField(name);
+                f.setAccessible(true);
+                ((List<?>) f.get(null)).clear();
+                return;
+            } catch (NoSuchFieldException e) {
+                continue;
+            }
+        }
+        throw new NoSuchFieldException("MQAdminStartup's command list");
     }
 
     public static void main(String[] args) throws Exception {
@@ -34,6 +56,7 @@ public final class AdminBatch {
                  PrintStream e = new PrintStream(new FileOutputStream(new File(dir, words[0] + ".err")), true, "UTF-8")) {
                 System.setOut(o);
                 System.setErr(e);
+                forgetCommands();
                 MQAdminStartup.main0(Arrays.copyOfRange(words, 1, words.length), null);
             } finally {
                 System.setOut(out);
