@@ -531,8 +531,27 @@ typedef struct lag_round {
 
 static const char *preferred_addr(const Rmq__BrokerData *bd);
 
-/* Asks addr for group's consume stats (signed as the snapshot); the answer
- * goes into the group's history slot. */
+/* Sends cmd to addr for the history (signed as the snapshot), cb's call
+ * naming addr and group ("" for none). */
+static void history_call(ns_console_t *con, const char *addr, const char *group, Rmq__Command *cmd,
+                         rmq_response_fn cb)
+{
+    rmq_client_t *cli = rmq_client_pool_get(con->pool, addr);
+    con_call_t *call = cli ? calloc(1, sizeof(*call)) : NULL;
+    if (!call)
+        return;
+    call->con = con;
+    snprintf(call->addr, sizeof(call->addr), "%s", addr);
+    snprintf(call->group, sizeof(call->group), "%s", group);
+    con->extra.broker_calls_total++;
+    if (signed_call(con, cli, cmd, &con->snap_cred, cb, call) != RMQ_OK) {
+        con->extra.broker_call_errors_total++;
+        free(call);
+    }
+}
+
+/* Asks addr for group's consume stats; the answer goes into the group's
+ * history slot. */
 static void ask_group_lag(ns_console_t *con, const char *addr, const char *group)
 {
     Rmq__Command cmd = RMQ__COMMAND__INIT;
@@ -542,17 +561,7 @@ static void ask_group_lag(ns_console_t *con, const char *addr, const char *group
     cmd.code = RMQ__REQUEST_CODE__GET_CONSUME_STATS;
     cmd.header_case = RMQ__COMMAND__HEADER_CONSUME_STATS_REQ;
     cmd.consume_stats_req = &csr;
-    rmq_client_t *cli = rmq_client_pool_get(con->pool, addr);
-    con_call_t *call = cli ? calloc(1, sizeof(*call)) : NULL;
-    if (!call)
-        return;
-    call->con = con;
-    snprintf(call->group, sizeof(call->group), "%s", group);
-    con->extra.broker_calls_total++;
-    if (signed_call(con, cli, &cmd, &con->snap_cred, on_group_lag, call) != RMQ_OK) {
-        con->extra.broker_call_errors_total++;
-        free(call);
-    }
+    history_call(con, addr, group, &cmd, on_group_lag);
 }
 
 /* Asks every broker set for a kept group's lag. */
@@ -610,17 +619,8 @@ static void discover_groups(const lag_round_t *r)
     cmd.code = RMQ__REQUEST_CODE__GET_ALL_CONSUMER_OFFSET;
     for (size_t i = 0; i < r->ci->n_brokers; i++) {
         const char *addr = preferred_addr(r->ci->brokers[i]);
-        rmq_client_t *cli = addr ? rmq_client_pool_get(r->con->pool, addr) : NULL;
-        con_call_t *call = cli ? calloc(1, sizeof(*call)) : NULL;
-        if (!call)
-            continue;
-        call->con = r->con;
-        snprintf(call->addr, sizeof(call->addr), "%s", addr);
-        r->con->extra.broker_calls_total++;
-        if (signed_call(r->con, cli, &cmd, &r->con->snap_cred, on_group_discovery, call) != RMQ_OK) {
-            r->con->extra.broker_call_errors_total++;
-            free(call);
-        }
+        if (addr)
+            history_call(r->con, addr, "", &cmd, on_group_discovery);
     }
 }
 
