@@ -168,5 +168,6 @@ run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false \
 count_fuzzers
 
 stage end
+./scripts/failed-tests.py build build-asan
 echo "rmq: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
