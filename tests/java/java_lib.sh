@@ -185,8 +185,8 @@ PROPS
 # cluster of offset O uses 9876+O (name server) and, per broker, VIP
 # (listenPort-2), listenPort and haListenPort: 10909-10912+O, 10919-10922+O,
 # 10929-10932+O, 10939-10942+O (no metrics or console port is set; gRPC
-# shares listenPort). Offsets 6000-6500, 6700 and 6800, 100 apart (whose
-# port sets never meet), keep every port in 15876..17742; 6600, a controller-mode cluster
+# shares listenPort). Offsets 6000-6500 and 6700-7000, 100 apart (whose
+# port sets never meet), keep every port in 15876..17942; 6600, a controller-mode cluster
 # (start_cluster_controller: name servers 9876-9877+O, etcd 9880-9885+O,
 # brokers 10909-10972+O), in 16476..16485 and 17509..17572: below Linux's ephemeral range
 # (32768 up, where the harness's hn_free_port, pick_vip_port and every
@@ -207,6 +207,8 @@ cluster_port_offset() {
     grpc_failover_controller) offset=6600 ;;
     mqadmin) offset=6700 ;;
     mqadmin5) offset=6800 ;;
+    mqadmin_acl) offset=6900 ;;
+    mqadmin_acl5) offset=7000 ;;
     *) echo "# no port offset for $1" >&2; exit 1 ;;
   esac
   echo "${RMQ_TEST_CLUSTER_PORT_OFFSET:-$offset}"
@@ -240,12 +242,16 @@ guard_cluster() {
     "$src/deploy/cluster.sh" "$run" </dev/null >/dev/null 2>&1 &
 }
 
-# up_cluster_sync EXTRA: EXTRA (printf %b) added to each broker's
-# properties in $RMQ_CONF_DIR, then deploy/cluster.sh up sync; "not ok 1"
-# and exit when it fails.
+# up_cluster_sync EXTRA: EXTRA (printf %b; {piece} in it replaced by the
+# broker's name, e.g. broker-a-s) added to each broker's properties in
+# $RMQ_CONF_DIR, then deploy/cluster.sh up sync; "not ok 1" and exit when
+# it fails.
 up_cluster_sync() {
-  local f
-  for f in "$RMQ_CONF_DIR"/broker-*.properties; do printf '\n%b' "$1" >>"$f"; done
+  local f piece
+  for f in "$RMQ_CONF_DIR"/broker-*.properties; do
+    piece=$(basename "$f" .properties)
+    printf '\n%b' "${1//\{piece\}/$piece}" >>"$f"
+  done
   "$src/deploy/cluster.sh" up sync >"$run/up.log" 2>&1 ||
     { sed 's/^/# /' "$run/up.log"; echo "not ok 1 - deploy/cluster.sh up sync"; exit 1; }
 }
@@ -325,49 +331,58 @@ create_topic() {
   done
 }
 
-# mqadmin_home: a ROCKETMQ_HOME in $run/home for RocketMQ's MQAdminStartup,
-# whose logging set-up (4.9's logback_tools.xml, 5.x's rmq.tools.logback.xml)
-# keeps the tool's log in $run/tools.log; adm (below) runs the tool with it.
+# mqadmin_home [NAME AK SK]: a ROCKETMQ_HOME in $run/NAME (default home)
+# for RocketMQ's MQAdminStartup, whose logging set-up (4.9's
+# logback_tools.xml, 5.x's rmq.tools.logback.xml) keeps the tool's log in
+# $run/tools-NAME.log; with AK and SK, its conf/tools.yml signs every
+# command as account AK. adm (below) runs the tool with it.
 mqadmin_home() {
-  local conf
-  mkdir -p "$run/home/conf"
+  local name=${1:-home} conf
+  mkdir -p "$run/$name/conf"
   for conf in logback_tools.xml rmq.tools.logback.xml; do
-    cat >"$run/home/conf/$conf" <<XML
+    cat >"$run/$name/conf/$conf" <<XML
 <configuration>
   <appender name="F" class="ch.qos.logback.core.FileAppender">
-    <file>$run/tools.log</file>
+    <file>$run/tools-$name.log</file>
     <encoder><pattern>%d %p %c - %m%n</pattern></encoder>
   </appender>
   <root level="INFO"><appender-ref ref="F"/></root>
 </configuration>
 XML
   done
+  [ -z "${2:-}" ] || printf 'accessKey: %s\nsecretKey: %s\n' "$2" "$3" >"$run/$name/conf/tools.yml"
 }
 
-# adm NAME CMD ARGS...: RocketMQ's mqadmin ($cp) CMD against $ns; its
-# output in $run/NAME.out (stderr in .err). One JVM runs every command of
-# a script (AdminBatch.java, started by the first call; ARGS hold no
-# spaces), in $run: consumerStatus writes each client's running info under
-# the working directory.
+# adm NAME CMD ARGS...: RocketMQ's mqadmin ($cp) CMD against $ns, run with
+# the ROCKETMQ_HOME $run/$adm_as (default home; see mqadmin_home); its
+# output in $run/NAME.out (stderr in .err). One JVM per home runs every
+# command of a script (AdminBatch.java, started by the first call; ARGS
+# hold no spaces), in $run: consumerStatus writes each client's running
+# info under the working directory.
+declare -A adm_w adm_r
 adm() {
-  local name=$1 line=""
+  local name=$1 as=${adm_as:-home} line=""
   shift
-  [ -n "${adm_w:-}" ] || adm_start
-  echo "$name $* -n $ns" >&"$adm_w"
-  while read -r -t 120 line <&"$adm_r"; do [ "$line" = "DONE $name" ] && break; done
+  [ -n "${adm_w[$as]:-}" ] || adm_start "$as"
+  echo "$name $* -n $ns" >&"${adm_w[$as]}"
+  while read -r -t 120 line <&"${adm_r[$as]}"; do [ "$line" = "DONE $name" ] && break; done
   echo "# mqadmin $* printed:"
   head -40 "$run/$name.out" | awk '{print "#   " $0}'   # awk ends even an unterminated last line
   grep -m3 -E 'Exception|CODE:' "$run/$name.err" | awk '{print "#   stderr: " $0}'
 }
 
-# adm_start: AdminBatch in the background, fed and read through the FIFOs
-# $run/adm.in and $run/adm.res (descriptors $adm_w and $adm_r).
+# adm_start HOME: AdminBatch with ROCKETMQ_HOME $run/HOME in the background,
+# fed and read through the FIFOs $run/adm-HOME.in and $run/adm-HOME.res
+# (descriptors ${adm_w[HOME]} and ${adm_r[HOME]}).
 adm_start() {
-  mkfifo "$run/adm.in" "$run/adm.res"
-  (cd "$run" && exec timeout 900 java -Drocketmq.home.dir="$run/home" -cp "$cp" rmqtest.AdminBatch "$run") \
-    <"$run/adm.in" >"$run/adm.res" 2>"$run/adm.stderr" &
+  local w r
+  mkfifo "$run/adm-$1.in" "$run/adm-$1.res"
+  (cd "$run" && exec timeout 900 java -Drocketmq.home.dir="$run/$1" -cp "$cp" rmqtest.AdminBatch "$run") \
+    <"$run/adm-$1.in" >"$run/adm-$1.res" 2>"$run/adm-$1.stderr" &
   pids+=("$!")
-  exec {adm_w}>"$run/adm.in" {adm_r}<"$run/adm.res"
+  exec {w}>"$run/adm-$1.in" {r}<"$run/adm-$1.res"
+  adm_w[$1]=$w
+  adm_r[$1]=$r
 }
 
 # TAP checks of commands whose output a script keeps in $run/NAME.out and
@@ -399,13 +414,14 @@ java_check() {
   echo "# ${line:-no output for $check}"
   if [[ $line == OK* ]]; then echo "ok $n - $what"; else echo "not ok $n - $what"; fi
 }
-# broker_log_clean [ERE]: one TAP line, ok when no line of the broker's log
-# matches ERE (default ERROR); the first five that do as comments.
+# broker_log_clean [ERE [EXCEPT]]: one TAP line, ok when no line of the
+# broker's log matches ERE (default ERROR), leaving out those that match
+# the ERE EXCEPT (an error the test provoked); the first five that do as comments.
 broker_log_clean() {
-  local ere=${1:-ERROR} errs logs=("$run/broker.log")
+  local ere=${1:-ERROR} except=${2:-} errs logs=("$run/broker.log")
   [ -z "${cluster_up:-}" ] || logs=("$RMQ_RUN_DIR"/logs/*)
   n=$((n + 1))
-  errs=$(cat "${logs[@]}" | grep -c -E "$ere")
-  cat "${logs[@]}" | grep -E "$ere" | head -5 | sed 's/^/# broker: /'
-  if [ "$errs" -eq 0 ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $errs errors"; fi
+  errs=$(cat "${logs[@]}" | grep -E "$ere" | { [ -n "$except" ] && grep -Ev "$except" || cat; })
+  [ -z "$errs" ] || head -5 <<<"$errs" | sed 's/^/# broker: /'
+  if [ -z "$errs" ]; then echo "ok $n - the broker logged no error"; else echo "not ok $n - the broker logged $(wc -l <<<"$errs") errors"; fi
 }

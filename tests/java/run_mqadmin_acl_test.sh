@@ -1,85 +1,74 @@
 #!/bin/bash
-# tests/java/run_mqadmin_acl_test.sh: the ACL changed without a restart.
-# RocketMQ's own admin tool (rocketmq-tools 4.9.7, MQAdminStartup, signing
-# as the admin account of its conf/tools.yml; AdminBatch.java runs the
-# admin's commands in one JVM) against an rmq broker with aclEnable=true:
-# updateAclConfig adds an account that the unmodified Java client
-# (AclSend.java, AclClientRPCHook, one producer per account kept running)
-# then sends with; getAclConfig and
-# clusterAclConfigVersion show it; the file is rewritten without its
+# tests/java/run_mqadmin_acl_test.sh [4|5]: the ACL changed without a
+# restart, on the 2-master/2-slave SYNC cluster of deploy/cluster.sh up sync
+# (issue 32; ports moved by cluster_port_offset) with aclEnable=true on
+# every broker, each with its own aclFile, the slaves replicating and every
+# broker registering signed as the admin account rmq_broker
+# (aclAccessKey). RocketMQ's own admin tool, unmodified (rocketmq-tools
+# 4.9.7; with "5", 5.3.1, the last 5.x whose tool has ACL 1.0's commands;
+# AdminBatch.java runs each account's commands in one JVM, signing as the
+# account of its conf/tools.yml): updateAclConfig -c adds an account on all
+# four brokers that the unmodified Java client (AclSend.java, 4.9.7,
+# AclClientRPCHook, one producer per account kept running) then sends
+# with; getAclConfig (4.9.7 only: 5.x's tool has no such command) and
+# clusterAclConfigVersion show it; every file is rewritten without its
 # comments; a plain account is refused the ACL codes; deleteAccessConfig
-# removes the account and its next send is refused; updateGlobalWhiteAddr
-# replaces the whitelist. Then the file itself: a bad one sent with SIGHUP
-# is refused with its line logged and the policy kept, a good one takes
-# effect on SIGHUP, and one edited without a signal takes effect once the
-# broker sees the file change. The broker is never restarted. Prints TAP;
-# SKIP when java or mvn is missing or Maven Central cannot be reached.
+# -c removes the account and its next send is refused; updateGlobalWhiteAddr
+# -c replaces every broker's whitelist. Then the masters' files
+# themselves: a bad one sent with SIGHUP is refused with its line logged
+# and the policy kept, a good one takes effect on SIGHUP, and one edited
+# without a signal takes effect once the broker sees the file change. No
+# broker is restarted. Prints TAP; SKIP when java or mvn is missing or
+# Maven Central cannot be reached.
 set -uo pipefail
 # shellcheck source=tests/java/java_lib.sh
 . "$(dirname "$0")/java_lib.sh"
 
-echo "1..17"
-java_build 17
-start_namesrv
-acl=$run/acl.properties
-cat >"$acl" <<'ACL'
+tool=${1:-4}
+plan=$([ "$tool" = 4 ] && echo 21 || echo 20)   # 5.x's tool has no getAclConfig
+echo "1..$plan"
+java_build "$plan"
+send_cp=$cp
+[ "$tool" = 4 ] || java_build "$plan" "$here" mqadmin5acl
+script=mqadmin_acl$([ "$tool" = 4 ] || echo "$tool")
+offset=$(cluster_port_offset "$script")
+bka=127.0.0.1:$((10911 + offset))   # broker-a's master
+bkb=127.0.0.1:$((10931 + offset))   # broker-b's master
+bka_s=127.0.0.1:$((10921 + offset)) # broker-a's slave
+bkb_s=127.0.0.1:$((10941 + offset)) # broker-b's slave
+masters=(broker-a broker-b)
+pieces=(broker-a broker-b broker-a-s broker-b-s)
+
+# every broker's file: the brokers' own account, the operators' and a plain one
+for piece in "${pieces[@]}"; do
+  cat >"$run/acl-$piece.properties" <<'ACL'
 # the operators' comment, dropped when the broker writes the file back
+account.rmq_broker.secretKey=rmq-broker-secret
+account.rmq_broker.admin=true
 account.ops_admin.secretKey=ops-admin-secret
 account.ops_admin.admin=true
 account.plain.secretKey=plain-secret
 account.plain.topicPerms=AclTopic=PUB
 account.plain.groupPerms=acl_pg=PUB
 ACL
-broker_extra="aclEnable=true
-aclFile=$acl"
-start_broker AclCluster broker-acl
-bk=127.0.0.1:$bk_port
+done
+start_cluster_sync "$script" "aclEnable=true
+aclFile=$run/acl-{piece}.properties
+aclAccessKey=rmq_broker
+aclSecretKey=rmq-broker-secret"
+declare -A pid_at_start
+for piece in "${pieces[@]}"; do pid_at_start[$piece]=$(cat "$RMQ_RUN_DIR/pid/$piece.pid"); done
 
-# home NAME AK SK: a ROCKETMQ_HOME for mqadmin signing as AK (conf/tools.yml), its log in the temp dir
-home() {
-  mkdir -p "$run/$1/conf"
-  printf 'accessKey: %s\nsecretKey: %s\n' "$2" "$3" >"$run/$1/conf/tools.yml"
-  cat >"$run/$1/conf/logback_tools.xml" <<XML
-<configuration>
-  <appender name="F" class="ch.qos.logback.core.FileAppender">
-    <file>$run/tools-$1.log</file>
-    <encoder><pattern>%d %p %c - %m%n</pattern></encoder>
-  </appender>
-  <root level="INFO"><appender-ref ref="F"/></root>
-</configuration>
-XML
-}
-home admin ops_admin ops-admin-secret
-home plainhome plain plain-secret
+mqadmin_home admin ops_admin ops-admin-secret
+mqadmin_home plainhome plain plain-secret
+adm_as=admin
 
-# serve NAME CMD...: runs CMD in the background, its stdin and stdout FIFOs $run/NAME.in and $run/NAME.res
-serve() {
-  local name=$1
-  shift
-  mkfifo "$run/$name.in" "$run/$name.res"
-  timeout 300 "$@" <"$run/$name.in" >"$run/$name.res" 2>"$run/$name.stderr" &
-  pids+=("$!")
-}
-# one JVM runs mqadmin for the admin account (AdminBatch.java), one the sends (AclSend.java)
-serve admin java -Drocketmq.home.dir="$run/admin" -cp "$cp" rmqtest.AdminBatch "$run"
-exec {admin_w}>"$run/admin.in" {admin_r}<"$run/admin.res"
-serve sender java -cp "$cp" rmqtest.AclSend "$ns" AclTopic acl_pg
+# one JVM runs the sends (AclSend.java) with the 4.9.7 client, fed through FIFOs
+mkfifo "$run/sender.in" "$run/sender.res"
+timeout 600 java -cp "$send_cp" rmqtest.AclSend "$ns" AclTopic acl_pg \
+  <"$run/sender.in" >"$run/sender.res" 2>"$run/sender.stderr" &
+pids+=("$!")
 exec {sender_w}>"$run/sender.in" {sender_r}<"$run/sender.res"
-# adm HOME NAME CMD ARGS...: mqadmin CMD signed as HOME's account; output in $run/NAME.out (stderr .err)
-adm() {
-  local h=$1 name=$2 line=""
-  shift 2
-  if [ "$h" = admin ]; then
-    echo "$name $* -n $ns" >&"$admin_w"
-    while read -r -t 120 line <&"$admin_r"; do [ "$line" = "DONE $name" ] && break; done
-  else
-    timeout 120 java -Drocketmq.home.dir="$run/$h" -cp "$cp" org.apache.rocketmq.tools.command.MQAdminStartup \
-      "$@" -n "$ns" >"$run/$name.out" 2>"$run/$name.err"
-  fi
-  echo "# mqadmin $* printed:"
-  head -30 "$run/$name.out" | awk '{print "#   " $0}'
-  grep -m3 -E 'Exception|CODE:' "$run/$name.err" | awk '{print "#   stderr: " $0}'
-}
 # send NAME AK SK: one send to AclTopic signed as AK; its result line in $run/NAME.out
 send() {
   local line=""
@@ -91,59 +80,94 @@ send() {
   echo "$line" >"$run/$1.out"
   echo "# send as $2: $line"
 }
-# logged ERE: the broker's log has a line matching ERE (waits up to 5 s)
-# logged PATTERN [FROM]: waits up to 5 s for PATTERN in the broker's log
-# (from its line FROM on, default 1).
+# logged PIECE ERE [FROM]: waits up to 5 s for ERE in PIECE's log (from
+# its line FROM on, default 1).
 logged() {
   local i
-  for i in $(seq 1 50); do tail -n +"${2:-1}" "$run/broker.log" | grep -Eq -- "$1" && return 0; sleep 0.1; done
+  for i in $(seq 1 50); do tail -n +"${3:-1}" "$RMQ_RUN_DIR/logs/$1.log" | grep -Eq -- "$2" && return 0; sleep 0.1; done
   return 1
 }
+# on_every NAME ERE: NAME's output has a line matching ERE with @ replaced by each broker's address
+on_every() {
+  local addr
+  for addr in "$bka" "$bkb" "$bka_s" "$bkb_s"; do has "$1" "${2//@/$addr}" || return 1; done
+}
+# in_every_file ERE: every broker's aclFile has a line matching ERE
+in_every_file() {
+  local piece
+  for piece in "${pieces[@]}"; do grep -Eq -- "$1" "$run/acl-$piece.properties" || return 1; done
+}
+# hup_masters: SIGHUP to both masters
+hup_masters() {
+  local m
+  for m in "${masters[@]}"; do kill -HUP "${pid_at_start[$m]}"; done
+}
+# masters_logged ERE [FROM...]: both masters' logs have ERE (from line FROM of each)
+masters_logged() {
+  logged broker-a "$1" "${2:-1}" && logged broker-b "$1" "${3:-1}"
+}
 
-printf 'accessKey=ops_admin\nsecretKey=ops-admin-secret\n' >"$run/admin.properties"
-admin_config=$run/admin.properties create_topic AclCluster AclTopic
+adm clusterList clusterList
+ok "the slaves replicate and every broker registered, signing as rmq_broker: clusterList shows 4 brokers" \
+  eval "[ \$(count clusterList '^DefaultCluster +broker-[ab] +[01] ') -eq 4 ] && clean clusterList"
+adm updateTopic updateTopic -c DefaultCluster -t AclTopic -r 4 -w 4
+wait_route_both AclTopic
+ok "updateTopic signed as ops_admin creates AclTopic on both masters" \
+  eval "has updateTopic '^create topic to $bka success\.$' && has updateTopic '^create topic to $bkb success\.$'"
 
 send send_first plain plain-secret
-ok "plain, an account of the file, sends" has send_first '^SENT '
-adm admin update updateAclConfig -b "$bk" -a acl_user -s acl-user-secret -t AclTopic=PUB -g acl_pg=PUB
-ok "updateAclConfig adds acl_user" eval "has update '^create or update plain access config to $bk success\.' && clean update"
+ok "plain, an account of the files, sends" has send_first '^SENT '
+adm update updateAclConfig -c DefaultCluster -a acl_user -s acl-user-secret -t AclTopic=PUB -g acl_pg=PUB
+ok "updateAclConfig -c adds acl_user on all four brokers, masters and slaves" \
+  eval "on_every update '^create or update plain access config to @ success\.' && clean update"
 send send_added acl_user acl-user-secret
 ok "acl_user sends with the Java client right after, no restart" has send_added '^SENT '
-adm admin get getAclConfig -b "$bk"
-ok "getAclConfig lists acl_user with its topic permission" \
-  eval "has get 'accessKey +: acl_user' && has get 'topicPerms +: \[AclTopic=PUB\]' && clean get"
-adm admin version clusterAclConfigVersion -b "$bk"
-ok "clusterAclConfigVersion prints the file and version 1" \
-  eval "has version '^AclCluster +broker-acl +$bk +$acl +1 ' && clean version"
-ok "the file is rewritten with acl_user, without the comment" \
-  eval "grep -qx 'account.acl_user.secretKey=acl-user-secret' '$acl' && ! grep -q '^#' '$acl'"
-adm plainhome refused updateAclConfig -b "$bk" -a sneaky -s sneaky-secret -m true
+if [ "$tool" = 4 ]; then
+  adm get getAclConfig -c DefaultCluster
+  ok "getAclConfig -c lists acl_user with its topic permission on both masters (plain's too)" \
+    eval "[ \$(count get 'accessKey +: acl_user') -eq 2 ] && [ \$(count get 'topicPerms +: \[AclTopic=PUB\]') -eq 4 ] && clean get"
+fi
+adm version clusterAclConfigVersion -c DefaultCluster
+ok "clusterAclConfigVersion -c prints each master's file and version 1" \
+  eval "has version '^DefaultCluster +broker-a +$bka +$run/acl-broker-a.properties +1 ' && \
+        has version '^DefaultCluster +broker-b +$bkb +$run/acl-broker-b.properties +1 ' && clean version"
+ok "every broker's file is rewritten with acl_user, without the comment" \
+  eval "in_every_file '^account\.acl_user\.secretKey=acl-user-secret$' && ! grep -q '^#' $run/acl-broker-*.properties"
+adm_as=plainhome adm refused updateAclConfig -b "$bka" -a sneaky -s sneaky-secret -m true
 ok "a plain account is refused updateAclConfig (admin only)" \
-  eval "grep -q 'UPDATE_AND_CREATE_ACL_CONFIG is an admin operation and account plain is not an admin' '$run/refused.err' '$run/refused.out' && ! grep -q sneaky '$acl'"
-adm admin delete deleteAccessConfig -b "$bk" -a acl_user
-ok "deleteAccessConfig removes acl_user" eval "has delete '^delete plain access config account from $bk success\.' && clean delete"
+  eval "grep -q 'UPDATE_AND_CREATE_ACL_CONFIG is an admin operation and account plain is not an admin' '$run/refused.err' '$run/refused.out' && ! grep -q sneaky $run/acl-broker-*.properties"
+adm delete deleteAccessConfig -c DefaultCluster -a acl_user
+ok "deleteAccessConfig -c removes acl_user from all four brokers" \
+  eval "on_every delete '^delete plain access config account from @ success\.' && clean delete && ! grep -q acl_user $run/acl-broker-*.properties"
 send send_deleted acl_user acl-user-secret
 ok "acl_user's next send is refused" has send_deleted '^REFUSED 16 .*unknown accessKey acl_user'
-adm admin white updateGlobalWhiteAddr -b "$bk" -g '10.9.9.*,192.168.7.1'
-ok "updateGlobalWhiteAddr replaces the whitelist" \
-  eval "has white '^update global white remote addresses to $bk success\.' && grep -qx 'globalWhiteRemoteAddresses=10.9.9.\*;192.168.7.1' '$acl'"
+adm white updateGlobalWhiteAddr -c DefaultCluster -g '10.9.9.*,192.168.7.1'
+ok "updateGlobalWhiteAddr -c replaces every broker's whitelist" \
+  eval "on_every white '^update global white remote addresses to @ success\.' && in_every_file '^globalWhiteRemoteAddresses=10\.9\.9\.\*;192\.168\.7\.1$'"
 
-# the file itself: a bad one is refused on SIGHUP, the policy in force kept
-good=$(cat "$acl")
-{ echo "$good"; echo "account.hup_user.secretKey=hup-user-secret"; echo "account.hup_user.defaultTopicPerm=ALL"; } >"$acl"
-line=$(grep -n 'defaultTopicPerm=ALL' "$acl" | cut -d: -f1)
-kill -HUP "$bk_pid"
+# the masters' files themselves: a bad one is refused on SIGHUP, the policy in force kept
+declare -A good
+for m in "${masters[@]}"; do
+  good[$m]=$(cat "$run/acl-$m.properties")
+  { echo "${good[$m]}"; echo "account.hup_user.secretKey=hup-user-secret"; echo "account.hup_user.defaultTopicPerm=ALL"; } >"$run/acl-$m.properties"
+done
+line=$(grep -n 'defaultTopicPerm=ALL' "$run/acl-broker-a.properties" | cut -d: -f1)
+hup_masters
 ok "a bad file on SIGHUP is refused, its line named in the log" \
-  eval "logged 'SIGHUP: reloading the ACL' && logged \"ACL reload refused, the policy in force is kept: $acl:$line: account.hup_user.defaultTopicPerm=ALL\""
+  eval "masters_logged 'SIGHUP: reloading the ACL' && logged broker-a \"ACL reload refused, the policy in force is kept: $run/acl-broker-a.properties:$line: account.hup_user.defaultTopicPerm=ALL\""
 send send_kept plain plain-secret
 ok "the old policy is kept: plain's running producer still sends" has send_kept '^SENT '
 send send_bad hup_user hup-user-secret
 ok "nothing of the bad file is in force" has send_bad '^REFUSED 16 '
 
-{ echo "$good" | grep -v '^account\.plain\.'; printf 'account.hup_user.secretKey=hup-user-secret\naccount.hup_user.topicPerms=AclTopic=PUB\naccount.hup_user.groupPerms=acl_pg=PUB\n'; } >"$acl.new"
-mv "$acl.new" "$acl"
-kill -HUP "$bk_pid"
-logged "ACL reloaded from $acl: 2 accounts"
+for m in "${masters[@]}"; do
+  { echo "${good[$m]}" | grep -v '^account\.plain\.'
+    printf 'account.hup_user.secretKey=hup-user-secret\naccount.hup_user.topicPerms=AclTopic=PUB\naccount.hup_user.groupPerms=acl_pg=PUB\n'
+  } >"$run/acl-$m.new"
+  mv "$run/acl-$m.new" "$run/acl-$m.properties"
+done
+hup_masters
+masters_logged "ACL reloaded from $run/acl-broker-[ab].properties: 3 accounts"
 send send_hup hup_user hup-user-secret
 send send_gone plain plain-secret
 ok "a good file takes effect on SIGHUP: hup_user sends, plain's running producer is refused" \
@@ -152,10 +176,27 @@ ok "a good file takes effect on SIGHUP: hup_user sends, plain's running producer
 sleep 1.1   # a new modification time for the watch to see
 # the watch may already have seen the mv above: only a reload logged from
 # here on is this edit's
-from=$(($(wc -l <"$run/broker.log") + 1))
-printf 'account.watch_user.secretKey=watch-user-secret\naccount.watch_user.defaultTopicPerm=PUB\naccount.watch_user.groupPerms=acl_pg=PUB\n' >>"$acl"
+from_a=$(($(wc -l <"$RMQ_RUN_DIR/logs/broker-a.log") + 1))
+from_b=$(($(wc -l <"$RMQ_RUN_DIR/logs/broker-b.log") + 1))
+for m in "${masters[@]}"; do
+  printf 'account.watch_user.secretKey=watch-user-secret\naccount.watch_user.defaultTopicPerm=PUB\naccount.watch_user.groupPerms=acl_pg=PUB\n' \
+    >>"$run/acl-$m.properties"
+done
 ok "an edited file is picked up without a signal" \
-  eval "logged 'aclFile $acl changed: reloading the ACL' $from && logged 'ACL reloaded from $acl: 3 accounts' $from"
+  eval "masters_logged 'aclFile $run/acl-broker-[ab].properties changed: reloading the ACL' $from_a $from_b && \
+        masters_logged 'ACL reloaded from $run/acl-broker-[ab].properties: 4 accounts' $from_a $from_b"
 send send_watch watch_user watch-user-secret
 ok "watch_user sends" has send_watch '^SENT '
-ok "the broker was never restarted" kill -0 "$bk_pid"
+
+# alive_unrestarted: every broker still runs with the pid it started with
+alive_unrestarted() {
+  local piece
+  for piece in "${pieces[@]}"; do
+    [ "$(cat "$RMQ_RUN_DIR/pid/$piece.pid")" = "${pid_at_start[$piece]}" ] && kill -0 "${pid_at_start[$piece]}" || return 1
+  done
+}
+ok "no broker was restarted" alive_unrestarted
+adm clusterList2 clusterList
+ok "the slaves still replicate, signing as rmq_broker: clusterList shows 4 brokers" \
+  eval "[ \$(count clusterList2 '^DefaultCluster +broker-[ab] +[01] ') -eq 4 ] && clean clusterList2"
+broker_log_clean ERROR 'ACL reload refused, the policy in force is kept: .*hup_user\.defaultTopicPerm=ALL'
