@@ -185,8 +185,8 @@ PROPS
 # cluster of offset O uses 9876+O (name server) and, per broker, VIP
 # (listenPort-2), listenPort and haListenPort: 10909-10912+O, 10919-10922+O,
 # 10929-10932+O, 10939-10942+O (no metrics or console port is set; gRPC
-# shares listenPort). Offsets 6000-6500 and 6700-7000, 100 apart (whose
-# port sets never meet), keep every port in 15876..17942; 6600, a controller-mode cluster
+# shares listenPort). Offsets 6000-6500 and 6700-7100, 100 apart (whose
+# port sets never meet), keep every port in 15876..18042; 6600, a controller-mode cluster
 # (start_cluster_controller: name servers 9876-9877+O, etcd 9880-9885+O,
 # brokers 10909-10972+O), in 16476..16485 and 17509..17572: below Linux's ephemeral range
 # (32768 up, where the harness's hn_free_port, pick_vip_port and every
@@ -209,6 +209,7 @@ cluster_port_offset() {
     mqadmin5) offset=6800 ;;
     mqadmin_acl) offset=6900 ;;
     mqadmin_acl5) offset=7000 ;;
+    recall5) offset=7100 ;;
     *) echo "# no port offset for $1" >&2; exit 1 ;;
   esac
   echo "${RMQ_TEST_CLUSTER_PORT_OFFSET:-$offset}"
