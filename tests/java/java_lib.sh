@@ -185,8 +185,8 @@ PROPS
 # cluster of offset O uses 9876+O (name server) and, per broker, VIP
 # (listenPort-2), listenPort and haListenPort: 10909-10912+O, 10919-10922+O,
 # 10929-10932+O, 10939-10942+O (no metrics or console port is set; gRPC
-# shares listenPort). Offsets 6000-6500 and 6700-7100, 100 apart (whose
-# port sets never meet), keep every port in 15876..18042; 6600, a controller-mode cluster
+# shares listenPort). Offsets 6000-6500 and 6700-7200, 100 apart (whose
+# port sets never meet), keep every port in 15876..18142; 6600, a controller-mode cluster
 # (start_cluster_controller: name servers 9876-9877+O, etcd 9880-9885+O,
 # brokers 10909-10972+O), in 16476..16485 and 17509..17572: below Linux's ephemeral range
 # (32768 up, where the harness's hn_free_port, pick_vip_port and every
@@ -210,6 +210,7 @@ cluster_port_offset() {
     mqadmin_acl) offset=6900 ;;
     mqadmin_acl5) offset=7000 ;;
     recall5) offset=7100 ;;
+    grpc5) offset=7200 ;;
     *) echo "# no port offset for $1" >&2; exit 1 ;;
   esac
   echo "${RMQ_TEST_CLUSTER_PORT_OFFSET:-$offset}"
@@ -218,7 +219,8 @@ cluster_port_offset() {
 # start_cluster_sync SCRIPT EXTRA: the 2-master/2-slave SYNC cluster of
 # deploy/cluster.sh up sync (cluster DefaultCluster; every port moved by
 # SCRIPT's cluster_port_offset) with EXTRA (printf %b) added to each
-# broker's properties, its files in $run; sets $ns; stopped by cleanup.
+# broker's properties and $ns_extra (property lines), when set, to the name
+# server's, its files in $run; sets $ns; stopped by cleanup.
 start_cluster_sync() {
   local offset
   offset=$(cluster_port_offset "$1") || exit 1
@@ -227,6 +229,7 @@ start_cluster_sync() {
   unset RMQ_PORT_BASE RMQ_SSH
   mkdir -p "$RMQ_CONF_DIR" "$RMQ_RUN_DIR"
   cp "$src"/deploy/2m-2s-sync/*.properties "$RMQ_CONF_DIR/"
+  [ -z "${ns_extra:-}" ] || printf '\n%s\n' "$ns_extra" >>"$RMQ_CONF_DIR/namesrv.properties"
   ns=127.0.0.1:$((9876 + offset))
   cluster_up=1
   guard_cluster
@@ -283,10 +286,19 @@ start_cluster_controller() {
     { sed 's/^/# /' "$run/up.log"; echo "not ok 1 - deploy/cluster.sh up controller"; exit 1; }
 }
 
+# admin_args: mqadmin's --client-config of $admin_config (the account it
+# signs as) when that is set, as words for an array.
+admin_args() {
+  [ -z "${admin_config:-}" ] || echo "--client-config $admin_config"
+}
+
 # create_topic_both TOPIC [GROUPS]: TOPIC on every master of DefaultCluster,
 # waiting until the name server routes it to GROUPS of them (default 2).
+# mqadmin signs as the account of $admin_config when set.
 create_topic_both() {
-  "$bin/tools/mqadmin" updateTopic -n "$ns" -c DefaultCluster -t "$1" -r 4 -w 4 >"$run/mqadmin.log" 2>&1 ||
+  local cfg
+  read -r -a cfg <<<"$(admin_args)"
+  "$bin/tools/mqadmin" updateTopic -n "$ns" -c DefaultCluster -t "$1" -r 4 -w 4 "${cfg[@]}" >"$run/mqadmin.log" 2>&1 ||
     { cat "$run/mqadmin.log" >&2; exit 1; }
   wait_route_both "$1" "${2:-2}"
 }
@@ -294,8 +306,10 @@ create_topic_both() {
 # wait_route_both TOPIC [GROUPS]: waits up to 30 s until the name server
 # routes TOPIC to both masters (to GROUPS of them).
 wait_route_both() {
+  local cfg
+  read -r -a cfg <<<"$(admin_args)"
   for _ in $(seq 1 150); do
-    [ "$("$bin/tools/mqadmin" topicRoute -n "$ns" -t "$1" 2>/dev/null | grep -c broker-)" -ge "${2:-2}" ] && return 0
+    [ "$("$bin/tools/mqadmin" topicRoute -n "$ns" -t "$1" "${cfg[@]}" 2>/dev/null | grep -c broker-)" -ge "${2:-2}" ] && return 0
     sleep 0.2
   done
 }
@@ -322,8 +336,8 @@ start_mode() {
 # create_topic CLUSTER TOPIC: 4 queues, waits until the name server routes it.
 # mqadmin signs as the account of $admin_config (a --client-config file) when set.
 create_topic() {
-  local i cfg=()
-  [ -z "${admin_config:-}" ] || cfg=(--client-config "$admin_config")
+  local i cfg
+  read -r -a cfg <<<"$(admin_args)"
   "$bin/tools/mqadmin" updateTopic -n "$ns" -c "$1" -t "$2" -r 4 -w 4 "${cfg[@]}" >"$run/mqadmin.log" 2>&1 \
     || { cat "$run/mqadmin.log" >&2; exit 1; }
   for i in $(seq 1 100); do

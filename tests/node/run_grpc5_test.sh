@@ -1,7 +1,11 @@
 #!/bin/bash
-# tests/node/run_grpc5_test.sh: the unmodified RocketMQ 5 Node client
-# (rocketmq-client-nodejs from npm, gRPC; issue 30) against an mqnamesrv and
-# an mqbroker with aclEnable=true, every call signed: grpc5.js's checks
+# tests/node/run_grpc5_test.sh [cluster]: the unmodified RocketMQ 5 Node
+# client (rocketmq-client-nodejs from npm, gRPC; issue 30) against an
+# mqnamesrv and an mqbroker with aclEnable=true, every call signed (with
+# "cluster": the 2-master/2-slave SYNC cluster of deploy/cluster.sh up
+# sync, ACL on in the name server and every broker, the brokers signing as
+# the admin account, every topic on both masters, broker-a's master the
+# broker endpoint): grpc5.js's checks
 # (normal, FIFO, delayed and transactional sends; a delayed message
 # recalled, signed, which the name server forwards to the broker;
 # SimpleConsumer receive and ack, tag filter, redelivery with delivery
@@ -46,13 +50,24 @@ broker_extra="$ns_extra
 aclAccessKey=admin
 aclSecretKey=admin-secret-1
 recallMessageEnable=true"
-start_namesrv
-start_broker Grpc5Cluster broker-n5
+# make_topic TOPIC: TOPIC on the broker, or on both masters of the cluster
+if [ "${1:-}" = cluster ]; then
+  start_cluster_sync grpc5 "$broker_extra"
+  broker_at=127.0.0.1:$((10911 + $(cluster_port_offset grpc5)))
+  make_topic() { create_topic_both "$1"; }
+  what="deploy/cluster.sh up sync"
+else
+  start_namesrv
+  start_broker Grpc5Cluster broker-n5
+  broker_at=$test_ip:$bk_port
+  make_topic() { create_topic Grpc5Cluster "$1"; }
+  what="mqnamesrv and mqbroker"
+fi
 for prefix in Ns Bk; do
-  for t in Normal Fifo Delay Tx Push; do create_topic Grpc5Cluster "$prefix$t"; done
+  for t in Normal Fifo Delay Tx Push; do make_topic "$prefix$t"; done
 done
-create_topic Grpc5Cluster Example5
-ok "mqnamesrv and mqbroker with aclEnable=true, topics created by the admin account" true
+make_topic Example5
+ok "$what with aclEnable=true, topics created by the admin account" true
 
 # run_grpc5 ENDPOINTS PREFIX WHAT: grpc5.js's checks as TAP lines
 run_grpc5() {
@@ -63,7 +78,7 @@ run_grpc5() {
   for c in "${checks[@]}"; do java_check "$c" "$what: $c" "$run/$prefix.out"; done
 }
 run_grpc5 "$ns" Ns "name server endpoint"
-run_grpc5 "$test_ip:$bk_port" Bk "broker endpoint"
+run_grpc5 "$broker_at" Bk "broker endpoint"
 
 export RMQ_ACCESS_KEY=nodeapp RMQ_SECRET_KEY=nodeapp-secret-1
 (cd "$run" && timeout 120 node producer.js "$ns" Example5 "$N") >"$run/producer.out" 2>"$run/producer.err" ||
