@@ -51,6 +51,9 @@ at_least() { [ "$("$1" "${@:3}")" -ge "$2" ]; }
 sss_a() { "$bin/tools/mqadmin" getSyncStateSet -n "$ns" -b broker-a 2>/dev/null; }
 master_of_a() { sss_a | awk '$1 == "broker-a" { print $2; exit }'; }
 promoted() { [ "$(master_of_a)" = "$1" ] && sss_a | awk -v r="$1" '$6 == r && $8 ~ /MASTER/ { f = 1 } END { exit !f }'; }
+# both of broker-a's replicas in its in-sync set (column 9): only an in-sync
+# slave may be promoted, and a loaded machine can leave one behind a while
+both_in_sync() { [ "$(sss_a | awk '$1 == "broker-a" && $9 == "yes"' | wc -l)" -ge 2 ]; }
 
 echo "1..6"
 java_build 6 "$here" grpc5
@@ -78,6 +81,7 @@ bg+=("$producer")
 # the kill once broker-a has acknowledged 50 sends and 20 of them are held
 wait_for 60 at_least sent_to 50 "$run/producer.out" broker-a
 wait_for 30 at_least lines 20 "$run/consumer.out" HELD
+[ "$mode" != controller ] || wait_for 60 both_in_sync || { echo "# broker-a's replicas not both in sync:"; sss_a | sed 's/^/# /'; }
 pid=$(cat "$pid_file")
 kill -9 "$pid"
 before=$(sent "$run/producer.out")
