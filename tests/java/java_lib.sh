@@ -294,12 +294,18 @@ admin_args() {
 
 # create_topic_both TOPIC [GROUPS]: TOPIC on every master of DefaultCluster,
 # waiting until the name server routes it to GROUPS of them (default 2).
-# mqadmin signs as the account of $admin_config when set.
+# mqadmin signs as the account of $admin_config when set. A master not yet
+# registered at the name server (a loaded machine, just after up) fails the
+# create: it is retried for up to 30 s.
 create_topic_both() {
-  local cfg
+  local cfg i
   read -r -a cfg <<<"$(admin_args)"
-  "$bin/tools/mqadmin" updateTopic -n "$ns" -c DefaultCluster -t "$1" -r 4 -w 4 "${cfg[@]}" >"$run/mqadmin.log" 2>&1 ||
-    { cat "$run/mqadmin.log" >&2; exit 1; }
+  for i in $(seq 1 30); do
+    "$bin/tools/mqadmin" updateTopic -n "$ns" -c DefaultCluster -t "$1" -r 4 -w 4 "${cfg[@]}" >"$run/mqadmin.log" 2>&1 &&
+      break
+    [ "$i" -lt 30 ] || { cat "$run/mqadmin.log" >&2; exit 1; }
+    sleep 1
+  done
   wait_route_both "$1" "${2:-2}"
 }
 
