@@ -236,6 +236,13 @@ start_cluster_sync() {
   up_cluster_sync "$2"
 }
 
+# cluster_addr PIECE: the address broker PIECE (broker-a, broker-a-s,
+# broker-b, broker-b-s) of start_cluster_sync's cluster listens on, from the
+# ready file deploy/lib.sh writes once it does.
+cluster_addr() {
+  echo "127.0.0.1:$(ready_port "$RMQ_RUN_DIR/pid/$1.ready" listenPort)"
+}
+
 # guard_cluster: a watcher in its own session that, once this script is
 # gone, brings the cluster of $RMQ_RUN_DIR down and removes $run, should the
 # script die before its cleanup did (meson kills a timed-out test's process

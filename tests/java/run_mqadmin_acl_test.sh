@@ -31,11 +31,6 @@ java_build "$plan"
 send_cp=$cp
 [ "$tool" = 4 ] || java_build "$plan" "$here" mqadmin5acl
 script=mqadmin_acl$([ "$tool" = 4 ] || echo "$tool")
-offset=$(cluster_port_offset "$script")
-bka=127.0.0.1:$((10911 + offset))   # broker-a's master
-bkb=127.0.0.1:$((10931 + offset))   # broker-b's master
-bka_s=127.0.0.1:$((10921 + offset)) # broker-a's slave
-bkb_s=127.0.0.1:$((10941 + offset)) # broker-b's slave
 masters=(broker-a broker-b)
 pieces=(broker-a broker-b broker-a-s broker-b-s)
 
@@ -56,6 +51,7 @@ start_cluster_sync "$script" "aclEnable=true
 aclFile=$run/acl-{piece}.properties
 aclAccessKey=rmq_broker
 aclSecretKey=rmq-broker-secret"
+bka=$(cluster_addr broker-a) bkb=$(cluster_addr broker-b) bka_s=$(cluster_addr broker-a-s) bkb_s=$(cluster_addr broker-b-s)
 declare -A pid_at_start
 for piece in "${pieces[@]}"; do pid_at_start[$piece]=$(cat "$RMQ_RUN_DIR/pid/$piece.pid"); done
 

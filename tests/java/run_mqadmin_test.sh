@@ -39,10 +39,7 @@ else
 fi
 script=mqadmin$([ "$tool" = 4 ] || echo "$tool")
 start_cluster_sync "$script" ''
-offset=$(cluster_port_offset "$script")
-bk=127.0.0.1:$((10911 + offset))    # broker-a's master
-bkb=127.0.0.1:$((10931 + offset))   # broker-b's master
-bka_s=127.0.0.1:$((10921 + offset)) # broker-a's slave
+bk=$(cluster_addr broker-a) bkb=$(cluster_addr broker-b) bka_s=$(cluster_addr broker-a-s)
 
 mqadmin_home
 

@@ -53,7 +53,7 @@ recallMessageEnable=true"
 # make_topic TOPIC: TOPIC on the broker, or on both masters of the cluster
 if [ "${1:-}" = cluster ]; then
   start_cluster_sync grpc5 "$broker_extra"
-  broker_at=127.0.0.1:$((10911 + $(cluster_port_offset grpc5)))
+  broker_at=$(cluster_addr broker-a)
   make_topic() { create_topic_both "$1"; }
   what="deploy/cluster.sh up sync"
 else

@@ -29,15 +29,10 @@ if ! (cd "$run" && timeout 600 npm install --no-audit --no-fund --prefer-offline
   skip_all "$PLAN" "npm cannot fetch rocketmq-client-nodejs"
 fi
 
+start_mode "${1:-}" recall5 Recall5Cluster broker-r5 Recall5 "recallMessageEnable=true"
 if [ "${1:-}" = cluster ]; then
-  start_cluster_sync recall5 "recallMessageEnable=true"
-  create_topic_both Recall5
   ok "deploy/cluster.sh up sync with recallMessageEnable=true, Recall5 on both masters" true
 else
-  broker_extra="recallMessageEnable=true"
-  start_namesrv
-  start_broker Recall5Cluster broker-r5
-  create_topic Recall5Cluster Recall5
   ok "mqnamesrv and mqbroker with recallMessageEnable=true" true
 fi
 
