@@ -105,6 +105,15 @@ void rmq_acl_sign(const char *access_key, const char *secret_key, int64_t ts_ms,
     sig->auth.signature = sig->hex;
 }
 
+void rmq_acl_credentials_of(const rmq_acl_account_t *account, rmq_acl_credentials_t *cred)
+{
+    *cred = (rmq_acl_credentials_t){{0}, {0}};
+    if (account) {
+        snprintf(cred->access_key, sizeof(cred->access_key), "%s", rmq_acl_account_key(account));
+        snprintf(cred->secret_key, sizeof(cred->secret_key), "%s", rmq_acl_account_secret(account));
+    }
+}
+
 void rmq_acl_signer(const Rmq__Command *cmd, const uint8_t body_sha256[32],
                     rmq_signature_t *sig, void *arg)
 {

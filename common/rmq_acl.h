@@ -55,6 +55,10 @@ typedef struct rmq_acl_credentials {
     char secret_key[256];
 } rmq_acl_credentials_t;
 
+/* account's keys into cred, to sign as it after the policy may have been
+ * reloaded; account NULL: cred emptied (unsigned). */
+void rmq_acl_credentials_of(const rmq_acl_account_t *account, rmq_acl_credentials_t *cred);
+
 /* Signs cmd (auth unset) and the digest of its body at ts_ms with a fresh
  * random nonce into sig; sig->auth is ready to attach (cmd->auth =
  * &sig->auth) and borrows access_key. Any thread. */

@@ -73,6 +73,15 @@ static int recall_handle(const bk_recall_t *rc, const bk_recall_req_t *req, rmq_
     return 1;
 }
 
+int bk_recall_elsewhere(const bk_recall_t *rc, const char *handle, char *broker)
+{
+    rmq_recall_handle_t h;
+    if (rmq_recall_handle_parse(handle, strlen(handle), &h) != RMQ_OK || strcmp(h.broker_name, rc->cfg.broker_name) == 0)
+        return 0;
+    memcpy(broker, h.broker_name, sizeof(h.broker_name));
+    return 1;
+}
+
 /* Fills mk with the delete marker of h on topic t. */
 static void recall_marker(const rmq_recall_handle_t *h, const bk_topic_t *t, bk_recall_marker_t *mk)
 {

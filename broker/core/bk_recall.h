@@ -63,4 +63,10 @@ void bk_recall_free(bk_recall_t *rc);
  * filled, or 0 with r set. */
 int bk_recall_check(const bk_recall_t *rc, const bk_recall_req_t *req, bk_recall_marker_t *mk, bk_result_t *r);
 
+/* Whether handle is valid and names another broker set than this one,
+ * whose name goes into broker (RMQ_RECALL_NAME_MAX + 1 bytes): a front
+ * whose clients send every recall to one access point (gRPC) forwards
+ * those (rmq_grpc_recall.h); the rest go to bk_recall_check. */
+int bk_recall_elsewhere(const bk_recall_t *rc, const char *handle, char *broker);
+
 #endif

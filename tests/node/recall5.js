@@ -4,10 +4,11 @@
 // (Producer.recallMessage, RocketMQ 5.3's RecallMessage) against an rmq
 // broker. "send" mode: a normal message gets no recall handle, a delayed
 // one does; recalling it succeeds with its message id, twice; a bad handle
-// is refused; prints "HANDLE <h>" of a second delayed message it keeps.
+// and one naming a broker no route has are refused; prints "HANDLE <h>" of a second delayed message it keeps.
 // "consume HANDLE" mode (run after the broker restarted): the kept message
 // arrives and the recalled one never does; recalling the kept one after
-// its delivery is refused. Prints one "OK name detail" or "FAIL name
+// its delivery is refused, and so is the unknown broker's handle again
+// (the consumer's access point: the broker's endpoint on one broker). Prints one "OK name detail" or "FAIL name
 // detail" line per check.
 // usage: node recall5.js ENDPOINTS TOPIC send | consume HANDLE
 const { Producer, SimpleConsumer, FilterExpression } = require('rocketmq-client-nodejs');
@@ -36,6 +37,16 @@ async function recallError(producer, handle) {
   }
 }
 
+// unknownBrokerRefused(producer): a well-formed handle naming a broker no
+// route has is refused by the access point that would forward it.
+async function unknownBrokerRefused(producer) {
+  const handle = Buffer.from(`v1 ${topic} no-such-broker ${Date.now() + 60000} 0A0000000000000000000000000000AB`)
+    .toString('base64url');
+  const why = await recallError(producer, handle);
+  report(why.includes('broker no-such-broker has no master in the route'), 'recall-unknown-broker-refused',
+    `a handle naming no-such-broker: ${why || 'OK'}`);
+}
+
 async function send(producer) {
   const normal = await producer.send({ topic, tag: 'N', body: Buffer.from('normal') });
   report(!normal.recallHandle, 'normal-no-handle', `a normal message's handle: '${normal.recallHandle || ''}'`);
@@ -51,6 +62,7 @@ async function send(producer) {
   report(again === '', 'recall-twice-ok', `recalled again: ${again || 'OK'}`);
   const bad = await recallError(producer, Buffer.from('not a handle').toString('base64url'));
   report(bad.includes('recall handle is invalid'), 'recall-bad-handle-refused', `a bad handle: ${bad}`);
+  await unknownBrokerRefused(producer);
   console.log(`HANDLE ${kept.recallHandle}`);
 }
 
@@ -75,6 +87,7 @@ async function consume(producer) {
   report(bodies.length === 1 && bodies[0] === 'kept', 'recalled-never-delivered', `received [${bodies}]`);
   const late = await recallError(producer, keptHandle);
   report(late.includes('timestamp invalid'), 'recall-after-delivery-refused', `recalled after delivery: ${late || 'OK'}`);
+  await unknownBrokerRefused(producer);
 }
 
 async function main() {

@@ -6,8 +6,10 @@
 # sync, ACL on in the name server and every broker, the brokers signing as
 # the admin account, every topic on both masters, broker-a's master the
 # broker endpoint): grpc5.js's checks
-# (normal, FIFO, delayed and transactional sends; a delayed message
-# recalled, signed, which the name server forwards to the broker;
+# (normal, FIFO, delayed and transactional sends; two delayed messages
+# recalled, signed, which the name server forwards to the broker each
+# handle names, and a broker endpoint to the other master when the handle
+# names it;
 # SimpleConsumer receive and ack, tag filter, redelivery with delivery
 # attempt 2; PushConsumer with a
 # failure redelivered; a wrong secret refused) once with the name server

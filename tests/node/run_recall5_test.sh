@@ -17,8 +17,9 @@ set -uo pipefail
 
 # shellcheck source=tests/java/java_lib.sh
 . "$(cd "$(dirname "$0")" && pwd)/../java/java_lib.sh"
-send_checks=(normal-no-handle timer-handle recall-ok recall-twice-ok recall-bad-handle-refused)
-consume_checks=(recalled-never-delivered recall-after-delivery-refused)
+send_checks=(normal-no-handle timer-handle recall-ok recall-twice-ok recall-bad-handle-refused
+  recall-unknown-broker-refused)
+consume_checks=(recalled-never-delivered recall-after-delivery-refused recall-unknown-broker-refused)
 PLAN=$((2 + ${#send_checks[@]} + ${#consume_checks[@]} + 1))
 
 echo "1..$PLAN"

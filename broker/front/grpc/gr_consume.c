@@ -384,15 +384,20 @@ static void assignment_answer(rmq_grpc_call_t *call, const Rmq__TopicRouteData *
 }
 
 /* gr_route_fn: the assignments of a group that is not orderly. */
-static void assignment_answer_any(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic)
+static void assignment_answer_any(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic, void *arg)
 {
-    assignment_answer(call, rd, topic, 0);
+    (void)arg;
+    if (rd)
+        assignment_answer(call, rd, topic, 0);
 }
 
 /* gr_route_fn: the assignments of an orderly group. */
-static void assignment_answer_orderly(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic)
+static void assignment_answer_orderly(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic,
+                                      void *arg)
 {
-    assignment_answer(call, rd, topic, 1);
+    (void)arg;
+    if (rd)
+        assignment_answer(call, rd, topic, 1);
 }
 
 static void handle_query_assignment(rmq_grpc_call_t *call, void *arg)
@@ -406,7 +411,7 @@ static void handle_query_assignment(rmq_grpc_call_t *call, void *arg)
     const char *topic = resource_name(rq->topic), *group = resource_name(rq->group);
     if (!names_allowed(gf, call, BK_OP_POP, group, topic, &st) ||
         !gr_route_fetch(gf, call, topic, assignment_resp,
-                        group_orderly(gf, group) ? assignment_answer_orderly : assignment_answer_any, &st))
+                        group_orderly(gf, group) ? assignment_answer_orderly : assignment_answer_any, NULL, &st))
         gr_call_answer_status(call, assignment_resp, &st);
     rmq_grpc_unpacked_free(rq);
 }

@@ -66,7 +66,8 @@ gr_front_t *gr_front_start(bk_front_t *fe, char *err, size_t errlen)
     }
     gf->fe = fe;
     gf->settings = settings_config(fe);
-    if (name_servers_open(gf) != RMQ_OK) {
+    gf->recalls = rmq_recall_fwds_new(fe->node->base, fe->node->sec->client_ctx);
+    if (!gf->recalls || name_servers_open(gf) != RMQ_OK) {
         free(all);
         gr_front_free(gf);
         snprintf(err, errlen, "out of memory");
@@ -93,6 +94,7 @@ void gr_front_free(gr_front_t *gf)
 {
     if (!gf)
         return;
+    rmq_recall_fwds_free(gf->recalls);
     if (gf->ns_pool)
         rmq_client_pool_free(gf->ns_pool);
     for (size_t i = 0; i < gf->nns; i++)

@@ -27,6 +27,7 @@
 #include "gr_status.h"
 #include "rmq_codec_grpc.h"
 #include "rmq_grpc_pb.h"
+#include "rmq_grpc_recall.h"
 
 #define GR_PATH(method) "/apache.rocketmq.v2.MessagingService/" method
 
@@ -37,6 +38,7 @@ typedef struct gr_front {
     size_t nns;
     rmq_client_pool_t *ns_pool;      /* clients of the name servers */
     struct gr_telemetry *streams;    /* the open Telemetry streams (gr_client.c) */
+    rmq_recall_fwds_t *recalls;      /* recalls forwarded to another broker (gr_send.c) */
 } gr_front_t;
 
 /* The rows one file of the front serves: each method's arg is set to the
@@ -48,20 +50,23 @@ typedef struct gr_methods {
 
 /* gr_client.c: Heartbeat, Telemetry, NotifyClientTermination. */
 extern const gr_methods_t gr_client_methods;
-/* gr_send.c: SendMessage, EndTransaction. */
+/* gr_send.c: SendMessage, EndTransaction, RecallMessage. */
 extern const gr_methods_t gr_send_methods;
 /* gr_route.c: QueryRoute. */
 extern const gr_methods_t gr_route_methods;
 
-/* Answers call with topic's route rd (a name server's). */
-typedef void (*gr_route_fn)(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic);
+/* Answers call with topic's route rd (a name server's); arg as given to
+ * gr_route_fetch. rd NULL: no route came, call is answered already, only
+ * arg is left to release. */
+typedef void (*gr_route_fn)(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic, void *arg);
 
-/* Asks the broker's name servers for topic's route, then answers call
- * with answer(call, route), or with a response of type resp holding only
- * a status (TOPIC_NOT_FOUND, INTERNAL_SERVER_ERROR when none answered):
- * 1, or 0 with st set when out of memory (call unanswered). */
+/* Asks the broker's name servers for topic's route, then runs
+ * answer(call, route, topic, arg) once: with the route, or with NULL after
+ * answering call with a response of type resp holding only a status
+ * (TOPIC_NOT_FOUND, INTERNAL_SERVER_ERROR when none answered): 1, or 0
+ * with st set when out of memory (call unanswered, answer never runs). */
 int gr_route_fetch(gr_front_t *gf, rmq_grpc_call_t *call, const char *topic, const ProtobufCMessageDescriptor *resp,
-                   gr_route_fn answer, gr_status_t *st);
+                   gr_route_fn answer, void *arg, gr_status_t *st);
 /* gr_consume.c: QueryAssignment, ReceiveMessage, AckMessage,
  * ChangeInvisibleDuration, ForwardMessageToDeadLetterQueue. */
 extern const gr_methods_t gr_consume_methods;

@@ -24,6 +24,7 @@ typedef struct gr_route_fetch {
     rmq_grpc_call_t *call;
     const ProtobufCMessageDescriptor *resp;   /* the call's response, for a status-only answer */
     gr_route_fn answer;
+    void *arg;
     char *topic;
     size_t tried;
     char why[256];                   /* the last name server's failure */
@@ -31,8 +32,10 @@ typedef struct gr_route_fetch {
 
 static void fetch_next(gr_route_fetch_t *rf);
 
-static void fetch_end(gr_route_fetch_t *rf)
+/* Ends the fetch; rd NULL: the call was answered with a status. */
+static void fetch_end(gr_route_fetch_t *rf, const Rmq__TopicRouteData *rd)
 {
+    rf->answer(rf->call, rd, rf->topic, rf->arg);
     free(rf->topic);
     free(rf);
 }
@@ -47,18 +50,18 @@ static void fetch_done(rmq_err_t err, rmq_frame_t *resp, void *arg)
         char why[320];
         snprintf(why, sizeof(why), "topic %.200s does not exist", rf->topic);
         rmq_grpc_answer_status(rf->call, rf->resp, CODE(TOPIC_NOT_FOUND), why);
+        fetch_end(rf, NULL);
     } else if (err == RMQ_OK && resp->cmd->status == RMQ__STATUS__SUCCESS &&
                resp->cmd->header_case == RMQ__COMMAND__HEADER_TOPIC_ROUTE) {
-        rf->answer(rf->call, resp->cmd->topic_route, rf->topic);
+        fetch_end(rf, resp->cmd->topic_route);
     } else if (err == RMQ_ESHUTDOWN) {   /* the broker is stopping: ask no other */
         rmq_grpc_answer_status(rf->call, rf->resp, CODE(INTERNAL_SERVER_ERROR), "the broker is stopping");
+        fetch_end(rf, NULL);
     } else {
         snprintf(rf->why, sizeof(rf->why), "name server %s: %s", addr,
                  err != RMQ_OK ? rmq_strerror(err) : resp->cmd->remark[0] ? resp->cmd->remark : "no route in the answer");
         fetch_next(rf);
-        return;
     }
-    fetch_end(rf);
 }
 
 /* Asks the next untried name server, or answers that none could. */
@@ -80,11 +83,11 @@ static void fetch_next(gr_route_fetch_t *rf)
         snprintf(rf->why, sizeof(rf->why), "name server %s: %s", addr, rmq_strerror(err));
     }
     rmq_grpc_answer_status(rf->call, rf->resp, CODE(INTERNAL_SERVER_ERROR), rf->why);
-    fetch_end(rf);
+    fetch_end(rf, NULL);
 }
 
 int gr_route_fetch(gr_front_t *gf, rmq_grpc_call_t *call, const char *topic, const ProtobufCMessageDescriptor *resp,
-                   gr_route_fn answer, gr_status_t *st)
+                   gr_route_fn answer, void *arg, gr_status_t *st)
 {
     gr_route_fetch_t *rf = calloc(1, sizeof(*rf));
     if (!rf || !(rf->topic = strdup(topic))) {
@@ -95,9 +98,18 @@ int gr_route_fetch(gr_front_t *gf, rmq_grpc_call_t *call, const char *topic, con
     rf->call = call;
     rf->resp = resp;
     rf->answer = answer;
+    rf->arg = arg;
     snprintf(rf->why, sizeof(rf->why), "the broker knows no name server (namesrvAddr)");
     fetch_next(rf);
     return 1;
+}
+
+/* gr_route_fn: QueryRoute's answer. */
+static void route_answer(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic, void *arg)
+{
+    (void)arg;
+    if (rd)
+        rmq_grpc_route_answer(call, rd, topic);
 }
 
 static void handle_query_route(rmq_grpc_call_t *call, void *arg)
@@ -113,7 +125,7 @@ static void handle_query_route(rmq_grpc_call_t *call, void *arg)
     if (!topic[0])
         gr_status_set(&st, CODE(ILLEGAL_TOPIC), "QueryRoute names no topic");
     if (!topic[0] || !gr_call_caller(gf, call, &who, &st) ||
-        !gr_route_fetch(gf, call, topic, route_resp, rmq_grpc_route_answer, &st))
+        !gr_route_fetch(gf, call, topic, route_resp, route_answer, NULL, &st))
         gr_call_answer_status(call, route_resp, &st);
     rmq_grpc_unpacked_free(req);
 }

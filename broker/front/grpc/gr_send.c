@@ -10,7 +10,8 @@
  * the half by; delay rides on delivery_timestamp (the core's delivery
  * time), and such a message's entry has its recall_handle, which
  * RecallMessage takes (core/bk_recall.c: a delete marker stored through
- * the core's send). */
+ * the core's send; a handle of another broker, found in the topic's
+ * route, is forwarded to that broker's master, rmq_grpc_recall.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,8 +336,95 @@ static void call_keep(void *conn)
 
 static const bk_send_front_t recall_front = {recall_answer, call_keep, call_keep};
 
+/* A recall whose handle names another broker, waiting for the topic's
+ * route to name that broker's master. */
+typedef struct recall_away {
+    gr_front_t *gf;
+    rmq_acl_credentials_t cred;      /* the caller's, to sign the forwarded recall */
+    char broker[RMQ_RECALL_NAME_MAX + 1];
+    char *handle;
+} recall_away_t;
+
+static void recall_away_free(recall_away_t *ra)
+{
+    free(ra->handle);
+    free(ra);
+}
+
+/* gr_route_fn: the recall forwarded to its broker's master in the route. */
+static void recall_routed(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic, void *arg)
+{
+    recall_away_t *ra = arg;
+    char addr[64];
+    gr_status_t st = {CODE(INTERNAL_SERVER_ERROR), ""};
+    if (!rd) {
+        recall_away_free(ra);
+        return;
+    }
+    if (!rmq_recall_master_of(rd->broker_datas, rd->n_broker_datas, ra->broker, addr, sizeof(addr)))
+        gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "recall failed, broker %s has no master in the route of %s",
+                      ra->broker, topic);
+    else if (rmq_recall_forward(ra->gf->recalls, call, &ra->cred, ra->broker, addr, topic, ra->handle, st.message,
+                                sizeof(st.message))) {
+        recall_away_free(ra);
+        return;
+    }
+    gr_call_answer_status(call, &apache__rocketmq__v2__recall_message_response__descriptor, &st);
+    recall_away_free(ra);
+}
+
+/* Forwards the recall of req, whose handle names broker, to that broker's
+ * master, found in the topic's route (RocketMQ's proxy does the same): 1,
+ * or 0 with st set (call unanswered). */
+static int recall_forward_away(gr_front_t *gf, rmq_grpc_call_t *call, const bk_caller_t *who,
+                               const Apache__Rocketmq__V2__RecallMessageRequest *req, const char *broker,
+                               gr_status_t *st)
+{
+    recall_away_t *ra = calloc(1, sizeof(*ra));
+    if (!ra || !(ra->handle = strdup(req->recall_handle))) {
+        free(ra);
+        return gr_status_set(st, CODE(INTERNAL_SERVER_ERROR), "out of memory");
+    }
+    ra->gf = gf;
+    rmq_acl_credentials_of(who->account, &ra->cred);
+    snprintf(ra->broker, sizeof(ra->broker), "%s", broker);
+    if (gr_route_fetch(gf, call, req->topic->name, &apache__rocketmq__v2__recall_message_response__descriptor,
+                       recall_routed, ra, st))
+        return 1;
+    recall_away_free(ra);
+    return 0;
+}
+
 /* RecallMessage: the topic's timer message named by recall_handle
- * cancelled through the core's recall, which checks the caller's PUB. */
+ * cancelled through the core's recall, which checks the caller's PUB; a
+ * handle naming another broker is forwarded to its master, which checks
+ * it, since a 5.x client sends its recalls to its access point. 1 when
+ * under way (call answered later), or 0 with st set. */
+static int recall_start(gr_front_t *gf, rmq_grpc_call_t *call, const Apache__Rocketmq__V2__RecallMessageRequest *req,
+                        gr_status_t *st)
+{
+    bk_caller_t who;
+    bk_result_t r;
+    bk_recall_marker_t mk;
+    char broker[RMQ_RECALL_NAME_MAX + 1];
+    if (!req->topic || !req->topic->name[0])
+        return gr_status_set(st, CODE(ILLEGAL_TOPIC), "RecallMessage names no topic");
+    if (!gr_call_caller(gf, call, &who, st))
+        return 0;
+    if (bk_recall_elsewhere(gf->fe->recall, req->recall_handle, broker))
+        return recall_forward_away(gf, call, &who, req, broker, st);
+    if (bk_send_full(gf->fe->send))
+        return gr_status_set(st, CODE(TOO_MANY_REQUESTS), "system busy: %zu sends queued or waiting "
+                             "(sendQueueCapacity=%zu)", bk_send_waiting(gf->fe->send), bk_send_capacity(gf->fe->send));
+    bk_recall_req_t rr = {.topic = req->topic->name, .handle = req->recall_handle, .who = &who};
+    if (!bk_recall_check(gf->fe->recall, &rr, &mk, &r))
+        return gr_status_of_result(st, &r);
+    bk_send_call_t sc = {.front = &recall_front, .conn = call, .to = "", .to_len = 0,
+                         .body_len = mk.msg.body_len, .ids = mk.msg_id};
+    bk_send_store(gf->fe->send, &sc, &mk.tgt, &mk.msg, 1);
+    return 1;
+}
+
 static void handle_recall(rmq_grpc_call_t *call, void *arg)
 {
     gr_front_t *gf = arg;
@@ -345,26 +433,8 @@ static void handle_recall(rmq_grpc_call_t *call, void *arg)
     if (!req)
         return;
     gr_status_t st;
-    bk_caller_t who;
-    bk_result_t r;
-    bk_recall_marker_t mk;
-    if (!req->topic || !req->topic->name[0])
-        gr_status_set(&st, CODE(ILLEGAL_TOPIC), "RecallMessage names no topic");
-    else if (bk_send_full(gf->fe->send))
-        gr_status_set(&st, CODE(TOO_MANY_REQUESTS), "system busy: %zu sends queued or waiting (sendQueueCapacity=%zu)",
-                      bk_send_waiting(gf->fe->send), bk_send_capacity(gf->fe->send));
-    else if (gr_call_caller(gf, call, &who, &st)) {
-        bk_recall_req_t rr = {.topic = req->topic->name, .handle = req->recall_handle, .who = &who};
-        if (bk_recall_check(gf->fe->recall, &rr, &mk, &r)) {
-            bk_send_call_t sc = {.front = &recall_front, .conn = call, .to = "", .to_len = 0,
-                                 .body_len = mk.msg.body_len, .ids = mk.msg_id};
-            bk_send_store(gf->fe->send, &sc, &mk.tgt, &mk.msg, 1);
-            rmq_grpc_unpacked_free(req);
-            return;
-        }
-        gr_status_of_result(&st, &r);
-    }
-    gr_call_answer_status(call, &apache__rocketmq__v2__recall_message_response__descriptor, &st);
+    if (!recall_start(gf, call, req, &st))
+        gr_call_answer_status(call, &apache__rocketmq__v2__recall_message_response__descriptor, &st);
     rmq_grpc_unpacked_free(req);
 }
 
