@@ -10,7 +10,7 @@
 # name servers running the controller and three broker groups in controller
 # mode from deploy/controller/: broker-a and broker-b of two replicas,
 # broker-c of three; the controller names each group's master. up waits
-# until every group has one; status adds each group's master, epoch and
+# until every group has one and every name server routes it; status adds each group's master, epoch and
 # in-sync set (mqadmin getSyncStateSet); start PIECE starts pieces of a
 # running cluster again (e.g. after a crash), each where it lives. Without
 # -H, up records the mode in RMQ_RUN_DIR/cluster.mode, so down and status

@@ -80,6 +80,19 @@ ctl_masters_elected() {
   done
 }
 
+# ctl_masters_routed: true when every name server routes a master
+# (brokerId 0 in clusterList) of every group: a master the controller
+# named registers with that id only once it switched its role.
+ctl_masters_routed() {
+  local addr out g
+  for addr in ${NSADDR//;/ }; do
+    out=$(NSADDR=$addr ctl_admin clusterList 2>/dev/null) || return 1
+    for g in "${CTL_GROUPS[@]}"; do
+      awk -v g="$g" '$2 == g && $3 == "0" { found = 1 } END { exit !found }' <<<"$out" || return 1
+    done
+  done
+}
+
 # ctl_wait SECONDS CMD...: runs CMD every half second until it succeeds.
 ctl_wait() {
   local n=$(($1 * 2))
@@ -103,6 +116,8 @@ ctl_up() {
   [ -n "$hosts_file" ] || echo controller >"$MODE_FILE"
   ctl_wait "$CTL_WAIT" ctl_masters_elected ||
     rmq_die "not every group has a master after ${CTL_WAIT}s (cluster.sh status shows them)"
+  ctl_wait "$CTL_WAIT" ctl_masters_routed ||
+    rmq_die "not every group's master is registered at every name server after ${CTL_WAIT}s (mqadmin clusterList)"
   echo "cluster up (controller): etcd $CTL_ETCD_ENDPOINTS; name servers $NSADDR"
 }
 

@@ -302,8 +302,10 @@ admin_args() {
 # create_topic_both TOPIC [GROUPS]: TOPIC on every master of DefaultCluster,
 # waiting until the name server routes it to GROUPS of them (default 2).
 # mqadmin signs as the account of $admin_config when set. A master not yet
-# registered at the name server (a loaded machine, just after up) fails the
-# create: it is retried for up to 30 s.
+# registered at the name server fails the create: it is retried for up to
+# 30 s (deploy/cluster.sh up controller waits for the masters' routes; up
+# sync only for the brokers' ports, and its name server may want signed
+# requests).
 create_topic_both() {
   local cfg i
   read -r -a cfg <<<"$(admin_args)"
