@@ -9,8 +9,9 @@
  *   /api/topics              topics with the queue counts of each broker set
  *   /api/topic?name=T        per broker set: queues with min/max offsets
  *   /api/groups[?group=G]    consumer groups (from every master's offset
- *                            table) or one group's lag per queue, its
- *                            clients and its lag over the last hour
+ *                            table) or one group's lag and pop messages in
+ *                            flight per queue, its clients and its lag over
+ *                            the last hour
  *   /api/message?id=ID       one message by its offset message id
  *   /api/controller          with enableControllerInNamesrv: each broker
  *                            group's master, epoch, in-sync set, replicas
@@ -864,6 +865,12 @@ static int64_t queue_lag(const Rmq__QueueConsumeStats *q)
     return q->broker_offset > q->consumer_offset ? q->broker_offset - q->consumer_offset : 0;
 }
 
+/* Messages of q a pop consumer holds: popped, not acked. */
+static int64_t queue_inflight(const Rmq__QueueConsumeStats *q)
+{
+    return q->pull_offset > q->consumer_offset ? q->pull_offset - q->consumer_offset : 0;
+}
+
 /* The group's lag over every queue of one broker's answer. */
 static int64_t consume_stats_lag(const Rmq__ConsumeStats *cs)
 {
@@ -894,8 +901,9 @@ static void on_consume_stats(rmq_err_t err, rmq_frame_t *resp, void *arg)
             json_kv_str(j->out, "topic", q->topic, 0);
             evbuffer_add_printf(j->out,
                                 ",\"queueId\":%d,\"brokerOffset\":%" PRId64 ",\"consumerOffset\":%" PRId64
-                                ",\"lag\":%" PRId64 ",\"lastTimestampMs\":%" PRId64 "}",
-                                q->queue_id, q->broker_offset, q->consumer_offset, queue_lag(q), q->last_timestamp);
+                                ",\"lag\":%" PRId64 ",\"inflight\":%" PRId64 ",\"lastTimestampMs\":%" PRId64 "}",
+                                q->queue_id, q->broker_offset, q->consumer_offset, queue_lag(q), queue_inflight(q),
+                                q->last_timestamp);
         }
         ADD_LIT(j->out, "]}");
     }

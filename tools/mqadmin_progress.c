@@ -1,7 +1,8 @@
 /* mqadmin_progress.c: consumerProgress. Asks every broker name (of the
  * topic's route with -t, else of the whole cluster info; its master, else a
  * slave) for the group's consume stats, prints one row per queue sorted by
- * topic, broker name and queue, then the totals. */
+ * topic, broker name and queue (INFLIGHT: a pop consumer's messages popped
+ * and not acked, RocketMQ 5's #Inflight), then the totals. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ typedef struct prog_row {
     int32_t queue_id;
     int64_t broker_offset;
     int64_t consumer_offset;
+    int64_t pull_offset;
     int64_t last_ts;
 } prog_row_t;
 
@@ -46,6 +48,7 @@ static void progress_add(progress_t *p, const char *broker, const Rmq__QueueCons
     r->queue_id = qs->queue_id;
     r->broker_offset = qs->broker_offset;
     r->consumer_offset = qs->consumer_offset;
+    r->pull_offset = qs->pull_offset;
     r->last_ts = qs->last_timestamp;
 }
 
@@ -70,6 +73,12 @@ static int row_cmp(const void *a, const void *b)
 static int64_t row_diff(const prog_row_t *r)
 {
     return r->broker_offset - (r->consumer_offset > 0 ? r->consumer_offset : 0);
+}
+
+/* Messages popped and not acked in a queue (0 for a queue nobody pops). */
+static int64_t row_inflight(const prog_row_t *r)
+{
+    return r->pull_offset > r->consumer_offset ? r->pull_offset - r->consumer_offset : 0;
 }
 
 /* Adds one broker name's consume stats to p; 0, or 1 after printing why not. */
@@ -100,25 +109,28 @@ static int progress_broker(adm_ctx_t *ctx, const Rmq__BrokerData *bd, progress_t
 static void progress_print(progress_t *p)
 {
     adm_table_t t;
-    int64_t total = 0;
+    int64_t total = 0, inflight = 0;
 
     qsort(p->rows, p->n, sizeof *p->rows, row_cmp);
-    adm_table_init(&t, 7);
-    adm_table_row(&t, "TOPIC", "BROKER_NAME", "QUEUE", "BROKER_OFFSET", "CONSUMER_OFFSET", "DIFF", "LAST_TIME");
+    adm_table_init(&t, 8);
+    adm_table_row(&t, "TOPIC", "BROKER_NAME", "QUEUE", "BROKER_OFFSET", "CONSUMER_OFFSET", "DIFF", "INFLIGHT",
+                  "LAST_TIME");
     for (size_t i = 0; i < p->n; i++) {
         const prog_row_t *r = &p->rows[i];
-        char q[16], bo[24], co[24], diff[24], last[40];
+        char q[16], bo[24], co[24], diff[24], fl[24], last[40];
         snprintf(q, sizeof q, "%d", r->queue_id);
         snprintf(bo, sizeof bo, "%" PRId64, r->broker_offset);
         snprintf(co, sizeof co, "%" PRId64, r->consumer_offset);
         snprintf(diff, sizeof diff, "%" PRId64, row_diff(r));
+        snprintf(fl, sizeof fl, "%" PRId64, row_inflight(r));
         adm_time_format(r->last_ts, last, sizeof last);
-        adm_table_row(&t, r->topic, r->broker, q, bo, co, diff, last);
+        adm_table_row(&t, r->topic, r->broker, q, bo, co, diff, fl, last);
         total += row_diff(r);
+        inflight += row_inflight(r);
     }
     adm_table_print(&t, stdout);
     adm_table_free(&t);
-    printf("\nConsume TPS: %.2f\nDiff Total: %" PRId64 "\n", p->tps, total);
+    printf("\nConsume TPS: %.2f\nDiff Total: %" PRId64 "\nInflight Total: %" PRId64 "\n", p->tps, total, inflight);
 }
 
 int adm_cmd_consumer_progress(adm_ctx_t *ctx)

@@ -3,7 +3,8 @@
  * #view=message&id=ID, #view=controller); the cluster view polls /api/cluster and
  * /api/tps once a second and draws the name server's last hour (per broker
  * address in and out TPS, the busiest topics' put TPS) on canvases, full from the
- * first load; a group's view lists its clients and charts its lag over the hour;
+ * first load; a group's view lists its clients, its queues' lag and a pop
+ * consumer's messages in flight, and charts its lag over the hour;
  * the controller view polls /api/controller (controller mode's groups, epochs and
  * elections). No libraries. */
 'use strict';
@@ -287,31 +288,34 @@ async function pollGroups() {
 async function showGroup(name) {
   const r = await getJSON('/api/groups?group=' + encodeURIComponent(name));
   let total = 0;
+  let inflight = 0;
   let rows = '';
   r.brokers.forEach((b) => {
     if (!b.ok) {
-      rows += '<tr><td colspan="6" class="error">' + esc(b.name) + ': ' + esc(b.error) + '</td></tr>';
+      rows += '<tr><td colspan="7" class="error">' + esc(b.name) + ': ' + esc(b.error) + '</td></tr>';
       return;
     }
     b.queues.forEach((q) => {
       total += q.lag;
+      inflight += q.inflight;
       rows += '<tr><td>' + esc(q.topic) + '</td><td>' + esc(b.name) + '</td><td class="num">' + q.queueId +
         '</td><td class="num">' + fmtNum(q.brokerOffset) + '</td><td class="num">' + fmtNum(q.consumerOffset) +
-        '</td><td class="num">' + fmtNum(q.lag) + '</td></tr>';
+        '</td><td class="num">' + fmtNum(q.lag) + '</td><td class="num">' + fmtNum(q.inflight) + '</td></tr>';
     });
   });
   const clients = r.clients.map((c) => '<tr class="client"><td>' + esc(c.clientId) + '</td><td>' + esc(c.host) +
     '</td><td>' + esc(c.language) + '</td><td class="num">' + esc(c.version) + '</td><td>' + esc(c.protocol) +
     '</td><td>' + esc(fmtTime(c.lastHeartbeatMs)) + '</td></tr>').join('');
   $('#group-detail').innerHTML = '<h3>Group ' + esc(r.group) + ' <span class="muted">total lag ' + fmtNum(total) +
-    '</span></h3><h3>Clients</h3><table id="group-clients" class="grid"><thead><tr><th>Client id</th><th>Host</th>' +
+    (inflight ? ', ' + fmtNum(inflight) + ' in flight' : '') + '</span></h3><h3>Clients</h3><table id="group-clients" class="grid"><thead><tr><th>Client id</th><th>Host</th>' +
     '<th>Language</th><th class="num">Version</th><th>Protocol</th><th>Last heartbeat</th></tr></thead><tbody>' +
     (clients || '<tr><td colspan="6" class="muted">no client online</td></tr>') + '</tbody></table>' +
     '<h3>Lag over the last hour</h3><div class="chart-wrap"><canvas id="lag-chart" width="1200" height="200" ' +
     'data-points="0"></canvas><div id="lag-legend" class="legend"></div></div>' +
     '<h3>Queues</h3><table class="grid"><thead><tr><th>Topic</th><th>Broker</th><th class="num">Queue</th>' +
-    '<th class="num">Broker offset</th><th class="num">Consumer offset</th><th class="num">Lag</th></tr></thead>' +
-    '<tbody>' + (rows || '<tr><td colspan="6" class="muted">no queues</td></tr>') + '</tbody></table>';
+    '<th class="num">Broker offset</th><th class="num">Consumer offset</th><th class="num">Lag</th>' +
+    '<th class="num" title="popped by a pop consumer, not yet acked">In flight</th></tr></thead>' +
+    '<tbody>' + (rows || '<tr><td colspan="7" class="muted">no queues</td></tr>') + '</tbody></table>';
   const now = Date.now();
   const span = r.lagHistory.length ? Math.max(now - r.lagHistory[0][0], 60000) : 3600000;
   drawSeries($('#lag-chart'), $('#lag-legend'), [{ label: 'lag', color: PALETTE[0], dash: [], pts: r.lagHistory }],

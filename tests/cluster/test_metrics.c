@@ -903,6 +903,34 @@ static double twins(const char *page, const char *rq_name, const char *rq_labels
     return a;
 }
 
+/* Sum of the numbers that follow key ("\"inflight\":") in json. */
+static long json_sum(const char *json, const char *key)
+{
+    long sum = 0;
+    for (const char *p = strstr(json, key); p; p = strstr(p + 1, key))
+        sum += strtol(p + strlen(key), NULL, 10);
+    return sum;
+}
+
+/* The pop group's messages in flight as the console and mqadmin
+ * consumerProgress (INFLIGHT, Inflight Total) show them. */
+static void check_pop_inflight_shown(long want)
+{
+    char *g = http_get_ok(ns_http_port, "/api/groups?group=" POP_GROUP);
+    ck_assert_msg(json_sum(g, "\"inflight\":") == want, "console: %ld in flight, not %ld: %.2000s",
+                  json_sum(g, "\"inflight\":"), want, g);
+    free(g);
+    char bin[PATH_MAX], line[64];
+    const char *argv[] = {hn_build_path("tools/mqadmin", bin, sizeof bin), "consumerProgress", "-n", ns_addr,
+                          "-g", POP_GROUP, NULL};
+    hn_result_t r;
+    ck_assert_int_eq(hn_run(argv, 20000, &r), 0);
+    snprintf(line, sizeof line, "\nInflight Total: %ld\n", want);
+    ck_assert_msg(r.status == 0 && r.out && strstr(r.out, " INFLIGHT ") && strstr(r.out, line),
+                  "mqadmin consumerProgress -g " POP_GROUP ": %.2000s%.500s", r.out ? r.out : "", r.err ? r.err : "");
+    hn_result_free(&r);
+}
+
 START_TEST(test_rocketmq_names)
 {
     cluster_start(1);
@@ -961,6 +989,7 @@ START_TEST(test_rocketmq_names)
         snprintf(type, sizeof type, "\n# TYPE %s ", DASHBOARD_NAMES[i]);
         ck_assert_msg(strstr(page, type) != NULL, "the page has no %s", DASHBOARD_NAMES[i]);
     }
+    check_pop_inflight_shown(4);
     close(fd);
     close(pop_fd);
     free(page);

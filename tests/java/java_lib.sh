@@ -186,9 +186,10 @@ PROPS
 # (listenPort-2), listenPort and haListenPort: 10909-10912+O, 10919-10922+O,
 # 10929-10932+O, 10939-10942+O (no metrics or console port is set; gRPC
 # shares listenPort). Offsets 6000-6500 and 6700-7200, 100 apart (whose
-# port sets never meet), keep every port in 15876..18142; 6600, a controller-mode cluster
-# (start_cluster_controller: name servers 9876-9877+O, etcd 9880-9885+O,
-# brokers 10909-10972+O), in 16476..16485 and 17509..17572: below Linux's ephemeral range
+# port sets never meet), keep every port in 15876..18142; 6600 and 7300,
+# controller-mode clusters (start_cluster_controller: name servers
+# 9876-9877+O, etcd 9880-9885+O, brokers 10909-10972+O), in 16476..16485,
+# 17509..17572, 17176..17185 and 18209..18272: below Linux's ephemeral range
 # (32768 up, where the harness's hn_free_port, pick_vip_port and every
 # client socket get theirs), below quickstart --check's offsets 11000-15900
 # (20876 up), chaos.sh's 16000-20900 and the fixed 17000 (Node), 19000
@@ -211,6 +212,7 @@ cluster_port_offset() {
     mqadmin_acl5) offset=7000 ;;
     recall5) offset=7100 ;;
     grpc5) offset=7200 ;;
+    grpc5_controller) offset=7300 ;;
     *) echo "# no port offset for $1" >&2; exit 1 ;;
   esac
   echo "${RMQ_TEST_CLUSTER_PORT_OFFSET:-$offset}"
@@ -275,22 +277,33 @@ restart_cluster_sync() {
   up_cluster_sync "$1"
 }
 
-# start_cluster_controller SCRIPT: the controller-mode cluster of
+# start_cluster_controller SCRIPT [EXTRA]: the controller-mode cluster of
 # deploy/cluster.sh up controller (etcd x3, two name servers running the
 # controller, groups broker-a and broker-b of 2 replicas, broker-c of 3;
-# every port moved by SCRIPT's cluster_port_offset), its files in $run;
-# sets $ns (the first name server); stopped by cleanup.
+# every port moved by SCRIPT's cluster_port_offset) with EXTRA (printf %b)
+# added to each broker's properties, its files in $run; sets $ns (the first
+# name server); stopped by cleanup.
 start_cluster_controller() {
-  local offset
+  local offset f
   offset=$(cluster_port_offset "$1") || exit 1
   export RMQ_BIN=$bin RMQ_RUN_DIR=$run/cluster RMQ_PORT_OFFSET=$offset RMQ_START_TIMEOUT=60 RMQ_STOP_TIMEOUT=30
-  unset RMQ_PORT_BASE RMQ_SSH RMQ_CONF_DIR
-  mkdir -p "$RMQ_RUN_DIR"
+  export RMQ_CONF_DIR=$run/conf
+  unset RMQ_PORT_BASE RMQ_SSH
+  mkdir -p "$RMQ_CONF_DIR" "$RMQ_RUN_DIR"
+  cp "$src"/deploy/controller/*.properties "$RMQ_CONF_DIR/"
+  for f in "$RMQ_CONF_DIR"/broker-*.properties; do printf '\n%b' "${2:-}" >>"$f"; done
   ns=127.0.0.1:$((9876 + offset))
   cluster_up=1
   guard_cluster
   "$src/deploy/cluster.sh" up controller >"$run/up.log" 2>&1 ||
     { sed 's/^/# /' "$run/up.log"; echo "not ok 1 - deploy/cluster.sh up controller"; exit 1; }
+}
+
+# ctl_master_of GROUP: the replica id of GROUP's master in the cluster of
+# start_cluster_controller (mqadmin getSyncStateSet: column 1 the group, 2
+# its master's id); its piece is GROUP-ID.
+ctl_master_of() {
+  "$bin/tools/mqadmin" getSyncStateSet -n "$ns" -b "$1" 2>/dev/null | awk -v g="$1" '$1 == g { print $2; exit }'
 }
 
 # admin_args: mqadmin's --client-config of $admin_config (the account it

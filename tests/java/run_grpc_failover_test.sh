@@ -49,8 +49,7 @@ at_least() { [ "$("$1" "${@:3}")" -ge "$2" ]; }
 # broker-a's replicas in mqadmin getSyncStateSet (controller mode): column 2
 # the master's replica id, 6 the row's replica, 8 its role
 sss_a() { "$bin/tools/mqadmin" getSyncStateSet -n "$ns" -b broker-a 2>/dev/null; }
-master_of_a() { sss_a | awk '$1 == "broker-a" { print $2; exit }'; }
-promoted() { [ "$(master_of_a)" = "$1" ] && sss_a | awk -v r="$1" '$6 == r && $8 ~ /MASTER/ { f = 1 } END { exit !f }'; }
+promoted() { [ "$(ctl_master_of broker-a)" = "$1" ] && sss_a | awk -v r="$1" '$6 == r && $8 ~ /MASTER/ { f = 1 } END { exit !f }'; }
 # both of broker-a's replicas in its in-sync set (column 9): only an in-sync
 # slave may be promoted, and a loaded machine can leave one behind a while
 both_in_sync() { [ "$(sss_a | awk '$1 == "broker-a" && $9 == "yes"' | wc -l)" -ge 2 ]; }
@@ -61,7 +60,7 @@ java_build 6 "$here" grpc5
 if [ "$mode" = controller ]; then
   start_cluster_controller grpc_failover_controller
   create_topic_both "$topic" 3
-  old=$(master_of_a)
+  old=$(ctl_master_of broker-a)
   pid_file=$RMQ_RUN_DIR/pid/broker-a-$old.pid
 else
   start_cluster_sync grpc_failover ''

@@ -2,7 +2,7 @@
 // tests/node/grpc5.js: the unmodified RocketMQ 5 Node client
 // (rocketmq-client-nodejs, gRPC) against rmq: a Producer sends normal
 // messages (tags, keys, user properties), FIFO messages (message groups),
-// a delayed message (and two recalled) and transactional ones (a commit
+// a delayed message (and three recalled) and transactional ones (a commit
 // and a rollback); a SimpleConsumer receives and acks them, a tag filter
 // selects, an unacked message comes again with delivery attempt 2; a
 // PushConsumer consumes a topic with one failure redelivered. With
@@ -23,10 +23,10 @@ const GROUPS = [ 'g1', 'g2', 'g3' ];
 const PER_GROUP = 5;
 const PUSH = 12;
 const DELAY_MS = 3000;
-// The client sends in turn to each broker of the route, so two recalled
-// messages name both masters of a 2-master cluster: the access point
-// forwards the recall of the other one.
-const RECALLED = 2;
+// The client sends in turn to each broker of the route, so three recalled
+// messages name every master of a cluster of up to three: the access point
+// forwards the recalls of the others.
+const RECALLED = 3;
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 const credentials = accessKey ? { accessKey, accessSecret } : undefined;
 let failures = 0;

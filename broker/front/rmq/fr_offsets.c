@@ -103,8 +103,9 @@ void fr_all_offsets(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
     bk_offsets_table_free(tab);
 }
 
-/* GET_CONSUME_STATS: broker vs consumer offset per queue of a group, and
- * the messages per second it pulled over the last minute. */
+/* GET_CONSUME_STATS: broker vs consumer offset per queue of a group, its
+ * pop cursor (pull_offset), and the messages per second it pulled over the
+ * last minute. */
 void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
 {
     bk_front_t *fe = arg;
@@ -135,6 +136,7 @@ void fr_consume_stats(rmq_conn_t *conn, rmq_frame_t *req, void *arg)
         qs[i].broker_offset = q->broker_offset;
         qs[i].consumer_offset = q->consumer_offset;
         qs[i].last_timestamp = q->last_timestamp;
+        qs[i].pull_offset = bk_pop_pull_offset(fe->pop, h->consumer_group, q->topic, q->queue_id, q->consumer_offset);
         ptrs[i] = &qs[i];
     }
     Rmq__Command resp = RMQ__COMMAND__INIT;
