@@ -52,17 +52,6 @@ void rmq_recall_fwds_free(rmq_recall_fwds_t *fw)
     free(fw);
 }
 
-int rmq_recall_master_of(Rmq__BrokerData *const *brokers, size_t n, const char *name, char *addr, size_t cap)
-{
-    for (size_t i = 0; i < n; i++) {
-        const Rmq__BrokerData *bd = brokers[i];
-        for (size_t j = 0; strcmp(bd->broker_name, name) == 0 && j < bd->n_addrs; j++)
-            if (bd->addrs[j]->broker_id == 0)
-                return snprintf(addr, cap, "%s", bd->addrs[j]->addr) < (int)cap;
-    }
-    return 0;
-}
-
 /* The v2 code of a master's remoting answer: RocketMQ's proxy's table
  * (ResponseBuilder: SUCCESS, SYSTEM_BUSY, REQUEST_CODE_NOT_SUPPORTED, the
  * rest INTERNAL_SERVER_ERROR), with the permission and topic refusals a

@@ -15,7 +15,6 @@
 
 #include <openssl/ssl.h>
 
-#include "namesrv.pb-c.h"
 #include "rmq_acl.h"
 #include "rmq_codec_grpc.h"
 
@@ -28,10 +27,6 @@ rmq_recall_fwds_t *rmq_recall_fwds_new(struct event_base *base, SSL_CTX *client_
 /* Answers the recalls still waiting (INTERNAL_SERVER_ERROR) and frees;
  * before the server of their calls is freed. */
 void rmq_recall_fwds_free(rmq_recall_fwds_t *fw);
-
-/* The master address (broker id 0) of broker set name among brokers[0..n)
- * into addr: 1, or 0 when none of them is its master. */
-int rmq_recall_master_of(Rmq__BrokerData *const *brokers, size_t n, const char *name, char *addr, size_t cap);
 
 /* Sends call's recall (topic, handle naming broker) to the master at addr
  * on a connection of its own, signed with cred (copied; NULL or an empty

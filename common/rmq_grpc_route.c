@@ -46,11 +46,10 @@ static const Apache__Rocketmq__V2__MessageType *accepted_types(int32_t t, size_t
     }
 }
 
-/* The master's address of broker_name in route, or NULL. */
-static const char *master_of(const Rmq__TopicRouteData *route, const char *broker_name)
+const char *rmq_grpc_route_master(Rmq__BrokerData *const *brokers, size_t n, const char *broker_name)
 {
-    for (size_t b = 0; b < route->n_broker_datas; b++) {
-        const Rmq__BrokerData *bd = route->broker_datas[b];
+    for (size_t b = 0; b < n; b++) {
+        const Rmq__BrokerData *bd = brokers[b];
         if (strcmp(bd->broker_name, broker_name) != 0)
             continue;
         for (size_t a = 0; a < bd->n_addrs; a++)
@@ -58,6 +57,12 @@ static const char *master_of(const Rmq__TopicRouteData *route, const char *broke
                 return bd->addrs[a]->addr;
     }
     return NULL;
+}
+
+/* The master's address of broker_name in route, or NULL. */
+static const char *master_of(const Rmq__TopicRouteData *route, const char *broker_name)
+{
+    return rmq_grpc_route_master(route->broker_datas, route->n_broker_datas, broker_name);
 }
 
 static int32_t queue_count(const Rmq__QueueData *qd)

@@ -33,6 +33,10 @@ typedef struct rmq_grpc_route {
     Apache__Rocketmq__V2__Resource topic;
 } rmq_grpc_route_t;
 
+/* The master's address (broker id 0) of broker set broker_name among
+ * brokers[0..n) (a route's, or the name server's cluster info), or NULL. */
+const char *rmq_grpc_route_master(Rmq__BrokerData *const *brokers, size_t n, const char *broker_name);
+
 /* Renders topic's route into *out (zero it first; strings of route and
  * topic are borrowed, so they must outlive *out). RMQ_OK (n may be 0: no
  * master serves the topic), RMQ_EINVAL (a master address that is no

@@ -74,7 +74,8 @@ static void handle_query_route(rmq_grpc_call_t *call, void *arg)
 static int master_of(ns_server_t *ns, const char *name, char *addr, size_t cap)
 {
     Rmq__ClusterInfo *ci = ns_route_cluster_info(ns_server_route(ns), rmq_mono_ms(), rmq_wall_ms());
-    int found = ci && rmq_recall_master_of(ci->brokers, ci->n_brokers, name, addr, cap);
+    const char *master = ci ? rmq_grpc_route_master(ci->brokers, ci->n_brokers, name) : NULL;
+    int found = master && snprintf(addr, cap, "%s", master) < (int)cap;
     if (ci)
         rmq__cluster_info__free_unpacked(ci, NULL);
     return found;

@@ -238,9 +238,10 @@ start_cluster_sync() {
   up_cluster_sync "$2"
 }
 
-# cluster_addr PIECE: the address broker PIECE (broker-a, broker-a-s,
-# broker-b, broker-b-s) of start_cluster_sync's cluster listens on, from the
-# ready file deploy/lib.sh writes once it does.
+# cluster_addr PIECE: the address broker PIECE (broker-a, broker-a-s, ...
+# of start_cluster_sync's cluster, broker-a-1, ... of
+# start_cluster_controller's) listens on, from the ready file deploy/lib.sh
+# writes once it does.
 cluster_addr() {
   echo "127.0.0.1:$(ready_port "$RMQ_RUN_DIR/pid/$1.ready" listenPort)"
 }

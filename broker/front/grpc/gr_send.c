@@ -19,6 +19,7 @@
 
 #include "gr_front.h"
 #include "gr_message.h"
+#include "rmq_grpc_route.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
 
@@ -351,25 +352,27 @@ static void recall_away_free(recall_away_t *ra)
     free(ra);
 }
 
-/* gr_route_fn: the recall forwarded to its broker's master in the route. */
+/* Forwards ra to its broker's master in rd: 1, or 0 with st set. */
+static int recall_send_routed(recall_away_t *ra, rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd,
+                              const char *topic, gr_status_t *st)
+{
+    const char *master = rmq_grpc_route_master(rd->broker_datas, rd->n_broker_datas, ra->broker);
+    if (!master)
+        return gr_status_set(st, CODE(INTERNAL_SERVER_ERROR),
+                             "recall failed, broker %s has no master in the route of %s", ra->broker, topic);
+    st->code = CODE(INTERNAL_SERVER_ERROR);
+    return rmq_recall_forward(ra->gf->recalls, call, &ra->cred, ra->broker, master, topic, ra->handle, st->message,
+                              sizeof(st->message));
+}
+
+/* gr_route_fn: the recall forwarded to its broker's master in the route
+ * (rd NULL: the call was answered, only ra is left to free). */
 static void recall_routed(rmq_grpc_call_t *call, const Rmq__TopicRouteData *rd, const char *topic, void *arg)
 {
     recall_away_t *ra = arg;
-    char addr[64];
-    gr_status_t st = {CODE(INTERNAL_SERVER_ERROR), ""};
-    if (!rd) {
-        recall_away_free(ra);
-        return;
-    }
-    if (!rmq_recall_master_of(rd->broker_datas, rd->n_broker_datas, ra->broker, addr, sizeof(addr)))
-        gr_status_set(&st, CODE(INTERNAL_SERVER_ERROR), "recall failed, broker %s has no master in the route of %s",
-                      ra->broker, topic);
-    else if (rmq_recall_forward(ra->gf->recalls, call, &ra->cred, ra->broker, addr, topic, ra->handle, st.message,
-                                sizeof(st.message))) {
-        recall_away_free(ra);
-        return;
-    }
-    gr_call_answer_status(call, &apache__rocketmq__v2__recall_message_response__descriptor, &st);
+    gr_status_t st;
+    if (rd && !recall_send_routed(ra, call, rd, topic, &st))
+        gr_call_answer_status(call, &apache__rocketmq__v2__recall_message_response__descriptor, &st);
     recall_away_free(ra);
 }
 
