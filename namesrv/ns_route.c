@@ -223,30 +223,51 @@ static void drop_queues_of(ns_route_t *rt, const char *broker_name)
     ns_vec_filter(&rt->topics, topic_keep, &d);
 }
 
-/* Removes liveness entry li and its address from its broker set; a broker
- * set left empty goes with its queue data (its cluster goes with it). */
-static void remove_live_at(ns_route_t *rt, size_t li)
+/* Frees liveness entry li after taking its address out of its broker set's
+ * slot; the set stays, even when that leaves it empty. */
+static void unslot_live_at(ns_route_t *rt, size_t li)
 {
     ns_live_t *live = ns_vec_at(&rt->live, li);
+    ns_bset_t *bset = ns_vec_find(&rt->bsets, name_cmp, live->broker_name);
     int found;
-    size_t bi = ns_vec_search(&rt->bsets, name_cmp, live->broker_name, &found);
 
-    if (found) {
-        ns_bset_t *bset = ns_vec_at(&rt->bsets, bi);
+    if (bset) {
         size_t ai = ns_vec_search(&bset->addrs, id_cmp, &live->broker_id, &found);
         ns_baddr_t *ba = found ? ns_vec_at(&bset->addrs, ai) : NULL;
         if (ba && strcmp(ba->addr, live->addr) == 0) {
             free(ba->addr);
             ns_vec_remove_at(&bset->addrs, ai);
         }
-        if (bset->addrs.len == 0) {
-            drop_queues_of(rt, bset->name);
-            bset_free(bset);
-            ns_vec_remove_at(&rt->bsets, bi);
-        }
     }
     live_free(live);
     ns_vec_remove_at(&rt->live, li);
+}
+
+/* Removes broker set name, with its queue data, when it has no address left
+ * (its cluster goes with it). */
+static void drop_set_if_empty(ns_route_t *rt, const char *name)
+{
+    int found;
+    size_t bi = ns_vec_search(&rt->bsets, name_cmp, name, &found);
+    ns_bset_t *bset = found ? ns_vec_at(&rt->bsets, bi) : NULL;
+
+    if (!bset || bset->addrs.len > 0)
+        return;
+    drop_queues_of(rt, bset->name);
+    bset_free(bset);
+    ns_vec_remove_at(&rt->bsets, bi);
+}
+
+/* Removes liveness entry li and its address from its broker set; a broker
+ * set left empty goes with its queue data. */
+static void remove_live_at(ns_route_t *rt, size_t li)
+{
+    ns_live_t *live = ns_vec_at(&rt->live, li);
+    const ns_bset_t *bset = ns_vec_find(&rt->bsets, name_cmp, live->broker_name);
+
+    unslot_live_at(rt, li);
+    if (bset)
+        drop_set_if_empty(rt, bset->name);
 }
 
 /* Removes addr's liveness entry only (its broker-set slot was taken over). */
@@ -679,7 +700,10 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
         if (strcmp(live->broker_name, req->broker_name) != 0 || live->broker_id != req->broker_id) {
             LOG_INFO("%s moves from %s id %" PRId64 " to %s id %" PRId64, live->addr,
                      live->broker_name, live->broker_id, req->broker_name, req->broker_id);
-            remove_live_at(rt, li);
+            if (strcmp(live->broker_name, req->broker_name) == 0)
+                unslot_live_at(rt, li);    /* to another id of its set: the set's queue data stay */
+            else
+                remove_live_at(rt, li);
         } else {
             changed = dv_differs(live, req->data_version);
         }
@@ -690,6 +714,7 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
     if (err == RMQ_OK)
         err = live_put(rt, req, conn_id, now_ms);
     if (err != RMQ_OK) {
+        drop_set_if_empty(rt, req->broker_name);   /* a move within the set that did not land */
         snprintf(why, whylen, "out of memory");
         return err;
     }

@@ -571,6 +571,42 @@ START_TEST(test_set_master)
 }
 END_TEST
 
+/* The sequence a name server saw in a controller-mode chaos run: the old
+ * master, cut off, takes id 0 back from the elected one, then registers as
+ * a slave (id 0 -> 1) while the elected master's liveness is gone; the move
+ * within broker-a must keep its queue data, so the route still lists
+ * broker-a's queues when the controller names it master again and its
+ * registration (same data version) adds none. */
+START_TEST(test_move_within_set_keeps_queues)
+{
+    ns_route_t *rt = ns_route_new();
+    ns_register_result_t res;
+    rmq_err_t err;
+    reg_t r;
+
+    setup_2m1s(rt, 100);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10921"), RMQ_OK);
+    reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
+    reg_topic(&r, "TopicA", 4, 4, 6);
+    ck_assert_int_eq(do_register(rt, &r, 1, 200, &res), RMQ_OK);
+    reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 1, 5);
+    ck_assert_int_eq(do_register(rt, &r, 1, 300, &res), RMQ_OK);
+    Rmq__TopicRouteData *rd = ns_route_topic(rt, "TopicA", &err);
+    ck_assert_ptr_nonnull(route_queue(rd, "broker-a"));
+    ck_assert_str_eq(route_addr(rd, "broker-a", 1), "127.0.0.1:10911");
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10911"), RMQ_OK);
+    reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
+    reg_topic(&r, "TopicA", 4, 4, 6);
+    ck_assert_int_eq(do_register(rt, &r, 1, 400, &res), RMQ_OK);
+    rd = ns_route_topic(rt, "TopicA", &err);
+    ck_assert_str_eq(route_addr(rd, "broker-a", 0), "127.0.0.1:10911");
+    ck_assert_int_eq(route_queue(rd, "broker-a")->read_queue_nums, 4);
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+    ns_route_free(rt);
+}
+END_TEST
+
 START_TEST(test_delta_and_version_query)
 {
     ns_route_t *rt = ns_route_new();
@@ -776,6 +812,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, test_bad_register);
     tcase_add_test(tc, test_address_takeover);
     tcase_add_test(tc, test_set_master);
+    tcase_add_test(tc, test_move_within_set_keeps_queues);
     tcase_add_test(tc, test_delta_and_version_query);
     tcase_add_test(tc, test_deletes_in_registrations);
     tcase_add_test(tc, test_many_topics_merge);
