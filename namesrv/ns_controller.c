@@ -370,7 +370,7 @@ static void route_follow(ctl_group_t *g)
 {
     if (!g->ctl->route || g->st.master_id < 0 || !g->st.master_addr[0])
         return;
-    rmq_err_t err = ns_route_set_master(g->ctl->route, g->name, g->st.master_addr);
+    rmq_err_t err = ns_route_set_master(g->ctl->route, g->name, g->st.master_addr, g->st.master_epoch);
     if (err != RMQ_OK && err != RMQ_ENOTFOUND)
         LOG_WARN("controller: routing %s to its new master %s: %s", g->name, g->st.master_addr,
                  rmq_strerror(err));

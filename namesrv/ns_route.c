@@ -48,6 +48,7 @@ typedef struct ns_live {
     int64_t dv_timestamp;
     int64_t dv_counter;
     int64_t epoch;
+    int64_t master_epoch;    /* controller mode: of the role it registered in */
     char *ha_addr;
     uint64_t conn_id;
 } ns_live_t;
@@ -361,6 +362,24 @@ static ns_bset_t *bset_get(ns_route_t *rt, const char *name, const char *cluster
     return bset;
 }
 
+/* RMQ_EEXIST (why) when req would take its id's slot from another live
+ * address that registered at a newer master epoch: a master the
+ * controllers replaced, still registering as one. */
+static rmq_err_t check_takeover(const ns_route_t *rt, const Rmq__RegisterBrokerRequest *req, char *why,
+                                size_t whylen)
+{
+    const ns_bset_t *bset = ns_vec_find(&rt->bsets, name_cmp, req->broker_name);
+    const ns_baddr_t *ba = bset ? ns_vec_find(&bset->addrs, id_cmp, &req->broker_id) : NULL;
+    const ns_live_t *holder = ba ? ns_vec_find(&rt->live, name_cmp, ba->addr) : NULL;
+
+    if (!holder || strcmp(holder->addr, req->broker_addr) == 0 || holder->master_epoch <= req->master_epoch)
+        return RMQ_OK;
+    snprintf(why, whylen, "registration of %s as %s id %" PRId64 " refused: %s holds it at master epoch %"
+             PRId64 ", newer than %" PRId64, req->broker_addr, req->broker_name, req->broker_id, ba->addr,
+             holder->master_epoch, req->master_epoch);
+    return RMQ_EEXIST;
+}
+
 /* Puts req's address at its id in its broker set. *first is set when the
  * set or that id's slot was new (or held another address, whose liveness
  * entry is dropped: the slot was taken over). */
@@ -593,6 +612,7 @@ static rmq_err_t live_put(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
     live->dv_timestamp = req->data_version ? req->data_version->timestamp : 0;
     live->dv_counter = req->data_version ? req->data_version->counter : 0;
     live->epoch = req->epoch;
+    live->master_epoch = req->master_epoch;
     live->conn_id = conn_id;
     return RMQ_OK;
 }
@@ -619,7 +639,7 @@ static int dv_differs(const ns_live_t *live, const Rmq__DataVersion *dv)
     return live->dv_timestamp != ts || live->dv_counter != counter;
 }
 
-rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const char *addr)
+rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const char *addr, int64_t epoch)
 {
     int found;
     ns_bset_t *bset = ns_vec_find(&rt->bsets, name_cmp, broker_name);
@@ -627,8 +647,10 @@ rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const cha
 
     if (!bset || !live || strcmp(live->broker_name, broker_name) != 0)
         return RMQ_ENOTFOUND;
-    if (live->broker_id == 0)
+    if (live->broker_id == 0) {
+        live->master_epoch = epoch;
         return RMQ_OK;
+    }
     int64_t master_id = 0;
     ns_baddr_t *old = ns_vec_find(&bset->addrs, id_cmp, &master_id);
     if (old) {
@@ -650,8 +672,10 @@ rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const cha
     }
     moved.id = 0;
     *slot = moved;
-    LOG_INFO("%s: %s (id %" PRId64 ") is master now", broker_name, addr, live->broker_id);
+    LOG_INFO("%s: %s (id %" PRId64 ") is master now at epoch %" PRId64, broker_name, addr, live->broker_id,
+             epoch);
     live->broker_id = 0;
+    live->master_epoch = epoch;
     return RMQ_OK;
 }
 
@@ -659,7 +683,7 @@ rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const cha
 static int live_matches(const ns_live_t *live, const Rmq__RegisterBrokerRequest *req)
 {
     return strcmp(live->broker_name, req->broker_name) == 0 && live->broker_id == req->broker_id &&
-           live->epoch == req->epoch;
+           live->epoch == req->epoch && live->master_epoch == req->master_epoch;
 }
 
 /* A delta registration applies only over the version it was computed from. */
@@ -686,6 +710,8 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
     err = check_register(req, why, whylen);
     if (err == RMQ_OK && req->delta)
         err = check_delta(rt, req, why, whylen);
+    if (err == RMQ_OK)
+        err = check_takeover(rt, req, why, whylen);
     if (err != RMQ_OK)
         return err;
     size_t li = ns_vec_search(&rt->live, name_cmp, req->broker_addr, &found);

@@ -61,11 +61,11 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
                             char *why, size_t whylen);
 
 /* Makes addr, registered as a slave of broker_name, its master (id 0) at
- * once, as the controller elected it: the address held at id 0 leaves the
- * route. RMQ_ENOTFOUND when addr is not registered under broker_name;
- * RMQ_ENOMEM (addr then leaves the route; its next registration restores
- * it). */
-rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const char *addr);
+ * master epoch epoch at once, as the controller elected it: the address
+ * held at id 0 leaves the route. RMQ_ENOTFOUND when addr is not registered
+ * under broker_name; RMQ_ENOMEM (addr then leaves the route; its next
+ * registration restores it). */
+rmq_err_t ns_route_set_master(ns_route_t *rt, const char *broker_name, const char *addr, int64_t epoch);
 
 /* QUERY_DATA_VERSION: 0 if req's address is registered with its broker
  * name, id and epoch at req->data_version (its liveness is then refreshed

@@ -500,6 +500,11 @@ void bk_controller_free(bk_controller_t *c)
     free(c);
 }
 
+int64_t bk_controller_epoch(const bk_controller_t *c)
+{
+    return c->applied_epoch;
+}
+
 void bk_controller_describe(const bk_controller_t *c, void (*add)(const char *key, const char *value, void *arg),
                             void *arg)
 {

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "bk_controller.h"
 #include "bk_ha.h"
 #include "bk_map.h"
 #include "bk_register_remoting.h"
@@ -128,6 +129,8 @@ static void register_header(bk_register_t *r, Rmq__RegisterBrokerRequest *rb, Rm
     rb->data_version = dv;
     rb->broker_perm = (int32_t)node->cfg->broker_permission;
     rb->epoch = node->boot_ms;
+    const bk_controller_t *ctl = node->ops->ctl(node->arg);
+    rb->master_epoch = ctl ? bk_controller_epoch(ctl) : 0;
 }
 
 /* The whole table, packed and compressed, as of dv (cached per version, so

@@ -549,16 +549,16 @@ START_TEST(test_set_master)
     reg_t r;
 
     setup_2m1s(rt, 100);
-    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10999"), RMQ_ENOTFOUND);
-    ck_assert_int_eq(ns_route_set_master(rt, "broker-b", "127.0.0.1:10921"), RMQ_ENOTFOUND);
-    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10921"), RMQ_OK);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10999", 2), RMQ_ENOTFOUND);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-b", "127.0.0.1:10921", 2), RMQ_ENOTFOUND);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10921", 2), RMQ_OK);
     Rmq__TopicRouteData *rd = ns_route_topic(rt, "TopicA", &err);
     ck_assert_str_eq(route_addr(rd, "broker-a", 0), "127.0.0.1:10921");
     ck_assert_ptr_null(route_addr(rd, "broker-a", 1));
     ck_assert_int_eq(route_queue(rd, "broker-a")->perm, 6);
     rmq__topic_route_data__free_unpacked(rd, NULL);
     /* already master: nothing to do */
-    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10921"), RMQ_OK);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10921", 2), RMQ_OK);
     /* the old master's connection closing removes nothing any more */
     ck_assert_uint_eq(ns_route_remove_conn(rt, 1), 0);
     reg_init(&r, "c1", "broker-a", "127.0.0.1:10921", 0, 5);
@@ -571,12 +571,11 @@ START_TEST(test_set_master)
 }
 END_TEST
 
-/* The sequence a name server saw in a controller-mode chaos run: the old
- * master, cut off, takes id 0 back from the elected one, then registers as
- * a slave (id 0 -> 1) while the elected master's liveness is gone; the move
- * within broker-a must keep its queue data, so the route still lists
- * broker-a's queues when the controller names it master again and its
- * registration (same data version) adds none. */
+/* An address moving to another id of its own set keeps the set's queue
+ * data, also when it is the set's only address: in a controller-mode chaos
+ * run a master alone in its set registered as a slave (id 0 -> 1), and the
+ * route lost broker-a's queues for good, as its registration as master
+ * again (same data version) adds none. */
 START_TEST(test_move_within_set_keeps_queues)
 {
     ns_route_t *rt = ns_route_new();
@@ -585,23 +584,59 @@ START_TEST(test_move_within_set_keeps_queues)
     reg_t r;
 
     setup_2m1s(rt, 100);
-    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10921"), RMQ_OK);
-    reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
-    reg_topic(&r, "TopicA", 4, 4, 6);
-    ck_assert_int_eq(do_register(rt, &r, 1, 200, &res), RMQ_OK);
+    ck_assert_uint_eq(ns_route_remove_conn(rt, 2), 1);
     reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 1, 5);
-    ck_assert_int_eq(do_register(rt, &r, 1, 300, &res), RMQ_OK);
+    r.req.master_epoch = 2;
+    ck_assert_int_eq(do_register(rt, &r, 1, 200, &res), RMQ_OK);
     Rmq__TopicRouteData *rd = ns_route_topic(rt, "TopicA", &err);
     ck_assert_ptr_nonnull(route_queue(rd, "broker-a"));
     ck_assert_str_eq(route_addr(rd, "broker-a", 1), "127.0.0.1:10911");
     rmq__topic_route_data__free_unpacked(rd, NULL);
-    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10911"), RMQ_OK);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10911", 3), RMQ_OK);
     reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
+    r.req.master_epoch = 3;
     reg_topic(&r, "TopicA", 4, 4, 6);
-    ck_assert_int_eq(do_register(rt, &r, 1, 400, &res), RMQ_OK);
+    ck_assert_int_eq(do_register(rt, &r, 1, 300, &res), RMQ_OK);
     rd = ns_route_topic(rt, "TopicA", &err);
     ck_assert_str_eq(route_addr(rd, "broker-a", 0), "127.0.0.1:10911");
     ck_assert_int_eq(route_queue(rd, "broker-a")->read_queue_nums, 4);
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+    ns_route_free(rt);
+}
+END_TEST
+
+/* A master the controllers replaced, still registering as master at its
+ * old epoch, cannot take id 0 back from the one elected after it; as a
+ * slave, or once elected again at a newer epoch, it registers. */
+START_TEST(test_replaced_master_refused)
+{
+    ns_route_t *rt = ns_route_new();
+    ns_register_result_t res;
+    char why[256] = "";
+    rmq_err_t err;
+    reg_t r;
+
+    setup_2m1s(rt, 100);
+    ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10921", 2), RMQ_OK);
+    reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
+    r.req.master_epoch = 1;
+    reg_topic(&r, "TopicA", 4, 4, 6);
+    ck_assert_int_eq(ns_route_register(rt, &r.req, 1, 200, &res, why, sizeof why), RMQ_EEXIST);
+    ck_assert_str_eq(why, "registration of 127.0.0.1:10911 as broker-a id 0 refused: 127.0.0.1:10921 holds it "
+                          "at master epoch 2, newer than 1");
+    Rmq__TopicRouteData *rd = ns_route_topic(rt, "TopicA", &err);
+    ck_assert_str_eq(route_addr(rd, "broker-a", 0), "127.0.0.1:10921");
+    rmq__topic_route_data__free_unpacked(rd, NULL);
+    r.req.broker_id = 1;
+    r.req.master_epoch = 2;
+    ck_assert_int_eq(do_register(rt, &r, 1, 300, &res), RMQ_OK);
+    ck_assert_str_eq(res.master_addr, "127.0.0.1:10921");
+    r.req.broker_id = 0;
+    r.req.master_epoch = 3;
+    ck_assert_int_eq(do_register(rt, &r, 1, 400, &res), RMQ_OK);
+    rd = ns_route_topic(rt, "TopicA", &err);
+    ck_assert_str_eq(route_addr(rd, "broker-a", 0), "127.0.0.1:10911");
+    ck_assert_ptr_nonnull(route_queue(rd, "broker-a"));
     rmq__topic_route_data__free_unpacked(rd, NULL);
     ns_route_free(rt);
 }
@@ -813,6 +848,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, test_address_takeover);
     tcase_add_test(tc, test_set_master);
     tcase_add_test(tc, test_move_within_set_keeps_queues);
+    tcase_add_test(tc, test_replaced_master_refused);
     tcase_add_test(tc, test_delta_and_version_query);
     tcase_add_test(tc, test_deletes_in_registrations);
     tcase_add_test(tc, test_many_topics_merge);
