@@ -1,12 +1,13 @@
 /* PopBench: pop consumption against pull consumption on the same topic,
  * with the unmodified 5.x Java client over remoting (scripts/bench-pop.sh):
- *   PopBench NS TOPIC COUNT BROKER_PID
+ *   PopBench NS TOPIC COUNT BROKER_PID [WARMUP_S]
  * sends COUNT messages of 128 B in batches, then consumes all of them with a
  * DefaultMQPushConsumer of a new group, from the first offset, in each mode:
  * pull (the client rebalances and pulls, offsets committed by the client)
  * and pop (setClientRebalance(false) and SET_MESSAGE_REQUEST_MODE POP: the
  * broker assigns, every message popped and acked). A warm-up run of each
- * mode, then pull, pop, pull, pop timed; each run prints "CONSUME <mode>
+ * mode (repeated until WARMUP_S seconds passed, for a JVM broker's JIT),
+ * then pull, pop, pull, pop timed; each run prints "CONSUME <mode>
  * n=<n> ms=<n> rate=<msg/s> broker_cpu_us_per_msg=<n>" (the broker's user
  * and system time from /proc/BROKER_PID/stat over the run), and the end
  * "RATIO pop/pull rate=<r> cpu=<r>" of the means. */
@@ -52,6 +53,7 @@ public final class PopBench {
         String ns = args[0], topic = args[1];
         int count = Integer.parseInt(args[2]);
         String brokerPid = args[3];
+        long warmupEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(args.length > 4 ? Long.parseLong(args[4]) : 0);
         DefaultMQProducer p = new DefaultMQProducer("pop_bench_pg");
         p.setNamesrvAddr(ns);
         p.setSendMsgTimeout(10000);
@@ -60,8 +62,10 @@ public final class PopBench {
         MQClientInstance inst = p.getDefaultMQProducerImpl().getMqClientFactory();
         String addr = inst.findBrokerAddressInPublish(brokerName);
         double[] pull = new double[2], pop = new double[2];
-        run(ns, topic, count, brokerPid, "pull-warmup", inst, null);
-        run(ns, topic, count, brokerPid, "pop-warmup", inst, addr);
+        do {
+            run(ns, topic, count, brokerPid, "pull-warmup", inst, null);
+            run(ns, topic, count, brokerPid, "pop-warmup", inst, addr);
+        } while (System.nanoTime() < warmupEnd);
         for (int i = 0; i < 2; i++) {
             add(pull, run(ns, topic, count, brokerPid, "pull", inst, null));
             add(pop, run(ns, topic, count, brokerPid, "pop", inst, addr));
