@@ -8,7 +8,8 @@
 # --netns (tests/cluster/test_chaos_netns.sh).
 #
 #   netns_init ID NET      names from ID (a number below 10000): namespaces
-#                          rmqID-HOST, bridge rqbrID, veths rqIDHOST(p)
+#                          rmqID-HOST, bridge rqbrID, veths rqIDHOST(p);
+#                          removes what a killed run of the same ID left
 #   netns_add HOST K       namespace for HOST, address NET.K; 1 on failure
 #   netns_name HOST        prints HOST's namespace name
 #   netns_ip HOST          prints HOST's address
@@ -28,6 +29,21 @@ netns_init() {
   NETNS_HOSTS=()
   NETNS_BR_MADE=0
   declare -gA NETNS_IP=()
+  netns_sweep
+}
+
+# netns_sweep: removes the namespaces of NETNS_ID (killing what runs in them)
+# and its bridge, which a run killed with SIGKILL leaves behind; a new run
+# of the same ID could not create them again.
+netns_sweep() {
+  local ns pid
+  for ns in $(ip netns list 2>/dev/null | awk -v p="rmq$NETNS_ID-" 'index($1, p) == 1 {print $1}'); do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do
+      kill -9 "$pid" 2>/dev/null || true
+    done
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  ip link del "$NETNS_BR" 2>/dev/null || true
 }
 
 netns_name() { echo "rmq$NETNS_ID-$1"; }
