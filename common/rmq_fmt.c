@@ -1,5 +1,8 @@
-/* rmq_fmt.c: integers to decimal text and back (see rmq_fmt.h). */
+/* rmq_fmt.c: integers to decimal text and back, and joined keys (see
+ * rmq_fmt.h). */
 #include "rmq_fmt.h"
+
+#include <string.h>
 
 size_t rmq_fmt_i64(char *out, int64_t v)
 {
@@ -43,4 +46,47 @@ int rmq_parse_i64(const char *s, int64_t *out)
         return -1;
     *out = neg ? (int64_t)(0 - u) : (int64_t)u;
     return 0;
+}
+
+void rmq_join_init(rmq_join_t *j, char *buf, size_t cap)
+{
+    j->buf = buf;
+    j->cap = cap;
+    j->len = 0;
+    j->over = cap == 0;
+    if (cap > 0)
+        buf[0] = '\0';
+}
+
+/* Appends n bytes of s when they fit with the NUL, else marks the join over. */
+static void join_bytes(rmq_join_t *j, const char *s, size_t n)
+{
+    if (j->over || n >= j->cap - j->len) {
+        j->over = 1;
+        return;
+    }
+    memcpy(j->buf + j->len, s, n);
+    j->len += n;
+    j->buf[j->len] = '\0';
+}
+
+void rmq_join_str(rmq_join_t *j, const char *s)
+{
+    join_bytes(j, s, strlen(s));
+}
+
+void rmq_join_char(rmq_join_t *j, char c)
+{
+    join_bytes(j, &c, 1);
+}
+
+void rmq_join_i64(rmq_join_t *j, int64_t v)
+{
+    char digits[RMQ_FMT_I64_LEN];
+    join_bytes(j, digits, rmq_fmt_i64(digits, v));
+}
+
+size_t rmq_join_end(const rmq_join_t *j)
+{
+    return j->over ? 0 : j->len;
 }

@@ -91,7 +91,7 @@ static bk_status_t name_check(const char *cmd, const char *what, const char *nam
 {
     const char *why;
     if (rmq_name_is_valid(name, strlen(name), &why))
-        return bk_result_set(r, BK_OK, "%s", "");
+        return bk_result_ok(r);
     return bk_result_set(r, BK_NAME_ILLEGAL, "%s: %s '%.200s' %s", cmd, what, name, why);
 }
 
@@ -145,7 +145,7 @@ bk_status_t bk_admin_topics_update(bk_admin_ops_t *a, const char *cmd, bk_topic_
             return bk_result_set(r, BK_SYSTEM_ERROR, "%s: out of memory at topic %zu of %zu", cmd, i, n);
     if (bk_topics_wait_durable(a->cfg.topics, durable, arg) != RMQ_OK)
         return bk_result_set(r, BK_SYSTEM_ERROR, "%s: out of memory", cmd);
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 rmq_err_t bk_admin_topic_purge(bk_topics_t *topics, st_store_t *store, bk_offsets_t *offsets, const char *name)
@@ -212,7 +212,7 @@ bk_status_t bk_admin_topic_groups(bk_admin_ops_t *a, const char *topic, bk_clien
     bk_map_free(tg.seen, NULL);
     if (tg.rc != RMQ_OK)
         return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 bk_status_t bk_admin_topic_stats(bk_admin_ops_t *a, const char *name, bk_topic_stats_t *out, bk_result_t *r)
@@ -234,7 +234,7 @@ bk_status_t bk_admin_topic_stats(bk_admin_ops_t *a, const char *name, bk_topic_s
         if (q->max_offset > 0)
             q->last_update_timestamp = st_store_time_at(a->cfg.store, topic->name, q->queue_id, q->max_offset - 1);
     }
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 void bk_topic_stats_clear(bk_topic_stats_t *out)
@@ -259,7 +259,7 @@ bk_status_t bk_admin_group_delete(bk_admin_ops_t *a, const char *name, bk_result
 {
     if (bk_groups_delete(a->cfg.groups, name) != RMQ_OK)
         return bk_result_set(r, BK_GROUP_NOT_EXIST, "subscription group %.200s does not exist", name);
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 /* Calls add(key, printf(fmt)) through a bounded buffer. */

@@ -125,7 +125,7 @@ static bk_status_t batch_check(const bk_lock_batch_req_t *req, bk_result_t *r)
 {
     if (!req->group[0] || !req->client_id[0])
         return bk_result_set(r, BK_BAD_REQUEST, "%s needs a consumer group and a client id", req->cmd);
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 bk_status_t bk_lock_batch(bk_lock_t *lk, const bk_lock_batch_req_t *req, uint8_t *held, bk_result_t *r)

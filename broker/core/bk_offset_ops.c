@@ -31,7 +31,7 @@ bk_status_t bk_offset_query(bk_offset_ops_t *o, const bk_offset_key_t *key, int6
     if (*offset < 0)
         return bk_result_set(r, BK_NOT_FOUND, "no offset stored for group %s on %s queue %d", key->group,
                              key->topic, key->queue_id);
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 /* BK_OK if name follows the naming rule, else BK_NAME_ILLEGAL with r set. */
@@ -55,7 +55,7 @@ bk_status_t bk_offset_commit(bk_offset_ops_t *o, const bk_offset_key_t *key, int
         return bk_result_set(r, BK_SYSTEM_ERROR, "UPDATE_CONSUMER_OFFSET: %s", rmq_strerror(rc));
     if (o->cfg.committed)
         o->cfg.committed(o->cfg.committed_arg, key->topic, key->group, key->queue_id);
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 void bk_offset_queue(bk_offset_ops_t *o, const bk_queue_offset_req_t *req, bk_queue_offset_out_t *out)
@@ -115,7 +115,7 @@ bk_status_t bk_offset_progress(bk_offset_ops_t *o, const char *group, const char
         return bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
     bk_offsets_each(o->cfg.offsets, group, progress_add, &w);
     out->consume_tps = bk_groupstats_tps(o->cfg.groupstats, group, topic);
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 void bk_consume_progress_clear(bk_consume_progress_t *out)
@@ -157,7 +157,7 @@ bk_status_t bk_offset_reset(bk_offset_ops_t *o, const char *topic, const char *g
         }
     }
     *told = bk_clients_reset_offset(o->cfg.clients, out);
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 /* One offset of a clone's source group, its topic copied: the walk ends
@@ -256,5 +256,5 @@ bk_status_t bk_offset_time_span(bk_offset_ops_t *o, const char *topic, const cha
         s->delay_ms = next >= 0 ? now_ms - next : 0;
     }
     *n = queues;
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }

@@ -15,6 +15,7 @@
 
 #include "bk_hold.h"
 #include "bk_map.h"
+#include "rmq_fmt.h"
 #include "rmq_log.h"
 #include "rmq_message.h"
 #include "rmq_subexpr.h"
@@ -69,6 +70,7 @@ struct bk_pop {
     send_ctx_t *sending;
     size_t inflight;
     bk_hold_t *hold;                 /* pops waiting for messages */
+    char broker[BK_POP_BROKER_MAX + 1];   /* cfg.broker_name as handles name it */
     int stopping;
 };
 
@@ -152,17 +154,33 @@ rmq_err_t bk_pop_handle_parse(const char *s, size_t len, bk_pop_handle_t *h)
 
 size_t bk_pop_handle_format(const bk_pop_handle_t *h, char *buf, size_t cap)
 {
-    int n = snprintf(buf, cap, "%" PRId64 " %" PRId64 " %" PRId64 " %d %d %s %d %" PRId64, h->ck_offset, h->pop_time,
-                     h->invisible_ms, h->revive_qid, h->type, h->broker, h->queue_id, h->queue_offset);
-    return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+    const int64_t before_broker[] = {h->ck_offset, h->pop_time, h->invisible_ms, h->revive_qid, h->type};
+    rmq_join_t j;
+    rmq_join_init(&j, buf, cap);
+    for (size_t i = 0; i < sizeof(before_broker) / sizeof(before_broker[0]); i++) {
+        rmq_join_i64(&j, before_broker[i]);
+        rmq_join_char(&j, ' ');
+    }
+    rmq_join_str(&j, h->broker);
+    rmq_join_char(&j, ' ');
+    rmq_join_i64(&j, h->queue_id);
+    rmq_join_char(&j, ' ');
+    rmq_join_i64(&j, h->queue_offset);
+    return rmq_join_end(&j);
 }
 
 /* ---- per-queue state ---- */
 
 static size_t pq_key(char *buf, size_t cap, const char *group, const char *topic, int32_t queue_id)
 {
-    int n = snprintf(buf, cap, "%s\n%s\n%d", group, topic, queue_id);
-    return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+    rmq_join_t j;
+    rmq_join_init(&j, buf, cap);
+    rmq_join_str(&j, group);
+    rmq_join_char(&j, '\n');
+    rmq_join_str(&j, topic);
+    rmq_join_char(&j, '\n');
+    rmq_join_i64(&j, queue_id);
+    return rmq_join_end(&j);
 }
 
 static void pq_free(void *val)
@@ -407,7 +425,7 @@ static void deliver(bk_pop_t *p, const pq_t *q, const entry_t *e, const rmq_reco
     bk_pop_handle_t h = {.ck_offset = rec->queue_offset, .pop_time = e->pop_time,
                          .invisible_ms = e->deadline - e->pop_time, .type = retry, .queue_id = q->queue_id,
                          .queue_offset = rec->queue_offset};
-    snprintf(h.broker, sizeof(h.broker), "%s", p->cfg.broker_name);
+    memcpy(h.broker, p->broker, sizeof(h.broker));
     *m = (bk_pop_msg_t){.phys_offset = rec->phys_offset, .queue_id = q->queue_id, .queue_offset = rec->queue_offset,
                         .retry = retry, .attempt = rec->reconsume_times + e->attempts};
     bk_pop_handle_format(&h, m->handle, sizeof(m->handle));
@@ -597,14 +615,27 @@ static const bk_group_t *pop_check(bk_pop_t *p, const bk_pop_req_t *req, const b
     return g;
 }
 
+/* "%RETRY%group_topic", the name of group's pop retry topic of topic, into
+ * name[cap]; its length, or 0 when it does not fit. */
+static size_t pop_retry_name(char *name, size_t cap, const char *group, const char *topic)
+{
+    rmq_join_t j;
+    rmq_join_init(&j, name, cap);
+    rmq_join_str(&j, RMQ_RETRY_PREFIX);
+    rmq_join_str(&j, group);
+    rmq_join_char(&j, '_');
+    rmq_join_str(&j, topic);
+    return rmq_join_end(&j);
+}
+
 /* The group's pop retry topic of req, or NULL when it does not exist yet. */
 static const bk_topic_t *pop_retry_topic(bk_pop_t *p, const char *group, const char *topic)
 {
     char name[sizeof(((bk_topic_t *)0)->name)];
-    int n = snprintf(name, sizeof(name), "%s%s_%s", RMQ_RETRY_PREFIX, group, topic);
-    if (n < 0 || (size_t)n >= sizeof(name))
+    size_t n = pop_retry_name(name, sizeof(name), group, topic);
+    if (n == 0)
         return NULL;
-    const bk_topic_t *t = bk_topics_get(p->cfg.topics, name, (size_t)n);
+    const bk_topic_t *t = bk_topics_get(p->cfg.topics, name, n);
     return t && (t->perm & BK_PERM_READ) ? t : NULL;
 }
 
@@ -747,23 +778,22 @@ static ssize_t handle_entry(bk_pop_t *p, const char *group, const char *topic_in
     char topic[sizeof(((bk_topic_t *)0)->name)], key[3 * 256];
     int as_retry = h->type == 1 && strncmp(topic_in, RMQ_RETRY_PREFIX, strlen(RMQ_RETRY_PREFIX)) != 0;
     if (as_retry)
-        snprintf(topic, sizeof(topic), "%s%s_%s", RMQ_RETRY_PREFIX, group, topic_in);
-    else
-        snprintf(topic, sizeof(topic), "%s", topic_in);
-    size_t kl = pq_key(key, sizeof(key), group, topic, h->queue_id);
+        pop_retry_name(topic, sizeof(topic), group, topic_in);
+    const char *name = as_retry ? topic : topic_in;
+    size_t kl = pq_key(key, sizeof(key), group, name, h->queue_id);
     pq_t *q = kl ? bk_map_get(p->queues, key, kl) : NULL;
     ssize_t i = q ? pq_find(q, h->queue_offset) : -1;
     if (i < 0)
         return bk_result_set(r, BK_BAD_REQUEST, "INVALID_RECEIPT_HANDLE: %.100s queue %d offset %" PRId64
-                             " is not in flight for %.100s (acked, revived or never popped)", topic, h->queue_id,
+                             " is not in flight for %.100s (acked, revived or never popped)", name, h->queue_id,
                              h->queue_offset, group), -1;
     const entry_t *e = &q->e[i];
     if (e->pop_time != h->pop_time)
         return bk_result_set(r, BK_BAD_REQUEST, "INVALID_RECEIPT_HANDLE: stale handle of %.100s queue %d offset %"
-                             PRId64 " (its invisible time was changed since)", topic, h->queue_id, h->queue_offset), -1;
+                             PRId64 " (its invisible time was changed since)", name, h->queue_id, h->queue_offset), -1;
     if (e->sending || e->deadline <= rmq_wall_ms())
         return bk_result_set(r, BK_BAD_REQUEST, "INVALID_RECEIPT_HANDLE: expired handle of %.100s queue %d offset %"
-                             PRId64, topic, h->queue_id, h->queue_offset), -1;
+                             PRId64, name, h->queue_id, h->queue_offset), -1;
     *qp = q;
     return i;
 }
@@ -794,7 +824,7 @@ bk_status_t bk_pop_ack_fields(bk_pop_t *p, const char *group, const char *topic,
     if (i < 0)
         return r->status;
     pq_finish(p, q, (size_t)i);
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 bk_status_t bk_pop_ack(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_result_t *r)
@@ -825,7 +855,7 @@ bk_status_t bk_pop_change_invisible(bk_pop_t *p, const bk_pop_ack_req_t *req, in
     if (!bk_pop_handle_format(&h, new_handle, cap))
         return bk_result_set(r, BK_SYSTEM_ERROR, "receipt handle longer than %zu bytes", cap);
     pop_arm_at(p, e->deadline);
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 bk_status_t bk_pop_dead_letter(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_result_t *r)
@@ -836,7 +866,7 @@ bk_status_t bk_pop_dead_letter(bk_pop_t *p, const bk_pop_ack_req_t *req, bk_resu
     if (i < 0)
         return r->status;
     entry_send(p, q, (size_t)i, 1);
-    return bk_result_set(r, BK_OK, "%s", "");
+    return bk_result_ok(r);
 }
 
 /* The pop topic whose pop retry topic is topic, or NULL when topic is none
@@ -925,6 +955,7 @@ bk_pop_t *bk_pop_new(const bk_pop_config_t *cfg)
     if (!p)
         return NULL;
     p->cfg = *cfg;
+    snprintf(p->broker, sizeof(p->broker), "%s", cfg->broker_name);
     if (!(p->queues = bk_map_new()) || !(p->scratch = evbuffer_new()) ||
         !(p->timer = evtimer_new(cfg->base, pop_timer, p)) ||
         !(p->hold = bk_hold_new(cfg->base, pop_released, pop_dropped, p))) {

@@ -46,7 +46,7 @@ bk_status_t bk_query_view(st_store_t *store, int64_t offset, const bk_reader_t *
         bk_result_set(r, BK_SYSTEM_ERROR, "out of memory");
         goto out;
     }
-    bk_result_set(r, BK_OK, "%s", "");
+    bk_result_ok(r);
 out:
     if (buf)
         evbuffer_free(buf);
@@ -63,7 +63,7 @@ bk_status_t bk_query_key(st_store_t *store, const bk_query_key_req_t *req, int32
     int64_t end = req->end_ms > 0 ? req->end_ms : INT64_MAX;
     rmq_err_t rc = st_store_query_key(store, req->topic, req->key, req->begin_ms, end, max, body, count);
     if (rc == RMQ_OK && *count > 0)
-        return bk_result_set(r, BK_OK, "%s", "");
+        return bk_result_ok(r);
     if (rc == RMQ_OK || rc == RMQ_ENOTFOUND)
         return bk_result_set(r, BK_NOT_FOUND, "no message of %.60s with key %.60s in [%" PRId64 ", %" PRId64 "]%s",
                              req->topic, req->key, req->begin_ms, req->end_ms,

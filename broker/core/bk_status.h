@@ -43,6 +43,14 @@ typedef struct bk_result {
 bk_status_t bk_result_set(bk_result_t *r, bk_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Sets r to BK_OK with no reason; returns BK_OK. */
+static inline bk_status_t bk_result_ok(bk_result_t *r)
+{
+    r->status = BK_OK;
+    r->why[0] = '\0';
+    return BK_OK;
+}
+
 /* The status's name (for logs and tests). */
 const char *bk_status_name(bk_status_t status);
 

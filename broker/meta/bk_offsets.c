@@ -10,6 +10,7 @@
 #include "bk_map.h"
 #include "rmq_log.h"
 #include "rmq_file.h"
+#include "rmq_fmt.h"
 
 typedef struct bk_tg {
     char *topic;
@@ -39,8 +40,12 @@ static void tg_free(void *p)
 /* Formats "topic@group" into buf; returns its length, or 0 if it does not fit. */
 static size_t tg_key(char *buf, size_t cap, const char *topic, const char *group)
 {
-    int n = snprintf(buf, cap, "%s@%s", topic, group);
-    return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+    rmq_join_t j;
+    rmq_join_init(&j, buf, cap);
+    rmq_join_str(&j, topic);
+    rmq_join_char(&j, '@');
+    rmq_join_str(&j, group);
+    return rmq_join_end(&j);
 }
 
 /* The entry for topic@group, created if create is set. */

@@ -700,7 +700,7 @@ static bk_status_t broker_consume_stats_body(const fr_remoting_t *rm, struct evb
     Rmq__SubscriptionGroupTable *tab = bk_groups_table_new(rm->fe->node->groups);
     if (!tab)
         return bk_result_set(r, BK_SYSTEM_ERROR, "GET_BROKER_CONSUME_STATS: out of memory");
-    bk_result_set(&bc.r, BK_OK, "%s", "");
+    bk_result_ok(&bc.r);
     FR_RM_ADD(b, "{\"brokerAddr\":");
     rmq_json_str(b, rm->fe->node->addr);
     FR_RM_ADD(b, ",\"consumeStatsList\":[");
