@@ -7,7 +7,6 @@
  * under "topic@-1" (any queue of the topic). */
 #include "bk_pop.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,10 +101,7 @@ static int parse_i64(const char *s, size_t len, int64_t *v)
     for (size_t k = i; k < len; k++)
         if (buf[k] < '0' || buf[k] > '9')
             return -1;
-    char *end;
-    errno = 0;
-    *v = strtoll(buf, &end, 10);
-    return *end == '\0' && errno == 0 ? 0 : -1;
+    return rmq_parse_i64(buf, v);
 }
 
 /* Fills field i of h from f[0..len); -1 when it is no valid value. */
