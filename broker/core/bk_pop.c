@@ -403,10 +403,10 @@ static rmq_err_t filter_add(const char *tag, size_t len, void *arg)
 /* The record's tag re-checked by name (the store filters by hash only). */
 static int filter_match(const pop_filter_t *pf, const rmq_record_t *rec)
 {
-    size_t vl = 0;
-    const char *tag = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_TAGS, &vl);
     if (pf->f.match_all)
         return 1;
+    size_t vl = 0;
+    const char *tag = rmq_props_get(rec->properties, rec->properties_len, RMQ_PROP_TAGS, &vl);
     for (size_t i = 0; tag && i < pf->f.n_codes; i++)
         if (pf->lens[i] == vl && memcmp(pf->tags[i], tag, vl) == 0)
             return 1;
