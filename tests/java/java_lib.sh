@@ -16,10 +16,10 @@ test_ip=${RMQ_TEST_IP:-127.0.0.1}
 
 cleanup() {
   local p
-  [ -z "${killable_pid:-}" ] || kill "$killable_pid" 2>/dev/null
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  [ -z "${cluster_up:-}" ] || "$src/deploy/cluster.sh" down >/dev/null 2>&1
+  [ -z "${killable_pid:-}" ] || kill "$killable_pid" 2>/dev/null || true
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  [ -z "${cluster_up:-}" ] || "$src/deploy/cluster.sh" down >/dev/null 2>&1 || true
   rm -rf "$run"
 }
 trap cleanup EXIT
