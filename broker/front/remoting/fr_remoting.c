@@ -93,7 +93,8 @@ void fr_rm_reply_body(rmq_conn_t *conn, const rmq_remoting_request_t *req, struc
 
 void fr_rm_reply_result(rmq_conn_t *conn, const rmq_remoting_request_t *req, const bk_result_t *r)
 {
-    rmq_remoting_replyf(conn, req, fr_rm_status_code(r->status), "%s", r->why);
+    rmq_remoting_reply_t rep = {.code = fr_rm_status_code(r->status), .remark = r->why};
+    rmq_remoting_reply(conn, req, &rep);
 }
 
 /* ---- extFields ----------------------------------------------------------- */
