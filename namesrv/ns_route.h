@@ -49,10 +49,12 @@ void ns_route_free(ns_route_t *rt);
  * for every topic it sends and drops it for every topic a delta deletes
  * (req->deleted_topics) or a complete table (req->complete) leaves out, a
  * topic left with no queue data leaving the table; slaves never change
- * queue data.
+ * queue data. An address moving to another id of its own broker set keeps
+ * the set and its queue data.
  * RMQ_OK: res filled. RMQ_EINVAL: a bad field, named in why.
  * RMQ_EEXIST: req->epoch is older than the epoch registered for that
- * address; nothing changed, why says so. A delta registration (req->delta:
+ * address, or another live address holds req's id at a newer master epoch
+ * (req->master_epoch, controller mode); nothing changed, why says so. A delta registration (req->delta:
  * only changed topics) needs the address registered with the same name, id
  * and epoch at req->base_version, else RMQ_ENOTFOUND (the broker must send
  * its whole table). RMQ_ENOMEM. */

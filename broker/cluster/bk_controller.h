@@ -32,7 +32,7 @@ void bk_controller_free(bk_controller_t *c);
 int64_t bk_controller_lease_margin_ms(int64_t timeout_ms);
 
 /* The master epoch of the role the broker acts in now (0 before the
- * controllers named one); names servers order registrations by it. */
+ * controllers named one); name servers order registrations by it. */
 int64_t bk_controller_epoch(const bk_controller_t *c);
 
 /* Calls add(key, value, arg) for each controller runtime-info entry
