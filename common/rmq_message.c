@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rmq_crc32c.h"
+#include "rmq_fmt.h"
 
 #define REC_OFF_CRC 8u
 #define REC_OFF_QUEUE_OFFSET 20u
@@ -591,4 +592,27 @@ int rmq_topic_send_forbidden(const char *name, size_t len)
         if (strlen(sys[i]) == len && memcmp(sys[i], name, len) == 0)
             return 1;
     return 0;
+}
+
+size_t rmq_group_topic_name(char *buf, size_t cap, const char *prefix, const char *group, const char *pop_topic)
+{
+    rmq_join_t j;
+    rmq_join_init(&j, buf, cap);
+    rmq_join_str(&j, prefix);
+    rmq_join_str(&j, group);
+    if (pop_topic) {
+        rmq_join_char(&j, '_');
+        rmq_join_str(&j, pop_topic);
+    }
+    return rmq_join_end(&j);
+}
+
+size_t rmq_topic_group_key(char *buf, size_t cap, const char *topic, const char *group)
+{
+    rmq_join_t j;
+    rmq_join_init(&j, buf, cap);
+    rmq_join_str(&j, topic);
+    rmq_join_char(&j, '@');
+    rmq_join_str(&j, group);
+    return rmq_join_end(&j);
 }

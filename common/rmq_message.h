@@ -96,6 +96,15 @@
 /* A consumer group's retry and dead-letter topics are these + the group. */
 #define RMQ_RETRY_PREFIX "%RETRY%"
 #define RMQ_DLQ_PREFIX "%DLQ%"
+
+/* prefix + group, or with pop_topic prefix + group + "_" + pop_topic (a pop
+ * consumer's retry topic of pop_topic), into buf[cap]; its length, or 0
+ * when it does not fit. */
+size_t rmq_group_topic_name(char *buf, size_t cap, const char *prefix, const char *group, const char *pop_topic);
+
+/* "topic@group", the key of a group's offsets and stats on a topic, into
+ * buf[cap]; its length, or 0 when it does not fit. */
+size_t rmq_topic_group_key(char *buf, size_t cap, const char *topic, const char *group);
 /* A cluster's reply topic is the cluster name + this (MixAll.getReplyTopic). */
 #define RMQ_REPLY_TOPIC_SUFFIX "_REPLY_TOPIC"
 

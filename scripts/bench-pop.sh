@@ -29,6 +29,8 @@ done
 # shellcheck source=scripts/bench/lib-java.sh
 . "$(dirname "$0")/bench/lib-java.sh"
 java_build 1 "$repo/tests/java" rocketmq5
+# shellcheck source=scripts/bench/lib.sh
+. "$repo/scripts/bench/lib.sh"   # bk_callgrind_wrapper
 
 # pop_bench LABEL NS PID [WARMUP_S]: PopBench on the broker of pid PID
 # (PopBenchTopic, routed by NS), its lines prefixed LABEL.
@@ -43,9 +45,7 @@ callgrind_broker() {
   bin=$run/cg-bin
   mkdir -p "$bin/broker"
   ln -s "$real/namesrv" "$real/tools" "$bin/"
-  printf '#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file=%s %s "$@"\n' \
-    "$run/callgrind.out" "$real/broker/mqbroker" >"$bin/broker/mqbroker"
-  chmod +x "$bin/broker/mqbroker"
+  bk_callgrind_wrapper "$bin/broker/mqbroker" "$run/callgrind.out" "$real/broker/mqbroker"
 }
 
 # callgrind_report: each handler's inclusive instructions per message.

@@ -151,9 +151,7 @@ broker_up() {
   if [ $CG = 1 ]; then
     local real=$MQBROKER
     MQBROKER=$BK_TMP/mqbroker-callgrind
-    printf '#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file=%s %s "$@"\n' \
-      "$BK_TMP/callgrind.out" "$real" >"$MQBROKER"
-    chmod +x "$MQBROKER"
+    bk_callgrind_wrapper "$MQBROKER" "$BK_TMP/callgrind.out" "$real"
     bk_cmd valgrind --tool=callgrind --callgrind-out-file="$BK_TMP/callgrind.out" "$real"
     rm -f "$BK_TMP/callgrind.out"
   fi

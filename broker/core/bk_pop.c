@@ -611,24 +611,11 @@ static const bk_group_t *pop_check(bk_pop_t *p, const bk_pop_req_t *req, const b
     return g;
 }
 
-/* "%RETRY%group_topic", the name of group's pop retry topic of topic, into
- * name[cap]; its length, or 0 when it does not fit. */
-static size_t pop_retry_name(char *name, size_t cap, const char *group, const char *topic)
-{
-    rmq_join_t j;
-    rmq_join_init(&j, name, cap);
-    rmq_join_str(&j, RMQ_RETRY_PREFIX);
-    rmq_join_str(&j, group);
-    rmq_join_char(&j, '_');
-    rmq_join_str(&j, topic);
-    return rmq_join_end(&j);
-}
-
 /* The group's pop retry topic of req, or NULL when it does not exist yet. */
 static const bk_topic_t *pop_retry_topic(bk_pop_t *p, const char *group, const char *topic)
 {
     char name[sizeof(((bk_topic_t *)0)->name)];
-    size_t n = pop_retry_name(name, sizeof(name), group, topic);
+    size_t n = rmq_group_topic_name(name, sizeof(name), RMQ_RETRY_PREFIX, group, topic);
     if (n == 0)
         return NULL;
     const bk_topic_t *t = bk_topics_get(p->cfg.topics, name, n);
@@ -774,7 +761,7 @@ static ssize_t handle_entry(bk_pop_t *p, const char *group, const char *topic_in
     char topic[sizeof(((bk_topic_t *)0)->name)], key[3 * 256];
     int as_retry = h->type == 1 && strncmp(topic_in, RMQ_RETRY_PREFIX, strlen(RMQ_RETRY_PREFIX)) != 0;
     if (as_retry)
-        pop_retry_name(topic, sizeof(topic), group, topic_in);
+        rmq_group_topic_name(topic, sizeof(topic), RMQ_RETRY_PREFIX, group, topic_in);
     const char *name = as_retry ? topic : topic_in;
     size_t kl = pq_key(key, sizeof(key), group, name, h->queue_id);
     pq_t *q = kl ? bk_map_get(p->queues, key, kl) : NULL;

@@ -55,19 +55,18 @@ static const bk_topic_t *group_topic(bk_sendback_t *sb, const char *prefix, cons
                                      int32_t queues)
 {
     char name[sizeof(((bk_topic_t *)0)->name)];
-    int n = pop_topic ? snprintf(name, sizeof(name), "%s%s_%s", prefix, group, pop_topic)
-                      : snprintf(name, sizeof(name), "%s%s", prefix, group);
-    if (n < 0 || (size_t)n > RMQ_TOPIC_MAX || sb->cfg.is_slave || queues <= 0)
+    size_t n = rmq_group_topic_name(name, sizeof(name), prefix, group, pop_topic);
+    if (n == 0 || n > RMQ_TOPIC_MAX || sb->cfg.is_slave || queues <= 0)
         return NULL;
-    const bk_topic_t *t = bk_topics_get(sb->cfg.topics, name, (size_t)n);
+    const bk_topic_t *t = bk_topics_get(sb->cfg.topics, name, n);
     if (t)
         return t;
     bk_topic_t nt = {.read_queues = queues, .write_queues = queues, .perm = BK_PERM_READ | BK_PERM_WRITE};
-    memcpy(nt.name, name, (size_t)n + 1);
+    memcpy(nt.name, name, n + 1);
     if (bk_topics_update(sb->cfg.topics, &nt) != RMQ_OK)
         return NULL;
     LOG_INFO("created %s for consumer group %s", name, group);
-    return bk_topics_get(sb->cfg.topics, name, (size_t)n);
+    return bk_topics_get(sb->cfg.topics, name, n);
 }
 
 const bk_topic_t *bk_sendback_retry_topic(bk_sendback_t *sb, const char *group)

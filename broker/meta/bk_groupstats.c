@@ -4,7 +4,6 @@
  * ring of zeros, which is what it would have held had it existed since boot. */
 #include "bk_groupstats.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,17 +45,10 @@ void bk_groupstats_free(bk_groupstats_t *gs)
     free(gs);
 }
 
-/* Formats "topic@group" into buf; its length, or 0 if it does not fit. */
-static size_t gs_key(char *buf, size_t cap, const char *topic, const char *group)
-{
-    int n = snprintf(buf, cap, "%s@%s", topic, group);
-    return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
-}
-
 void bk_groupstats_add(bk_groupstats_t *gs, const char *group, const char *topic, int64_t n)
 {
     char key[2 * RMQ_TOPIC_MAX + 2];
-    size_t klen = gs_key(key, sizeof(key), topic, group);
+    size_t klen = rmq_topic_group_key(key, sizeof(key), topic, group);
     if (!klen)
         return;
     gs_entry_t *e = bk_map_get(gs->map, key, klen);
@@ -98,7 +90,7 @@ double bk_groupstats_tps(const bk_groupstats_t *gs, const char *group, const cha
 {
     if (topic[0]) {
         char key[2 * RMQ_TOPIC_MAX + 2];
-        size_t klen = gs_key(key, sizeof(key), topic, group);
+        size_t klen = rmq_topic_group_key(key, sizeof(key), topic, group);
         const gs_entry_t *e = klen ? bk_map_get(gs->map, key, klen) : NULL;
         return e ? gs_rate(gs, e) : 0;
     }

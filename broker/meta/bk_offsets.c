@@ -10,7 +10,7 @@
 #include "bk_map.h"
 #include "rmq_log.h"
 #include "rmq_file.h"
-#include "rmq_fmt.h"
+#include "rmq_message.h"
 
 typedef struct bk_tg {
     char *topic;
@@ -37,22 +37,11 @@ static void tg_free(void *p)
     free(tg);
 }
 
-/* Formats "topic@group" into buf; returns its length, or 0 if it does not fit. */
-static size_t tg_key(char *buf, size_t cap, const char *topic, const char *group)
-{
-    rmq_join_t j;
-    rmq_join_init(&j, buf, cap);
-    rmq_join_str(&j, topic);
-    rmq_join_char(&j, '@');
-    rmq_join_str(&j, group);
-    return rmq_join_end(&j);
-}
-
 /* The entry for topic@group, created if create is set. */
 static bk_tg_t *tg_find(const bk_offsets_t *o, const char *topic, const char *group, int create)
 {
     char key[512];
-    size_t klen = tg_key(key, sizeof(key), topic, group);
+    size_t klen = rmq_topic_group_key(key, sizeof(key), topic, group);
     if (!klen)
         return NULL;
     bk_tg_t *tg = bk_map_get(o->map, key, klen);

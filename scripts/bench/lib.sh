@@ -20,6 +20,14 @@ BK_NS=''                # name server address once up
 BK_STAGE_DIR=''         # where the current stage writes
 BK_BROKER_EXTRA=''      # extra broker properties (space-separated key=value) for bk_broker_up
 
+# bk_callgrind_wrapper WRAPPER OUT PROGRAM: writes WRAPPER, an executable
+# that runs PROGRAM (with its arguments) under valgrind --tool=callgrind,
+# its output in OUT.
+bk_callgrind_wrapper() {
+  printf '#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file=%s %s "$@"\n' "$2" "$3" >"$1"
+  chmod +x "$1"
+}
+
 bk_log() { printf '[bench %s] %s\n' "$(date +%T)" "$*" >&2; }
 bk_die() {
   bk_log "error: $*"
