@@ -20,7 +20,16 @@ cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   [ -z "${cluster_up:-}" ] || "$src/deploy/cluster.sh" down >/dev/null 2>&1 || true
+  keep_failed_run
   rm -rf "$run"
+}
+# keep_failed_run: with RMQ_TEST_KEEP_DIR set, a run with a failed check
+# leaves a copy of its directory (clients' output, brokers' logs and stores)
+# there for diagnosis
+keep_failed_run() {
+  [ -n "${RMQ_TEST_KEEP_DIR:-}" ] && [ "${not_ok:-0}" -gt 0 ] || return 0
+  mkdir -p "$RMQ_TEST_KEEP_DIR" && cp -a --sparse=always "$run" "$RMQ_TEST_KEEP_DIR/" &&
+    echo "# kept $RMQ_TEST_KEEP_DIR/$(basename "$run")" || true
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -437,7 +446,7 @@ ok() {
   local what=$1
   shift
   n=$((n + 1))
-  if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what"; fi
+  if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what"; not_ok=$((${not_ok:-0} + 1)); fi
 }
 # has NAME ERE: the output of NAME has a line matching ERE
 has() { grep -Eq -- "$2" "$run/$1.out"; }

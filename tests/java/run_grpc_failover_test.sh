@@ -45,6 +45,19 @@ wait_for() {
   done
   return 1
 }
+# printed PID FILE PATTERN: FILE has a line matching PATTERN or PID ended
+printed() { grep -qE "$3" "$2" || ! kill -0 "$1" 2>/dev/null; }
+# wait_printed SECONDS PID FILE PATTERN: waits for a role's last line, not for
+# its JVM's exit: a 5.x client's close can wait two minutes on a Telemetry
+# stream it reopened on the restarted broker-a (GrpcFailover.java)
+wait_printed() {
+  local i
+  for i in $(seq 1 $(($1 * 10))); do
+    printed "${@:2}" && return 0
+    sleep 0.1
+  done
+  return 1
+}
 at_least() { [ "$("$1" "${@:3}")" -ge "$2" ]; }
 # broker-a's replicas in mqadmin getSyncStateSet (controller mode): column 2
 # the master's replica id, 6 the row's replica, 8 its role
@@ -110,7 +123,7 @@ else
   sed 's/^/# /' "$run/restart.log"
 fi
 touch "$run/stop" "$run/resumed"
-wait "$producer"
+wait_printed 60 "$producer" "$run/producer.out" '^STOPPED$'
 grep -v '^\s*at ' "$run/producer.err" | grep -v SLF4J | head -5 | sed 's/^/# producer: /'
 awk '$1 == "SENT" && $3 == "SEND_OK" { print $2 }' "$run/producer.out" | sort -u >"$run/acked.tmp"
 mv "$run/acked.tmp" "$run/acked"
@@ -118,7 +131,8 @@ echo "# $(wc -l <"$run/acked") acknowledged ids, $(sent_to "$run/producer.out" b
 ok "every send the client answered was SEND_OK" \
   test "$(awk '$1 == "SENT" && $3 != "SEND_OK"' "$run/producer.out" | wc -l)" -eq 0 -a -s "$run/acked"
 
-wait "$consumer"
+wait_printed 300 "$consumer" "$run/consumer.out" '^DONE ' &&
+  wait_printed 120 "$consumer" "$run/consumer.out" '^(HOLD-DONE|HOLD-ERROR)'
 grep -q '^DONE' "$run/consumer.out" || grep -v '^\s*at ' "$run/consumer.err" | grep -v SLF4J | head -5 | sed 's/^/# consumer: /'
 grep -E '^(HOLD-ERROR|ACK-FAIL)' "$run/consumer.out" | head -3 | sed 's/^/# /'
 echo "# $(grep "^DONE" "$run/consumer.out")"

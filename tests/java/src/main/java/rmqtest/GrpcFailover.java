@@ -31,7 +31,7 @@ import org.apache.rocketmq.client.java.message.MessageViewImpl;
  *
  * produce: a Producer sends one message every 10 ms until STOP_FILE exists
  * (or SECONDS pass) and prints "SENT id SEND_OK broker" per acknowledged
- * send and "FAIL n exception" per failed one.
+ * send and "FAIL n exception" per failed one, then "STOPPED".
  *
  * consume: a PushConsumer of GROUP prints "RECV id attempt" per delivery
  * (its listener succeeds) until every id of ACKED_FILE (written once the
@@ -43,10 +43,17 @@ import org.apache.rocketmq.client.java.message.MessageViewImpl;
  * to 20 messages of broker-a, "HELD id", until RESUMED_FILE exists
  * (broker-a's master restarted or its slave promoted); then it receives
  * and acks, "AGAIN id attempt ms" for each held one delivered again (ms
- * since RESUMED_FILE was seen), until every held id came again or 120 s pass (two of the client's 30 s route refreshes and more)
- * (the client refreshes its route every 30 s and receives from one broker
- * at a time): popped-but-not-acked messages survive the master, from the
- * committed offset its restart or its slave kept.
+ * since RESUMED_FILE was seen), until every held id came again or 120 s
+ * pass (the client refreshes its route every 30 s and receives from one
+ * broker at a time), then "HOLD-DONE": popped-but-not-acked messages
+ * survive the master, from the committed offset its restart or its slave
+ * kept.
+ *
+ * Each role prints its last line before it closes its clients: a client's
+ * close can wait two minutes (grpc-java's channel termination) for a
+ * Telemetry stream the client reopened on a restarted broker after its
+ * shutdown began, so the test reads these lines instead of waiting for the
+ * JVM to exit.
  *
  * usage: GrpcFailover produce ENDPOINTS TOPIC SECONDS STOP_FILE
  *        GrpcFailover consume ENDPOINTS TOPIC GROUP ACKED_FILE SECONDS [HOLD_GROUP RESUMED_FILE]
@@ -81,6 +88,7 @@ public final class GrpcFailover {
                 }
                 Thread.sleep(10);
             }
+            line("STOPPED");
         }
     }
 
@@ -116,6 +124,7 @@ public final class GrpcFailover {
                     ack(c, v);
                 }
             }
+            line("HOLD-DONE");
         } catch (Exception e) {
             line("HOLD-ERROR " + e.toString().replace('\n', ' '));
         }
@@ -163,12 +172,12 @@ public final class GrpcFailover {
                     break;
                 Thread.sleep(200);
             }
+            Set<String> missing = new HashSet<>(acked);
+            missing.removeAll(got);
+            line("DONE " + got.size() + " distinct ids received, " + dups.get() + " duplicates, "
+                + redelivered.get() + " redeliveries, " + missing.size() + " of " + acked.size()
+                + " acknowledged ids missing");
         }
-        Set<String> missing = new HashSet<>(acked);
-        missing.removeAll(got);
-        line("DONE " + got.size() + " distinct ids received, " + dups.get() + " duplicates, "
-            + redelivered.get() + " redeliveries, " + missing.size() + " of " + acked.size()
-            + " acknowledged ids missing");
     }
 
     public static void main(String[] args) throws Exception {
