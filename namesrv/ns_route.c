@@ -380,6 +380,22 @@ static rmq_err_t check_takeover(const ns_route_t *rt, const Rmq__RegisterBrokerR
     return RMQ_EEXIST;
 }
 
+/* RMQ_EEXIST (why) when req would move live, which the controller made its
+ * set's master at a newer master epoch than req's, back to another id: a
+ * registration the broker sent before it applied its promotion (the
+ * controller's placement stands until the broker registers in it). */
+static rmq_err_t check_placement(const ns_live_t *live, const Rmq__RegisterBrokerRequest *req, char *why,
+                                 size_t whylen)
+{
+    if (live->broker_id != 0 || req->broker_id == 0 || req->master_epoch >= live->master_epoch ||
+        strcmp(live->broker_name, req->broker_name) != 0)
+        return RMQ_OK;
+    snprintf(why, whylen, "registration of %s as %s id %" PRId64 " refused: the controller made it master at "
+             "master epoch %" PRId64 ", newer than %" PRId64, req->broker_addr, req->broker_name, req->broker_id,
+             live->master_epoch, req->master_epoch);
+    return RMQ_EEXIST;
+}
+
 /* Puts req's address at its id in its broker set. *first is set when the
  * set or that id's slot was new (or held another address, whose liveness
  * entry is dropped: the slot was taken over). */
@@ -723,6 +739,8 @@ rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *re
                      req->broker_addr, req->epoch, live->epoch);
             return RMQ_EEXIST;
         }
+        if ((err = check_placement(live, req, why, whylen)) != RMQ_OK)
+            return err;
         if (strcmp(live->broker_name, req->broker_name) != 0 || live->broker_id != req->broker_id) {
             LOG_INFO("%s moves from %s id %" PRId64 " to %s id %" PRId64, live->addr,
                      live->broker_name, live->broker_id, req->broker_name, req->broker_id);

@@ -54,10 +54,13 @@ void ns_route_free(ns_route_t *rt);
  * RMQ_OK: res filled. RMQ_EINVAL: a bad field, named in why.
  * RMQ_EEXIST: req->epoch is older than the epoch registered for that
  * address, or another live address holds req's id at a newer master epoch
- * (req->master_epoch, controller mode); nothing changed, why says so. A delta registration (req->delta:
- * only changed topics) needs the address registered with the same name, id
- * and epoch at req->base_version, else RMQ_ENOTFOUND (the broker must send
- * its whole table). RMQ_ENOMEM. */
+ * (req->master_epoch, controller mode), or the controller made req's
+ * address master at a newer master epoch than req's and req names another
+ * id (sent before the broker applied its promotion); nothing changed, why
+ * says so. A delta registration (req->delta: only changed topics) needs
+ * the address registered with the same name, id and epoch at
+ * req->base_version, else RMQ_ENOTFOUND (the broker must send its whole
+ * table). RMQ_ENOMEM. */
 rmq_err_t ns_route_register(ns_route_t *rt, const Rmq__RegisterBrokerRequest *req,
                             uint64_t conn_id, int64_t now_ms, ns_register_result_t *res,
                             char *why, size_t whylen);

@@ -605,9 +605,11 @@ START_TEST(test_move_within_set_keeps_queues)
 }
 END_TEST
 
-/* A master the controllers replaced, still registering as master at its
- * old epoch, cannot take id 0 back from the one elected after it; as a
- * slave, or once elected again at a newer epoch, it registers. */
+/* The slave the controller elected, registering at its old master epoch
+ * before it applied its promotion, is not moved back to its old id; a
+ * master the controllers replaced, still registering as master at its old
+ * epoch, cannot take id 0 back from the one elected after it; as a slave,
+ * or once elected again at a newer epoch, it registers. */
 START_TEST(test_replaced_master_refused)
 {
     ns_route_t *rt = ns_route_new();
@@ -618,6 +620,14 @@ START_TEST(test_replaced_master_refused)
 
     setup_2m1s(rt, 100);
     ck_assert_int_eq(ns_route_set_master(rt, "broker-a", "127.0.0.1:10921", 2), RMQ_OK);
+    /* the elected slave's registration sent before it applied its promotion
+     * does not move it back to id 1 */
+    reg_init(&r, "c1", "broker-a", "127.0.0.1:10921", 1, 5);
+    r.req.master_epoch = 1;
+    ck_assert_int_eq(ns_route_register(rt, &r.req, 2, 150, &res, why, sizeof why), RMQ_EEXIST);
+    ck_assert_str_eq(why, "registration of 127.0.0.1:10921 as broker-a id 1 refused: the controller made it "
+                          "master at master epoch 2, newer than 1");
+    ck_assert_int_eq(ns_route_query_version(rt, &r.req, 2, 150, &res), 1);
     reg_init(&r, "c1", "broker-a", "127.0.0.1:10911", 0, 5);
     r.req.master_epoch = 1;
     reg_topic(&r, "TopicA", 4, 4, 6);
