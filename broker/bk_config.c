@@ -52,13 +52,9 @@ static const rmq_cfg_entry_t entries[] = {
     INT("diskFullRatio", disk_full_ratio, "90", 10, 99, "refuse writes above this disk use, percent"),
     BOOL("warmMapedFileEnable", warm_maped_file_enable, "false", "touch new commit-log files' pages ahead of use; with transientStorePoolEnable, write zeros over pre-created files instead (later fdatasyncs convert no unwritten extents; costs one file of writes per file)"),
     BOOL("transientStorePoolEnable", transient_store_pool_enable, "false",
-         "appends go to pooled buffers (one commit-log file each) and reach the file with write() + fdatasync instead of through the mapping (faster SYNC_FLUSH group commit); not on a slave outside controller mode; pulls and HA read the buffer for bytes not yet written; a file loaded at start-up is written through its mapping until the next roll; ASYNC_FLUSH: a process crash loses up to commitIntervalCommitLog of sends"),
+         "appends go to pooled buffers (one commit-log file each) and reach the file with a write() per append, synced with fdatasync, instead of through the mapping (faster SYNC_FLUSH group commit); unlike RocketMQ's pool, a process crash loses nothing the mapping would have kept (commitIntervalCommitLog and commitCommitLogLeastPages have no use here); not on a slave outside controller mode; a file loaded at start-up is written through its mapping until the next roll"),
     INT("transientStorePoolSize", transient_store_pool_size, "5", 1, 64,
         "transientStorePoolEnable: buffers (each mapedFileSizeCommitLog bytes of address space, memory only as used; locked when RLIMIT_MEMLOCK allows)"),
-    INT("commitIntervalCommitLog", commit_interval_commit_log, "200", 1, 60000,
-        "transientStorePoolEnable, ASYNC_FLUSH: write() the buffered log at least this often, ms"),
-    INT("commitCommitLogLeastPages", commit_commit_log_least_pages, "4", 0, 1 << 20,
-        "transientStorePoolEnable, ASYNC_FLUSH: write() sooner once this many pages wait"),
     BOOL("autoCreateTopicEnable", auto_create_topic_enable, "true", "create unknown topics on send (via TBW102)"),
     BOOL("autoCreateSubscriptionGroup", auto_create_subscription_group, "true", "create unknown consumer groups on use"),
     BOOL("validateSystemTopicWhenUpdateTopic", validate_system_topic_when_update_topic, "true",
@@ -294,8 +290,6 @@ void bk_config_to_store(const bk_config_t *cfg, st_store_config_t *sc)
     sc->disk_full_ratio = (int)cfg->disk_full_ratio;
     sc->warm_mapped_files = cfg->warm_maped_file_enable;
     sc->transient_store_pool_size = (int)cfg->transient_store_pool_size;
-    sc->commit_interval_ms = (int)cfg->commit_interval_commit_log;
-    sc->commit_least_pages = (int)cfg->commit_commit_log_least_pages;
     sc->store_host_port = (uint16_t)cfg->listen_port;
     /* controller mode: the role changes at runtime; the append path refuses a slave's writes */
     sc->read_only_role = cfg->broker_role == BK_SLAVE && !bk_config_controlled(cfg);

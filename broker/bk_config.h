@@ -43,8 +43,6 @@ typedef struct bk_config {
     int warm_maped_file_enable;
     int transient_store_pool_enable;
     int64_t transient_store_pool_size;
-    int64_t commit_interval_commit_log;
-    int64_t commit_commit_log_least_pages;
     int auto_create_topic_enable;
     int auto_create_subscription_group;
     int validate_system_topic_when_update_topic; /* validateSystemTopicWhenUpdateTopic */

@@ -56,18 +56,18 @@ haListenPort=$((BASE + 12))
 storePathRootDir=$work/store-master"
   master_pid=$LAST_PID
   bd_start_slave "$BUILD/broker/mqbroker" "$BUILD/tools/mqadmin" "$common" $((BASE + 21))
-  "$BUILD/tools/mqadmin" updateTopic -n "$ns" -b "127.0.0.1:$((BASE + 11))" -t BenchHa -r 8 -w 8 >/dev/null
+  "$BUILD/tools/mqadmin" updateTopic -n "$ns" -b "127.0.0.1:$((BASE + 11))" -t HaBench -r 8 -w 8 >/dev/null
   sleep 1
   for size in 128 1024; do
     # a short warm-up (connections, route, page cache), then the measured run
-    "$BUILD/tools/mqbench" producer -n "$ns" -t BenchHa -w "$THREADS" -s "$size" -d 2 >/dev/null
+    "$BUILD/tools/mqbench" producer -n "$ns" -t HaBench -w "$THREADS" -s "$size" -d 2 >/dev/null
     perf_pid=''
     if [ $PERF = 1 ] && [ $role = SYNC_MASTER ] && [ "$size" = 128 ]; then
       perf record -g -o "$work/perf.data" -p "$master_pid" -- sleep "$DUR" >/dev/null 2>&1 &
       perf_pid=$!
     fi
     echo "== $role, $THREADS threads, $size B, ${DUR}s" >&2
-    "$BUILD/tools/mqbench" producer -n "$ns" -t BenchHa -w "$THREADS" -s "$size" -d "$DUR" \
+    "$BUILD/tools/mqbench" producer -n "$ns" -t HaBench -w "$THREADS" -s "$size" -d "$DUR" \
       --json "$work/$role-$size.json" | grep -E '^(Latency|\[Complete\])' >&2
     TPS[$role-$size]=$(json_num "$work/$role-$size.json" tps)
     P99[$role-$size]=$(json_num "$work/$role-$size.json" p99_ms)

@@ -93,7 +93,7 @@ $2"
   if [ $SLAVE = 1 ]; then
     bd_start_slave "$BROKER" "$ADMIN" "$common" $((BASE + 21))
   fi
-  "$ADMIN" updateTopic -n "127.0.0.1:$BASE" -b "127.0.0.1:$((BASE + 11))" -t BenchSf -r 8 -w 8 >/dev/null
+  "$ADMIN" updateTopic -n "127.0.0.1:$BASE" -b "127.0.0.1:$((BASE + 11))" -t SyncFlushBench -r 8 -w 8 >/dev/null
   sleep 1
 }
 
@@ -101,7 +101,7 @@ $2"
 row() {
   local name=$1 ns=127.0.0.1:$BASE addr=127.0.0.1:$((BASE + 11)) s0 s1 c0 c1 j=$work/$1.json
   up "$2" "$3"
-  "$BUILD/tools/mqbench" producer -n "$ns" -t BenchSf -w "$THREADS" -s "$SIZE" -d 2 >/dev/null
+  "$BUILD/tools/mqbench" producer -n "$ns" -t SyncFlushBench -w "$THREADS" -s "$SIZE" -d 2 >/dev/null
   s0=$(status "$addr")
   c0=$(cpu_ticks "$master_pid")
   perf_pid=''
@@ -109,7 +109,7 @@ row() {
     perf record -g -o "$work/perf.data" -p "$master_pid" -- sleep "$DUR" >/dev/null 2>&1 &
     perf_pid=$!
   fi
-  "$BUILD/tools/mqbench" producer -n "$ns" -t BenchSf -w "$THREADS" -s "$SIZE" -d "$DUR" --json "$j" >/dev/null
+  "$BUILD/tools/mqbench" producer -n "$ns" -t SyncFlushBench -w "$THREADS" -s "$SIZE" -d "$DUR" --json "$j" >/dev/null
   c1=$(cpu_ticks "$master_pid")
   if [ -n "$perf_pid" ]; then
     wait "$perf_pid" || true

@@ -159,6 +159,17 @@ rmq_err_t st_commitlog_commit_all(st_commitlog_t *cl)
     return rc;
 }
 
+int st_commitlog_unwritten(const st_commitlog_t *cl)
+{
+    for (size_t i = 0; i < cl->nseg; i++) {
+        const st_segment_t *seg = cl->segs[i];
+
+        if (atomic_load(&seg->wbuf) && atomic_load(&seg->committed) < atomic_load(&seg->wrote))
+            return 1;
+    }
+    return 0;
+}
+
 void st_commitlog_reclaim(st_commitlog_t *cl)
 {
     int lent = cl->pool ? st_pool_lent(cl->pool) : 0;
@@ -224,7 +235,7 @@ rmq_err_t st_commitlog_active(st_commitlog_t *cl, st_segment_t **seg, int *rolle
 }
 
 /* Closes seg from write_pos to its end with a blank marker. */
-static void cl_write_blank(st_commitlog_t *cl, st_segment_t *seg)
+static rmq_err_t cl_write_blank(st_commitlog_t *cl, st_segment_t *seg)
 {
     int64_t rel = cl->write_pos - seg->start;
     uint32_t remaining = (uint32_t)(cl->file_size - rel);
@@ -238,7 +249,7 @@ static void cl_write_blank(st_commitlog_t *cl, st_segment_t *seg)
             p[4 + i] = (uint8_t)(magic >> (24 - 8 * i));
         }
     }
-    st_commitlog_advance(cl, seg, remaining);
+    return st_commitlog_advance(cl, seg, remaining);
 }
 
 rmq_err_t st_commitlog_reserve(st_commitlog_t *cl, size_t len, st_segment_t **seg, int *rolled)
@@ -253,17 +264,23 @@ rmq_err_t st_commitlog_reserve(st_commitlog_t *cl, size_t len, st_segment_t **se
         return rc;
     if (cl->write_pos + (int64_t)len + BLANK_SIZE <= (*seg)->start + cl->file_size)
         return RMQ_OK;
-    cl_write_blank(cl, *seg);
+    rc = cl_write_blank(cl, *seg);
+    if (rc != RMQ_OK)
+        return rc;
     rc = st_commitlog_active(cl, seg, &again);
     *rolled = 1;
     return rc;
 }
 
-void st_commitlog_advance(st_commitlog_t *cl, st_segment_t *seg, int64_t len)
+rmq_err_t st_commitlog_advance(st_commitlog_t *cl, st_segment_t *seg, int64_t len)
 {
+    rmq_err_t rc;
+
     cl->write_pos += len;
     atomic_store_explicit(&seg->wrote, cl->write_pos - seg->start, memory_order_release);
+    rc = st_segment_commit(seg);
     atomic_store_explicit(&cl->published, cl->write_pos, memory_order_release);
+    return rc;
 }
 
 void st_commitlog_adopt_spare(st_commitlog_t *cl, st_segment_t *seg)

@@ -30,16 +30,24 @@ typedef struct st_commitlog {
 /* pool: buffers to lend to new segments (borrowed; NULL: appends write
  * through the mappings). As in RocketMQ only a segment the log starts gets
  * one: a file loaded at open (the active one after a restart or a
- * truncation) is written through its mapping until the next roll. */
+ * truncation) is written through its mapping until the next roll. Unlike
+ * RocketMQ's, a buffer's bytes are written to the file as they are
+ * appended (st_commitlog_advance), so a process crash loses no more with
+ * the pool than through the mapping, and every reader, the slave's HA
+ * reads among them, sees what the file holds. */
 void st_commitlog_init(st_commitlog_t *cl, const char *dir, int64_t file_size,
                        pthread_mutex_t *lock, st_pool_t *pool);
 /* Drops the list's references (readers may keep segments mapped) and
  * returns the pool's buffers: commit them first (st_commitlog_commit_all). */
 void st_commitlog_deinit(st_commitlog_t *cl);
 
-/* Writes every segment's buffered bytes to its file (no sync); RMQ_EIO if
- * a write fails. Only while no flush thread runs. Loop thread. */
+/* Writes every segment's buffered bytes still not in its file (after a
+ * failed write) to the file (no sync); RMQ_EIO if a write fails. Loop
+ * thread. */
 rmq_err_t st_commitlog_commit_all(st_commitlog_t *cl);
+/* Whether a pooled segment holds appended bytes its file does not (a
+ * failed write). Loop thread. */
+int st_commitlog_unwritten(const st_commitlog_t *cl);
 /* Returns the buffers of full segments whose bytes are all in their files
  * to the pool. Loop thread. */
 void st_commitlog_reclaim(st_commitlog_t *cl);
@@ -58,15 +66,20 @@ st_segment_t *st_commitlog_find(const st_commitlog_t *cl, int64_t offset);
 /* Makes room for len contiguous bytes at write_pos, closing the active
  * segment with a blank marker and rolling to the next one if needed.
  * *rolled tells the caller to ask for a new spare. RMQ_ETOOBIG if len can
- * never fit, RMQ_ENOSPC / RMQ_EIO if a file cannot be created. Loop thread. */
+ * never fit, RMQ_ENOSPC / RMQ_EIO if a file cannot be created, RMQ_EIO if
+ * the blank marker cannot be written to a pooled segment's file. Loop
+ * thread. */
 rmq_err_t st_commitlog_reserve(st_commitlog_t *cl, size_t len, st_segment_t **seg, int *rolled);
 
 /* Returns the segment for write_pos, rolling into a new one when write_pos
  * sits at a segment end (replicated bytes carry their own blank). Loop. */
 rmq_err_t st_commitlog_active(st_commitlog_t *cl, st_segment_t **seg, int *rolled);
 
-/* Publishes len bytes written at write_pos in seg. Loop thread. */
-void st_commitlog_advance(st_commitlog_t *cl, st_segment_t *seg, int64_t len);
+/* Publishes len bytes written at write_pos in seg, writing them to the
+ * file first when seg has a pool buffer; RMQ_EIO if that write fails (the
+ * bytes are published all the same: they are in the buffer, which readers
+ * then use, and the caller latches the store read-only). Loop thread. */
+rmq_err_t st_commitlog_advance(st_commitlog_t *cl, st_segment_t *seg, int64_t len);
 
 /* Hands a pre-created segment to the log; kept if it is the next one, else
  * unmapped (its file is left alone: it may be a file the log already uses).

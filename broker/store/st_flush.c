@@ -8,12 +8,10 @@
  * queues and writes the checkpoint. A failed sync latches write_error and
  * posts it; nothing past the last good sync is ever reported durable.
  *
- * With the transient store pool (st_pool.h) a commit-log sync is write()
- * of the buffered bytes then fdatasync, in the same pass, so a SYNC_FLUSH
- * waiter is released only once both cover it. In ASYNC_FLUSH the buffer is
- * also written on its own every commit_interval_ms (or once
- * commit_least_pages pages wait), bounding what a process crash loses to
- * that interval; a power cut loses what it always could.
+ * With the transient store pool (st_pool.h) the loop writes each append to
+ * the file as it publishes it, and a commit-log sync is an fdatasync of
+ * what the file holds: a SYNC_FLUSH waiter is released only once both
+ * cover it.
  *
  * Group commit: a sync waits (gather_waiters) until as many waiters have
  * queued since the last sync as queued before it, for at most that sync's
@@ -52,15 +50,14 @@ void st_flush_init(st_store_t *st)
     atomic_init(&fl->gather_until, INT64_MAX);
 }
 
-/* Syncs (commit with them only) and releases segs. */
-static rmq_err_t flush_segments(st_store_t *st, st_segment_t **segs, size_t n, int commit_only)
+/* Syncs and releases segs. */
+static rmq_err_t flush_segments(st_store_t *st, st_segment_t **segs, size_t n)
 {
     rmq_err_t rc = RMQ_OK;
 
     for (size_t i = 0; i < n; i++) {
         if (rc == RMQ_OK)
-            rc = commit_only ? st_segment_commit(segs[i])
-                             : st_segment_flush(segs[i], st->hooks.sync, st->hooks.sync_arg);
+            rc = st_segment_flush(segs[i], st->hooks.sync, st->hooks.sync_arg);
         st_segment_unref(segs[i]);
     }
     free(segs);
@@ -121,6 +118,12 @@ static void on_write_error(st_store_t *st, void *arg)
     st_flush_fail_all(st, RMQ_EIO);
 }
 
+void st_flush_write_failed(st_store_t *st)
+{
+    if (atomic_exchange(&st->write_error, 1) == 0)
+        on_write_error(st, NULL);
+}
+
 /* Latches the store read-only (once) and tells the loop. Flush thread. */
 static void flush_latch(st_store_t *st, int post)
 {
@@ -139,31 +142,13 @@ static rmq_err_t flush_commitlog(st_store_t *st)
     rmq_err_t rc = collect_commitlog(st, &segs, &n);
 
     if (rc == RMQ_OK && n > 0) {
-        rc = flush_segments(st, segs, n, 0);
+        rc = flush_segments(st, segs, n);
         st->flush.last_sync_us = rmq_mono_us() - started_us;
         atomic_fetch_add(&st->flush.syncs, 1);
         atomic_fetch_add(&st->flush.sync_us, st->flush.last_sync_us);
     }
     if (rc == RMQ_OK && target > atomic_load(&st->flush.durable))
         atomic_store(&st->flush.durable, target);
-    if (rc == RMQ_OK)
-        st->flush.committed = target;
-    return rc;
-}
-
-/* Transient pool, ASYNC_FLUSH: writes the buffered commit log to its files
- * (no sync) up to the published write position. */
-static rmq_err_t commit_commitlog(st_store_t *st)
-{
-    int64_t target = atomic_load_explicit(&st->cl.published, memory_order_acquire);
-    st_segment_t **segs;
-    size_t n;
-    rmq_err_t rc = collect_commitlog(st, &segs, &n);
-
-    if (rc == RMQ_OK)
-        rc = flush_segments(st, segs, n, 1);
-    if (rc == RMQ_OK)
-        st->flush.committed = target;
     return rc;
 }
 
@@ -178,7 +163,7 @@ static rmq_err_t checkpoint_pass(st_store_t *st)
     rmq_err_t rc = st_cq_table_collect_dirty(&st->cqs, &segs, &n);
 
     if (rc == RMQ_OK)
-        rc = flush_segments(st, segs, n, 0);
+        rc = flush_segments(st, segs, n);
     if (rc == RMQ_OK)
         rc = flush_commitlog(st);
     if (rc != RMQ_OK)
@@ -266,19 +251,6 @@ static int flush_due(st_store_t *st, int requested, int64_t now)
     return dirty_pages >= c->flush_least_pages;
 }
 
-/* Transient pool, ASYNC_FLUSH: whether this pass writes the buffers out
- * without syncing (commitIntervalCommitLog, commitCommitLogLeastPages). */
-static int commit_due(st_store_t *st, int64_t now)
-{
-    const st_store_config_t *c = &st->cfg;
-    int64_t published = atomic_load(&st->cl.published);
-    int64_t pages = published / ST_PAGE - st->flush.committed / ST_PAGE;
-
-    if (!st->pool || published <= st->flush.committed)
-        return 0;
-    return pages >= c->commit_least_pages || now - st->flush.last_commit_ms >= c->commit_interval_ms;
-}
-
 /* Before a commit-log sync with waiters queued: waits, at most as long as
  * the last sync took (GATHER_MAX_US at most), until as many waiters have
  * queued since the last sync started as in the interval before it, then
@@ -319,13 +291,6 @@ static void flush_pass(st_store_t *st)
             return;
         }
         fl->last_thorough_ms = now;
-        fl->last_commit_ms = now;
-    } else if (commit_due(st, now)) {
-        if (commit_commitlog(st) != RMQ_OK) {
-            flush_latch(st, 1);
-            return;
-        }
-        fl->last_commit_ms = now;
     }
     if (now - fl->last_checkpoint_ms >= CHECKPOINT_INTERVAL_MS &&
         atomic_load(&st->dispatched) != fl->checkpointed) {
@@ -344,10 +309,7 @@ static void *flush_main(void *arg)
     st_store_t *st = arg;
     int interval = st->cfg.flush_interval_ms > 0 ? st->cfg.flush_interval_ms : 500;
 
-    if (st->pool && st->cfg.commit_interval_ms < interval)
-        interval = st->cfg.commit_interval_ms;
-    st->flush.last_thorough_ms = st->flush.last_checkpoint_ms = st->flush.last_commit_ms = rmq_mono_ms();
-    st->flush.committed = atomic_load(&st->cl.published);
+    st->flush.last_thorough_ms = st->flush.last_checkpoint_ms = rmq_mono_ms();
     while (!flush_wait(&st->flush, interval))
         if (!atomic_load(&st->write_error))
             flush_pass(st);

@@ -71,8 +71,6 @@ typedef struct st_flush {
     int64_t last_flush_ms;           /* flush thread */
     int64_t last_thorough_ms;
     int64_t last_checkpoint_ms;
-    int64_t last_commit_ms;          /* transient pool: last write() pass (ASYNC_FLUSH) */
-    int64_t committed;               /* transient pool: log written to its files up to here */
     int64_t checkpointed;            /* offset in the last checkpoint written */
     _Atomic int64_t syncs;           /* commit-log sync passes that made bytes durable */
     _Atomic int64_t sync_us;         /* time spent in them */
@@ -174,6 +172,9 @@ void st_flush_request(st_store_t *st);
 void st_flush_release(st_store_t *st);
 /* Loop thread: fails every waiter with err. */
 void st_flush_fail_all(st_store_t *st, rmq_err_t err);
+/* Loop thread: a write to the commit log's file failed; latches the store
+ * read-only (once) and fails every waiter, as a failed sync does. */
+void st_flush_write_failed(st_store_t *st);
 rmq_err_t st_flush_wait(st_store_t *st, int64_t end, st_flush_fn cb, void *arg);
 
 /* --- housekeeping (st_house.c) --- */

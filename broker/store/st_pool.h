@@ -1,9 +1,11 @@
 /* st_pool.h: the transient store pool (RocketMQ's transientStorePoolEnable):
  * a fixed number of page-aligned anonymous buffers, each one commit-log file
- * long, lent to the active commit-log segment. Appends are copied into the
- * buffer; the flush thread write()s the buffer's new bytes to the file and
- * fdatasyncs it (st_segment_commit), so the loop thread never writes
- * through the file mapping and msync never write-protects its pages.
+ * long, lent to the active commit-log segment. Appends are encoded into the
+ * buffer and the loop write()s each append's bytes to the file as it
+ * publishes them (st_segment_commit); the flush thread fdatasyncs the file.
+ * So nobody writes through the file mapping and no sync write-protects
+ * its pages, while the file holds every append as soon as the mapping
+ * would (a process crash loses nothing more).
  *
  * Buffers are mapped at st_pool_new but only take memory as their pages are
  * touched; they are locked in memory when RLIMIT_MEMLOCK allows

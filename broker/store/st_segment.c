@@ -264,8 +264,6 @@ rmq_err_t st_segment_flush(st_segment_t *seg, st_sync_fn sync_fn, void *sync_arg
     int64_t from = flushed / ST_PAGE * ST_PAGE;
     int rc;
 
-    if (pooled && st_segment_commit(seg) != RMQ_OK)
-        return RMQ_EIO;
     wrote = pooled ? atomic_load_explicit(&seg->committed, memory_order_acquire)
                    : atomic_load_explicit(&seg->wrote, memory_order_acquire);
     if (wrote <= flushed)

@@ -28,9 +28,10 @@ typedef struct st_segment {
     _Atomic int64_t wrote;      /* bytes written (relative), published by the writer */
     _Atomic int64_t flushed;    /* bytes known durable (relative) */
     /* transient store pool (st_pool.h): appends land in wbuf, set and
-     * cleared by the loop thread; the flush thread writes [committed,
-     * wrote) of it to the file. pooled stays set once the file has been
-     * written with write(): it is then synced with fdatasync, not msync. */
+     * cleared by the loop thread, which writes [committed, wrote) of it
+     * to the file as it appends (st_segment_commit). pooled stays set once
+     * the file has been written with write(): it is then synced with
+     * fdatasync, not msync. */
     uint8_t *_Atomic wbuf;
     _Atomic int64_t committed;  /* bytes of wbuf in the file (relative) */
     _Atomic int pooled;
@@ -88,9 +89,9 @@ void st_segment_unref(st_segment_t *seg);
 void st_segment_unlink(st_segment_t *seg);
 
 /* Makes [flushed, wrote) durable and advances flushed: a pooled segment
- * first commits its buffer (st_segment_commit) and is then synced with
- * fdatasync, the others with msync; sync_fn (a test hook) replaces either
- * when not NULL. Flush thread (or the loop when no flush thread runs). */
+ * [flushed, committed) with fdatasync, the others with msync; sync_fn (a
+ * test hook) replaces either when not NULL. Flush thread (or the loop when
+ * no flush thread runs). */
 rmq_err_t st_segment_flush(st_segment_t *seg, st_sync_fn sync_fn, void *sync_arg);
 
 /* Lends buf (one file long) to an empty seg (wrote 0) before it is
@@ -102,8 +103,8 @@ void st_segment_attach(st_segment_t *seg, uint8_t *buf);
 uint8_t *st_segment_detach(st_segment_t *seg);
 /* write()s [committed, wrote) of the buffer to the file and advances
  * committed, then keeps the file zero-written ST_ZERO_AHEAD / 2 or more
- * past it (RMQ_EIO if a write fails). Flush thread, or the loop while no
- * flush thread runs. */
+ * past it (RMQ_EIO if a write fails). RMQ_OK at once without a buffer.
+ * Loop thread, as it appends (st_commitlog_advance). */
 rmq_err_t st_segment_commit(st_segment_t *seg);
 
 /* Where the writer puts bytes at rel: the buffer if one is attached, else

@@ -100,10 +100,6 @@ static void apply_defaults(st_store_config_t *c)
         c->max_index_num = 2000000;
     if (c->transient_store_pool_size <= 0)
         c->transient_store_pool_size = 5;
-    if (c->commit_interval_ms <= 0)
-        c->commit_interval_ms = 200;
-    if (c->commit_least_pages < 0)
-        c->commit_least_pages = 4;
 }
 
 static char *path_join(const char *dir, const char *name)
@@ -458,9 +454,17 @@ static size_t batch_check(const st_store_t *st, const st_msg_t *msgs, size_t n, 
     return total;
 }
 
-/* Maps a file-creation error to a put status. */
-static void put_create_failed(st_put_result_t *res, rmq_err_t rc)
+/* Maps the error of a put's reserve or append to its status: a write a
+ * pooled segment's file refused latches the store read-only; anything else
+ * is a file that could not be created. */
+static void put_failed(st_store_t *st, st_put_result_t *res, rmq_err_t rc)
 {
+    if (st_commitlog_unwritten(&st->cl)) {
+        st_flush_write_failed(st);
+        res->status = ST_PUT_WRITE_ERROR;
+        res->why = "writing the commit-log file failed; the store is read-only";
+        return;
+    }
     res->status = rc == RMQ_ENOSPC ? ST_PUT_DISK_FULL : ST_PUT_CREATE_FILE_FAILED;
     res->why = rc == RMQ_ENOSPC ? "no space left to create a file" : "cannot create a store file";
 }
@@ -535,14 +539,14 @@ void st_store_put_batch(st_store_t *st, const st_msg_t *msgs, size_t n, st_put_r
         st_house_want_spare(st);
     if (rc != RMQ_OK) {
         atomic_store(&st->dispatched, st->cl.write_pos);
-        put_create_failed(res, rc);
+        put_failed(st, res, rc);
         return;
     }
     store_ts = rmq_wall_ms();
     res->phys_offset = st->cl.write_pos;
     res->queue_offset = cq->max_offset;
     put_write(st, cq, seg, msgs, n, store_ts);
-    st_commitlog_advance(&st->cl, seg, (int64_t)total);
+    rc = st_commitlog_advance(&st->cl, seg, (int64_t)total);
     st_house_want_cq_spare(st, cq);
     atomic_store(&st->dispatched, st->cl.write_pos);
     res->status = ST_PUT_OK;
@@ -553,6 +557,8 @@ void st_store_put_batch(st_store_t *st, const st_msg_t *msgs, size_t n, st_put_r
     st->put_count += (int64_t)n;
     st->put_bytes += (int64_t)total;
     put_notify(st, cq, msgs, n);
+    if (rc != RMQ_OK)
+        put_failed(st, res, rc);
     if (rmq_mono_us() - t0 > st->put_latency_max_us)
         st->put_latency_max_us = rmq_mono_us() - t0;
 }
@@ -916,7 +922,10 @@ rmq_err_t st_store_append_raw(st_store_t *st, int64_t offset, const void *data, 
         n = (size_t)(seg->start + seg->size - cl->write_pos);
         n = n < len ? n : len;
         memcpy(st_segment_wptr(seg, cl->write_pos - seg->start), p, n);
-        st_commitlog_advance(cl, seg, (int64_t)n);
+        if (st_commitlog_advance(cl, seg, (int64_t)n) != RMQ_OK) {
+            st_flush_write_failed(st);
+            return RMQ_EIO;
+        }
         p += n;
         len -= n;
     }

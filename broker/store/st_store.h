@@ -47,12 +47,10 @@ typedef struct st_store_config {
     int32_t max_hash_slot_num;       /* key index slots per file (0: 500000) */
     int32_t max_index_num;           /* key index entries per file (0: 2000000) */
     /* transientStorePoolEnable: appends go to pooled buffers, one commit-log
-     * file long, and reach the file with write() (then fdatasync); reads of
-     * bytes not yet written are served from the buffer (st_pool.h) */
+     * file long, and reach the file with write() as they are made (then
+     * fdatasync), never through the mapping (st_pool.h) */
     int transient_store_pool;
     int transient_store_pool_size;   /* transientStorePoolSize, buffers (5) */
-    int commit_interval_ms;          /* commitIntervalCommitLog (200): ASYNC_FLUSH write() period */
-    int commit_least_pages;          /* commitCommitLogLeastPages (4): ASYNC_FLUSH, pages per write() */
 } st_store_config_t;
 
 /* Store-level put outcome, mapped to a wire Status by the broker. */

@@ -10,7 +10,8 @@
 #     min.insync.replicas 2; jars from Maven Central (scripts/bench/peers/pom.xml)
 #   Artemis 2.40.0: a replicated primary/backup pair (artemis create), measured
 #     once the backup is synchronized; the bin tar.gz from Maven Central
-#   rmq: the 2m-2s cluster of bk_cluster_up
+#   rmq: the 2m-2s cluster of bk_cluster_up, its SYNC_FLUSH masters with
+#     deploy/2m-2s-sync's store settings (transientStorePoolEnable)
 # Both peers are fetched once into RMQ_BENCH_PEERS_CACHE (default
 # ${XDG_CACHE_HOME:-~/.cache}/rmq-peers), never into the checkout. Every JVM
 # is in BK_PIDS, so bk_down and the EXIT trap stop it by pid.
@@ -384,10 +385,14 @@ pe_stage_rmq() {
   for class in replica replica-fsync leader; do
     case $class in
       replica) layout=sync flush=ASYNC_FLUSH setting="2m-2s, SYNC_MASTER + ASYNC_FLUSH" ;;
-      replica-fsync) layout=sync flush=SYNC_FLUSH setting="2m-2s, SYNC_MASTER + SYNC_FLUSH" ;;
+      replica-fsync) layout=sync flush=SYNC_FLUSH
+        setting="2m-2s, SYNC_MASTER + SYNC_FLUSH, transientStorePoolEnable (write + fdatasync, as deploy/2m-2s-sync ships)" ;;
       leader) layout=async flush=ASYNC_FLUSH setting="2m-2s, ASYNC_MASTER + ASYNC_FLUSH" ;;
     esac
+    # the shipped SYNC_FLUSH masters' store settings (deploy/2m-2s-sync)
+    [ "$flush" != SYNC_FLUSH ] || BK_BROKER_EXTRA="transientStorePoolEnable=true transientStorePoolSize=2"
     bk_cluster_up "$layout" "$flush"
+    BK_BROKER_EXTRA=
     bk_topic PeerBench
     pe_each rmq "$class" "$setting" pe_rmq_run
     bk_down

@@ -33,9 +33,9 @@
  * cursor may not pass a copy that was not durable.
  *
  * With RMQ_TEST_TRANSIENT_POOL set (the powerloss_pool test) every broker
- * runs with transientStorePoolEnable: appends wait in its buffer until the
- * flush write()s and syncs them, so the image holds only what was written;
- * every acknowledged message must still be in it. */
+ * runs with transientStorePoolEnable: each append is write()n to the file
+ * as it is made and the flush fdatasyncs it, so the image holds only what
+ * was synced; every acknowledged message must still be in it. */
 #include <check.h>
 #include <fcntl.h>
 #include <pthread.h>
