@@ -44,14 +44,18 @@ static void ns_start(hn_daemon_t *d, char *addr, size_t len)
                                           "listenPort=0\nbindAddress=127.0.0.1\n", addr, len), 0);
 }
 
-/* Starts mqbroker `name` over case_dir/name with 1 MiB commit-log files. */
+/* Starts mqbroker `name` over case_dir/name with 1 MiB commit-log files.
+ * Sends may wait in the queue up to a minute before SYSTEM_BUSY (as in
+ * test_broker.c): these cases test replication, not flow control, and a
+ * loaded machine under a sanitizer can stall a roll past the 200 ms default. */
 static void broker_start(hn_daemon_t *d, const char *name, const char *extra, char *addr, size_t len)
 {
     char props[2048];
     snprintf(props, sizeof props,
              "brokerName=broker-a\nlistenPort=0\nhaListenPort=0\nstorePathRootDir=%s/%s\n"
              "mapedFileSizeCommitLog=%d\nmaxMessageSize=262144\nsyncFlushTimeout=1500\n"
-             "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n%s%s",
+             "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\n"
+             "waitTimeMillsInSendQueue=60000\n%s%s",
              case_dir, name, FILE_SIZE, getenv("RMQ_TEST_TRANSIENT_POOL") ? "transientStorePoolEnable=true\n" : "",
              extra ? extra : "");
     ck_assert_int_eq(hn_daemon_start_conf(d, case_dir, "broker/mqbroker", name, props, addr, len), 0);
