@@ -54,7 +54,7 @@ static const rmq_cfg_entry_t entries[] = {
     BOOL("transientStorePoolEnable", transient_store_pool_enable, "false",
          "appends go to pooled buffers (one commit-log file each) and reach the file with a write() per append, synced with fdatasync, instead of through the mapping (faster SYNC_FLUSH group commit); unlike RocketMQ's pool, a process crash loses nothing the mapping would have kept (commitIntervalCommitLog and commitCommitLogLeastPages have no use here); not on a slave outside controller mode; a file loaded at start-up is written through its mapping until the next roll"),
     INT("transientStorePoolSize", transient_store_pool_size, "5", 1, 64,
-        "transientStorePoolEnable: buffers (each mapedFileSizeCommitLog bytes of address space, memory only as used; locked when RLIMIT_MEMLOCK allows)"),
+        "transientStorePoolEnable: buffers, each mapedFileSizeCommitLog bytes of address space but about 2 MiB of memory (the pages of what is in the file go back to the kernel)"),
     BOOL("autoCreateTopicEnable", auto_create_topic_enable, "true", "create unknown topics on send (via TBW102)"),
     BOOL("autoCreateSubscriptionGroup", auto_create_subscription_group, "true", "create unknown consumer groups on use"),
     BOOL("validateSystemTopicWhenUpdateTopic", validate_system_topic_when_update_topic, "true",

@@ -15,8 +15,8 @@ struct st_pool {
     uint8_t **free_bufs;             /* stack of buffers not lent out */
 };
 
-/* Maps one buffer and tries to lock its pages as they are touched. */
-static uint8_t *pool_map(int64_t size, int *locked)
+/* Maps one buffer (address space only until its pages are touched). */
+static uint8_t *pool_map(int64_t size)
 {
     void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
@@ -24,14 +24,12 @@ static uint8_t *pool_map(int64_t size, int *locked)
     if (p == MAP_FAILED)
         return NULL;
     madvise(p, (size_t)size, MADV_HUGEPAGE);   /* fewer first-touch faults where THP is on */
-    *locked = mlock2(p, (size_t)size, MLOCK_ONFAULT) == 0;
     return p;
 }
 
 rmq_err_t st_pool_new(int n, int64_t size, st_pool_t **out)
 {
     st_pool_t *pool = calloc(1, sizeof(*pool));
-    int locked = 1;
 
     *out = NULL;
     if (!pool || n <= 0 || !(pool->all = calloc((size_t)n, sizeof(*pool->all))) ||
@@ -41,19 +39,15 @@ rmq_err_t st_pool_new(int n, int64_t size, st_pool_t **out)
     }
     pool->size = size;
     for (int i = 0; i < n; i++) {
-        int ok;
-
-        if (!(pool->all[i] = pool_map(size, &ok))) {
+        if (!(pool->all[i] = pool_map(size))) {
             LOG_ERROR("transientStorePool: mmap of a %lld-byte buffer: %s", (long long)size, strerror(errno));
             st_pool_free(pool);
             return RMQ_ENOMEM;
         }
-        locked &= ok;
         pool->free_bufs[pool->n++] = pool->all[i];
     }
     pool->nfree = pool->n;
-    LOG_INFO("transientStorePool: %d buffers of %lld bytes%s", n, (long long)size,
-             locked ? ", locked in memory" : " (not locked: RLIMIT_MEMLOCK too low)");
+    LOG_INFO("transientStorePool: %d buffers of %lld bytes of address space", n, (long long)size);
     *out = pool;
     return RMQ_OK;
 }

@@ -8,9 +8,9 @@
  * would (a process crash loses nothing more).
  *
  * Buffers are mapped at st_pool_new but only take memory as their pages are
- * touched; they are locked in memory when RLIMIT_MEMLOCK allows
- * (MLOCK_ONFAULT), silently unlocked otherwise. A returned buffer keeps its
- * pages, so the next segment's appends do not fault. Loop thread only. */
+ * touched, and the pages of what is in the file go back to the kernel
+ * ST_RELEASE_CHUNK at a time (st_segment_commit), so a lent buffer holds
+ * about one chunk of memory. Loop thread only. */
 #ifndef ST_POOL_H
 #define ST_POOL_H
 

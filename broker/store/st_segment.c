@@ -281,6 +281,7 @@ rmq_err_t st_segment_flush(st_segment_t *seg, st_sync_fn sync_fn, void *sync_arg
 
 void st_segment_attach(st_segment_t *seg, uint8_t *buf)
 {
+    seg->released = 0;
     atomic_store_explicit(&seg->committed, 0, memory_order_relaxed);
     atomic_store_explicit(&seg->wbuf, buf, memory_order_relaxed);
     atomic_store_explicit(&seg->pooled, 1, memory_order_release);
@@ -321,6 +322,18 @@ static rmq_err_t segment_zero_ahead(st_segment_t *seg, int64_t at)
     return RMQ_OK;
 }
 
+/* Gives back the pages of buf wholly below committed (see
+ * st_segment_commit), whole chunks only. */
+static void segment_release(st_segment_t *seg, uint8_t *buf, int64_t committed)
+{
+    int64_t to = committed / ST_RELEASE_CHUNK * ST_RELEASE_CHUNK;
+
+    if (to <= seg->released)
+        return;
+    if (madvise(buf + seg->released, (size_t)(to - seg->released), MADV_DONTNEED) == 0)
+        seg->released = to;
+}
+
 rmq_err_t st_segment_commit(st_segment_t *seg)
 {
     int64_t wrote = atomic_load_explicit(&seg->wrote, memory_order_acquire);
@@ -343,6 +356,7 @@ rmq_err_t st_segment_commit(st_segment_t *seg)
         from += n;
         atomic_store_explicit(&seg->committed, from, memory_order_release);
     }
+    segment_release(seg, buf, wrote);
     return segment_zero_ahead(seg, wrote);
 }
 

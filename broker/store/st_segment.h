@@ -35,6 +35,7 @@ typedef struct st_segment {
     uint8_t *_Atomic wbuf;
     _Atomic int64_t committed;  /* bytes of wbuf in the file (relative) */
     _Atomic int pooled;
+    int64_t released;           /* the loop's: [0, released) of wbuf given back */
     /* the committing thread's: [0, zeroed) of the file has no unwritten
      * extent left (zeros or data written), so a sync there converts none */
     int64_t zeroed;
@@ -47,6 +48,9 @@ typedef struct st_segment {
 /* How far ahead of a pooled segment's committed bytes st_segment_commit
  * writes zeros, at a time. */
 #define ST_ZERO_AHEAD (1 << 20)
+/* The pool buffer's pages wholly below the committed bytes go back to the
+ * kernel this many at a time (a transparent huge page). */
+#define ST_RELEASE_CHUNK (2 << 20)
 
 /* Writes "dir/%020lld" into out. */
 void st_segment_path(char *out, size_t outlen, const char *dir, int64_t start);
@@ -102,8 +106,10 @@ void st_segment_attach(st_segment_t *seg, uint8_t *buf);
  * written yet). Loop thread. */
 uint8_t *st_segment_detach(st_segment_t *seg);
 /* write()s [committed, wrote) of the buffer to the file and advances
- * committed, then keeps the file zero-written ST_ZERO_AHEAD / 2 or more
- * past it (RMQ_EIO if a write fails). RMQ_OK at once without a buffer.
+ * committed, gives the buffer's pages below it back to the kernel
+ * (ST_RELEASE_CHUNK at a time: nobody reads the buffer where the file
+ * holds the bytes), then keeps the file zero-written ST_ZERO_AHEAD / 2 or
+ * more past it (RMQ_EIO if a write fails). RMQ_OK at once without a buffer.
  * Loop thread, as it appends (st_commitlog_advance). */
 rmq_err_t st_segment_commit(st_segment_t *seg);
 

@@ -1,7 +1,8 @@
 /* test_store_transient.c: the transient store pool (transientStorePoolEnable):
  * every append is in the file as soon as it is made, before any flush, and
  * every reader (pulls, HA raw reads, reads by id) sees those bytes; rolls
- * give buffers back at once; a process crash keeps every append; a
+ * give buffers back at once; a buffer's pages the file holds go back to the
+ * kernel; a process crash keeps every append; a
  * SYNC_FLUSH waiter is released only once its bytes are written to the file
  * and synced; a commit leaves no unwritten extent just past what it wrote
  * (so the group commit's fdatasyncs convert none). */
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -122,6 +124,46 @@ START_TEST(test_rolls_return_buffers)
     st_store_close(st);
     st = ts_open(&env);
     ts_check_queue(st, "Roll", 1, 0, 1, 700);
+    st_store_close(st);
+}
+END_TEST
+
+/* Resident pages of buf[0, len) (mincore). */
+static int64_t resident_pages(const uint8_t *buf, int64_t len)
+{
+    int64_t pages = len / 4096, n = 0;
+    unsigned char *vec = calloc((size_t)pages, 1);
+
+    ck_assert_ptr_nonnull(vec);
+    ck_assert_int_eq(mincore((void *)buf, (size_t)len, vec), 0);
+    for (int64_t i = 0; i < pages; i++)
+        n += vec[i] & 1;
+    free(vec);
+    return n;
+}
+
+START_TEST(test_written_buffer_released)
+{
+    st_store_t *st;
+    st_put_result_t res;
+    uint32_t seq = 0;
+    uint8_t *buf;
+
+    env.cfg.commitlog_file_size = 4 * ST_RELEASE_CHUNK;
+    st = ts_open(&env);
+    ts_put(st, "Release", 0, seq++, 4000, NULL, &res);
+    buf = atomic_load(&st->cl.segs[0]->wbuf);
+    ck_assert_ptr_nonnull(buf);
+    do
+        ts_put(st, "Release", 0, seq++, 4000, NULL, &res);
+    while (res.end_offset < 2 * ST_RELEASE_CHUNK + 8192);
+    /* the two chunks wholly in the file hold no memory; the third does */
+    ck_assert_int_eq(resident_pages(buf, 2 * ST_RELEASE_CHUNK), 0);
+    ck_assert_int_gt(resident_pages(buf + 2 * ST_RELEASE_CHUNK, ST_RELEASE_CHUNK), 0);
+    ts_check_queue(st, "Release", 0, 0, 1, seq);
+    st_store_close(st);
+    st = ts_open(&env);
+    ts_check_queue(st, "Release", 0, 0, 1, seq);
     st_store_close(st);
 }
 END_TEST
@@ -296,6 +338,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_every_append_in_the_file);
     tcase_add_test(tc, test_rolls_return_buffers);
+    tcase_add_test(tc, test_written_buffer_released);
     tcase_add_test(tc, test_crash_keeps_every_append);
     tcase_add_test(tc, test_sync_flush_waiters_after_write_and_sync);
     tcase_add_test(tc, test_commit_zeroes_ahead);
