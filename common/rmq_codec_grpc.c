@@ -573,19 +573,37 @@ static int grpc_content_type(const char *ct)
            (ct[n] == '\0' || ct[n] == '+' || ct[n] == ';');
 }
 
+/* The HTTP status refusing a request that is no gRPC call (the session
+ * runs without nghttp2's HTTP messaging checks: this is where a request's
+ * HTTP form is checked), 0 for a gRPC call: POST (else 405), a :path
+ * that starts with '/' (else 404), content-type application/grpc[+...]
+ * (else 415). */
+static const char *call_http_refusal(const rmq_grpc_call_t *call)
+{
+    const char *method = rmq_grpc_call_header(call, ":method");
+
+    if (method == NULL || strcmp(method, "POST") != 0)
+        return "405";
+    if (call->path[0] != '/')
+        return "404";
+    if (!grpc_content_type(rmq_grpc_call_header(call, "content-type")))
+        return "415";
+    return NULL;
+}
+
 /* The request headers are complete: checks them and picks the method; a
  * streaming request's handler runs now. */
 static void call_headers_done(rmq_grpc_call_t *call)
 {
-    const char *ct = rmq_grpc_call_header(call, "content-type");
     const char *enc = rmq_grpc_call_header(call, "grpc-encoding");
     const char *timeout = rmq_grpc_call_header(call, "grpc-timeout");
     const char *path = rmq_grpc_call_header(call, ":path");
 
     call->path = path != NULL ? path : "";
 
-    if (!grpc_content_type(ct)) {
-        nghttp2_nv nva[] = { NV(":status", "415") };
+    const char *refusal = call_http_refusal(call);
+    if (refusal != NULL) {
+        nghttp2_nv nva[] = { NV(":status", refusal) };
         call->ended = 1;
         call->response_started = 1;
         h2_submit_response(call->gc->h2, call->stream_id, nva, 1, NULL);
@@ -785,6 +803,20 @@ static nghttp2_session_callbacks *h2_callbacks(void)
     return cbs;
 }
 
+/* gc's nghttp2 server session, without nghttp2's HTTP messaging checks
+ * (call_http_refusal makes those a gRPC call needs). */
+static int h2_session_new(grpc_conn_t *gc, const nghttp2_session_callbacks *cbs)
+{
+    nghttp2_option *opt;
+
+    if (nghttp2_option_new(&opt) != 0)
+        return -1;
+    nghttp2_option_set_no_http_messaging(opt, 1);
+    int rv = nghttp2_session_server_new2(&gc->h2, cbs, gc, opt);
+    nghttp2_option_del(opt);
+    return rv;
+}
+
 /* Starts conn's session: our SETTINGS and a larger connection window. */
 static grpc_conn_t *gc_new(grpc_state_t *st, rmq_conn_t *conn)
 {
@@ -800,7 +832,7 @@ static grpc_conn_t *gc_new(grpc_state_t *st, rmq_conn_t *conn)
     gc->st = st;
     gc->conn = conn;
     TAILQ_INIT(&gc->calls);
-    if (nghttp2_session_server_new(&gc->h2, cbs, gc) != 0)
+    if (h2_session_new(gc, cbs) != 0)
         goto fail;
     nghttp2_session_callbacks_del(cbs);
     cbs = NULL;

@@ -6,7 +6,8 @@
  *
  * The codec (rmq_codec_grpc.c) runs one nghttp2 server session per
  * connection on the loop and owns the gRPC layer: header collection,
- * content-type (anything but application/grpc[+...] gets HTTP 415),
+ * the request's HTTP form (a method but POST gets HTTP 405, a :path not
+ * starting with '/' 404, a content-type but application/grpc[+...] 415),
  * grpc-timeout, grpc-encoding (identity, or gzip inflated with zlib),
  * 5-byte-prefixed message reassembly, trailers and trailers-only errors.
  * Fronts see only this API: a method table (path -> handler), a call

@@ -49,6 +49,7 @@ struct gc_client {
     int goaway;
     const char *extra[4][2];      /* gc_add_header */
     int nextra;
+    const char *method;           /* gc_set_method; NULL: POST */
 };
 
 static long long now_ms(void)
@@ -259,7 +260,8 @@ gc_stream_t *gc_request(gc_client_t *c, const char *path, const char *content_ty
 {
 #define GC_NV(n, v) { (uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), NGHTTP2_NV_FLAG_NONE }
     nghttp2_nv nva[11] = {
-        GC_NV(":method", "POST"), GC_NV(":scheme", c->ssl ? "https" : "http"),
+        GC_NV(":method", c->method != NULL ? c->method : "POST"),
+        GC_NV(":scheme", c->ssl ? "https" : "http"),
         GC_NV(":path", path), GC_NV(":authority", "127.0.0.1"), GC_NV("te", "trailers"),
         GC_NV("content-type", content_type),
     };
@@ -302,6 +304,11 @@ void gc_add_header(gc_client_t *c, const char *name, const char *value)
 void gc_clear_headers(gc_client_t *c)
 {
     c->nextra = 0;
+}
+
+void gc_set_method(gc_client_t *c, const char *method)
+{
+    c->method = method;
 }
 
 /* One round: sends what is queued, waits up to wait_ms for input, reads it. */

@@ -47,6 +47,10 @@ void gc_add_header(gc_client_t *c, const char *name, const char *value);
 /* Drops the headers gc_add_header added. */
 void gc_clear_headers(gc_client_t *c);
 
+/* The :method of the requests started from now on (NULL: POST; the
+ * string must outlive them). */
+void gc_set_method(gc_client_t *c, const char *method);
+
 /* Runs the session until every stream started is closed, or until
  * timeout_ms; 0 when all closed. */
 int gc_run(gc_client_t *c, int timeout_ms);

@@ -311,6 +311,28 @@ START_TEST(test_bad_content_type_415)
 }
 END_TEST
 
+/* A request that is no gRPC call gets an HTTP status, no grpc-status: a
+ * GET 405, a :path without the leading '/' 404; a call after them works. */
+START_TEST(test_not_grpc_refused)
+{
+    gc_client_t *c = connect_plain();
+    uint8_t framed[8];
+    size_t n = gc_frame((const uint8_t *)"abc", 3, framed);
+    gc_set_method(c, "GET");
+    gc_stream_t *get = gc_request(c, P_UNARY, "application/grpc", NULL, framed, n, 0);
+    gc_set_method(c, NULL);
+    gc_stream_t *rel = gc_request(c, P_UNARY + 1, "application/grpc", NULL, framed, n, 0);
+    gc_stream_t *ok = gc_request(c, P_UNARY, "application/grpc", NULL, framed, n, 0);
+    ck_assert_int_eq(gc_run(c, 5000), 0);
+    ck_assert_int_eq(get->http_status, 405);
+    ck_assert_int_eq(get->grpc_status, -1);
+    ck_assert_int_eq(rel->http_status, 404);
+    ck_assert_int_eq(rel->grpc_status, -1);
+    assert_echo(ok, (const uint8_t *)"abc", 3);
+    gc_close(c);
+}
+END_TEST
+
 /* A 4 MiB message both ways: split over many DATA frames in and out, and
  * more output than the codec's high-water mark (resumed on drain). */
 START_TEST(test_big_message)
@@ -680,6 +702,7 @@ int main(void)
     tcase_add_test(tc, test_unary_echo);
     tcase_add_test(tc, test_unknown_method_unimplemented);
     tcase_add_test(tc, test_bad_content_type_415);
+    tcase_add_test(tc, test_not_grpc_refused);
     tcase_add_test(tc, test_big_message);
     tcase_add_test(tc, test_stream_several_in_one_frame);
     tcase_add_test(tc, test_split_message_across_frames);
