@@ -18,6 +18,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "rmq_fmt.h"
+#include "rmq_h2mem.h"
 #include "rmq_inflate.h"
 #include "rmq_log.h"
 #include "rmq_time.h"
@@ -66,6 +67,7 @@ struct rmq_grpc_call {
     TAILQ_ENTRY(rmq_grpc_call) link;
     grpc_conn_t *gc;              /* NULL once the stream is gone */
     rmq_conn_t *conn;             /* referenced until the call is freed */
+    rmq_h2mem_t *pool;            /* the connection's: the call, headers, request, out */
     int32_t stream_id;
     int held;                     /* a holder has it and has not finished it */
     int ended;                    /* the final status is set: no more writes */
@@ -107,6 +109,7 @@ struct grpc_conn {
     grpc_state_t *st;
     rmq_conn_t *conn;
     nghttp2_session *h2;
+    rmq_h2mem_t *pool;            /* h2's allocator */
     struct event *flush_ev;
     struct call_list calls;       /* calls whose stream is open */
     int busy;                     /* inside nghttp2: destroy later */
@@ -188,10 +191,11 @@ static rmq_codec_probe_t grpc_probe(const uint8_t *data, size_t len, uint32_t ma
 
 static rmq_grpc_call_t *call_new(grpc_conn_t *gc, int32_t stream_id)
 {
-    rmq_grpc_call_t *call = calloc(1, sizeof(*call));
+    rmq_grpc_call_t *call = rmq_h2mem_calloc(gc->pool, 1, sizeof(*call));
 
     if (call == NULL)
         return NULL;
+    call->pool = gc->pool;
     call->gc = gc;
     call->conn = gc->conn;
     rmq_conn_ref_any(call->conn);
@@ -208,14 +212,14 @@ static void call_free(rmq_grpc_call_t *call)
         nghttp2_rcbuf_decref(call->headers[i].name_buf);
         nghttp2_rcbuf_decref(call->headers[i].value_buf);
     }
-    free(call->headers);
+    rmq_h2mem_free(call->pool, call->headers);
     if (call->in != NULL)
         evbuffer_free(call->in);
-    free(call->out);
-    free(call->request);
+    rmq_h2mem_free(call->pool, call->out);
+    rmq_h2mem_free(call->pool, call->request);
     free(call->message);
     rmq_conn_unref_any(call->conn);
-    free(call);
+    rmq_h2mem_free(call->pool, call);
 }
 
 /* The stream of call is gone: unlinks it; a held call's holder hears of it
@@ -372,7 +376,7 @@ static rmq_err_t call_out_reserve(rmq_grpc_call_t *call, size_t need)
     if (call->out_len + need <= call->out_cap)
         return RMQ_OK;
     size_t cap = call->out_len + need > 2 * call->out_cap ? call->out_len + need : 2 * call->out_cap;
-    uint8_t *grown = realloc(call->out, cap);
+    uint8_t *grown = rmq_h2mem_realloc(call->pool, call->out, cap);
     if (grown == NULL)
         return RMQ_ENOMEM;
     call->out = grown;
@@ -443,7 +447,7 @@ static void call_message(rmq_grpc_call_t *call, const uint8_t *data, size_t len)
     }
     if (call->nrequests++ > 0)
         return;
-    call->request = malloc(len ? len : 1);
+    call->request = rmq_h2mem_alloc(call->pool, len ? len : 1);
     if (call->request == NULL) {
         call_end(call, RMQ_GRPC_RESOURCE_EXHAUSTED, "out of memory");
         return;
@@ -668,7 +672,7 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *frame, nghttp2_rc
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     if (call->nheaders == call->headers_cap) {
         size_t cap = call->headers_cap ? 2 * call->headers_cap : GRPC_HEADERS_FIRST;
-        grpc_header_t *grown = realloc(call->headers, cap * sizeof(*grown));
+        grpc_header_t *grown = rmq_h2mem_realloc(call->pool, call->headers, cap * sizeof(*grown));
         if (grown == NULL)
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
         call->headers = grown;
@@ -730,6 +734,7 @@ static int on_stream_close(nghttp2_session *h2, int32_t stream_id, uint32_t erro
 static void gc_destroy(grpc_conn_t *gc)
 {
     nghttp2_session_del(gc->h2);
+    rmq_h2mem_release(gc->pool);
     event_free(gc->flush_ev);
     free(gc);
 }
@@ -803,16 +808,16 @@ static nghttp2_session_callbacks *h2_callbacks(void)
     return cbs;
 }
 
-/* gc's nghttp2 server session, without nghttp2's HTTP messaging checks
- * (call_http_refusal makes those a gRPC call needs). */
+/* gc's nghttp2 server session over its own pool, without nghttp2's HTTP
+ * messaging checks (call_http_refusal makes those a gRPC call needs). */
 static int h2_session_new(grpc_conn_t *gc, const nghttp2_session_callbacks *cbs)
 {
     nghttp2_option *opt;
 
-    if (nghttp2_option_new(&opt) != 0)
+    if ((gc->pool = rmq_h2mem_new()) == NULL || nghttp2_option_new(&opt) != 0)
         return -1;
     nghttp2_option_set_no_http_messaging(opt, 1);
-    int rv = nghttp2_session_server_new2(&gc->h2, cbs, gc, opt);
+    int rv = nghttp2_session_server_new3(&gc->h2, cbs, gc, opt, rmq_h2mem_mem(gc->pool));
     nghttp2_option_del(opt);
     return rv;
 }
@@ -849,6 +854,8 @@ fail:
         nghttp2_session_callbacks_del(cbs);
     if (gc != NULL && gc->h2 != NULL)
         nghttp2_session_del(gc->h2);
+    if (gc != NULL)
+        rmq_h2mem_release(gc->pool);
     if (gc != NULL && gc->flush_ev != NULL)
         event_free(gc->flush_ev);
     free(gc);
