@@ -112,6 +112,7 @@ struct grpc_conn {
     rmq_h2mem_t *pool;            /* h2's allocator */
     struct event *flush_ev;
     struct call_list calls;       /* calls whose stream is open */
+    rmq_grpc_call_t *headers_call; /* the call whose request headers arrive */
     int busy;                     /* inside nghttp2: destroy later */
     int dead;                     /* the connection closed */
 };
@@ -229,6 +230,8 @@ static void call_detach(rmq_grpc_call_t *call)
     grpc_conn_t *gc = call->gc;
 
     TAILQ_REMOVE(&gc->calls, call, link);
+    if (gc->headers_call == call)
+        gc->headers_call = NULL;
     nghttp2_session_set_stream_user_data(gc->h2, call->stream_id, NULL);
     call->gc = NULL;
     if (!call->held) {
@@ -577,20 +580,46 @@ static int grpc_content_type(const char *ct)
            (ct[n] == '\0' || ct[n] == '+' || ct[n] == ';');
 }
 
+/* The request headers the codec reads itself (NULL: absent; the first
+ * of a repeated one). */
+typedef struct call_meta {
+    const char *method;
+    const char *path;
+    const char *content_type;
+    const char *encoding;
+    const char *timeout;
+} call_meta_t;
+
+#define NAME_IS(h, lit) ((h)->name_len == sizeof(lit) - 1 && memcmp((h)->name, lit, sizeof(lit) - 1) == 0)
+
+/* Reads call's meta in one pass over its headers. */
+static void call_read_meta(const rmq_grpc_call_t *call, call_meta_t *meta)
+{
+    *meta = (call_meta_t){ 0 };
+    for (size_t i = 0; i < call->nheaders; i++) {
+        const grpc_header_t *h = &call->headers[i];
+        const char **slot = NAME_IS(h, ":method") ? &meta->method
+                          : NAME_IS(h, ":path") ? &meta->path
+                          : NAME_IS(h, "content-type") ? &meta->content_type
+                          : NAME_IS(h, "grpc-encoding") ? &meta->encoding
+                          : NAME_IS(h, "grpc-timeout") ? &meta->timeout : NULL;
+        if (slot != NULL && *slot == NULL)
+            *slot = h->value;
+    }
+}
+
 /* The HTTP status refusing a request that is no gRPC call (the session
  * runs without nghttp2's HTTP messaging checks: this is where a request's
- * HTTP form is checked), 0 for a gRPC call: POST (else 405), a :path
+ * HTTP form is checked), NULL for a gRPC call: POST (else 405), a :path
  * that starts with '/' (else 404), content-type application/grpc[+...]
  * (else 415). */
-static const char *call_http_refusal(const rmq_grpc_call_t *call)
+static const char *call_http_refusal(const call_meta_t *meta)
 {
-    const char *method = rmq_grpc_call_header(call, ":method");
-
-    if (method == NULL || strcmp(method, "POST") != 0)
+    if (meta->method == NULL || strcmp(meta->method, "POST") != 0)
         return "405";
-    if (call->path[0] != '/')
+    if (meta->path == NULL || meta->path[0] != '/')
         return "404";
-    if (!grpc_content_type(rmq_grpc_call_header(call, "content-type")))
+    if (!grpc_content_type(meta->content_type))
         return "415";
     return NULL;
 }
@@ -599,13 +628,12 @@ static const char *call_http_refusal(const rmq_grpc_call_t *call)
  * streaming request's handler runs now. */
 static void call_headers_done(rmq_grpc_call_t *call)
 {
-    const char *enc = rmq_grpc_call_header(call, "grpc-encoding");
-    const char *timeout = rmq_grpc_call_header(call, "grpc-timeout");
-    const char *path = rmq_grpc_call_header(call, ":path");
+    call_meta_t meta;
 
-    call->path = path != NULL ? path : "";
+    call_read_meta(call, &meta);
+    call->path = meta.path != NULL ? meta.path : "";
 
-    const char *refusal = call_http_refusal(call);
+    const char *refusal = call_http_refusal(&meta);
     if (refusal != NULL) {
         nghttp2_nv nva[] = { NV(":status", refusal) };
         call->ended = 1;
@@ -613,17 +641,18 @@ static void call_headers_done(rmq_grpc_call_t *call)
         h2_submit_response(call->gc->h2, call->stream_id, nva, 1, NULL);
         return;
     }
-    if (timeout != NULL &&
-        rmq_grpc_parse_timeout(timeout, rmq_mono_ms(), &call->deadline_ms) != RMQ_OK) {
+    if (meta.timeout != NULL &&
+        rmq_grpc_parse_timeout(meta.timeout, rmq_mono_ms(), &call->deadline_ms) != RMQ_OK) {
         call_end(call, RMQ_GRPC_INTERNAL, "malformed grpc-timeout");
         return;
     }
-    if (enc != NULL && strcmp(enc, "identity") != 0 && strcmp(enc, "gzip") != 0) {
+    if (meta.encoding != NULL && strcmp(meta.encoding, "identity") != 0 &&
+        strcmp(meta.encoding, "gzip") != 0) {
         call->bad_encoding = 1;
         call_end(call, RMQ_GRPC_UNIMPLEMENTED, "grpc-encoding not supported: identity, gzip");
         return;
     }
-    call->gzip = enc != NULL && strcmp(enc, "gzip") == 0;
+    call->gzip = meta.encoding != NULL && strcmp(meta.encoding, "gzip") == 0;
     call->method = method_find(call->gc->st, call->path);
     if (call->method == NULL) {
         call_end(call, RMQ_GRPC_UNIMPLEMENTED, "unknown method");
@@ -652,10 +681,13 @@ static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *frame, voi
     if (call == NULL)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     nghttp2_session_set_stream_user_data(h2, frame->hd.stream_id, call);
+    gc->headers_call = call;
     return 0;
 }
 
-/* Keeps a request header; over RMQ_GRPC_HEADERS_MAX the stream is reset. */
+/* Keeps a request header of the HEADERS under way (its call is
+ * gc->headers_call: HEADERS and CONTINUATION frames of a stream come
+ * uninterrupted); over RMQ_GRPC_HEADERS_MAX the stream is reset. */
 static int on_header(nghttp2_session *h2, const nghttp2_frame *frame, nghttp2_rcbuf *name,
                      nghttp2_rcbuf *value, uint8_t flags, void *user_data)
 {
@@ -663,8 +695,9 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *frame, nghttp2_rc
 
     if (gc->dead)
         return NGHTTP2_ERR_CALLBACK_FAILURE;
-    rmq_grpc_call_t *call = stream_call(gc, frame->hd.stream_id);
-    if (call == NULL || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+    rmq_grpc_call_t *call = gc->headers_call;
+    if (call == NULL || call->stream_id != frame->hd.stream_id ||
+        frame->headers.cat != NGHTTP2_HCAT_REQUEST)
         return 0;
     nghttp2_vec n = nghttp2_rcbuf_get_buf(name), v = nghttp2_rcbuf_get_buf(value);
     call->header_bytes += n.len + v.len;
