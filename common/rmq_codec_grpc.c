@@ -855,7 +855,9 @@ static int h2_session_new(grpc_conn_t *gc, const nghttp2_session_callbacks *cbs)
     return rv;
 }
 
-/* Starts conn's session: our SETTINGS and a larger connection window. */
+/* Starts conn's session: our SETTINGS (SETTINGS_NO_RFC7540_PRIORITIES:
+ * nghttp2 keeps no priority tree, streams of one urgency take turns) and
+ * a larger connection window. */
 static grpc_conn_t *gc_new(grpc_state_t *st, rmq_conn_t *conn)
 {
     grpc_conn_t *gc = calloc(1, sizeof(*gc));
@@ -863,6 +865,7 @@ static grpc_conn_t *gc_new(grpc_state_t *st, rmq_conn_t *conn)
     nghttp2_settings_entry settings[] = {
         { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, RMQ_GRPC_MAX_STREAMS },
         { NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, GRPC_STREAM_WINDOW },
+        { NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1 },
     };
 
     if (gc == NULL || cbs == NULL)
@@ -876,7 +879,7 @@ static grpc_conn_t *gc_new(grpc_state_t *st, rmq_conn_t *conn)
     cbs = NULL;
     gc->flush_ev = event_new(rmq_server_base(st->srv), -1, 0, gc_flush_cb, gc);
     if (gc->flush_ev == NULL ||
-        nghttp2_submit_settings(gc->h2, NGHTTP2_FLAG_NONE, settings, 2) != 0 ||
+        nghttp2_submit_settings(gc->h2, NGHTTP2_FLAG_NONE, settings, 3) != 0 ||
         nghttp2_session_set_local_window_size(gc->h2, NGHTTP2_FLAG_NONE, 0,
                                               GRPC_CONN_WINDOW) != 0)
         goto fail;
