@@ -292,7 +292,13 @@ void rmq_grpc_call_on_cancel(rmq_grpc_call_t *call, rmq_grpc_cancel_fn fn, void 
 
 /* ---- responses ------------------------------------------------------------ */
 
-#define NV(n, v) { (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE }
+/* A response header named by a lowercase literal, which nghttp2 takes as
+ * is (no copy, no downcase); NV copies the value, NV_LIT takes a literal
+ * value too. */
+#define NV_(n, v, flags) { (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), \
+                           NGHTTP2_NV_FLAG_NO_COPY_NAME | (flags) }
+#define NV(n, v) NV_(n, v, 0)
+#define NV_LIT(n, v) NV_(n, v, NGHTTP2_NV_FLAG_NO_COPY_VALUE)
 
 /* The data provider of a response: queued messages, NGHTTP2_ERR_DEFERRED
  * while none is queued and the call goes on, then the trailers. */
@@ -322,7 +328,7 @@ static h2_ssize_t call_read(nghttp2_session *h2, int32_t stream_id, uint8_t *buf
 /* Submits the response HEADERS with the deferred data provider. */
 static int call_start_response(rmq_grpc_call_t *call)
 {
-    nghttp2_nv nva[] = { NV(":status", "200"), NV("content-type", "application/grpc") };
+    nghttp2_nv nva[] = { NV_LIT(":status", "200"), NV_LIT("content-type", "application/grpc") };
     h2_provider_t provider = { .source.ptr = call, .read_callback = call_read };
 
     if (call->response_started)
@@ -338,13 +344,13 @@ static void call_trailers_only(rmq_grpc_call_t *call)
 
     rmq_fmt_i64(status, call->status);
     rmq_grpc_percent_encode(call->message != NULL ? call->message : "", text, sizeof(text));
-    nghttp2_nv nva[5] = { NV(":status", "200"), NV("content-type", "application/grpc"),
+    nghttp2_nv nva[5] = { NV_LIT(":status", "200"), NV_LIT("content-type", "application/grpc"),
                           NV("grpc-status", status) };
     size_t n = 3;
     if (text[0] != '\0')
         nva[n++] = (nghttp2_nv)NV("grpc-message", text);
     if (call->bad_encoding)
-        nva[n++] = (nghttp2_nv)NV("grpc-accept-encoding", "identity,gzip");
+        nva[n++] = (nghttp2_nv)NV_LIT("grpc-accept-encoding", "identity,gzip");
     call->response_started = 1;
     h2_submit_response(call->gc->h2, call->stream_id, nva, n, NULL);
 }
@@ -635,7 +641,7 @@ static void call_headers_done(rmq_grpc_call_t *call)
 
     const char *refusal = call_http_refusal(&meta);
     if (refusal != NULL) {
-        nghttp2_nv nva[] = { NV(":status", refusal) };
+        nghttp2_nv nva[] = { NV_LIT(":status", refusal) };
         call->ended = 1;
         call->response_started = 1;
         h2_submit_response(call->gc->h2, call->stream_id, nva, 1, NULL);

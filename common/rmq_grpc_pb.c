@@ -12,6 +12,7 @@
 #include "apache/rocketmq/v2/definition.pb-c.h"
 
 #define ARENA_SLACK 1024   /* bytes of a first chunk beyond twice the request's */
+#define ANSWER_STACK 1024  /* bytes of a response packed without malloc */
 
 /* A chunk of an arena; the first one's first allocation is the message
  * (protobuf_c_message_unpack allocates the message before its fields). */
@@ -111,17 +112,20 @@ void rmq_grpc_unpacked_free(void *msg)
     arena_release(last);
 }
 
+/* A small response is packed on the stack (rmq_grpc_reply copies it). */
 void rmq_grpc_answer(rmq_grpc_call_t *call, const ProtobufCMessage *resp)
 {
+    uint8_t small[ANSWER_STACK];
     size_t len = protobuf_c_message_get_packed_size(resp);
-    uint8_t *buf = malloc(len ? len : 1);
+    uint8_t *buf = len <= sizeof(small) ? small : malloc(len);
     if (!buf) {
         rmq_grpc_finish(call, RMQ_GRPC_INTERNAL, "out of memory");
         return;
     }
     protobuf_c_message_pack(resp, buf);
     rmq_grpc_reply(call, buf, len);
-    free(buf);
+    if (buf != small)
+        free(buf);
 }
 
 void rmq_grpc_answer_status(rmq_grpc_call_t *call, const ProtobufCMessageDescriptor *desc, int code,
