@@ -5,8 +5,9 @@
  * class takes it back. Larger blocks are malloc's own. Each block opens
  * with a header (its class, the free-list link) and counts as out until
  * freed, so the pool outlives its owner as long as nghttp2 buffers it
- * handed out do. Under AddressSanitizer the pool caches nothing: every
- * block is malloc's and goes back to free, where ASan watches its use. */
+ * handed out do. Under AddressSanitizer every block is malloc's, of the
+ * size asked for, and goes back to free: ASan watches each one's bounds
+ * and its use after free as it would without the pool. */
 #include "rmq_h2mem.h"
 
 #include <stddef.h>
@@ -26,10 +27,11 @@
 #define H2MEM_CLASSES 8                              /* 32 .. 4096 bytes */
 #define H2MEM_SMALL_MAX ((size_t)1 << (H2MEM_MIN_SHIFT + H2MEM_CLASSES - 1))
 #define H2MEM_LARGE UINT32_MAX                       /* the class of a malloc'd block */
-#ifdef H2MEM_ASAN
-#define H2MEM_CACHE_MAX 0                            /* AddressSanitizer sees every free */
-#else
 #define H2MEM_CACHE_MAX ((size_t)256 << 10)          /* bytes on the free lists */
+#ifdef H2MEM_ASAN
+#define H2MEM_POOLED 0    /* AddressSanitizer sees each block at its size, and each free */
+#else
+#define H2MEM_POOLED 1
 #endif
 
 /* A block's header; the caller's bytes follow it, max_align_t aligned. */
@@ -93,7 +95,7 @@ void *rmq_h2mem_alloc(rmq_h2mem_t *pool, size_t size)
 {
     h2_block_t *b;
 
-    if (size <= H2MEM_SMALL_MAX) {
+    if (H2MEM_POOLED && size <= H2MEM_SMALL_MAX) {
         b = small_take(pool, class_of(size));
     } else {
         b = size < SIZE_MAX - sizeof(*b) ? malloc(sizeof(*b) + size) : NULL;
