@@ -62,6 +62,17 @@ static void read_raw(st_store_t *st, uint8_t *out, size_t len)
     evbuffer_free(buf);
 }
 
+/* Checks that queue of topic holds n messages from offset 0, then again
+ * after closing st and opening the store anew; closes it. */
+static void check_reopened(st_store_t *st, const char *topic, int32_t queue, int64_t n)
+{
+    ts_check_queue(st, topic, queue, 0, 1, n);
+    st_store_close(st);
+    st = ts_open(&env);
+    ts_check_queue(st, topic, queue, 0, 1, n);
+    st_store_close(st);
+}
+
 START_TEST(test_every_append_in_the_file)
 {
     st_store_t *st = ts_open(&env);
@@ -81,16 +92,12 @@ START_TEST(test_every_append_in_the_file)
     read_file(file, 0, (size_t)end);
     read_raw(st, raw, (size_t)end);
     ck_assert_int_eq(memcmp(file, raw, (size_t)end), 0);
-    ts_check_queue(st, "Pool", 0, 0, 1, 40);
     ck_assert_int_eq(st_store_read_record(st, res.phys_offset, one), RMQ_OK);
     ck_assert_int_eq((int64_t)evbuffer_get_length(one), end - res.phys_offset);
     ck_assert_int_eq(memcmp(evbuffer_pullup(one, -1), raw + res.phys_offset,
                             (size_t)(end - res.phys_offset)), 0);
     evbuffer_free(one);
-    st_store_close(st);
-    st = ts_open(&env);
-    ts_check_queue(st, "Pool", 0, 0, 1, 40);
-    st_store_close(st);
+    check_reopened(st, "Pool", 0, 40);
 }
 END_TEST
 
@@ -120,11 +127,7 @@ START_TEST(test_rolls_return_buffers)
         ck_assert_int_eq(res.status, ST_PUT_OK);
     }
     ck_assert_ptr_nonnull(atomic_load(&st->cl.segs[st->cl.nseg - 1]->wbuf));
-    ts_check_queue(st, "Roll", 1, 0, 1, 700);
-    st_store_close(st);
-    st = ts_open(&env);
-    ts_check_queue(st, "Roll", 1, 0, 1, 700);
-    st_store_close(st);
+    check_reopened(st, "Roll", 1, 700);
 }
 END_TEST
 
@@ -160,11 +163,7 @@ START_TEST(test_written_buffer_released)
     /* the two chunks wholly in the file hold no memory; the third does */
     ck_assert_int_eq(resident_pages(buf, 2 * ST_RELEASE_CHUNK), 0);
     ck_assert_int_gt(resident_pages(buf + 2 * ST_RELEASE_CHUNK, ST_RELEASE_CHUNK), 0);
-    ts_check_queue(st, "Release", 0, 0, 1, seq);
-    st_store_close(st);
-    st = ts_open(&env);
-    ts_check_queue(st, "Release", 0, 0, 1, seq);
-    st_store_close(st);
+    check_reopened(st, "Release", 0, seq);
 }
 END_TEST
 
@@ -319,11 +318,7 @@ START_TEST(test_commit_zeroes_ahead)
         ts_put(st, "Ahead", 0, seq++, 4000, NULL, &res);
     ck_assert_int_eq(st_store_flush_now(st), RMQ_OK);
     ck_assert_int_eq(unwritten_bytes(0, res.end_offset + ST_ZERO_AHEAD / 2), 0);
-    ts_check_queue(st, "Ahead", 0, 0, 1, seq);
-    st_store_close(st);
-    st = ts_open(&env);
-    ts_check_queue(st, "Ahead", 0, 0, 1, seq);
-    st_store_close(st);
+    check_reopened(st, "Ahead", 0, seq);
 }
 END_TEST
 
