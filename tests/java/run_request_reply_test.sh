@@ -76,7 +76,10 @@ fails=$(grep -c '^FAIL' "$run/resp.out")
 grep '^FAIL' "$run/resp.out" | head -3 | sed 's/^/# /'
 r0=$(grep -c '^REPLIED responder-0 ' "$run/resp.out")
 r1=$(grep -c '^REPLIED responder-1 ' "$run/resp.out")
-echo "# replies sent: responder-0 $r0, responder-1 $r1; failed $fails"
+late=$(grep -c '^LATE' "$run/resp.out")
+grep '^LATE' "$run/resp.out" | head -3 | sed 's/^/# /'
+echo "# replies sent: responder-0 $r0, responder-1 $r1; failed $fails; refused late $late" \
+  "(a request delivered again after its requester had its reply and left: at least once)"
 if [ "$fails" -eq 0 ] && [ "$r0" -gt 0 ] && [ "$r1" -gt 0 ]; then
   echo "ok $n - both responders built and sent their replies (createReplyMessage found CLUSTER)"
 else

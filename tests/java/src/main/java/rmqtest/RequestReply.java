@@ -7,7 +7,9 @@
  *     group, each its own client instance) answer every request with
  *     MessageUtil.createReplyMessage (which needs the CLUSTER the broker
  *     stamps); prints "READY", then "REPLIED <responder> <correlation id>"
- *     or "FAIL reply ..." per request, until killed;
+ *     per request, "LATE reply ..." when the broker refused a reply because
+ *     its requester is gone (a request delivered twice, the second time
+ *     after the requester left) or "FAIL reply ...", until killed;
  *   requester NS TOPIC ID COUNT: COUNT requests with request(msg, timeout)
  *     and COUNT with request(msg, RequestCallback, timeout) (the 4.9 client
  *     calls onSuccess(null) once the request is sent, then again with the
@@ -98,9 +100,26 @@ public final class RequestReply {
             out.send(r, TIMEOUT_MS);
             System.out.println("REPLIED " + name + " " + corr);
         } catch (Exception e) {
-            System.out.println("FAIL reply " + name + " " + corr + ": " + e);
+            String why = rootMessage(e);
+            System.out.println((requesterGone(why) ? "LATE reply " : "FAIL reply ") + name + " " + corr + ": " + e
+                + " (" + why + ")");
         }
         System.out.flush();
+    }
+
+    private static String rootMessage(Throwable e) {
+        while (e.getCause() != null) {
+            e = e.getCause();
+        }
+        return String.valueOf(e.getMessage());
+    }
+
+    /* The broker's refusal of a reply whose requester is no longer connected:
+     * a request delivered again (at least once: two responders can both
+     * hold a queue while they rebalance) after its requester had its reply
+     * and left. */
+    private static boolean requesterGone(String why) {
+        return why.contains("push reply message fail, channel of <") && why.contains("> not found");
     }
 
     /* "" when reply answers req, else what is wrong. */
