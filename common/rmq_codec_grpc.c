@@ -247,12 +247,18 @@ rmq_conn_t *rmq_grpc_call_conn(const rmq_grpc_call_t *call)
     return call->conn;
 }
 
+/* Whether header h is named name[0..len). */
+static int header_named(const grpc_header_t *h, const char *name, size_t len)
+{
+    return h->name_len == len && memcmp(h->name, name, len) == 0;
+}
+
 const char *rmq_grpc_call_header(const rmq_grpc_call_t *call, const char *name)
 {
     size_t len = strlen(name);
 
     for (size_t i = 0; i < call->nheaders; i++)
-        if (call->headers[i].name_len == len && memcmp(call->headers[i].name, name, len) == 0)
+        if (header_named(&call->headers[i], name, len))
             return call->headers[i].value;
     return NULL;
 }
@@ -596,7 +602,7 @@ typedef struct call_meta {
     const char *timeout;
 } call_meta_t;
 
-#define NAME_IS(h, lit) ((h)->name_len == sizeof(lit) - 1 && memcmp((h)->name, lit, sizeof(lit) - 1) == 0)
+#define NAME_IS(h, lit) header_named(h, lit, sizeof(lit) - 1)
 
 /* Reads call's meta in one pass over its headers. */
 static void call_read_meta(const rmq_grpc_call_t *call, call_meta_t *meta)

@@ -34,30 +34,25 @@ sent_to() { awk -v b="$2" '$1 == "SENT" && $3 == "SEND_OK" && $4 == b' "$1" | wc
 sent() { grep -c '^SENT' "$1"; }
 # lines FILE WORD: how many lines of FILE start with WORD
 lines() { grep -c "^$2 " "$1"; }
-# wait_for SECONDS CMD...: runs CMD every 0.1 s until it succeeds, SECONDS
-# pass or the producer has ended
-wait_for() {
+# poll SECONDS CMD...: runs CMD every 0.1 s until it succeeds or SECONDS pass
+poll() {
   local i
   for i in $(seq 1 $(($1 * 10))); do
     "${@:2}" && return 0
-    kill -0 "$producer" 2>/dev/null || return 1
     sleep 0.1
   done
   return 1
 }
-# printed PID FILE PATTERN: FILE has a line matching PATTERN or PID ended
-printed() { grep -qE "$3" "$2" || ! kill -0 "$1" 2>/dev/null; }
-# wait_printed SECONDS PID FILE PATTERN: waits for a role's last line, not for
-# its JVM's exit: a 5.x client's close can wait two minutes on a Telemetry
-# stream it reopened on the restarted broker-a (GrpcFailover.java)
-wait_printed() {
-  local i
-  for i in $(seq 1 $(($1 * 10))); do
-    printed "${@:2}" && return 0
-    sleep 0.1
-  done
-  return 1
-}
+# done_or_ended PID CMD...: CMD succeeds or PID has ended
+done_or_ended() { "${@:2}" || ! kill -0 "$1" 2>/dev/null; }
+# wait_for SECONDS CMD...: polls CMD until it succeeds, SECONDS pass or the
+# producer has ended; succeeds only if CMD did
+wait_for() { poll "$1" done_or_ended "$producer" "${@:2}" && "${@:2}"; }
+# wait_printed SECONDS PID FILE PATTERN: waits for a role's last line (or
+# its end), not for its JVM's exit: a 5.x client's close can wait two
+# minutes on a Telemetry stream it reopened on the restarted broker-a
+# (GrpcFailover.java)
+wait_printed() { poll "$1" done_or_ended "$2" grep -qE "$4" "$3"; }
 at_least() { [ "$("$1" "${@:3}")" -ge "$2" ]; }
 # broker-a's replicas in mqadmin getSyncStateSet (controller mode): column 2
 # the master's replica id, 6 the row's replica, 8 its role
